@@ -1,0 +1,154 @@
+// Package config loads agents.yaml: yaml.v3 nodes (so every problem carries
+// its line number), defaults, ${VAR} expansion, validation, Orchid's legacy
+// supervisor toggles, and per-agent resolution of effective settings.
+package config
+
+import "time"
+
+// Config is a loaded, validated agents.yaml with defaults applied.
+type Config struct {
+	Server     Server
+	Storage    Storage
+	Vector     Vector
+	Embedder   Embedder
+	LLM        LLM
+	Supervisor Supervisor
+	Agents     []Agent
+	// Warnings are non-fatal remarks (e.g. a legacy key shadowed by memory:).
+	Warnings []string
+}
+
+type Server struct {
+	Addr           string        // default ":8080"
+	BodyLimit      int64         // bytes; yaml accepts "4MB", "512KB" or a number; default 4 MiB
+	RequestTimeout time.Duration // yaml "30s"; default 30s
+	Auth           Auth
+	RateLimit      RateLimit
+	TrustedProxies []string // CIDRs whose X-Forwarded-For is believed; default none
+	LogLevel       string   // debug|info|warn|error; default info
+	// MaxMessagesPerRequest caps one append's batch; default 1000.
+	MaxMessagesPerRequest int
+	// MaxMessageBytes caps one message's content; default 256 KiB.
+	MaxMessageBytes int
+}
+
+type Auth struct{ APIKeys []APIKey }
+
+type APIKey struct {
+	Key    string
+	Tenant string
+}
+
+// RateLimit is per tenant; RequestsPerSecond 0 (the default) turns it off.
+type RateLimit struct {
+	RequestsPerSecond float64
+	Burst             int
+}
+
+type Storage struct {
+	Driver      string // sqlite (default) | postgres
+	SQLitePath  string // default ./data/contextd.db
+	PostgresDSN string
+}
+
+type Vector struct {
+	Driver string // embedded (default) | qdrant | none
+	// EmbeddedPath is the embedded index's file; default ./data/vectors.db.
+	EmbeddedPath string
+	Qdrant       Qdrant
+}
+
+type Qdrant struct {
+	Addr    string // host:port of the gRPC API; default localhost:6334
+	APIKey  string
+	TLS     bool
+	Timeout time.Duration // per call; default 5s
+}
+
+type Embedder struct {
+	Provider   string // hashing (default) | openai | ollama
+	Model      string
+	BaseURL    string
+	APIKey     string
+	Dimensions int           // default 384 for hashing
+	Timeout    time.Duration // default 10s
+	BatchSize  int           // default 64
+}
+
+type LLM struct {
+	Provider string // none (default) | openai | ollama | anthropic | googleai
+	Model    string
+	BaseURL  string
+	APIKey   string
+	Timeout  time.Duration // default 60s
+	// DailyTokenBudget caps LLM tokens per tenant per UTC day; 0 = no cap.
+	DailyTokenBudget int64
+}
+
+type Supervisor struct {
+	Memory  Memory
+	Filters Filters
+	Prompts PromptSections
+}
+
+// Memory holds the per-agent memory settings (supervisor.memory, overridden
+// key by key by agents[].memory).
+type Memory struct {
+	Strategy               string // none | running_summary | rag_augmented; default running_summary
+	SummaryRecentTurns     int    // default 10
+	SummaryModel           string // "" = the llm's default model
+	StructuredOutput       bool   // default true
+	PersistSummary         bool   // default true
+	SummaryPrompt          string // extra instructions appended to the system prompt
+	RAGNamespace           string // default "__memory__"
+	RAGK                   int    // default 5
+	RAGSimilarityThreshold float64
+	RAGScope               string // chat (default) | user
+	RAGNeighbors           int    // turns on each side of a hit; default 0
+	StoreTurns             bool   // default true
+	TruncationStrategy     string // hard | middle (default) | llm | semantic
+	TruncationMaxChars     int    // default 1000; 0 = no truncation
+	BudgetTokens           int    // default 4000
+	MaxTurns               int    // filter cap on turns considered; 0 = no cap (legacy history_max_turns)
+	// Summary triggers: summarise when the turns outside the recent window
+	// that the summary does not cover pass either threshold.
+	SummaryTriggerTurns  int           // default 10
+	SummaryTriggerTokens int           // default 2000
+	SummaryCooldown      time.Duration // default 30s
+	SummaryMaxTokens     int           // cap on one summary record; default 800
+}
+
+// Filters configure the message filter pipeline.
+type Filters struct {
+	Preset        string // "" | supervisor | agent
+	SkipPrefixes  []string
+	StripPrefixes []string
+	ToolMessages  string // keep (default) | drop
+}
+
+// PromptSections override the summarizer's prompts.
+type PromptSections struct {
+	SummaryCompressionSystemPrompt string
+	SummaryCompressionUserPrompt   string // must contain {transcript}
+	SummaryExtensionUserPrompt     string // must contain {existing_summary} and {new_messages}
+}
+
+// Agent is one agents[] entry, already merged over supervisor: its Memory,
+// Filters and Prompts are the effective ones.
+type Agent struct {
+	Name    string
+	Memory  Memory
+	Filters Filters
+	Prompts PromptSections
+}
+
+// Agent returns the effective settings of the named agent; an agent not in
+// agents[] gets the supervisor's settings under its own name.
+func (c *Config) Agent(name string) Agent {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	return Agent{Name: name, Memory: c.Supervisor.Memory, Filters: c.Supervisor.Filters, Prompts: c.Supervisor.Prompts}
+}

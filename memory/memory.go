@@ -1,0 +1,171 @@
+// Package memory is contextd's domain core: chats, messages, summaries and the
+// interfaces the storage backends (memory/sqlite, memory/postgres) and the
+// summarizers implement. It imports no outside dependency.
+package memory
+
+import (
+	"errors"
+	"time"
+)
+
+// Role is the speaker of a message. Only the four roles below are accepted.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool"
+)
+
+// Valid reports whether r is one of the accepted roles.
+func (r Role) Valid() bool {
+	switch r {
+	case RoleUser, RoleAssistant, RoleSystem, RoleTool:
+		return true
+	}
+	return false
+}
+
+// DefaultTenant is the tenant used when auth is off.
+const DefaultTenant = "default"
+
+// DefaultAgent is the agent of a chat whose first append named none.
+const DefaultAgent = "default"
+
+// Message is one stored turn of a chat.
+type Message struct {
+	// ID is the caller's message id; appends are idempotent on it. When the
+	// caller gives none, the store assigns a random one.
+	ID string `json:"id"`
+	// Seq is the chat's own 1-based, gap-free order, assigned by the store.
+	Seq       int64          `json:"seq"`
+	Role      Role           `json:"role"`
+	Name      string         `json:"name"`
+	Content   string         `json:"content"`
+	CreatedAt time.Time      `json:"created_at"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+// ChatKey names one chat: chat ids are unique within a tenant only.
+type ChatKey struct {
+	Tenant string
+	ChatID string
+}
+
+// Chat is a conversation. Its user and agent are fixed by its first append.
+type Chat struct {
+	Tenant    string    `json:"tenant"`
+	ID        string    `json:"chat_id"`
+	UserID    string    `json:"user_id"`
+	Agent     string    `json:"agent"`
+	LastSeq   int64     `json:"last_seq"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// SummaryCursor is covered_to_seq of the head summary record (0: none).
+	SummaryCursor int64 `json:"summary_cursor"`
+}
+
+// Key returns the chat's key.
+func (c Chat) Key() ChatKey { return ChatKey{Tenant: c.Tenant, ChatID: c.ID} }
+
+// AppendRequest is one batch of messages for one chat.
+type AppendRequest struct {
+	Chat   ChatKey
+	UserID string // used only when the chat is created by this append
+	Agent  string // used only when the chat is created by this append
+	// Messages to store in order. Seq is ignored; ID may be empty.
+	Messages []Message
+}
+
+// AppendResult reports what an append stored.
+type AppendResult struct {
+	Chat       Chat
+	Appended   int
+	Duplicates int
+	LastSeq    int64
+	// Messages lists, in request order, each message's id and seq (for a
+	// duplicate: the seq it already had).
+	Messages []MessageRef
+	// Created is true when this append created the chat.
+	Created bool
+}
+
+// MessageRef is a message's id and seq.
+type MessageRef struct {
+	ID  string `json:"id"`
+	Seq int64  `json:"seq"`
+}
+
+// Entity is a named thing the summary tracks.
+type Entity struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Details string `json:"details"`
+}
+
+// Summary is the structured running summary of a chat, covering the turns
+// CoveredFromSeq..CoveredToSeq.
+type Summary struct {
+	Topics          []string  `json:"topics"`
+	Entities        []Entity  `json:"entities"`
+	ActionsTaken    []string  `json:"actions_taken"`
+	Decisions       []string  `json:"decisions"`
+	OpenQuestions   []string  `json:"open_questions"`
+	UserPreferences []string  `json:"user_preferences"`
+	Narrative       string    `json:"narrative"`
+	CoveredFromSeq  int64     `json:"covered_from_seq"`
+	CoveredToSeq    int64     `json:"covered_to_seq"`
+	Stale           bool      `json:"stale"`
+	Model           string    `json:"model"`
+	PromptVersion   string    `json:"prompt_version"`
+	UpdatedAt       time.Time `json:"updated_at"`
+}
+
+// Normalize replaces nil lists with empty ones so JSON shows [] not null.
+func (s *Summary) Normalize() {
+	for _, l := range []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if s.Entities == nil {
+		s.Entities = []Entity{}
+	}
+}
+
+// IsEmpty reports whether the summary holds nothing worth showing.
+func (s Summary) IsEmpty() bool {
+	return s.Narrative == "" && len(s.Topics) == 0 && len(s.Entities) == 0 &&
+		len(s.ActionsTaken) == 0 && len(s.Decisions) == 0 &&
+		len(s.OpenQuestions) == 0 && len(s.UserPreferences) == 0
+}
+
+// SummaryRecord is one immutable link of a chat's summary chain. Each
+// extension of the summary writes a new record whose parent is the previous
+// head: the record holds the whole rewritten summary (covering
+// CoveredFromSeq..CoveredToSeq) and FromSeq..ToSeq names the turns that this
+// extension added. The chat's current summary is the head record.
+type SummaryRecord struct {
+	Summary
+	ID         string    `json:"id"`
+	ParentID   *string   `json:"parent_id"`
+	Depth      int       `json:"depth"`
+	FromSeq    int64     `json:"from_seq"`
+	ToSeq      int64     `json:"to_seq"`
+	TokenCount int       `json:"token_count"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Errors the stores return; match with errors.Is.
+var (
+	// ErrNotFound: the chat (or message) does not exist for this tenant.
+	ErrNotFound = errors.New("not found")
+	// ErrCursorMoved: the summary head changed since the caller read it.
+	ErrCursorMoved = errors.New("summary cursor moved")
+	// ErrConflict: the request contradicts stored state (e.g. the same
+	// message id twice in one batch with different content).
+	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: the backend cannot be reached; the caller may retry.
+	ErrUnavailable = errors.New("backend unavailable")
+)

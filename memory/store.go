@@ -1,0 +1,87 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps chats, messages, the summary chain and the derived backlogs.
+// Every method takes the tenant (inside ChatKey or explicitly): no method
+// reads across tenants. Implementations: memory/sqlite, memory/postgres; both
+// pass memory/storetest.
+type Store interface {
+	// Append stores the messages of one chat in one transaction, creating the
+	// chat on first use. Seqs are gap-free and 1-based per chat; a message
+	// whose ID the chat already holds is a duplicate and is not stored again.
+	// Safe for concurrent use on the same chat, from several processes.
+	Append(ctx context.Context, req AppendRequest) (AppendResult, error)
+
+	// Chat returns a chat, or ErrNotFound.
+	Chat(ctx context.Context, key ChatKey) (Chat, error)
+
+	// Messages returns up to limit messages with seq > afterSeq in seq order.
+	// ErrNotFound when the chat does not exist.
+	Messages(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Message, error)
+
+	// MessagesBySeq returns the messages with the given seqs (those that
+	// exist), in seq order.
+	MessagesBySeq(ctx context.Context, key ChatKey, seqs []int64) ([]Message, error)
+
+	// SummaryHead returns the chat's current summary record, or nil when the
+	// chat has none yet. ErrNotFound when the chat does not exist.
+	SummaryHead(ctx context.Context, key ChatKey) (*SummaryRecord, error)
+
+	// SummaryChain returns every record of the chat's chain, head first.
+	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
+
+	// AppendSummary writes rec as the new head of the chat's chain and moves
+	// the chat's summary cursor to rec.CoveredToSeq, in one transaction that
+	// fails with ErrCursorMoved unless the cursor is still expectCursor.
+	// The store sets ID, ParentID, Depth and CreatedAt and returns the record.
+	AppendSummary(ctx context.Context, key ChatKey, expectCursor int64, rec SummaryRecord) (SummaryRecord, error)
+
+	// ListSummaryWork finds chats with turns the summary does not cover yet:
+	// last_seq - summary_cursor >= minPending, oldest work first.
+	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]Chat, error)
+
+	// UnindexedChats lists chats that hold messages not yet indexed.
+	UnindexedChats(ctx context.Context, limit int) ([]Chat, error)
+	// UnindexedMessages returns up to limit messages of the chat not yet
+	// indexed, in seq order.
+	UnindexedMessages(ctx context.Context, key ChatKey, limit int) ([]Message, error)
+	// MarkIndexed records that these seqs of the chat are in the vector index.
+	MarkIndexed(ctx context.Context, key ChatKey, seqs []int64) error
+	// ResetIndexed marks every message unindexed (e.g. after an index wipe).
+	ResetIndexed(ctx context.Context) error
+	// BacklogSizes counts unindexed messages and turns not yet summarised.
+	BacklogSizes(ctx context.Context) (Backlog, error)
+
+	// TryLease takes or renews a named lease on a chat for owner until
+	// now+ttl; it reports false when another owner holds an unexpired lease.
+	// Used so that one replica at a time summarises or indexes a chat.
+	TryLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
+	// ReleaseLease drops owner's lease (no error when it does not hold it).
+	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
+
+	// DeleteChat removes the chat and everything derived from it (messages,
+	// summaries, backlog, leases). ErrNotFound when it does not exist.
+	DeleteChat(ctx context.Context, key ChatKey) error
+	// ChatsOfUser lists the chat ids a user owns in a tenant.
+	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
+
+	// Ping checks the backend is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Backlog counts derived, durable work.
+type Backlog struct {
+	Unindexed    int64 `json:"unindexed"`
+	Unsummarised int64 `json:"unsummarised"`
+}
+
+// Lease kinds.
+const (
+	LeaseSummary = "summary"
+	LeaseIndex   = "index"
+)

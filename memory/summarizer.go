@@ -1,0 +1,68 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Summarizer extends a chat's running summary with new turns. It never
+// re-reads history: it gets the previous summary and only the turns after
+// its cursor. Implementations: memory/extractive (no LLM, deterministic) and
+// memory/llmsum (langchaingo).
+type Summarizer interface {
+	Summarize(ctx context.Context, req SummarizeRequest) (SummarizeResult, error)
+	// Name is the model name recorded in Summary.Model ("extractive" for the
+	// extractive summarizer).
+	Name() string
+}
+
+// SummarizeRequest carries one extension.
+type SummarizeRequest struct {
+	Chat Chat
+	// Prev is the summary so far; nil for a chat's first summary.
+	Prev *Summary
+	// Turns are the new turns, in seq order, all after Prev.CoveredToSeq.
+	Turns []Message
+	// Prompts are the chat's agent's effective prompts (LLM summarizer only).
+	Prompts Prompts
+	// Model overrides the LLM's default model ("" = the default).
+	Model string
+	// Structured asks for the structured JSON summary; false asks for the
+	// narrative only.
+	Structured bool
+	// MaxTokens caps the summary's size in cl100k tokens (0 = no cap).
+	MaxTokens int
+}
+
+// SummarizeResult is the extended summary and what it cost.
+type SummarizeResult struct {
+	// Summary covers Prev's turns plus the new ones; the summarizer sets
+	// CoveredFromSeq, CoveredToSeq, Model and PromptVersion.
+	Summary Summary
+	// Degraded names fallbacks taken (e.g. "summary_narrative_only").
+	Degraded     []string
+	InputTokens  int
+	OutputTokens int
+	Calls        int
+}
+
+// Prompts are the summarizer's prompt texts. Placeholders:
+// Compression needs {transcript}; Extension needs {existing_summary} and
+// {new_messages}.
+type Prompts struct {
+	System      string `json:"system"`
+	Compression string `json:"compression"`
+	Extension   string `json:"extension"`
+}
+
+// Version is a short hash of the prompt texts, stored with every summary
+// record so that a changed prompt can be told from the one that wrote it.
+func (p Prompts) Version() string {
+	h := sha256.New()
+	for _, s := range []string{p.System, p.Compression, p.Extension} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return "p-" + hex.EncodeToString(h.Sum(nil))[:12]
+}

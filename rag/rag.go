@@ -1,0 +1,93 @@
+// Package rag is contextd's retrieval core: the Embedder and Index
+// interfaces, sparse (lexical) term vectors, the Retriever that serves
+// /v1/context and /v1/search, and the indexing worker that drains the
+// store's unindexed backlog. Index backends live in rag/embedded and
+// rag/qdrant; both pass rag/indextest.
+package rag
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Embedder turns texts into dense vectors. It has the shape of langchaingo's
+// embeddings.Embedder, so langchaingo embedders satisfy it as they are.
+type Embedder interface {
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
+// SparseVector is a lexical term vector: term ids (hashes) and weights.
+// Indices are sorted ascending and unique.
+type SparseVector struct {
+	Indices []uint32
+	Values  []float32
+}
+
+// Point is one indexed turn: its scope, the payload shown in hits (and in
+// the Qdrant dashboard), and its dense and sparse vectors.
+type Point struct {
+	Tenant    string
+	UserID    string
+	ChatID    string
+	Agent     string
+	Seq       int64
+	Role      string
+	Content   string
+	CreatedAt time.Time
+	Dense     []float32
+	Sparse    SparseVector
+}
+
+// Filter scopes a query, a count or a delete. Tenant is required; every
+// other field narrows further when set.
+type Filter struct {
+	Tenant  string
+	UserID  string
+	ChatIDs []string
+	Agent   string
+}
+
+// Query is one hybrid query: dense and sparse candidates (each up to
+// Prefetch, default 4*Limit) fused by reciprocal rank fusion.
+type Query struct {
+	Filter Filter
+	Dense  []float32
+	Sparse SparseVector
+	// Limit is the number of fused hits to return.
+	Limit int
+	// Prefetch is how many candidates each side contributes (0: 4*Limit).
+	Prefetch int
+	// ScoreThreshold drops dense candidates whose cosine similarity is
+	// below it. Sparse candidates are kept when they share any term.
+	ScoreThreshold float32
+}
+
+// Hit is one fused result. Score is the RRF score (sum of 1/(k+rank) over
+// the sides that ranked the point, k = RRFK); DenseScore is the cosine
+// similarity when the dense side ranked it (else 0).
+type Hit struct {
+	Point      // vectors left empty
+	Score      float32
+	DenseScore float32
+}
+
+// RRFK is the reciprocal rank fusion constant (Qdrant's default).
+const RRFK = 60
+
+// Index stores points and answers hybrid queries. Upsert is idempotent on
+// (Tenant, ChatID, Seq).
+type Index interface {
+	Upsert(ctx context.Context, points []Point) error
+	Query(ctx context.Context, q Query) ([]Hit, error)
+	// Delete removes every point matching f (Tenant required).
+	Delete(ctx context.Context, f Filter) error
+	Count(ctx context.Context, f Filter) (int, error)
+	// Ping checks the index is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// ErrDimensionMismatch: stored vectors have another size than the embedder.
+var ErrDimensionMismatch = errors.New("embedding dimension mismatch")

@@ -1,0 +1,171 @@
+package embedded_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/rag/embedded"
+	"github.com/contextd/contextd/rag/indextest"
+)
+
+func open(t *testing.T, path string, dim int) *embedded.Index {
+	t.Helper()
+	ix, err := embedded.Open(context.Background(), path, dim)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return ix
+}
+
+func TestConformance(t *testing.T) {
+	indextest.Run(t, func(t *testing.T, dim int) rag.Index {
+		return open(t, filepath.Join(t.TempDir(), "vectors.db"), dim)
+	})
+}
+
+func pt(chat string, seq int64, dense []float32, terms ...uint32) rag.Point {
+	sv := rag.SparseVector{}
+	for _, term := range terms {
+		sv.Indices = append(sv.Indices, term)
+		sv.Values = append(sv.Values, 1)
+	}
+	return rag.Point{Tenant: "t", UserID: "u", ChatID: chat, Agent: "a", Seq: seq, Role: "user",
+		Content: chat + " turn", CreatedAt: time.Unix(1700000000+seq, 0), Dense: dense, Sparse: sv}
+}
+
+func TestPersistsAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sub", "vectors.db")
+	ix := open(t, path, 4)
+	if err := ix.Upsert(ctx, []rag.Point{
+		pt("c1", 1, []float32{1, 0, 0, 0}, 5),
+		pt("c1", 2, []float32{0, 1, 0, 0}, 6),
+		pt("c2", 1, []float32{0, 0, 1, 0}, 5),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Delete(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"c2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); !errors.Is(err, embedded.ErrClosed) {
+		t.Errorf("Count after Close: %v, want ErrClosed", err)
+	}
+
+	ix = open(t, path, 4)
+	defer ix.Close()
+	n, err := ix.Count(ctx, rag.Filter{Tenant: "t"})
+	if err != nil || n != 2 {
+		t.Fatalf("after reopen Count = %d, %v; want 2", n, err)
+	}
+	hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{0, 2, 0, 0},
+		Sparse: rag.SparseVector{Indices: []uint32{6}, Values: []float32{1}}, Limit: 1})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("Query after reopen: %v %v", hits, err)
+	}
+	if h := hits[0]; h.ChatID != "c1" || h.Seq != 2 || h.Content != "c1 turn" || h.CreatedAt.Unix() != 1700000002 {
+		t.Errorf("reloaded hit = %+v", h)
+	}
+	// The reloaded sparse postings work: term 5 only in c1/1 now.
+	hits, err = ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"},
+		Sparse: rag.SparseVector{Indices: []uint32{5}, Values: []float32{1}}, Limit: 5})
+	if err != nil || len(hits) != 1 || hits[0].Seq != 1 {
+		t.Errorf("sparse after reopen: %+v %v", hits, err)
+	}
+}
+
+func TestDimensionMismatch(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vectors.db")
+	ix := open(t, path, 4)
+	if err := ix.Upsert(ctx, []rag.Point{pt("c", 1, []float32{1, 2, 3})}); !errors.Is(err, rag.ErrDimensionMismatch) {
+		t.Errorf("Upsert of a 3-dim point: %v, want ErrDimensionMismatch", err)
+	}
+	if _, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1}, Limit: 1}); !errors.Is(err, rag.ErrDimensionMismatch) {
+		t.Errorf("Query with a 1-dim vector: %v, want ErrDimensionMismatch", err)
+	}
+	ix.Close()
+
+	_, err := embedded.Open(ctx, path, 8)
+	if !errors.Is(err, rag.ErrDimensionMismatch) {
+		t.Fatalf("reopen with another dim: %v, want ErrDimensionMismatch", err)
+	}
+	for _, want := range []string{"4", "8", path, "embedder.dimensions", "delete"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	// The same dim still opens.
+	open(t, path, 4).Close()
+}
+
+func TestIDFAndRRFScores(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "v.db"), 2)
+	defer ix.Close()
+	// Term 1 in 3 of 4 points (common), term 2 in 1 (rare). A query with both
+	// terms must prefer the rare-term point over a common-term one even
+	// though each matches one term with the same weight.
+	if err := ix.Upsert(ctx, []rag.Point{
+		pt("c", 1, []float32{1, 0}, 1),
+		pt("c", 2, []float32{1, 0}, 1),
+		pt("c", 3, []float32{1, 0}, 1),
+		pt("c", 4, []float32{1, 0}, 2),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"},
+		Sparse: rag.SparseVector{Indices: []uint32{1, 2}, Values: []float32{1, 1}}, Limit: 4})
+	if err != nil || len(hits) != 4 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	if hits[0].Seq != 4 {
+		t.Errorf("rare term point not first: %+v", hits)
+	}
+	// Sparse only: ranks 1..4 give 1/(60+r) exactly.
+	for r, h := range hits {
+		if want := float32(1) / float32(rag.RRFK+r+1); h.Score != want {
+			t.Errorf("rank %d score %v, want %v", r+1, h.Score, want)
+		}
+		if h.DenseScore != 0 {
+			t.Errorf("sparse-only hit has DenseScore %v", h.DenseScore)
+		}
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "v.db"), 4)
+	defer ix.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			chat := string(rune('a' + w))
+			for i := int64(1); i <= 25; i++ {
+				if err := ix.Upsert(ctx, []rag.Point{pt(chat, i, []float32{1, float32(i), 0, float32(w)}, uint32(i))}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 1, 1, 1},
+					Sparse: rag.SparseVector{Indices: []uint32{uint32(i)}, Values: []float32{1}}, Limit: 3}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if n, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); err != nil || n != 100 {
+		t.Errorf("Count = %d, %v; want 100", n, err)
+	}
+}

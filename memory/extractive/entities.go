@@ -1,0 +1,194 @@
+package extractive
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// Entity types the extractive summarizer assigns.
+const (
+	TypePerson       = "person"
+	TypeOrganization = "organization"
+	TypePlace        = "place"
+	TypeEmail        = "email"
+	TypeURL          = "url"
+	TypeDate         = "date"
+	TypeAmount       = "amount"   // money
+	TypeQuantity     = "quantity" // number with a unit
+	TypeVersion      = "version"  // product/version strings
+	TypeName         = "name"     // a proper name of unknown kind
+)
+
+const months = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)`
+
+// patterns are tried in order; an earlier match claims its span so that,
+// e.g., the digits of a date are not also a quantity.
+var patterns = []struct {
+	typ string
+	re  *regexp.Regexp
+}{
+	{TypeEmail, regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`)},
+	{TypeURL, regexp.MustCompile(`\bhttps?://[^\s<>"'()]+[^\s<>"'().,;:!?]`)},
+	{TypeDate, regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b` + months + `\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `(?: \d{4})?\b`)},
+	{TypeAmount, regexp.MustCompile(`[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|m|M|bn|million|billion|thousand)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|dollars?|euros?|pounds?)\b`)},
+	{TypeVersion, regexp.MustCompile(`\b[A-Z][A-Za-z0-9+#\-]*\s(?:v|version\s)?\d+(?:\.\d+){1,2}\b|\bv\d+(?:\.\d+)+\b|\b\d+\.\d+\.\d+\b`)},
+	{TypeQuantity, regexp.MustCompile(`\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|[KMGT]i?B\b|ms\b|seconds?\b|minutes?\b|hours?\b|days?\b|weeks?\b|months?\b|years?\b|km\b|miles?\b|kg\b|lbs?\b|users?\b|requests?\b|tokens?\b|items?\b|people\b|nights?\b)`)},
+}
+
+// properRe finds runs of capitalised words (allowing a few lowercase
+// connectors inside): candidate names.
+var tokRe = regexp.MustCompile(`\S+`)
+
+var properRe = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|de|la|van|von|der|and|&)?\s*[A-Z][\p{L}&\-]*)*`)
+
+var (
+	orgWords     = toSet(`inc inc. corp corp. corporation ltd ltd. llc gmbh ag plc company co co. university college bank labs lab group foundation institute agency team systems technologies software partners ministry department`)
+	placeWords   = toSet(`street st avenue ave road rd city county river lake mountain mount airport park station square bridge island valley beach hotel`)
+	personTitle  = toSet(`mr mrs ms miss dr prof sir madam`)
+	personBefore = toSet(`with met meet meeting call called email emailed ask asked tell told named colleague manager boss wife husband friend brother sister mother father son daughter cc ping pinged`)
+	personAfter  = toSet(`said says told asks asked thinks wants wrote replied agreed suggested is`)
+	placeBefore  = toSet(`in near to from visit visiting visited flying fly travel traveling travelling trip`)
+	orgBefore    = toSet(`company client customer vendor joined employer startup firm`)
+	// nonNames are capitalised words that begin sentences or are otherwise
+	// not names by themselves.
+	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah`)
+)
+
+type found struct {
+	ent   memory.Entity
+	start int // byte offset in the sentence, for stable ordering
+}
+
+// findEntities extracts entities from one sentence. count reports how many
+// times each lowercased single-word name occurs in the whole batch, so that a
+// context-free capitalised word is kept only when it recurs.
+func findEntities(sentence string, count map[string]int) []found {
+	var out []found
+	claimed := make([]bool, len(sentence)+1)
+	claim := func(a, b int) bool {
+		for i := a; i < b; i++ {
+			if claimed[i] {
+				return false
+			}
+		}
+		for i := a; i < b; i++ {
+			claimed[i] = true
+		}
+		return true
+	}
+	for _, p := range patterns {
+		for _, m := range p.re.FindAllStringIndex(sentence, -1) {
+			if !claim(m[0], m[1]) {
+				continue
+			}
+			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: detailsAround(sentence, m[0], m[1])}, m[0]})
+		}
+	}
+	for _, m := range properRe.FindAllStringIndex(sentence, -1) {
+		var toks [][2]int
+		for _, t := range tokRe.FindAllStringIndex(sentence[m[0]:m[1]], -1) {
+			toks = append(toks, [2]int{m[0] + t[0], m[0] + t[1]})
+		}
+		tokText := func(t [2]int) string { return strings.ToLower(strings.Trim(sentence[t[0]:t[1]], ",.&-")) }
+		// Drop leading words that are capitalised only because they start
+		// the sentence or are pronouns/greetings, and trailing connectors.
+		for len(toks) > 0 && nonNames[tokText(toks[0])] {
+			toks = toks[1:]
+		}
+		for len(toks) > 0 && (nonNames[tokText(toks[len(toks)-1])] || connector(tokText(toks[len(toks)-1]))) {
+			toks = toks[:len(toks)-1]
+		}
+		if len(toks) == 0 {
+			continue
+		}
+		a, b := toks[0][0], toks[len(toks)-1][1]
+		fields := strings.Fields(sentence[a:b])
+		name := strings.Join(fields, " ")
+		if !claim(a, b) {
+			continue
+		}
+		typ := nameType(sentence, a, b, fields)
+		if typ == "" {
+			// A lone capitalised word with no context: keep it only when
+			// it is not the sentence's first word and recurs in the batch.
+			if len(fields) == 1 && (a == 0 || count[strings.ToLower(name)] < 2) {
+				continue
+			}
+			typ = TypeName
+		}
+		out = append(out, found{memory.Entity{Name: name, Type: typ, Details: detailsAround(sentence, a, b)}, a})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+func connector(w string) bool {
+	switch strings.ToLower(w) {
+	case "of", "de", "la", "van", "von", "der", "and", "&":
+		return true
+	}
+	return false
+}
+
+// nameType guesses what kind of thing a capitalised name is from words in
+// the name and around it; "" when nothing hints.
+func nameType(sentence string, a, b int, fields []string) string {
+	last := strings.ToLower(strings.Trim(fields[len(fields)-1], ".,"))
+	if orgWords[last] {
+		return TypeOrganization
+	}
+	if placeWords[last] {
+		return TypePlace
+	}
+	before := words(sentence[:a])
+	after := words(sentence[b:])
+	prev, prev2 := "", ""
+	if n := len(before); n > 0 {
+		prev = before[n-1]
+		if n > 1 {
+			prev2 = before[n-2]
+		}
+	}
+	next := ""
+	if len(after) > 0 {
+		next = after[0]
+	}
+	switch {
+	case personTitle[prev]:
+		return TypePerson
+	case orgBefore[prev], prev == "at" && (prev2 == "works" || prev2 == "work" || prev2 == "working"), prev == "for" && (prev2 == "work" || prev2 == "works" || prev2 == "working"):
+		return TypeOrganization
+	case placeBefore[prev]:
+		return TypePlace
+	case personBefore[prev]:
+		return TypePerson
+	case personAfter[next] && next != "is":
+		return TypePerson
+	case next == "is" && len(after) > 1 && (after[1] == "my" || after[1] == "our"):
+		return TypePerson
+	}
+	return ""
+}
+
+// detailsAround returns a short phrase of the sentence around [a,b).
+func detailsAround(sentence string, a, b int) string {
+	const maxLen = 120
+	s := strings.Join(strings.Fields(sentence), " ")
+	if len(sentence) <= maxLen {
+		return s
+	}
+	// A window of words around the match.
+	before := strings.Fields(sentence[:a])
+	after := strings.Fields(sentence[b:])
+	if len(before) > 6 {
+		before = before[len(before)-6:]
+	}
+	if len(after) > 8 {
+		after = after[:8]
+	}
+	phrase := strings.Join(append(append(before, strings.Fields(sentence[a:b])...), after...), " ")
+	return clip(phrase, maxLen)
+}

@@ -1,0 +1,303 @@
+package extractive
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+func msgs(start int64, pairs ...string) []memory.Message {
+	var out []memory.Message
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, memory.Message{Seq: start + int64(i/2), Role: memory.Role(pairs[i]), Content: pairs[i+1]})
+	}
+	return out
+}
+
+func summarize(t *testing.T, prev *memory.Summary, turns []memory.Message, maxTokens int) memory.Summary {
+	t.Helper()
+	s := New()
+	s.now = func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
+	res, err := s.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: turns, MaxTokens: maxTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Summary
+}
+
+func contains(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(strings.ToLower(s), strings.ToLower(sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+func entity(list []memory.Entity, name string) (memory.Entity, bool) {
+	for _, e := range list {
+		if strings.EqualFold(e.Name, name) {
+			return e, true
+		}
+	}
+	return memory.Entity{}, false
+}
+
+func TestEntities(t *testing.T) {
+	cases := []struct {
+		text, name, typ, detail string
+	}{
+		{"I'm meeting with Maria Silva tomorrow about the launch.", "Maria Silva", TypePerson, "meeting with Maria Silva"},
+		{"The contract is with Acme Corp for the whole year.", "Acme Corp", TypeOrganization, "contract"},
+		{"We are flying to New York in spring.", "New York", TypePlace, "flying"},
+		{"Please write to bob.smith@example.org when ready.", "bob.smith@example.org", TypeEmail, "write to"},
+		{"The docs are at https://example.com/docs/v2 for reference.", "https://example.com/docs/v2", TypeURL, "docs"},
+		{"The deadline is 2025-03-14 for the report.", "2025-03-14", TypeDate, "deadline"},
+		{"Invoice due March 3, 2025 at the latest.", "March 3, 2025", TypeDate, "Invoice"},
+		{"The budget is $12,500 per quarter.", "$12,500", TypeAmount, "budget"},
+		{"It costs 300 EUR per seat.", "300 EUR", TypeAmount, "costs"},
+		{"The disk has 512 GB left.", "512 GB", TypeQuantity, "disk"},
+		{"Upgrade the client to v2.3.1 first.", "v2.3.1", TypeVersion, "Upgrade"},
+		{"We still run Postgres 15.4 in production.", "Postgres 15.4", TypeVersion, "production"},
+		{"Dr Watson said the results look fine.", "Dr Watson", TypePerson, "results"},
+		{"She works at Globex and likes it.", "Globex", TypeOrganization, "works at"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := summarize(t, nil, msgs(1, "user", c.text), 0)
+			e, ok := entity(s.Entities, c.name)
+			if !ok {
+				t.Fatalf("entity %q not found in %+v", c.name, s.Entities)
+			}
+			if e.Type != c.typ {
+				t.Errorf("type = %q, want %q", e.Type, c.typ)
+			}
+			if !strings.Contains(e.Details, c.detail) {
+				t.Errorf("details %q lack %q", e.Details, c.detail)
+			}
+		})
+	}
+}
+
+func TestNoSpuriousEntities(t *testing.T) {
+	s := summarize(t, nil, msgs(1, "user", "Thanks. Yes, that works. Please continue."), 0)
+	if len(s.Entities) != 0 {
+		t.Fatalf("unexpected entities %+v", s.Entities)
+	}
+}
+
+func TestLists(t *testing.T) {
+	cases := []struct {
+		name  string
+		turns []memory.Message
+		field func(memory.Summary) []string
+		want  []string // substrings that must be present
+		not   []string // substrings that must be absent
+	}{
+		{"actions", msgs(1,
+			"user", "Can you fix the login bug?",
+			"assistant", "I fixed the login bug in auth.go. I will deploy it later. Have you done the review?",
+			"assistant", "The build is deployed to staging now."),
+			func(s memory.Summary) []string { return s.ActionsTaken },
+			[]string{"I fixed the login bug", "deployed to staging"}, []string{"I will deploy", "Have you done"}},
+		{"actions only from the assistant", msgs(1, "user", "I created a new branch yesterday."),
+			func(s memory.Summary) []string { return s.ActionsTaken }, nil, []string{"created"}},
+		{"decisions", msgs(1,
+			"user", "Postgres or MySQL? Let's go with Postgres for the main store.",
+			"assistant", "Agreed, we'll use Postgres and keep Redis for caching. Should we decide on backups?"),
+			func(s memory.Summary) []string { return s.Decisions },
+			[]string{"Let's go with Postgres", "we'll use Postgres"}, []string{"Should we decide"}},
+		{"open questions unanswered at the end", msgs(1,
+			"user", "What is the capital of France?",
+			"assistant", "Paris.",
+			"user", "And how big is its metro network?"),
+			func(s memory.Summary) []string { return s.OpenQuestions },
+			[]string{"how big is its metro"}, []string{"capital of France"}},
+		{"preferences", msgs(1,
+			"user", "I prefer short answers. Please always reply in English. My favourite editor is Vim. Do you like cats?",
+			"assistant", "I like to help. I prefer nothing."),
+			func(s memory.Summary) []string { return s.UserPreferences },
+			[]string{"I prefer short answers", "Please always reply in English", "My favourite editor"}, []string{"Do you like cats", "I like to help"}},
+		{"topics", msgs(1,
+			"user", "The database migration failed again. The migration script times out on the orders table.",
+			"assistant", "The database migration needs a longer timeout; the orders table is large. Run the migration in batches."),
+			func(s memory.Summary) []string { return s.Topics },
+			[]string{"database migration", "orders table"}, []string{"the", "needs"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.field(summarize(t, nil, c.turns, 0))
+			for _, w := range c.want {
+				if !contains(got, w) {
+					t.Errorf("missing %q in %q", w, got)
+				}
+			}
+			for _, w := range c.not {
+				for _, g := range got {
+					if strings.EqualFold(g, w) || (len(w) > 6 && strings.Contains(strings.ToLower(g), strings.ToLower(w))) {
+						t.Errorf("unexpected %q in %q", w, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestOpenQuestionsAnsweredLater(t *testing.T) {
+	s1 := summarize(t, nil, msgs(1,
+		"user", "Which region should we deploy the cluster to?",
+		"assistant", "Let me check the latency numbers.",
+		"user", "Also, what backup retention do we need?"), 0)
+	if !contains(s1.OpenQuestions, "backup retention") {
+		t.Fatalf("open questions %q", s1.OpenQuestions)
+	}
+	s2 := summarize(t, &s1, msgs(4,
+		"assistant", "For backup retention we need 30 days according to policy.",
+		"user", "Thanks, noted."), 0)
+	if contains(s2.OpenQuestions, "backup retention") {
+		t.Fatalf("answered question still open: %q", s2.OpenQuestions)
+	}
+}
+
+func TestNarrativeAppendsAndCaps(t *testing.T) {
+	s1 := summarize(t, nil, msgs(1,
+		"user", "We need to plan the marketing launch for the new phone in Berlin.",
+		"assistant", "The marketing launch for the phone could happen at the Berlin store in May."), 0)
+	if !strings.Contains(s1.Narrative, "User: ") || !strings.Contains(s1.Narrative, "Assistant: ") {
+		t.Fatalf("narrative %q", s1.Narrative)
+	}
+	s2 := summarize(t, &s1, msgs(3,
+		"user", "The hiring plan for the support team needs two more engineers.",
+		"assistant", "The hiring plan is approved: two support engineers start in June."), 0)
+	if !strings.HasPrefix(s2.Narrative, s1.Narrative) || len(s2.Narrative) <= len(s1.Narrative) {
+		t.Fatalf("narrative not appended: %q", s2.Narrative)
+	}
+	// A tight cap drops the oldest sentences first.
+	s3 := summarize(t, &s1, msgs(3,
+		"user", "The hiring plan for the support team needs two more engineers.",
+		"assistant", "The hiring plan is approved: two support engineers start in June."), 60)
+	if strings.Contains(s3.Narrative, "marketing launch") || !strings.Contains(s3.Narrative, "hiring plan") {
+		t.Fatalf("cap kept the wrong sentences: %q", s3.Narrative)
+	}
+	if Tokens(s3) > 60 {
+		t.Fatalf("summary has %d tokens, cap 60", Tokens(s3))
+	}
+}
+
+func TestMaxTokens(t *testing.T) {
+	var prev *memory.Summary
+	var turns []memory.Message
+	for i := 1; i <= 60; i++ {
+		turns = append(turns, memory.Message{Seq: int64(i), Role: "user", Content: fmt.Sprintf("I prefer option %d for the Project%d rollout? We decided to ship feature %d at $%d.", i, i, i, i*100)})
+	}
+	for _, max := range []int{50, 120, 300} {
+		s := summarize(t, prev, turns, max)
+		if got := Tokens(s); got > max {
+			t.Errorf("max %d: got %d tokens", max, got)
+		}
+		if s.Narrative == "" && len(s.Decisions) == 0 {
+			t.Errorf("max %d: everything trimmed", max)
+		}
+	}
+	s := summarize(t, prev, turns, 0)
+	for name, l := range map[string]int{"topics": len(s.Topics), "entities": len(s.Entities), "decisions": len(s.Decisions), "prefs": len(s.UserPreferences), "questions": len(s.OpenQuestions)} {
+		if l > MaxListItems {
+			t.Errorf("%s has %d items", name, l)
+		}
+	}
+	// The most recent items are kept.
+	if !contains(s.Decisions, "feature 60") || contains(s.Decisions, "feature 1 ") {
+		t.Errorf("decisions did not keep the most recent: %q", s.Decisions)
+	}
+}
+
+func TestCursorFieldsAndDedupe(t *testing.T) {
+	s1 := summarize(t, nil, msgs(5, "user", "Let's go with Postgres.", "assistant", "Agreed."), 0)
+	if s1.CoveredFromSeq != 5 || s1.CoveredToSeq != 6 || s1.Model != "extractive" || s1.PromptVersion != "extractive-v1" || s1.UpdatedAt.IsZero() {
+		t.Fatalf("bad metadata %+v", s1)
+	}
+	s2 := summarize(t, &s1, msgs(7, "user", "LET'S GO WITH POSTGRES!"), 0)
+	if s2.CoveredFromSeq != 5 || s2.CoveredToSeq != 7 {
+		t.Fatalf("covered %d..%d", s2.CoveredFromSeq, s2.CoveredToSeq)
+	}
+	if len(s2.Decisions) != 1 {
+		t.Fatalf("decisions not deduplicated: %q", s2.Decisions)
+	}
+	if s1.Decisions[0] != "Let's go with Postgres." {
+		t.Fatalf("prev mutated: %q", s1.Decisions)
+	}
+}
+
+// conversation returns a deterministic 40-turn chat.
+func conversation() []memory.Message {
+	subjects := []string{"billing service", "search index", "mobile app", "payment gateway", "data warehouse"}
+	var out []memory.Message
+	for i := 1; i <= 40; i++ {
+		sub := subjects[(i-1)/10]
+		if i%2 == 1 {
+			out = append(out, memory.Message{Seq: int64(i), Role: "user", Content: fmt.Sprintf("What is the status of the %s work item %d? I prefer weekly updates on the %s.", sub, i, sub)})
+		} else {
+			out = append(out, memory.Message{Seq: int64(i), Role: "assistant", Content: fmt.Sprintf("I updated the %s ticket %d. We decided to ship the %s on 2025-04-%02d.", sub, i, sub, i%28+1)})
+		}
+	}
+	return out
+}
+
+// recorder wraps the summarizer's input to check it sees only new turns.
+func TestIncremental(t *testing.T) {
+	all := conversation()
+	first := summarize(t, nil, all[:20], 800)
+	second := summarize(t, &first, all[20:], 800)
+	if second.CoveredFromSeq != 1 || second.CoveredToSeq != 40 {
+		t.Fatalf("covered %d..%d", second.CoveredFromSeq, second.CoveredToSeq)
+	}
+	// Fed only turns 21..40, the result still reflects them and keeps the
+	// first batch's information that fits.
+	if !contains(second.Topics, "payment gateway") || !contains(second.Topics, "mobile app") || !contains(second.Topics, "billing service") {
+		t.Errorf("topics of either batch missing: %q", second.Topics)
+	}
+	if contains(first.Topics, "mobile app") {
+		t.Errorf("first summary saw later turns: %q", first.Topics)
+	}
+	if !strings.Contains(second.Narrative, first.Narrative[:20]) {
+		t.Errorf("first narrative lost: %q", second.Narrative)
+	}
+	// Deterministic: the same inputs give the same summary.
+	again := summarize(t, &first, all[20:], 800)
+	if !reflect.DeepEqual(second, again) {
+		t.Fatalf("not deterministic:\n%+v\n%+v", second, again)
+	}
+	// The result depends only on Prev and the new turns: summarising 21..40
+	// from a Prev that came from elsewhere gives the same extension of it.
+	firstCopy := Clone(first)
+	third := summarize(t, &firstCopy, append([]memory.Message(nil), all[20:]...), 800)
+	if !reflect.DeepEqual(second, third) {
+		t.Fatal("extension depends on more than Prev and the new turns")
+	}
+}
+
+func TestContextCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := New().Summarize(ctx, memory.SummarizeRequest{Turns: msgs(1, "user", "hi")}); err == nil {
+		t.Fatal("want error on cancelled context")
+	}
+}
+
+func TestMergeHelpers(t *testing.T) {
+	got := MergeList([]string{"a", "B", "c"}, []string{"b", "d"}, 3)
+	if want := []string{"c", "b", "d"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("MergeList = %q, want %q", got, want)
+	}
+	ents := MergeEntities(
+		[]memory.Entity{{Name: "Acme", Type: "organization", Details: "client"}, {Name: "Bob", Type: "name"}},
+		[]memory.Entity{{Name: "acme", Type: "name", Details: "pays late"}, {Name: "BOB", Type: "person", Details: "CTO"}}, 0)
+	if len(ents) != 2 || ents[0].Type != "organization" || ents[0].Details != "client; pays late" || ents[1].Type != "person" {
+		t.Errorf("MergeEntities = %+v", ents)
+	}
+}

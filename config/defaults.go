@@ -1,0 +1,79 @@
+package config
+
+import "time"
+
+// Default values, as documented on the types in config.go.
+const (
+	DefaultAddr                  = ":8080"
+	DefaultBodyLimit             = 4 << 20
+	DefaultRequestTimeout        = 30 * time.Second
+	DefaultLogLevel              = "info"
+	DefaultMaxMessagesPerRequest = 1000
+	DefaultMaxMessageBytes       = 256 << 10
+	DefaultSQLitePath            = "./data/contextd.db"
+	DefaultVectorPath            = "./data/vectors.db"
+	DefaultQdrantAddr            = "localhost:6334"
+	DefaultQdrantTimeout         = 5 * time.Second
+	DefaultHashingDimensions     = 384
+	DefaultEmbedderTimeout       = 10 * time.Second
+	DefaultEmbedderBatchSize     = 64
+	DefaultLLMTimeout            = 60 * time.Second
+	// DefaultTenant is the tenant of an API key that names none, and of
+	// every request when auth is off.
+	DefaultTenant = "default"
+)
+
+// Default returns the built-in configuration: SQLite under ./data/, the
+// embedded vector index, the offline hashing embedder, no LLM (extractive
+// summaries), auth off. It is what `contextd serve` runs on without a file.
+func Default() *Config {
+	return &Config{
+		Server: Server{
+			Addr:                  DefaultAddr,
+			BodyLimit:             DefaultBodyLimit,
+			RequestTimeout:        DefaultRequestTimeout,
+			LogLevel:              DefaultLogLevel,
+			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
+			MaxMessageBytes:       DefaultMaxMessageBytes,
+		},
+		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
+		Vector: Vector{
+			Driver:       "embedded",
+			EmbeddedPath: DefaultVectorPath,
+			Qdrant:       Qdrant{Addr: DefaultQdrantAddr, Timeout: DefaultQdrantTimeout},
+		},
+		Embedder: Embedder{
+			Provider:   "hashing",
+			Dimensions: DefaultHashingDimensions,
+			Timeout:    DefaultEmbedderTimeout,
+			BatchSize:  DefaultEmbedderBatchSize,
+		},
+		LLM: LLM{Provider: "none", Timeout: DefaultLLMTimeout},
+		Supervisor: Supervisor{
+			Memory:  DefaultMemory(),
+			Filters: Filters{ToolMessages: "keep"},
+		},
+	}
+}
+
+// DefaultMemory is supervisor.memory when nothing is set.
+func DefaultMemory() Memory {
+	return Memory{
+		Strategy:               "running_summary",
+		SummaryRecentTurns:     10,
+		StructuredOutput:       true,
+		PersistSummary:         true,
+		RAGNamespace:           "__memory__",
+		RAGK:                   5,
+		RAGSimilarityThreshold: 0.5,
+		RAGScope:               "chat",
+		StoreTurns:             true,
+		TruncationStrategy:     "middle",
+		TruncationMaxChars:     1000,
+		BudgetTokens:           4000,
+		SummaryTriggerTurns:    10,
+		SummaryTriggerTokens:   2000,
+		SummaryCooldown:        30 * time.Second,
+		SummaryMaxTokens:       800,
+	}
+}

@@ -1,0 +1,453 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Allowed values of the enum keys.
+var (
+	Strategies           = []string{"none", "running_summary", "rag_augmented"}
+	TruncationStrategies = []string{"hard", "middle", "llm", "semantic"}
+	StorageDrivers       = []string{"sqlite", "postgres"}
+	VectorDrivers        = []string{"embedded", "qdrant", "none"}
+	EmbedderProviders    = []string{"hashing", "openai", "ollama"}
+	LLMProviders         = []string{"none", "openai", "ollama", "anthropic", "googleai"}
+	RAGScopes            = []string{"chat", "user"}
+	FilterPresets        = []string{"", "supervisor", "agent"}
+	ToolMessageModes     = []string{"keep", "drop"}
+	LogLevels            = []string{"debug", "info", "warn", "error"}
+)
+
+// legacyKeys are Orchid's supervisor-level toggles and the memory key each
+// one maps to (memory: wins where both are set).
+var legacyKeys = []struct{ legacy, memory string }{
+	{"history_summary_enabled", "strategy"},
+	{"history_summary_model", "summary_model"},
+	{"history_summary_recent_turns", "summary_recent_turns"},
+	{"history_max_turns", "max_turns"},
+	{"history_max_chars", "truncation_max_chars"},
+}
+
+// homeOf maps a memory/filters/prompt_sections key to its section, to hint
+// where a misplaced key belongs. Built from the schema itself (the handlers
+// are only constructed, never run, so a nil decoder is fine).
+var homeOf = func() map[string]string {
+	var d *decoder
+	m := map[string]string{}
+	for section, fs := range map[string]fields{
+		"memory":          d.memoryFields(&Memory{}),
+		"filters":         d.filterFields(&Filters{}),
+		"prompt_sections": d.promptFields(&PromptSections{}),
+	} {
+		for k := range fs {
+			m[k] = section
+		}
+	}
+	return m
+}()
+
+func (d *decoder) root(n *yaml.Node, c *Config) {
+	sections := map[string]*yaml.Node{}
+	keep := func(name string) handler {
+		return func(v *yaml.Node, _ string) { sections[name] = v }
+	}
+	d.mapping(n, "", fields{
+		"server": keep("server"), "storage": keep("storage"), "vector": keep("vector"),
+		"embedder": keep("embedder"), "llm": keep("llm"), "supervisor": keep("supervisor"),
+		"agents": keep("agents"),
+	})
+	// Fixed order: agents merge over the supervisor wherever each appears.
+	d.mapping(sections["server"], "server", d.serverFields(&c.Server))
+	d.mapping(sections["storage"], "storage", d.storageFields(&c.Storage))
+	d.mapping(sections["vector"], "vector", d.vectorFields(&c.Vector))
+	d.mapping(sections["embedder"], "embedder", d.embedderFields(&c.Embedder))
+	d.mapping(sections["llm"], "llm", d.llmFields(&c.LLM))
+	d.supervisor(sections["supervisor"], "supervisor", &c.Supervisor)
+	d.agents(sections["agents"], "agents", c)
+}
+
+// sub decodes a nested mapping with the given schema.
+func (d *decoder) sub(fs fields) handler {
+	return func(n *yaml.Node, path string) { d.mapping(n, path, fs) }
+}
+
+func (d *decoder) serverFields(s *Server) fields {
+	return fields{
+		"addr":                     d.hostPort(&s.Addr, true),
+		"body_limit":               d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
+		"request_timeout":          d.duration(&s.RequestTimeout, true),
+		"auth":                     d.sub(d.authFields(&s.Auth)),
+		"rate_limit":               d.sub(d.rateLimitFields(&s.RateLimit)),
+		"trusted_proxies":          d.cidrs(&s.TrustedProxies),
+		"log_level":                d.enum(&s.LogLevel, LogLevels...),
+		"max_messages_per_request": d.int(&s.MaxMessagesPerRequest, 1, noMax),
+		"max_message_bytes":        d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
+	}
+}
+
+func (d *decoder) authFields(a *Auth) fields {
+	return fields{"api_keys": func(n *yaml.Node, path string) { d.apiKeys(n, path, a) }}
+}
+
+func (d *decoder) rateLimitFields(r *RateLimit) fields {
+	return fields{
+		"requests_per_second": d.float(&r.RequestsPerSecond, 0, 1e9),
+		"burst":               d.int(&r.Burst, 0, noMax),
+	}
+}
+
+func (d *decoder) storageFields(s *Storage) fields {
+	return fields{
+		"driver":       d.enum(&s.Driver, StorageDrivers...),
+		"sqlite_path":  d.nonEmpty(&s.SQLitePath),
+		"postgres_dsn": d.str(&s.PostgresDSN),
+	}
+}
+
+func (d *decoder) vectorFields(v *Vector) fields {
+	return fields{
+		"driver":        d.enum(&v.Driver, VectorDrivers...),
+		"embedded_path": d.nonEmpty(&v.EmbeddedPath),
+		"qdrant":        d.sub(d.qdrantFields(&v.Qdrant)),
+	}
+}
+
+func (d *decoder) qdrantFields(q *Qdrant) fields {
+	return fields{
+		"addr":    d.hostPort(&q.Addr, false),
+		"api_key": d.str(&q.APIKey),
+		"tls":     d.bool(&q.TLS),
+		"timeout": d.duration(&q.Timeout, true),
+	}
+}
+
+func (d *decoder) embedderFields(e *Embedder) fields {
+	return fields{
+		"provider":   d.enum(&e.Provider, EmbedderProviders...),
+		"model":      d.str(&e.Model),
+		"base_url":   d.url(&e.BaseURL),
+		"api_key":    d.str(&e.APIKey),
+		"dimensions": d.int(&e.Dimensions, 0, 65536),
+		"timeout":    d.duration(&e.Timeout, true),
+		"batch_size": d.int(&e.BatchSize, 1, 4096),
+	}
+}
+
+func (d *decoder) llmFields(l *LLM) fields {
+	return fields{
+		"provider":           d.enum(&l.Provider, LLMProviders...),
+		"model":              d.str(&l.Model),
+		"base_url":           d.url(&l.BaseURL),
+		"api_key":            d.str(&l.APIKey),
+		"timeout":            d.duration(&l.Timeout, true),
+		"daily_token_budget": d.int64(&l.DailyTokenBudget, 0),
+	}
+}
+
+// apiKeys reads server.auth.api_keys: a list of {key, tenant} (tenant
+// defaults to "default"), or of bare keys. Key values never appear in messages.
+func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
+	n = resolve(n)
+	if isNull(n) {
+		a.APIKeys = nil
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "must be a list of {key, tenant}, got %s", describe(n))
+		return
+	}
+	a.APIKeys = nil
+	firstAt := map[string]string{}
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		it := resolve(item)
+		k := APIKey{Tenant: DefaultTenant}
+		before := len(d.problems)
+		var keyNode, tenantNode *yaml.Node
+		switch {
+		case isNull(it):
+			d.fail(item, ip, "empty entry; write {key: ..., tenant: ...}")
+			continue
+		case it.Kind == yaml.ScalarNode:
+			keyNode = it
+			d.str(&k.Key)(it, ip+".key")
+		default:
+			present := d.mapping(it, ip, fields{"key": d.str(&k.Key), "tenant": d.str(&k.Tenant)})
+			if it.Kind != yaml.MappingNode {
+				continue
+			}
+			keyNode, tenantNode = present["key"], present["tenant"]
+			if keyNode == nil {
+				d.fail(it, ip+".key", "is required")
+				continue
+			}
+		}
+		if len(d.problems) > before {
+			continue
+		}
+		switch {
+		case k.Key == "":
+			d.fail(keyNode, ip+".key", "must not be empty")
+			continue
+		case firstAt[k.Key] != "":
+			d.fail(keyNode, ip+".key", "duplicate key (same as %s)", firstAt[k.Key])
+			continue
+		}
+		if msg := checkName(k.Tenant); msg != "" {
+			d.fail(tenantNode, ip+".tenant", "%s", msg)
+			continue
+		}
+		if len(k.Key) < 16 {
+			d.warn(keyNode, ip+".key", "is shorter than 16 characters; use a long random key")
+		}
+		firstAt[k.Key] = ip + ".key"
+		a.APIKeys = append(a.APIKeys, k)
+	}
+}
+
+// checkName validates a tenant or agent name: non-empty, printable, no
+// surrounding or inner whitespace, at most 128 bytes.
+func checkName(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > 128 {
+		return "must be at most 128 bytes"
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return "must not contain spaces or control characters"
+		}
+	}
+	return ""
+}
+
+func (d *decoder) memoryFields(m *Memory) fields {
+	return fields{
+		"strategy":                 d.enum(&m.Strategy, Strategies...),
+		"summary_recent_turns":     d.int(&m.SummaryRecentTurns, 0, noMax),
+		"summary_model":            d.str(&m.SummaryModel),
+		"structured_output":        d.bool(&m.StructuredOutput),
+		"persist_summary":          d.bool(&m.PersistSummary),
+		"summary_prompt":           d.str(&m.SummaryPrompt),
+		"rag_namespace":            d.nonEmpty(&m.RAGNamespace),
+		"rag_k":                    d.int(&m.RAGK, 1, 1000),
+		"rag_similarity_threshold": d.float(&m.RAGSimilarityThreshold, -1, 1),
+		"rag_scope":                d.enum(&m.RAGScope, RAGScopes...),
+		"rag_neighbors":            d.int(&m.RAGNeighbors, 0, 100),
+		"store_turns":              d.bool(&m.StoreTurns),
+		"truncation_strategy":      d.enum(&m.TruncationStrategy, TruncationStrategies...),
+		"truncation_max_chars":     d.int(&m.TruncationMaxChars, 0, noMax),
+		"budget_tokens":            d.int(&m.BudgetTokens, 1, noMax),
+		"max_turns":                d.int(&m.MaxTurns, 0, noMax),
+		"summary_trigger_turns":    d.int(&m.SummaryTriggerTurns, 1, noMax),
+		"summary_trigger_tokens":   d.int(&m.SummaryTriggerTokens, 1, noMax),
+		"summary_cooldown":         d.duration(&m.SummaryCooldown, false),
+		"summary_max_tokens":       d.int(&m.SummaryMaxTokens, 0, noMax),
+	}
+}
+
+func (d *decoder) filterFields(f *Filters) fields {
+	return fields{
+		"preset":         d.enum(&f.Preset, FilterPresets...),
+		"skip_prefixes":  d.strings(&f.SkipPrefixes, true),
+		"strip_prefixes": d.strings(&f.StripPrefixes, true),
+		"tool_messages":  d.enum(&f.ToolMessages, ToolMessageModes...),
+	}
+}
+
+func (d *decoder) promptFields(p *PromptSections) fields {
+	return fields{
+		"summary_compression_system_prompt": d.prompt(&p.SummaryCompressionSystemPrompt),
+		"summary_compression_user_prompt":   d.prompt(&p.SummaryCompressionUserPrompt, "{transcript}"),
+		"summary_extension_user_prompt":     d.prompt(&p.SummaryExtensionUserPrompt, "{existing_summary}", "{new_messages}"),
+	}
+}
+
+// supervisor reads supervisor:. Orchid's legacy toggles are applied first so
+// that memory: overrides them key by key.
+func (d *decoder) supervisor(n *yaml.Node, path string, s *Supervisor) {
+	var memN, filN, proN *yaml.Node
+	legacy := map[string]*yaml.Node{}
+	fs := fields{
+		"memory":          func(v *yaml.Node, _ string) { memN = v },
+		"filters":         func(v *yaml.Node, _ string) { filN = v },
+		"prompt_sections": func(v *yaml.Node, _ string) { proN = v },
+	}
+	for _, lk := range legacyKeys {
+		fs[lk.legacy] = func(v *yaml.Node, _ string) { legacy[lk.legacy] = v }
+	}
+	d.mapping(n, path, fs)
+
+	m := &s.Memory
+	for _, lk := range legacyKeys {
+		v, ok := legacy[lk.legacy]
+		if !ok {
+			continue
+		}
+		lp := join(path, lk.legacy)
+		switch lk.legacy {
+		case "history_summary_enabled":
+			on := true
+			d.bool(&on)(v, lp)
+			if !on {
+				m.Strategy = "none"
+			}
+		case "history_summary_model":
+			d.str(&m.SummaryModel)(v, lp)
+		case "history_summary_recent_turns":
+			d.int(&m.SummaryRecentTurns, 0, noMax)(v, lp)
+		case "history_max_turns":
+			d.int(&m.MaxTurns, 0, noMax)(v, lp)
+		case "history_max_chars":
+			d.int(&m.TruncationMaxChars, 0, noMax)(v, lp)
+		}
+	}
+	mp := join(path, "memory")
+	present := d.mapping(memN, mp, d.memoryFields(m))
+	for _, lk := range legacyKeys {
+		lp := join(path, lk.legacy)
+		if legacyKey, memKey := d.key(lp), present[lk.memory]; legacyKey != nil && memKey != nil {
+			d.warn(legacyKey, lp, "ignored: %s.%s (line %d) is also set and wins", mp, lk.memory, memKey.Line)
+		}
+	}
+	d.mapping(filN, join(path, "filters"), d.filterFields(&s.Filters))
+	d.mapping(proN, join(path, "prompt_sections"), d.promptFields(&s.Prompts))
+}
+
+// agents reads agents[]: each entry starts from the supervisor's effective
+// settings and overrides only the keys it sets.
+func (d *decoder) agents(n *yaml.Node, path string, c *Config) {
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "must be a list of agents (- name: ...), got %s", describe(n))
+		return
+	}
+	firstLine := map[string]int{}
+	for i, item := range n.Content {
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		it := resolve(item)
+		if isNull(it) {
+			d.fail(item, ip, "empty agent entry; it needs at least a name")
+			continue
+		}
+		a := Agent{
+			Memory:  c.Supervisor.Memory,
+			Filters: cloneFilters(c.Supervisor.Filters),
+			Prompts: c.Supervisor.Prompts,
+		}
+		present := d.mapping(it, ip, fields{
+			"name": d.str(&a.Name),
+			"memory": func(v *yaml.Node, p string) {
+				d.mapping(v, p, d.memoryFields(&a.Memory))
+			},
+			"filters": func(v *yaml.Node, p string) {
+				d.mapping(v, p, d.filterFields(&a.Filters))
+			},
+			"prompt_sections": func(v *yaml.Node, p string) {
+				d.mapping(v, p, d.promptFields(&a.Prompts))
+			},
+		})
+		if it.Kind != yaml.MappingNode {
+			continue
+		}
+		nameKey := present["name"]
+		if nameKey == nil {
+			d.fail(it, ip+".name", "is required")
+			continue
+		}
+		if msg := checkName(a.Name); msg != "" {
+			d.fail(nameKey, ip+".name", "%s", msg)
+			continue
+		}
+		if line, dup := firstLine[a.Name]; dup {
+			d.fail(nameKey, ip+".name", "duplicate agent name %q (first defined at line %d)", a.Name, line)
+			continue
+		}
+		firstLine[a.Name] = nameKey.Line
+		c.Agents = append(c.Agents, a)
+	}
+}
+
+func cloneFilters(f Filters) Filters {
+	f.SkipPrefixes = append([]string(nil), f.SkipPrefixes...)
+	f.StripPrefixes = append([]string(nil), f.StripPrefixes...)
+	return f
+}
+
+// crossChecks are the rules that involve more than one key; they run on
+// the decoded values and point at the most relevant key's line.
+func (d *decoder) crossChecks(c *Config) {
+	if c.Storage.Driver == "postgres" && c.Storage.PostgresDSN == "" {
+		d.fail(d.first("storage.postgres_dsn", "storage.driver", "storage"), "storage.postgres_dsn",
+			"is required when storage.driver is postgres")
+	}
+	if c.Vector.Driver == "qdrant" && c.Vector.Qdrant.Addr == "" {
+		d.fail(d.first("vector.qdrant.addr", "vector.driver", "vector"), "vector.qdrant.addr",
+			"is required when vector.driver is qdrant")
+	}
+	if c.Embedder.Provider == "hashing" && c.Embedder.Dimensions < 1 {
+		d.fail(d.first("embedder.dimensions", "embedder.provider"), "embedder.dimensions",
+			"must be ≥ 1 for the hashing embedder")
+	}
+	if c.Embedder.Provider == "ollama" && c.Embedder.Model == "" {
+		d.fail(d.first("embedder.model", "embedder.provider"), "embedder.model", "is required when embedder.provider is ollama")
+	}
+	if c.LLM.Provider == "ollama" && c.LLM.Model == "" {
+		d.fail(d.first("llm.model", "llm.provider"), "llm.model", "is required when llm.provider is ollama")
+	}
+	if c.Server.RateLimit.RequestsPerSecond == 0 && c.Server.RateLimit.Burst > 0 {
+		d.warn(d.key("server.rate_limit.burst"), "server.rate_limit.burst",
+			"has no effect while requests_per_second is 0 (rate limiting off)")
+	}
+
+	d.memoryWarnings(c, "supervisor", c.Supervisor.Memory)
+	for i, a := range c.Agents {
+		d.memoryWarnings(c, fmt.Sprintf("agents[%d]", i), a.Memory)
+	}
+}
+
+// memoryWarnings flags settings that will run degraded. For an agent, only
+// what the agent itself set is reported (the supervisor's own is reported once).
+func (d *decoder) memoryWarnings(c *Config, owner string, m Memory) {
+	mp := owner + ".memory"
+	own := func(keys ...string) *yaml.Node {
+		for _, k := range keys {
+			if n := d.key(mp + "." + k); n != nil {
+				return n
+			}
+		}
+		return nil
+	}
+	isAgent := strings.HasPrefix(owner, "agents[")
+	report := func(keys []string, fallback string, msg string) {
+		n := own(keys...)
+		if n == nil && isAgent {
+			return
+		}
+		path := mp + "." + keys[0]
+		if n == nil {
+			n = d.key(fallback)
+		}
+		d.warn(n, path, "%s", msg)
+	}
+	if m.Strategy == "rag_augmented" && c.Vector.Driver == "none" {
+		report([]string{"strategy"}, "vector.driver",
+			"rag_augmented needs a vector index, but vector.driver is none")
+	}
+	if m.Strategy == "rag_augmented" && !m.StoreTurns {
+		report([]string{"store_turns", "strategy"}, "",
+			"rag_augmented with store_turns false: new turns are not indexed, so retrieval finds none of them")
+	}
+	if m.TruncationStrategy == "llm" && c.LLM.Provider == "none" {
+		report([]string{"truncation_strategy"}, "llm.provider",
+			"truncation_strategy llm needs an LLM, but llm.provider is none")
+	}
+}

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/engine"
+)
+
+// apiError is the one error shape every failure is rendered in.
+type apiError struct {
+	status  int
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	// retryAfter, when set, becomes a Retry-After header (seconds).
+	retryAfter int
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func badRequest(code, field, msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, Code: code, Field: field, Message: msg}
+}
+
+// decode reads a JSON body strictly: valid UTF-8, no unknown fields, one
+// value, within the body limit.
+func decode(c echo.Context, v any) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes (server.body_limit)", mbe.Limit)}
+		}
+		return badRequest("read_failed", "", "could not read the request body: "+err.Error())
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
+	}
+	// encoding/json silently replaces invalid UTF-8 with U+FFFD; reject it
+	// instead so nothing is stored altered.
+	if !utf8.Valid(body) {
+		return badRequest("invalid_utf8", "", "the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return badRequest("invalid_json", "", "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+func jsonError(err error) *apiError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return badRequest("invalid_json", "", fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error()))
+	case errors.As(err, &typ):
+		field := typ.Field
+		return badRequest("invalid_type", field, fmt.Sprintf("expected %s, got JSON %s", typ.Type.String(), typ.Value))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("invalid_json", "", "malformed JSON: unexpected end of input")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badRequest("unknown_field", name, fmt.Sprintf("unknown field %q", name))
+	}
+	return badRequest("invalid_json", "", "malformed JSON: "+err.Error())
+}
+
+// encode writes v as JSON with the status.
+func encode(c echo.Context, status int, v any) error {
+	return c.JSON(status, v)
+}
+
+// errorHandler renders every error in the one JSON shape.
+func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if c.Response().Committed {
+			return
+		}
+		ae := toAPIError(err)
+		if ae.status >= 500 {
+			log.Error("request failed", "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "path", c.Path(), "err", err)
+		}
+		if ae.retryAfter > 0 {
+			c.Response().Header().Set("Retry-After", fmt.Sprint(ae.retryAfter))
+		}
+		var werr error
+		if c.Request().Method == http.MethodHead {
+			werr = c.NoContent(ae.status)
+		} else {
+			werr = c.JSON(ae.status, map[string]any{"error": ae})
+		}
+		if werr != nil {
+			log.Debug("write error response", "err", werr)
+		}
+	}
+}
+
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if ee, ok := engine.AsError(err); ok {
+		out := &apiError{Code: ee.Code, Message: ee.Message, Field: ee.Field}
+		switch ee.Kind {
+		case engine.KindInvalid:
+			out.status = http.StatusBadRequest
+		case engine.KindNotFound:
+			out.status = http.StatusNotFound
+		case engine.KindTooLarge:
+			out.status = http.StatusRequestEntityTooLarge
+		case engine.KindConflict:
+			out.status = http.StatusConflict
+		case engine.KindUnavailable:
+			out.status = http.StatusServiceUnavailable
+			out.retryAfter = 1
+		case engine.KindNotImplemented:
+			out.status = http.StatusNotImplemented
+		default:
+			out.status = http.StatusInternalServerError
+		}
+		return out
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && m != "" {
+			msg = m
+		}
+		code := strings.ReplaceAll(strings.ToLower(http.StatusText(he.Code)), " ", "_")
+		return &apiError{status: he.Code, Code: code, Message: msg}
+	}
+	return &apiError{status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}

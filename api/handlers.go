@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory"
+)
+
+func handleHealthz() echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return encode(c, http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+// handleReadyz: 503 only when storage is down; a missing vector store or LLM
+// makes answers poorer, not wrong, so the instance stays in rotation.
+func handleReadyz(d Deps) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		states := map[string]string{"storage": "ok", "vector": "disabled", "embedder": "ok", "llm": "disabled"}
+		if d.Ready != nil {
+			for k, v := range d.Ready(ctx) {
+				states[k] = v
+			}
+		}
+		status := http.StatusOK
+		if states["storage"] != "ok" {
+			status = http.StatusServiceUnavailable
+		}
+		return encode(c, status, states)
+	}
+}
+
+func handleAppend(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in engine.AppendInput
+		if err := decode(c, &in); err != nil {
+			return err
+		}
+		out, err := svc.Append(c.Request().Context(), tenantOf(c), c.Param("chat_id"), in)
+		if err != nil {
+			return err
+		}
+		return encode(c, http.StatusCreated, out)
+	}
+}
+
+type messageOut struct {
+	ID        string         `json:"id"`
+	Seq       int64          `json:"seq"`
+	Role      string         `json:"role"`
+	Name      string         `json:"name"`
+	Content   string         `json:"content"`
+	CreatedAt time.Time      `json:"created_at"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+func handleListMessages(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		after, err := queryInt(c, "after_seq", 0)
+		if err != nil {
+			return err
+		}
+		limit, err := queryInt(c, "limit", 100)
+		if err != nil {
+			return err
+		}
+		msgs, next, err := svc.Messages(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, int(limit))
+		if err != nil {
+			return err
+		}
+		out := make([]messageOut, 0, len(msgs))
+		for _, m := range msgs {
+			md := m.Metadata
+			if md == nil {
+				md = map[string]any{}
+			}
+			out = append(out, messageOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: m.Content, CreatedAt: m.CreatedAt, Metadata: md})
+		}
+		return encode(c, http.StatusOK, map[string]any{"messages": out, "next_after_seq": next})
+	}
+}
+
+func queryInt(c echo.Context, name string, def int64) (int64, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, badRequest("invalid_value", name, "must be an integer")
+	}
+	return n, nil
+}
+
+func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sum, chain, err := svc.SummaryOf(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
+		if err != nil {
+			return err
+		}
+		return encode(c, http.StatusOK, map[string]any{"summary": sum, "chain": chain})
+	}
+}
+
+// handleRefreshSummary summarises synchronously within the request's
+// deadline and answers 200 with the new summary.
+func handleRefreshSummary(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		sum, degraded, err := svc.RefreshSummary(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
+		if err != nil {
+			return err
+		}
+		if degraded == nil {
+			degraded = []string{}
+		}
+		return encode(c, http.StatusOK, map[string]any{"summary": sum, "degraded": degraded})
+	}
+}
+
+func handleDeleteChat(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := svc.DeleteChat(c.Request().Context(), tenantOf(c), c.Param("chat_id")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+func handleDeleteUser(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, err := svc.DeleteUser(c.Request().Context(), tenantOf(c), c.Param("user_id")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+func handleContext(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in engine.ContextInput
+		if err := decode(c, &in); err != nil {
+			return err
+		}
+		res, err := svc.Context(c.Request().Context(), tenantOf(c), in)
+		if err != nil {
+			return err
+		}
+		return encode(c, http.StatusOK, res)
+	}
+}
+
+func handleSearch(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in engine.SearchInput
+		if err := decode(c, &in); err != nil {
+			return err
+		}
+		hits, err := svc.Search(c.Request().Context(), tenantOf(c), in)
+		if err != nil {
+			return err
+		}
+		return encode(c, http.StatusOK, map[string]any{"hits": hits})
+	}
+}
+
+// tenantOf is the tenant the auth middleware fixed for this request.
+func tenantOf(c echo.Context) string {
+	if t, ok := c.Get(ctxTenant).(string); ok && t != "" {
+		return t
+	}
+	return memory.DefaultTenant
+}

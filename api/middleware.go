@@ -1,0 +1,223 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/internal/metrics"
+)
+
+const ctxTenant = "contextd.tenant"
+
+func requestID() echo.MiddlewareFunc {
+	return middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		// Accept a caller's id only when it is short and printable, so logs
+		// cannot be forged or flooded through the header.
+		Generator: func() string { return newRequestID() },
+		RequestIDHandler: func(c echo.Context, id string) {
+			c.Set("request_id", id)
+		},
+	})
+}
+
+var idMu sync.Mutex
+
+func newRequestID() string {
+	var b [12]byte
+	idMu.Lock()
+	defer idMu.Unlock()
+	if _, err := randRead(b[:]); err != nil {
+		return strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+// recoverPanics turns a handler panic into a 500 in the one error shape and
+// logs the stack, keeping the process up.
+func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			log.Error("panic in handler", "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "path", c.Path(), "err", err, "stack", string(stack))
+			return &apiError{status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+		},
+	})
+}
+
+// accessLog logs one line per request (no bodies, no message content) and
+// records the latency histogram by route pattern.
+func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			start := time.Now()
+			err := next(c)
+			if err != nil {
+				c.Error(err)
+			}
+			status := c.Response().Status
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			d := time.Since(start)
+			m.RequestDuration.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(d.Seconds())
+			level := slog.LevelDebug
+			if status >= 500 {
+				level = slog.LevelWarn
+			} else if route != "/healthz" && route != "/readyz" && route != "/metrics" {
+				level = slog.LevelInfo
+			}
+			log.Log(c.Request().Context(), level, "request",
+				"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+				"method", c.Request().Method, "route", route, "status", status,
+				"duration_ms", float64(d.Microseconds())/1000, "tenant", c.Get(ctxTenant))
+			return nil
+		}
+	}
+}
+
+// authenticate fixes the tenant from the bearer key. With no keys
+// configured auth is off and the tenant is "default". Keys are compared in
+// constant time over their hashes, so neither the key nor its length leaks.
+func authenticate(a config.Auth) echo.MiddlewareFunc {
+	type entry struct {
+		sum    [32]byte
+		tenant string
+	}
+	keys := make([]entry, 0, len(a.APIKeys))
+	for _, k := range a.APIKeys {
+		keys = append(keys, entry{sha256.Sum256([]byte(k.Key)), k.Tenant})
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if len(keys) == 0 {
+				c.Set(ctxTenant, "default")
+				return next(c)
+			}
+			h := c.Request().Header.Get(echo.HeaderAuthorization)
+			token, ok := strings.CutPrefix(h, "Bearer ")
+			if !ok || token == "" {
+				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd"`)
+				return &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing bearer API key (Authorization: Bearer <key>)"}
+			}
+			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+			tenant := ""
+			for _, k := range keys {
+				if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+					tenant = k.tenant
+				}
+			}
+			if tenant == "" {
+				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd", error="invalid_token"`)
+				return &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "invalid API key"}
+			}
+			c.Set(ctxTenant, tenant)
+			return next(c)
+		}
+	}
+}
+
+// rateLimit is a token bucket per tenant; 0 requests/s turns it off.
+func rateLimit(rl config.RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
+	if rl.RequestsPerSecond <= 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	burst := rl.Burst
+	if burst <= 0 {
+		burst = int(math.Ceil(rl.RequestsPerSecond))
+	}
+	var mu sync.Mutex
+	limiters := map[string]*rate.Limiter{}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			tenant := tenantOf(c)
+			mu.Lock()
+			l, ok := limiters[tenant]
+			if !ok {
+				l = rate.NewLimiter(rate.Limit(rl.RequestsPerSecond), burst)
+				limiters[tenant] = l
+			}
+			r := l.Reserve()
+			delay := r.Delay()
+			if delay > 0 {
+				r.Cancel()
+			}
+			mu.Unlock()
+			if delay > 0 {
+				m.RateLimited.WithLabelValues(tenant).Inc()
+				return &apiError{status: http.StatusTooManyRequests, Code: "rate_limited",
+					Message:    fmt.Sprintf("rate limit of %g requests/s for this tenant exceeded", rl.RequestsPerSecond),
+					retryAfter: int(math.Ceil(delay.Seconds()))}
+			}
+			return next(c)
+		}
+	}
+}
+
+// bodyLimit refuses bodies over the limit with 413 before reading them when
+// Content-Length says so, and caps the reader otherwise.
+func bodyLimit(limit int64) echo.MiddlewareFunc {
+	if limit <= 0 {
+		limit = 4 << 20
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.ContentLength > limit {
+				return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body of %d bytes exceeds %d bytes (server.body_limit)", req.ContentLength, limit)}
+			}
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			return next(c)
+		}
+	}
+}
+
+// requestTimeout bounds every /v1 request; handlers and backends honour the
+// context's deadline.
+func requestTimeout(d time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+			defer cancel()
+			c.SetRequest(c.Request().WithContext(ctx))
+			err := next(c)
+			if err != nil && ctx.Err() == context.DeadlineExceeded {
+				if _, ok := err.(*apiError); !ok {
+					return &apiError{status: http.StatusServiceUnavailable, Code: "timeout", Message: fmt.Sprintf("request exceeded %s (server.request_timeout)", d), retryAfter: 1}
+				}
+			}
+			return err
+		}
+	}
+}
+
+// ipExtractor takes the client IP from the connection unless the peer is a
+// configured trusted proxy, in which case X-Forwarded-For is believed.
+func ipExtractor(trusted []string) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	var opts []echo.TrustOption
+	opts = append(opts, echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false))
+	for _, cidr := range trusted {
+		if _, n, err := net.ParseCIDR(cidr); err == nil {
+			opts = append(opts, echo.TrustIPRange(n))
+		}
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

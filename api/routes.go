@@ -1,0 +1,30 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// addRoutes lists every route contextd serves.
+func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
+	e.GET("/healthz", handleHealthz())
+	e.GET("/readyz", handleReadyz(d))
+	e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+
+	v1.POST("/chats/:chat_id/messages", handleAppend(d.Service))
+	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))
+	v1.GET("/chats/:chat_id/summary", handleGetSummary(d.Service))
+	v1.POST("/chats/:chat_id/summary/refresh", handleRefreshSummary(d.Service))
+	v1.DELETE("/chats/:chat_id", handleDeleteChat(d.Service))
+	v1.DELETE("/users/:user_id", handleDeleteUser(d.Service))
+	v1.POST("/context", handleContext(d.Service))
+	v1.POST("/search", handleSearch(d.Service))
+
+	// Alias kept by the contract for supervisors that call /context.
+	e.POST("/context", handleContext(d.Service), v1Middleware(d)...)
+
+	e.RouteNotFound("/*", func(c echo.Context) error {
+		return &apiError{status: http.StatusNotFound, Code: "route_not_found", Message: "no route " + c.Request().Method + " " + c.Request().URL.Path}
+	})
+}

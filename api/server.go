@@ -1,0 +1,62 @@
+// Package api is contextd's HTTP transport (Echo). routes.go lists every
+// route; each handler is built by a small function taking its dependencies;
+// encode.go holds the shared decode/validate/encode helpers and the single
+// error shape {"error":{"code","message","field"}}.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/metrics"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Service *engine.Service
+	Config  *config.Config
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+	// Ready reports each backend's state ("ok", "unavailable", "disabled",
+	// ...) under the keys storage, vector, embedder, llm.
+	Ready func(ctx context.Context) map[string]string
+}
+
+// NewHandler builds the HTTP handler with every route and middleware.
+func NewHandler(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Metrics == nil {
+		d.Metrics = metrics.New()
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = errorHandler(d.Logger)
+	e.IPExtractor = ipExtractor(d.Config.Server.TrustedProxies)
+	e.Use(requestID(), recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
+	v1 := e.Group("/v1", v1Middleware(d)...)
+	addRoutes(e, d, v1)
+	return e
+}
+
+// v1Middleware guards the API routes: auth → tenant, rate limit, body limit,
+// request timeout.
+func v1Middleware(d Deps) []echo.MiddlewareFunc {
+	timeout := d.Config.Server.RequestTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return []echo.MiddlewareFunc{
+		authenticate(d.Config.Server.Auth),
+		rateLimit(d.Config.Server.RateLimit, d.Metrics),
+		bodyLimit(d.Config.Server.BodyLimit),
+		requestTimeout(timeout),
+	}
+}

@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+)
+
+// Section titles in the assembled context text. The order is fixed by the
+// contract: RAG turns, then the summary, then the recent verbatim turns.
+const (
+	titleRAG     = "## Relevant earlier turns"
+	titleSummary = "## Conversation summary"
+	titleRecent  = "## Recent turns"
+)
+
+// RAGTurn is one retrieved past turn offered to the assembler, best first.
+type RAGTurn struct {
+	ChatID    string    `json:"chat_id,omitempty"`
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Content   string    `json:"content"`
+	Score     float32   `json:"score"`
+	CreatedAt time.Time `json:"created_at"`
+	// Neighbor marks a turn added for context around a hit.
+	Neighbor bool `json:"neighbor,omitempty"`
+}
+
+// Turn is one verbatim turn in the recent section.
+type Turn struct {
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Name      string    `json:"name,omitempty"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+	// Truncated reports that Content was shortened by the truncation strategy.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ChatMessage is one OpenAI-style message of the answer.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Name    string `json:"name,omitempty"`
+	Content string `json:"content"`
+}
+
+// Sections is the structured view of the assembled context.
+type Sections struct {
+	RAG     []RAGTurn       `json:"rag"`
+	Summary *memory.Summary `json:"summary"`
+	Recent  []Turn          `json:"recent"`
+}
+
+// Usage accounts for the budget and for every turn not shown verbatim.
+type Usage struct {
+	BudgetTokens  int `json:"budget_tokens"`
+	TotalTokens   int `json:"total_tokens"`
+	RAGTokens     int `json:"rag_tokens"`
+	SummaryTokens int `json:"summary_tokens"`
+	RecentTokens  int `json:"recent_tokens"`
+	// SummarizedTurns are turns covered by the summary (seq <= covered_to_seq).
+	SummarizedTurns int64 `json:"summarized_turns"`
+	// DroppedTurns are turns neither summarised nor shown because the
+	// budget (or the turn cap) had no room; DroppedSeqs lists them when
+	// there are few (at most 100), else it is omitted.
+	DroppedTurns int64   `json:"dropped_turns"`
+	DroppedSeqs  []int64 `json:"dropped_seqs,omitempty"`
+	// FilteredTurns are turns the filter pipeline removed (routing noise,
+	// empty, tool messages when dropped, the current query).
+	FilteredTurns int64 `json:"filtered_turns"`
+}
+
+// AssemblyInput is everything the assembler needs; it does no I/O.
+type AssemblyInput struct {
+	Budget   int
+	Strategy string
+	// RAG are retrieved turns, best first; none of them is in Verbatim.
+	RAG []RAGTurn
+	// Summary is the chat's summary (nil: none, or strategy none).
+	Summary *memory.Summary
+	// Verbatim are the candidate verbatim turns in seq order: turns the
+	// summary does not cover yet (pending) followed by the recent window.
+	// The assembler keeps the newest that fit.
+	Verbatim []Turn
+	// MustKeepFrom: verbatim turns with seq >= it are the recent window and
+	// are preferred over the summary; older ones (pending) come after it.
+	MustKeepFrom int64
+}
+
+// Assembled is the assembler's output.
+type Assembled struct {
+	Context  string
+	Messages []ChatMessage
+	Sections Sections
+	Usage    Usage
+	// DroppedSeqs are the verbatim candidates left out for budget.
+	DroppedSeqs []int64
+	// SummaryTrimmed reports the summary was shortened to fit.
+	SummaryTrimmed bool
+	// RAGDropped counts retrieved turns that did not fit.
+	RAGDropped int
+}
+
+// Budget shares: caps for the first pass; what a section leaves unused is
+// handed on in a second pass, so a small section never wastes budget. With
+// rag_augmented most of the budget goes to retrieval: the recent window and
+// the summary still come first, but within smaller shares.
+type shares struct{ recent, summary float64 }
+
+func sharesFor(strategy string) shares {
+	if strategy == StrategyRAG {
+		return shares{recent: 0.25, summary: 0.15}
+	}
+	return shares{recent: 0.45, summary: 0.25}
+}
+
+// Assemble builds the context within in.Budget cl100k tokens. Priority when
+// the budget is short: the recent window (newest first, up to its share),
+// then the summary (up to its share), then — for rag_augmented — RAG hits in
+// rank order, then turns the summary does not cover yet, then whatever is
+// left goes to more verbatim turns. The text is laid out in the contract's
+// order regardless.
+func Assemble(in AssemblyInput) Assembled {
+	budget := in.Budget
+	var out Assembled
+	out.Usage.BudgetTokens = budget
+	sh := sharesFor(in.Strategy)
+
+	// Fixed overhead of section titles, charged when a section first gets
+	// an item. Each title costs its tokens plus the blank line.
+	titleCost := func(t string) int { return tokens.Count(t+"\n") + 1 }
+
+	recentIdx := make([]int, 0, len(in.Verbatim)) // indices, newest first
+	pendingIdx := make([]int, 0)
+	for i := len(in.Verbatim) - 1; i >= 0; i-- {
+		if in.Verbatim[i].Seq >= in.MustKeepFrom {
+			recentIdx = append(recentIdx, i)
+		} else {
+			pendingIdx = append(pendingIdx, i)
+		}
+	}
+	verbCost := make([]int, len(in.Verbatim))
+	for i, t := range in.Verbatim {
+		verbCost[i] = tokens.Count(renderTurn(t)) + 1
+	}
+	ragCost := make([]int, len(in.RAG))
+	for i, r := range in.RAG {
+		ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+	}
+
+	remaining := budget
+	keepVerb := make([]bool, len(in.Verbatim))
+	keepRAG := make([]bool, len(in.RAG))
+	verbTitlePaid, ragTitlePaid := false, false
+	ragGroups := map[string]bool{} // date headers already paid for
+	spend := func(cost int) bool {
+		if cost > remaining {
+			return false
+		}
+		remaining -= cost
+		return true
+	}
+	takeVerb := func(idx []int, capTokens int) {
+		used := 0
+		for _, i := range idx {
+			if keepVerb[i] {
+				continue
+			}
+			c := verbCost[i]
+			if !verbTitlePaid {
+				c += titleCost(titleRecent)
+			}
+			if used+c > capTokens || !spend(c) {
+				return // keep the kept turns contiguous: never skip a newer one for an older
+			}
+			used += c
+			verbTitlePaid = true
+			keepVerb[i] = true
+		}
+	}
+	takeRAG := func() {
+		for i, r := range in.RAG {
+			if keepRAG[i] {
+				continue
+			}
+			c := ragCost[i]
+			if !ragTitlePaid {
+				c += titleCost(titleRAG)
+			}
+			g := ragGroup(r)
+			if g != "" && !ragGroups[g] {
+				c += tokens.Count(g) + 1
+			}
+			if !spend(c) {
+				continue // a shorter, lower-ranked hit may still fit
+			}
+			ragTitlePaid = true
+			ragGroups[g] = true
+			keepRAG[i] = true
+		}
+	}
+
+	// 1. Recent window, newest first, up to its share (all of it when there
+	// is nothing else to show).
+	recentCap := budget
+	if in.Summary != nil || len(in.RAG) > 0 || len(pendingIdx) > 0 {
+		recentCap = int(float64(budget) * sh.recent)
+	}
+	takeVerb(recentIdx, recentCap)
+
+	// 2. Summary, trimmed to its share.
+	var summaryText string
+	var summaryShown *memory.Summary
+	if in.Summary != nil && !in.Summary.IsEmpty() {
+		capTokens := int(float64(budget) * sh.summary)
+		if capTokens > remaining {
+			capTokens = remaining
+		}
+		s, text, trimmed := fitSummary(*in.Summary, capTokens-titleCost(titleSummary))
+		if text != "" && spend(tokens.Count(text)+titleCost(titleSummary)) {
+			summaryText, summaryShown = text, &s
+			out.SummaryTrimmed = trimmed
+		}
+	}
+
+	// 3. RAG hits in rank order (rag_augmented), then the rest of the
+	// recent window and the pending turns, newest first.
+	if in.Strategy == StrategyRAG {
+		takeRAG()
+	}
+	takeVerb(recentIdx, remaining)
+	takeVerb(pendingIdx, remaining)
+	takeRAG()
+
+	// Lay out and measure; the sum of parts can differ from the whole by a
+	// token or two at joins, so shed the least important piece until the
+	// whole fits.
+	for {
+		out.Sections = Sections{Summary: summaryShown, RAG: []RAGTurn{}, Recent: []Turn{}}
+		for i, r := range in.RAG {
+			if keepRAG[i] {
+				out.Sections.RAG = append(out.Sections.RAG, r)
+			}
+		}
+		for i, t := range in.Verbatim {
+			if keepVerb[i] {
+				out.Sections.Recent = append(out.Sections.Recent, t)
+			}
+		}
+		ragText := renderRAGSection(out.Sections.RAG)
+		recentText := renderRecentSection(out.Sections.Recent)
+		sumText := ""
+		if summaryText != "" {
+			sumText = titleSummary + "\n" + summaryText
+		}
+		out.Context = joinNonEmpty(ragText, sumText, recentText)
+		out.Usage.TotalTokens = tokens.Count(out.Context)
+		out.Usage.RAGTokens = tokens.Count(ragText)
+		out.Usage.SummaryTokens = tokens.Count(sumText)
+		out.Usage.RecentTokens = tokens.Count(recentText)
+		if out.Usage.TotalTokens <= budget {
+			break
+		}
+		if !shedOne(keepRAG, keepVerb, in, &summaryText, &summaryShown) {
+			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Recent: []Turn{}}
+			out.Usage.TotalTokens, out.Usage.RAGTokens, out.Usage.SummaryTokens, out.Usage.RecentTokens = 0, 0, 0, 0
+			break
+		}
+	}
+
+	for i, t := range in.Verbatim {
+		if !keepVerb[i] {
+			out.DroppedSeqs = append(out.DroppedSeqs, t.Seq)
+		}
+	}
+	for i := range in.RAG {
+		if !keepRAG[i] {
+			out.RAGDropped++
+		}
+	}
+	out.Messages = buildMessages(out.Sections, summaryText)
+	return out
+}
+
+// shedOne drops the least important kept piece: the lowest-ranked RAG hit,
+// then the oldest verbatim turn, then the summary. False when nothing is left.
+func shedOne(keepRAG, keepVerb []bool, in AssemblyInput, summaryText *string, summaryShown **memory.Summary) bool {
+	for i := len(keepRAG) - 1; i >= 0; i-- {
+		if keepRAG[i] {
+			keepRAG[i] = false
+			return true
+		}
+	}
+	for i := range keepVerb {
+		if keepVerb[i] && in.Verbatim[i].Seq < in.MustKeepFrom {
+			keepVerb[i] = false
+			return true
+		}
+	}
+	if *summaryText != "" {
+		*summaryText, *summaryShown = "", nil
+		return true
+	}
+	for i := range keepVerb {
+		if keepVerb[i] {
+			keepVerb[i] = false
+			return true
+		}
+	}
+	return false
+}
+
+func joinNonEmpty(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func renderTurn(t Turn) string {
+	who := t.Role
+	if t.Name != "" {
+		who += " (" + t.Name + ")"
+	}
+	return who + ": " + t.Content
+}
+
+// ragGroup is the header a retrieved turn is shown under: its chat (when
+// from another chat) and its day, so the model can place it in time
+// (temporal questions need it) without paying a header on every turn.
+func ragGroup(r RAGTurn) string {
+	var parts []string
+	if r.ChatID != "" {
+		parts = append(parts, "chat "+r.ChatID)
+	}
+	if !r.CreatedAt.IsZero() {
+		parts = append(parts, r.CreatedAt.UTC().Format("Mon 2 Jan 2006"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// renderRAGSection lays retrieved turns out in chronological order under
+// one header per chat and day: a model reads a conversation's excerpts best
+// in the order they happened.
+func renderRAGSection(rs []RAGTurn) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	sorted := append([]RAGTurn(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].ChatID != sorted[j].ChatID {
+			return sorted[i].CreatedAt.Before(sorted[j].CreatedAt)
+		}
+		return sorted[i].Seq < sorted[j].Seq
+	})
+	var b strings.Builder
+	b.WriteString(titleRAG)
+	group := ""
+	for _, r := range sorted {
+		if g := ragGroup(r); g != "" && g != group {
+			b.WriteString("\n")
+			b.WriteString(g)
+			group = g
+		}
+		b.WriteString("\n")
+		b.WriteString(renderTurn(Turn{Role: r.Role, Content: r.Content}))
+	}
+	return b.String()
+}
+
+func renderRecentSection(ts []Turn) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(titleRecent)
+	for _, t := range ts {
+		b.WriteString("\n")
+		b.WriteString(renderTurn(t))
+	}
+	return b.String()
+}
+
+// RenderSummary renders a structured summary as compact text.
+func RenderSummary(s memory.Summary) string {
+	var b strings.Builder
+	list := func(label string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(label)
+		b.WriteString(": ")
+		b.WriteString(strings.Join(items, "; "))
+		b.WriteString("\n")
+	}
+	list("Topics", s.Topics)
+	if len(s.Entities) > 0 {
+		parts := make([]string, 0, len(s.Entities))
+		for _, e := range s.Entities {
+			p := e.Name
+			if e.Type != "" {
+				p += " (" + e.Type + ")"
+			}
+			if e.Details != "" {
+				p += ": " + e.Details
+			}
+			parts = append(parts, p)
+		}
+		list("Entities", parts)
+	}
+	list("Actions taken", s.ActionsTaken)
+	list("Decisions", s.Decisions)
+	list("Open questions", s.OpenQuestions)
+	list("User preferences", s.UserPreferences)
+	if s.Narrative != "" {
+		b.WriteString("Narrative: ")
+		b.WriteString(s.Narrative)
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// fitSummary trims a summary until its rendering fits maxTokens: first the
+// oldest list items (lists keep the most recent last), then the narrative's
+// head. It returns the trimmed summary (what the answer shows) and its text.
+func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) {
+	if maxTokens <= 0 {
+		return s, "", true
+	}
+	text := RenderSummary(s)
+	if tokens.Count(text) <= maxTokens {
+		return s, text, false
+	}
+	t := s
+	t.Topics = append([]string(nil), s.Topics...)
+	t.Entities = append([]memory.Entity(nil), s.Entities...)
+	t.ActionsTaken = append([]string(nil), s.ActionsTaken...)
+	t.Decisions = append([]string(nil), s.Decisions...)
+	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
+	t.UserPreferences = append([]string(nil), s.UserPreferences...)
+	for tokens.Count(text) > maxTokens {
+		// Trim the longest list by one item from its oldest end.
+		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
+		longest, n := -1, 0
+		for i, l := range lists {
+			if len(*l) > n {
+				longest, n = i, len(*l)
+			}
+		}
+		switch {
+		case len(t.Entities) > n:
+			t.Entities = t.Entities[1:]
+		case longest >= 0 && n > 0:
+			*lists[longest] = (*lists[longest])[1:]
+		case t.Narrative != "":
+			// Keep the narrative's most recent part.
+			over := tokens.Count(text) - maxTokens
+			r := []rune(t.Narrative)
+			cut := (over + 1) * 4
+			if cut >= len(r) {
+				t.Narrative = ""
+			} else {
+				t.Narrative = "…" + string(r[cut:])
+			}
+		default:
+			return t, "", true
+		}
+		text = RenderSummary(t)
+	}
+	t.Normalize()
+	return t, text, true
+}
+
+// buildMessages renders the sections as OpenAI-style messages: one system
+// message carrying the RAG turns and the summary, then the recent turns in
+// their own roles. Tool turns become assistant turns labelled with the tool,
+// since a bare tool message without a tool_call_id is rejected by most APIs.
+func buildMessages(s Sections, summaryText string) []ChatMessage {
+	msgs := make([]ChatMessage, 0, len(s.Recent)+1)
+	var sys []string
+	if len(s.RAG) > 0 {
+		sys = append(sys, strings.Replace(renderRAGSection(s.RAG), titleRAG, "Relevant earlier turns of this conversation:", 1))
+	}
+	if summaryText != "" {
+		sys = append(sys, "Summary of the conversation so far:\n"+summaryText)
+	}
+	if len(sys) > 0 {
+		msgs = append(msgs, ChatMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
+	}
+	for _, t := range s.Recent {
+		m := ChatMessage{Role: t.Role, Name: t.Name, Content: t.Content}
+		if t.Role == string(memory.RoleTool) {
+			label := "tool"
+			if t.Name != "" {
+				label += " " + t.Name
+			}
+			m = ChatMessage{Role: string(memory.RoleAssistant), Content: "[" + label + "] " + t.Content}
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}

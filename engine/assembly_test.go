@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+)
+
+func turns(from, to int64, words int) []Turn {
+	var out []Turn
+	for s := from; s <= to; s++ {
+		role := "user"
+		if s%2 == 0 {
+			role = "assistant"
+		}
+		out = append(out, Turn{Seq: s, Role: role, Content: fmt.Sprintf("turn %d %s", s, strings.Repeat("word ", words))})
+	}
+	return out
+}
+
+func sampleSummary() *memory.Summary {
+	s := &memory.Summary{
+		Topics:          []string{"billing", "migration"},
+		Entities:        []memory.Entity{{Name: "Acme Corp", Type: "organization", Details: "the customer"}},
+		Decisions:       []string{"move to Postgres"},
+		OpenQuestions:   []string{"when is the cutover?"},
+		UserPreferences: []string{"prefers short answers"},
+		Narrative:       "The user is migrating Acme's billing system to Postgres.",
+		CoveredFromSeq:  1, CoveredToSeq: 40,
+	}
+	s.Normalize()
+	return s
+}
+
+func TestAssembleOrderAndSections(t *testing.T) {
+	in := AssemblyInput{
+		Budget: 4000, Strategy: StrategyRAG,
+		RAG:          []RAGTurn{{Seq: 3, Role: "user", Content: "my invoice number is 42", Score: 0.9, CreatedAt: time.Date(2024, 5, 8, 13, 56, 0, 0, time.UTC)}},
+		Summary:      sampleSummary(),
+		Verbatim:     turns(41, 50, 5),
+		MustKeepFrom: 41,
+	}
+	a := Assemble(in)
+	iRAG := strings.Index(a.Context, titleRAG)
+	iSum := strings.Index(a.Context, titleSummary)
+	iRec := strings.Index(a.Context, titleRecent)
+	if iRAG < 0 || iSum < 0 || iRec < 0 || !(iRAG < iSum && iSum < iRec) {
+		t.Fatalf("sections out of order or missing (rag %d, summary %d, recent %d):\n%s", iRAG, iSum, iRec, a.Context)
+	}
+	if !strings.Contains(a.Context, "[Wed 8 May 2024]\nuser: my invoice number is 42") {
+		t.Errorf("RAG hit lacks its time header:\n%s", a.Context)
+	}
+	if len(a.Sections.Recent) != 10 || a.Sections.Recent[0].Seq != 41 || a.Sections.Recent[9].Seq != 50 {
+		t.Errorf("recent = %v, want seqs 41..50 in order", seqsOf(a.Sections.Recent))
+	}
+	if a.Sections.Summary == nil || a.Sections.Summary.Narrative == "" {
+		t.Errorf("summary missing from sections")
+	}
+	if got := tokens.Count(a.Context); got != a.Usage.TotalTokens || got > in.Budget {
+		t.Errorf("total tokens %d (counted %d) vs budget %d", a.Usage.TotalTokens, got, in.Budget)
+	}
+	if a.Messages[0].Role != "system" || !strings.Contains(a.Messages[0].Content, "invoice number") || !strings.Contains(a.Messages[0].Content, "Acme") {
+		t.Errorf("first message should be the system message with RAG and summary: %+v", a.Messages[0])
+	}
+	if len(a.Messages) != 11 || a.Messages[10].Content != a.Sections.Recent[9].Content {
+		t.Errorf("messages = %d, want system + 10 recent turns", len(a.Messages))
+	}
+}
+
+func seqsOf(ts []Turn) []int64 {
+	var s []int64
+	for _, t := range ts {
+		s = append(s, t.Seq)
+	}
+	return s
+}
+
+// The budget is never exceeded and every verbatim candidate is either shown
+// or reported dropped, whatever the budget.
+func TestAssembleBudgetAndAccounting(t *testing.T) {
+	verb := turns(21, 60, 20) // 21..30 pending, 31..60 recent window
+	var rag []RAGTurn
+	for i := 1; i <= 15; i++ {
+		rag = append(rag, RAGTurn{Seq: int64(i), Role: "user", Content: strings.Repeat("fact ", 10+i), Score: float32(20 - i)})
+	}
+	for _, budget := range []int{1, 5, 20, 50, 100, 250, 500, 1000, 2000, 5000, 20000} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			a := Assemble(AssemblyInput{Budget: budget, Strategy: StrategyRAG, RAG: rag, Summary: sampleSummary(), Verbatim: verb, MustKeepFrom: 31})
+			if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
+				t.Fatalf("context has %d tokens (usage says %d), budget %d", got, a.Usage.TotalTokens, budget)
+			}
+			if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
+				t.Fatalf("shown %d + dropped %d != %d candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
+			}
+			if a.RAGDropped+len(a.Sections.RAG) != len(rag) {
+				t.Fatalf("rag shown %d + dropped %d != %d", len(a.Sections.RAG), a.RAGDropped, len(rag))
+			}
+			// Kept verbatim turns are the newest ones, contiguous.
+			for i := 1; i < len(a.Sections.Recent); i++ {
+				if a.Sections.Recent[i].Seq != a.Sections.Recent[i-1].Seq+1 {
+					t.Fatalf("kept turns not contiguous: %v", seqsOf(a.Sections.Recent))
+				}
+			}
+			if len(a.Sections.Recent) > 0 && a.Sections.Recent[len(a.Sections.Recent)-1].Seq != 60 {
+				t.Fatalf("newest turn not kept: %v", seqsOf(a.Sections.Recent))
+			}
+		})
+	}
+}
+
+func TestAssembleRAGRankOrderWhenShort(t *testing.T) {
+	rag := []RAGTurn{
+		{Seq: 9, Role: "user", Content: "best " + strings.Repeat("x ", 30), Score: 3},
+		{Seq: 2, Role: "user", Content: "second " + strings.Repeat("y ", 30), Score: 2},
+		{Seq: 5, Role: "user", Content: "third " + strings.Repeat("z ", 30), Score: 1},
+	}
+	a := Assemble(AssemblyInput{Budget: 90, Strategy: StrategyRAG, RAG: rag, Verbatim: nil})
+	if len(a.Sections.RAG) == 0 || a.Sections.RAG[0].Seq != 9 {
+		t.Fatalf("the best hit must be kept first when the budget is short: %+v", a.Sections.RAG)
+	}
+	if len(a.Sections.RAG) == 3 {
+		t.Fatalf("budget 90 cannot hold three ~35-token hits")
+	}
+	// Laid out chronologically in the text.
+	a = Assemble(AssemblyInput{Budget: 1000, Strategy: StrategyRAG, RAG: rag})
+	if i2, i5, i9 := strings.Index(a.Context, "second"), strings.Index(a.Context, "third"), strings.Index(a.Context, "best"); !(i2 < i5 && i5 < i9) {
+		t.Errorf("RAG turns not chronological in text:\n%s", a.Context)
+	}
+}
+
+func TestFitSummaryTrimsOldestFirst(t *testing.T) {
+	s := sampleSummary()
+	for i := 0; i < 50; i++ {
+		s.Topics = append(s.Topics, fmt.Sprintf("topic number %d", i))
+	}
+	full := tokens.Count(RenderSummary(*s))
+	trimmed, text, cut := fitSummary(*s, full/2)
+	if !cut || tokens.Count(text) > full/2 {
+		t.Fatalf("trimmed to %d tokens, want ≤ %d", tokens.Count(text), full/2)
+	}
+	if last := trimmed.Topics[len(trimmed.Topics)-1]; last != "topic number 49" {
+		t.Errorf("most recent topic should survive, last is %q", last)
+	}
+	if trimmed.Narrative == "" {
+		t.Errorf("narrative should survive list trimming")
+	}
+	if len(s.Topics) != 52 {
+		t.Errorf("input summary mutated")
+	}
+}
+
+func TestToolTurnsBecomeLabelledAssistantMessages(t *testing.T) {
+	a := Assemble(AssemblyInput{Budget: 500, Verbatim: []Turn{{Seq: 1, Role: "tool", Name: "search", Content: "3 results"}}})
+	if len(a.Messages) != 1 || a.Messages[0].Role != "assistant" || a.Messages[0].Content != "[tool search] 3 results" {
+		t.Fatalf("messages = %+v", a.Messages)
+	}
+}

@@ -1,0 +1,491 @@
+// Package engine is contextd's use-case layer: it validates requests,
+// appends turns, and assembles the token-budgeted context from the store,
+// the summary and retrieval. The HTTP API and the eval harness both call it,
+// so the eval measures exactly what the service serves.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/truncation"
+)
+
+// Strategies.
+const (
+	StrategyNone           = "none"
+	StrategyRunningSummary = "running_summary"
+	StrategyRAG            = "rag_augmented"
+)
+
+// Degraded reasons reported in answers.
+const (
+	DegradedVectorStore  = "vector_store_unavailable"
+	DegradedEmbedder     = "embedder_unavailable"
+	DegradedEmptyQuery   = "empty_query"
+	DegradedSummaryStale = "summary_stale"
+	DegradedSummaryWait  = "summary_wait_timeout"
+	DegradedStorage      = "storage_unavailable"
+)
+
+// Retriever finds past turns relevant to a query (rag.Retriever).
+type Retriever interface {
+	Retrieve(ctx context.Context, req rag.Request) ([]rag.Turn, error)
+}
+
+// Summaries extends chat summaries (memory/worker.Worker).
+type Summaries interface {
+	Extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error)
+	Kick()
+}
+
+// Kicker wakes a background worker (the indexer).
+type Kicker interface{ Kick() }
+
+// Service is the use-case layer. Retriever, Summaries and Indexer may be nil
+// (no vector store; no background summarisation; no indexing).
+type Service struct {
+	Config    *config.Config
+	Store     memory.Store
+	Index     rag.Index
+	Retriever Retriever
+	Summaries Summaries
+	Indexer   Kicker
+	// Scorer and Condenser back the semantic and llm truncation strategies.
+	Scorer    truncation.Scorer
+	Condenser truncation.Condenser
+	Logger    *slog.Logger
+	Now       func() time.Time
+	// Observe, when set, is told about every assembled context (metrics).
+	Observe func(agent string, a *ContextResult)
+}
+
+// Limits on identifiers and the query.
+const (
+	maxIDBytes       = 256
+	maxQueryBytes    = 8 << 10 // longer queries are cut, not rejected
+	maxPendingLoad   = 400     // unsummarised turns loaded per request at most
+	maxNoneLoad      = 1000    // strategy none: newest turns considered at most
+	summaryWaitLimit = 30 * time.Second
+)
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// InMessage is a message as a client sends it.
+type InMessage struct {
+	ID        string         `json:"id"`
+	Role      string         `json:"role"`
+	Name      string         `json:"name"`
+	Content   string         `json:"content"`
+	CreatedAt *time.Time     `json:"created_at"`
+	Metadata  map[string]any `json:"metadata"`
+}
+
+// AppendInput is the body of POST /v1/chats/{id}/messages.
+type AppendInput struct {
+	UserID   string      `json:"user_id"`
+	Agent    string      `json:"agent"`
+	Messages []InMessage `json:"messages"`
+}
+
+// AppendOutput is the answer to an append.
+type AppendOutput struct {
+	ChatID     string              `json:"chat_id"`
+	Appended   int                 `json:"appended"`
+	Duplicates int                 `json:"duplicates"`
+	LastSeq    int64               `json:"last_seq"`
+	Messages   []memory.MessageRef `json:"messages"`
+}
+
+// ValidateID checks a chat, user or agent id.
+func ValidateID(field, v string, required bool) error {
+	if v == "" {
+		if required {
+			return invalid(field, "missing_field", "is required")
+		}
+		return nil
+	}
+	if len(v) > maxIDBytes {
+		return invalid(field, "invalid_id", "is longer than %d bytes", maxIDBytes)
+	}
+	if !utf8.ValidString(v) {
+		return invalid(field, "invalid_utf8", "is not valid UTF-8")
+	}
+	if strings.TrimSpace(v) == "" {
+		return invalid(field, "invalid_id", "is blank")
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) {
+			return invalid(field, "invalid_id", "contains control characters")
+		}
+	}
+	return nil
+}
+
+func (s *Service) maxMessages() int {
+	if n := s.Config.Server.MaxMessagesPerRequest; n > 0 {
+		return n
+	}
+	return 1000
+}
+
+func (s *Service) maxMessageBytes() int {
+	if n := s.Config.Server.MaxMessageBytes; n > 0 {
+		return n
+	}
+	return 256 << 10
+}
+
+// validateMessages turns client messages into store messages, rejecting the
+// whole batch on the first bad one so nothing is half-stored.
+func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Message, error) {
+	if len(in) > s.maxMessages() {
+		return nil, tooLarge(field, "holds %d messages; at most %d per request", len(in), s.maxMessages())
+	}
+	out := make([]memory.Message, 0, len(in))
+	for i, m := range in {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		role := memory.Role(m.Role)
+		if m.Role == "" {
+			return nil, invalid(f+".role", "missing_field", "is required (user, assistant, system or tool)")
+		}
+		if !role.Valid() {
+			return nil, invalid(f+".role", "invalid_role", "%q is not one of user, assistant, system, tool", truncateForError(m.Role))
+		}
+		if !utf8.ValidString(m.Content) {
+			return nil, invalid(f+".content", "invalid_utf8", "is not valid UTF-8")
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			return nil, invalid(f+".content", "empty_content", "is empty")
+		}
+		if len(m.Content) > s.maxMessageBytes() {
+			return nil, tooLarge(f+".content", "is %d bytes; at most %d per message (server.max_message_bytes)", len(m.Content), s.maxMessageBytes())
+		}
+		if m.ID != "" {
+			if err := ValidateID(f+".id", m.ID, false); err != nil {
+				return nil, err
+			}
+		}
+		if err := ValidateID(f+".name", m.Name, false); err != nil {
+			return nil, err
+		}
+		msg := memory.Message{ID: m.ID, Role: role, Name: m.Name, Content: m.Content, Metadata: m.Metadata}
+		if m.CreatedAt != nil {
+			msg.CreatedAt = m.CreatedAt.UTC()
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+func truncateForError(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// Append validates and stores messages of one chat.
+func (s *Service) Append(ctx context.Context, tenant, chatID string, in AppendInput) (AppendOutput, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return AppendOutput{}, err
+	}
+	if err := ValidateID("user_id", in.UserID, false); err != nil {
+		return AppendOutput{}, err
+	}
+	if err := ValidateID("agent", in.Agent, false); err != nil {
+		return AppendOutput{}, err
+	}
+	if len(in.Messages) == 0 {
+		return AppendOutput{}, invalid("messages", "missing_field", "must hold at least one message")
+	}
+	msgs, err := s.validateMessages("messages", in.Messages)
+	if err != nil {
+		return AppendOutput{}, err
+	}
+	return s.appendValid(ctx, tenant, chatID, in.UserID, in.Agent, msgs)
+}
+
+func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent string, msgs []memory.Message) (AppendOutput, error) {
+	if agent == "" {
+		agent = memory.DefaultAgent
+	}
+	res, err := s.Store.Append(ctx, memory.AppendRequest{
+		Chat: memory.ChatKey{Tenant: tenant, ChatID: chatID}, UserID: userID, Agent: agent, Messages: msgs,
+	})
+	if err != nil {
+		return AppendOutput{}, storeErr("append", err)
+	}
+	if res.Appended > 0 {
+		if s.Indexer != nil && s.Config.Agent(res.Chat.Agent).Memory.StoreTurns {
+			s.Indexer.Kick()
+		}
+		if s.Summaries != nil {
+			s.Summaries.Kick()
+		}
+	}
+	refs := res.Messages
+	if refs == nil {
+		refs = []memory.MessageRef{}
+	}
+	return AppendOutput{ChatID: chatID, Appended: res.Appended, Duplicates: res.Duplicates, LastSeq: res.LastSeq, Messages: refs}, nil
+}
+
+// storeErr maps store errors to client errors.
+func storeErr(op string, err error) error {
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return notFound("chat")
+	case errors.Is(err, memory.ErrConflict):
+		return &Error{Kind: KindConflict, Code: "conflict", Message: err.Error(), Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Kind: KindUnavailable, Code: "timeout", Message: op + " timed out", Err: err}
+	case errors.Is(err, memory.ErrUnavailable):
+		return unavailable("storage", err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Messages lists a chat's messages after a seq.
+func (s *Service) Messages(ctx context.Context, tenant, chatID string, afterSeq int64, limit int) ([]memory.Message, int64, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, 0, err
+	}
+	if afterSeq < 0 {
+		return nil, 0, invalid("after_seq", "invalid_value", "must be ≥ 0")
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
+	}
+	msgs, err := s.Store.Messages(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, afterSeq, limit)
+	if err != nil {
+		return nil, 0, storeErr("list messages", err)
+	}
+	next := afterSeq
+	if len(msgs) > 0 {
+		next = msgs[len(msgs)-1].Seq
+	}
+	return msgs, next, nil
+}
+
+// SummaryOf returns a chat's head summary and its chain.
+func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, nil, err
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	chat, err := s.Store.Chat(ctx, key)
+	if err != nil {
+		return nil, nil, storeErr("read chat", err)
+	}
+	chain, err := s.Store.SummaryChain(ctx, key)
+	if err != nil {
+		return nil, nil, storeErr("read summary", err)
+	}
+	if chain == nil {
+		chain = []memory.SummaryRecord{}
+	}
+	for i := range chain {
+		chain[i].Summary.Normalize()
+	}
+	if len(chain) == 0 {
+		return nil, chain, nil
+	}
+	head := chain[0].Summary
+	head.Stale = s.isStale(chat, head)
+	return &head, chain, nil
+}
+
+// isStale: the summary does not reach the recent window, or it was written
+// with prompts other than the agent's current ones.
+func (s *Service) isStale(chat memory.Chat, sum memory.Summary) bool {
+	mem := s.Config.Agent(chat.Agent).Memory
+	windowStart := chat.LastSeq - int64(mem.SummaryRecentTurns) + 1
+	return sum.CoveredToSeq < windowStart-1 || sum.Stale
+}
+
+// RefreshSummary forces a summary extension now.
+func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*memory.Summary, []string, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, nil, err
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	if _, err := s.Store.Chat(ctx, key); err != nil {
+		return nil, nil, storeErr("read chat", err)
+	}
+	if s.Summaries == nil {
+		return nil, nil, &Error{Kind: KindNotImplemented, Code: "summaries_disabled", Message: "background summarisation is not running"}
+	}
+	rec, degraded, err := s.Summaries.Extend(ctx, key, true)
+	if err != nil {
+		return nil, degraded, storeErr("refresh summary", err)
+	}
+	if rec == nil {
+		head, err := s.Store.SummaryHead(ctx, key)
+		if err != nil {
+			return nil, degraded, storeErr("read summary", err)
+		}
+		if head == nil {
+			return nil, degraded, nil
+		}
+		rec = head
+	}
+	sum := rec.Summary
+	sum.Normalize()
+	return &sum, degraded, nil
+}
+
+// DeleteChat erases a chat from every store: vectors first, so that a
+// failing index leaves the chat intact and the delete can be retried.
+func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return err
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	if _, err := s.Store.Chat(ctx, key); err != nil {
+		return storeErr("read chat", err)
+	}
+	if s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+			return unavailable("vector store", err)
+		}
+	}
+	if err := s.Store.DeleteChat(ctx, key); err != nil {
+		return storeErr("delete chat", err)
+	}
+	// A turn indexed between the two deletes would survive: sweep again.
+	if s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+			return unavailable("vector store", err)
+		}
+	}
+	return nil
+}
+
+// DeleteUser erases every chat of a user; it returns how many.
+func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, error) {
+	if err := ValidateID("user_id", userID, true); err != nil {
+		return 0, err
+	}
+	ids, err := s.Store.ChatsOfUser(ctx, tenant, userID)
+	if err != nil {
+		return 0, storeErr("list chats", err)
+	}
+	if len(ids) == 0 {
+		return 0, notFound("user")
+	}
+	if s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
+			return 0, unavailable("vector store", err)
+		}
+	}
+	n := 0
+	for _, id := range ids {
+		err := s.Store.DeleteChat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+		if err != nil && !errors.Is(err, memory.ErrNotFound) {
+			return n, storeErr("delete chat", err)
+		}
+		n++
+	}
+	if s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
+			return n, unavailable("vector store", err)
+		}
+	}
+	return n, nil
+}
+
+// SearchInput is the body of POST /v1/search.
+type SearchInput struct {
+	Query  string `json:"query"`
+	ChatID string `json:"chat_id"`
+	UserID string `json:"user_id"`
+	K      int    `json:"k"`
+}
+
+// SearchHit is one /v1/search hit.
+type SearchHit struct {
+	ChatID    string    `json:"chat_id"`
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Content   string    `json:"content"`
+	Score     float32   `json:"score"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Search runs retrieval over a chat, a user's chats, or the tenant.
+func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]SearchHit, error) {
+	if !utf8.ValidString(in.Query) {
+		return nil, invalid("query", "invalid_utf8", "is not valid UTF-8")
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, invalid("query", "missing_field", "is required")
+	}
+	if err := ValidateID("chat_id", in.ChatID, false); err != nil {
+		return nil, err
+	}
+	if err := ValidateID("user_id", in.UserID, false); err != nil {
+		return nil, err
+	}
+	if in.K < 0 || in.K > 100 {
+		return nil, invalid("k", "invalid_value", "must be between 1 and 100")
+	}
+	if in.K == 0 {
+		in.K = 10
+	}
+	if s.Retriever == nil {
+		return nil, unavailable("vector store", errors.New("vector.driver is none"))
+	}
+	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: cutQuery(in.Query), K: in.K, Scope: "tenant"}
+	if in.ChatID != "" {
+		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
+		chat, err := s.Store.Chat(ctx, key)
+		if err != nil {
+			return nil, storeErr("read chat", err)
+		}
+		req.ChatID, req.Scope, req.Agent = chat.ID, "chat", ""
+	} else if in.UserID != "" {
+		req.Scope = "user"
+	}
+	turns, err := s.Retriever.Retrieve(ctx, req)
+	if err != nil {
+		return nil, unavailable("vector store", err)
+	}
+	hits := make([]SearchHit, 0, len(turns))
+	for _, t := range turns {
+		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: t.Content, Score: t.Score, CreatedAt: t.CreatedAt})
+	}
+	return hits, nil
+}
+
+func cutQuery(q string) string {
+	if len(q) <= maxQueryBytes {
+		return q
+	}
+	q = q[:maxQueryBytes]
+	for len(q) > 0 && !utf8.ValidString(q) {
+		q = q[:len(q)-1]
+	}
+	return q
+}

@@ -1,0 +1,113 @@
+package eval
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/contextd/contextd/internal/tokens"
+)
+
+// packed is a baseline's choice of turns (indices into the conversation).
+type packed struct {
+	turns  []int
+	tokens int
+}
+
+// turnCost is what a turn costs in a packed context: its text and a newline.
+func turnCost(text string) int { return tokens.Count(text) + 1 }
+
+// recency keeps the last turns that fit the budget.
+func recency(costs []int, budget int) packed {
+	var p packed
+	for i := len(costs) - 1; i >= 0; i-- {
+		if p.tokens+costs[i] > budget {
+			break
+		}
+		p.tokens += costs[i]
+		p.turns = append(p.turns, i)
+	}
+	return p
+}
+
+// bm25 is classic Okapi BM25 (k1 1.5, b 0.75) over lowercase alphanumeric
+// words, with no stemming and no stopwords: the plain baseline.
+type bm25 struct {
+	docs  []map[string]int
+	lens  []int
+	avg   float64
+	df    map[string]int
+	k1, b float64
+}
+
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+func newBM25(texts []string) *bm25 {
+	m := &bm25{df: map[string]int{}, k1: 1.5, b: 0.75}
+	total := 0
+	for _, t := range texts {
+		tf := map[string]int{}
+		ws := words(t)
+		for _, w := range ws {
+			tf[w]++
+		}
+		for w := range tf {
+			m.df[w]++
+		}
+		m.docs = append(m.docs, tf)
+		m.lens = append(m.lens, len(ws))
+		total += len(ws)
+	}
+	if len(texts) > 0 {
+		m.avg = float64(total) / float64(len(texts))
+	}
+	return m
+}
+
+func (m *bm25) rank(query string) []int {
+	n := float64(len(m.docs))
+	q := map[string]bool{}
+	for _, w := range words(query) {
+		q[w] = true
+	}
+	scores := make([]float64, len(m.docs))
+	for w := range q {
+		df := float64(m.df[w])
+		if df == 0 {
+			continue
+		}
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for i, d := range m.docs {
+			tf := float64(d[w])
+			if tf == 0 {
+				continue
+			}
+			scores[i] += idf * tf * (m.k1 + 1) / (tf + m.k1*(1-m.b+m.b*float64(m.lens[i])/m.avg))
+		}
+	}
+	idx := make([]int, 0, len(m.docs))
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	return idx
+}
+
+// bm25Fill packs turns in BM25 order until the budget is full (a turn too
+// large for what is left is skipped, so smaller ones can still fill it).
+func bm25Fill(m *bm25, costs []int, query string, budget int) packed {
+	var p packed
+	for _, i := range m.rank(query) {
+		if p.tokens+costs[i] > budget {
+			continue
+		}
+		p.tokens += costs[i]
+		p.turns = append(p.turns, i)
+	}
+	return p
+}

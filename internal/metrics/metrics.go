@@ -1,0 +1,101 @@
+// Package metrics holds contextd's Prometheus metrics on a registry of its
+// own (no global state), so tests and several servers in one process do not
+// collide. Nothing is sent anywhere: /metrics is scraped.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are contextd's metrics.
+type Metrics struct {
+	Registry        *prometheus.Registry
+	RequestDuration *prometheus.HistogramVec
+	AppendedTurns   prometheus.Counter
+	ContextTokens   *prometheus.HistogramVec
+	Retrieval       prometheus.Histogram
+	Assembly        prometheus.Histogram
+	SummaryJobs     *prometheus.CounterVec
+	LLMTokens       *prometheus.CounterVec
+	Degraded        *prometheus.CounterVec
+	RateLimited     *prometheus.CounterVec
+	BackendUp       *prometheus.GaugeVec
+}
+
+// New creates the metrics on a fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "contextd_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"route", "method", "status"}),
+		AppendedTurns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contextd_appended_turns_total", Help: "Turns stored (duplicates excluded).",
+		}),
+		ContextTokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "contextd_context_tokens", Help: "Tokens in assembled contexts by section.",
+			Buckets: prometheus.ExponentialBuckets(16, 2, 12),
+		}, []string{"section"}),
+		Retrieval: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "contextd_retrieval_duration_seconds", Help: "Retrieval latency within /v1/context.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .002, .005, .01, .025, .05, .1, .5, 1},
+		}),
+		Assembly: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "contextd_assembly_duration_seconds", Help: "Context assembly latency (without retrieval).",
+			Buckets: []float64{.0001, .00025, .0005, .001, .002, .005, .01, .025, .05},
+		}),
+		SummaryJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_summary_jobs_total", Help: "Summary extensions by outcome.",
+		}, []string{"outcome"}),
+		LLMTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_llm_tokens_total", Help: "LLM tokens by tenant and direction (in, out).",
+		}, []string{"tenant", "direction"}),
+		Degraded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_degraded_answers_total", Help: "Context answers that took a fallback, by reason.",
+		}, []string{"reason"}),
+		RateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_rate_limited_total", Help: "Requests refused by the per-tenant rate limit.",
+		}, []string{"tenant"}),
+		BackendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "contextd_backend_up", Help: "1 when the backend answers, 0 when degraded or down.",
+		}, []string{"backend"}),
+	}
+	m.Registry.MustRegister(m.RequestDuration, m.AppendedTurns, m.ContextTokens, m.Retrieval, m.Assembly,
+		m.SummaryJobs, m.LLMTokens, m.Degraded, m.RateLimited, m.BackendUp,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// Backlog registers gauges of the derived backlogs, read at scrape time.
+func (m *Metrics) Backlog(read func(ctx context.Context) (unindexed, unsummarised int64, err error)) {
+	get := func(which int) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			u, s, err := read(ctx)
+			if err != nil {
+				return -1
+			}
+			if which == 0 {
+				return float64(u)
+			}
+			return float64(s)
+		}
+	}
+	m.Registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_backlog_unindexed_turns", Help: "Stored turns not yet in the vector index (-1: store unreachable)."}, get(0)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_backlog_unsummarised_turns", Help: "Stored turns not yet covered by a summary (-1: store unreachable)."}, get(1)),
+	)
+}

@@ -1,0 +1,250 @@
+package rag
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// MaxQueryBytes caps the query text that is embedded and encoded; a longer
+// query is truncated (at a rune boundary), not rejected.
+const MaxQueryBytes = 8 << 10
+
+// Retriever serves /v1/context's RAG section and /v1/search: it embeds the
+// query, asks the index for hybrid hits in scope, drops turns the caller
+// already shows verbatim, and adds neighbouring turns from the store.
+type Retriever struct {
+	Embedder Embedder
+	Sparse   *SparseEncoder // nil: default parameters
+	Index    Index
+	Store    memory.Store // for neighbours; nil: no neighbours
+}
+
+// Request is one retrieval.
+type Request struct {
+	Tenant, ChatID, UserID, Agent, Query string
+	// K is the number of hits wanted (neighbours come on top); default 5.
+	K int
+	// Threshold drops dense candidates with a lower cosine similarity
+	// (sparse matches are kept); 0 = none.
+	Threshold float32
+	// Scope is "chat" (default: this chat only) or "user" (every chat of
+	// UserID in the tenant, this one included; falls back to "chat" when
+	// UserID is empty).
+	Scope string
+	// Neighbors adds up to this many turns on each side of every hit.
+	Neighbors int
+	// ExcludeFromSeq: turns of THIS chat with seq >= it are in the caller's
+	// recent window and are never returned (0 = exclude nothing).
+	ExcludeFromSeq int64
+}
+
+// Turn is one retrieved turn.
+type Turn struct {
+	ChatID    string
+	Seq       int64
+	Role      string
+	Content   string
+	CreatedAt time.Time
+	// Score is the fused RRF score of a hit; a neighbour carries the score
+	// of the best hit it accompanies, so packing by score keeps it with it.
+	Score float32
+	// Similarity is the hit's cosine similarity to the query when the dense
+	// side ranked it (0 for sparse-only hits and neighbours).
+	Similarity float32
+	// Neighbor marks a turn added for context around a hit.
+	Neighbor bool
+}
+
+// Scope values.
+const (
+	ScopeChat = "chat"
+	ScopeUser = "user"
+)
+
+// DefaultK is the number of hits when a request names none.
+const DefaultK = 5
+
+// Retrieve returns the hits for req plus their neighbours, in chronological
+// order (CreatedAt, then chat, then seq); callers that pack under a budget
+// sort by Score. Failures wrap ErrEmbedder or ErrIndexUnavailable so the
+// caller can report the degraded reason.
+func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
+	if req.Tenant == "" {
+		return nil, errors.New("retrieve: tenant is required")
+	}
+	f := Filter{Tenant: req.Tenant, Agent: req.Agent}
+	if req.Scope == ScopeUser && req.UserID != "" {
+		f.UserID = req.UserID
+	} else {
+		if req.ChatID == "" {
+			return nil, errors.New("retrieve: chat_id is required for chat scope")
+		}
+		f.ChatIDs = []string{req.ChatID}
+	}
+	k := req.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	excluded := func(chat string, seq int64) bool {
+		return req.ExcludeFromSeq > 0 && chat == req.ChatID && seq >= req.ExcludeFromSeq
+	}
+	hits, err := r.search(ctx, f, req.Query, k, req.Threshold, excluded)
+	if err != nil || len(hits) == 0 {
+		return hits, err
+	}
+	if req.Neighbors > 0 && r.Store != nil {
+		if hits, err = r.addNeighbors(ctx, req.Tenant, hits, req.Neighbors, excluded); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(hits, func(a, b Turn) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq))
+	})
+	return hits, nil
+}
+
+// SearchRequest is one /v1/search: scoped to a chat when ChatID is set,
+// else to a user's chats when UserID is set, else to the whole tenant.
+type SearchRequest struct {
+	Tenant, ChatID, UserID, Query string
+	K                             int
+	Threshold                     float32
+}
+
+// Search returns up to K hits, best first (no neighbours, no exclusions).
+func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, error) {
+	if req.Tenant == "" {
+		return nil, errors.New("search: tenant is required")
+	}
+	f := Filter{Tenant: req.Tenant, UserID: req.UserID}
+	if req.ChatID != "" {
+		f.ChatIDs = []string{req.ChatID}
+	}
+	k := req.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	return r.search(ctx, f, req.Query, k, req.Threshold, nil)
+}
+
+// search runs the hybrid query, over-fetching until k hits survive the
+// exclusion (or the index has nothing more). Hits come best first.
+func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, threshold float32,
+	excluded func(string, int64) bool) ([]Turn, error) {
+	query = TruncateQuery(query)
+	if strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	dense, err := r.Embedder.EmbedQuery(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", asEmbedderErr(err))
+	}
+	sparse := r.Sparse.EncodeQuery(query)
+
+	// The recent window is usually small (tens of turns): ask for k plus a
+	// margin, and widen when exclusions ate too many.
+	limit := k
+	if excluded != nil {
+		limit = 2*k + 16
+	}
+	for attempt := 0; ; attempt++ {
+		hits, err := r.Index.Query(ctx, Query{Filter: f, Dense: dense, Sparse: sparse, Limit: limit, ScoreThreshold: threshold})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
+		}
+		out := make([]Turn, 0, k)
+		for _, h := range hits {
+			if excluded != nil && excluded(h.ChatID, h.Seq) {
+				continue
+			}
+			out = append(out, Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
+				CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore})
+			if len(out) == k {
+				break
+			}
+		}
+		if len(out) == k || len(hits) < limit || attempt == 3 {
+			return out, nil
+		}
+		limit *= 4
+	}
+}
+
+// addNeighbors adds the turns within n seqs of each hit (same chat), not
+// excluded and not already present, fetched from the store.
+func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn, n int,
+	excluded func(string, int64) bool) ([]Turn, error) {
+	type key struct {
+		chat string
+		seq  int64
+	}
+	have := make(map[key]bool, len(hits))
+	for _, h := range hits {
+		have[key{h.ChatID, h.Seq}] = true
+	}
+	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
+	for _, h := range hits {
+		for d := int64(-n); d <= int64(n); d++ {
+			s := h.Seq + d
+			if d == 0 || s < 1 || have[key{h.ChatID, s}] || excluded(h.ChatID, s) {
+				continue
+			}
+			m := want[h.ChatID]
+			if m == nil {
+				m = map[int64]float32{}
+				want[h.ChatID] = m
+			}
+			m[s] = max(m[s], h.Score)
+		}
+	}
+	chats := make([]string, 0, len(want))
+	for c := range want {
+		chats = append(chats, c)
+	}
+	slices.Sort(chats)
+	for _, chat := range chats {
+		seqs := make([]int64, 0, len(want[chat]))
+		for s := range want[chat] {
+			seqs = append(seqs, s)
+		}
+		slices.Sort(seqs)
+		msgs, err := r.Store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, seqs)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue // chat deleted meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("retrieve: neighbours of chat %s: %w", chat, err)
+		}
+		for _, m := range msgs {
+			score, ok := want[chat][m.Seq]
+			if !ok || have[key{chat, m.Seq}] {
+				continue
+			}
+			have[key{chat, m.Seq}] = true
+			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+				CreatedAt: m.CreatedAt, Score: score, Neighbor: true})
+		}
+	}
+	return hits, nil
+}
+
+// TruncateQuery cuts q to MaxQueryBytes at a rune boundary.
+func TruncateQuery(q string) string {
+	if len(q) <= MaxQueryBytes {
+		return q
+	}
+	cut := MaxQueryBytes
+	// Back up to the start of the rune the cut falls in (at most 3 bytes).
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(q[cut]); i++ {
+		cut--
+	}
+	return q[:cut]
+}

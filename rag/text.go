@@ -1,0 +1,81 @@
+package rag
+
+import (
+	"strings"
+	"unicode"
+)
+
+// words splits text into lowercase runs of unicode letters and digits.
+// Scripts written without spaces (Han, Hiragana, Katakana) are emitted as
+// overlapping character bigrams (a lone character as itself), so that
+// lexical matching works on them at all.
+func words(text string) []string {
+	var out []string
+	var cur strings.Builder
+	var cjk []rune
+	flushWord := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+	}
+	flushCJK := func() {
+		switch len(cjk) {
+		case 0:
+		case 1:
+			out = append(out, string(cjk))
+		default:
+			for i := 0; i+1 < len(cjk); i++ {
+				out = append(out, string(cjk[i:i+2]))
+			}
+		}
+		cjk = cjk[:0]
+	}
+	for _, r := range text {
+		switch {
+		case isCJK(r):
+			flushWord()
+			cjk = append(cjk, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			flushCJK()
+			cur.WriteRune(unicode.ToLower(r))
+		default:
+			flushWord()
+			flushCJK()
+		}
+	}
+	flushWord()
+	flushCJK()
+	return out
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+}
+
+// fnv1a64 is FNV-1a over s, starting from seed (pass fnvOffset64 for the
+// standard hash); inlined so hashing n-grams allocates nothing.
+func fnv1a64(seed uint64, s string) uint64 {
+	h := seed
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func fnv1a32(s string) uint32 {
+	h := uint32(fnvOffset32)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= fnvPrime32
+	}
+	return h
+}
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+	fnvOffset32 = 2166136261
+	fnvPrime32  = 16777619
+)

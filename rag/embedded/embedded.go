@@ -59,7 +59,7 @@ type tenant struct {
 // scoped to a chat touches only that chat.
 type chat struct {
 	entries  []*entry
-	bySeq    map[int64]int                // seq -> position in entries
+	bySeq    map[int64]int                 // seq -> position in entries
 	postings map[uint32]map[*entry]float32 // term -> entry -> doc weight
 }
 

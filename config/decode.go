@@ -515,6 +515,9 @@ func (d *decoder) strings(dst *[]string, nonEmptyItems bool) handler {
 			out = append(out, s)
 		}
 		if good {
+			if len(out) == 0 {
+				out = nil // [] and null both mean "none"
+			}
 			*dst = out
 		}
 	}
@@ -606,7 +609,7 @@ func (d *decoder) cidrs(dst *[]string) handler {
 			return
 		}
 		seq := resolve(n)
-		out := make([]string, 0, len(raw))
+		var out []string
 		good := true
 		for i, s := range raw {
 			s = strings.TrimSpace(s)

@@ -343,8 +343,9 @@ func (d *decoder) agents(n *yaml.Node, path string, c *Config) {
 			Filters: cloneFilters(c.Supervisor.Filters),
 			Prompts: c.Supervisor.Prompts,
 		}
+		var nameVal *yaml.Node
 		present := d.mapping(it, ip, fields{
-			"name": d.str(&a.Name),
+			"name": func(v *yaml.Node, p string) { nameVal = v; d.str(&a.Name)(v, p) },
 			"memory": func(v *yaml.Node, p string) {
 				d.mapping(v, p, d.memoryFields(&a.Memory))
 			},
@@ -368,7 +369,7 @@ func (d *decoder) agents(n *yaml.Node, path string, c *Config) {
 			continue
 		}
 		if line, dup := firstLine[a.Name]; dup {
-			d.fail(nameKey, ip+".name", "duplicate agent name %q (first defined at line %d)", a.Name, line)
+			d.fail(nameKey, ip+".name", "duplicate agent name %s (first defined at line %d)", describe(nameVal), line)
 			continue
 		}
 		firstLine[a.Name] = nameKey.Line

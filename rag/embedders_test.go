@@ -1,0 +1,387 @@
+package rag_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/rag"
+)
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+func TestHashingEmbedder(t *testing.T) {
+	ctx := context.Background()
+	h := rag.NewHashingEmbedder(0)
+	if h.Dimensions() != 384 {
+		t.Fatalf("default dim %d, want 384", h.Dimensions())
+	}
+	a1, _ := h.EmbedQuery(ctx, "The deployment to staging failed with a timeout")
+	a2, _ := rag.NewHashingEmbedder(384).EmbedQuery(ctx, "The deployment to staging failed with a timeout")
+	if len(a1) != 384 {
+		t.Fatalf("len %d", len(a1))
+	}
+	for i := range a1 {
+		if a1[i] != a2[i] {
+			t.Fatalf("not deterministic at %d: %v vs %v", i, a1[i], a2[i])
+		}
+	}
+	if n := norm(a1); math.Abs(n-1) > 1e-5 {
+		t.Errorf("norm %v, want 1", n)
+	}
+	if z, _ := h.EmbedQuery(ctx, "  ... !!! "); norm(z) != 0 {
+		t.Errorf("punctuation-only text should embed to zero, norm %v", norm(z))
+	}
+	docs, err := h.EmbedDocuments(ctx, []string{"one", "two", ""})
+	if err != nil || len(docs) != 3 {
+		t.Fatalf("EmbedDocuments: %d %v", len(docs), err)
+	}
+
+	// Case and punctuation do not matter; word order does not either.
+	b, _ := h.EmbedQuery(ctx, "timeout, FAILED: staging deployment the to with a")
+	if c := rag.Cosine(a1, b); c < 0.999 {
+		t.Errorf("same bag of words cosine %v, want ~1", c)
+	}
+
+	for _, tc := range []struct{ q, near, far string }{
+		{"deployment failed on staging", "the staging deploy failed again", "I like pancakes with maple syrup"},
+		{"postgres connection pool exhausted", "the connection pool of postgres is exhausted", "let's plan the birthday party"},
+		{"configuring kubernetes ingress", "how do I configure an ingress in Kubernetes?", "the cat sat on the mat"},
+		{"Grüße aus München", "viele Grüße aus München", "good morning everyone"},
+		{"東京の天気", "東京の天気は晴れです", "the weather in Paris"},
+	} {
+		q, _ := h.EmbedQuery(ctx, tc.q)
+		n, _ := h.EmbedQuery(ctx, tc.near)
+		f, _ := h.EmbedQuery(ctx, tc.far)
+		if cn, cf := rag.Cosine(q, n), rag.Cosine(q, f); cn <= cf+0.2 {
+			t.Errorf("%q: similar %v not clearly closer than unrelated %v", tc.q, cn, cf)
+		}
+	}
+	// Word fragments: an inflected form is closer than an unrelated word.
+	q, _ := h.EmbedQuery(ctx, "deployments")
+	n, _ := h.EmbedQuery(ctx, "deploying")
+	f, _ := h.EmbedQuery(ctx, "breakfast")
+	if rag.Cosine(q, n) <= rag.Cosine(q, f) {
+		t.Errorf("n-grams: deployments~deploying %v <= deployments~breakfast %v", rag.Cosine(q, n), rag.Cosine(q, f))
+	}
+}
+
+func TestSparseEncoder(t *testing.T) {
+	enc := rag.NewSparseEncoder()
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"The deployments are running", []string{"deployment", "run"}},
+		{"Queries configured; configuring CONFIGURE", []string{"query", "configur", "configur", "configur"}},
+		{"it is what it is", nil},
+		{"Indexed indexes index", []string{"index", "index", "index"}},
+		{"class glass bus", []string{"class", "glass", "bus"}},
+		{"Grüße 東京の天気", []string{"grüße", "東京", "京の", "の天", "天気"}},
+		{"I'm OK, v2 42", []string{"v2", "42"}},
+	} {
+		got := rag.Terms(tc.in)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+
+	doc := enc.EncodeDocument("error error error timeout in the deploy")
+	checkSorted(t, doc)
+	if len(doc.Indices) != 3 {
+		t.Fatalf("doc terms %d, want 3 (error, timeout, deploy)", len(doc.Indices))
+	}
+	w := weights(doc)
+	we, wt := w[rag.TermID("error")], w[rag.TermID("timeout")]
+	if !(we > wt) || we >= float32(rag.DefaultK1+1) {
+		t.Errorf("BM25 tf saturation: w(error,tf=3)=%v w(timeout,tf=1)=%v, want w3 > w1 and w3 < k1+1", we, wt)
+	}
+	// tf=1 in a 5-term doc: 2.2/(1+1.2*(0.25+0.75*5/24)).
+	if want := 2.2 / (1 + 1.2*(0.25+0.75*5.0/24)); math.Abs(float64(wt)-want) > 1e-5 {
+		t.Errorf("w(timeout) = %v, want %v", wt, want)
+	}
+	long := enc.EncodeDocument("timeout " + strings.Repeat("filler words here ", 20))
+	if lw := weights(long)[rag.TermID("timeout")]; lw >= wt {
+		t.Errorf("longer document should weigh a tf=1 term less: %v >= %v", lw, wt)
+	}
+
+	q := enc.EncodeQuery("Timeout timeouts? the deploy")
+	checkSorted(t, q)
+	if len(q.Indices) != 2 {
+		t.Fatalf("query terms %d, want 2", len(q.Indices))
+	}
+	for _, v := range q.Values {
+		if v != 1 {
+			t.Errorf("query weight %v, want 1", v)
+		}
+	}
+	if e := enc.EncodeQuery("the and of"); len(e.Indices) != 0 {
+		t.Errorf("stopword query gave %d terms", len(e.Indices))
+	}
+	var nilEnc *rag.SparseEncoder
+	if got := nilEnc.EncodeDocument("error error error timeout in the deploy"); !equalSparse(got, doc) {
+		t.Error("nil encoder differs from default encoder")
+	}
+}
+
+func weights(s rag.SparseVector) map[uint32]float32 {
+	m := map[uint32]float32{}
+	for i, id := range s.Indices {
+		m[id] = s.Values[i]
+	}
+	return m
+}
+
+func equalSparse(a, b rag.SparseVector) bool {
+	if len(a.Indices) != len(b.Indices) {
+		return false
+	}
+	for i := range a.Indices {
+		if a.Indices[i] != b.Indices[i] || a.Values[i] != b.Values[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func checkSorted(t *testing.T, s rag.SparseVector) {
+	t.Helper()
+	if len(s.Indices) != len(s.Values) {
+		t.Fatalf("indices %d values %d", len(s.Indices), len(s.Values))
+	}
+	for i := 1; i < len(s.Indices); i++ {
+		if s.Indices[i] <= s.Indices[i-1] {
+			t.Fatalf("indices not sorted unique: %v", s.Indices)
+		}
+	}
+}
+
+func TestTruncateQuery(t *testing.T) {
+	short := "hello"
+	if rag.TruncateQuery(short) != short {
+		t.Error("short query changed")
+	}
+	long := strings.Repeat("é", rag.MaxQueryBytes) // 2 bytes each
+	got := rag.TruncateQuery(long + "x")
+	if len(got) > rag.MaxQueryBytes || len(got) < rag.MaxQueryBytes-3 || !strings.HasPrefix(long, got) {
+		t.Errorf("truncated to %d bytes", len(got))
+	}
+	odd := "x" + long // cut falls inside a rune
+	got = rag.TruncateQuery(odd)
+	if len(got) != rag.MaxQueryBytes-1 || !strings.HasPrefix(odd, got) {
+		t.Errorf("mid-rune cut: %d bytes", len(got))
+	}
+}
+
+// fakeOpenAI is an OpenAI-compatible /v1/embeddings server.
+type fakeOpenAI struct {
+	dim   int
+	mode  atomic.Value // "ok" | "count" | "dim" | "500" | "slow"
+	calls atomic.Int32
+	sizes chan int
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.calls.Add(1)
+	if r.URL.Path != "/v1/embeddings" || r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer sk-test" {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "test-embed" {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	if f.sizes != nil {
+		f.sizes <- len(req.Input)
+	}
+	mode, _ := f.mode.Load().(string)
+	switch mode {
+	case "500":
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":{"message":"boom"}}`))
+		return
+	case "slow":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+		return
+	}
+	n, dim := len(req.Input), f.dim
+	if mode == "count" {
+		n--
+	}
+	if mode == "dim" {
+		dim++
+	}
+	type item struct {
+		Object    string    `json:"object"`
+		Embedding []float32 `json:"embedding"`
+		Index     int       `json:"index"`
+	}
+	resp := struct {
+		Object string `json:"object"`
+		Data   []item `json:"data"`
+		Model  string `json:"model"`
+	}{Object: "list", Model: req.Model}
+	h := rag.NewHashingEmbedder(dim)
+	for i := 0; i < n; i++ {
+		resp.Data = append(resp.Data, item{Object: "embedding", Embedding: h.Embed(req.Input[i]), Index: i})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func TestOpenAIEmbedderThroughLangchaingo(t *testing.T) {
+	fake := &fakeOpenAI{dim: 16}
+	fake.mode.Store("ok")
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	emb, err := rag.NewOpenAIEmbedder(rag.RemoteOptions{Model: "test-embed", BaseURL: srv.URL + "/v1", APIKey: "sk-test",
+		Dimensions: 16, Timeout: 300 * time.Millisecond, BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	texts := []string{"alpha\nbeta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+	fake.sizes = make(chan int, 10)
+	vecs, err := emb.EmbedDocuments(ctx, texts)
+	if err != nil {
+		t.Fatalf("good reply: %v", err)
+	}
+	close(fake.sizes)
+	var sizes []int
+	for s := range fake.sizes {
+		sizes = append(sizes, s)
+	}
+	fake.sizes = nil
+	if len(vecs) != len(texts) || len(sizes) != 3 || sizes[0] != 3 || sizes[2] != 1 {
+		t.Fatalf("got %d vectors in batches %v, want 7 in [3 3 1]", len(vecs), sizes)
+	}
+	if texts[0] != "alpha\nbeta" {
+		t.Error("caller's slice was modified")
+	}
+	want := rag.NewHashingEmbedder(16).Embed("gamma")
+	if rag.Cosine(vecs[1], want) < 0.9999 {
+		t.Error("vectors out of order or altered")
+	}
+	q, err := emb.EmbedQuery(ctx, "gamma")
+	if err != nil || len(q) != 16 {
+		t.Fatalf("EmbedQuery: %d %v", len(q), err)
+	}
+
+	for _, mode := range []string{"count", "dim", "500", "slow"} {
+		t.Run(mode, func(t *testing.T) {
+			fake.mode.Store(mode)
+			start := time.Now()
+			_, err := emb.EmbedDocuments(ctx, []string{"a", "b"})
+			if !errors.Is(err, rag.ErrEmbedder) {
+				t.Errorf("EmbedDocuments: %v, want ErrEmbedder", err)
+			}
+			if mode != "count" { // one text cannot come back as "one less"
+				if _, err := emb.EmbedQuery(ctx, "a"); !errors.Is(err, rag.ErrEmbedder) {
+					t.Errorf("EmbedQuery: %v, want ErrEmbedder", err)
+				}
+			}
+			if mode == "slow" && time.Since(start) > 4*time.Second {
+				t.Errorf("timeout not applied: %v", time.Since(start))
+			}
+		})
+	}
+	fake.mode.Store("ok")
+	if _, err := emb.EmbedDocuments(ctx, []string{"recovered"}); err != nil {
+		t.Errorf("after recovery: %v", err)
+	}
+}
+
+func TestNewEmbedderFactory(t *testing.T) {
+	e, dim, err := rag.NewEmbedder(config.Embedder{})
+	if err != nil || dim != 384 {
+		t.Fatalf("default: %d %v", dim, err)
+	}
+	if _, ok := e.(*rag.HashingEmbedder); !ok {
+		t.Errorf("default provider is %T, want *HashingEmbedder", e)
+	}
+	if _, dim, _ := rag.NewEmbedder(config.Embedder{Provider: "hashing", Dimensions: 64}); dim != 64 {
+		t.Errorf("hashing dim %d, want 64", dim)
+	}
+	if _, _, err := rag.NewEmbedder(config.Embedder{Provider: "word2vec"}); err == nil {
+		t.Error("unknown provider accepted")
+	}
+	if _, _, err := rag.NewEmbedder(config.Embedder{Provider: "ollama", BaseURL: "::not a url"}); err == nil {
+		t.Error("bad ollama URL accepted")
+	}
+	if _, dim, err := rag.NewEmbedder(config.Embedder{Provider: "ollama", Model: "nomic-embed-text"}); err != nil || dim != 768 {
+		t.Errorf("known model: %d %v, want 768", dim, err)
+	}
+
+	// Unknown model size: probed once.
+	fake := &fakeOpenAI{dim: 24}
+	fake.mode.Store("ok")
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	e, dim, err = rag.NewEmbedder(config.Embedder{Provider: "openai", Model: "test-embed", BaseURL: srv.URL + "/v1",
+		APIKey: "sk-test", Timeout: time.Second})
+	if err != nil || dim != 24 || fake.calls.Load() != 1 {
+		t.Fatalf("probe: dim %d calls %d err %v", dim, fake.calls.Load(), err)
+	}
+	if d := e.(rag.Dimensioner).Dimensions(); d != 24 {
+		t.Errorf("Dimensions() = %d", d)
+	}
+	// A configured dimension the server does not honour is caught.
+	e, _, err = rag.NewEmbedder(config.Embedder{Provider: "openai", Model: "test-embed", BaseURL: srv.URL + "/v1",
+		APIKey: "sk-test", Dimensions: 32, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.EmbedQuery(context.Background(), "x"); !errors.Is(err, rag.ErrEmbedder) {
+		t.Errorf("dimension mismatch not caught: %v", err)
+	}
+}
+
+func TestSentenceScorer(t *testing.T) {
+	s := rag.SentenceScorer{Embedder: rag.NewHashingEmbedder(256)}
+	scores, err := s.Score(context.Background(), "database migration failed",
+		[]string{"We had lunch at noon.", "The database migration failed at step 3.", ""})
+	if err != nil || len(scores) != 3 {
+		t.Fatalf("%v %v", scores, err)
+	}
+	if !(scores[1] > scores[0]) || scores[2] != 0 {
+		t.Errorf("scores %v: want relevant sentence highest and empty 0", scores)
+	}
+	bad := rag.SentenceScorer{Embedder: failingEmbedder{}}
+	if _, err := bad.Score(context.Background(), "q", []string{"a"}); !errors.Is(err, rag.ErrEmbedder) {
+		t.Errorf("failing embedder: %v", err)
+	}
+}
+
+type failingEmbedder struct{}
+
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("connection refused")
+}
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("connection refused")
+}

@@ -1,0 +1,389 @@
+package rag_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/rag/embedded"
+)
+
+// env is a store, an embedded index, and an indexer and retriever over them.
+type env struct {
+	store *fakeStore
+	index *embedded.Index
+	emb   rag.Embedder
+	ixr   *rag.Indexer
+	ret   *rag.Retriever
+}
+
+func newEnv(t testing.TB, emb rag.Embedder) *env {
+	t.Helper()
+	if emb == nil {
+		emb = rag.NewHashingEmbedder(256)
+	}
+	dim := 256
+	if d, ok := emb.(rag.Dimensioner); ok {
+		dim = d.Dimensions()
+	}
+	idx, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "v.db"), dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	st := newFakeStore()
+	sp := rag.NewSparseEncoder()
+	return &env{store: st, index: idx, emb: emb,
+		ixr: &rag.Indexer{Store: st, Embedder: emb, Sparse: sp, Index: idx, Owner: "test", BatchSize: 4},
+		ret: &rag.Retriever{Embedder: emb, Sparse: sp, Index: idx, Store: st}}
+}
+
+func (e *env) drain(t testing.TB) int {
+	t.Helper()
+	n, err := e.ixr.DrainOnce(context.Background())
+	if err != nil {
+		t.Fatalf("DrainOnce: %v", err)
+	}
+	return n
+}
+
+// filler returns n distinct, unrelated chat turns.
+func filler(n int, topic string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s note number %d about the weekly %s schedule", topic, i, topic)
+	}
+	return out
+}
+
+func seqsOf(turns []rag.Turn) []string {
+	var out []string
+	for _, t := range turns {
+		s := fmt.Sprintf("%s/%d", t.ChatID, t.Seq)
+		if t.Neighbor {
+			s += "n"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestRetrieveScopeAndExclusion(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	// c1 (user u1): the Postgres fact at seq 3, chatter, the same fact again
+	// near the end (inside the recent window).
+	c1 := filler(12, "gardening")
+	c1[2] = "Our production database is PostgreSQL 15 running on port 6543"
+	c1[10] = "Reminder: production database PostgreSQL listens on port 6543"
+	e.store.add("t1", "c1", "u1", "a1", c1...)
+	e.store.add("t1", "c2", "u1", "a1", "The staging database is PostgreSQL 14 on port 5432", "ok thanks")
+	e.store.add("t1", "c3", "u2", "a1", "My PostgreSQL database port is 7777")
+	e.store.add("t2", "c1", "u1", "a1", "Other tenant: PostgreSQL database port 9999")
+	if n := e.drain(t); n != 12+2+1+1 {
+		t.Fatalf("indexed %d", n)
+	}
+	if e.store.unindexed() != 0 {
+		t.Fatalf("backlog left: %d", e.store.unindexed())
+	}
+
+	base := rag.Request{Tenant: "t1", ChatID: "c1", UserID: "u1", Query: "which port does the PostgreSQL database use?", K: 2}
+
+	got, err := e.ret.Retrieve(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(seqsOf(got), " "); s != "c1/3 c1/11" {
+		t.Errorf("chat scope: %s, want c1/3 c1/11", s)
+	}
+	if got[0].Similarity <= 0 || got[0].Score <= 0 || got[0].Role != "user" || !strings.Contains(got[0].Content, "6543") {
+		t.Errorf("hit payload: %+v", got[0])
+	}
+
+	// The recent window starts at seq 9: seq 11 must not come back, and K
+	// is still filled from older turns.
+	req := base
+	req.ExcludeFromSeq = 9
+	got, err = e.ret.Retrieve(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Seq != 3 && got[1].Seq != 3 {
+		t.Errorf("with window: %v", seqsOf(got))
+	}
+	for _, tr := range got {
+		if tr.ChatID == "c1" && tr.Seq >= 9 {
+			t.Errorf("returned a turn of the recent window: %v", seqsOf(got))
+		}
+	}
+
+	// User scope: the user's other chat is searched (and the window still
+	// applies only to this chat); another user's and tenant's chats are not.
+	req.Scope = rag.ScopeUser
+	req.K = 5
+	got, err = e.ret.Retrieve(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Join(seqsOf(got), " ")
+	if !strings.Contains(s, "c1/3") || !strings.Contains(s, "c2/1") {
+		t.Errorf("user scope missing the user's hits: %s", s)
+	}
+	if strings.Contains(s, "c3/") || strings.Contains(s, "c1/11") {
+		t.Errorf("user scope leaked another user's chat or the window: %s", s)
+	}
+	for _, tr := range got {
+		if strings.Contains(tr.Content, "9999") {
+			t.Errorf("hit from another tenant: %+v", tr)
+		}
+	}
+	// Chronological order.
+	for i := 1; i < len(got); i++ {
+		if got[i].CreatedAt.Before(got[i-1].CreatedAt) {
+			t.Errorf("not chronological: %v", seqsOf(got))
+		}
+	}
+
+	// Search over the whole tenant, best first.
+	hits, err := e.ret.Search(ctx, rag.SearchRequest{Tenant: "t1", Query: "PostgreSQL port 7777", K: 1})
+	if err != nil || len(hits) != 1 || hits[0].ChatID != "c3" {
+		t.Errorf("Search: %v %v", seqsOf(hits), err)
+	}
+	if hits, _ := e.ret.Search(ctx, rag.SearchRequest{Tenant: "t2", Query: "PostgreSQL port"}); len(hits) != 1 || !strings.Contains(hits[0].Content, "9999") {
+		t.Errorf("Search t2: %v", seqsOf(hits))
+	}
+
+	// Empty query: nothing, no error. Missing tenant: error.
+	if got, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t1", ChatID: "c1", Query: "  "}); err != nil || len(got) != 0 {
+		t.Errorf("empty query: %v %v", got, err)
+	}
+	if _, err := e.ret.Retrieve(ctx, rag.Request{ChatID: "c1", Query: "x"}); err == nil {
+		t.Error("missing tenant accepted")
+	}
+	// A huge query is truncated, not rejected.
+	huge := base
+	huge.Query = "PostgreSQL port " + strings.Repeat("lorem ipsum ", 5000)
+	if _, err := e.ret.Retrieve(ctx, huge); err != nil {
+		t.Errorf("huge query: %v", err)
+	}
+}
+
+func TestRetrieveOverfetchPastLargeWindow(t *testing.T) {
+	e := newEnv(t, nil)
+	// 60 turns all about kafka (would all rank high), the older ones less so.
+	turns := make([]string, 60)
+	for i := range turns {
+		turns[i] = fmt.Sprintf("kafka consumer lag alert number %d", i)
+	}
+	turns[0] = "kafka lag seen first time"
+	turns[1] = "kafka consumer lag was first noticed on monday"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c",
+		Query: "kafka consumer lag alert", K: 2, ExcludeFromSeq: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(seqsOf(got), " "); s != "c/1 c/2" {
+		t.Errorf("got %s, want c/1 c/2 (everything from seq 3 is in the window)", s)
+	}
+}
+
+func TestRetrieveNeighbors(t *testing.T) {
+	e := newEnv(t, nil)
+	turns := filler(20, "cooking")
+	turns[9] = "The wifi password for the office is hunter2"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	req := rag.Request{Tenant: "t", ChatID: "c", Query: "office wifi password", K: 1, Neighbors: 2, ExcludeFromSeq: 12}
+	got, err := e.ret.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hit 10; neighbours 8, 9, 11 (12 is in the window).
+	if s := strings.Join(seqsOf(got), " "); s != "c/8n c/9n c/10 c/11n" {
+		t.Fatalf("got %s, want c/8n c/9n c/10 c/11n", s)
+	}
+	for _, tr := range got {
+		if tr.Neighbor && (tr.Score != got[2].Score || tr.Content == "") {
+			t.Errorf("neighbour %+v should carry the hit's score and content", tr)
+		}
+	}
+	// Two hits whose neighbourhoods overlap: no duplicates.
+	turns2 := filler(6, "music")
+	turns2[1] = "invoice 4471 was paid"
+	turns2[3] = "invoice 4471 refund requested"
+	e.store.add("t", "d", "u", "a", turns2...)
+	e.drain(t)
+	got, err = e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "d", Query: "invoice 4471", K: 2, Neighbors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(seqsOf(got), " "); s != "d/1n d/2 d/3n d/4 d/5n" {
+		t.Errorf("overlapping neighbourhoods: %s", s)
+	}
+}
+
+func TestRetrieveErrorsWrapSentinels(t *testing.T) {
+	e := newEnv(t, nil)
+	e.store.add("t", "c", "u", "a", "hello world")
+	e.drain(t)
+	ctx := context.Background()
+	req := rag.Request{Tenant: "t", ChatID: "c", Query: "hello"}
+
+	bad := *e.ret
+	bad.Embedder = failingEmbedder{}
+	if _, err := bad.Retrieve(ctx, req); !errors.Is(err, rag.ErrEmbedder) {
+		t.Errorf("embedder down: %v, want ErrEmbedder", err)
+	}
+	e.index.Close()
+	if _, err := e.ret.Retrieve(ctx, req); !errors.Is(err, rag.ErrIndexUnavailable) {
+		t.Errorf("index down: %v, want ErrIndexUnavailable", err)
+	}
+}
+
+// flakyEmbedder fails while down is set, else delegates.
+type flakyEmbedder struct {
+	rag.Embedder
+	down  atomic.Bool
+	calls atomic.Int32
+}
+
+func (f *flakyEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	f.calls.Add(1)
+	if f.down.Load() {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return f.Embedder.EmbedDocuments(ctx, texts)
+}
+
+func (f *flakyEmbedder) Dimensions() int { return f.Embedder.(rag.Dimensioner).Dimensions() }
+
+func TestIndexerBacklogSurvivesEmbedderOutage(t *testing.T) {
+	fl := &flakyEmbedder{Embedder: rag.NewHashingEmbedder(64)}
+	e := newEnv(t, fl)
+	ctx := context.Background()
+	e.store.add("t", "c1", "u", "a", filler(10, "alpha")...)
+	e.store.add("t", "c2", "u", "a", filler(3, "beta")...)
+
+	fl.down.Store(true)
+	n, err := e.ixr.DrainOnce(ctx)
+	if !errors.Is(err, rag.ErrEmbedder) || n != 0 {
+		t.Fatalf("outage: n=%d err=%v, want 0 and ErrEmbedder", n, err)
+	}
+	if !errors.Is(e.ixr.LastError(), rag.ErrEmbedder) {
+		t.Errorf("LastError = %v", e.ixr.LastError())
+	}
+	if got := e.store.unindexed(); got != 13 {
+		t.Fatalf("backlog %d after outage, want 13 (nothing marked)", got)
+	}
+	if c, _ := e.index.Count(ctx, rag.Filter{Tenant: "t"}); c != 0 {
+		t.Errorf("index holds %d points after a failed embed", c)
+	}
+	if len(e.store.leases) != 0 {
+		t.Errorf("lease left behind: %v", e.store.leases)
+	}
+
+	fl.down.Store(false)
+	if n := e.drain(t); n != 13 {
+		t.Fatalf("after recovery indexed %d, want 13", n)
+	}
+	if e.ixr.LastError() != nil {
+		t.Errorf("LastError not cleared: %v", e.ixr.LastError())
+	}
+	if got := e.store.unindexed(); got != 0 {
+		t.Errorf("backlog %d after recovery", got)
+	}
+	for chat, want := range map[string]int{"c1": 10, "c2": 3} {
+		if c, _ := e.index.Count(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{chat}}); c != want {
+			t.Errorf("%s: %d points, want %d", chat, c, want)
+		}
+	}
+	// Nothing pending: a drain is a no-op.
+	if n := e.drain(t); n != 0 {
+		t.Errorf("second drain indexed %d", n)
+	}
+}
+
+func TestIndexerIndexOutageAndLeases(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.store.add("t", "mine", "u", "a", "one", "two")
+	e.store.add("t", "theirs", "u", "a", "three")
+	// Another replica holds the lease on "theirs".
+	if ok, _ := e.store.TryLease(ctx, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other", 0); !ok {
+		t.Fatal("lease")
+	}
+	if n := e.drain(t); n != 2 {
+		t.Fatalf("indexed %d, want 2 (leased chat skipped)", n)
+	}
+	if e.store.unindexed() != 1 {
+		t.Fatalf("backlog %d, want 1", e.store.unindexed())
+	}
+	e.store.ReleaseLease(ctx, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other")
+
+	// Index down: nothing marked.
+	e.index.Close()
+	e.store.add("t", "mine", "u", "a", "four")
+	if _, err := e.ixr.DrainOnce(ctx); !errors.Is(err, rag.ErrIndexUnavailable) {
+		t.Errorf("index down: %v, want ErrIndexUnavailable", err)
+	}
+	if e.store.unindexed() != 2 {
+		t.Errorf("backlog %d after index failure, want 2", e.store.unindexed())
+	}
+}
+
+func TestIndexerPayloadAndDeletedChat(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	e.store.add("t", "c", "user-7", "agent-x", "the quick brown fox")
+	e.drain(t)
+	hits, err := e.index.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t", UserID: "user-7", Agent: "agent-x"},
+		Sparse: rag.NewSparseEncoder().EncodeQuery("fox"), Limit: 1})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	if h := hits[0]; h.Role != "user" || h.Content != "the quick brown fox" || !h.CreatedAt.Equal(fakeT0.Add(1e9)) {
+		t.Errorf("payload %+v", h.Point)
+	}
+
+	// A chat deleted while its batch was being embedded leaves no points.
+	e.store.add("t", "gone", "u", "a", "short lived")
+	e.ixr.Embedder = deleteDuring{Embedder: e.emb, del: func() { e.store.deleteChat(memory.ChatKey{Tenant: "t", ChatID: "gone"}) }}
+	e.drain(t)
+	if c, _ := e.index.Count(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"gone"}}); c != 0 {
+		t.Errorf("deleted chat has %d points", c)
+	}
+}
+
+type deleteDuring struct {
+	rag.Embedder
+	del func()
+}
+
+func (d deleteDuring) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	d.del()
+	return d.Embedder.EmbedDocuments(ctx, texts)
+}
+
+func TestIndexerRunAndKick(t *testing.T) {
+	e := newEnv(t, nil)
+	e.ixr.PollInterval = 1e12 // only kicks wake it
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.ixr.Run(ctx) }()
+	e.store.add("t", "c", "u", "a", "first turn", "second turn")
+	e.ixr.Kick()
+	e.ixr.Kick() // never blocks
+	waitFor(t, func() bool { return e.store.unindexed() == 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v", err)
+	}
+}

@@ -137,25 +137,15 @@ func TestCollectionSetup(t *testing.T) {
 
 func TestExistingCollectionGetsMissingIndexes(t *testing.T) {
 	srv := qdranttest.Start(t)
-	ix := open(t, srv, Config{Collection: "turns"})
-	_ = ix.Close()
-	// A collection from an older contextd without payload indexes: the
-	// indexes are added, the data kept.
 	conn, err := rawClient(srv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx := context.Background()
-	if err := conn.DeleteCollection(ctx, "turns"); err != nil {
-		t.Fatal(err)
-	}
-	ix2 := open(t, srv, Config{Collection: "other"})
-	if err := ix2.Upsert(ctx, []rag.Point{pt("t", "u", "c", 1, []float32{1, 0, 0, 0}, 1)}); err != nil {
-		t.Fatal(err)
-	}
+	// A collection with the right vectors but no payload indexes (made by
+	// hand, or by an older contextd): the indexes are added.
 	idf := qc.Modifier_Idf
-	if err := conn.CreateCollection(ctx, &qc.CreateCollection{
+	if err := conn.CreateCollection(context.Background(), &qc.CreateCollection{
 		CollectionName:      "turns",
 		VectorsConfig:       qc.NewVectorsConfigMap(map[string]*qc.VectorParams{"dense": {Size: dim, Distance: qc.Distance_Cosine}}),
 		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{"sparse": {Modifier: &idf}}),
@@ -166,6 +156,9 @@ func TestExistingCollectionGetsMissingIndexes(t *testing.T) {
 	info, _ := srv.CollectionInfo("turns")
 	if len(info.GetPayloadSchema()) != 5 {
 		t.Errorf("payload indexes = %v, want 5", info.GetPayloadSchema())
+	}
+	if srv.Calls("Collections/Create") != 1 {
+		t.Errorf("existing collection created again")
 	}
 }
 
@@ -458,6 +451,7 @@ func TestOutageAndRecovery(t *testing.T) {
 			if wiped {
 				srv.Wipe()
 			}
+			srv.ResetCalls()
 			if err := srv.Restart(); err != nil {
 				t.Fatal(err)
 			}
@@ -471,6 +465,9 @@ func TestOutageAndRecovery(t *testing.T) {
 			}
 			if n, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); err != nil || n != want {
 				t.Errorf("Count after restart = %d, %v; want %d", n, err, want)
+			}
+			if srv.Calls("Collections/Get") == 0 {
+				t.Error("collection schema not re-checked after the outage")
 			}
 			info, ok := srv.CollectionInfo("__memory__")
 			if !ok || len(info.GetPayloadSchema()) != 5 {

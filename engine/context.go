@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -168,11 +169,11 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	var loadFrom int64 // first seq loaded
 	switch strategy {
 	case StrategyNone:
-		loadFrom = max(1, last-maxNoneLoad+1)
+		loadFrom = max(1, last-int64(s.maxLoad(1000))+1)
 	default:
 		loadFrom = min(cursor+1, windowStart)
-		if windowStart-loadFrom > maxPendingLoad {
-			loadFrom = windowStart - maxPendingLoad
+		if pending := int64(s.maxLoad(400)); windowStart-loadFrom > pending {
+			loadFrom = windowStart - pending
 		}
 	}
 	var loaded []memory.Message
@@ -284,6 +285,13 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	return res, nil
 }
 
+func (s *Service) maxLoad(def int) int {
+	if s.MaxLoad > 0 {
+		return s.MaxLoad
+	}
+	return def
+}
+
 // storeCtx is the context for store reads (a seam for per-call deadlines).
 func (s *Service) storeCtx(ctx context.Context) context.Context { return ctx }
 
@@ -318,6 +326,8 @@ func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Mem
 		s.log().Warn("retrieval failed; answering without RAG", "chat", chat.ID, "err", err)
 		return nil, nil
 	}
+	// The retriever answers chronologically; the assembler packs best first.
+	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	out := make([]RAGTurn, 0, len(turns))
 	for _, t := range turns {
 		if t.ChatID == chat.ID && t.Seq >= excludeFrom {

@@ -67,14 +67,16 @@ type Service struct {
 	Now       func() time.Time
 	// Observe, when set, is told about every assembled context (metrics).
 	Observe func(agent string, a *ContextResult)
+	// MaxLoad caps the verbatim candidates read per request (default 400
+	// pending turns with a summary, 1000 with strategy none); older turns
+	// that fit nowhere are counted as dropped without being read.
+	MaxLoad int
 }
 
 // Limits on identifiers and the query.
 const (
 	maxIDBytes       = 256
 	maxQueryBytes    = 8 << 10 // longer queries are cut, not rejected
-	maxPendingLoad   = 400     // unsummarised turns loaded per request at most
-	maxNoneLoad      = 1000    // strategy none: newest turns considered at most
 	summaryWaitLimit = 30 * time.Second
 )
 

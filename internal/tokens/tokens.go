@@ -25,12 +25,62 @@ func get() tokenizer.Codec {
 	return codec
 }
 
+// memo remembers recent counts. Counting is a pure function and the same
+// turns are counted on every /v1/context call of a chat, so a small
+// two-generation cache (an LRU approximation without per-hit bookkeeping)
+// removes most of the BPE work from the hot path.
+type memo struct {
+	mu        sync.Mutex
+	cur, prev map[string]int
+	max       int
+}
+
+// memoMaxKey: longer strings are counted every time (rare, and keeping them
+// would pin large strings in memory).
+const memoMaxKey = 16 << 10
+
+var cache = &memo{cur: map[string]int{}, prev: map[string]int{}, max: 8192}
+
+func (m *memo) get(s string) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.cur[s]; ok {
+		return n, true
+	}
+	if n, ok := m.prev[s]; ok {
+		m.put(s, n)
+		return n, true
+	}
+	return 0, false
+}
+
+func (m *memo) put(s string, n int) {
+	if len(m.cur) >= m.max {
+		m.prev, m.cur = m.cur, make(map[string]int, m.max)
+	}
+	m.cur[s] = n
+}
+
 // Count returns the number of cl100k tokens in s. Invalid UTF-8 counts as
 // replacement characters; Count never fails.
 func Count(s string) int {
 	if s == "" {
 		return 0
 	}
+	if len(s) <= memoMaxKey {
+		if n, ok := cache.get(s); ok {
+			return n
+		}
+		n := count(s)
+		cache.mu.Lock()
+		cache.put(s, n)
+		cache.mu.Unlock()
+		return n
+	}
+	return count(s)
+}
+
+func count(s string) int {
 	if !utf8.ValidString(s) {
 		s = toValid(s)
 	}

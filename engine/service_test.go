@@ -1,0 +1,351 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/sqlite"
+	"github.com/contextd/contextd/rag"
+)
+
+func newTestService(t testing.TB, mutate func(*config.Config)) *Service {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := config.Default()
+	if mutate != nil {
+		mutate(cfg)
+	}
+	return &Service{Config: cfg, Store: st}
+}
+
+func appendN(t testing.TB, s *Service, chat string, from, to int, words int) {
+	t.Helper()
+	var msgs []InMessage
+	for i := from; i <= to; i++ {
+		role := "user"
+		if i%2 == 0 {
+			role = "assistant"
+		}
+		msgs = append(msgs, InMessage{ID: fmt.Sprintf("m%d", i), Role: role, Content: fmt.Sprintf("message %d about topic %d %s", i, i%7, strings.Repeat("lorem ", words))})
+	}
+	if _, err := s.Append(context.Background(), "default", chat, AppendInput{UserID: "u1", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeRetriever returns fixed turns and records the request.
+type fakeRetriever struct {
+	turns []rag.Turn
+	err   error
+	got   rag.Request
+}
+
+func (f *fakeRetriever) Retrieve(_ context.Context, req rag.Request) ([]rag.Turn, error) {
+	f.got = req
+	return f.turns, f.err
+}
+
+// fakeSummaries writes an extractive-like summary covering up to a seq.
+type fakeSummaries struct {
+	store memory.Store
+	upTo  int64
+	kicks int
+}
+
+func (f *fakeSummaries) Extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
+	head, err := f.store.SummaryHead(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cur int64
+	if head != nil {
+		cur = head.CoveredToSeq
+	}
+	rec, err := f.store.AppendSummary(ctx, key, cur, memory.SummaryRecord{Summary: memory.Summary{Narrative: "things happened", Topics: []string{"topic"}, CoveredFromSeq: 1, CoveredToSeq: f.upTo, Model: "test"}, FromSeq: cur + 1, ToSeq: f.upTo})
+	return &rec, nil, err
+}
+func (f *fakeSummaries) Kick() { f.kicks++ }
+
+// Invariant 2: every stored turn except the current query is summarised,
+// shown verbatim, filtered, or counted as dropped — at every budget.
+func TestNoTurnSilentlyLost(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		strategy  string
+		summaryTo int64
+		maxLoad   int
+	}{
+		{"none capped load", StrategyNone, 0, 25},
+		{"summary lagging capped load", StrategyRunningSummary, 5, 12},
+		{"none", StrategyNone, 0, 0},
+		{"summary lagging", StrategyRunningSummary, 0, 0},
+		{"summary partial", StrategyRunningSummary, 20, 0},
+		{"summary current", StrategyRunningSummary, 50, 0},
+		{"rag", StrategyRAG, 30, 0},
+	} {
+		for _, budget := range []int{30, 200, 800, 4000, 50000} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, budget), func(t *testing.T) {
+				s := newTestService(t, nil)
+				s.MaxLoad = tc.maxLoad
+				appendN(t, s, "c1", 1, 60, 15)
+				// Routing noise is filtered, not lost.
+				if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "assistant", Content: "[Supervisor] routing to billing"}}}); err != nil {
+					t.Fatal(err)
+				}
+				s.Config.Supervisor.Filters.SkipPrefixes = []string{"[Supervisor"}
+				if tc.summaryTo > 0 {
+					fs := &fakeSummaries{store: s.Store, upTo: tc.summaryTo}
+					if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 3, Role: "user", Content: "message 3", Score: 1}, {ChatID: "c1", Seq: 60, Role: "assistant", Content: "recent!", Score: 2}}}
+				b := budget
+				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", BudgetTokens: &b, Strategy: tc.strategy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Usage.TotalTokens > budget {
+					t.Fatalf("total %d > budget %d", res.Usage.TotalTokens, budget)
+				}
+				shown := map[int64]bool{}
+				for _, r := range res.Sections.Recent {
+					shown[r.Seq] = true
+				}
+				for _, r := range res.Sections.RAG {
+					if shown[r.Seq] {
+						t.Fatalf("RAG hit %d repeats a recent turn", r.Seq)
+					}
+				}
+				var covered int64
+				if res.Sections.Summary != nil {
+					covered = res.Sections.Summary.CoveredToSeq
+				}
+				var recentNotCovered int64
+				for _, r := range res.Sections.Recent {
+					if r.Seq > covered {
+						recentNotCovered++
+					}
+				}
+				total := covered + recentNotCovered + res.Usage.DroppedTurns + res.Usage.FilteredTurns
+				if total != 61 {
+					t.Fatalf("accounted %d turns (summary %d + recent %d + dropped %d + filtered %d), want 61", total, covered, recentNotCovered, res.Usage.DroppedTurns, res.Usage.FilteredTurns)
+				}
+			})
+		}
+	}
+}
+
+func TestContextDegradedReasons(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t, nil)
+	appendN(t, s, "c1", 1, 30, 3)
+
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "anything", Strategy: StrategyRAG})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(res.Degraded, DegradedVectorStore) {
+		t.Errorf("no retriever: degraded = %v, want %s", res.Degraded, DegradedVectorStore)
+	}
+	s.Retriever = &fakeRetriever{}
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "  ", Strategy: StrategyRAG})
+	if !contains(res.Degraded, DegradedEmptyQuery) {
+		t.Errorf("empty query: degraded = %v", res.Degraded)
+	}
+	s.Retriever = &fakeRetriever{err: fmt.Errorf("boom: %w", rag.ErrEmbedder)}
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG})
+	if !contains(res.Degraded, DegradedEmbedder) || len(res.Sections.Recent) == 0 {
+		t.Errorf("embedder down: degraded = %v, recent = %d (want an answer without RAG)", res.Degraded, len(res.Sections.Recent))
+	}
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRunningSummary})
+	if !contains(res.Degraded, DegradedSummaryStale) {
+		t.Errorf("no summary yet, 30 turns, window 10: degraded = %v, want summary_stale", res.Degraded)
+	}
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyNone})
+	if len(res.Degraded) != 0 {
+		t.Errorf("strategy none: degraded = %v, want []", res.Degraded)
+	}
+}
+
+func TestContextPassesScopeAndExclusion(t *testing.T) {
+	s := newTestService(t, nil)
+	appendN(t, s, "c1", 1, 40, 3)
+	fr := &fakeRetriever{}
+	s.Retriever = fr
+	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG, RAGScope: "user"}); err != nil {
+		t.Fatal(err)
+	}
+	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 5 {
+		t.Errorf("request = %+v", fr.got)
+	}
+	if fr.got.ExcludeFromSeq < 1 || fr.got.ExcludeFromSeq > 31 {
+		t.Errorf("ExcludeFromSeq = %d, want the first verbatim candidate (≤ 31)", fr.got.ExcludeFromSeq)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	s := newTestService(t, nil)
+	ctx := context.Background()
+	appendN(t, s, "c1", 1, 2, 1)
+	zero, neg := 0, -5
+	cases := []struct {
+		name  string
+		call  func() error
+		kind  Kind
+		field string
+	}{
+		{"unknown role", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "robot", Content: "x"}}})
+			return err
+		}, KindInvalid, "messages[0].role"},
+		{"empty content", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: " \n\t"}}})
+			return err
+		}, KindInvalid, "messages[0].content"},
+		{"invalid utf8", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: "ok"}, {Role: "user", Content: "bad \xff"}}})
+			return err
+		}, KindInvalid, "messages[1].content"},
+		{"huge message", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: strings.Repeat("a", 1<<20)}}})
+			return err
+		}, KindTooLarge, "messages[0].content"},
+		{"no messages", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{})
+			return err
+		}, KindInvalid, "messages"},
+		{"budget 0", func() error {
+			_, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", BudgetTokens: &zero})
+			return err
+		}, KindInvalid, "budget_tokens"},
+		{"budget negative", func() error {
+			_, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", BudgetTokens: &neg})
+			return err
+		}, KindInvalid, "budget_tokens"},
+		{"bad strategy", func() error {
+			_, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: "magic"})
+			return err
+		}, KindInvalid, "strategy"},
+		{"unknown chat", func() error {
+			_, err := s.Context(ctx, "default", ContextInput{ChatID: "nope"})
+			return err
+		}, KindNotFound, ""},
+		{"other tenant's chat", func() error {
+			_, err := s.Context(ctx, "other", ContextInput{ChatID: "c1"})
+			return err
+		}, KindNotFound, ""},
+		{"missing chat id", func() error {
+			_, err := s.Context(ctx, "default", ContextInput{})
+			return err
+		}, KindInvalid, "chat_id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			e, ok := AsError(err)
+			if !ok {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if e.Kind != c.kind || e.Field != c.field {
+				t.Errorf("kind %d field %q, want %d %q (%v)", e.Kind, e.Field, c.kind, c.field, err)
+			}
+		})
+	}
+	// Nothing was stored by the rejected appends.
+	msgs, _, err := s.Messages(ctx, "default", "c1", 0, 100)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("stored %d messages (%v), want 2", len(msgs), err)
+	}
+}
+
+func TestAppendViaContextIsIdempotentAndExcludesQuery(t *testing.T) {
+	s := newTestService(t, nil)
+	ctx := context.Background()
+	in := ContextInput{ChatID: "c9", Query: "what is my plan?", Append: []InMessage{{ID: "q1", Role: "user", Content: "what is my plan?"}}}
+	for i := 0; i < 2; i++ {
+		res, err := s.Context(ctx, "default", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Sections.Recent) != 0 || res.Usage.FilteredTurns != 1 {
+			t.Errorf("the current query must not be repeated in recent: %+v usage %+v", res.Sections.Recent, res.Usage)
+		}
+	}
+	msgs, _, _ := s.Messages(ctx, "default", "c9", 0, 10)
+	if len(msgs) != 1 {
+		t.Fatalf("idempotent append via context stored %d messages", len(msgs))
+	}
+}
+
+func TestDeleteChat(t *testing.T) {
+	s := newTestService(t, nil)
+	ctx := context.Background()
+	appendN(t, s, "c1", 1, 5, 1)
+	if err := s.DeleteChat(ctx, "other", "c1"); err == nil {
+		t.Fatal("another tenant deleted the chat")
+	}
+	if err := s.DeleteChat(ctx, "default", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.Chat(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("chat still there: %v", err)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkContext200 measures /v1/context assembly for a 200-turn chat
+// without HTTP (target ≤ 1 ms per call on SQLite).
+func BenchmarkContext200(b *testing.B) {
+	s := newTestService(b, nil)
+	appendN(b, s, "c1", 1, 200, 20)
+	fs := &fakeSummaries{store: s.Store, upTo: 190}
+	if _, _, err := fs.Extend(context.Background(), memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", Strategy: StrategyRunningSummary}); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	sorted := append([]time.Duration(nil), lat...)
+	for i := 1; i < len(sorted); i++ {
+		for j := i; j > 0 && sorted[j] < sorted[j-1]; j-- {
+			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
+		}
+	}
+	b.ReportMetric(float64(sorted[len(sorted)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(sorted[len(sorted)*95/100].Microseconds()), "p95-µs")
+}

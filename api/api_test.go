@@ -1,0 +1,293 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory/sqlite"
+)
+
+type harness struct {
+	t   *testing.T
+	srv *httptest.Server
+	key string
+}
+
+func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := config.Default()
+	if mutate != nil {
+		mutate(cfg)
+	}
+	svc := &engine.Service{Config: cfg, Store: st}
+	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Config: cfg}))
+	t.Cleanup(srv.Close)
+	return &harness{t: t, srv: srv}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func (h *harness) do(method, path, body string, hdr ...string) reply {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if h.key != "" {
+		req.Header.Set("Authorization", "Bearer "+h.key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+func (r reply) errCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+func (r reply) errField() string {
+	e, _ := r.body["error"].(map[string]any)
+	s, _ := e["field"].(string)
+	return s
+}
+
+func TestEndToEnd(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/chats/c1/messages", `{"user_id":"u1","agent":"research","messages":[
+		{"id":"m1","role":"user","content":"I prefer answers in French."},
+		{"id":"m2","role":"assistant","content":"D'accord."},
+		{"id":"m3","role":"user","content":"What's the capital of Peru?"}]}`)
+	if r.status != 201 || r.body["appended"].(float64) != 3 || r.body["last_seq"].(float64) != 3 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	if r.header.Get("X-Request-Id") == "" {
+		t.Error("no request id header")
+	}
+	// Idempotent retry.
+	r = h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"id":"m3","role":"user","content":"What's the capital of Peru?"}]}`)
+	if r.status != 201 || r.body["appended"].(float64) != 0 || r.body["duplicates"].(float64) != 1 {
+		t.Fatalf("retry: %d %s", r.status, r.raw)
+	}
+	r = h.do("GET", "/v1/chats/c1/messages?after_seq=1&limit=10", "")
+	msgs, _ := r.body["messages"].([]any)
+	if r.status != 200 || len(msgs) != 2 || r.body["next_after_seq"].(float64) != 3 {
+		t.Fatalf("list: %d %s", r.status, r.raw)
+	}
+	r = h.do("POST", "/v1/context", `{"chat_id":"c1","query":"What's the capital of Peru?","budget_tokens":500}`)
+	if r.status != 200 {
+		t.Fatalf("context: %d %s", r.status, r.raw)
+	}
+	ctxText := r.body["context"].(string)
+	if !strings.Contains(ctxText, "French") || strings.Contains(ctxText, "capital of Peru") {
+		t.Errorf("context should hold the history but not the current query:\n%s", ctxText)
+	}
+	if r.body["agent"] != "research" || r.body["strategy"] != "running_summary" {
+		t.Errorf("agent/strategy = %v/%v", r.body["agent"], r.body["strategy"])
+	}
+	usage := r.body["usage"].(map[string]any)
+	if usage["total_tokens"].(float64) > 500 || usage["budget_tokens"].(float64) != 500 {
+		t.Errorf("usage = %v", usage)
+	}
+	if _, ok := r.body["degraded"].([]any); !ok {
+		t.Errorf("degraded must be a list: %s", r.raw)
+	}
+	// The alias.
+	if r := h.do("POST", "/context", `{"chat_id":"c1"}`); r.status != 200 {
+		t.Errorf("/context alias: %d %s", r.status, r.raw)
+	}
+	r = h.do("GET", "/v1/chats/c1/summary", "")
+	if r.status != 200 || r.body["summary"] != nil {
+		t.Errorf("summary before any: %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/search", `{"query":"Peru"}`); r.status != 503 {
+		t.Errorf("search without a vector store: %d %s", r.status, r.raw)
+	}
+	if r := h.do("DELETE", "/v1/chats/c1", ""); r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	for _, p := range []string{"/v1/chats/c1/messages", "/v1/chats/c1/summary"} {
+		if r := h.do("GET", p, ""); r.status != 404 || r.errCode() != "not_found" {
+			t.Errorf("GET %s after delete: %d %s", p, r.status, r.raw)
+		}
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if r := h.do("GET", p, ""); r.status != 200 {
+			t.Errorf("%s: %d", p, r.status)
+		}
+	}
+	r = h.do("GET", "/metrics", "")
+	if r.status != 200 || !strings.Contains(r.raw, "contextd_http_request_duration_seconds") {
+		t.Errorf("metrics: %d", r.status)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 2 << 20 })
+	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"seed"}]}`)
+	big := strings.Repeat("a", 1<<20)
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		code, field              string
+	}{
+		{"malformed json", "POST", "/v1/chats/c1/messages", `{"messages":[`, 400, "invalid_json", ""},
+		{"not json", "POST", "/v1/context", `hello`, 400, "invalid_json", ""},
+		{"empty body", "POST", "/v1/context", ``, 400, "empty_body", ""},
+		{"unknown field", "POST", "/v1/context", `{"chat_id":"c1","budget":5}`, 400, "unknown_field", "budget"},
+		{"wrong type", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":"many"}`, 400, "invalid_type", "budget_tokens"},
+		{"two values", "POST", "/v1/context", `{"chat_id":"c1"}{"chat_id":"c1"}`, 400, "invalid_json", ""},
+		{"unknown role", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"wizard","content":"x"}]}`, 400, "invalid_role", "messages[0].role"},
+		{"empty content", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"   "}]}`, 400, "empty_content", "messages[0].content"},
+		{"invalid utf8", "POST", "/v1/chats/c1/messages", "{\"messages\":[{\"role\":\"user\",\"content\":\"a\xffb\"}]}", 400, "invalid_utf8", ""},
+		{"1MB message", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"` + big + `"}]}`, 413, "too_large", "messages[0].content"},
+		{"body over limit", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"` + big + big + big + `"}]}`, 413, "body_too_large", ""},
+		{"unknown chat", "POST", "/v1/context", `{"chat_id":"nope"}`, 404, "not_found", ""},
+		{"budget 0", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":0}`, 400, "invalid_value", "budget_tokens"},
+		{"budget negative", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":-1}`, 400, "invalid_value", "budget_tokens"},
+		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
+		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := h.do(c.method, c.path, c.body)
+			if r.status != c.status || r.errCode() != c.code || r.errField() != c.field {
+				t.Errorf("got %d %q field %q, want %d %q field %q: %.300s", r.status, r.errCode(), r.errField(), c.status, c.code, c.field, r.raw)
+			}
+			e, _ := r.body["error"].(map[string]any)
+			if msg, _ := e["message"].(string); msg == "" {
+				t.Errorf("error without a message: %s", r.raw)
+			}
+		})
+	}
+	// Nothing was stored by any of them.
+	r := h.do("GET", "/v1/chats/c1/messages", "")
+	if msgs, _ := r.body["messages"].([]any); len(msgs) != 1 {
+		t.Fatalf("stored %d messages, want only the seed", len(msgs))
+	}
+}
+
+func TestAuthAndTenantIsolation(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) {
+		c.Server.Auth.APIKeys = []config.APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
+	})
+	if r := h.do("POST", "/v1/context", `{"chat_id":"c1"}`); r.status != 401 || r.errCode() != "unauthorized" {
+		t.Fatalf("no key: %d %s", r.status, r.raw)
+	}
+	h.key = "wrong"
+	if r := h.do("POST", "/v1/context", `{"chat_id":"c1"}`); r.status != 401 {
+		t.Fatalf("wrong key: %d", r.status)
+	}
+	if r := h.do("GET", "/healthz", ""); r.status != 200 {
+		t.Fatalf("healthz needs no key: %d", r.status)
+	}
+	h.key = "key-a"
+	if r := h.do("POST", "/v1/chats/c1/messages", `{"user_id":"u","messages":[{"role":"user","content":"secret of tenant a"}]}`); r.status != 201 {
+		t.Fatalf("append as a: %d %s", r.status, r.raw)
+	}
+	h.key = "key-b"
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/chats/c1/messages", ""},
+		{"POST", "/v1/chats/c1/messages", `{"messages":[]}`},
+		{"POST", "/v1/context", `{"chat_id":"c1"}`},
+		{"GET", "/v1/chats/c1/summary", ""},
+		{"POST", "/v1/chats/c1/summary/refresh", ""},
+		{"DELETE", "/v1/chats/c1", ""},
+		{"DELETE", "/v1/users/u", ""},
+	} {
+		r := h.do(c.method, c.path, c.body)
+		if c.path == "/v1/chats/c1/messages" && c.method == "POST" {
+			if r.status != 400 { // empty batch is invalid before any lookup
+				t.Errorf("%s %s as b: %d", c.method, c.path, r.status)
+			}
+			continue
+		}
+		if r.status != 404 || strings.Contains(r.raw, "secret") {
+			t.Errorf("%s %s as b: %d %s", c.method, c.path, r.status, r.raw)
+		}
+	}
+	h.key = "key-a"
+	r := h.do("GET", "/v1/chats/c1/messages", "")
+	if msgs, _ := r.body["messages"].([]any); r.status != 200 || len(msgs) != 1 {
+		t.Fatalf("tenant a lost its chat: %d %s", r.status, r.raw)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Server.RateLimit = config.RateLimit{RequestsPerSecond: 0.5, Burst: 2} })
+	var statuses []int
+	var last reply
+	for i := 0; i < 4; i++ {
+		last = h.do("POST", "/v1/context", `{"chat_id":"x"}`)
+		statuses = append(statuses, last.status)
+	}
+	if statuses[0] != 404 || statuses[1] != 404 || statuses[3] != 429 {
+		t.Fatalf("statuses = %v, want two 404s (burst) then 429", statuses)
+	}
+	if last.header.Get("Retry-After") == "" || last.errCode() != "rate_limited" {
+		t.Errorf("429 without Retry-After or code: %v %s", last.header, last.raw)
+	}
+}
+
+func TestPanicIsA500InTheErrorShape(t *testing.T) {
+	mw := recoverPanics(discardLogger())
+	h := mw(func(c echoContext) error { panic("boom") })
+	e := newEcho()
+	req := httptest.NewRequest("GET", "/", nil)
+	rec := httptest.NewRecorder()
+	c := e.NewContext(req, rec)
+	if err := h(c); err != nil {
+		e.HTTPErrorHandler(err, c)
+	}
+	var body map[string]map[string]string
+	_ = json.Unmarshal(rec.Body.Bytes(), &body)
+	if rec.Code != 500 || body["error"]["code"] != "internal" {
+		t.Fatalf("got %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 1024 })
+	req, _ := http.NewRequest("POST", h.srv.URL+"/v1/context", io.MultiReader(bytes.NewReader([]byte(`{"chat_id":"`)), strings.NewReader(strings.Repeat("x", 4096)), strings.NewReader(`"}`)))
+	req.ContentLength = -1 // chunked
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 413 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+}
+

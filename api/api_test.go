@@ -290,4 +290,3 @@ func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
 }
-

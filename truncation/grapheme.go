@@ -45,7 +45,7 @@ func sanitize(s string) string {
 // starting with 0 and ending with len(s): cluster i is s[b[i]:b[i+1]].
 // s must be valid UTF-8 (see sanitize).
 func boundaries(s string) []int {
-	b := make([]int, 1, len(s)/2+2)
+	b := make([]int, 1, len(s)+1) // an upper bound: never regrows
 	for i := 0; i < len(s); {
 		i = clusterEnd(s, i)
 		b = append(b, i)
@@ -64,6 +64,11 @@ func clusterCount(s string) int {
 
 // clusterEnd returns the end offset of the cluster that starts at i.
 func clusterEnd(s string, i int) int {
+	// Fast path: an ASCII rune other than CR followed by ASCII (or the end)
+	// is a cluster of its own, since no joiner or mark is ASCII.
+	if c := s[i]; c < utf8.RuneSelf && c != '\r' && (i+1 == len(s) || s[i+1] < utf8.RuneSelf) {
+		return i + 1
+	}
 	r, size := utf8.DecodeRuneInString(s[i:])
 	j := i + size
 	switch {

@@ -11,6 +11,10 @@ import (
 	"github.com/contextd/contextd/internal/tokens"
 )
 
+// maxMisses ends semantic's greedy fill after this many sentences in a
+// row did not fit.
+const maxMisses = 32
+
 // Separator joins kept sentences that were not adjacent in the input.
 const Separator = " … "
 
@@ -140,26 +144,29 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 	leftC, leftT := t.maxChars+sepC, t.maxTokens+sepT // the first unit needs no separator
 	keep := make([]bool, len(units))
 	var kept []int // in score order
+	misses := 0
 	for _, i := range order {
+		if misses >= maxMisses {
+			break // the budget is as good as full; spare the token counts
+		}
+		c, tc := 0, 0
 		if t.maxChars > 0 {
-			c := units[i].to - units[i].from + sepC
-			if c > leftC {
-				continue
-			}
-			if t.maxTokens == 0 {
-				leftC -= c
-			} else if tc := tokens.Count(texts[i]) + sepT; tc <= leftT {
-				leftC, leftT = leftC-c, leftT-tc
-			} else {
-				continue
-			}
-		} else if tc := tokens.Count(texts[i]) + sepT; tc <= leftT {
-			leftT -= tc
-		} else {
+			c = units[i].to - units[i].from + sepC
+		}
+		if c > leftC && t.maxChars > 0 {
+			misses++
 			continue
 		}
+		if t.maxTokens > 0 {
+			if tc = tokens.Count(texts[i]) + sepT; tc > leftT {
+				misses++
+				continue
+			}
+		}
+		leftC, leftT = leftC-c, leftT-tc
 		keep[i] = true
 		kept = append(kept, i)
+		misses = 0
 		if (t.maxChars > 0 && leftC <= sepC) || (t.maxTokens > 0 && leftT <= sepT) {
 			break
 		}

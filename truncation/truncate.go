@@ -163,8 +163,46 @@ func (t *truncator) over() bool {
 	if t.maxChars > 0 && t.n() > t.maxChars {
 		return true
 	}
-	return t.maxTokens > 0 && len(t.text) > t.maxTokens && tokens.Count(t.text) > t.maxTokens
+	return t.maxTokens > 0 && len(t.text) > t.maxTokens && countUpTo(t.text, t.maxTokens) > t.maxTokens
 }
+
+// countChunk is the size countUpTo counts at a time.
+const countChunk = 4096
+
+// countUpTo returns the token count of s when it is at most limit, and some
+// number above limit otherwise, counting chunk by chunk so that a long text
+// over a small limit is not counted in full. Chunks are cut only where
+// cl100k's pre-tokenizer always splits (see safeSplit), so the chunk counts
+// add up to the count of s.
+func countUpTo(s string, limit int) int {
+	n := 0
+	for len(s) > 0 && n <= limit {
+		cut := safeSplit(s, countChunk)
+		n += tokens.Count(s[:cut])
+		s = s[cut:]
+	}
+	return n
+}
+
+// safeSplit returns the first offset ≥ from where s can be cut without
+// changing its tokenization: just before a space or after a newline that
+// sits between an ASCII letter run and an ASCII letter. cl100k's pattern
+// ends a letter run at a space and starts a new piece there (" word"), and a
+// newline run never joins the letter after it, so both sides tokenize as in
+// the whole. Without such a point it returns len(s).
+func safeSplit(s string, from int) int {
+	for i := max(from, 1); i+1 < len(s); i++ {
+		switch {
+		case s[i] == ' ' && isASCIILetter(s[i-1]) && isASCIILetter(s[i+1]):
+			return i
+		case s[i-1] == '\n' && isASCIILetter(s[i]):
+			return i
+		}
+	}
+	return len(s)
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // fits reports whether s meets both limits.
 func (t *truncator) fits(s string) bool {

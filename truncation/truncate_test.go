@@ -419,3 +419,30 @@ func TestSemanticSentences(t *testing.T) {
 		t.Errorf("sentences = %q, want %q", got, want)
 	}
 }
+
+// The chunked count must equal the whole count: it relies on where cl100k
+// pre-tokenizes.
+func TestCountUpToIsExact(t *testing.T) {
+	texts := append([]string{strings.Repeat(prose, 40), strings.Repeat("it's a dog's life\n\nOK?! ", 500)}, unicodeTexts...)
+	for _, s := range texts {
+		s = sanitize(strings.Repeat(s, 3))
+		want := tokens.Count(s)
+		if got := countUpTo(s, want); got != want {
+			t.Errorf("countUpTo = %d, Count = %d for %.40q", got, want, s)
+		}
+		if got := countUpTo(s, want/3); got <= want/3 {
+			t.Errorf("countUpTo(limit %d) = %d, want > limit", want/3, got)
+		}
+		// Every cut point is exact on its own.
+		for from := 0; from < len(s); {
+			cut := safeSplit(s, from)
+			if cut == len(s) {
+				break
+			}
+			if tokens.Count(s[:cut])+tokens.Count(s[cut:]) != want {
+				t.Fatalf("cut at %d (%q|%q) changes the count", cut, s[max(cut-5, 0):cut], s[cut:min(cut+5, len(s))])
+			}
+			from = cut + len(s)/8
+		}
+	}
+}

@@ -1,0 +1,189 @@
+// Package sqlite is contextd's embedded memory.Store: one SQLite file (pure
+// Go driver modernc.org/sqlite) in WAL mode, schema migrations embedded in
+// the binary and applied at Open.
+//
+// Writes go through a single connection and every write transaction starts
+// with BEGIN IMMEDIATE, so writers in this process queue in Go and writers in
+// other processes wait on SQLite's lock (busy_timeout) instead of failing
+// with SQLITE_BUSY. Reads use a separate pool; WAL lets them run alongside
+// the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the SQLite memory.Store. Safe for concurrent use.
+type Store struct {
+	w *sql.DB // single connection: every write
+	r *sql.DB // reads (the same handle as w for in-memory databases)
+	// now is the clock (UTC); tests of the store use the real one.
+	now func() time.Time
+}
+
+var _ memory.Store = (*Store)(nil)
+
+// busyTimeoutMS bounds how long a writer waits for another process's lock.
+const busyTimeoutMS = 10000
+
+// Open opens (creating it and its parent directory when needed) the database
+// at path and migrates it to the current schema.
+//
+// path is a file path, or ":memory:" / a "file:" URI with mode=memory for a
+// private in-memory database (one connection, so reads queue behind writes;
+// meant for tests). Other "file:" URIs are passed to SQLite as they are, with
+// the store's pragmas added.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: empty path")
+	}
+	inMemory := path == ":memory:" || (strings.HasPrefix(path, "file:") &&
+		(strings.Contains(path, "mode=memory") || strings.HasPrefix(path, "file::memory:")))
+	if !inMemory && !strings.HasPrefix(path, "file:") {
+		if strings.ContainsAny(path, "?#") {
+			return nil, fmt.Errorf("sqlite: path %q: '?' and '#' are not allowed (use a file: URI)", path)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, fmt.Errorf("sqlite: create directory: %w", err)
+		}
+	}
+
+	params := url.Values{}
+	params.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
+	params.Add("_pragma", "foreign_keys(1)")
+	params.Add("_pragma", "synchronous(NORMAL)")
+	params.Add("_pragma", "journal_mode(WAL)")
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	readDSN := path + sep + params.Encode()
+	params.Set("_txlock", "immediate")
+	writeDSN := path + sep + params.Encode()
+
+	w, err := sql.Open("sqlite", writeDSN)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	s := &Store{w: w, r: w, now: func() time.Time { return time.Now().UTC() }}
+	if !inMemory {
+		r, err := sql.Open("sqlite", readDSN)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("sqlite: open: %w", err)
+		}
+		r.SetMaxOpenConns(4)
+		r.SetMaxIdleConns(4)
+		s.r = r
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations not yet recorded in
+// schema_migrations, each in its own transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		name := filepath.Base(f)
+		num, _, ok := strings.Cut(name, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("sqlite: migration %s: name must start with a number and '_'", name)
+		}
+		body, err := migrations.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+		if err := s.write(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				version, name, s.now().UnixMicro())
+			return err
+		}); err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// write runs fn in a write transaction (BEGIN IMMEDIATE on the writer
+// connection) and commits it when fn returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.r.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database. It is safe to call more than once.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -743,5 +744,68 @@ func TestOpenWithoutFile(t *testing.T) {
 	}
 	if _, _, err := Open("nope.yaml", env()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open(missing) error = %v, want ErrNotExist", err)
+	}
+}
+
+func TestMergeKeyBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x0: &a0 {rag_k: 1, budget_tokens: 2}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "x%d: &a%d {<<: [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]}\n")
+	}
+	b.WriteString("supervisor:\n  memory:\n    <<: *a8\n")
+	_, err := Parse([]byte(b.String()), env())
+	found := false
+	for _, p := range problems(t, err) {
+		if strings.Contains(p.Message, "merge keys (<<) expand to more than") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want the merge budget problem, got:\n%v", err)
+	}
+}
+
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x: &big\n  name: a\n  memory:\n")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "    k%d: 1\n", i)
+	}
+	b.WriteString("agents: [")
+	for i := 0; i < 1000; i++ {
+		b.WriteString("*big, ")
+	}
+	b.WriteString("]\n")
+	_, err := Parse([]byte(b.String()), env())
+	ps := problems(t, err)
+	if len(ps) > maxProblems+1 {
+		t.Errorf("%d problems, want at most %d", len(ps), maxProblems+1)
+	}
+	if !strings.Contains(err.Error(), "aliases expand to more than") && !strings.Contains(err.Error(), "too many problems") {
+		t.Errorf("want a budget problem, got %d problems: %s", len(ps), ps[len(ps)-1].Message)
+	}
+}
+
+func TestMergeAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x: &big\n  filters:\n    skip_prefixes: [")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "p%d, ", i)
+	}
+	b.WriteString("]\nagents:\n")
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "  - {<<: *big, name: a%d}\n", i)
+	}
+	_, err := Parse([]byte(b.String()), env())
+	if err == nil || !strings.Contains(err.Error(), "aliases expand to more than") {
+		t.Errorf("want the alias budget problem, got %v", err)
 	}
 }

@@ -24,7 +24,22 @@ type decoder struct {
 	// keys maps a dotted path to the key node that set it, for cross-field
 	// checks and warnings that need a line after decoding.
 	keys map[string]*yaml.Node
+	// merged counts pairs pulled in through merge keys: nested "<<" lists can
+	// multiply like a billion-laughs document, so there is a budget.
+	merged int
+
+	// aliased counts the nodes of collections reached through aliases (an
+	// anchor may be referenced many times); past the budget they read as null.
+	aliased int
+	sizes   map[*yaml.Node]int
 }
+
+// Budgets against documents that are small but expand hugely.
+const (
+	maxMergedPairs = 10000
+	maxAliased     = 100000
+	maxProblems    = 500
+)
 
 // handler decodes one value found at path.
 type handler func(val *yaml.Node, path string)
@@ -33,7 +48,52 @@ type handler func(val *yaml.Node, path string)
 type fields map[string]handler
 
 func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
-	d.problems = append(d.problems, at(n, path, fmt.Sprintf(format, args...)))
+	switch {
+	case len(d.problems) < maxProblems:
+		d.problems = append(d.problems, at(n, path, fmt.Sprintf(format, args...)))
+	case len(d.problems) == maxProblems:
+		d.problems = append(d.problems, at(n, path, fmt.Sprintf("too many problems; stopped reporting after %d", maxProblems)))
+	}
+}
+
+// collection resolves a mapping or list value, charging what comes through
+// an alias to the alias budget.
+func (d *decoder) collection(n *yaml.Node, path string) *yaml.Node {
+	if n == nil || n.Kind != yaml.AliasNode {
+		return n
+	}
+	r := resolve(n)
+	if r == nil {
+		return nil
+	}
+	size := d.treeSize(r)
+	d.aliased += size
+	if d.aliased > maxAliased {
+		if d.aliased-size <= maxAliased {
+			d.fail(n, path, "aliases expand to more than %d nodes", maxAliased)
+		}
+		return nil
+	}
+	return r
+}
+
+// treeSize counts a node's subtree (an alias inside counts as one node: it
+// is charged again when it is itself dereferenced), memoised per node.
+func (d *decoder) treeSize(n *yaml.Node) int {
+	if s, ok := d.sizes[n]; ok {
+		return s
+	}
+	s := 1
+	if n.Kind != yaml.AliasNode {
+		for _, c := range n.Content {
+			s += d.treeSize(c)
+		}
+	}
+	if d.sizes == nil {
+		d.sizes = map[*yaml.Node]int{}
+	}
+	d.sizes[n] = s
+	return s
 }
 
 func (d *decoder) warn(n *yaml.Node, path, format string, args ...any) {
@@ -136,12 +196,21 @@ func (d *decoder) pairs(n *yaml.Node, path string, depth int) []pair {
 				srcs = []*yaml.Node{v}
 			}
 			for _, s := range srcs {
-				s = resolve(s)
+				if d.merged > maxMergedPairs {
+					return out
+				}
+				s = d.collection(s, path)
 				if s == nil || s.Kind != yaml.MappingNode {
 					d.fail(k, path, "a merge key (<<) needs a mapping or a list of mappings, got %s", describe(s))
 					continue
 				}
 				for _, p := range d.pairs(s, path, depth+1) {
+					if d.merged++; d.merged > maxMergedPairs {
+						if d.merged == maxMergedPairs+1 {
+							d.fail(k, path, "merge keys (<<) expand to more than %d keys", maxMergedPairs)
+						}
+						return out
+					}
 					p.merged = true
 					merged = append(merged, p)
 				}
@@ -156,8 +225,8 @@ func (d *decoder) pairs(n *yaml.Node, path string, depth int) []pair {
 // mapping decodes a mapping node against fs. Unknown and duplicate keys are
 // problems; null or absent means "nothing set". It returns the keys present.
 func (d *decoder) mapping(n *yaml.Node, path string, fs fields) map[string]*yaml.Node {
-	n = resolve(n)
-	if isNull(n) {
+	n = d.collection(n, path)
+	if isNull(n) || len(d.problems) > maxProblems {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -489,7 +558,7 @@ func (d *decoder) size(set func(int64), hi int64) handler {
 // be empty when nonEmptyItems (an empty prefix would match everything).
 func (d *decoder) strings(dst *[]string, nonEmptyItems bool) handler {
 	return func(n *yaml.Node, path string) {
-		n = resolve(n)
+		n = d.collection(n, path)
 		if isNull(n) {
 			*dst = nil
 			return

@@ -151,7 +151,7 @@ func (d *decoder) llmFields(l *LLM) fields {
 // apiKeys reads server.auth.api_keys: a list of {key, tenant} (tenant
 // defaults to "default"), or of bare keys. Key values never appear in messages.
 func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
-	n = resolve(n)
+	n = d.collection(n, path)
 	if isNull(n) {
 		a.APIKeys = nil
 		return
@@ -164,7 +164,7 @@ func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
 	firstAt := map[string]string{}
 	for i, item := range n.Content {
 		ip := fmt.Sprintf("%s[%d]", path, i)
-		it := resolve(item)
+		it := d.collection(item, ip)
 		k := APIKey{Tenant: DefaultTenant}
 		before := len(d.problems)
 		var keyNode, tenantNode *yaml.Node
@@ -322,7 +322,7 @@ func (d *decoder) supervisor(n *yaml.Node, path string, s *Supervisor) {
 // agents reads agents[]: each entry starts from the supervisor's effective
 // settings and overrides only the keys it sets.
 func (d *decoder) agents(n *yaml.Node, path string, c *Config) {
-	n = resolve(n)
+	n = d.collection(n, path)
 	if isNull(n) {
 		return
 	}
@@ -333,7 +333,7 @@ func (d *decoder) agents(n *yaml.Node, path string, c *Config) {
 	firstLine := map[string]int{}
 	for i, item := range n.Content {
 		ip := fmt.Sprintf("%s[%d]", path, i)
-		it := resolve(item)
+		it := d.collection(item, ip)
 		if isNull(it) {
 			d.fail(item, ip, "empty agent entry; it needs at least a name")
 			continue

@@ -349,16 +349,10 @@ func chatIDIfOther(hit, current string) string {
 }
 
 func filterOptions(agent config.Agent, query string) (filters.Options, error) {
-	o, err := filters.Preset(agent.Filters.Preset)
+	o, err := filters.FromConfig(agent.Filters, agent.Memory.MaxTurns)
 	if err != nil {
 		return filters.Options{}, err
 	}
-	o = o.Merge(filters.Options{
-		SkipPrefixes:  agent.Filters.SkipPrefixes,
-		StripPrefixes: agent.Filters.StripPrefixes,
-		ToolMessages:  agent.Filters.ToolMessages,
-		MaxTurns:      agent.Memory.MaxTurns,
-	})
 	o.ExcludeQuery = query
 	return o, nil
 }

@@ -72,8 +72,8 @@ const qdrantRRFK = rag.RRFK + 1
 var (
 	// ErrUnavailable wraps every failure to reach or be answered by Qdrant
 	// (down, hanging past the deadline, refusing the request): callers
-	// report it as vector_store_unavailable.
-	ErrUnavailable = errors.New("vector store unavailable")
+	// report it as vector_store_unavailable. It is a rag.ErrIndexUnavailable.
+	ErrUnavailable = fmt.Errorf("%w", rag.ErrIndexUnavailable)
 	// ErrIncompatibleCollection: the collection exists but lacks the named
 	// vectors contextd needs (e.g. it was created by another application).
 	ErrIncompatibleCollection = errors.New("qdrant collection incompatible with contextd")
@@ -93,6 +93,13 @@ type Config struct {
 	Dim int
 	// DialOptions are appended to the client's (tests: custom dialers).
 	DialOptions []grpc.DialOption
+	// OnCollectionCreated, if set, is called after this Index created the
+	// collection: on first use against an empty Qdrant, or after Qdrant
+	// came back without it (volume lost, collection dropped). The index is
+	// then empty, so wire it to the store's ResetIndexed to re-index every
+	// turn. Called with the setup lock held: it must not call the Index;
+	// hand slow work to a goroutine.
+	OnCollectionCreated func(collection string)
 }
 
 // FromConfig maps the vector.qdrant section of agents.yaml.
@@ -274,12 +281,14 @@ func (x *Index) ensure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	created := false
 	if !exists {
 		err := call("create collection", func(ctx context.Context) error {
 			err := x.client.CreateCollection(ctx, x.createRequest())
 			if status.Code(err) == codes.AlreadyExists {
 				return nil // another contextd replica won the race
 			}
+			created = err == nil
 			return err
 		})
 		if err != nil {
@@ -311,6 +320,9 @@ func (x *Index) ensure(ctx context.Context) error {
 		}
 	}
 	x.ready.Store(true)
+	if created && x.cfg.OnCollectionCreated != nil {
+		x.cfg.OnCollectionCreated(name)
+	}
 	return nil
 }
 
@@ -360,7 +372,7 @@ func (x *Index) checkSchema(info *qc.CollectionInfo) error {
 	}
 	if int(dense.GetSize()) != x.cfg.Dim {
 		return fmt.Errorf("%w: qdrant collection %q stores %d-dimensional vectors but the embedder produces %d; "+
-			"use the embedder the collection was built with, or delete the collection (contextd recreates it and re-indexes)",
+			"use the embedder the collection was built with, or delete the collection so contextd recreates it at the new size",
 			rag.ErrDimensionMismatch, x.cfg.Collection, dense.GetSize(), x.cfg.Dim)
 	}
 	if _, ok := params.GetSparseVectorsConfig().GetMap()[SparseVector]; !ok {

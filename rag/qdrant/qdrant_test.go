@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/rag/indextest"
 	"github.com/contextd/contextd/rag/qdrant/qdranttest"
@@ -406,8 +408,8 @@ func TestUnreachableAtStart(t *testing.T) {
 	srv.Stop()
 	ix := open(t, srv, Config{Timeout: 500 * time.Millisecond})
 	ctx := context.Background()
-	if err := ix.Ping(ctx); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("Ping with Qdrant down: %v, want ErrUnavailable", err)
+	if err := ix.Ping(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, rag.ErrIndexUnavailable) {
+		t.Errorf("Ping with Qdrant down: %v, want ErrUnavailable and rag.ErrIndexUnavailable", err)
 	}
 	q := rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 0, 0, 0}, Limit: 3}
 	if _, err := ix.Query(ctx, q); !errors.Is(err, ErrUnavailable) {
@@ -435,7 +437,8 @@ func TestOutageAndRecovery(t *testing.T) {
 	for _, wiped := range []bool{false, true} {
 		t.Run(fmt.Sprintf("volume_lost=%v", wiped), func(t *testing.T) {
 			srv := qdranttest.Start(t)
-			ix := open(t, srv, Config{Timeout: 500 * time.Millisecond})
+			var created atomic.Int32
+			ix := open(t, srv, Config{Timeout: 500 * time.Millisecond, OnCollectionCreated: func(string) { created.Add(1) }})
 			ctx := context.Background()
 			e := []float32{1, 0, 0, 0}
 			if err := ix.Upsert(ctx, []rag.Point{pt("t", "u", "c", 1, e, 1)}); err != nil {
@@ -465,6 +468,11 @@ func TestOutageAndRecovery(t *testing.T) {
 			}
 			if n, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); err != nil || n != want {
 				t.Errorf("Count after restart = %d, %v; want %d", n, err, want)
+			}
+			// Recreating the collection is reported, so the turns it lost
+			// get re-indexed; finding it intact is not.
+			if want := map[bool]int32{false: 1, true: 2}[wiped]; created.Load() != want {
+				t.Errorf("OnCollectionCreated calls = %d, want %d", created.Load(), want)
 			}
 			if srv.Calls("Collections/Get") == 0 {
 				t.Error("collection schema not re-checked after the outage")
@@ -594,4 +602,13 @@ func TestRealQdrant(t *testing.T) {
 		return ix
 	}
 	indextest.Run(t, newIndex)
+}
+
+func TestFromConfig(t *testing.T) {
+	got := FromConfig(config.Qdrant{Addr: "q:6334", APIKey: "k", TLS: true, Timeout: 3 * time.Second}, "__memory__", 384)
+	want := Config{Addr: "q:6334", APIKey: "k", TLS: true, Timeout: 3 * time.Second, Collection: "__memory__", Dim: 384}
+	if got.Addr != want.Addr || got.APIKey != want.APIKey || got.TLS != want.TLS || got.Timeout != want.Timeout ||
+		got.Collection != want.Collection || got.Dim != want.Dim {
+		t.Errorf("FromConfig = %+v, want %+v", got, want)
+	}
 }

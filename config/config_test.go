@@ -219,6 +219,7 @@ func TestErrors(t *testing.T) {
 		{"zero size", "server:\n  body_limit: 0\n", nil, 2, "server.body_limit", "must be between 1 byte"},
 		{"bad cidr", "server:\n  trusted_proxies: [10.0.0.0/8, nope]\n", nil, 2, "server.trusted_proxies[1]", "CIDR"},
 		{"bad addr", "server:\n  addr: localhost\n", nil, 2, "server.addr", "host:port"},
+		{"empty server addr", "server:\n  addr: \"\"\n", nil, 2, "server.addr", "must not be empty"},
 		{"qdrant url", "vector:\n  qdrant:\n    addr: http://q:6334\n", nil, 3, "vector.qdrant.addr", "without a scheme"},
 		{"bad base_url", "llm:\n  base_url: localhost:11434\n", nil, 2, "llm.base_url", "http:// or https://"},
 		// enums
@@ -245,7 +246,7 @@ func TestErrors(t *testing.T) {
 		{"nan threshold", "supervisor:\n  memory:\n    rag_similarity_threshold: .nan\n", nil, 3, "supervisor.memory.rag_similarity_threshold", "must be a number"},
 		// cross-key rules
 		{"postgres without dsn", "storage:\n  driver: postgres\n", nil, 2, "storage.postgres_dsn", "required when storage.driver is postgres"},
-		{"qdrant without addr", "vector:\n  driver: qdrant\n  qdrant:\n    addr: \"\"\n", nil, 4, "vector.qdrant.addr", "must not be empty"},
+		{"qdrant without addr", "vector:\n  driver: qdrant\n  qdrant:\n    addr: \"\"\n", nil, 4, "vector.qdrant.addr", "is required when vector.driver is qdrant"},
 		{"hashing zero dims", "embedder:\n  dimensions: 0\n", nil, 2, "embedder.dimensions", "≥ 1 for the hashing embedder"},
 		{"ollama llm without model", "llm:\n  provider: ollama\n", nil, 2, "llm.model", "required when llm.provider is ollama"},
 		{"ollama embedder without model", "embedder:\n  provider: ollama\n", nil, 2, "embedder.model", "required"},
@@ -807,5 +808,18 @@ func TestMergeAliasBomb(t *testing.T) {
 	_, err := Parse([]byte(b.String()), env())
 	if err == nil || !strings.Contains(err.Error(), "aliases expand to more than") {
 		t.Errorf("want the alias budget problem, got %v", err)
+	}
+}
+
+func TestOptionalQdrantAddr(t *testing.T) {
+	// An unused qdrant.addr may be empty (templated configs).
+	c := mustParse(t, "vector:\n  driver: embedded\n  qdrant:\n    addr: ${QDRANT_ADDR:-}\n", env())
+	if c.Vector.Qdrant.Addr != "" {
+		t.Errorf("addr = %q", c.Vector.Qdrant.Addr)
+	}
+	// qdrant with no addr key uses the default.
+	c = mustParse(t, "vector:\n  driver: qdrant\n", env())
+	if c.Vector.Qdrant.Addr != DefaultQdrantAddr {
+		t.Errorf("addr = %q, want the default", c.Vector.Qdrant.Addr)
 	}
 }

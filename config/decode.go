@@ -614,11 +614,17 @@ func (d *decoder) prompt(dst *string, placeholders ...string) handler {
 	}
 }
 
-// hostPort sets a host:port address (port required, no URL scheme).
-func (d *decoder) hostPort(dst *string, allowEmptyHost bool) handler {
+// hostPort sets a host:port address (port required, no URL scheme). An
+// empty value is accepted when optional (a cross check decides whether it
+// is needed).
+func (d *decoder) hostPort(dst *string, allowEmptyHost, optional bool) handler {
 	return func(n *yaml.Node, path string) {
 		s, _, ok := d.scalar(n, path, "an address host:port")
 		if !ok {
+			return
+		}
+		if s == "" && optional {
+			*dst = ""
 			return
 		}
 		if msg := checkHostPort(s, allowEmptyHost); msg != "" {

@@ -77,7 +77,7 @@ func (d *decoder) sub(fs fields) handler {
 
 func (d *decoder) serverFields(s *Server) fields {
 	return fields{
-		"addr":                     d.hostPort(&s.Addr, true),
+		"addr":                     d.hostPort(&s.Addr, true, false),
 		"body_limit":               d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
 		"request_timeout":          d.duration(&s.RequestTimeout, true),
 		"auth":                     d.sub(d.authFields(&s.Auth)),
@@ -118,7 +118,7 @@ func (d *decoder) vectorFields(v *Vector) fields {
 
 func (d *decoder) qdrantFields(q *Qdrant) fields {
 	return fields{
-		"addr":    d.hostPort(&q.Addr, false),
+		"addr":    d.hostPort(&q.Addr, false, true),
 		"api_key": d.str(&q.APIKey),
 		"tls":     d.bool(&q.TLS),
 		"timeout": d.duration(&q.Timeout, true),

@@ -348,6 +348,9 @@ func TestErrorFormat(t *testing.T) {
 	if e.Error() != want {
 		t.Errorf("Error() = %q, want %q", e.Error(), want)
 	}
+	if got, want := e.Summary(), "line 12: agents[1].memory.rag_k: must be ≥ 1 (and 2 more; run `contextd check-config`)"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
 	e.File = "agents.yaml"
 	want = "agents.yaml:12: agents[1].memory.rag_k: must be ≥ 1\nagents.yaml: server.addr: bad\nagents.yaml:3: invalid YAML: x"
 	if e.Error() != want {
@@ -821,5 +824,19 @@ func TestOptionalQdrantAddr(t *testing.T) {
 	c = mustParse(t, "vector:\n  driver: qdrant\n", env())
 	if c.Vector.Qdrant.Addr != DefaultQdrantAddr {
 		t.Errorf("addr = %q, want the default", c.Vector.Qdrant.Addr)
+	}
+}
+
+func BenchmarkParseExample(b *testing.B) {
+	data, err := os.ReadFile("../agents.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	get := env()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data, get); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

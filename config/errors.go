@@ -30,6 +30,19 @@ func (e *Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Summary is a one-line reason for a process that refuses to start: the
+// first problem, and how many more there are.
+func (e *Errors) Summary() string {
+	if len(e.Problems) == 0 {
+		return "invalid config"
+	}
+	s := format(e.File, e.Problems[0])
+	if n := len(e.Problems) - 1; n > 0 {
+		s += fmt.Sprintf(" (and %d more; run `contextd check-config`)", n)
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
 // format renders one problem or warning; without a file name the line is
 // given as "line N".
 func format(file string, p Problem) string {

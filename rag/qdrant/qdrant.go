@@ -97,8 +97,7 @@ type Config struct {
 	// collection: on first use against an empty Qdrant, or after Qdrant
 	// came back without it (volume lost, collection dropped). The index is
 	// then empty, so wire it to the store's ResetIndexed to re-index every
-	// turn. Called with the setup lock held: it must not call the Index;
-	// hand slow work to a goroutine.
+	// turn. It runs on the calling goroutine: hand slow work to another.
 	OnCollectionCreated func(collection string)
 }
 
@@ -112,8 +111,18 @@ type Index struct {
 	cfg    Config
 	client *qc.Client
 
-	setup sync.Mutex  // serializes collection setup
 	ready atomic.Bool // collection known to exist with the right schema
+
+	mu     sync.Mutex
+	flight *flight // the collection setup under way, if any
+}
+
+// flight is one collection setup shared by every caller that needs it
+// meanwhile, so a hanging Qdrant costs each caller one timeout, not one per
+// caller queued ahead of it.
+type flight struct {
+	done chan struct{}
+	err  error
 }
 
 var _ rag.Index = (*Index)(nil)
@@ -259,11 +268,40 @@ func (x *Index) ensure(ctx context.Context) error {
 	if x.ready.Load() {
 		return nil
 	}
-	x.setup.Lock()
-	defer x.setup.Unlock()
-	if x.ready.Load() {
-		return nil
+	x.mu.Lock()
+	f := x.flight
+	leader := f == nil
+	if leader {
+		f = &flight{done: make(chan struct{})}
+		x.flight = f
 	}
+	x.mu.Unlock()
+	if !leader {
+		select {
+		case <-f.done:
+			return f.err
+		case <-ctx.Done():
+			return x.wrap("collection setup", ctx.Err())
+		}
+	}
+	created, err := x.setUp(ctx)
+	if err == nil {
+		x.ready.Store(true)
+	}
+	f.err = err
+	x.mu.Lock()
+	x.flight = nil
+	x.mu.Unlock()
+	close(f.done)
+	if created && x.cfg.OnCollectionCreated != nil {
+		x.cfg.OnCollectionCreated(x.cfg.Collection)
+	}
+	return err
+}
+
+// setUp does the work of ensure; created reports that it made the
+// collection.
+func (x *Index) setUp(ctx context.Context) (created bool, err error) {
 	call := func(op string, fn func(ctx context.Context) error) error {
 		cctx, cancel := context.WithTimeout(ctx, x.cfg.Timeout)
 		defer cancel()
@@ -274,14 +312,13 @@ func (x *Index) ensure(ctx context.Context) error {
 	}
 	name := x.cfg.Collection
 	var exists bool
-	err := call("collection exists", func(ctx context.Context) (err error) {
+	err = call("collection exists", func(ctx context.Context) (err error) {
 		exists, err = x.client.CollectionExists(ctx, name)
 		return err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	created := false
 	if !exists {
 		err := call("create collection", func(ctx context.Context) error {
 			err := x.client.CreateCollection(ctx, x.createRequest())
@@ -292,7 +329,7 @@ func (x *Index) ensure(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	var info *qc.CollectionInfo
@@ -301,10 +338,10 @@ func (x *Index) ensure(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return created, err
 	}
 	if err := x.checkSchema(info); err != nil {
-		return err
+		return created, err
 	}
 	for _, ix := range payloadIndexes() {
 		if _, ok := info.GetPayloadSchema()[ix.GetFieldName()]; ok {
@@ -316,14 +353,10 @@ func (x *Index) ensure(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return created, err
 		}
 	}
-	x.ready.Store(true)
-	if created && x.cfg.OnCollectionCreated != nil {
-		x.cfg.OnCollectionCreated(name)
-	}
-	return nil
+	return created, nil
 }
 
 func (x *Index) createRequest() *qc.CreateCollection {

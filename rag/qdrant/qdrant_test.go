@@ -612,3 +612,35 @@ func TestFromConfig(t *testing.T) {
 		t.Errorf("FromConfig = %+v, want %+v", got, want)
 	}
 }
+
+// TestConcurrentCallersShareSetup: callers arriving while the collection
+// setup hangs wait for that one attempt instead of queueing their own.
+func TestConcurrentCallersShareSetup(t *testing.T) {
+	srv := qdranttest.Start(t)
+	srv.SetHang(true)
+	ix := open(t, srv, Config{Timeout: time.Second})
+	srv.ResetCalls()
+	errs := make(chan error, 8)
+	count := func() {
+		_, err := ix.Count(context.Background(), rag.Filter{Tenant: "t"})
+		errs <- err
+	}
+	go count()
+	eventually(t, "first setup call reaches the server", func() error {
+		if srv.Calls("Collections/CollectionExists") == 0 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	for i := 0; i < 7; i++ {
+		go count()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; !errors.Is(err, ErrUnavailable) {
+			t.Errorf("caller %d: %v, want ErrUnavailable", i, err)
+		}
+	}
+	if n := srv.Calls("Collections/CollectionExists"); n != 1 {
+		t.Errorf("setup attempts = %d, want 1 shared by all callers", n)
+	}
+}

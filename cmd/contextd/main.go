@@ -1,0 +1,94 @@
+// Command contextd serves assembled, token-budgeted conversation context to
+// LLM agent supervisors. main only parses arguments and wires; run makes the
+// whole binary testable.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "contextd:", oneLine(err))
+		os.Exit(exitCode(err))
+	}
+}
+
+const usage = `usage: contextd <command> [flags]
+
+commands:
+  serve         run the HTTP server          (contextd serve [--config agents.yaml])
+  check-config  validate a config            (contextd check-config [--config agents.yaml])
+  migrate       apply storage migrations     (contextd migrate [--config agents.yaml])
+  eval          run an evaluation            (contextd eval locomo --data FILE [--budgets 1000,2000,4000,8000])
+  bench         run a benchmark              (contextd bench load [flags])
+  version       print the version
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// run executes one contextd command. It returns when the command is done or
+// ctx is cancelled (serve: SIGTERM drains, then run returns nil).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return usageError("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], getenv, stdout)
+	case "check-config":
+		return cmdCheckConfig(args[1:], getenv, stdout)
+	case "migrate":
+		return cmdMigrate(ctx, args[1:], getenv, stdout)
+	case "eval":
+		return cmdEval(ctx, args[1:], getenv, stdout)
+	case "bench":
+		return cmdBench(ctx, args[1:], getenv, stdout)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "contextd", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stdout, usage)
+	return usageError(fmt.Sprintf("unknown command %q", args[0]))
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine keeps the exit message to one line, as the contract promises;
+// multi-problem config errors are printed in full by check-config.
+func oneLine(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i] + " (run `contextd check-config` for every problem)"
+		}
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/contextd/contextd/config"
+)
+
+// loadConfig reads --config, else ./agents.yaml, else built-in defaults; a
+// bad config is reported in one line (check-config prints every problem).
+func loadConfig(path string, getenv func(string) string) (*config.Config, string, error) {
+	cfg, src, err := config.Open(path, getenv)
+	if src == "" {
+		src = "built-in defaults"
+	}
+	if err != nil {
+		var ce *config.Errors
+		if errors.As(err, &ce) {
+			return nil, src, errors.New(ce.Summary())
+		}
+		return nil, src, err
+	}
+	return cfg, src, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, src, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", src, err)
+	}
+	log := newLogger(stdout, cfg.Server.LogLevel)
+	for _, w := range cfg.Warnings {
+		log.Warn("config", "warning", w)
+	}
+
+	app, err := build(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           app.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	fmt.Fprintf(stdout, "contextd %s listening on http://%s (config: %s; storage: %s; vector: %s; llm: %s)\n",
+		version, displayAddr(ln.Addr()), src, cfg.Storage.Driver, cfg.Vector.Driver, cfg.LLM.Provider)
+
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	workersDone := app.StartWorkers(workCtx)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		stopWork()
+		<-workersDone
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// SIGTERM: stop accepting, drain in-flight requests, then background
+	// work, each with a deadline.
+	log.Info("shutting down: draining requests and background work")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown", "err", err)
+	}
+	stopWork()
+	select {
+	case <-workersDone:
+	case <-shutCtx.Done():
+		log.Warn("background work did not stop in time; leases expire and another worker resumes it")
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	s := a.String()
+	if strings.HasPrefix(s, "[::]:") {
+		return "localhost:" + strings.TrimPrefix(s, "[::]:")
+	}
+	if strings.HasPrefix(s, "0.0.0.0:") {
+		return "localhost:" + strings.TrimPrefix(s, "0.0.0.0:")
+	}
+	return s
+}
+
+func cmdCheckConfig(args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ok, report := config.Check(*cfgPath, getenv)
+	fmt.Fprintln(stdout, report)
+	if !ok {
+		return errors.New("config has problems")
+	}
+	return nil
+}
+
+func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfgPath := fs.String("config", "", "path to agents.yaml")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, src, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", src, err)
+	}
+	store, err := openStore(ctx, cfg.Storage)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	fmt.Fprintf(stdout, "migrations applied (%s)\n", cfg.Storage.Driver)
+	return nil
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/contextd/contextd/api"
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/extractive"
+	"github.com/contextd/contextd/memory/llmsum"
+	"github.com/contextd/contextd/memory/postgres"
+	"github.com/contextd/contextd/memory/sqlite"
+	"github.com/contextd/contextd/memory/worker"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/rag/embedded"
+	"github.com/contextd/contextd/rag/qdrant"
+)
+
+// App is a wired contextd: the HTTP handler, the service behind it, and the
+// background workers.
+type App struct {
+	Config  *config.Config
+	Service *engine.Service
+	Handler http.Handler
+	Store   memory.Store
+	Index   rag.Index
+	Indexer *rag.Indexer
+	Worker  *worker.Worker
+	Metrics *metrics.Metrics
+	closers []func() error
+}
+
+// Close releases the backends.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		_ = a.closers[i]()
+	}
+}
+
+func openStore(ctx context.Context, c config.Storage) (memory.Store, error) {
+	switch c.Driver {
+	case "postgres":
+		s, err := postgres.Open(ctx, c.PostgresDSN)
+		if err != nil {
+			return nil, fmt.Errorf("storage postgres: %w", err)
+		}
+		return s, nil
+	default:
+		s, err := sqlite.Open(ctx, c.SQLitePath)
+		if err != nil {
+			return nil, fmt.Errorf("storage sqlite %s: %w", c.SQLitePath, err)
+		}
+		return s, nil
+	}
+}
+
+// openIndex opens the configured vector index; nil when vector.driver is
+// none. store lets Qdrant re-index everything when it lost its collection.
+func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Store, log *slog.Logger) (rag.Index, error) {
+	switch cfg.Vector.Driver {
+	case "none":
+		return nil, nil
+	case "qdrant":
+		qc := qdrant.FromConfig(cfg.Vector.Qdrant, cfg.Supervisor.Memory.RAGNamespace, dim)
+		qc.OnCollectionCreated = func(collection string) {
+			// A new (or lost and recreated) collection holds nothing: mark
+			// every stored turn unindexed so the indexer fills it again.
+			go func() {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				if err := store.ResetIndexed(rctx); err != nil {
+					log.Warn("re-index after collection creation", "collection", collection, "err", err)
+				}
+			}()
+		}
+		ix, err := qdrant.New(ctx, qc)
+		if err != nil {
+			return nil, fmt.Errorf("vector qdrant: %w", err)
+		}
+		return ix, nil
+	default:
+		ix, err := embedded.Open(ctx, cfg.Vector.EmbeddedPath, dim)
+		if err != nil {
+			return nil, fmt.Errorf("vector embedded %s: %w", cfg.Vector.EmbeddedPath, err)
+		}
+		return ix, nil
+	}
+}
+
+func ownerID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// build wires every component from the config.
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
+	a := &App{Config: cfg, Metrics: metrics.New()}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+
+	store, err := openStore(ctx, cfg.Storage)
+	if err != nil {
+		return nil, err
+	}
+	a.Store = store
+	a.closers = append(a.closers, store.Close)
+
+	emb, dim, err := rag.NewEmbedder(cfg.Embedder)
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	ix, err := openIndex(ctx, cfg, dim, store, log)
+	if err != nil {
+		return nil, err
+	}
+	owner := ownerID()
+	svc := &engine.Service{Config: cfg, Store: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}}
+	if ix != nil {
+		a.Index = ix
+		a.closers = append(a.closers, ix.Close)
+		sparse := rag.NewSparseEncoder()
+		svc.Index = ix
+		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: store}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, Logger: log.With("worker", "indexer")}
+		svc.Indexer = a.Indexer
+	}
+
+	ext := extractive.New()
+	var summarizer memory.Summarizer = ext
+	model, err := llmsum.NewModel(cfg.LLM, "")
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	if model != nil {
+		summarizer = llmsum.New(model, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
+		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
+	}
+	a.Worker = &worker.Worker{
+		Store: store, Summarizer: summarizer, Fallback: ext,
+		Settings: workerSettings(cfg), Owner: owner, Lease: 2 * time.Minute, Poll: 2 * time.Second,
+		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
+	}
+	svc.Summaries = a.Worker
+	svc.Observe = observe(a.Metrics)
+	a.Service = svc
+
+	a.Metrics.Backlog(func(ctx context.Context) (int64, int64, error) {
+		b, err := store.BacklogSizes(ctx)
+		return b.Unindexed, b.Unsummarised, err
+	})
+	a.Handler = api.NewHandler(api.Deps{Service: svc, Config: cfg, Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	ok = true
+	return a, nil
+}
+
+// workerSettings resolves the summariser's settings for an agent.
+func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
+	return func(agent string) worker.Settings {
+		ag := cfg.Agent(agent)
+		m := ag.Memory
+		return worker.Settings{
+			Enabled:       m.Strategy != engine.StrategyNone && m.PersistSummary,
+			RecentTurns:   m.SummaryRecentTurns,
+			TriggerTurns:  m.SummaryTriggerTurns,
+			TriggerTokens: m.SummaryTriggerTokens,
+			Cooldown:      m.SummaryCooldown,
+			MaxTokens:     m.SummaryMaxTokens,
+			Prompts: llmsum.ResolvePrompts(memory.Prompts{
+				System:      ag.Prompts.SummaryCompressionSystemPrompt,
+				Compression: ag.Prompts.SummaryCompressionUserPrompt,
+				Extension:   ag.Prompts.SummaryExtensionUserPrompt,
+			}, m.SummaryPrompt),
+			Model:      m.SummaryModel,
+			Structured: m.StructuredOutput,
+			Persist:    m.PersistSummary,
+		}
+	}
+}
+
+func observe(m *metrics.Metrics) func(string, *engine.ContextResult) {
+	return func(_ string, r *engine.ContextResult) {
+		m.ContextTokens.WithLabelValues("rag").Observe(float64(r.Usage.RAGTokens))
+		m.ContextTokens.WithLabelValues("summary").Observe(float64(r.Usage.SummaryTokens))
+		m.ContextTokens.WithLabelValues("recent").Observe(float64(r.Usage.RecentTokens))
+		m.ContextTokens.WithLabelValues("total").Observe(float64(r.Usage.TotalTokens))
+		if r.Strategy == engine.StrategyRAG {
+			m.Retrieval.Observe(r.RetrievalTime.Seconds())
+		}
+		m.Assembly.Observe(r.AssemblyTime.Seconds())
+		for _, d := range r.Degraded {
+			m.Degraded.WithLabelValues(d).Inc()
+		}
+	}
+}
+
+// ready reports each backend's state for /readyz and the backend gauges.
+func (a *App) ready(ctx context.Context) map[string]string {
+	states := map[string]string{"storage": "ok", "vector": "disabled", "embedder": "ok", "llm": "disabled"}
+	if err := a.Store.Ping(ctx); err != nil {
+		states["storage"] = "unavailable"
+	}
+	if a.Index != nil {
+		states["vector"] = "ok"
+		if err := a.Index.Ping(ctx); err != nil {
+			states["vector"] = "unavailable"
+		}
+		if err := a.Indexer.LastError(); err != nil && errors.Is(err, rag.ErrEmbedder) {
+			states["embedder"] = "unavailable"
+		}
+	}
+	if a.Config.LLM.Provider != "" && a.Config.LLM.Provider != "none" {
+		states["llm"] = "ok"
+	}
+	for k, v := range states {
+		up := 0.0
+		if v == "ok" {
+			up = 1
+		}
+		a.Metrics.BackendUp.WithLabelValues(k).Set(up)
+	}
+	return states
+}
+
+// StartWorkers runs the indexer and the summariser until ctx is done; the
+// returned channel closes when both have stopped.
+func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
+	var wg sync.WaitGroup
+	if a.Indexer != nil {
+		wg.Go(func() { _ = a.Indexer.Run(ctx) })
+	}
+	if a.Worker != nil {
+		wg.Go(func() { _ = a.Worker.Run(ctx) })
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
+}

@@ -1,0 +1,566 @@
+// Package worker runs durable background summarisation: it finds chats whose
+// turns outside the recent window passed the agent's trigger, takes the
+// chat's summary lease, extends the summary from its cursor with only the new
+// turns, and writes the new head with a cursor check. All work is derived
+// from stored state, so a crash loses nothing: the next worker redoes it.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/extractive"
+)
+
+// Degraded reasons the worker adds to the summarizer's own.
+const (
+	// DegradedBudgetExhausted: the tenant's daily LLM token budget is spent;
+	// the extractive summarizer did the work.
+	DegradedBudgetExhausted = "llm_budget_exhausted"
+)
+
+// Settings are one agent's effective summarisation settings.
+type Settings struct {
+	RecentTurns   int           // turns kept verbatim, never summarised
+	TriggerTurns  int           // summarise when this many turns wait outside the window...
+	TriggerTokens int           // ...or when they hold this many tokens
+	Cooldown      time.Duration // minimum time between two background runs on a chat
+	MaxTokens     int           // cap on the summary's size
+	Prompts       memory.Prompts
+	Model         string
+	Structured    bool
+	Persist       bool // false: no background work; Extend computes without writing
+	Enabled       bool // strategy != none
+}
+
+// Worker summarises chats in the background. Set the exported fields, then
+// call Run (or Drain / Extend). The zero values of the optional fields take
+// the defaults noted.
+type Worker struct {
+	Store      memory.Store
+	Summarizer memory.Summarizer
+	// Fallback is used when the daily token budget is spent (default: the
+	// extractive summarizer).
+	Fallback memory.Summarizer
+	Settings func(agent string) Settings
+	Owner    string        // lease owner id, unique per process (default "worker")
+	Lease    time.Duration // lease ttl, renewed while working (default 2m)
+	Poll     time.Duration // idle poll interval (default 2s)
+	// DailyTokenBudget caps LLM tokens per tenant per UTC day; 0 = off.
+	// Counted in this process.
+	DailyTokenBudget int64
+	Logger           *slog.Logger
+	Now              func() time.Time
+	// MinPending is the smallest unsummarised backlog worth listing (default:
+	// the default agent's RecentTurns+1). Set it to min over agents of
+	// RecentTurns+1 when agents differ.
+	MinPending int64
+	// BatchSize is how many chats one scan lists (default 200).
+	BatchSize int
+
+	once  sync.Once
+	kick  chan struct{}
+	mu    sync.Mutex
+	chats map[memory.ChatKey]*chatState
+	usage map[string]dayUsage
+}
+
+type chatState struct {
+	lastRun  time.Time // last successful background extension
+	failures int
+	retryAt  time.Time
+}
+
+type dayUsage struct {
+	day    string
+	tokens int64
+}
+
+// ErrLeaseHeld: another worker holds the chat's summary lease.
+var ErrLeaseHeld = errors.New("worker: summary lease held by another worker")
+
+func (w *Worker) init() {
+	w.once.Do(func() {
+		w.kick = make(chan struct{}, 1)
+		w.chats = map[memory.ChatKey]*chatState{}
+		w.usage = map[string]dayUsage{}
+		if w.Owner == "" {
+			w.Owner = "worker"
+		}
+		if w.Lease <= 0 {
+			w.Lease = 2 * time.Minute
+		}
+		if w.Poll <= 0 {
+			w.Poll = 2 * time.Second
+		}
+		if w.Logger == nil {
+			w.Logger = slog.New(slog.DiscardHandler)
+		}
+		if w.Now == nil {
+			w.Now = time.Now
+		}
+		if w.Fallback == nil {
+			w.Fallback = extractive.New()
+		}
+		if w.BatchSize <= 0 {
+			w.BatchSize = 200
+		}
+		if w.MinPending <= 0 {
+			w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
+		}
+	})
+}
+
+func (w *Worker) settings(agent string) Settings {
+	if w.Settings == nil {
+		return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, Structured: true, Persist: true, Enabled: true}
+	}
+	return w.Settings(agent)
+}
+
+// Kick wakes Run for an immediate scan (e.g. after an append).
+func (w *Worker) Kick() {
+	w.init()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run scans for work until ctx is cancelled, then returns nil. Work in
+// flight when ctx ends is abandoned without writing anything.
+func (w *Worker) Run(ctx context.Context) error {
+	w.init()
+	for {
+		if _, err := w.pass(ctx); err != nil && ctx.Err() == nil {
+			w.Logger.Warn("summary scan failed", "err", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.kick:
+		case <-time.After(w.Poll):
+		}
+	}
+}
+
+// Drain processes every chat whose backlog currently passes its trigger,
+// ignoring cooldowns, until none is left. A chat that fails is skipped for
+// the rest of the drain; the errors are returned joined.
+func (w *Worker) Drain(ctx context.Context) error {
+	w.init()
+	failed := map[memory.ChatKey]error{}
+	for i := 0; i < 10000; i++ {
+		n, err := w.passDrain(ctx, failed)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	var errs []error
+	for k, err := range failed {
+		errs = append(errs, fmt.Errorf("chat %s/%s: %w", k.Tenant, k.ChatID, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Worker) passDrain(ctx context.Context, failed map[memory.ChatKey]error) (int, error) {
+	chats, err := w.Store.ListSummaryWork(ctx, w.MinPending, w.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("worker: list summary work: %w", err)
+	}
+	done := 0
+	for _, c := range chats {
+		if ctx.Err() != nil {
+			return done, ctx.Err()
+		}
+		if failed[c.Key()] != nil {
+			continue
+		}
+		ok, err := w.triggered(ctx, c)
+		if err != nil {
+			failed[c.Key()] = err
+			continue
+		}
+		if !ok {
+			continue
+		}
+		rec, _, err := w.extend(ctx, c.Key(), false)
+		switch {
+		case errors.Is(err, ErrLeaseHeld):
+			// Another worker has it; it is done when the lease is free.
+		case err != nil:
+			failed[c.Key()] = err
+		case rec != nil:
+			done++
+		}
+	}
+	return done, nil
+}
+
+// pass runs one background scan and reports how many chats it extended.
+func (w *Worker) pass(ctx context.Context) (int, error) {
+	chats, err := w.Store.ListSummaryWork(ctx, w.MinPending, w.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("worker: list summary work: %w", err)
+	}
+	done := 0
+	for _, c := range chats {
+		if ctx.Err() != nil {
+			return done, nil
+		}
+		now := w.Now()
+		st := w.state(c.Key())
+		w.mu.Lock()
+		wait := now.Before(st.retryAt) || (!st.lastRun.IsZero() && now.Before(st.lastRun.Add(w.settings(c.Agent).Cooldown)))
+		w.mu.Unlock()
+		if wait {
+			continue
+		}
+		ok, err := w.triggered(ctx, c)
+		if err != nil {
+			w.failed(c.Key(), err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		rec, _, err := w.extend(ctx, c.Key(), false)
+		switch {
+		case ctx.Err() != nil:
+			return done, nil
+		case errors.Is(err, ErrLeaseHeld):
+		case err != nil:
+			w.failed(c.Key(), err)
+		default:
+			w.mu.Lock()
+			st.lastRun, st.failures, st.retryAt = w.Now(), 0, time.Time{}
+			w.mu.Unlock()
+			if rec != nil {
+				done++
+			}
+		}
+	}
+	w.prune()
+	return done, nil
+}
+
+func (w *Worker) state(k memory.ChatKey) *chatState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.chats[k]
+	if st == nil {
+		st = &chatState{}
+		w.chats[k] = st
+	}
+	return st
+}
+
+// failed schedules a retry with exponential backoff (1s, 2s, 4s ... 5m).
+func (w *Worker) failed(k memory.ChatKey, err error) {
+	st := w.state(k)
+	w.mu.Lock()
+	st.failures++
+	delay := time.Second << min(st.failures-1, 9)
+	delay = min(delay, 5*time.Minute)
+	st.retryAt = w.Now().Add(delay)
+	n := st.failures
+	w.mu.Unlock()
+	w.Logger.Warn("summary failed", "tenant", k.Tenant, "chat", k.ChatID, "failures", n, "retry_in", delay, "err", err)
+}
+
+// prune forgets chats whose cooldown and backoff are long over.
+func (w *Worker) prune() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.chats) < 10000 {
+		return
+	}
+	cut := w.Now().Add(-10 * time.Minute)
+	for k, st := range w.chats {
+		if st.lastRun.Before(cut) && st.retryAt.Before(cut) {
+			delete(w.chats, k)
+		}
+	}
+}
+
+// triggered reports whether the chat's turns outside the recent window that
+// the summary does not cover pass the agent's trigger, or its head was
+// written under other prompts.
+func (w *Worker) triggered(ctx context.Context, c memory.Chat) (bool, error) {
+	s := w.settings(c.Agent)
+	if !s.Enabled || !s.Persist {
+		return false, nil
+	}
+	eligible := c.LastSeq - int64(s.RecentTurns) - c.SummaryCursor
+	if eligible <= 0 {
+		return false, nil
+	}
+	if s.TriggerTurns > 0 && eligible >= int64(s.TriggerTurns) {
+		return true, nil
+	}
+	head, err := w.Store.SummaryHead(ctx, c.Key())
+	if err != nil {
+		return false, fmt.Errorf("worker: summary head: %w", err)
+	}
+	if w.Stale(c.Agent, head) {
+		return true, nil
+	}
+	if s.TriggerTokens <= 0 {
+		return false, nil
+	}
+	msgs, err := w.Store.Messages(ctx, c.Key(), c.SummaryCursor, int(eligible))
+	if err != nil {
+		return false, fmt.Errorf("worker: messages: %w", err)
+	}
+	n := 0
+	for _, m := range msgs {
+		n += tokens.Count(m.Content)
+	}
+	return n >= s.TriggerTokens, nil
+}
+
+// Stale reports whether head was written under prompts other than the
+// agent's current ones (a summary the extractive summarizer wrote is never
+// stale: it uses no prompts).
+func (w *Worker) Stale(agent string, head *memory.SummaryRecord) bool {
+	if head == nil || head.PromptVersion == extractive.PromptVersion {
+		return false
+	}
+	return head.PromptVersion != promptVersion(w.Summarizer, w.settings(agent).Prompts)
+}
+
+func promptVersion(s memory.Summarizer, p memory.Prompts) string {
+	if v, ok := s.(interface{ PromptVersion(memory.Prompts) string }); ok {
+		return v.PromptVersion(p)
+	}
+	return p.Version()
+}
+
+// Extend summarises the chat's turns in (cursor, last_seq - RecentTurns]
+// now. force ignores the trigger and, when another worker holds the lease,
+// waits for it (up to ctx). It returns the chat's head afterwards (nil when
+// the chat has no summary yet) and the degraded reasons of this extension.
+// When another worker moved the cursor first, its head is returned without
+// error. Settings.Persist false computes the extension without writing it.
+func (w *Worker) Extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
+	w.init()
+	if !force {
+		c, err := w.Store.Chat(ctx, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker: chat: %w", err)
+		}
+		ok, err := w.triggered(ctx, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			head, err := w.Store.SummaryHead(ctx, key)
+			return head, nil, err
+		}
+	}
+	for {
+		rec, deg, err := w.extend(ctx, key, force)
+		if !force || !errors.Is(err, ErrLeaseHeld) {
+			return rec, deg, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// extend does one extension under the chat's lease. It returns (nil, nil,
+// nil) when there was nothing to summarise and the chat has no head.
+func (w *Worker) extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
+	ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: lease: %w", err)
+	}
+	if !ok {
+		return nil, nil, ErrLeaseHeld
+	}
+	defer func() {
+		// Released even when ctx is cancelled; if this fails the lease
+		// simply expires.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := w.Store.ReleaseLease(rctx, key, memory.LeaseSummary, w.Owner); err != nil {
+			w.Logger.Warn("release summary lease", "chat", key.ChatID, "err", err)
+		}
+	}()
+
+	// Renew the lease while working; losing it abandons the work.
+	work, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go w.renew(work, cancel, key)
+
+	return w.extendLeased(work, key, force)
+}
+
+var errLeaseLost = errors.New("worker: summary lease lost")
+
+func (w *Worker) renew(ctx context.Context, cancel context.CancelCauseFunc, key memory.ChatKey) {
+	t := time.NewTicker(max(w.Lease/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && !ok {
+				cancel(errLeaseLost)
+				return
+			}
+		}
+	}
+}
+
+func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
+	// Read the state again now that we hold the lease.
+	chat, err := w.Store.Chat(ctx, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: chat: %w", err)
+	}
+	head, err := w.Store.SummaryHead(ctx, key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: summary head: %w", err)
+	}
+	s := w.settings(chat.Agent)
+	cursor := chat.SummaryCursor
+	upTo := chat.LastSeq - int64(s.RecentTurns)
+	stale := w.Stale(chat.Agent, head)
+	if !force && !s.Enabled {
+		return head, nil, nil
+	}
+	var turns []memory.Message
+	for after := cursor; after < upTo; {
+		page, err := w.Store.Messages(ctx, key, after, int(min(upTo-after, 500)))
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker: messages: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			if m.Seq <= upTo {
+				turns = append(turns, m)
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	if len(turns) == 0 && (!stale || head == nil) {
+		return head, nil, nil // nothing to add
+	}
+
+	req := memory.SummarizeRequest{
+		Chat:       chat,
+		Turns:      turns,
+		Prompts:    s.Prompts,
+		Model:      s.Model,
+		Structured: s.Structured,
+		MaxTokens:  s.MaxTokens,
+	}
+	if head != nil {
+		prev := extractive.Clone(head.Summary)
+		req.Prev = &prev
+	}
+	sum, degraded := w.Summarizer, []string(nil)
+	if w.DailyTokenBudget > 0 && sum.Name() != extractive.Name && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+		sum, degraded = w.Fallback, []string{DegradedBudgetExhausted}
+	}
+	res, err := sum.Summarize(ctx, req)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", cause)
+		}
+		return nil, nil, fmt.Errorf("worker: summarise: %w", err)
+	}
+	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
+	degraded = append(degraded, res.Degraded...)
+	if err := context.Cause(ctx); err != nil {
+		// Cancelled (shutdown) or lease lost after the summarizer returned:
+		// write nothing; the cursor is unchanged and the work is redone.
+		return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", err)
+	}
+
+	out := res.Summary
+	if len(turns) > 0 {
+		if out.CoveredToSeq != turns[len(turns)-1].Seq {
+			return nil, nil, fmt.Errorf("worker: summarizer covered to %d, want %d", out.CoveredToSeq, turns[len(turns)-1].Seq)
+		}
+	} else {
+		out.CoveredToSeq = cursor
+	}
+	if out.CoveredFromSeq == 0 && head != nil {
+		out.CoveredFromSeq = head.CoveredFromSeq
+	}
+	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
+	if len(turns) > 0 {
+		rec.FromSeq, rec.ToSeq = turns[0].Seq, turns[len(turns)-1].Seq
+	}
+	if !s.Persist {
+		return &rec, degraded, nil
+	}
+	written, err := w.Store.AppendSummary(ctx, key, cursor, rec)
+	if errors.Is(err, memory.ErrCursorMoved) {
+		// Someone else extended it first: theirs stands.
+		head, herr := w.Store.SummaryHead(ctx, key)
+		if herr != nil {
+			return nil, nil, fmt.Errorf("worker: summary head: %w", herr)
+		}
+		return head, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: append summary: %w", err)
+	}
+	w.Logger.Debug("summary extended", "tenant", key.Tenant, "chat", key.ChatID,
+		"from", rec.FromSeq, "to", rec.ToSeq, "calls", res.Calls, "in_tokens", res.InputTokens, "degraded", degraded)
+	return &written, degraded, nil
+}
+
+func (w *Worker) day() string { return w.Now().UTC().Format(time.DateOnly) }
+
+func (w *Worker) addUsage(tenant string, n int64) {
+	if n <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	u := w.usage[tenant]
+	if d := w.day(); u.day != d {
+		u = dayUsage{day: d}
+	}
+	u.tokens += n
+	w.usage[tenant] = u
+}
+
+// TokensUsedToday is the LLM tokens (input + output) this worker spent for
+// the tenant since UTC midnight.
+func (w *Worker) TokensUsedToday(tenant string) int64 {
+	w.init()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	u := w.usage[tenant]
+	if u.day != w.day() {
+		return 0
+	}
+	return u.tokens
+}

@@ -59,14 +59,20 @@ type tenant struct {
 // scoped to a chat touches only that chat.
 type chat struct {
 	entries  []*entry
-	bySeq    map[int64]int                 // seq -> position in entries
-	postings map[uint32]map[*entry]float32 // term -> entry -> doc weight
+	bySeq    map[int64]int        // seq -> position in entries
+	postings map[uint32][]posting // term -> the entries holding it
+}
+
+type posting struct {
+	e *entry
+	w float32 // document weight
 }
 
 type entry struct {
 	p    rag.Point // payload only: Dense and Sparse left empty
 	unit []float32 // L2-normalised dense vector (zero vector stays zero)
 	sp   rag.SparseVector
+	slot int // position in chat.entries
 }
 
 const schema = `
@@ -257,7 +263,7 @@ func (ix *Index) put(p rag.Point) {
 	}
 	c := tn.chats[p.ChatID]
 	if c == nil {
-		c = &chat{bySeq: map[int64]int{}, postings: map[uint32]map[*entry]float32{}}
+		c = &chat{bySeq: map[int64]int{}, postings: map[uint32][]posting{}}
 		tn.chats[p.ChatID] = c
 	}
 	e := &entry{unit: normalise(p.Dense), sp: copySparse(p.Sparse)}
@@ -265,35 +271,40 @@ func (ix *Index) put(p rag.Point) {
 	e.p = p
 	if i, ok := c.bySeq[p.Seq]; ok {
 		ix.unpost(c, c.entries[i])
+		e.slot = i
 		c.entries[i] = e
 	} else {
-		c.bySeq[p.Seq] = len(c.entries)
+		e.slot = len(c.entries)
+		c.bySeq[p.Seq] = e.slot
 		c.entries = append(c.entries, e)
 		ix.n++
 	}
 	for k, term := range e.sp.Indices {
-		m := c.postings[term]
-		if m == nil {
-			m = map[*entry]float32{}
-			c.postings[term] = m
+		ps := c.postings[term]
+		if n := len(ps); n > 0 && ps[n-1].e == e { // repeated index: merge
+			ps[n-1].w += e.sp.Values[k]
+			continue
 		}
-		if _, dup := m[e]; !dup {
-			ix.df[term]++
-		}
-		m[e] += e.sp.Values[k]
+		c.postings[term] = append(ps, posting{e, e.sp.Values[k]})
+		ix.df[term]++
 	}
 }
 
 // unpost removes e's terms from c's postings and the document frequencies.
 func (ix *Index) unpost(c *chat, e *entry) {
 	for _, term := range e.sp.Indices {
-		m := c.postings[term]
-		if _, ok := m[e]; !ok {
-			continue
+		ps := c.postings[term]
+		i := slices.IndexFunc(ps, func(p posting) bool { return p.e == e })
+		if i < 0 {
+			continue // repeated index, already removed
 		}
-		delete(m, e)
-		if len(m) == 0 {
+		last := len(ps) - 1
+		ps[i] = ps[last]
+		ps[last] = posting{}
+		if last == 0 {
 			delete(c.postings, term)
+		} else {
+			c.postings[term] = ps[:last]
 		}
 		if ix.df[term]--; ix.df[term] <= 0 {
 			delete(ix.df, term)
@@ -308,6 +319,7 @@ func (ix *Index) remove(c *chat, i int) {
 	last := len(c.entries) - 1
 	if i != last {
 		c.entries[i] = c.entries[last]
+		c.entries[i].slot = i
 		c.bySeq[c.entries[i].p.Seq] = i
 	}
 	c.entries[last] = nil
@@ -398,6 +410,7 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 
 	var dense []scored
 	if len(qv) > 0 {
+		top := newTopK(prefetch)
 		for _, c := range chats {
 			for _, e := range c.entries {
 				if !matches(q.Filter, &e.p) {
@@ -407,31 +420,47 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 				if q.ScoreThreshold > 0 && s < q.ScoreThreshold {
 					continue
 				}
-				dense = append(dense, scored{e, s})
+				top.push(scored{e, s})
 			}
 		}
-		dense = topK(dense, prefetch)
+		dense = top.sorted()
 	}
 
 	var sparse []scored
 	if len(q.Sparse.Indices) > 0 {
-		acc := map[*entry]float32{}
+		top := newTopK(prefetch)
+		idf := make([]float32, len(q.Sparse.Indices))
 		for k, term := range q.Sparse.Indices {
-			idf := ix.idf(term)
-			w := q.Sparse.Values[k] * idf
-			for _, c := range chats {
-				for e, dw := range c.postings[term] {
-					if matches(q.Filter, &e.p) {
-						acc[e] += w * dw
+			idf[k] = q.Sparse.Values[k] * ix.idf(term)
+		}
+		var acc []float32
+		var seen []bool
+		var touched []*entry
+		for _, c := range chats {
+			// Accumulate per chat in slot-indexed buffers: no map per query.
+			n := len(c.entries)
+			acc = slices.Grow(acc[:0], n)[:n]
+			seen = slices.Grow(seen[:0], n)[:n]
+			clear(acc)
+			clear(seen)
+			touched = touched[:0]
+			for k, term := range q.Sparse.Indices {
+				for _, p := range c.postings[term] {
+					if !matches(q.Filter, &p.e.p) {
+						continue
 					}
+					if !seen[p.e.slot] {
+						seen[p.e.slot] = true
+						touched = append(touched, p.e)
+					}
+					acc[p.e.slot] += idf[k] * p.w
 				}
 			}
+			for _, e := range touched {
+				top.push(scored{e, acc[e.slot]})
+			}
 		}
-		sparse = make([]scored, 0, len(acc))
-		for e, s := range acc {
-			sparse = append(sparse, scored{e, s})
-		}
-		sparse = topK(sparse, prefetch)
+		sparse = top.sorted()
 	}
 
 	return fuse(dense, sparse, q.Limit), nil
@@ -444,11 +473,60 @@ func (ix *Index) idf(term uint32) float32 {
 }
 
 func topK(s []scored, k int) []scored {
-	slices.SortFunc(s, cmpScored)
-	if len(s) > k {
-		s = s[:k]
+	t := newTopK(k)
+	for _, x := range s {
+		t.push(x)
 	}
-	return s
+	return t.sorted()
+}
+
+// topK keeps the k best candidates in a heap whose root is the worst kept.
+type topKHeap struct {
+	k int
+	h []scored
+}
+
+func newTopK(k int) *topKHeap { return &topKHeap{k: k, h: make([]scored, 0, min(k, 256))} }
+
+// worse reports whether a ranks after b.
+func worse(a, b scored) bool { return cmpScored(a, b) > 0 }
+
+func (t *topKHeap) push(x scored) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; { // sift up
+			p := (i - 1) / 2
+			if !worse(t.h[i], t.h[p]) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		return
+	}
+	if t.k == 0 || !worse(t.h[0], x) {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; { // sift down
+		l, r, w := 2*i+1, 2*i+2, i
+		if l < len(t.h) && worse(t.h[l], t.h[w]) {
+			w = l
+		}
+		if r < len(t.h) && worse(t.h[r], t.h[w]) {
+			w = r
+		}
+		if w == i {
+			break
+		}
+		t.h[i], t.h[w] = t.h[w], t.h[i]
+		i = w
+	}
+}
+
+func (t *topKHeap) sorted() []scored {
+	slices.SortFunc(t.h, cmpScored)
+	return t.h
 }
 
 // fuse merges the two ranked lists by reciprocal rank fusion.

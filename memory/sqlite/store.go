@@ -356,6 +356,9 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
+		if hasEscapedNUL(js) { // as PostgreSQL jsonb would
+			return errors.New("summary contains a NUL character")
+		}
 		var parent any
 		if rec.ParentID != nil {
 			parent = *rec.ParentID

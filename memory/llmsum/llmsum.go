@@ -6,8 +6,10 @@ package llmsum
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -312,11 +314,25 @@ func (s *Summarizer) apply(cur *memory.Summary, reply string, structured bool, m
 		if structured {
 			addDegraded(res, DegradedNarrativeOnly)
 		}
-		if text := Clean(reply); text != "" {
+		if text := salvageNarrative(Clean(reply)); text != "" {
 			next.Narrative = capRunes(text, narrCap)
 		}
 	}
 	return next
+}
+
+var narrativeFieldRe = regexp.MustCompile(`"narrative"\s*:\s*"((?:[^"\\]|\\.)*)`)
+
+// salvageNarrative takes the narrative field out of a truncated or broken
+// JSON reply when there is one, else returns the text as it is.
+func salvageNarrative(text string) string {
+	if m := narrativeFieldRe.FindStringSubmatch(text); m != nil {
+		var v string
+		if err := json.Unmarshal([]byte(`"`+m[1]+`"`), &v); err == nil && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return text
 }
 
 func addDegraded(res *memory.SummarizeResult, reason string) {

@@ -147,7 +147,7 @@ func TestReplies(t *testing.T) {
 			if s.Topics[0] != "prev topic" || s.Decisions[0] != "prev decision" {
 				t.Errorf("previous lists lost: %+v", s)
 			}
-			if !strings.Contains(s.Narrative, "reviewed the budget") || strings.Contains(s.Narrative, "<|im_start|>") {
+			if s.Narrative != "The team reviewed the budget" {
 				t.Errorf("narrative %q", s.Narrative)
 			}
 			if s.CoveredToSeq != 8 {
@@ -161,6 +161,11 @@ func TestReplies(t *testing.T) {
 		}},
 		{"500 then success", []llmtest.Reply{{Status: http.StatusInternalServerError}, {Content: goodJSON}}, Options{MaxRetries: 2}, "", 2, func(t *testing.T, s memory.Summary) {
 			if s.Model != "test-model" {
+				t.Errorf("%+v", s)
+			}
+		}},
+		{"prose reply becomes the narrative", []llmtest.Reply{{Content: "<|im_start|>The user and the assistant reviewed the budget.<|im_end|>"}}, Options{}, "summary_narrative_only", 1, func(t *testing.T, s memory.Summary) {
+			if s.Narrative != "The user and the assistant reviewed the budget." || s.Topics[0] != "prev topic" {
 				t.Errorf("%+v", s)
 			}
 		}},

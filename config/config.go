@@ -105,6 +105,10 @@ type Memory struct {
 	RAGSimilarityThreshold float64
 	RAGScope               string // chat (default) | user
 	RAGNeighbors           int    // turns on each side of a hit; default 0
+	// RAGFill: after the top RAGK hits, further hits in rank order fill
+	// what the budget leaves (up to RAGMaxHits); default true.
+	RAGFill    bool
+	RAGMaxHits int // default 200
 	StoreTurns             bool   // default true
 	TruncationStrategy     string // hard | middle (default) | llm | semantic
 	TruncationMaxChars     int    // default 1000; 0 = no truncation

@@ -62,6 +62,8 @@ func DefaultMemory() Memory {
 		Strategy:               "running_summary",
 		SummaryRecentTurns:     10,
 		StructuredOutput:       true,
+		RAGFill:                true,
+		RAGMaxHits:             200,
 		PersistSummary:         true,
 		RAGNamespace:           "__memory__",
 		RAGK:                   5,

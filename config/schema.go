@@ -239,6 +239,8 @@ func (d *decoder) memoryFields(m *Memory) fields {
 		"rag_similarity_threshold": d.float(&m.RAGSimilarityThreshold, -1, 1),
 		"rag_scope":                d.enum(&m.RAGScope, RAGScopes...),
 		"rag_neighbors":            d.int(&m.RAGNeighbors, 0, 100),
+		"rag_fill":                 d.bool(&m.RAGFill),
+		"rag_max_hits":             d.int(&m.RAGMaxHits, 1, 1000),
 		"store_turns":              d.bool(&m.StoreTurns),
 		"truncation_strategy":      d.enum(&m.TruncationStrategy, TruncationStrategies...),
 		"truncation_max_chars":     d.int(&m.TruncationMaxChars, 0, noMax),

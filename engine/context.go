@@ -230,7 +230,7 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	var ragTurns []RAGTurn
 	if strategy == StrategyRAG {
 		start := time.Now()
-		ragTurns, err = s.retrieve(ctx, chat, mem, in, query, loadFrom, topts, degrade)
+		ragTurns, err = s.retrieve(ctx, chat, mem, in, query, budget, loadFrom, topts, degrade)
 		res.RetrievalTime = time.Since(start)
 		if err != nil {
 			return nil, err
@@ -295,7 +295,7 @@ func (s *Service) maxLoad(def int) int {
 // storeCtx is the context for store reads (a seam for per-call deadlines).
 func (s *Service) storeCtx(ctx context.Context) context.Context { return ctx }
 
-func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Memory, in ContextInput, query string, excludeFrom int64, topts truncation.Options, degrade func(...string)) ([]RAGTurn, error) {
+func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Memory, in ContextInput, query string, budget int, excludeFrom int64, topts truncation.Options, degrade func(...string)) ([]RAGTurn, error) {
 	if s.Retriever == nil {
 		degrade(DegradedVectorStore)
 		return nil, nil
@@ -309,9 +309,14 @@ func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Mem
 	if in.RAGScope != "" {
 		scope = in.RAGScope
 	}
+	k := mem.RAGK
+	if mem.RAGFill {
+		// Enough candidates to fill the budget's room with ~40-token turns.
+		k = max(k, min(mem.RAGMaxHits, budget/40))
+	}
 	turns, err := s.Retriever.Retrieve(ctx, rag.Request{
 		Tenant: chat.Tenant, ChatID: chat.ID, UserID: chat.UserID, Agent: chat.Agent,
-		Query: query, K: mem.RAGK, Threshold: float32(mem.RAGSimilarityThreshold),
+		Query: query, K: k, Threshold: float32(mem.RAGSimilarityThreshold),
 		Scope: scope, Neighbors: mem.RAGNeighbors, ExcludeFromSeq: excludeFrom,
 	})
 	if err != nil {

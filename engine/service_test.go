@@ -188,8 +188,15 @@ func TestContextPassesScopeAndExclusion(t *testing.T) {
 	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG, RAGScope: "user"}); err != nil {
 		t.Fatal(err)
 	}
-	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 5 {
+	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 100 /* rag_fill: 4000/40 */ {
 		t.Errorf("request = %+v", fr.got)
+	}
+	s.Config.Supervisor.Memory.RAGFill = false
+	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG}); err != nil {
+		t.Fatal(err)
+	}
+	if fr.got.K != 5 || fr.got.Scope != "chat" {
+		t.Errorf("without rag_fill K = %d scope %q, want rag_k 5 and chat", fr.got.K, fr.got.Scope)
 	}
 	if fr.got.ExcludeFromSeq < 1 || fr.got.ExcludeFromSeq > 31 {
 		t.Errorf("ExcludeFromSeq = %d, want the first verbatim candidate (≤ 31)", fr.got.ExcludeFromSeq)

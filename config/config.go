@@ -107,13 +107,13 @@ type Memory struct {
 	RAGNeighbors           int    // turns on each side of a hit; default 0
 	// RAGFill: after the top RAGK hits, further hits in rank order fill
 	// what the budget leaves (up to RAGMaxHits); default true.
-	RAGFill    bool
-	RAGMaxHits int // default 200
-	StoreTurns             bool   // default true
-	TruncationStrategy     string // hard | middle (default) | llm | semantic
-	TruncationMaxChars     int    // default 1000; 0 = no truncation
-	BudgetTokens           int    // default 4000
-	MaxTurns               int    // filter cap on turns considered; 0 = no cap (legacy history_max_turns)
+	RAGFill            bool
+	RAGMaxHits         int    // default 200
+	StoreTurns         bool   // default true
+	TruncationStrategy string // hard | middle (default) | llm | semantic
+	TruncationMaxChars int    // default 1000; 0 = no truncation
+	BudgetTokens       int    // default 4000
+	MaxTurns           int    // filter cap on turns considered; 0 = no cap (legacy history_max_turns)
 	// Summary triggers: summarise when the turns outside the recent window
 	// that the summary does not cover pass either threshold.
 	SummaryTriggerTurns  int           // default 10

@@ -35,9 +35,10 @@ type Request struct {
 	// Threshold drops dense candidates with a lower cosine similarity
 	// (sparse matches are kept); 0 = none.
 	Threshold float32
-	// Scope is "chat" (default: this chat only) or "user" (every chat of
+	// Scope is "chat" (default: this chat only), "user" (every chat of
 	// UserID in the tenant, this one included; falls back to "chat" when
-	// UserID is empty).
+	// UserID is empty) or "tenant" (every chat of the tenant, narrowed to
+	// UserID when set; for /v1/search).
 	Scope string
 	// Neighbors adds up to this many turns on each side of every hit.
 	Neighbors int
@@ -65,8 +66,9 @@ type Turn struct {
 
 // Scope values.
 const (
-	ScopeChat = "chat"
-	ScopeUser = "user"
+	ScopeChat   = "chat"
+	ScopeUser   = "user"
+	ScopeTenant = "tenant"
 )
 
 // DefaultK is the number of hits when a request names none.
@@ -81,9 +83,12 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		return nil, errors.New("retrieve: tenant is required")
 	}
 	f := Filter{Tenant: req.Tenant, Agent: req.Agent}
-	if req.Scope == ScopeUser && req.UserID != "" {
+	switch {
+	case req.Scope == ScopeTenant:
 		f.UserID = req.UserID
-	} else {
+	case req.Scope == ScopeUser && req.UserID != "":
+		f.UserID = req.UserID
+	default:
 		if req.ChatID == "" {
 			return nil, errors.New("retrieve: chat_id is required for chat scope")
 		}

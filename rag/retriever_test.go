@@ -159,6 +159,19 @@ func TestRetrieveScopeAndExclusion(t *testing.T) {
 		t.Errorf("Search t2: %v", seqsOf(hits))
 	}
 
+	// Tenant scope (what /v1/search uses without chat_id).
+	got, err = e.ret.Retrieve(ctx, rag.Request{Tenant: "t1", Scope: rag.ScopeTenant, Query: "PostgreSQL database port", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(seqsOf(got), " "); !strings.Contains(s, "c3/1") || !strings.Contains(s, "c2/1") || strings.Contains(s, "9999") {
+		t.Errorf("tenant scope: %s", s)
+	}
+	got, _ = e.ret.Retrieve(ctx, rag.Request{Tenant: "t1", UserID: "u2", Scope: rag.ScopeTenant, Query: "PostgreSQL database port", K: 10})
+	if s := strings.Join(seqsOf(got), " "); s != "c3/1" {
+		t.Errorf("tenant scope narrowed to u2: %s", s)
+	}
+
 	// Empty query: nothing, no error. Missing tenant: error.
 	if got, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t1", ChatID: "c1", Query: "  "}); err != nil || len(got) != 0 {
 		t.Errorf("empty query: %v %v", got, err)

@@ -51,7 +51,7 @@ func Default() *Config {
 		LLM: LLM{Provider: "none", Timeout: DefaultLLMTimeout},
 		Supervisor: Supervisor{
 			Memory:  DefaultMemory(),
-			Filters: Filters{ToolMessages: "keep"},
+			Filters: Filters{Preset: "supervisor", ToolMessages: "keep"},
 		},
 	}
 }

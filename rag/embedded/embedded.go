@@ -164,7 +164,9 @@ func (ix *Index) load(ctx context.Context) error {
 		if err := rows.Scan(&p.Tenant, &p.ChatID, &p.Seq, &p.UserID, &p.Agent, &p.Role, &p.Content, &created, &dense, &sp); err != nil {
 			return fmt.Errorf("embedded index: load: %w", err)
 		}
-		p.CreatedAt = time.Unix(0, created).UTC()
+		if created != zeroTime {
+			p.CreatedAt = time.Unix(0, created).UTC()
+		}
 		if p.Dense, err = decodeDense(dense, ix.dim); err != nil {
 			return fmt.Errorf("embedded index: point %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 		}
@@ -232,7 +234,7 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	defer stmt.Close()
 	for _, p := range points {
 		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, p.Seq, p.UserID, p.Agent, p.Role, p.Content,
-			p.CreatedAt.UnixNano(), encodeDense(p.Dense), encodeSparse(p.Sparse)); err != nil {
+			unixNano(p.CreatedAt), encodeDense(p.Dense), encodeSparse(p.Sparse)); err != nil {
 			return fmt.Errorf("embedded index: upsert %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 		}
 	}
@@ -242,7 +244,9 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for _, p := range points {
-		p.CreatedAt = p.CreatedAt.UTC()
+		if !p.CreatedAt.IsZero() {
+			p.CreatedAt = p.CreatedAt.UTC()
+		}
 		ix.put(p)
 	}
 	return nil
@@ -666,6 +670,16 @@ func (ix *Index) Close() error {
 	ix.tenants, ix.df = nil, nil
 	ix.mu.Unlock()
 	return ix.db.Close()
+}
+
+// zeroTime stores the zero time.Time, which UnixNano cannot represent.
+const zeroTime = math.MinInt64
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroTime
+	}
+	return t.UnixNano()
 }
 
 func normalise(v []float32) []float32 {

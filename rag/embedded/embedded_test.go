@@ -50,6 +50,11 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	zero := pt("c3", 1, []float32{0, 0, 0, 1}, 9)
+	zero.CreatedAt = time.Time{}
+	if err := ix.Upsert(ctx, []rag.Point{zero}); err != nil {
+		t.Fatal(err)
+	}
 	if err := ix.Delete(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"c2"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +68,11 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	ix = open(t, path, 4)
 	defer ix.Close()
 	n, err := ix.Count(ctx, rag.Filter{Tenant: "t"})
-	if err != nil || n != 2 {
-		t.Fatalf("after reopen Count = %d, %v; want 2", n, err)
+	if err != nil || n != 3 {
+		t.Fatalf("after reopen Count = %d, %v; want 3", n, err)
+	}
+	if hits, _ := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c3"}}, Dense: []float32{0, 0, 0, 1}, Limit: 1}); len(hits) != 1 || !hits[0].CreatedAt.IsZero() {
+		t.Errorf("zero CreatedAt did not survive: %+v", hits)
 	}
 	hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{0, 2, 0, 0},
 		Sparse: rag.SparseVector{Indices: []uint32{6}, Values: []float32{1}}, Limit: 1})

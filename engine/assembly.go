@@ -153,6 +153,10 @@ func Assemble(in AssemblyInput) Assembled {
 
 	remaining := budget
 	keepVerb := make([]bool, len(in.Verbatim))
+	verbBySeq := make(map[int64]int, len(in.Verbatim))
+	for i, t := range in.Verbatim {
+		verbBySeq[t.Seq] = i
+	}
 	keepRAG := make([]bool, len(in.RAG))
 	verbTitlePaid, ragTitlePaid := false, false
 	ragGroups := map[string]bool{} // date headers already paid for
@@ -193,6 +197,22 @@ func Assemble(in AssemblyInput) Assembled {
 			g := ragGroup(r)
 			if g != "" && !ragGroups[g] {
 				c += tokens.Count(g) + 1
+			}
+			if vi, ok := verbBySeq[r.Seq]; ok && r.ChatID == "" {
+				// A hit that is also a verbatim candidate (a pending turn
+				// the summary does not cover yet) is shown once, verbatim
+				// in its place, so the turn is "in recent", not elsewhere.
+				if keepVerb[vi] {
+					continue
+				}
+				vc := verbCost[vi]
+				if !verbTitlePaid {
+					vc += titleCost(titleRecent)
+				}
+				if spend(vc) {
+					keepVerb[vi], verbTitlePaid = true, true
+				}
+				continue
 			}
 			if !spend(c) {
 				continue // a shorter, lower-ranked hit may still fit

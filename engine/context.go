@@ -230,7 +230,9 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	var ragTurns []RAGTurn
 	if strategy == StrategyRAG {
 		start := time.Now()
-		ragTurns, err = s.retrieve(ctx, chat, mem, in, query, budget, loadFrom, topts, degrade)
+		// Pending turns (older than the window, not yet summarised) may come
+		// back as hits; the assembler shows each turn once.
+		ragTurns, err = s.retrieve(ctx, chat, mem, in, query, budget, windowStart, fopts, topts, degrade)
 		res.RetrievalTime = time.Since(start)
 		if err != nil {
 			return nil, err
@@ -295,7 +297,7 @@ func (s *Service) maxLoad(def int) int {
 // storeCtx is the context for store reads (a seam for per-call deadlines).
 func (s *Service) storeCtx(ctx context.Context) context.Context { return ctx }
 
-func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Memory, in ContextInput, query string, budget int, excludeFrom int64, topts truncation.Options, degrade func(...string)) ([]RAGTurn, error) {
+func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Memory, in ContextInput, query string, budget int, excludeFrom int64, fopts filters.Options, topts truncation.Options, degrade func(...string)) ([]RAGTurn, error) {
 	if s.Retriever == nil {
 		degrade(DegradedVectorStore)
 		return nil, nil
@@ -333,12 +335,21 @@ func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Mem
 	}
 	// The retriever answers chronologically; the assembler packs best first.
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-	out := make([]RAGTurn, 0, len(turns))
-	for _, t := range turns {
+	// Hits pass the same filters as verbatim turns (routing noise skipped,
+	// agent labels stripped, the current query excluded), but no turn cap.
+	fopts.MaxTurns = 0
+	asMsgs := make([]memory.Message, 0, len(turns))
+	for i, t := range turns {
 		if t.ChatID == chat.ID && t.Seq >= excludeFrom {
-			continue // belt and braces: never repeat a verbatim candidate
+			continue // belt and braces: never repeat the recent window
 		}
-		content, _ := s.truncate(ctx, t.Content, topts)
+		asMsgs = append(asMsgs, memory.Message{Seq: int64(i), Role: memory.Role(t.Role), Content: t.Content})
+	}
+	kept := filters.Apply(asMsgs, fopts).Kept
+	out := make([]RAGTurn, 0, len(kept))
+	for _, m := range kept {
+		t := turns[m.Seq]
+		content, _ := s.truncate(ctx, m.Content, topts)
 		out = append(out, RAGTurn{ChatID: chatIDIfOther(t.ChatID, chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor})
 	}
 	return out, nil

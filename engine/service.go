@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -474,6 +475,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if err != nil {
 		return nil, unavailable("vector store", err)
 	}
+	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	hits := make([]SearchHit, 0, len(turns))
 	for _, t := range turns {
 		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: t.Content, Score: t.Score, CreatedAt: t.CreatedAt})

@@ -111,7 +111,12 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 3, Role: "user", Content: "message 3", Score: 1}, {ChatID: "c1", Seq: 60, Role: "assistant", Content: "recent!", Score: 2}}}
+				s.Retriever = &fakeRetriever{turns: []rag.Turn{
+					{ChatID: "c1", Seq: 3, Role: "user", Content: "message 3", Score: 1},
+					{ChatID: "c1", Seq: 35, Role: "user", Content: "message 35 (pending when the summary lags)", Score: 3},
+					{ChatID: "c1", Seq: 60, Role: "assistant", Content: "recent!", Score: 2},
+					{ChatID: "c1", Seq: 7, Role: "assistant", Content: "[Supervisor] routing noise must not come back through RAG", Score: 4},
+				}}
 				b := budget
 				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", BudgetTokens: &b, Strategy: tc.strategy})
 				if err != nil {
@@ -127,6 +132,9 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 				for _, r := range res.Sections.RAG {
 					if shown[r.Seq] {
 						t.Fatalf("RAG hit %d repeats a recent turn", r.Seq)
+					}
+					if strings.Contains(r.Content, "[Supervisor]") {
+						t.Fatalf("filtered noise came back as a RAG hit")
 					}
 				}
 				var covered int64

@@ -245,7 +245,7 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	if head != nil && strategy != StrategyNone {
 		sum := head.Summary
 		sum.Normalize()
-		sum.Stale = s.isStale(chat, sum)
+		sum.Stale = s.isStale(chat, head)
 		summary = &sum
 	}
 	mustKeep := windowStart

@@ -316,16 +316,28 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory
 		return nil, chain, nil
 	}
 	head := chain[0].Summary
-	head.Stale = s.isStale(chat, head)
+	head.Stale = s.isStale(chat, &chain[0])
 	return &head, chain, nil
+}
+
+// staleChecker is implemented by summarisers that know when a stored
+// summary was written with other prompts than the agent's current ones.
+type staleChecker interface {
+	Stale(agent string, head *memory.SummaryRecord) bool
 }
 
 // isStale: the summary does not reach the recent window, or it was written
 // with prompts other than the agent's current ones.
-func (s *Service) isStale(chat memory.Chat, sum memory.Summary) bool {
+func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
 	mem := s.Config.Agent(chat.Agent).Memory
 	windowStart := chat.LastSeq - int64(mem.SummaryRecentTurns) + 1
-	return sum.CoveredToSeq < windowStart-1 || sum.Stale
+	if rec.CoveredToSeq < windowStart-1 || rec.Stale {
+		return true
+	}
+	if sc, ok := s.Summaries.(staleChecker); ok && sc.Stale(chat.Agent, rec) {
+		return true
+	}
+	return false
 }
 
 // RefreshSummary forces a summary extension now.

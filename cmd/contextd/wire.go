@@ -156,6 +156,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		Store: store, Summarizer: summarizer, Fallback: ext,
 		Settings: workerSettings(cfg), Owner: owner, Lease: 2 * time.Minute, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
+		MinPending: minPending(cfg),
 	}
 	svc.Summaries = a.Worker
 	svc.Observe = observe(a.Metrics)
@@ -168,6 +169,16 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	a.Handler = api.NewHandler(api.Deps{Service: svc, Config: cfg, Logger: log, Metrics: a.Metrics, Ready: a.ready})
 	ok = true
 	return a, nil
+}
+
+// minPending is the fewest stored turns a chat needs before any agent's
+// summary could trigger: the smallest recent window plus one.
+func minPending(cfg *config.Config) int64 {
+	n := cfg.Supervisor.Memory.SummaryRecentTurns
+	for _, a := range cfg.Agents {
+		n = min(n, a.Memory.SummaryRecentTurns)
+	}
+	return int64(n) + 1
 }
 
 // workerSettings resolves the summariser's settings for an agent.

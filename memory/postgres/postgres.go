@@ -80,6 +80,13 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 		// The error text may carry the DSN; pgx redacts the password.
 		return nil, fmt.Errorf("postgres: parse DSN: %w", err)
 	}
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		// Plan every statement with its actual parameters. With pgx's default
+		// (named prepared statements), PostgreSQL soon switches to a generic
+		// plan chosen while the tables were small, e.g. a sequential scan of
+		// messages, and keeps it as they grow until the next ANALYZE.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, wrap("connect", err)

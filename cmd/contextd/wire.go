@@ -15,6 +15,7 @@ import (
 	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/extractive"
@@ -157,6 +158,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		Settings: workerSettings(cfg), Owner: owner, Lease: 2 * time.Minute, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
+		Prepare:    summaryInput(cfg),
 	}
 	svc.Summaries = a.Worker
 	svc.Observe = observe(a.Metrics)
@@ -169,6 +171,19 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	a.Handler = api.NewHandler(api.Deps{Service: svc, Config: cfg, Logger: log, Metrics: a.Metrics, Ready: a.ready})
 	ok = true
 	return a, nil
+}
+
+// summaryInput applies the agent's filters to the turns a summary reads, so
+// routing noise and agent labels stay out of summaries as they stay out of
+// contexts.
+func summaryInput(cfg *config.Config) func(string, []memory.Message) []memory.Message {
+	return func(agent string, turns []memory.Message) []memory.Message {
+		o, err := filters.FromConfig(cfg.Agent(agent).Filters, 0)
+		if err != nil {
+			return turns
+		}
+		return filters.Apply(turns, o).Kept
+	}
 }
 
 // minPending is the fewest stored turns a chat needs before any agent's

@@ -63,6 +63,11 @@ type Worker struct {
 	MinPending int64
 	// BatchSize is how many chats one scan lists (default 200).
 	BatchSize int
+	// Prepare, when set, turns the eligible turns into what the summarizer
+	// reads (the agent's filters: routing noise skipped, labels stripped).
+	// Turns it removes still count as covered, so noise never stalls the
+	// cursor.
+	Prepare func(agent string, turns []memory.Message) []memory.Message
 
 	once  sync.Once
 	kick  chan struct{}
@@ -469,6 +474,26 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if len(turns) == 0 && (!stale || head == nil) {
 		return head, nil, nil // nothing to add
 	}
+	var lastEligible int64
+	if len(turns) > 0 {
+		lastEligible = turns[len(turns)-1].Seq
+	}
+	if w.Prepare != nil && len(turns) > 0 {
+		turns = w.Prepare(chat.Agent, turns)
+		if len(turns) == 0 {
+			// Only noise since the cursor: advance over it, keeping the
+			// summary as it is.
+			var out memory.Summary
+			if head != nil {
+				out = extractive.Clone(head.Summary)
+			}
+			out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
+			if out.CoveredFromSeq == 0 {
+				out.CoveredFromSeq = cursor + 1
+			}
+			return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+		}
+	}
 
 	req := memory.SummarizeRequest{
 		Chat:       chat,
@@ -506,6 +531,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		if out.CoveredToSeq != turns[len(turns)-1].Seq {
 			return nil, nil, fmt.Errorf("worker: summarizer covered to %d, want %d", out.CoveredToSeq, turns[len(turns)-1].Seq)
 		}
+		out.CoveredToSeq = lastEligible // filtered-out turns after the last kept one
 	} else {
 		out.CoveredToSeq = cursor
 	}
@@ -514,8 +540,13 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	}
 	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
 	if len(turns) > 0 {
-		rec.FromSeq, rec.ToSeq = turns[0].Seq, turns[len(turns)-1].Seq
+		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
 	}
+	return w.write(ctx, key, cursor, s, rec, degraded, res.Calls, res.InputTokens)
+}
+
+// write stores rec as the chat's new head unless the cursor moved.
+func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s Settings, rec memory.SummaryRecord, degraded []string, calls, inTokens int) (*memory.SummaryRecord, []string, error) {
 	if !s.Persist {
 		return &rec, degraded, nil
 	}
@@ -532,7 +563,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		return nil, nil, fmt.Errorf("worker: append summary: %w", err)
 	}
 	w.Logger.Debug("summary extended", "tenant", key.Tenant, "chat", key.ChatID,
-		"from", rec.FromSeq, "to", rec.ToSeq, "calls", res.Calls, "in_tokens", res.InputTokens, "degraded", degraded)
+		"from", rec.FromSeq, "to", rec.ToSeq, "calls", calls, "in_tokens", inTokens, "degraded", degraded)
 	return &written, degraded, nil
 }
 

@@ -529,3 +529,54 @@ func cursorOrZero(st memory.Store) int64 {
 	}
 	return c.SummaryCursor
 }
+
+// Prepare filters what the summarizer reads, but the cursor still covers
+// every eligible turn, and a backlog of pure noise advances it too.
+func TestPrepareFiltersButCoversEverything(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := &fakeSum{}
+	w := newWorker(st, f, "w1", baseSettings)
+	dropOdd := func(_ string, ts []memory.Message) []memory.Message {
+		var out []memory.Message
+		for _, m := range ts {
+			if m.Seq%2 == 0 {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	w.Prepare = dropOdd
+	appendTurns(t, st, chatKey, 31) // eligible 1..21: the last one (21) is odd
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	for _, m := range calls[0].Turns {
+		if m.Seq%2 != 0 {
+			t.Fatalf("summarizer saw filtered turn %d", m.Seq)
+		}
+	}
+	if c := cursor(t, st); c != 21 {
+		t.Fatalf("cursor %d, want 21 (past the filtered last turn)", c)
+	}
+	// Only noise after the cursor: the cursor still moves, no summarizer call.
+	w.Prepare = func(string, []memory.Message) []memory.Message { return nil }
+	appendTurns(t, st, chatKey, 12)
+	if _, _, err := w.Extend(ctx, chatKey, true); err != nil {
+		t.Fatal(err)
+	}
+	if c := cursor(t, st); c != 33 {
+		t.Fatalf("cursor %d after a noise-only backlog, want 33", c)
+	}
+	if len(f.calls()) != 1 {
+		t.Fatalf("summarizer called for noise only")
+	}
+	head, err := st.SummaryHead(ctx, chatKey)
+	if err != nil || head == nil || head.Narrative == "" || head.FromSeq != 22 || head.ToSeq != 33 {
+		t.Fatalf("head after noise-only extension: %v %+v", err, head)
+	}
+}

@@ -91,3 +91,7 @@ func TestOpenUnreachable(t *testing.T) {
 func BenchmarkAppendBatch50(b *testing.B) {
 	storetest.BenchmarkAppend(b, func(b *testing.B) memory.Store { return open(b, pgtest.DSN(b)) }, 50)
 }
+
+func BenchmarkAppendParallel(b *testing.B) {
+	storetest.BenchmarkAppendParallel(b, func(b *testing.B) memory.Store { return open(b, pgtest.DSN(b)) }, 50, 4)
+}

@@ -1121,3 +1121,37 @@ func BenchmarkAppend(b *testing.B, open func(b *testing.B) memory.Store, batchSi
 }
 
 func ref(id string, seq int64) memory.MessageRef { return memory.MessageRef{ID: id, Seq: seq} }
+
+// BenchmarkAppendParallel is BenchmarkAppend with GOMAXPROCS*parallelism
+// goroutines, each appending to a chat of its own (writers of different
+// chats do not wait for each other in PostgreSQL; in SQLite they queue on
+// the single writer).
+func BenchmarkAppendParallel(b *testing.B, open func(b *testing.B) memory.Store, batchSize, parallelism int) {
+	s := open(b)
+	defer s.Close()
+	ctx := context.Background()
+	content := strings.Repeat("a turn of a fairly ordinary conversation; ", 7)
+	var next sync.Mutex
+	chat := 0
+	b.SetParallelism(parallelism)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		next.Lock()
+		chat++
+		k := key("bench", fmt.Sprintf("chat-%d", chat))
+		next.Unlock()
+		for i := 0; pb.Next(); i++ {
+			msgs := make([]memory.Message, batchSize)
+			for j := range msgs {
+				msgs[j] = memory.Message{ID: fmt.Sprintf("b%d-m%d", i, j), Role: memory.RoleUser, Content: content}
+			}
+			if _, err := s.Append(ctx, memory.AppendRequest{Chat: k, Messages: msgs}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "turns/s")
+}

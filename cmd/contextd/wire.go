@@ -159,6 +159,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(cfg),
+		OnJob: func(tenant, outcome string, in, out int) {
+			if outcome == "llm_tokens" {
+				a.Metrics.LLMTokens.WithLabelValues(tenant, "in").Add(float64(in))
+				a.Metrics.LLMTokens.WithLabelValues(tenant, "out").Add(float64(out))
+				return
+			}
+			a.Metrics.SummaryJobs.WithLabelValues(outcome).Inc()
+		},
 	}
 	svc.Summaries = a.Worker
 	svc.Observe = observe(a.Metrics)

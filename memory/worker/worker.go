@@ -68,6 +68,9 @@ type Worker struct {
 	// Turns it removes still count as covered, so noise never stalls the
 	// cursor.
 	Prepare func(agent string, turns []memory.Message) []memory.Message
+	// OnJob, when set, is told the outcome of every extension that ran
+	// ("ok", "degraded", "error") and the LLM tokens it used (metrics).
+	OnJob func(tenant, outcome string, inTokens, outTokens int)
 
 	once  sync.Once
 	kick  chan struct{}
@@ -388,9 +391,32 @@ func (w *Worker) Extend(ctx context.Context, key memory.ChatKey, force bool) (*m
 	}
 }
 
-// extend does one extension under the chat's lease. It returns (nil, nil,
-// nil) when there was nothing to summarise and the chat has no head.
+// extend does one extension under the chat's lease and reports its outcome
+// to OnJob. It returns (nil, nil, nil) when there was nothing to summarise
+// and the chat has no head.
 func (w *Worker) extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
+	before := int64(-1)
+	if w.OnJob != nil {
+		if c, err := w.Store.Chat(ctx, key); err == nil {
+			before = c.SummaryCursor
+		}
+	}
+	rec, degraded, err := w.extendOnce(ctx, key, force)
+	if w.OnJob != nil {
+		switch {
+		case errors.Is(err, ErrLeaseHeld):
+		case err != nil:
+			w.OnJob(key.Tenant, "error", 0, 0)
+		case rec != nil && rec.CoveredToSeq != before && len(degraded) > 0:
+			w.OnJob(key.Tenant, "degraded", 0, 0)
+		case rec != nil && rec.CoveredToSeq != before:
+			w.OnJob(key.Tenant, "ok", 0, 0)
+		}
+	}
+	return rec, degraded, err
+}
+
+func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
 	ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: lease: %w", err)
@@ -519,6 +545,9 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		return nil, nil, fmt.Errorf("worker: summarise: %w", err)
 	}
 	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
+	if w.OnJob != nil && res.Calls > 0 {
+		w.OnJob(chat.Tenant, "llm_tokens", res.InputTokens, res.OutputTokens)
+	}
 	degraded = append(degraded, res.Degraded...)
 	if err := context.Cause(ctx); err != nil {
 		// Cancelled (shutdown) or lease lost after the summarizer returned:

@@ -38,6 +38,21 @@ func handleReadyz(d Deps) echo.HandlerFunc {
 	}
 }
 
+// handleMetrics refreshes the backend gauges (through Ready) before each
+// scrape, so they are current without a background poller.
+func handleMetrics(d Deps) echo.HandlerFunc {
+	h := d.Metrics.Handler()
+	return func(c echo.Context) error {
+		if d.Ready != nil {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+			d.Ready(ctx)
+			cancel()
+		}
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}
+
 func handleAppend(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var in engine.AppendInput

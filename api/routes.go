@@ -10,7 +10,7 @@ import (
 func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d))
-	e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+	e.GET("/metrics", handleMetrics(d))
 
 	v1.POST("/chats/:chat_id/messages", handleAppend(d.Service))
 	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))

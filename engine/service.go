@@ -68,6 +68,8 @@ type Service struct {
 	Now       func() time.Time
 	// Observe, when set, is told about every assembled context (metrics).
 	Observe func(agent string, a *ContextResult)
+	// OnAppend, when set, is told how many turns each append stored.
+	OnAppend func(tenant string, appended int)
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
@@ -182,6 +184,10 @@ func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Messa
 		if strings.TrimSpace(m.Content) == "" {
 			return nil, invalid(f+".content", "empty_content", "is empty")
 		}
+		if strings.ContainsRune(m.Content, 0) {
+			// No SQL text type stores NUL; refuse it rather than alter it.
+			return nil, invalid(f+".content", "invalid_content", "contains a NUL character")
+		}
 		if len(m.Content) > s.maxMessageBytes() {
 			return nil, tooLarge(f+".content", "is %d bytes; at most %d per message (server.max_message_bytes)", len(m.Content), s.maxMessageBytes())
 		}
@@ -239,6 +245,9 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	})
 	if err != nil {
 		return AppendOutput{}, storeErr("append", err)
+	}
+	if s.OnAppend != nil {
+		s.OnAppend(tenant, res.Appended)
 	}
 	if res.Appended > 0 {
 		if s.Indexer != nil && s.Config.Agent(res.Chat.Agent).Memory.StoreTurns {

@@ -234,6 +234,10 @@ func TestValidation(t *testing.T) {
 			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: "ok"}, {Role: "user", Content: "bad \xff"}}})
 			return err
 		}, KindInvalid, "messages[1].content"},
+		{"NUL in content", func() error {
+			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: "a\x00b"}}})
+			return err
+		}, KindInvalid, "messages[0].content"},
 		{"huge message", func() error {
 			_, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: strings.Repeat("a", 1<<20)}}})
 			return err

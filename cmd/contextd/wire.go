@@ -170,6 +170,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	}
 	svc.Summaries = a.Worker
 	svc.Observe = observe(a.Metrics)
+	svc.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }
+	tenants := []string{memory.DefaultTenant}
+	for _, k := range cfg.Server.Auth.APIKeys {
+		tenants = append(tenants, k.Tenant)
+	}
+	a.Metrics.Known(tenants)
 	a.Service = svc
 
 	a.Metrics.Backlog(func(ctx context.Context) (int64, int64, error) {

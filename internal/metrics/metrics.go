@@ -73,6 +73,24 @@ func New() *Metrics {
 	return m
 }
 
+// Known pre-creates the series of known label values at zero, so a scrape
+// shows every metric before its first event.
+func (m *Metrics) Known(tenants []string) {
+	for _, o := range []string{"ok", "degraded", "error"} {
+		m.SummaryJobs.WithLabelValues(o)
+	}
+	for _, t := range tenants {
+		m.LLMTokens.WithLabelValues(t, "in")
+		m.LLMTokens.WithLabelValues(t, "out")
+	}
+	for _, b := range []string{"storage", "vector", "embedder", "llm"} {
+		m.BackendUp.WithLabelValues(b)
+	}
+	for _, s := range []string{"rag", "summary", "recent", "total"} {
+		m.ContextTokens.WithLabelValues(s)
+	}
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})

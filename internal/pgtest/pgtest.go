@@ -65,7 +65,7 @@ func DSN(tb testing.TB) string {
 		return newDatabase(tb, dsn)
 	}
 	if _, err := findBin(); err != nil {
-		tb.Skipf("pgtest: no PostgreSQL for tests: %v; set %s to use a server", err, EnvDSN)
+		skipOrFail(tb, fmt.Sprintf("pgtest: no PostgreSQL for tests: %v; set %s to use a server", err, EnvDSN))
 	}
 	if !shared.mainUsed.Load() {
 		tb.Fatal("pgtest: the test binary must call pgtest.Main(m) from TestMain, so the cluster is stopped afterwards")
@@ -75,6 +75,18 @@ func DSN(tb testing.TB) string {
 		tb.Fatalf("pgtest: %v", shared.err)
 	}
 	return shared.c.NewDatabase(tb)
+}
+
+// EnvRequire, when set (CI sets it), turns "no PostgreSQL here" from a skip
+// into a failure, so Postgres tests cannot silently stop running.
+const EnvRequire = "CONTEXTD_REQUIRE_POSTGRES"
+
+func skipOrFail(tb testing.TB, msg string) {
+	tb.Helper()
+	if os.Getenv(EnvRequire) != "" {
+		tb.Fatal(msg + " (" + EnvRequire + " is set, so this is a failure, not a skip)")
+	}
+	tb.Skip(msg)
 }
 
 // Cluster is a throwaway PostgreSQL cluster owned by the test binary.
@@ -98,7 +110,7 @@ func NewCluster(tb testing.TB) *Cluster {
 		tb.Skipf("pgtest: %s is set; this test needs a cluster of its own", EnvDSN)
 	}
 	if _, err := findBin(); err != nil {
-		tb.Skipf("pgtest: no PostgreSQL binaries: %v", err)
+		skipOrFail(tb, fmt.Sprintf("pgtest: no PostgreSQL binaries: %v", err))
 	}
 	c, err := StartCluster()
 	if err != nil {

@@ -1,45 +1,60 @@
 // Package tokens counts cl100k tokens offline (the BPE tables are compiled
 // into the binary; nothing is downloaded at run time).
+//
+// Counts equal github.com/tiktoken-go/tokenizer's cl100k Count for every
+// input. The codec's regexp pre-tokenizer is slow (~5 MB/s), so the split
+// is done by a hand-written scanner (split.go) and each piece is merged
+// with the codec's byte-pair algorithm over its own ranks (bpe.go); pieces
+// and whole strings are memoised.
 package tokens
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
-var (
-	once  sync.Once
-	codec tokenizer.Codec
-)
-
-func get() tokenizer.Codec {
-	once.Do(func() {
-		c, err := tokenizer.Get(tokenizer.Cl100kBase)
-		if err != nil {
-			panic("tokens: cl100k codec missing: " + err.Error())
-		}
-		codec = c
-	})
-	return codec
+// counter holds the rank table and the two memos.
+type counter struct {
+	rank   map[string]uint32
+	pieces *pieceCache
+	whole  *memo
 }
 
-// memo remembers recent counts. Counting is a pure function and the same
-// turns are counted on every /v1/context call of a chat, so a small
+func newCounter() *counter {
+	return &counter{rank: rankTable(), pieces: newPieceCache(), whole: newMemo()}
+}
+
+var (
+	stdOnce sync.Once
+	std     *counter
+)
+
+func get() *counter {
+	stdOnce.Do(func() { std = newCounter() })
+	return std
+}
+
+// memo remembers recent whole-string counts. Counting is a pure function and
+// the same turns are counted on every /v1/context call of a chat, so a small
 // two-generation cache (an LRU approximation without per-hit bookkeeping)
-// removes most of the BPE work from the hot path.
+// skips even the scan for them. A generation rotates at max entries or
+// maxBytes of keys, so the memo holds at most 2×maxBytes of text.
 type memo struct {
 	mu        sync.Mutex
 	cur, prev map[string]int
+	curBytes  int
 	max       int
+	maxBytes  int
 }
 
 // memoMaxKey: longer strings are counted every time (rare, and keeping them
-// would pin large strings in memory).
+// would take a large share of the memo).
 const memoMaxKey = 16 << 10
 
-var cache = &memo{cur: map[string]int{}, prev: map[string]int{}, max: 8192}
+func newMemo() *memo {
+	return &memo{cur: map[string]int{}, prev: map[string]int{}, max: 8192, maxBytes: 4 << 20}
+}
 
 func (m *memo) get(s string) (int, bool) {
 	m.mu.Lock()
@@ -48,17 +63,29 @@ func (m *memo) get(s string) (int, bool) {
 		return n, true
 	}
 	if n, ok := m.prev[s]; ok {
-		m.put(s, n)
+		m.putLocked(s, n)
 		return n, true
 	}
 	return 0, false
 }
 
 func (m *memo) put(s string, n int) {
-	if len(m.cur) >= m.max {
-		m.prev, m.cur = m.cur, make(map[string]int, m.max)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Keys are cloned: s may be a substring pinning a larger buffer.
+	m.putLocked(strings.Clone(s), n)
+}
+
+func (m *memo) putLocked(s string, n int) {
+	if _, ok := m.cur[s]; ok {
+		return
+	}
+	if len(m.cur) >= m.max || m.curBytes+len(s) > m.maxBytes {
+		m.prev, m.cur = m.cur, make(map[string]int, len(m.cur))
+		m.curBytes = 0
 	}
 	m.cur[s] = n
+	m.curBytes += len(s)
 }
 
 // Count returns the number of cl100k tokens in s. Invalid UTF-8 counts as
@@ -67,34 +94,53 @@ func Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	if len(s) <= memoMaxKey {
-		if n, ok := cache.get(s); ok {
-			return n
-		}
-		n := count(s)
-		cache.mu.Lock()
-		cache.put(s, n)
-		cache.mu.Unlock()
+	c := get()
+	if len(s) > memoMaxKey {
+		return c.count(s)
+	}
+	if n, ok := c.whole.get(s); ok {
 		return n
 	}
-	return count(s)
+	n := c.count(s)
+	c.whole.put(s, n)
+	return n
 }
 
-func count(s string) int {
-	if !utf8.ValidString(s) {
-		s = toValid(s)
-	}
-	n, err := get().Count(s)
-	if err != nil {
-		// Only invalid UTF-8 errors, handled above; fall back to an
-		// over-estimate so budgets stay safe.
-		return len(s)
+// count counts without the whole-string memo.
+func (c *counter) count(s string) int {
+	s = toValid(s)
+	n := 0
+	for i := 0; i < len(s); {
+		start, end := nextPiece(s, i, codecQuirks)
+		if end > start {
+			n += c.pieceCount(s[start:end])
+		}
+		i = end
 	}
 	return n
 }
 
+// pieceCount returns the number of tokens of one pre-tokenizer piece.
+func (c *counter) pieceCount(p string) int {
+	if _, ok := c.rank[p]; ok {
+		return 1
+	}
+	var buf [mergeHeapThreshold + 1]int
+	if len(p) > pieceCacheMaxKey {
+		return len(pieceParts(c.rank, p, buf[:0])) - 1
+	}
+	slot := c.pieces.slot(p)
+	if e := slot.Load(); e != nil && e.key == p {
+		return e.n
+	}
+	n := len(pieceParts(c.rank, p, buf[:0])) - 1
+	slot.Store(&pieceEntry{key: strings.Clone(p), n: n})
+	return n
+}
+
 // Truncate returns the longest prefix of s, cut at a rune boundary, whose
-// token count is at most max.
+// token count is at most max. For invalid UTF-8 the prefix is taken from s
+// with replacement characters substituted.
 func Truncate(s string, max int) string {
 	if max <= 0 {
 		return ""
@@ -102,25 +148,48 @@ func Truncate(s string, max int) string {
 	if Count(s) <= max {
 		return s
 	}
-	ids, _, err := get().Encode(toValid(s))
-	if err != nil || len(ids) <= max {
-		return s
+	c := get()
+	v := toValid(s)
+	// Cut after the first max tokens of v: walk the pieces, and inside the
+	// piece that crosses the limit, use its BPE token boundaries.
+	cut, n := len(v), 0
+	var buf [mergeHeapThreshold + 1]int
+	for i := 0; i < len(v); {
+		start, end := nextPiece(v, i, codecQuirks)
+		p := v[start:end]
+		k := 0
+		if p != "" {
+			k = c.pieceCount(p)
+		}
+		if n+k > max {
+			cut = start
+			if k > 1 {
+				cut += pieceParts(c.rank, p, buf[:0])[max-n]
+			}
+			break
+		}
+		n += k
+		i = end
 	}
-	out, err := get().Decode(ids[:max])
-	if err != nil {
-		return ""
-	}
+	out := v[:cut]
 	// A token may end mid-rune: drop a trailing partial rune.
-	for len(out) > 0 && !utf8.ValidString(out) {
+	for len(out) > 0 {
+		r, size := utf8.DecodeLastRuneInString(out)
+		if r != utf8.RuneError || size != 1 {
+			break
+		}
 		out = out[:len(out)-1]
 	}
-	for Count(out) > max && len(out) > 0 {
+	// Re-splitting the prefix can change its tokens; shrink until it fits.
+	for len(out) > 0 && c.count(out) > max {
 		_, size := utf8.DecodeLastRuneInString(out)
 		out = out[:len(out)-size]
 	}
 	return out
 }
 
+// toValid replaces each invalid byte with U+FFFD (as ranging over a string
+// does), which is what the codec sees.
 func toValid(s string) string {
 	if utf8.ValidString(s) {
 		return s

@@ -32,7 +32,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestMemoEvicts(t *testing.T) {
-	m := &memo{cur: map[string]int{}, prev: map[string]int{}, max: 2}
+	m := &memo{cur: map[string]int{}, prev: map[string]int{}, max: 2, maxBytes: 1 << 10}
 	m.put("a", 1)
 	m.put("b", 2)
 	m.put("c", 3) // rotates: prev={a,b}, cur={c}

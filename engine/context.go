@@ -243,6 +243,10 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	start := time.Now()
 	var summary *memory.Summary
 	if head != nil && strategy != StrategyNone {
+		if dr, ok := s.Summaries.(degradedReporter); ok {
+			// Fallbacks the background summariser took for this summary.
+			degrade(dr.LastDegraded(chat.Key())...)
+		}
 		sum := head.Summary
 		sum.Normalize()
 		sum.Stale = s.isStale(chat, head)
@@ -285,6 +289,12 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		s.Observe(agentName, res)
 	}
 	return res, nil
+}
+
+// degradedReporter is implemented by summarisers that remember which
+// fallbacks a chat's current summary was written with.
+type degradedReporter interface {
+	LastDegraded(key memory.ChatKey) []string
 }
 
 func (s *Service) maxLoad(def int) int {

@@ -368,3 +368,26 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(sorted[len(sorted)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(sorted[len(sorted)*95/100].Microseconds()), "p95-µs")
 }
+
+// reportingSummaries is a fakeSummaries that remembers a fallback.
+type reportingSummaries struct{ fakeSummaries }
+
+func (r *reportingSummaries) LastDegraded(memory.ChatKey) []string { return []string{"llm_unavailable"} }
+
+func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t, nil)
+	appendN(t, s, "c1", 1, 30, 3)
+	rs := &reportingSummaries{fakeSummaries{store: s.Store, upTo: 20}}
+	if _, _, err := rs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	s.Summaries = rs
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(res.Degraded, "llm_unavailable") {
+		t.Fatalf("degraded = %v, want the summariser's llm_unavailable", res.Degraded)
+	}
+}

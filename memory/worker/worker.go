@@ -83,6 +83,7 @@ type chatState struct {
 	lastRun  time.Time // last successful background extension
 	failures int
 	retryAt  time.Time
+	degraded []string // fallbacks the head summary was written with
 }
 
 type dayUsage struct {
@@ -574,8 +575,31 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	return w.write(ctx, key, cursor, s, rec, degraded, res.Calls, res.InputTokens)
 }
 
+// LastDegraded returns the fallbacks taken when this process last wrote the
+// chat's summary (e.g. llm_unavailable), so answers built on that summary
+// can report them. Empty when the last extension took none, or when another
+// process wrote it.
+func (w *Worker) LastDegraded(key memory.ChatKey) []string {
+	w.init()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st, ok := w.chats[key]; ok {
+		return append([]string(nil), st.degraded...)
+	}
+	return nil
+}
+
 // write stores rec as the chat's new head unless the cursor moved.
-func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s Settings, rec memory.SummaryRecord, degraded []string, calls, inTokens int) (*memory.SummaryRecord, []string, error) {
+func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s Settings, rec memory.SummaryRecord, degraded []string, calls, inTokens int) (out *memory.SummaryRecord, _ []string, err error) {
+	defer func() {
+		if err != nil || out == nil || out.CoveredToSeq != rec.CoveredToSeq {
+			return // not ours: someone else's head stands
+		}
+		st := w.state(key)
+		w.mu.Lock()
+		st.degraded = append([]string(nil), degraded...)
+		w.mu.Unlock()
+	}()
 	if !s.Persist {
 		return &rec, degraded, nil
 	}

@@ -580,3 +580,33 @@ func TestPrepareFiltersButCoversEverything(t *testing.T) {
 		t.Fatalf("head after noise-only extension: %v %+v", err, head)
 	}
 }
+
+func TestLastDegradedRemembersFallbacks(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	w := newWorker(st, &degradingSum{}, "w1", baseSettings)
+	appendTurns(t, st, chatKey, 30)
+	if _, _, err := w.Extend(ctx, chatKey, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.LastDegraded(chatKey); len(got) != 1 || got[0] != "summary_narrative_only" {
+		t.Fatalf("LastDegraded = %v", got)
+	}
+	w.Summarizer = &fakeSum{}
+	appendTurns(t, st, chatKey, 3)
+	if _, _, err := w.Extend(ctx, chatKey, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.LastDegraded(chatKey); len(got) != 0 {
+		t.Fatalf("after a clean extension LastDegraded = %v", got)
+	}
+}
+
+// degradingSum summarises extractively but reports a fallback.
+type degradingSum struct{ fakeSum }
+
+func (d *degradingSum) Summarize(ctx context.Context, req memory.SummarizeRequest) (memory.SummarizeResult, error) {
+	res, err := d.fakeSum.Summarize(ctx, req)
+	res.Degraded = []string{"summary_narrative_only"}
+	return res, err
+}

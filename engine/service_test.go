@@ -372,7 +372,9 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // reportingSummaries is a fakeSummaries that remembers a fallback.
 type reportingSummaries struct{ fakeSummaries }
 
-func (r *reportingSummaries) LastDegraded(memory.ChatKey) []string { return []string{"llm_unavailable"} }
+func (r *reportingSummaries) LastDegraded(memory.ChatKey) []string {
+	return []string{"llm_unavailable"}
+}
 
 func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 	ctx := context.Background()

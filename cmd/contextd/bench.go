@@ -2,9 +2,143 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"time"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/internal/loadgen"
 )
 
+const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE]"
+
+// cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
+// this wires flags and, without --addr, an in-process contextd.
 func cmdBench(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	return usageError("usage: contextd bench load [flags] (not built yet)")
+	if len(args) == 0 || args[0] != "load" {
+		return usageError(benchUsage)
+	}
+	fs := flag.NewFlagSet("bench load", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	var o loadgen.Options
+	fs.IntVar(&o.Chats, "chats", 1000, "chats to pre-load")
+	fs.IntVar(&o.Turns, "turns", 200, "turns per chat, pre-loaded before measuring")
+	fs.IntVar(&o.Batch, "batch", 50, "turns per pre-load request")
+	fs.IntVar(&o.Clients, "clients", 64, "concurrent keep-alive clients")
+	fs.DurationVar(&o.Duration, "duration", 20*time.Second, "measured time per target (contextd, then the no-op handler)")
+	fs.Float64Var(&o.Mix, "mix", 0.8, "share of POST /v1/context among requests; the rest append 1-2 turns")
+	fs.IntVar(&o.Budget, "budget", 4000, "budget_tokens of context requests")
+	fs.StringVar(&o.Strategy, "strategy", "rag_augmented", "strategy of context requests")
+	fs.Float64Var(&o.Rate, "rate", 0, "total requests/s (open loop); 0 = closed loop, as fast as answers come")
+	fs.DurationVar(&o.IndexTimeout, "index-timeout", 15*time.Minute, "longest wait for the indexer backlog after the pre-load")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the generated corpus and request mix")
+	addr := fs.String("addr", "", "target an already running contextd on loopback (default: start one in-process on 127.0.0.1:0 in a temp dir)")
+	cfgPath := fs.String("config", "", "agents.yaml for the in-process contextd (storage and vector files go to a temp dir); default: built-in defaults")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("bench load: unexpected argument %q", fs.Arg(0)))
+	}
+	o.MixSet = true
+	o.Progress = stdout
+	if *cpuProfile != "" {
+		path := *cpuProfile
+		o.Profile = func() func() {
+			f, err := os.Create(path)
+			if err != nil {
+				fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
+				return func() {}
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
+				_ = f.Close()
+				return func() {}
+			}
+			return func() { pprof.StopCPUProfile(); _ = f.Close() }
+		}
+	}
+
+	if *cfgPath != "" && *addr != "" {
+		return usageError("bench load: --config applies to the in-process server only, not with --addr")
+	}
+	base := *addr
+	if base == "" {
+		b, stop, err := startBenchServer(ctx, *cfgPath, getenv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base = b
+		o.InProcess = true
+	}
+	rep, err := loadgen.Run(ctx, base, o)
+	if err != nil {
+		return fmt.Errorf("bench load: %w", err)
+	}
+	rep.Write(stdout)
+	return nil
+}
+
+// startBenchServer wires a contextd exactly as serve does (build,
+// StartWorkers, the same http.Server settings) on 127.0.0.1:0, with its
+// SQLite and vector files in a temp dir. Logs are formatted (their cost is
+// part of a request) but discarded.
+func startBenchServer(ctx context.Context, cfgPath string, getenv func(string) string) (string, func(), error) {
+	cfg := config.Default()
+	if cfgPath != "" {
+		c, err := config.Load(cfgPath, getenv)
+		if err != nil {
+			return "", nil, fmt.Errorf("config %s: %w", cfgPath, err)
+		}
+		cfg = c
+	}
+	dir, err := os.MkdirTemp("", "contextd-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.Storage.SQLitePath = filepath.Join(dir, "contextd.db")
+	cfg.Vector.EmbeddedPath = filepath.Join(dir, "vectors.db")
+	log := newLogger(io.Discard, cfg.Server.LogLevel)
+
+	app, err := build(ctx, cfg, log)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		app.Close()
+		_ = os.RemoveAll(dir)
+		return "", nil, err
+	}
+	srv := loadgen.NewServer(app.Handler)
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	workersDone := app.StartWorkers(workCtx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+
+	stop := func() {
+		shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutCtx)
+		<-served
+		stopWork()
+		select {
+		case <-workersDone:
+		case <-shutCtx.Done():
+		}
+		app.Close()
+		if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(os.Stderr, "bench: remove %s: %v\n", dir, err)
+		}
+	}
+	return "http://" + ln.Addr().String(), stop, nil
 }

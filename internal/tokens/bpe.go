@@ -278,3 +278,49 @@ func newPieceCache() *pieceCache {
 func (c *pieceCache) slot(p string) *atomic.Pointer[pieceEntry] {
 	return &c.slots[maphash.String(c.seed, p)&(pieceCacheSlots-1)]
 }
+
+// shortCache is a small direct-mapped cache in front of everything else for
+// pieces of at most 7 bytes (most English words with their leading space).
+// A slot is one atomic word: the piece's bytes (56 bits), its length (3
+// bits) and its token count (5 bits; a 7-byte piece has at most 7 tokens),
+// so readers can never see a torn entry, and a hit compares the whole
+// piece. 2^15 slots = 256 KB, small enough to stay in cache, unlike the
+// 100k-entry rank map.
+type shortCache struct {
+	slots []atomic.Uint64
+}
+
+const (
+	shortCacheBits = 15
+	shortMaxLen    = 7
+	shortKeyMask   = 1<<59 - 1
+)
+
+func newShortCache() *shortCache {
+	return &shortCache{slots: make([]atomic.Uint64, 1<<shortCacheBits)}
+}
+
+// shortKey packs p (1..7 bytes) with its length; never 0.
+func shortKey(p string) uint64 {
+	k := uint64(len(p)) << 56
+	for i := 0; i < len(p); i++ {
+		k |= uint64(p[i]) << (8 * i)
+	}
+	return k
+}
+
+func (c *shortCache) slot(k uint64) *atomic.Uint64 {
+	return &c.slots[(k*0x9E3779B97F4A7C15)>>(64-shortCacheBits)]
+}
+
+func (c *shortCache) get(k uint64) (int, bool) {
+	w := c.slot(k).Load()
+	if w&shortKeyMask != k {
+		return 0, false
+	}
+	return int(w >> 59), true
+}
+
+func (c *shortCache) put(k uint64, n int) {
+	c.slot(k).Store(k | uint64(n)<<59)
+}

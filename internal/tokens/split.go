@@ -73,6 +73,13 @@ func classAt(s string, i int) (uint8, int) {
 // spanLetters returns the end of the run of \p{L} runes starting at i.
 func spanLetters(s string, i int) int {
 	for i < len(s) {
+		if b := s[i]; b < utf8.RuneSelf {
+			if asciiClass[b]&clL == 0 {
+				break
+			}
+			i++
+			continue
+		}
 		c, n := classAt(s, i)
 		if c&clL == 0 {
 			break

@@ -17,12 +17,13 @@ import (
 // counter holds the rank table and the two memos.
 type counter struct {
 	rank   map[string]uint32
+	short  *shortCache
 	pieces *pieceCache
 	whole  *memo
 }
 
 func newCounter() *counter {
-	return &counter{rank: rankTable(), pieces: newPieceCache(), whole: newMemo()}
+	return &counter{rank: rankTable(), short: newShortCache(), pieces: newPieceCache(), whole: newMemo()}
 }
 
 var (
@@ -122,6 +123,19 @@ func (c *counter) count(s string) int {
 
 // pieceCount returns the number of tokens of one pre-tokenizer piece.
 func (c *counter) pieceCount(p string) int {
+	if len(p) <= shortMaxLen {
+		k := shortKey(p)
+		if n, ok := c.short.get(k); ok {
+			return n
+		}
+		n := c.countPiece(p)
+		c.short.put(k, n)
+		return n
+	}
+	return c.countPiece(p)
+}
+
+func (c *counter) countPiece(p string) int {
 	if _, ok := c.rank[p]; ok {
 		return 1
 	}

@@ -49,6 +49,9 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	o.MixSet = true
 	o.Progress = stdout
+	if err := o.Check(); err != nil {
+		return usageError("bench load: " + err.Error())
+	}
 	if *cpuProfile != "" {
 		path := *cpuProfile
 		o.Profile = func() func() {
@@ -70,7 +73,11 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError("bench load: --config applies to the in-process server only, not with --addr")
 	}
 	base := *addr
-	if base == "" {
+	if base != "" {
+		if _, err := loadgen.BaseURL(base); err != nil {
+			return usageError("bench load: " + err.Error())
+		}
+	} else {
 		b, stop, err := startBenchServer(ctx, *cfgPath, getenv)
 		if err != nil {
 			return err

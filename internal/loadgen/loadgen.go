@@ -57,7 +57,8 @@ type Options struct {
 // duration (the duration bounds it in time).
 const maxRequestsPerClient = 2_000_000
 
-func (o *Options) defaults() error {
+// Check fills in the defaults and validates the options; Run calls it too.
+func (o *Options) Check() error {
 	if o.Chats == 0 {
 		o.Chats = 1000
 	}
@@ -159,7 +160,7 @@ func NewServer(h http.Handler) *http.Server {
 // report. A failing request is counted, not fatal; Run fails only when the
 // server cannot be used at all (every pre-load request failed) or ctx ends.
 func Run(ctx context.Context, base string, o Options) (*Report, error) {
-	if err := o.defaults(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	base, err := BaseURL(base)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/internal/eval"
+	"github.com/contextd/contextd/rag/qdrant/qdranttest"
+)
+
+// syntheticLoCoMo writes a small LoCoMo-shaped file: two speakers, dated
+// sessions, and questions whose evidence is one planted turn each.
+func syntheticLoCoMo(t *testing.T) string {
+	t.Helper()
+	conv := map[string]any{"speaker_a": "Ana", "speaker_b": "Ben"}
+	var qa []map[string]any
+	topics := []string{"kayak", "violin", "sourdough", "marathon", "pottery", "astronomy", "chess", "gardening"}
+	for s := 1; s <= 4; s++ {
+		var turns []map[string]any
+		for i := 1; i <= 25; i++ {
+			speaker := "Ana"
+			if i%2 == 0 {
+				speaker = "Ben"
+			}
+			text := fmt.Sprintf("Just chatting about the weather and work, day %d, note %d.", s, i)
+			if i == 7 {
+				tp := topics[(s*2)%len(topics)]
+				text = fmt.Sprintf("I started a %s class with my cousin Lidia last week.", tp)
+				qa = append(qa, map[string]any{"question": fmt.Sprintf("Who takes the %s class with Ana?", tp), "answer": "Lidia", "evidence": []string{fmt.Sprintf("D%d:%d", s, i)}, "category": 4})
+			}
+			turns = append(turns, map[string]any{"speaker": speaker, "dia_id": fmt.Sprintf("D%d:%d", s, i), "text": text})
+		}
+		conv[fmt.Sprintf("session_%d", s)] = turns
+		conv[fmt.Sprintf("session_%d_date_time", s)] = fmt.Sprintf("1:%02d pm on %d May, 2023", s, s+1)
+	}
+	data, _ := json.Marshal([]map[string]any{{"sample_id": "syn-1", "conversation": conv, "qa": qa}})
+	p := filepath.Join(t.TempDir(), "syn.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The eval gives the same recall with vector.driver qdrant (against the
+// in-process fake) as with the embedded index: both backends rank alike.
+func TestEvalQdrantMatchesEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	files := []string{syntheticLoCoMo(t)}
+	if real := "../../../shared/bench/locomo/locomo-dev.json"; fileExists(real) {
+		files = append(files, real)
+	} else {
+		t.Log("LoCoMo dev data not found next to the repo: synthetic conversation only")
+	}
+	budgets := []int{1000, 4000}
+	for _, f := range files {
+		convs, err := eval.LoadLoCoMo(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs = convs[:1] // one conversation keeps the test short
+		run := func(cfg *config.Config) *eval.Report {
+			rep, err := eval.Run(context.Background(), convs, evalSystem(cfg), eval.Options{Budgets: budgets, TempDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rep
+		}
+		emb := run(config.Default())
+		fake := qdranttest.Start(t)
+		qc := config.Default()
+		qc.Vector.Driver = "qdrant"
+		qc.Vector.Qdrant.Addr = fake.Addr()
+		qd := run(qc)
+		for _, b := range budgets {
+			re, rq := emb.Recall14("contextd", b), qd.Recall14("contextd", b)
+			t.Logf("%s budget %d: recall embedded %.3f, qdrant %.3f", filepath.Base(f), b, re, rq)
+			if math.Abs(re-rq) > 0.005 {
+				t.Errorf("%s budget %d: qdrant recall %.3f differs from embedded %.3f", filepath.Base(f), b, rq, re)
+			}
+			if re == 0 {
+				t.Errorf("%s budget %d: zero recall, the eval found nothing", filepath.Base(f), b)
+			}
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

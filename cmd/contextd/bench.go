@@ -16,7 +16,7 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE]"
+const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
@@ -38,6 +38,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.Float64Var(&o.Rate, "rate", 0, "total requests/s (open loop); 0 = closed loop, as fast as answers come")
 	fs.DurationVar(&o.IndexTimeout, "index-timeout", 15*time.Minute, "longest wait for the indexer backlog after the pre-load")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the generated corpus and request mix")
+	settle := fs.Bool("settle", true, "refresh every chat's summary after the pre-load, so contexts are measured in steady state (false: as right after a bulk import, summaries lagging)")
 	addr := fs.String("addr", "", "target an already running contextd on loopback (default: start one in-process on 127.0.0.1:0 in a temp dir)")
 	cfgPath := fs.String("config", "", "agents.yaml for the in-process contextd (storage and vector files go to a temp dir); default: built-in defaults")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
@@ -48,6 +49,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError(fmt.Sprintf("bench load: unexpected argument %q", fs.Arg(0)))
 	}
 	o.MixSet = true
+	o.NoSettle = !*settle
 	o.Progress = stdout
 	if err := o.Check(); err != nil {
 		return usageError("bench load: " + err.Error())

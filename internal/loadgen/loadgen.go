@@ -41,6 +41,12 @@ type Options struct {
 	// (open loop; latency counts from the intended start, so a stalled
 	// server is not hidden). 0 runs closed loop, as fast as answers come.
 	Rate float64
+	// NoSettle skips refreshing every chat's summary (POST
+	// /v1/chats/{id}/summary/refresh) after the pre-load. By default the
+	// run settles, so contexts are measured in steady state (a fresh
+	// summary plus the recent window) rather than just after a bulk import,
+	// when summaries lag by up to Turns turns per chat.
+	NoSettle bool
 	// IndexTimeout bounds the wait for the indexer backlog (default 15m).
 	IndexTimeout time.Duration
 	// InProcess says the server runs in this process: memory comes from
@@ -187,6 +193,17 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 		return nil, err
 	}
 
+	if !o.NoSettle {
+		fmt.Fprintf(progress, "settle: refreshing %d chats' summaries\n", o.Chats)
+		rep.Settle, err = settle(ctx, client, base, corpus, o)
+		if err != nil {
+			return nil, err
+		}
+		if m, ok := backlog(ctx, client, base); ok {
+			rep.Settle.Unsummarised = m.unsummarised
+		}
+	}
+
 	mem := newMemProbe(o.InProcess, client, base)
 	rep.Mem.PreloadPeakRSS = mem.peakRSS()
 	rep.Mem.PeakResetOK = mem.resetPeak()
@@ -197,7 +214,9 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 		stopProfile = o.Profile()
 	}
 	sampler := mem.sample(o.Duration)
+	cpu0 := mem.cpuTime(ctx)
 	ph, err := measure(ctx, client, "contextd", base, corpus, o, true)
+	ph.CPU = cpuSince(mem.cpuTime(ctx), cpu0)
 	memRes := sampler()
 	if stopProfile != nil {
 		stopProfile()
@@ -221,10 +240,14 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	fmt.Fprintf(progress, "measure: no-op handler at %s, %d clients for %s\n", noop.base, o.Clients, o.Duration)
 	noopClient := newClient(o.Clients)
 	defer noopClient.CloseIdleConnections()
+	// The no-op server runs in this process, so its CPU is this process's.
+	self := newMemProbe(true, nil, "")
+	cpu0 = self.cpuTime(ctx)
 	ph, err = measure(ctx, noopClient, "no-op", noop.base, corpus, o, false)
 	if err != nil {
 		return nil, err
 	}
+	ph.CPU = cpuSince(self.cpuTime(ctx), cpu0)
 	rep.Phases = append(rep.Phases, ph)
 
 	rep.Mem.PeakRSS = mem.peakRSS()
@@ -232,6 +255,13 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	rep.Mem.InProcess = o.InProcess
 	rep.LoadEnd = loadAvg()
 	return rep, nil
+}
+
+func cpuSince(now, before time.Duration) time.Duration {
+	if now < 0 || before < 0 {
+		return -1
+	}
+	return now - before
 }
 
 type inMessage struct {
@@ -316,6 +346,42 @@ feed:
 		return p, fmt.Errorf("pre-load: every request failed, e.g. %s", p.FirstError)
 	}
 	return p, nil
+}
+
+// settle refreshes every chat's summary, clients at a time.
+func settle(ctx context.Context, client *http.Client, base string, c Corpus, o Options) (Settle, error) {
+	var (
+		st       Settle
+		errs     atomic.Int64
+		firstErr firstError
+	)
+	chats := make(chan int)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range min(o.Clients, o.Chats) {
+		wg.Go(func() {
+			for i := range chats {
+				status, err := post(ctx, client, base+"/v1/chats/"+url.PathEscape(c.ChatID(i))+"/summary/refresh", nil, nil)
+				if err != nil || status/100 != 2 {
+					errs.Add(1)
+					firstErr.set(describe(status, err))
+				}
+			}
+		})
+	}
+	for i := 0; i < o.Chats && ctx.Err() == nil; i++ {
+		select {
+		case chats <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(chats)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	st.Chats, st.Errors, st.FirstError, st.Elapsed = int64(o.Chats), errs.Load(), firstErr.get(), time.Since(start)
+	return st, nil
 }
 
 // waitIndexed polls /metrics until the indexer backlog is empty or the

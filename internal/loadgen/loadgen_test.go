@@ -161,10 +161,10 @@ func TestParseMetricsAndStatus(t *testing.T) {
 // id) of one chat, to check that
 // errors are counted per route and the report has every row.
 type fakeServer struct {
-	contexts, appends atomic.Int64
-	turns             atomic.Int64
-	mu                sync.Mutex
-	unindexed         int64
+	contexts, appends, refreshes atomic.Int64
+	turns                        atomic.Int64
+	mu                           sync.Mutex
+	unindexed                    int64
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -186,6 +186,9 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = io.WriteString(w, `{"sections":{"rag":[{}],"summary":null},"usage":{"budget_tokens":500,"total_tokens":100},"degraded":[]}`)
+	case strings.HasSuffix(r.URL.Path, "/summary/refresh"):
+		f.refreshes.Add(1)
+		_, _ = io.WriteString(w, `{"summary":null}`)
 	case strings.HasSuffix(r.URL.Path, "/messages"):
 		f.appends.Add(1)
 		var in appendBody
@@ -227,6 +230,9 @@ func TestRunAgainstFakeServer(t *testing.T) {
 	}
 	if rep.Preload.Unindexed != 0 || rep.Preload.IndexNote != "" {
 		t.Fatalf("index wait did not see the backlog drain: %+v", rep.Preload)
+	}
+	if rep.Settle.Chats != 2 || rep.Settle.Errors != 0 || f.refreshes.Load() != 2 {
+		t.Fatalf("settle %+v, server saw %d refreshes; want 2", rep.Settle, f.refreshes.Load())
 	}
 	cd, noop, ok := rep.phases()
 	if !ok {
@@ -270,13 +276,16 @@ func TestRunOpenLoopPaces(t *testing.T) {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	rep, err := Run(context.Background(), srv.URL, Options{
-		Chats: 1, Turns: 10, Clients: 4, Duration: 500 * time.Millisecond, Rate: 40, Budget: 500,
+		Chats: 1, Turns: 10, Clients: 4, Duration: 500 * time.Millisecond, Rate: 40, Budget: 500, NoSettle: true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 40 req/s for 0.5s is 20 requests per target; closed loop would be
 	// thousands. Allow slack for scheduling.
+	if f.refreshes.Load() != 0 || rep.Settle.Chats != 0 {
+		t.Fatal("NoSettle still refreshed summaries")
+	}
 	for _, ph := range rep.Phases {
 		all, _ := ph.Row("all")
 		if all.Requests < 10 || all.Requests > 30 {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -188,4 +189,26 @@ func loadAvg() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// cpuTime is the server process's CPU time (user + system) so far: this
+// process's rusage in-process (then including the load generator), else
+// process_cpu_seconds_total from /metrics; -1 when unknown.
+func (m memProbe) cpuTime(ctx context.Context) time.Duration {
+	if m.inProcess {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			return -1
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	v, err := scrape(ctx, m.client, m.base, "process_cpu_seconds_total")
+	if err != nil {
+		return -1
+	}
+	s, ok := v["process_cpu_seconds_total"]
+	if !ok {
+		return -1
+	}
+	return time.Duration(s * float64(time.Second))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ type Report struct {
 	Options   Options
 	Target    string
 	Preload   Preload
+	Settle    Settle  // zero when not settled
 	Phases    []Phase // "contextd", then "no-op"
 	Mem       Mem
 	LoadStart string // /proc/loadavg at the start and the end
@@ -43,6 +45,14 @@ func (p Preload) TurnsPerSec() float64 {
 	return float64(p.Turns) / p.Elapsed.Seconds()
 }
 
+// Settle is the summary refresh between pre-load and measuring.
+type Settle struct {
+	Chats, Errors int64
+	Elapsed       time.Duration
+	FirstError    string
+	Unsummarised  int64 // backlog afterwards (the recent windows stay unsummarised)
+}
+
 // Phase is the measured load against one target.
 type Phase struct {
 	Target     string
@@ -50,6 +60,9 @@ type Phase struct {
 	Rows       []Row // per route, then "all"
 	FirstError string
 	Sample     Sample
+	// CPU is the process CPU time used during the phase (-1: unknown).
+	// In-process it includes the load generator's own work.
+	CPU time.Duration
 }
 
 // Row returns the phase's row for a route ("all" for the total).
@@ -178,6 +191,15 @@ func (r *Report) Write(w io.Writer) {
 	if p.FirstError != "" {
 		fmt.Fprintf(w, "pre-load first error: %s\n", p.FirstError)
 	}
+	if st := r.Settle; st.Chats > 0 {
+		fmt.Fprintf(w, "settle: %d summaries refreshed (%d errors) in %s; unsummarised turns then: %d\n",
+			st.Chats-st.Errors, st.Errors, st.Elapsed.Round(time.Millisecond), st.Unsummarised)
+		if st.FirstError != "" {
+			fmt.Fprintf(w, "settle first error: %s\n", st.FirstError)
+		}
+	} else {
+		fmt.Fprintln(w, "settle: skipped (summaries lag as after a bulk import)")
+	}
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -203,6 +225,21 @@ func (r *Report) Write(w io.Writer) {
 		if ph.FirstError != "" {
 			fmt.Fprintf(w, "%s first error: %s\n", ph.Target, ph.FirstError)
 		}
+	}
+
+	for _, ph := range r.Phases {
+		all, _ := ph.Row("all")
+		if ph.CPU <= 0 || all.Requests == 0 {
+			continue
+		}
+		cores := ph.CPU.Seconds() / ph.Elapsed.Seconds()
+		per := ph.CPU / time.Duration(all.Requests)
+		scope := "this process, load generator included"
+		if ph.Target == "contextd" && !r.Mem.InProcess {
+			scope = "the target's process_cpu_seconds_total"
+		}
+		fmt.Fprintf(w, "cpu, %s: %.1f core-seconds in %s (%.2f cores busy, %s) = %s per request; CPU-bound ceiling on %d free cores ~%.0f req/s\n",
+			ph.Target, ph.CPU.Seconds(), ph.Elapsed.Round(time.Millisecond), cores, scope, ms(per), runtime.NumCPU(), float64(runtime.NumCPU())/per.Seconds())
 	}
 
 	m := r.Mem

@@ -108,7 +108,7 @@ type Memory struct {
 	// RAGFill: after the top RAGK hits, further hits in rank order fill
 	// what the budget leaves (up to RAGMaxHits); default true.
 	RAGFill            bool
-	RAGMaxHits         int    // default 200
+	RAGMaxHits         int    // default 400
 	StoreTurns         bool   // default true
 	TruncationStrategy string // hard | middle (default) | llm | semantic
 	TruncationMaxChars int    // default 1000; 0 = no truncation

@@ -63,7 +63,7 @@ func DefaultMemory() Memory {
 		SummaryRecentTurns:     10,
 		StructuredOutput:       true,
 		RAGFill:                true,
-		RAGMaxHits:             200,
+		RAGMaxHits:             400,
 		PersistSummary:         true,
 		RAGNamespace:           "__memory__",
 		RAGK:                   5,

@@ -323,8 +323,9 @@ func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Mem
 	}
 	k := mem.RAGK
 	if mem.RAGFill {
-		// Enough candidates to fill the budget's room with ~40-token turns.
-		k = max(k, min(mem.RAGMaxHits, budget/40))
+		// Enough candidates to fill the budget's room with short (~20
+		// token) turns; the assembler stops when the room is used.
+		k = max(k, min(mem.RAGMaxHits, budget/20))
 	}
 	turns, err := s.Retriever.Retrieve(ctx, rag.Request{
 		Tenant: chat.Tenant, ChatID: chat.ID, UserID: chat.UserID, Agent: chat.Agent,

@@ -196,7 +196,7 @@ func TestContextPassesScopeAndExclusion(t *testing.T) {
 	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG, RAGScope: "user"}); err != nil {
 		t.Fatal(err)
 	}
-	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 100 /* rag_fill: 4000/40 */ {
+	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 200 /* rag_fill: 4000/20 */ {
 		t.Errorf("request = %+v", fr.got)
 	}
 	s.Config.Supervisor.Memory.RAGFill = false

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -481,25 +482,43 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if s.Retriever == nil {
 		return nil, unavailable("vector store", errors.New("vector.driver is none"))
 	}
-	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: cutQuery(in.Query), K: in.K, Scope: "tenant"}
+	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: cutQuery(in.Query), Scope: rag.ScopeTenant}
+	agent := s.Config.Agent(memory.DefaultAgent)
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
 		chat, err := s.Store.Chat(ctx, key)
 		if err != nil {
 			return nil, storeErr("read chat", err)
 		}
-		req.ChatID, req.Scope, req.Agent = chat.ID, "chat", ""
+		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
+		agent = s.Config.Agent(chat.Agent)
 	} else if in.UserID != "" {
-		req.Scope = "user"
+		req.Scope = rag.ScopeUser
 	}
+	// Over-fetch: the filters below may remove routing noise.
+	req.K = in.K * 2
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if err != nil {
 		return nil, unavailable("vector store", err)
 	}
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-	hits := make([]SearchHit, 0, len(turns))
-	for _, t := range turns {
-		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: t.Content, Score: t.Score, CreatedAt: t.CreatedAt})
+	// Hits pass the agent's filters, as context turns do (no query
+	// exclusion, no turn cap).
+	fopts, err := filters.FromConfig(agent.Filters, 0)
+	if err != nil {
+		return nil, &Error{Kind: KindInvalid, Code: "invalid_config", Message: err.Error()}
+	}
+	msgs := make([]memory.Message, len(turns))
+	for i, t := range turns {
+		msgs[i] = memory.Message{Seq: int64(i), Role: memory.Role(t.Role), Content: t.Content}
+	}
+	hits := make([]SearchHit, 0, in.K)
+	for _, m := range filters.Apply(msgs, fopts).Kept {
+		if len(hits) == in.K {
+			break
+		}
+		t := turns[m.Seq]
+		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: m.Content, Score: t.Score, CreatedAt: t.CreatedAt})
 	}
 	return hits, nil
 }

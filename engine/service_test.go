@@ -393,3 +393,20 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 		t.Fatalf("degraded = %v, want the summariser's llm_unavailable", res.Degraded)
 	}
 }
+
+func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
+	s := newTestService(t, nil)
+	appendN(t, s, "c1", 1, 3, 1)
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+		{ChatID: "c1", Seq: 1, Role: "user", Content: "low", Score: 0.1},
+		{ChatID: "c1", Seq: 2, Role: "user", Content: "[Supervisor] routing", Score: 0.9},
+		{ChatID: "c1", Seq: 3, Role: "assistant", Content: "[Travel Agent]\nhigh", Score: 0.5},
+	}}
+	hits, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1", K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Seq != 3 || hits[0].Content != "high" || hits[1].Seq != 1 {
+		t.Fatalf("hits = %+v, want seq 3 (label stripped) then 1, noise dropped", hits)
+	}
+}

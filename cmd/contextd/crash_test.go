@@ -93,8 +93,8 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	lg.report(t)
 	h.reportWarnings()
-	t.Logf("rounds %d (+1 SIGTERM round), kills %d, starts %d (slowest ready %s), acknowledged turns verified %d, stored turns %d, summary records %d, verify %s, runtime %s (build %s)",
-		crashRounds, kills, h.starts, h.slowestReady.Round(time.Millisecond), v.acked, v.stored, v.summaries,
+	t.Logf("kill -9 rounds %d (+1 SIGTERM round), starts %d (slowest ready %s), acknowledged turns verified %d, stored turns %d, summary records %d, verify %s, runtime %s (build %s)",
+		kills, h.starts, h.slowestReady.Round(time.Millisecond), v.acked, v.stored, v.summaries,
 		verifyTime.Round(time.Millisecond), time.Since(started).Round(time.Millisecond), built.Sub(started).Round(time.Millisecond))
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE]"
+const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
@@ -42,6 +42,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	addr := fs.String("addr", "", "target an already running contextd on loopback (default: start one in-process on 127.0.0.1:0 in a temp dir)")
 	cfgPath := fs.String("config", "", "agents.yaml for the in-process contextd (storage and vector files go to a temp dir); default: built-in defaults")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to FILE at the end of the run, before the in-process contextd stops")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -93,7 +94,24 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("bench load: %w", err)
 	}
 	rep.Write(stdout)
+	if *memProfile != "" {
+		if err := writeHeapProfile(*memProfile); err != nil {
+			return fmt.Errorf("bench load: memprofile: %w", err)
+		}
+	}
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // startBenchServer wires a contextd exactly as serve does (build,

@@ -176,8 +176,11 @@ func Truncate(s string, max int) string {
 			k = c.pieceCount(p)
 		}
 		if n+k > max {
+			// DELs the codec skips cost nothing, so they stay in
+			// the prefix (decoding the codec's tokens would drop
+			// them and return a non-prefix).
 			cut = start
-			if k > 1 {
+			if max > n {
 				cut += pieceParts(c.rank, p, buf[:0])[max-n]
 			}
 			break

@@ -92,7 +92,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		ae := toAPIError(err)
-		if ae.status >= 500 {
+		if ae.status >= 500 && ae.Code != "request_canceled" {
 			log.Error("request failed", "request_id", c.Response().Header().Get(echo.HeaderXRequestID), "path", c.Path(), "err", err)
 		}
 		if ae.retryAfter > 0 {

@@ -274,6 +274,9 @@ func storeErr(op string, err error) error {
 		return &Error{Kind: KindConflict, Code: "conflict", Message: err.Error(), Err: err}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Kind: KindUnavailable, Code: "timeout", Message: op + " timed out", Err: err}
+	case errors.Is(err, context.Canceled):
+		// The client went away; nothing failed on our side.
+		return &Error{Kind: KindUnavailable, Code: "request_canceled", Message: op + " canceled by the client", Err: err}
 	case errors.Is(err, memory.ErrUnavailable):
 		return unavailable("storage", err)
 	}

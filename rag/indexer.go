@@ -44,7 +44,7 @@ type Indexer struct {
 const (
 	DefaultIndexBatch   = 64
 	DefaultPollInterval = 2 * time.Second
-	DefaultLeaseTTL     = 2 * time.Minute
+	DefaultLeaseTTL     = 15 * time.Second
 	MaxIndexBackoff     = 30 * time.Second
 	minIndexBackoff     = 250 * time.Millisecond
 	chatsPerPass        = 100

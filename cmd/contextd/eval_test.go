@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/internal/eval"
@@ -78,11 +79,23 @@ func TestEvalQdrantMatchesEmbedded(t *testing.T) {
 		qc := config.Default()
 		qc.Vector.Driver = "qdrant"
 		qc.Vector.Qdrant.Addr = fake.Addr()
+		// A loaded CI machine must not turn a slow call into a degraded
+		// answer: this test compares rankings, not latency.
+		qc.Vector.Qdrant.Timeout = time.Minute
 		qd := run(qc)
+		for name, rep := range map[string]*eval.Report{"embedded": emb, "qdrant": qd} {
+			if len(rep.Degraded) > 0 {
+				t.Errorf("%s: answers took fallbacks: %v", name, rep.Degraded)
+			}
+		}
 		for _, b := range budgets {
 			re, rq := emb.Recall14("contextd", b), qd.Recall14("contextd", b)
 			t.Logf("%s budget %d: recall embedded %.3f, qdrant %.3f", filepath.Base(f), b, re, rq)
-			if math.Abs(re-rq) > 0.005 {
+			// Equal scores (common in RRF: rank r on one side only ties with
+			// rank r on the other) are ordered by (chat, seq) in the embedded
+			// index and arbitrarily in Qdrant, so the tail of a long packed
+			// list can differ by a turn or two.
+			if math.Abs(re-rq) > 0.02 {
 				t.Errorf("%s budget %d: qdrant recall %.3f differs from embedded %.3f", filepath.Base(f), b, rq, re)
 			}
 			if re == 0 {

@@ -99,6 +99,12 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 	}
 }
 
+// leaseTTL bounds how long a chat's background work stays claimed by a
+// process that died (kill -9): leases are renewed every third of it while
+// work runs, so a short TTL costs little and a crashed replica's chats are
+// picked up again within seconds.
+const leaseTTL = 15 * time.Second
+
 func ownerID() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
@@ -139,7 +145,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
 		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: store}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, Logger: log.With("worker", "indexer")}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
 		svc.Indexer = a.Indexer
 	}
 
@@ -155,7 +161,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	}
 	a.Worker = &worker.Worker{
 		Store: store, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: owner, Lease: 2 * time.Minute, Poll: 2 * time.Second,
+		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(cfg),

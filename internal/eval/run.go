@@ -54,10 +54,13 @@ type Report struct {
 	Questions14   int
 	Questions5    int
 	Skipped       int
+	// Degraded counts contextd answers that took a fallback (reason → n);
+	// a fair run has none.
+	Degraded map[string]int
 }
 
 func newReport(budgets []int) *Report {
-	r := &Report{Budgets: budgets, Cells: map[string]map[int]*Cell{}}
+	r := &Report{Budgets: budgets, Cells: map[string]map[int]*Cell{}, Degraded: map[string]int{}}
 	for _, s := range []string{sysContextd, sysRecency, sysBM25} {
 		r.Cells[s] = map[int]*Cell{}
 		for _, b := range budgets {
@@ -171,6 +174,9 @@ func runOne(ctx context.Context, ci int, conv Conversation, newSystem NewSystem,
 			for _, t := range res.Sections.Recent {
 				shown[t.Seq] = true
 			}
+			for _, d := range res.Degraded {
+				rep.Degraded[d]++
+			}
 			cell := rep.Cells[sysContextd][b]
 			cell.add(qa.Category, recall(ev, shown), res.Usage.TotalTokens)
 			cell.retrieval = append(cell.retrieval, res.RetrievalTime)
@@ -259,6 +265,9 @@ func (r *Report) Write(w io.Writer) {
 			}
 			fmt.Fprintf(w, "| %d | %s | %.3f | %.3f | %.3f | %.0f | %s | %s |\n", b, s, mean(c.recall14), all, mean(c.recall5), meanInt(c.tokens), times, asm)
 		}
+	}
+	if len(r.Degraded) > 0 {
+		fmt.Fprintf(w, "\ndegraded answers (fallbacks taken): %v\n", r.Degraded)
 	}
 	var verdict []string
 	for _, b := range r.Budgets {

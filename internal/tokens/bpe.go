@@ -267,7 +267,7 @@ type pieceEntry struct {
 }
 
 const (
-	pieceCacheSlots  = 1 << 16
+	pieceCacheSlots  = 1 << 15
 	pieceCacheMaxKey = 64
 )
 

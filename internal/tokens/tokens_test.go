@@ -1,7 +1,9 @@
 package tokens
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -54,5 +56,78 @@ func TestTruncate(t *testing.T) {
 		if Count(out) > max || !utf8.ValidString(out) || !strings.HasPrefix(s, out) {
 			t.Fatalf("Truncate(%d) = %q (%d tokens)", max, out, Count(out))
 		}
+	}
+}
+
+// TestConcurrent hammers the shared memos from several goroutines (run with
+// -race); every count must still equal the codec's.
+func TestConcurrent(t *testing.T) {
+	texts := corpus()[:400]
+	want := make([]int, len(texts))
+	for i, s := range texts {
+		want[i] = codecCount(s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 3 {
+				for i := range texts {
+					j := (i*7 + g*13 + round) % len(texts)
+					if got := Count(texts[j]); got != want[j] {
+						errs <- fmt.Sprintf("Count(%q) = %d, want %d", texts[j], got, want[j])
+						return
+					}
+					if got := Truncate(texts[j], want[j]/2); Count(got) > want[j]/2 {
+						errs <- fmt.Sprintf("Truncate(%q) over budget", texts[j])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestMemoByteBound(t *testing.T) {
+	m := &memo{cur: map[string]int{}, prev: map[string]int{}, max: 1000, maxBytes: 100}
+	for i := range 50 {
+		m.put(strings.Repeat("x", 30)+fmt.Sprint(i), i)
+		if m.curBytes > m.maxBytes {
+			t.Fatalf("generation holds %d bytes > %d", m.curBytes, m.maxBytes)
+		}
+	}
+	if n, ok := m.get(strings.Repeat("x", 30) + "49"); !ok || n != 49 {
+		t.Fatalf("latest entry missing")
+	}
+	if _, ok := m.get(strings.Repeat("x", 30) + "0"); ok {
+		t.Fatalf("oldest entry should have been evicted")
+	}
+}
+
+func TestCaches(t *testing.T) {
+	c := newCounter()
+	for _, p := range []string{" the", "ſ", "zzqx", " unbelievably", strings.Repeat("ab", 40)} {
+		want := codecCount(p)
+		for range 2 { // second round is served by a cache
+			if got := c.pieceCount(p); got != want {
+				t.Errorf("pieceCount(%q) = %d, want %d", p, got, want)
+			}
+		}
+	}
+	// A slot collision replaces the entry; a different key never hits it.
+	k1 := shortKey("abc")
+	c.short.put(k1, 3)
+	if n, ok := c.short.get(shortKey("abd")); ok {
+		t.Errorf("shortCache hit for a different key: %d", n)
+	}
+	if n, ok := c.short.get(k1); !ok || n != 3 {
+		t.Errorf("shortCache get = %d, %v", n, ok)
 	}
 }

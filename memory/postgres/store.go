@@ -75,7 +75,7 @@ func limitArg(limit int) *int {
 // turns in one multi-row INSERT, moves last_seq and commits.
 func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	b, err := prepareBatch(req, now)
+	b, err := memory.PrepareBatch(req, now)
 	if err != nil {
 		return memory.AppendResult{}, fmt.Errorf("postgres: %w", err)
 	}
@@ -106,14 +106,14 @@ var errChatVanished = errors.New("chat deleted during append")
 
 // appendTx runs one append transaction on conn. On error the caller rolls
 // back.
-func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *batch, now time.Time) (memory.AppendResult, error) {
+func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *memory.Batch, now time.Time) (memory.AppendResult, error) {
 	var res memory.AppendResult
 	agent := req.Agent
 	if agent == "" {
 		agent = memory.DefaultAgent
 	}
-	ids := make([]string, len(b.msgs))
-	for i, m := range b.msgs {
+	ids := make([]string, len(b.Msgs))
+	for i, m := range b.Msgs {
 		ids[i] = m.ID
 	}
 
@@ -163,8 +163,8 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 		return res, err
 	}
 
-	seqs := make([]int64, len(b.msgs))
-	n := len(b.msgs) - len(existing)
+	seqs := make([]int64, len(b.Msgs))
+	n := len(b.Msgs) - len(existing)
 	var (
 		cSeq     = make([]int64, 0, n)
 		cID      = make([]string, 0, n)
@@ -174,7 +174,7 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 		cAt      = make([]time.Time, 0, n)
 		cMeta    = make([]*string, 0, n)
 	)
-	for j, m := range b.msgs {
+	for j, m := range b.Msgs {
 		if seq, ok := existing[m.ID]; ok {
 			seqs[j] = seq
 			continue
@@ -182,8 +182,8 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 		chat.LastSeq++
 		seqs[j] = chat.LastSeq
 		var meta *string
-		if b.meta[j] != nil {
-			s := string(b.meta[j])
+		if b.Meta[j] != nil {
+			s := string(b.Meta[j])
 			meta = &s
 		}
 		cSeq, cID, cRole = append(cSeq, chat.LastSeq), append(cID, m.ID), append(cRole, string(m.Role))
@@ -220,7 +220,7 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 	}
 	res.Chat = chat
 	res.LastSeq = chat.LastSeq
-	res.Messages = b.refs(seqs)
+	res.Messages = b.Refs(seqs)
 	res.Duplicates = len(req.Messages) - res.Appended
 	return res, nil
 }
@@ -248,7 +248,7 @@ func (s *Store) messages(ctx context.Context, sql string, args ...any) ([]memory
 		meta []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &m.CreatedAt, &meta}, func() error {
-		md, err := decodeMeta(meta)
+		md, err := memory.DecodeMeta(meta)
 		if err != nil {
 			return err
 		}
@@ -383,7 +383,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
-		if hasEscapedNUL(js) {
+		if memory.HasEscapedNUL(js) {
 			return errors.New("summary contains a NUL character")
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO conversation_summaries

@@ -62,7 +62,7 @@ func chatPK(ctx context.Context, q querier, key memory.ChatKey) (int64, error) {
 // Append stores one batch in one transaction; see memory.Store.
 func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	b, err := prepareBatch(req, now)
+	b, err := memory.PrepareBatch(req, now)
 	if err != nil {
 		return memory.AppendResult{}, err
 	}
@@ -91,14 +91,14 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		}
 
 		var existing map[string]int64
-		if !res.Created && len(b.msgs) > 0 {
-			if existing, err = existingSeqs(ctx, tx, pk, b.msgs); err != nil {
+		if !res.Created && len(b.Msgs) > 0 {
+			if existing, err = existingSeqs(ctx, tx, pk, b.Msgs); err != nil {
 				return err
 			}
 		}
-		seqs := make([]int64, len(b.msgs))
+		seqs := make([]int64, len(b.Msgs))
 		var ins *sql.Stmt
-		for j, m := range b.msgs {
+		for j, m := range b.Msgs {
 			if seq, ok := existing[m.ID]; ok {
 				seqs[j] = seq
 				continue
@@ -113,8 +113,8 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 			chat.LastSeq++
 			seqs[j] = chat.LastSeq
 			var meta any
-			if b.meta[j] != nil {
-				meta = string(b.meta[j])
+			if b.Meta[j] != nil {
+				meta = string(b.Meta[j])
 			}
 			if _, err := ins.ExecContext(ctx, pk, chat.LastSeq, m.ID, string(m.Role), m.Name, m.Content,
 				micros(m.CreatedAt), meta); err != nil {
@@ -132,7 +132,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		}
 		res.Chat = chat
 		res.LastSeq = chat.LastSeq
-		res.Messages = b.refs(seqs)
+		res.Messages = b.Refs(seqs)
 		res.Duplicates = len(req.Messages) - res.Appended
 		return nil
 	})
@@ -199,7 +199,7 @@ func scanMessages(rows *sql.Rows) ([]memory.Message, error) {
 		}
 		m.Role, m.CreatedAt = memory.Role(role), fromMicros(at)
 		var err error
-		if m.Metadata, err = decodeMeta(meta); err != nil {
+		if m.Metadata, err = memory.DecodeMeta(meta); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -356,7 +356,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
-		if hasEscapedNUL(js) { // as PostgreSQL jsonb would
+		if memory.HasEscapedNUL(js) { // as PostgreSQL jsonb would
 			return errors.New("summary contains a NUL character")
 		}
 		var parent any

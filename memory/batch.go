@@ -1,64 +1,63 @@
-package sqlite
+package memory
 
-// This file is kept identical (but for the package clause) to
-// memory/postgres/batch.go: both stores must prepare an append the same way.
+// Preparing an append is shared by every store so that all of them validate,
+// assign ids and de-duplicate a batch exactly the same way.
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/contextd/contextd/memory"
-	"github.com/google/uuid"
 )
 
-// batch is one append's messages after validation, id assignment and
+// Batch is one append's messages after validation, id assignment and
 // de-duplication within the request.
-type batch struct {
+type Batch struct {
 	// msgs are the request's messages with distinct ids, in request order,
 	// with ID and CreatedAt filled in; meta holds their JSON metadata.
-	msgs []memory.Message
-	meta [][]byte
+	Msgs []Message
+	Meta [][]byte
 	// of maps each request message to the index in msgs of the message
 	// carrying its id.
-	of []int
+	Of []int
 }
 
-// prepareBatch validates req and de-duplicates it. A repeated id within the
+// PrepareBatch validates req and de-duplicates it. A repeated id within the
 // batch is a duplicate when it repeats the same turn and ErrConflict when
 // role, name or content differ.
-func prepareBatch(req memory.AppendRequest, now time.Time) (*batch, error) {
+func PrepareBatch(req AppendRequest, now time.Time) (*Batch, error) {
 	if req.Chat.Tenant == "" || req.Chat.ChatID == "" {
 		return nil, errors.New("append: empty tenant or chat id")
 	}
 	for _, s := range []string{req.Chat.Tenant, req.Chat.ChatID, req.UserID, req.Agent} {
-		if err := checkText(s); err != nil {
+		if err := CheckText(s); err != nil {
 			return nil, fmt.Errorf("append: chat key, user or agent: %w", err)
 		}
 	}
-	b := &batch{of: make([]int, len(req.Messages))}
+	b := &Batch{Of: make([]int, len(req.Messages))}
 	byID := make(map[string]int, len(req.Messages))
 	for i, m := range req.Messages {
 		if !m.Role.Valid() {
 			return nil, fmt.Errorf("append: message %d: invalid role %q", i, m.Role)
 		}
 		for _, s := range []string{m.ID, m.Name, m.Content} {
-			if err := checkText(s); err != nil {
+			if err := CheckText(s); err != nil {
 				return nil, fmt.Errorf("append: message %d: %w", i, err)
 			}
 		}
 		if m.ID == "" {
-			m.ID = uuid.NewString()
+			m.ID = NewID()
 		}
 		if j, ok := byID[m.ID]; ok {
-			p := b.msgs[j]
+			p := b.Msgs[j]
 			if p.Role != m.Role || p.Name != m.Name || p.Content != m.Content {
-				return nil, fmt.Errorf("append: message %d repeats id %q with different content: %w", i, m.ID, memory.ErrConflict)
+				return nil, fmt.Errorf("append: message %d repeats id %q with different content: %w", i, m.ID, ErrConflict)
 			}
-			b.of[i] = j
+			b.Of[i] = j
 			continue
 		}
 		if m.CreatedAt.IsZero() {
@@ -72,32 +71,32 @@ func prepareBatch(req memory.AppendRequest, now time.Time) (*batch, error) {
 			if meta, err = json.Marshal(m.Metadata); err != nil {
 				return nil, fmt.Errorf("append: message %d: metadata: %w", i, err)
 			}
-			if hasEscapedNUL(meta) {
+			if HasEscapedNUL(meta) {
 				return nil, fmt.Errorf("append: message %d: metadata contains a NUL character", i)
 			}
 		}
 		m.Seq = 0
-		byID[m.ID] = len(b.msgs)
-		b.of[i] = len(b.msgs)
-		b.msgs = append(b.msgs, m)
-		b.meta = append(b.meta, meta)
+		byID[m.ID] = len(b.Msgs)
+		b.Of[i] = len(b.Msgs)
+		b.Msgs = append(b.Msgs, m)
+		b.Meta = append(b.Meta, meta)
 	}
 	return b, nil
 }
 
 // refs lists each request message's id and seq, given the seq of every
 // distinct message.
-func (b *batch) refs(seqs []int64) []memory.MessageRef {
-	out := make([]memory.MessageRef, len(b.of))
-	for i, j := range b.of {
-		out[i] = memory.MessageRef{ID: b.msgs[j].ID, Seq: seqs[j]}
+func (b *Batch) Refs(seqs []int64) []MessageRef {
+	out := make([]MessageRef, len(b.Of))
+	for i, j := range b.Of {
+		out[i] = MessageRef{ID: b.Msgs[j].ID, Seq: seqs[j]}
 	}
 	return out
 }
 
-// checkText rejects what PostgreSQL text cannot hold, so that both stores
+// CheckText rejects what PostgreSQL text cannot hold, so that both stores
 // accept exactly the same input.
-func checkText(s string) error {
+func CheckText(s string) error {
 	if !utf8.ValidString(s) {
 		return errors.New("text is not valid UTF-8")
 	}
@@ -109,7 +108,7 @@ func checkText(s string) error {
 
 // hasEscapedNUL reports whether JSON text holds the escape \u0000, which
 // PostgreSQL jsonb rejects.
-func hasEscapedNUL(js []byte) bool {
+func HasEscapedNUL(js []byte) bool {
 	for i := 0; i < len(js); i++ {
 		if js[i] != '\\' {
 			continue
@@ -123,7 +122,7 @@ func hasEscapedNUL(js []byte) bool {
 }
 
 // decodeMeta reverses the metadata encoding (nil stays nil).
-func decodeMeta(js []byte) (map[string]any, error) {
+func DecodeMeta(js []byte) (map[string]any, error) {
 	if js == nil {
 		return nil, nil
 	}
@@ -132,4 +131,17 @@ func decodeMeta(js []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("decode metadata: %w", err)
 	}
 	return m, nil
+}
+
+// NewID returns a random RFC 4122 version 4 UUID, the id of a message whose
+// caller gave none and of a summary record.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("memory: crypto/rand failed: " + err.Error())
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }

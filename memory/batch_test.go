@@ -1,0 +1,38 @@
+package memory
+
+import (
+	"regexp"
+	"testing"
+	"time"
+)
+
+func TestNewIDIsUUIDv4(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		id := NewID()
+		if !re.MatchString(id) || seen[id] {
+			t.Fatalf("NewID() = %q (dup %v)", id, seen[id])
+		}
+		seen[id] = true
+	}
+}
+
+func TestPrepareBatchDeduplicatesWithinRequest(t *testing.T) {
+	req := AppendRequest{Chat: ChatKey{Tenant: "t", ChatID: "c"}, Messages: []Message{
+		{ID: "a", Role: RoleUser, Content: "x"},
+		{ID: "a", Role: RoleUser, Content: "x"},
+		{Role: RoleAssistant, Content: "y"},
+	}}
+	b, err := PrepareBatch(req, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Msgs) != 2 || b.Of[1] != 0 || b.Msgs[1].ID == "" {
+		t.Fatalf("batch = %+v", b)
+	}
+	req.Messages[1].Content = "different"
+	if _, err := PrepareBatch(req, time.Now()); err == nil {
+		t.Fatal("same id with different content must conflict")
+	}
+}

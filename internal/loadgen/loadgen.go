@@ -47,8 +47,11 @@ type Options struct {
 	// summary plus the recent window) rather than just after a bulk import,
 	// when summaries lag by up to Turns turns per chat.
 	NoSettle bool
-	// IndexTimeout bounds the wait for the indexer backlog (default 15m).
+	// IndexTimeout bounds the wait for the indexer backlog (default 15m);
+	// IndexStall ends it sooner when the backlog stops shrinking for that
+	// long (default 1m): no vector store, or a failing indexer.
 	IndexTimeout time.Duration
+	IndexStall   time.Duration
 	// InProcess says the server runs in this process: memory comes from
 	// /proc/self and the Go runtime. Otherwise from the target's /metrics.
 	InProcess bool
@@ -91,6 +94,9 @@ func (o *Options) Check() error {
 	}
 	if o.IndexTimeout == 0 {
 		o.IndexTimeout = 15 * time.Minute
+	}
+	if o.IndexStall == 0 {
+		o.IndexStall = time.Minute
 	}
 	switch {
 	case o.Chats < 1 || o.Chats > 1_000_000:
@@ -189,7 +195,7 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	}
 	fmt.Fprintf(progress, "pre-load: %d turns in %s (%.0f turns/s); waiting for the indexer\n",
 		rep.Preload.Turns, rep.Preload.Elapsed.Round(time.Millisecond), rep.Preload.TurnsPerSec())
-	if err := waitIndexed(ctx, client, base, o.IndexTimeout, &rep.Preload, progress); err != nil {
+	if err := waitIndexed(ctx, client, base, o.IndexTimeout, o.IndexStall, &rep.Preload, progress); err != nil {
 		return nil, err
 	}
 
@@ -387,10 +393,13 @@ func settle(ctx context.Context, client *http.Client, base string, c Corpus, o O
 // waitIndexed polls /metrics until the indexer backlog is empty or the
 // timeout passes (then the run goes on, and the report says how many turns
 // were still unindexed).
-func waitIndexed(ctx context.Context, client *http.Client, base string, timeout time.Duration, p *Preload, progress io.Writer) error {
+func waitIndexed(ctx context.Context, client *http.Client, base string, timeout, stall time.Duration, p *Preload, progress io.Writer) error {
 	start := time.Now()
 	deadline := start.Add(timeout)
 	lastPrint := start
+	// A backlog that does not shrink for a minute will not drain (no
+	// vector store configured, or the indexer is failing): stop waiting.
+	best, bestAt := int64(-1), start
 	for {
 		m, ok := backlog(ctx, client, base)
 		if !ok {
@@ -400,6 +409,14 @@ func waitIndexed(ctx context.Context, client *http.Client, base string, timeout 
 		p.Unindexed, p.Unsummarised = m.unindexed, m.unsummarised
 		if m.unindexed == 0 {
 			p.IndexWait = time.Since(start)
+			return nil
+		}
+		if best < 0 || m.unindexed < best {
+			best, bestAt = m.unindexed, time.Now()
+		}
+		if time.Since(bestAt) > stall {
+			p.IndexWait = time.Since(start)
+			p.IndexNote = fmt.Sprintf("backlog stuck at %d turns for %s (no vector store, or the indexer fails); measuring anyway", m.unindexed, stall)
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -165,6 +165,7 @@ type fakeServer struct {
 	turns                        atomic.Int64
 	mu                           sync.Mutex
 	unindexed                    int64
+	stuck                        bool // the backlog never drains
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +174,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/metrics":
 		f.mu.Lock()
 		n := f.unindexed
-		if f.unindexed > 0 {
+		if f.unindexed > 0 && !f.stuck {
 			f.unindexed = max(0, f.unindexed-50) // drains as it is polled
 		}
 		f.mu.Unlock()
@@ -322,5 +323,24 @@ func TestNoopHandler(t *testing.T) {
 		if rec.Code != http.StatusOK || rec.Body.String() != `{"ok":true}` {
 			t.Errorf("%s: %d %q", path, rec.Code, rec.Body.String())
 		}
+	}
+}
+
+func TestRunStopsWaitingForAStuckIndexer(t *testing.T) {
+	f := &fakeServer{stuck: true}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	rep, err := Run(context.Background(), srv.URL, Options{
+		Chats: 1, Turns: 5, Clients: 1, Duration: 100 * time.Millisecond, Budget: 500, NoSettle: true,
+		IndexStall: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Preload.IndexNote, "stuck at 5 turns") || rep.Preload.Unindexed != 5 {
+		t.Fatalf("preload %+v: want the wait ended on a stuck backlog of 5", rep.Preload)
+	}
+	if len(rep.Phases) != 2 {
+		t.Fatalf("the run should go on to measure, got %d phases", len(rep.Phases))
 	}
 }

@@ -275,9 +275,13 @@ func (r *Report) Write(w io.Writer) {
 			if !m.InProcess {
 				rss = m.MeasureMaxRSS
 			}
-			fmt.Fprintf(w, "targets (2 cores): /v1/context p99 <= %s: %s (%s); >= %.0f req/s: %s (%.0f); peak RSS <= %s: %s (%s)\n",
+			offered := ""
+			if o.Rate > 0 {
+				offered = ", offered in open loop"
+			}
+			fmt.Fprintf(w, "targets (2 cores): /v1/context p99 <= %s: %s (%s); >= %.0f req/s: %s (%.0f%s); peak RSS <= %s: %s (%s)\n",
 				ms(TargetContextP99), verdict(c.P99 <= TargetContextP99), ms(c.P99),
-				TargetContextRate, verdict(c.Throughput >= TargetContextRate), c.Throughput,
+				TargetContextRate, verdict(c.Throughput >= TargetContextRate), c.Throughput, offered,
 				mb(TargetPeakRSS), verdictKnown(rss >= 0, rss <= TargetPeakRSS), mb(rss))
 		}
 	}

@@ -69,8 +69,10 @@ func BenchmarkCount30KB(b *testing.B) {
 	}
 }
 
-// BenchmarkCountTurns counts LoCoMo turns one by one through Count, as
-// /v1/context does: the first pass fills the memos, later ones hit.
+// BenchmarkCountTurns counts 2000 LoCoMo turns one by one: the old codec
+// path, the new path with empty caches (turns seen for the first time), and
+// Count as /v1/context calls it (the first pass fills the memos, later ones
+// hit).
 func BenchmarkCountTurns(b *testing.B) {
 	turns := locomoTexts(b)
 	if turns == nil {
@@ -86,6 +88,18 @@ func BenchmarkCountTurns(b *testing.B) {
 		for b.Loop() {
 			for _, t := range turns {
 				codecCount(t)
+			}
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		rankTable()
+		b.SetBytes(int64(n))
+		for b.Loop() {
+			b.StopTimer()
+			c := newCounter()
+			b.StartTimer()
+			for _, t := range turns {
+				c.count(t)
 			}
 		}
 	})

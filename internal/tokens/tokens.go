@@ -97,15 +97,23 @@ func Count(s string) int {
 	}
 	c := get()
 	if len(s) > memoMaxKey {
-		return c.count(s)
+		return c.count(s) + dels(s)
 	}
 	if n, ok := c.whole.get(s); ok {
 		return n
 	}
-	n := c.count(s)
+	n := c.count(s) + dels(s)
 	c.whole.put(s, n)
 	return n
 }
+
+// dels charges one token for every DEL (U+007F). The codec drops DEL where
+// tiktoken encodes it, so without this a context full of DELs could exceed
+// its budget as tiktoken counts it. Counting one per DEL errs on the safe
+// side (tiktoken may merge a DEL with a neighbour byte); the codec's other
+// difference (blank lines holding spaces split in two) also over-counts.
+// So Count is never below tiktoken's count.
+func dels(s string) int { return strings.Count(s, "\x7f") }
 
 // count counts without the whole-string memo.
 func (c *counter) count(s string) int {
@@ -176,9 +184,9 @@ func Truncate(s string, max int) string {
 			k = c.pieceCount(p)
 		}
 		if n+k > max {
-			// DELs the codec skips cost nothing, so they stay in
-			// the prefix (decoding the codec's tokens would drop
-			// them and return a non-prefix).
+			// Cut inside the crossing piece at a BPE token boundary
+			// (decoding the codec's tokens would drop DELs and return
+			// a non-prefix).
 			cut = start
 			if max > n {
 				cut += pieceParts(c.rank, p, buf[:0])[max-n]
@@ -197,8 +205,9 @@ func Truncate(s string, max int) string {
 		}
 		out = out[:len(out)-1]
 	}
-	// Re-splitting the prefix can change its tokens; shrink until it fits.
-	for len(out) > 0 && c.count(out) > max {
+	// Re-splitting the prefix can change its tokens, and DELs cost one each
+	// (see dels); shrink until it fits.
+	for len(out) > 0 && c.count(out)+dels(out) > max {
 		_, size := utf8.DecodeLastRuneInString(out)
 		out = out[:len(out)-size]
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE]"
+const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
@@ -43,6 +44,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	cfgPath := fs.String("config", "", "agents.yaml for the in-process contextd (storage and vector files go to a temp dir); default: built-in defaults")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to FILE at the end of the run, before the in-process contextd stops")
+	mutexProfile := fs.String("mutexprofile", "", "write a mutex contention profile of the whole run to FILE")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -75,6 +77,10 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	if *cfgPath != "" && *addr != "" {
 		return usageError("bench load: --config applies to the in-process server only, not with --addr")
 	}
+	if *mutexProfile != "" {
+		prev := runtime.SetMutexProfileFraction(5)
+		defer runtime.SetMutexProfileFraction(prev)
+	}
 	base := *addr
 	if base != "" {
 		if _, err := loadgen.BaseURL(base); err != nil {
@@ -94,20 +100,23 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("bench load: %w", err)
 	}
 	rep.Write(stdout)
-	if *memProfile != "" {
-		if err := writeHeapProfile(*memProfile); err != nil {
-			return fmt.Errorf("bench load: memprofile: %w", err)
+	for _, p := range []struct{ name, path string }{{"heap", *memProfile}, {"mutex", *mutexProfile}} {
+		if p.path == "" {
+			continue
+		}
+		if err := writeProfile(p.name, p.path); err != nil {
+			return fmt.Errorf("bench load: %s profile: %w", p.name, err)
 		}
 	}
 	return nil
 }
 
-func writeHeapProfile(path string) error {
+func writeProfile(name, path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
 		_ = f.Close()
 		return err
 	}

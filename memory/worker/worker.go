@@ -63,6 +63,9 @@ type Worker struct {
 	MinPending int64
 	// BatchSize is how many chats one scan lists (default 200).
 	BatchSize int
+	// MinInterval is the least time between two background scans, so a
+	// burst of appends (each one Kicks) costs one scan (default 250ms).
+	MinInterval time.Duration
 	// Prepare, when set, turns the eligible turns into what the summarizer
 	// reads (the agent's filters: routing noise skipped, labels stripped).
 	// Turns it removes still count as covered, so noise never stalls the
@@ -84,6 +87,10 @@ type chatState struct {
 	failures int
 	retryAt  time.Time
 	degraded []string // fallbacks the head summary was written with
+	// idleSeq/idleCursor: the chat's (last_seq, cursor) when it was last
+	// found not triggered. The trigger depends only on those two, so the
+	// chat is not checked again (no SQL, no token counting) until one moves.
+	idleSeq, idleCursor int64
 }
 
 type dayUsage struct {
@@ -146,6 +153,10 @@ func (w *Worker) Kick() {
 // flight when ctx ends is abandoned without writing anything.
 func (w *Worker) Run(ctx context.Context) error {
 	w.init()
+	minInterval := w.MinInterval
+	if minInterval <= 0 {
+		minInterval = 250 * time.Millisecond
+	}
 	for {
 		if _, err := w.pass(ctx); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("summary scan failed", "err", err)
@@ -159,7 +170,28 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-w.kick:
 		case <-time.After(w.Poll):
 		}
+		// Coalesce the kicks of a burst into the next scan.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(minInterval):
+		}
 	}
+}
+
+// idle reports whether c was found not triggered in its current state.
+func (w *Worker) idle(c memory.Chat) bool {
+	st := w.state(c.Key())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return st.idleSeq == c.LastSeq && st.idleCursor == c.SummaryCursor && c.LastSeq > 0
+}
+
+func (w *Worker) markIdle(c memory.Chat) {
+	st := w.state(c.Key())
+	w.mu.Lock()
+	st.idleSeq, st.idleCursor = c.LastSeq, c.SummaryCursor
+	w.mu.Unlock()
 }
 
 // Drain processes every chat whose backlog currently passes its trigger,
@@ -194,7 +226,7 @@ func (w *Worker) passDrain(ctx context.Context, failed map[memory.ChatKey]error)
 		if ctx.Err() != nil {
 			return done, ctx.Err()
 		}
-		if failed[c.Key()] != nil {
+		if failed[c.Key()] != nil || w.idle(c) {
 			continue
 		}
 		ok, err := w.triggered(ctx, c)
@@ -203,6 +235,7 @@ func (w *Worker) passDrain(ctx context.Context, failed map[memory.ChatKey]error)
 			continue
 		}
 		if !ok {
+			w.markIdle(c)
 			continue
 		}
 		rec, _, err := w.extend(ctx, c.Key(), false)
@@ -234,7 +267,7 @@ func (w *Worker) pass(ctx context.Context) (int, error) {
 		w.mu.Lock()
 		wait := now.Before(st.retryAt) || (!st.lastRun.IsZero() && now.Before(st.lastRun.Add(w.settings(c.Agent).Cooldown)))
 		w.mu.Unlock()
-		if wait {
+		if wait || w.idle(c) {
 			continue
 		}
 		ok, err := w.triggered(ctx, c)
@@ -243,6 +276,7 @@ func (w *Worker) pass(ctx context.Context) (int, error) {
 			continue
 		}
 		if !ok {
+			w.markIdle(c)
 			continue
 		}
 		rec, _, err := w.extend(ctx, c.Key(), false)

@@ -610,3 +610,56 @@ func (d *degradingSum) Summarize(ctx context.Context, req memory.SummarizeReques
 	res.Degraded = []string{"summary_narrative_only"}
 	return res, err
 }
+
+// countingStore counts the reads triggered() makes.
+type countingStore struct {
+	memory.Store
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingStore) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Store.SummaryHead(ctx, key)
+}
+
+func (c *countingStore) Messages(ctx context.Context, key memory.ChatKey, after int64, limit int) ([]memory.Message, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Store.Messages(ctx, key, after, limit)
+}
+
+// A chat found below its trigger is not re-checked until it changes.
+func TestIdleChatsAreNotRechecked(t *testing.T) {
+	ctx := context.Background()
+	cs := &countingStore{Store: openStore(t)}
+	settings := func() Settings { s := baseSettings(); s.TriggerTurns = 50; s.TriggerTokens = 100000; return s }
+	w := newWorker(cs, &fakeSum{}, "w1", settings)
+	w.MinPending = 1
+	appendTurns(t, cs, chatKey, 20) // 10 eligible: below both triggers
+	if _, err := w.pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := cs.reads
+	if first == 0 {
+		t.Fatal("the first pass should check the chat")
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := w.pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs.reads != first {
+		t.Fatalf("idle chat re-checked: %d reads after %d", cs.reads, first)
+	}
+	appendTurns(t, cs, chatKey, 1)
+	if _, err := w.pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs.reads == first {
+		t.Fatal("a changed chat must be checked again")
+	}
+}

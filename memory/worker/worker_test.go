@@ -639,6 +639,7 @@ func TestIdleChatsAreNotRechecked(t *testing.T) {
 	settings := func() Settings { s := baseSettings(); s.TriggerTurns = 50; s.TriggerTokens = 100000; return s }
 	w := newWorker(cs, &fakeSum{}, "w1", settings)
 	w.MinPending = 1
+	w.init()
 	appendTurns(t, cs, chatKey, 20) // 10 eligible: below both triggers
 	if _, err := w.pass(ctx); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,117 @@
+package embedded_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/rag/embedded"
+)
+
+// corpus makes chat-like turns of 10-60 words (the load benchmark's shape)
+// from a Zipf-distributed 5,000-word vocabulary plus ticket ids and amounts,
+// so sparse vectors and content strings have realistic sizes.
+type corpus struct {
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+func newCorpus(seed uint64) *corpus {
+	r := rand.New(rand.NewPCG(seed, 11))
+	vocab := make([]string, 5000)
+	syll := []string{"ka", "lo", "mi", "ne", "ra", "tu", "se", "po", "di", "gan", "ter", "vel", "os", "qui", "bra", "ment"}
+	for i := range vocab {
+		var b strings.Builder
+		for n := 1 + r.IntN(4); n > 0; n-- {
+			b.WriteString(syll[r.IntN(len(syll))])
+		}
+		vocab[i] = b.String()
+	}
+	return &corpus{r: r, zipf: rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1)), vocab: vocab}
+}
+
+func (c *corpus) turn() string {
+	n := 10 + c.r.IntN(51)
+	w := make([]string, n)
+	for i := range w {
+		switch c.r.IntN(40) {
+		case 0:
+			w[i] = fmt.Sprintf("INC-%d", 1000+c.r.IntN(9000))
+		case 1:
+			w[i] = fmt.Sprintf("$%d.%02d", c.r.IntN(5000), c.r.IntN(100))
+		default:
+			w[i] = c.vocab[c.zipf.Uint64()]
+		}
+	}
+	return strings.Join(w, " ")
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkMemoryPerTurn measures the live heap the index keeps per point:
+// 50,000 turns (dim 384, hashing embedder, BM25 sparse vectors) across 250
+// chats of one tenant, 5 users, inserted in batches of 50 as the indexer
+// does, then a full GC.
+func BenchmarkMemoryPerTurn(b *testing.B) {
+	const chats, perChat, dim, batch = 250, 200, 384, 50
+	ctx := context.Background()
+	emb := rag.NewHashingEmbedder(dim)
+	sp := rag.NewSparseEncoder()
+	c := newCorpus(3)
+	var perTurn, opened float64
+	for i := 0; i < b.N; i++ {
+		path := filepath.Join(b.TempDir(), fmt.Sprint("v", i, ".db"))
+		before := heapInUse()
+		ix, err := embedded.Open(ctx, path, dim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for seq := 1; seq <= perChat; seq += batch {
+			for ch := 0; ch < chats; ch++ {
+				pts := make([]rag.Point, 0, batch)
+				for s := seq; s < seq+batch; s++ {
+					text := c.turn()
+					pts = append(pts, rag.Point{Tenant: "tenant-1", UserID: fmt.Sprint("user-", ch%5),
+						ChatID: fmt.Sprintf("chat-%04d", ch), Agent: "assistant", Seq: int64(s),
+						Role: []string{"user", "assistant"}[s%2], Content: text,
+						CreatedAt: time.Unix(1700000000+int64(s), 0), Dense: emb.Embed(text), Sparse: sp.EncodeDocument(text)})
+				}
+				if err := ix.Upsert(ctx, pts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		perTurn = float64(heapInUse()-before) / (chats * perChat)
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+		// Re-open: the load path builds the same in-memory index from the file.
+		before = heapInUse()
+		start := time.Now()
+		ix, err = embedded.Open(ctx, path, dim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds()), "open-ms")
+		opened = float64(heapInUse()-before) / (chats * perChat)
+		if n, err := ix.Count(ctx, rag.Filter{Tenant: "tenant-1"}); err != nil || n != chats*perChat {
+			b.Fatalf("Count after reopen = %d, %v", n, err)
+		}
+		_ = ix.Close()
+	}
+	b.ReportMetric(perTurn, "heap-B/turn")
+	b.ReportMetric(opened, "reopened-B/turn")
+}

@@ -110,6 +110,10 @@ type Assembled struct {
 // the summary still come first, but within smaller shares.
 type shares struct{ recent, summary float64 }
 
+// minTurnTokens is the least a rendered turn costs ("user: x" and its
+// newline), so packing stops once less than that is left.
+const minTurnTokens = 4
+
 func sharesFor(strategy string) shares {
 	if strategy == StrategyRAG {
 		return shares{recent: 0.25, summary: 0.15}
@@ -146,9 +150,15 @@ func Assemble(in AssemblyInput) Assembled {
 	for i, t := range in.Verbatim {
 		verbCost[i] = tokens.Count(renderTurn(t)) + 1
 	}
+	// RAG candidates are counted lazily: with rag_fill there are more of
+	// them than fit, and the ones never considered are never counted.
 	ragCost := make([]int, len(in.RAG))
-	for i, r := range in.RAG {
-		ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+	costRAG := func(i int) int {
+		if ragCost[i] == 0 {
+			r := in.RAG[i]
+			ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+		}
+		return ragCost[i]
 	}
 
 	remaining := budget
@@ -185,16 +195,42 @@ func Assemble(in AssemblyInput) Assembled {
 			keepVerb[i] = true
 		}
 	}
+	// groupOf memoises each candidate's header: formatting a date per
+	// candidate is a visible cost when hundreds are considered.
+	groups := make([]string, len(in.RAG))
+	groupDone := make([]bool, len(in.RAG))
+	type dayKey struct {
+		chat string
+		day  int
+	}
+	byDay := map[dayKey]string{}
+	groupOf := func(i int) string {
+		if !groupDone[i] {
+			r := in.RAG[i]
+			y, m, d := r.CreatedAt.UTC().Date()
+			k := dayKey{r.ChatID, y*10000 + int(m)*100 + d}
+			g, ok := byDay[k]
+			if !ok {
+				g = ragGroup(r)
+				byDay[k] = g
+			}
+			groups[i], groupDone[i] = g, true
+		}
+		return groups[i]
+	}
 	takeRAG := func() {
 		for i, r := range in.RAG {
+			if remaining < minTurnTokens {
+				return // no turn fits in what is left
+			}
 			if keepRAG[i] {
 				continue
 			}
-			c := ragCost[i]
+			c := costRAG(i)
 			if !ragTitlePaid {
 				c += titleCost(titleRAG)
 			}
-			g := ragGroup(r)
+			g := groupOf(i)
 			if g != "" && !ragGroups[g] {
 				c += tokens.Count(g) + 1
 			}
@@ -255,9 +291,11 @@ func Assemble(in AssemblyInput) Assembled {
 	takeVerb(pendingIdx, remaining)
 	takeRAG()
 
-	// Lay out and measure; the sum of parts can differ from the whole by a
-	// token or two at joins, so shed the least important piece until the
-	// whole fits.
+	// Lay out and measure. The sum of the parts can differ from the whole
+	// by a token or two at joins, so when the whole is over the budget shed
+	// the least important pieces worth at least the overshoot, and measure
+	// again (rarely more than once).
+	var ragText, recentText, sumText string
 	for {
 		out.Sections = Sections{Summary: summaryShown, RAG: []RAGTurn{}, Recent: []Turn{}}
 		for i, r := range in.RAG {
@@ -270,26 +308,35 @@ func Assemble(in AssemblyInput) Assembled {
 				out.Sections.Recent = append(out.Sections.Recent, t)
 			}
 		}
-		ragText := renderRAGSection(out.Sections.RAG)
-		recentText := renderRecentSection(out.Sections.Recent)
-		sumText := ""
+		ragText = renderRAGSection(out.Sections.RAG)
+		recentText = renderRecentSection(out.Sections.Recent)
+		sumText = ""
 		if summaryText != "" {
 			sumText = titleSummary + "\n" + summaryText
 		}
 		out.Context = joinNonEmpty(ragText, sumText, recentText)
 		out.Usage.TotalTokens = tokens.Count(out.Context)
-		out.Usage.RAGTokens = tokens.Count(ragText)
-		out.Usage.SummaryTokens = tokens.Count(sumText)
-		out.Usage.RecentTokens = tokens.Count(recentText)
-		if out.Usage.TotalTokens <= budget {
+		over := out.Usage.TotalTokens - budget
+		if over <= 0 {
 			break
 		}
-		if !shedOne(keepRAG, keepVerb, in, &summaryText, &summaryShown) {
+		for over > 0 {
+			freed, ok := shedOne(keepRAG, keepVerb, in, ragCost, verbCost, &summaryText, &summaryShown)
+			if !ok {
+				break
+			}
+			over -= freed
+		}
+		if over > 0 { // nothing left to shed
 			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Recent: []Turn{}}
-			out.Usage.TotalTokens, out.Usage.RAGTokens, out.Usage.SummaryTokens, out.Usage.RecentTokens = 0, 0, 0, 0
+			out.Usage.TotalTokens = 0
+			ragText, recentText, sumText = "", "", ""
 			break
 		}
 	}
+	out.Usage.RAGTokens = tokens.Count(ragText)
+	out.Usage.SummaryTokens = tokens.Count(sumText)
+	out.Usage.RecentTokens = tokens.Count(recentText)
 
 	for i, t := range in.Verbatim {
 		if !keepVerb[i] {
@@ -301,36 +348,39 @@ func Assemble(in AssemblyInput) Assembled {
 			out.RAGDropped++
 		}
 	}
-	out.Messages = buildMessages(out.Sections, summaryText)
+	out.Messages = buildMessages(out.Sections, ragText, summaryText)
 	return out
 }
 
-// shedOne drops the least important kept piece: the lowest-ranked RAG hit,
-// then the oldest verbatim turn, then the summary. False when nothing is left.
-func shedOne(keepRAG, keepVerb []bool, in AssemblyInput, summaryText *string, summaryShown **memory.Summary) bool {
+// shedOne drops the least important kept piece — the lowest-ranked RAG
+// hit, then the oldest pending verbatim turn, then the summary, then the
+// oldest recent turn — and returns about how many tokens that freed. False
+// when nothing is left.
+func shedOne(keepRAG, keepVerb []bool, in AssemblyInput, ragCost, verbCost []int, summaryText *string, summaryShown **memory.Summary) (int, bool) {
 	for i := len(keepRAG) - 1; i >= 0; i-- {
 		if keepRAG[i] {
 			keepRAG[i] = false
-			return true
+			return ragCost[i], true
 		}
 	}
 	for i := range keepVerb {
 		if keepVerb[i] && in.Verbatim[i].Seq < in.MustKeepFrom {
 			keepVerb[i] = false
-			return true
+			return verbCost[i], true
 		}
 	}
 	if *summaryText != "" {
+		freed := tokens.Count(*summaryText)
 		*summaryText, *summaryShown = "", nil
-		return true
+		return freed, true
 	}
 	for i := range keepVerb {
 		if keepVerb[i] {
 			keepVerb[i] = false
-			return true
+			return verbCost[i], true
 		}
 	}
-	return false
+	return 0, false
 }
 
 func joinNonEmpty(parts ...string) string {
@@ -379,21 +429,38 @@ func renderRAGSection(rs []RAGTurn) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	sorted := append([]RAGTurn(nil), rs...)
+	// By day, then chat, then seq: chronological, with each header once
+	// (the assembler charged one header per day and chat).
+	type keyed struct {
+		r   RAGTurn
+		day int
+	}
+	sorted := make([]keyed, len(rs))
+	for i, r := range rs {
+		y, m, d := r.CreatedAt.UTC().Date()
+		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].ChatID != sorted[j].ChatID {
-			return sorted[i].CreatedAt.Before(sorted[j].CreatedAt)
+		a, b := sorted[i], sorted[j]
+		if a.day != b.day {
+			return a.day < b.day
 		}
-		return sorted[i].Seq < sorted[j].Seq
+		if a.r.ChatID != b.r.ChatID {
+			return a.r.ChatID < b.r.ChatID
+		}
+		return a.r.Seq < b.r.Seq
 	})
 	var b strings.Builder
 	b.WriteString(titleRAG)
-	group := ""
-	for _, r := range sorted {
-		if g := ragGroup(r); g != "" && g != group {
-			b.WriteString("\n")
-			b.WriteString(g)
-			group = g
+	prevDay, prevChat := -1, ""
+	for _, k := range sorted {
+		r := k.r
+		if k.day != prevDay || r.ChatID != prevChat {
+			if g := ragGroup(r); g != "" {
+				b.WriteString("\n")
+				b.WriteString(g)
+			}
+			prevDay, prevChat = k.day, r.ChatID
 		}
 		b.WriteString("\n")
 		b.WriteString(renderTurn(Turn{Role: r.Role, Content: r.Content}))
@@ -508,11 +575,11 @@ func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) 
 // message carrying the RAG turns and the summary, then the recent turns in
 // their own roles. Tool turns become assistant turns labelled with the tool,
 // since a bare tool message without a tool_call_id is rejected by most APIs.
-func buildMessages(s Sections, summaryText string) []ChatMessage {
+func buildMessages(s Sections, ragText, summaryText string) []ChatMessage {
 	msgs := make([]ChatMessage, 0, len(s.Recent)+1)
 	var sys []string
-	if len(s.RAG) > 0 {
-		sys = append(sys, strings.Replace(renderRAGSection(s.RAG), titleRAG, "Relevant earlier turns of this conversation:", 1))
+	if ragText != "" {
+		sys = append(sys, "Relevant earlier turns of this conversation:"+strings.TrimPrefix(ragText, titleRAG))
 	}
 	if summaryText != "" {
 		sys = append(sys, "Summary of the conversation so far:\n"+summaryText)

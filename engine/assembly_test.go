@@ -159,3 +159,20 @@ func TestToolTurnsBecomeLabelledAssistantMessages(t *testing.T) {
 		t.Fatalf("messages = %+v", a.Messages)
 	}
 }
+
+// BenchmarkAssembleRAG4000 packs ~60 fresh retrieved turns, a summary and a
+// recent window into 4000 tokens — the load test's typical answer.
+func BenchmarkAssembleRAG4000(b *testing.B) {
+	verb := turns(191, 200, 25)
+	sum := sampleSummary()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		var rag []RAGTurn
+		for j := 0; j < 200; j++ { // distinct text per op: no memo hits
+			rag = append(rag, RAGTurn{Seq: int64(j), Role: "user", Content: fmt.Sprintf("op %d hit %d about the deployment of service %d in region eu-west", i, j, j%7), Score: float32(200 - j), CreatedAt: time.Date(2024, 5, 1+j%20, 10, 0, 0, 0, time.UTC)})
+		}
+		Assemble(AssemblyInput{Budget: 4000, Strategy: StrategyRAG, RAG: rag, Summary: sum, Verbatim: verb, MustKeepFrom: 191})
+	}
+}

@@ -1,17 +1,23 @@
 // Package embedded is contextd's default vector index: no server, one SQLite
-// file (modernc.org/sqlite, pure Go) for durability and an in-memory copy of
-// every point for exact search.
+// file (modernc.org/sqlite, pure Go) for durability and a compact in-memory
+// copy of what search needs.
 //
-// Dense search is exact cosine similarity (brute force over the chats in
-// scope, which is what a conversation memory needs: a query is scoped to one
-// chat or one user's chats, a few thousand turns at most). Sparse search is
-// BM25-style: the stored term weights (rag.SparseEncoder) times the query
-// weights times an IDF computed over all points in the index, the same as a
-// Qdrant sparse vector with the IDF modifier. The two candidate lists are
-// fused by reciprocal rank fusion (k = rag.RRFK).
+// Dense search is exact brute force over the chats in scope (a conversation
+// memory queries one chat or one user's chats, a few thousand turns at
+// most), on int8 vectors: each vector is L2-normalised and quantised with
+// its own scale (symmetric, largest component = ±127), and the score is the
+// int8 dot product (int32 accumulation) times both scales — the cosine
+// similarity to within about 1e-3. Sparse search is BM25-style: the stored
+// term weights (rag.SparseEncoder) times the query weights times an IDF
+// computed over all points in the index, the same as a Qdrant sparse vector
+// with the IDF modifier. The two candidate lists are fused by reciprocal
+// rank fusion (k = rag.RRFK).
 //
-// Memory use is about dim*4 bytes per point plus its terms; the whole index
-// is loaded at Open. For millions of turns use the Qdrant backend.
+// Memory: about dim + 32 bytes per point plus 8 bytes per sparse term (some
+// 600 bytes for a 384-dimensional turn of 30 words). Role, content and
+// created_at stay in the file: a query reads them for the hits it returns
+// only. The file keeps the float32 vectors, so its format is unchanged and a
+// file from an earlier version opens as it is.
 package embedded
 
 import (
@@ -38,7 +44,10 @@ var ErrClosed = errors.New("embedded index closed")
 
 // Index is the embedded rag.Index. It is safe for concurrent use.
 type Index struct {
-	db   *sql.DB
+	db   *sql.DB // writes (one connection)
+	rdb  *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
+	// readStmt is readHits prepared on rdb.
+	readStmt *sql.Stmt
 	dim  int
 	path string
 
@@ -47,32 +56,13 @@ type Index struct {
 	mu      sync.RWMutex // guards everything below
 	closed  bool
 	tenants map[string]*tenant
-	df      map[uint32]int // document frequency of each term over all points
-	n       int            // number of points
+	labels  *labels          // interned user and agent ids
+	df      map[uint32]int32 // document frequency of each term over all points
+	n       int              // number of points
 }
 
 type tenant struct {
 	chats map[string]*chat
-}
-
-// chat holds one chat's points and its inverted term index, so a query
-// scoped to a chat touches only that chat.
-type chat struct {
-	entries  []*entry
-	bySeq    map[int64]int        // seq -> position in entries
-	postings map[uint32][]posting // term -> the entries holding it
-}
-
-type posting struct {
-	e *entry
-	w float32 // document weight
-}
-
-type entry struct {
-	p    rag.Point // payload only: Dense and Sparse left empty
-	unit []float32 // L2-normalised dense vector (zero vector stays zero)
-	sp   rag.SparseVector
-	slot int // position in chat.entries
 }
 
 const schema = `
@@ -96,6 +86,9 @@ CREATE TABLE IF NOT EXISTS points (
 CREATE INDEX IF NOT EXISTS points_user ON points (tenant, user_id);
 `
 
+// readConns bounds the connections reading hit payloads concurrently.
+const readConns = 4
+
 // Open opens (creating when needed) the index file at path for vectors of
 // size dim and loads it into memory. A file written with another dimension
 // is refused with an error wrapping rag.ErrDimensionMismatch.
@@ -103,7 +96,8 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("embedded index: dimension must be positive, got %d", dim)
 	}
-	if dir := filepath.Dir(path); dir != "" {
+	memory := path == ":memory:" || strings.HasPrefix(path, "file::memory:")
+	if dir := filepath.Dir(path); dir != "" && !memory {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("embedded index: create directory: %w", err)
 		}
@@ -113,12 +107,27 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded index: open %s: %w", path, err)
 	}
-	// One connection: writes are serialised anyway and reads are in memory.
+	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, dim: dim, path: path, tenants: map[string]*tenant{}, df: map[uint32]int{}}
+	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{},
+		labels: newLabels(), df: map[uint32]int32{}}
 	if err := ix.init(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if !memory { // an in-memory database exists on its one connection only
+		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+		if err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("embedded index: open %s for reading: %w", path, err)
+		}
+		rdb.SetMaxOpenConns(readConns)
+		rdb.SetMaxIdleConns(readConns)
+		ix.rdb = rdb
+	}
+	if ix.readStmt, err = ix.rdb.PrepareContext(ctx, readHits); err != nil {
+		_ = ix.close()
+		return nil, fmt.Errorf("embedded index: prepare reads of %s: %w", path, err)
 	}
 	return ix, nil
 }
@@ -151,29 +160,32 @@ func (ix *Index) init(ctx context.Context) error {
 	return ix.load(ctx)
 }
 
+// load builds the in-memory index from the file: filter fields and vectors
+// only, never the content.
 func (ix *Index) load(ctx context.Context) error {
-	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse FROM points`)
+	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse FROM points`)
 	if err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
 	defer rows.Close()
+	var (
+		tenantID, chatID, user, agent, dense, sp sql.RawBytes
+		seq                                      int64
+		v                                        = make([]float32, ix.dim)
+		q                                        = make([]int8, ix.dim)
+		sv                                       rag.SparseVector
+	)
 	for rows.Next() {
-		var p rag.Point
-		var created int64
-		var dense, sp []byte
-		if err := rows.Scan(&p.Tenant, &p.ChatID, &p.Seq, &p.UserID, &p.Agent, &p.Role, &p.Content, &created, &dense, &sp); err != nil {
+		if err := rows.Scan(&tenantID, &chatID, &seq, &user, &agent, &dense, &sp); err != nil {
 			return fmt.Errorf("embedded index: load: %w", err)
 		}
-		if created != zeroTime {
-			p.CreatedAt = time.Unix(0, created).UTC()
+		if err := decodeDense(dense, v); err != nil {
+			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
 		}
-		if p.Dense, err = decodeDense(dense, ix.dim); err != nil {
-			return fmt.Errorf("embedded index: point %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
+		if sv, err = decodeSparse(sp, sv); err != nil {
+			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
 		}
-		if p.Sparse, err = decodeSparse(sp); err != nil {
-			return fmt.Errorf("embedded index: point %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
-		}
-		ix.put(p)
+		ix.put(string(tenantID), string(chatID), seq, string(user), string(agent), q, quantise(v, q), canonSparse(sv))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
@@ -213,6 +225,15 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 			return err
 		}
 	}
+	// Quantise outside the locks.
+	qs := make([]int8, len(points)*ix.dim)
+	scales := make([]float32, len(points))
+	sps := make([]rag.SparseVector, len(points))
+	for i, p := range points {
+		scales[i] = quantise(p.Dense, qs[i*ix.dim:(i+1)*ix.dim])
+		sps[i] = canonSparse(p.Sparse)
+	}
+
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	if ix.isClosed() {
@@ -243,11 +264,8 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	for _, p := range points {
-		if !p.CreatedAt.IsZero() {
-			p.CreatedAt = p.CreatedAt.UTC()
-		}
-		ix.put(p)
+	for i, p := range points {
+		ix.put(p.Tenant, p.ChatID, p.Seq, p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
 	}
 	return nil
 }
@@ -258,77 +276,52 @@ func (ix *Index) isClosed() bool {
 	return ix.closed
 }
 
-// put adds or replaces p in memory. Caller holds mu (or is loading).
-func (ix *Index) put(p rag.Point) {
-	tn := ix.tenants[p.Tenant]
+// put adds or replaces a point in memory, copying q and sp. sp is
+// canonical (canonSparse). Caller holds mu (or is loading).
+func (ix *Index) put(tenantID, chatID string, seq int64, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
+	tn := ix.tenants[tenantID]
 	if tn == nil {
 		tn = &tenant{chats: map[string]*chat{}}
-		ix.tenants[p.Tenant] = tn
+		ix.tenants[strings.Clone(tenantID)] = tn
 	}
-	c := tn.chats[p.ChatID]
+	c := tn.chats[chatID]
 	if c == nil {
-		c = &chat{bySeq: map[int64]int{}, postings: map[uint32][]posting{}}
-		tn.chats[p.ChatID] = c
+		c = &chat{id: strings.Clone(chatID)}
+		tn.chats[c.id] = c
 	}
-	e := &entry{unit: normalise(p.Dense), sp: copySparse(p.Sparse)}
-	p.Dense, p.Sparse = nil, rag.SparseVector{}
-	e.p = p
-	if i, ok := c.bySeq[p.Seq]; ok {
-		ix.unpost(c, c.entries[i])
-		e.slot = i
-		c.entries[i] = e
+	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
+	if slot, found := slices.BinarySearch(c.seqs, seq); found {
+		ix.labels.release(c.users[slot])
+		ix.labels.release(c.agents[slot])
+		c.users[slot], c.agents[slot], c.scales[slot] = u, a, scale
+		copy(c.vec(slot, ix.dim), q)
+		old, _ := c.terms(slot)
+		ix.undf(old)
+		c.setTerms(slot, sp.Indices, sp.Values)
 	} else {
-		e.slot = len(c.entries)
-		c.bySeq[p.Seq] = e.slot
-		c.entries = append(c.entries, e)
+		c.insert(slot, ix.dim, seq, u, a, q, scale, sp.Indices, sp.Values)
 		ix.n++
 	}
-	for k, term := range e.sp.Indices {
-		ps := c.postings[term]
-		if n := len(ps); n > 0 && ps[n-1].e == e { // repeated index: merge
-			ps[n-1].w += e.sp.Values[k]
-			continue
-		}
-		c.postings[term] = append(ps, posting{e, e.sp.Values[k]})
-		ix.df[term]++
+	for _, t := range sp.Indices {
+		ix.df[t]++
 	}
 }
 
-// unpost removes e's terms from c's postings and the document frequencies.
-func (ix *Index) unpost(c *chat, e *entry) {
-	for _, term := range e.sp.Indices {
-		ps := c.postings[term]
-		i := slices.IndexFunc(ps, func(p posting) bool { return p.e == e })
-		if i < 0 {
-			continue // repeated index, already removed
-		}
-		last := len(ps) - 1
-		ps[i] = ps[last]
-		ps[last] = posting{}
-		if last == 0 {
-			delete(c.postings, term)
-		} else {
-			c.postings[term] = ps[:last]
-		}
-		if ix.df[term]--; ix.df[term] <= 0 {
-			delete(ix.df, term)
+func (ix *Index) undf(terms []uint32) {
+	for _, t := range terms {
+		if ix.df[t]--; ix.df[t] <= 0 {
+			delete(ix.df, t)
 		}
 	}
 }
 
-// remove deletes e (at position i) from c. Caller holds mu.
-func (ix *Index) remove(c *chat, i int) {
-	e := c.entries[i]
-	ix.unpost(c, e)
-	last := len(c.entries) - 1
-	if i != last {
-		c.entries[i] = c.entries[last]
-		c.entries[i].slot = i
-		c.bySeq[c.entries[i].p.Seq] = i
-	}
-	c.entries[last] = nil
-	c.entries = c.entries[:last]
-	delete(c.bySeq, e.p.Seq)
+// forget releases what point slot of c holds outside c (labels, document
+// frequencies, the count) before c drops it. Caller holds mu.
+func (ix *Index) forget(c *chat, slot int) {
+	ix.labels.release(c.users[slot])
+	ix.labels.release(c.agents[slot])
+	terms, _ := c.terms(slot)
+	ix.undf(terms)
 	ix.n--
 }
 
@@ -340,10 +333,8 @@ func (ix *Index) scope(f rag.Filter) []*chat {
 	}
 	if len(f.ChatIDs) > 0 {
 		out := make([]*chat, 0, len(f.ChatIDs))
-		seen := make(map[string]bool, len(f.ChatIDs))
 		for _, id := range f.ChatIDs {
-			if c := tn.chats[id]; c != nil && !seen[id] {
-				seen[id] = true
+			if c := tn.chats[id]; c != nil && !slices.Contains(out, c) {
 				out = append(out, c)
 			}
 		}
@@ -356,16 +347,48 @@ func (ix *Index) scope(f rag.Filter) []*chat {
 	return out
 }
 
-func matches(f rag.Filter, p *rag.Point) bool {
-	return (f.UserID == "" || p.UserID == f.UserID) && (f.Agent == "" || p.Agent == f.Agent)
+// matcher applies a filter's user and agent to points by label id.
+type matcher struct {
+	user, agent       uint32
+	anyUser, anyAgent bool
+	none              bool // a label no point has: nothing matches
+}
+
+// matcher resolves f's labels. Caller holds mu.
+func (ix *Index) matcher(f rag.Filter) matcher {
+	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == ""}
+	var ok bool
+	if !m.anyUser {
+		if m.user, ok = ix.labels.lookup(f.UserID); !ok {
+			m.none = true
+		}
+	}
+	if !m.anyAgent {
+		if m.agent, ok = ix.labels.lookup(f.Agent); !ok {
+			m.none = true
+		}
+	}
+	return m
+}
+
+func (m matcher) all() bool { return m.anyUser && m.anyAgent }
+
+func (m matcher) ok(c *chat, slot int) bool {
+	return (m.anyUser || c.users[slot] == m.user) && (m.anyAgent || c.agents[slot] == m.agent)
+}
+
+// ref names a point while mu is held.
+type ref struct {
+	c    *chat
+	slot int32
 }
 
 type scored struct {
-	e     *entry
+	ref
 	score float32
 }
 
-// less orders candidates by score, then by (chat, seq) so ties are stable.
+// cmpScored orders candidates by score, then by (chat, seq) so ties are stable.
 func cmpScored(a, b scored) int {
 	if a.score != b.score {
 		if a.score > b.score {
@@ -373,16 +396,26 @@ func cmpScored(a, b scored) int {
 		}
 		return 1
 	}
-	if c := strings.Compare(a.e.p.ChatID, b.e.p.ChatID); c != 0 {
-		return c
+	if a.c != b.c {
+		if c := strings.Compare(a.c.id, b.c.id); c != 0 {
+			return c
+		}
 	}
-	return int(a.e.p.Seq - b.e.p.Seq)
+	sa, sb := a.c.seqs[a.slot], b.c.seqs[b.slot]
+	switch {
+	case sa < sb:
+		return -1
+	case sa > sb:
+		return 1
+	}
+	return 0
 }
 
-// Query answers a hybrid query: dense candidates (exact cosine, those below
-// ScoreThreshold dropped when it is > 0, top Prefetch) and sparse candidates
-// (points sharing a query term, BM25 weight × IDF, top Prefetch), fused by
-// RRF with 1-based ranks.
+// Query answers a hybrid query: dense candidates (quantised cosine, those
+// below ScoreThreshold dropped when it is > 0, top Prefetch) and sparse
+// candidates (points sharing a query term, BM25 weight × IDF, top
+// Prefetch), fused by RRF with 1-based ranks. The payload of the fused hits
+// is then read from the file; a hit deleted meanwhile is left out.
 func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if q.Filter.Tenant == "" {
 		return nil, errors.New("embedded index: query without tenant")
@@ -403,71 +436,75 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if prefetch <= 0 {
 		prefetch = 4 * q.Limit
 	}
-	qv := normalise(q.Dense)
+	var qv []int8
+	var qscale float32
+	if len(q.Dense) > 0 {
+		qv = make([]int8, ix.dim)
+		qscale = quantise(q.Dense, qv)
+	}
+	hits, err := ix.rank(q, qv, qscale, canonSparse(q.Sparse), prefetch)
+	if err != nil || len(hits) == 0 {
+		return hits, err
+	}
+	return ix.fill(ctx, q.Filter.Tenant, hits)
+}
 
+// rank scores the points in scope and returns the fused hits without
+// their file payload (role, content, created_at).
+func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) ([]rag.Hit, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
 		return nil, ErrClosed
 	}
+	m := ix.matcher(q.Filter)
+	if m.none {
+		return nil, nil
+	}
 	chats := ix.scope(q.Filter)
+	dim := ix.dim
 
 	var dense []scored
 	if len(qv) > 0 {
 		top := newTopK(prefetch)
 		for _, c := range chats {
-			for _, e := range c.entries {
-				if !matches(q.Filter, &e.p) {
+			for i := range c.seqs {
+				if !m.ok(c, i) {
 					continue
 				}
-				s := dot(qv, e.unit)
+				s := float32(dotI8(qv, c.dense[i*dim:(i+1)*dim])) * qscale * c.scales[i]
 				if q.ScoreThreshold > 0 && s < q.ScoreThreshold {
 					continue
 				}
-				top.push(scored{e, s})
+				top.push(scored{ref{c, int32(i)}, s})
 			}
 		}
 		dense = top.sorted()
 	}
 
 	var sparse []scored
-	if len(q.Sparse.Indices) > 0 {
+	if len(qs.Indices) > 0 {
 		top := newTopK(prefetch)
-		idf := make([]float32, len(q.Sparse.Indices))
-		for k, term := range q.Sparse.Indices {
-			idf[k] = q.Sparse.Values[k] * ix.idf(term)
+		w := make([]float32, len(qs.Indices))
+		for k, term := range qs.Indices {
+			w[k] = qs.Values[k] * ix.idf(term)
 		}
-		var acc []float32
-		var seen []bool
-		var touched []*entry
+		sq := newSparseQuery(qs.Indices, w)
 		for _, c := range chats {
-			// Accumulate per chat in slot-indexed buffers: no map per query.
-			n := len(c.entries)
-			acc = slices.Grow(acc[:0], n)[:n]
-			seen = slices.Grow(seen[:0], n)[:n]
-			clear(acc)
-			clear(seen)
-			touched = touched[:0]
-			for k, term := range q.Sparse.Indices {
-				for _, p := range c.postings[term] {
-					if !matches(q.Filter, &p.e.p) {
-						continue
-					}
-					if !seen[p.e.slot] {
-						seen[p.e.slot] = true
-						touched = append(touched, p.e)
-					}
-					acc[p.e.slot] += idf[k] * p.w
+			for i := range c.seqs {
+				if !m.ok(c, i) {
+					continue
 				}
-			}
-			for _, e := range touched {
-				top.push(scored{e, acc[e.slot]})
+				di, dw := c.terms(i)
+				if s, hit := sq.score(di, dw); hit {
+					top.push(scored{ref{c, int32(i)}, s})
+				}
 			}
 		}
 		sparse = top.sorted()
 	}
 
-	return fuse(dense, sparse, q.Limit), nil
+	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), nil
 }
 
 // idf is Qdrant's IDF modifier: ln(1 + (N - n + 0.5)/(n + 0.5)).
@@ -476,15 +513,7 @@ func (ix *Index) idf(term uint32) float32 {
 	return float32(math.Log(1 + (float64(ix.n)-n+0.5)/(n+0.5)))
 }
 
-func topK(s []scored, k int) []scored {
-	t := newTopK(k)
-	for _, x := range s {
-		t.push(x)
-	}
-	return t.sorted()
-}
-
-// topK keeps the k best candidates in a heap whose root is the worst kept.
+// topKHeap keeps the k best candidates in a heap whose root is the worst kept.
 type topKHeap struct {
 	k int
 	h []scored
@@ -533,33 +562,115 @@ func (t *topKHeap) sorted() []scored {
 	return t.h
 }
 
-// fuse merges the two ranked lists by reciprocal rank fusion.
-func fuse(dense, sparse []scored, limit int) []rag.Hit {
+// fuse merges the two ranked lists by reciprocal rank fusion and returns
+// the best limit as hits with their in-memory fields. Caller holds mu.
+func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.Hit {
 	type acc struct {
 		rrf, cos float32
 	}
-	m := make(map[*entry]*acc, len(dense)+len(sparse))
+	m := make(map[ref]*acc, len(dense)+len(sparse))
 	for r, s := range dense {
-		m[s.e] = &acc{rrf: 1 / float32(rag.RRFK+r+1), cos: s.score}
+		m[s.ref] = &acc{rrf: 1 / float32(rag.RRFK+r+1), cos: s.score}
 	}
 	for r, s := range sparse {
-		a := m[s.e]
+		a := m[s.ref]
 		if a == nil {
 			a = &acc{}
-			m[s.e] = a
+			m[s.ref] = a
 		}
 		a.rrf += 1 / float32(rag.RRFK+r+1)
 	}
-	fused := make([]scored, 0, len(m))
-	for e, a := range m {
-		fused = append(fused, scored{e, a.rrf})
+	top := newTopK(limit)
+	for r, a := range m {
+		top.push(scored{r, a.rrf})
 	}
-	fused = topK(fused, limit)
+	fused := top.sorted()
 	hits := make([]rag.Hit, len(fused))
 	for i, s := range fused {
-		hits[i] = rag.Hit{Point: s.e.p, Score: s.score, DenseScore: m[s.e].cos}
+		c, slot := s.c, int(s.slot)
+		hits[i] = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
+			Agent: ix.labels.str(c.agents[slot]), Seq: c.seqs[slot]}, Score: s.score, DenseScore: m[s.ref].cos}
 	}
 	return hits
+}
+
+// fill reads role, content and created_at of hits from the file, by
+// primary key (one prepared statement per chat among the hits), and drops
+// the hits whose row is gone (deleted since rank).
+func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]rag.Hit, error) {
+	type payload struct {
+		role, content string
+		created       int64
+		ok            bool
+	}
+	got := make([]payload, len(hits))
+	done := make([]bool, len(hits))
+	var b []byte
+	for i, h := range hits {
+		if done[i] {
+			continue
+		}
+		// The seqs of this chat's hits, as a JSON array for json_each.
+		pos := map[int64]int{}
+		b = append(b[:0], '[')
+		for j := i; j < len(hits); j++ {
+			if !done[j] && hits[j].ChatID == h.ChatID {
+				done[j] = true
+				pos[hits[j].Seq] = j
+				if len(b) > 1 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, hits[j].Seq, 10)
+			}
+		}
+		b = append(b, ']')
+		rows, err := ix.readStmt.QueryContext(ctx, tenantID, h.ChatID, string(b))
+		if err != nil {
+			return nil, ix.readErr(err)
+		}
+		for rows.Next() {
+			var seq int64
+			var p payload
+			if err := rows.Scan(&seq, &p.role, &p.content, &p.created); err != nil {
+				rows.Close()
+				return nil, ix.readErr(err)
+			}
+			if j, ok := pos[seq]; ok {
+				p.ok = true
+				got[j] = p
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, ix.readErr(err)
+		}
+	}
+	out := hits[:0]
+	for i, h := range hits {
+		p := got[i]
+		if !p.ok {
+			continue
+		}
+		h.Role, h.Content = p.role, p.content
+		if p.created != zeroTime {
+			h.CreatedAt = time.Unix(0, p.created).UTC()
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// readHits reads hits' payload from one chat; the seqs are a JSON array so
+// the statement text is fixed and prepared once.
+const readHits = `SELECT seq, role, content, created_at FROM points
+	WHERE tenant = ? AND chat_id = ? AND seq IN (SELECT value FROM json_each(?))`
+
+func (ix *Index) readErr(err error) error {
+	if ix.isClosed() {
+		return ErrClosed
+	}
+	return fmt.Errorf("embedded index: read hits: %w", err)
 }
 
 // Delete removes every point matching f, from the file and from memory.
@@ -582,17 +693,21 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if tn == nil {
 		return nil
 	}
-	for id, c := range tn.chats {
-		if len(f.ChatIDs) > 0 && !slices.Contains(f.ChatIDs, id) {
+	m := ix.matcher(f)
+	if m.none {
+		return nil
+	}
+	for _, c := range ix.scope(f) {
+		if m.all() {
+			for i := range c.seqs {
+				ix.forget(c, i)
+			}
+			delete(tn.chats, c.id)
 			continue
 		}
-		for i := len(c.entries) - 1; i >= 0; i-- {
-			if matches(f, &c.entries[i].p) {
-				ix.remove(c, i)
-			}
-		}
-		if len(c.entries) == 0 {
-			delete(tn.chats, id)
+		c.keep(ix.dim, func(i int) bool { return !m.ok(c, i) }, func(i int) { ix.forget(c, i) })
+		if c.len() == 0 {
+			delete(tn.chats, c.id)
 		}
 	}
 	if len(tn.chats) == 0 {
@@ -631,14 +746,18 @@ func (ix *Index) Count(ctx context.Context, f rag.Filter) (int, error) {
 	if ix.closed {
 		return 0, ErrClosed
 	}
+	m := ix.matcher(f)
+	if m.none {
+		return 0, nil
+	}
 	n := 0
 	for _, c := range ix.scope(f) {
-		if f.UserID == "" && f.Agent == "" {
-			n += len(c.entries)
+		if m.all() {
+			n += c.len()
 			continue
 		}
-		for _, e := range c.entries {
-			if matches(f, &e.p) {
+		for i := range c.seqs {
+			if m.ok(c, i) {
 				n++
 			}
 		}
@@ -667,9 +786,20 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
-	ix.tenants, ix.df = nil, nil
+	ix.tenants, ix.df, ix.labels = nil, nil, nil
 	ix.mu.Unlock()
-	return ix.db.Close()
+	return ix.close()
+}
+
+func (ix *Index) close() error {
+	var errs []error
+	if ix.readStmt != nil {
+		errs = append(errs, ix.readStmt.Close())
+	}
+	if ix.rdb != ix.db {
+		errs = append(errs, ix.rdb.Close())
+	}
+	return errors.Join(append(errs, ix.db.Close())...)
 }
 
 // zeroTime stores the zero time.Time, which UnixNano cannot represent.
@@ -682,45 +812,6 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func normalise(v []float32) []float32 {
-	if len(v) == 0 {
-		return nil
-	}
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if s == 0 {
-		return out
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i, x := range v {
-		out[i] = x * inv
-	}
-	return out
-}
-
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
-func copySparse(s rag.SparseVector) rag.SparseVector {
-	return rag.SparseVector{Indices: slices.Clone(s.Indices), Values: slices.Clone(s.Values)}
-}
-
 func encodeDense(v []float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -729,15 +820,15 @@ func encodeDense(v []float32) []byte {
 	return b
 }
 
-func decodeDense(b []byte, dim int) ([]float32, error) {
-	if len(b) != 4*dim {
-		return nil, fmt.Errorf("%w: stored vector has %d bytes, want %d", rag.ErrDimensionMismatch, len(b), 4*dim)
+// decodeDense decodes a stored float32 vector into v.
+func decodeDense(b []byte, v []float32) error {
+	if len(b) != 4*len(v) {
+		return fmt.Errorf("%w: stored vector has %d bytes, want %d", rag.ErrDimensionMismatch, len(b), 4*len(v))
 	}
-	v := make([]float32, dim)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return v, nil
+	return nil
 }
 
 func encodeSparse(s rag.SparseVector) []byte {
@@ -749,12 +840,13 @@ func encodeSparse(s rag.SparseVector) []byte {
 	return b
 }
 
-func decodeSparse(b []byte) (rag.SparseVector, error) {
+// decodeSparse decodes a stored sparse vector, reusing buf's slices.
+func decodeSparse(b []byte, buf rag.SparseVector) (rag.SparseVector, error) {
 	if len(b)%8 != 0 {
 		return rag.SparseVector{}, fmt.Errorf("corrupt sparse vector (%d bytes)", len(b))
 	}
 	n := len(b) / 8
-	s := rag.SparseVector{Indices: make([]uint32, n), Values: make([]float32, n)}
+	s := rag.SparseVector{Indices: slices.Grow(buf.Indices[:0], n)[:n], Values: slices.Grow(buf.Values[:0], n)[:n]}
 	for i := 0; i < n; i++ {
 		s.Indices[i] = binary.LittleEndian.Uint32(b[8*i:])
 		s.Values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8*i+4:]))

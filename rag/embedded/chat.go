@@ -1,0 +1,159 @@
+package embedded
+
+import (
+	"slices"
+	"strings"
+)
+
+// chat holds one chat's points as parallel columns, ordered by seq (a
+// point's slot is its position). Only what filtering and scoring need is in
+// memory; role, content and created_at are read from the file for the hits
+// a query returns.
+//
+// Per point: dim bytes of int8 vector, a float32 scale, the seq, two
+// interned label ids (user, agent) and 8 bytes per sparse term, with no
+// per-point allocation.
+type chat struct {
+	id     string
+	seqs   []int64   // ascending
+	users  []uint32  // label ids
+	agents []uint32  // label ids
+	scales []float32 // dense[slot] ≈ q * scale
+	dense  []int8    // slot*dim : (slot+1)*dim
+	// Sparse terms live in one arena per chat: point slot's terms are
+	// spIdx/spVal[spOff[slot] : spOff[slot]+spLen[slot]], sorted by index.
+	spOff   []uint32
+	spLen   []uint32
+	spIdx   []uint32
+	spVal   []float32
+	garbage int // arena entries no point refers to any more
+}
+
+func (c *chat) len() int { return len(c.seqs) }
+
+func (c *chat) vec(slot, dim int) []int8 { return c.dense[slot*dim : (slot+1)*dim : (slot+1)*dim] }
+
+func (c *chat) terms(slot int) ([]uint32, []float32) {
+	o, n := c.spOff[slot], c.spLen[slot]
+	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
+}
+
+// insert puts a new point at slot (keeping seqs ascending).
+func (c *chat) insert(slot, dim int, seq int64, user, agent uint32, q []int8, scale float32, idx []uint32, val []float32) {
+	c.seqs = slices.Insert(c.seqs, slot, seq)
+	c.users = slices.Insert(c.users, slot, user)
+	c.agents = slices.Insert(c.agents, slot, agent)
+	c.scales = slices.Insert(c.scales, slot, scale)
+	c.dense = slices.Insert(c.dense, slot*dim, q...)
+	c.spOff = slices.Insert(c.spOff, slot, uint32(len(c.spIdx)))
+	c.spLen = slices.Insert(c.spLen, slot, uint32(len(idx)))
+	c.spIdx = append(c.spIdx, idx...)
+	c.spVal = append(c.spVal, val...)
+}
+
+// setTerms replaces slot's sparse terms, in place when they fit.
+func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
+	o, n := c.spOff[slot], c.spLen[slot]
+	if uint32(len(idx)) <= n {
+		copy(c.spIdx[o:], idx)
+		copy(c.spVal[o:], val)
+		c.garbage += int(n) - len(idx)
+	} else {
+		c.spOff[slot] = uint32(len(c.spIdx))
+		c.spIdx = append(c.spIdx, idx...)
+		c.spVal = append(c.spVal, val...)
+		c.garbage += int(n)
+	}
+	c.spLen[slot] = uint32(len(idx))
+	c.maybeCompact()
+}
+
+// keep retains the slots for which keep is true, in order, and compacts
+// the arena. It calls gone for every slot it drops, before dropping it.
+func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
+	w := 0
+	for r := range c.seqs {
+		if !keep(r) {
+			gone(r)
+			c.garbage += int(c.spLen[r])
+			continue
+		}
+		if w != r {
+			c.seqs[w], c.users[w], c.agents[w], c.scales[w] = c.seqs[r], c.users[r], c.agents[r], c.scales[r]
+			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
+			copy(c.dense[w*dim:(w+1)*dim], c.dense[r*dim:(r+1)*dim])
+		}
+		w++
+	}
+	if w == len(c.seqs) {
+		return
+	}
+	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
+	c.spOff, c.spLen, c.dense = c.spOff[:w], c.spLen[:w], c.dense[:w*dim]
+	if 4*w < cap(c.seqs) { // give back what a large delete freed
+		c.seqs, c.users, c.agents, c.scales = slices.Clip(c.seqs), slices.Clip(c.users), slices.Clip(c.agents), slices.Clip(c.scales)
+		c.spOff, c.spLen, c.dense = slices.Clip(c.spOff), slices.Clip(c.spLen), slices.Clone(c.dense)
+	}
+	c.maybeCompact()
+}
+
+// maybeCompact rewrites the arena in slot order once half of it is garbage.
+func (c *chat) maybeCompact() {
+	if c.garbage == 0 || 2*c.garbage < len(c.spIdx) {
+		return
+	}
+	total := len(c.spIdx) - c.garbage
+	idx, val := make([]uint32, 0, total), make([]float32, 0, total)
+	for s := range c.seqs {
+		i, v := c.terms(s)
+		c.spOff[s] = uint32(len(idx))
+		idx, val = append(idx, i...), append(val, v...)
+	}
+	c.spIdx, c.spVal, c.garbage = idx, val, 0
+}
+
+// labels interns the user and agent strings of the points: thousands of
+// points share a handful of them, so a point keeps a 4-byte id. Ids are
+// reference counted and reused, so erased users do not linger.
+type labels struct {
+	ids  map[string]uint32
+	strs []string
+	refs []int
+	free []uint32
+}
+
+func newLabels() *labels { return &labels{ids: map[string]uint32{}} }
+
+func (l *labels) acquire(s string) uint32 {
+	if id, ok := l.ids[s]; ok {
+		l.refs[id]++
+		return id
+	}
+	s = strings.Clone(s) // do not pin a caller's larger buffer
+	var id uint32
+	if n := len(l.free); n > 0 {
+		id, l.free = l.free[n-1], l.free[:n-1]
+		l.strs[id], l.refs[id] = s, 1
+	} else {
+		id = uint32(len(l.strs))
+		l.strs, l.refs = append(l.strs, s), append(l.refs, 1)
+	}
+	l.ids[s] = id
+	return id
+}
+
+func (l *labels) release(id uint32) {
+	if l.refs[id]--; l.refs[id] > 0 {
+		return
+	}
+	delete(l.ids, l.strs[id])
+	l.strs[id] = ""
+	l.free = append(l.free, id)
+}
+
+func (l *labels) lookup(s string) (uint32, bool) {
+	id, ok := l.ids[s]
+	return id, ok
+}
+
+func (l *labels) str(id uint32) string { return l.strs[id] }

@@ -218,7 +218,7 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		}
 		verbatim = append(verbatim, Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated})
 	}
-	if strategy != StrategyNone && cursor < windowStart-1 && len(loaded) > 0 {
+	if strategy != StrategyNone && s.lagging(chat, cursor) {
 		// The summary lags: its uncovered turns are shown verbatim instead.
 		degrade(DegradedSummaryStale)
 		if s.Summaries != nil {
@@ -280,6 +280,11 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		usage.DroppedSeqs = sortedSeqs(dropped)
 	}
 	res.Usage = usage
+	if strategy != StrategyNone && len(a.DroppedSeqs) > 0 && a.DroppedSeqs[0] < windowStart {
+		// Turns the summary does not cover yet did not fit: the summary is
+		// behind what this budget needs.
+		degrade(DegradedSummaryStale)
+	}
 	if usage.DroppedTurns > 0 && strategy != StrategyNone && s.Summaries != nil {
 		// Emergency path: the context does not hold everything; summarise
 		// sooner so the next answer does.

@@ -339,12 +339,20 @@ type staleChecker interface {
 	Stale(agent string, head *memory.SummaryRecord) bool
 }
 
-// isStale: the summary does not reach the recent window, or it was written
-// with prompts other than the agent's current ones.
-func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
+// lagging reports whether the summary is behind what the agent's settings
+// promise: as many turns outside the recent window await it as trigger a
+// summary. Fewer uncovered turns are normal between two extensions (they
+// are shown verbatim), not a fallback.
+func (s *Service) lagging(chat memory.Chat, cursor int64) bool {
 	mem := s.Config.Agent(chat.Agent).Memory
-	windowStart := chat.LastSeq - int64(mem.SummaryRecentTurns) + 1
-	if rec.CoveredToSeq < windowStart-1 || rec.Stale {
+	uncovered := chat.LastSeq - int64(mem.SummaryRecentTurns) - cursor
+	return uncovered >= int64(max(1, mem.SummaryTriggerTurns))
+}
+
+// isStale: the summary lags (see lagging), or it was written with prompts
+// other than the agent's current ones.
+func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
+	if s.lagging(chat, rec.CoveredToSeq) || rec.Stale {
 		return true
 	}
 	if sc, ok := s.Summaries.(staleChecker); ok && sc.Stale(chat.Agent, rec) {

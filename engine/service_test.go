@@ -410,3 +410,37 @@ func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 		t.Fatalf("hits = %+v, want seq 3 (label stripped) then 1, noise dropped", hits)
 	}
 }
+
+// Uncovered turns below the summary trigger are normal between two
+// extensions (shown verbatim), not a fallback; at the trigger they are.
+func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t, nil) // window 10, trigger 10
+	appendN(t, s, "c1", 1, 15, 2) // 5 uncovered: below the trigger
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contains(res.Degraded, DegradedSummaryStale) || len(res.Sections.Recent) != 15 {
+		t.Fatalf("5 uncovered turns: degraded %v, recent %d", res.Degraded, len(res.Sections.Recent))
+	}
+	appendN(t, s, "c1", 16, 20, 2) // 10 uncovered: at the trigger
+	res, err = s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(res.Degraded, DegradedSummaryStale) {
+		t.Fatalf("10 uncovered turns: degraded %v, want summary_stale", res.Degraded)
+	}
+	// Uncovered turns that do not fit the budget are stale at any count.
+	b := 60
+	s2 := newTestService(t, nil)
+	appendN(t, s2, "c2", 1, 13, 10)
+	res, err = s2.Context(ctx, "default", ContextInput{ChatID: "c2", Strategy: StrategyRunningSummary, BudgetTokens: &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.DroppedTurns == 0 || !contains(res.Degraded, DegradedSummaryStale) {
+		t.Fatalf("dropped uncovered turns: usage %+v degraded %v", res.Usage, res.Degraded)
+	}
+}

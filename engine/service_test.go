@@ -415,7 +415,7 @@ func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 // extensions (shown verbatim), not a fallback; at the trigger they are.
 func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 	ctx := context.Background()
-	s := newTestService(t, nil) // window 10, trigger 10
+	s := newTestService(t, nil)   // window 10, trigger 10
 	appendN(t, s, "c1", 1, 15, 2) // 5 uncovered: below the trigger
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
 	if err != nil {

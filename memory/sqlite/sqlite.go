@@ -35,6 +35,14 @@ var migrations embed.FS
 type Store struct {
 	w *sql.DB // single connection: every write
 	r *sql.DB // reads (the same handle as w for in-memory databases)
+	// rs and ws are the statements prepared once at Open (on r and w), so
+	// that SQLite does not parse them again for every call; database/sql
+	// prepares each on every connection of its pool when first used there.
+	rs readStmts
+	ws writeStmts
+	// heads caches decoded summary heads; every read validates its entry
+	// against the database.
+	heads *headCache
 	// now is the clock (UTC); tests of the store use the real one.
 	now func() time.Time
 }
@@ -87,7 +95,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, r: w, now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{w: w, r: w, heads: newHeadCache(headCacheSize),
+		now: func() time.Time { return time.Now().UTC() }}
 	if !inMemory {
 		r, err := sql.Open("sqlite", readDSN)
 		if err != nil {
@@ -99,6 +108,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.r = r
 	}
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -175,9 +188,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database. It is safe to call more than once.
+// Close closes the statements and the database. It is safe to call more
+// than once.
 func (s *Store) Close() error {
-	err := s.w.Close()
+	err := errors.Join(s.rs.close(), s.ws.close())
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}

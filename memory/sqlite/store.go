@@ -6,20 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/google/uuid"
 )
-
-// querier is what *sql.DB and *sql.Tx share.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-const chatCols = `id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -34,12 +26,16 @@ func scanChat(sc scanner) (int64, memory.Chat, error) {
 	return pk, c, err
 }
 
-// loadChat returns the chat's row id and the chat, or ErrNotFound.
-func loadChat(ctx context.Context, q querier, key memory.ChatKey) (int64, memory.Chat, error) {
-	pk, c, err := scanChat(q.QueryRowContext(ctx,
-		`SELECT `+chatCols+` FROM chats WHERE tenant = ? AND chat_id = ?`, key.Tenant, key.ChatID))
+func notFound(key memory.ChatKey) error {
+	return fmt.Errorf("chat %q: %w", key.ChatID, memory.ErrNotFound)
+}
+
+// loadChat returns the chat's row id and the chat, or ErrNotFound; st is
+// a chat statement (readStmts.chat or writeStmts.chat).
+func loadChat(ctx context.Context, st *sql.Stmt, key memory.ChatKey) (int64, memory.Chat, error) {
+	pk, c, err := scanChat(st.QueryRowContext(ctx, key.Tenant, key.ChatID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, c, fmt.Errorf("chat %q: %w", key.ChatID, memory.ErrNotFound)
+		return 0, c, notFound(key)
 	}
 	if err != nil {
 		return 0, c, fmt.Errorf("load chat: %w", err)
@@ -47,11 +43,13 @@ func loadChat(ctx context.Context, q querier, key memory.ChatKey) (int64, memory
 	return pk, c, nil
 }
 
-func chatPK(ctx context.Context, q querier, key memory.ChatKey) (int64, error) {
+// chatPK returns the chat's row id, or ErrNotFound; st is a chatPK
+// statement.
+func chatPK(ctx context.Context, st *sql.Stmt, key memory.ChatKey) (int64, error) {
 	var pk int64
-	err := q.QueryRowContext(ctx, `SELECT id FROM chats WHERE tenant = ? AND chat_id = ?`, key.Tenant, key.ChatID).Scan(&pk)
+	err := st.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("chat %q: %w", key.ChatID, memory.ErrNotFound)
+		return 0, notFound(key)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("load chat: %w", err)
@@ -69,7 +67,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 	var res memory.AppendResult
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res = memory.AppendResult{}
-		pk, chat, err := loadChat(ctx, tx, req.Chat)
+		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), req.Chat)
 		switch {
 		case errors.Is(err, memory.ErrNotFound):
 			chat = memory.Chat{Tenant: req.Chat.Tenant, ID: req.Chat.ChatID, UserID: req.UserID,
@@ -77,8 +75,8 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 			if chat.Agent == "" {
 				chat.Agent = memory.DefaultAgent
 			}
-			r, err := tx.ExecContext(ctx, `INSERT INTO chats (tenant, chat_id, user_id, agent, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?)`, chat.Tenant, chat.ID, chat.UserID, chat.Agent, micros(now), micros(now))
+			r, err := tx.StmtContext(ctx, s.ws.insertChat).ExecContext(ctx,
+				chat.Tenant, chat.ID, chat.UserID, chat.Agent, micros(now), micros(now))
 			if err != nil {
 				return fmt.Errorf("create chat: %w", err)
 			}
@@ -92,7 +90,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 
 		var existing map[string]int64
 		if !res.Created && len(b.Msgs) > 0 {
-			if existing, err = existingSeqs(ctx, tx, pk, b.Msgs); err != nil {
+			if existing, err = existingSeqs(ctx, tx.StmtContext(ctx, s.ws.existing), pk, b.Msgs); err != nil {
 				return err
 			}
 		}
@@ -104,11 +102,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 				continue
 			}
 			if ins == nil {
-				if ins, err = tx.PrepareContext(ctx, `INSERT INTO messages
-					(chat, seq, id, role, name, content, created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
-					return fmt.Errorf("insert messages: %w", err)
-				}
-				defer ins.Close()
+				ins = tx.StmtContext(ctx, s.ws.insertMsg)
 			}
 			chat.LastSeq++
 			seqs[j] = chat.LastSeq
@@ -124,8 +118,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		}
 		if res.Appended > 0 {
 			chat.UpdatedAt = now
-			if _, err := tx.ExecContext(ctx, `UPDATE chats SET last_seq = ?, updated_at = ?,
-				summary_pending_since = COALESCE(summary_pending_since, ?) WHERE id = ?`,
+			if _, err := tx.StmtContext(ctx, s.ws.updateChat).ExecContext(ctx,
 				chat.LastSeq, micros(now), micros(now), pk); err != nil {
 				return fmt.Errorf("update chat: %w", err)
 			}
@@ -142,8 +135,9 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 	return res, nil
 }
 
-// existingSeqs returns the seqs of those of msgs' ids the chat already holds.
-func existingSeqs(ctx context.Context, q querier, pk int64, msgs []memory.Message) (map[string]int64, error) {
+// existingSeqs returns the seqs of those of msgs' ids the chat already
+// holds; st is writeStmts.existing.
+func existingSeqs(ctx context.Context, st *sql.Stmt, pk int64, msgs []memory.Message) (map[string]int64, error) {
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.ID
@@ -152,18 +146,20 @@ func existingSeqs(ctx context.Context, q querier, pk int64, msgs []memory.Messag
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, seq FROM messages
-		WHERE chat = ? AND id IN (SELECT value FROM json_each(?))`, pk, string(js))
+	rows, err := st.QueryContext(ctx, pk, string(js))
 	if err != nil {
 		return nil, fmt.Errorf("find duplicates: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]int64)
+	var out map[string]int64
 	for rows.Next() {
 		var id string
 		var seq int64
 		if err := rows.Scan(&id, &seq); err != nil {
 			return nil, fmt.Errorf("find duplicates: %w", err)
+		}
+		if out == nil {
+			out = make(map[string]int64)
 		}
 		out[id] = seq
 	}
@@ -175,32 +171,33 @@ func existingSeqs(ctx context.Context, q querier, pk int64, msgs []memory.Messag
 
 // Chat returns the chat or ErrNotFound.
 func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
-	_, c, err := loadChat(ctx, s.r, key)
+	_, c, err := loadChat(ctx, s.rs.chat, key)
 	if err != nil {
 		return memory.Chat{}, fmt.Errorf("sqlite: %w", err)
 	}
 	return c, nil
 }
 
-const msgCols = `seq, id, role, name, content, created_at, metadata`
-
-func scanMessages(rows *sql.Rows) ([]memory.Message, error) {
+// scanMessages reads rows of msgCols; capHint sizes the result.
+func scanMessages(rows *sql.Rows, capHint int) ([]memory.Message, error) {
 	defer rows.Close()
-	out := []memory.Message{}
+	out := make([]memory.Message, 0, capHint)
+	var meta sql.RawBytes // reused: decoded before the next Scan
 	for rows.Next() {
 		var (
 			m    memory.Message
 			role string
 			at   int64
-			meta []byte
 		)
 		if err := rows.Scan(&m.Seq, &m.ID, &role, &m.Name, &m.Content, &at, &meta); err != nil {
 			return nil, fmt.Errorf("read messages: %w", err)
 		}
 		m.Role, m.CreatedAt = memory.Role(role), fromMicros(at)
-		var err error
-		if m.Metadata, err = memory.DecodeMeta(meta); err != nil {
-			return nil, err
+		if meta != nil { // NULL: no metadata, nothing to decode
+			var err error
+			if m.Metadata, err = memory.DecodeMeta(meta); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, m)
 	}
@@ -218,114 +215,180 @@ func sqlLimit(limit int) int {
 	return limit
 }
 
+// capHint is the capacity to allocate for up to limit (<= 0: unknown) rows.
+func capHint(limit int) int {
+	if limit <= 0 || limit > 256 {
+		return 16
+	}
+	return limit
+}
+
+// chatMessages runs a statement whose first two parameters name the chat
+// (see chatOf). An empty result costs one more lookup, to tell an unknown
+// chat (ErrNotFound) from one without such messages.
+func (s *Store) chatMessages(ctx context.Context, st *sql.Stmt, key memory.ChatKey, hint int, args ...any) ([]memory.Message, error) {
+	rows, err := st.QueryContext(ctx, append([]any{key.Tenant, key.ChatID}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := scanMessages(rows, hint)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		if _, err := chatPK(ctx, s.rs.chatPK, key); err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
 // Messages returns up to limit (<= 0: all) messages after afterSeq.
 func (s *Store) Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error) {
-	pk, err := chatPK(ctx, s.r, key)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+msgCols+` FROM messages
-		WHERE chat = ? AND seq > ? ORDER BY seq LIMIT ?`, pk, afterSeq, sqlLimit(limit))
+	msgs, err := s.chatMessages(ctx, s.rs.messages, key, capHint(limit), afterSeq, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: messages: %w", err)
-	}
-	msgs, err := scanMessages(rows)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return msgs, nil
 }
 
 // MessagesBySeq returns the existing messages among seqs, in seq order.
 func (s *Store) MessagesBySeq(ctx context.Context, key memory.ChatKey, seqs []int64) ([]memory.Message, error) {
-	pk, err := chatPK(ctx, s.r, key)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
 	if len(seqs) == 0 {
+		if _, err := chatPK(ctx, s.rs.chatPK, key); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
 		return []memory.Message{}, nil
 	}
-	js, _ := json.Marshal(seqs)
-	rows, err := s.r.QueryContext(ctx, `SELECT `+msgCols+` FROM messages
-		WHERE chat = ? AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq`, pk, string(js))
+	msgs, err := s.chatMessages(ctx, s.rs.messagesBySeq, key, capHint(len(seqs)), seqsJSON(seqs))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: messages by seq: %w", err)
-	}
-	msgs, err := scanMessages(rows)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return msgs, nil
 }
 
-const summaryCols = `id, parent_id, depth, from_seq, to_seq, token_count, summary, created_at`
+// seqsJSON is seqs as a JSON array, for json_each.
+func seqsJSON(seqs []int64) string {
+	b := make([]byte, 0, 2+len(seqs)*5)
+	b = append(b, '[')
+	for i, q := range seqs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, q, 10)
+	}
+	return string(append(b, ']'))
+}
 
-func (s *Store) summaries(ctx context.Context, key memory.ChatKey, limit int) ([]memory.SummaryRecord, error) {
-	pk, err := chatPK(ctx, s.r, key)
-	if err != nil {
-		return nil, err
+// scanSummary reads one row of summaryCols.
+func scanSummary(sc scanner) (memory.SummaryRecord, error) {
+	var (
+		r      memory.SummaryRecord
+		parent sql.NullString
+		js     []byte // not RawBytes: Row.Scan refuses it
+		at     int64
+	)
+	if err := sc.Scan(&r.ID, &parent, &r.Depth, &r.FromSeq, &r.ToSeq, &r.TokenCount, &js, &at); err != nil {
+		return r, err
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+summaryCols+` FROM conversation_summaries
-		WHERE chat = ? ORDER BY depth DESC LIMIT ?`, pk, sqlLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("summaries: %w", err)
+	var err error
+	if r.Summary, err = decodeSummary(js); err != nil {
+		return r, fmt.Errorf("summary %s: %w", r.ID, err)
 	}
-	defer rows.Close()
-	out := []memory.SummaryRecord{}
-	for rows.Next() {
-		var (
-			r      memory.SummaryRecord
-			parent sql.NullString
-			js     []byte
-			at     int64
-		)
-		if err := rows.Scan(&r.ID, &parent, &r.Depth, &r.FromSeq, &r.ToSeq, &r.TokenCount, &js, &at); err != nil {
-			return nil, fmt.Errorf("summaries: %w", err)
-		}
-		if err := json.Unmarshal(js, &r.Summary); err != nil {
-			return nil, fmt.Errorf("summary %s: %w", r.ID, err)
-		}
-		r.Summary.UpdatedAt = r.Summary.UpdatedAt.UTC()
-		if parent.Valid {
-			p := parent.String
-			r.ParentID = &p
-		}
-		r.CreatedAt = fromMicros(at)
-		out = append(out, r)
+	if parent.Valid {
+		p := parent.String
+		r.ParentID = &p
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("summaries: %w", err)
+	r.CreatedAt = fromMicros(at)
+	return r, nil
+}
+
+func decodeSummary(js []byte) (memory.Summary, error) {
+	var sum memory.Summary
+	if err := json.Unmarshal(js, &sum); err != nil {
+		return memory.Summary{}, err
 	}
-	return out, nil
+	sum.UpdatedAt = sum.UpdatedAt.UTC()
+	return sum, nil
 }
 
 // SummaryHead returns the chat's newest summary record, or nil.
+//
+// One indexed lookup gives the chat's row id and its head record's id; the
+// decoded record comes from the head cache when it holds that very record,
+// and is read and decoded only otherwise.
 func (s *Store) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
-	recs, err := s.summaries(ctx, key, 1)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
+	var (
+		pk     int64
+		headID sql.NullString
+	)
+	err := s.rs.head.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk, &headID)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.heads.drop(key)
+		return nil, fmt.Errorf("sqlite: %w", notFound(key))
 	}
-	if len(recs) == 0 {
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: summary head: %w", err)
+	}
+	if !headID.Valid {
 		return nil, nil
 	}
-	return &recs[0], nil
+	if rec, ok := s.heads.get(key, pk, headID.String); ok {
+		return rec, nil
+	}
+	// Records are immutable, so reading this one outside the first
+	// statement's snapshot is consistent; it is gone only if the chat was
+	// deleted meanwhile.
+	rec, err := scanSummary(s.rs.headByID.QueryRowContext(ctx, headID.String, pk))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: %w", notFound(key))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: summary head: %w", err)
+	}
+	s.heads.put(key, pk, &rec)
+	return &rec, nil
 }
 
 // SummaryChain returns the chat's summary records, head first.
 func (s *Store) SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error) {
-	recs, err := s.summaries(ctx, key, 0)
+	pk, err := chatPK(ctx, s.rs.chatPK, key)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	return recs, nil
+	rows, err := s.rs.chain.QueryContext(ctx, pk)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: summaries: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.SummaryRecord{}
+	for rows.Next() {
+		r, err := scanSummary(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: summaries: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: summaries: %w", err)
+	}
+	return out, nil
 }
 
 // AppendSummary adds rec as the chain's new head if the chat's cursor is
 // still expectCursor. rec.CoveredToSeq must lie in expectCursor..last_seq.
 func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCursor int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
 	now := s.now().Truncate(time.Microsecond)
+	var (
+		pk int64
+		js []byte
+	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, chat, err := loadChat(ctx, tx, key)
+		var (
+			chat memory.Chat
+			err  error
+		)
+		pk, chat, err = loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
 		if err != nil {
 			return err
 		}
@@ -338,8 +401,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		rec.ParentID, rec.Depth = nil, 0
 		var headID string
 		var headDepth int
-		err = tx.QueryRowContext(ctx, `SELECT id, depth FROM conversation_summaries
-			WHERE chat = ? ORDER BY depth DESC LIMIT 1`, pk).Scan(&headID, &headDepth)
+		err = tx.StmtContext(ctx, s.ws.headID).QueryRowContext(ctx, pk).Scan(&headID, &headDepth)
 		switch {
 		case err == nil:
 			rec.ParentID, rec.Depth = &headID, headDepth+1
@@ -352,8 +414,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 			rec.Summary.UpdatedAt = now
 		}
 		rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
-		js, err := json.Marshal(rec.Summary)
-		if err != nil {
+		if js, err = json.Marshal(rec.Summary); err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
 		if memory.HasEscapedNUL(js) { // as PostgreSQL jsonb would
@@ -363,16 +424,13 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if rec.ParentID != nil {
 			parent = *rec.ParentID
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO conversation_summaries
-			(id, chat, parent_id, depth, from_seq, to_seq, token_count, model, prompt_version, summary, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx,
 			rec.ID, pk, parent, rec.Depth, rec.FromSeq, rec.ToSeq, rec.TokenCount,
 			rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(now)); err != nil {
 			return fmt.Errorf("insert summary: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE chats SET summary_cursor = ?,
-			summary_pending_since = CASE WHEN ? >= last_seq THEN NULL ELSE summary_pending_since END
-			WHERE id = ?`, rec.CoveredToSeq, rec.CoveredToSeq, pk); err != nil {
+		if _, err := tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx,
+			rec.CoveredToSeq, rec.CoveredToSeq, pk); err != nil {
 			return fmt.Errorf("move cursor: %w", err)
 		}
 		return nil
@@ -380,11 +438,19 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 	if err != nil {
 		return memory.SummaryRecord{}, fmt.Errorf("sqlite: append summary: %w", err)
 	}
+	// Cache the new head as SummaryHead would read it back (decoded from
+	// the stored JSON, which may differ from rec, e.g. in invalid UTF-8).
+	stored := rec
+	if stored.Summary, err = decodeSummary(js); err == nil {
+		s.heads.put(key, pk, &stored)
+	} else {
+		s.heads.drop(key)
+	}
 	return rec, nil
 }
 
-func (s *Store) listChats(ctx context.Context, query string, args ...any) ([]memory.Chat, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+func (s *Store) listChats(ctx context.Context, st *sql.Stmt, args ...any) ([]memory.Chat, error) {
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -403,9 +469,7 @@ func (s *Store) listChats(ctx context.Context, query string, args ...any) ([]mem
 // ListSummaryWork lists chats with at least minPending (at least 1) turns
 // the summary does not cover, those waiting longest first.
 func (s *Store) ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error) {
-	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE last_seq - summary_cursor >= ?
-		ORDER BY COALESCE(summary_pending_since, updated_at), id LIMIT ?`, max(minPending, 1), sqlLimit(limit))
+	chats, err := s.listChats(ctx, s.rs.summaryWork, max(minPending, 1), sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: summary work: %w", err)
 	}
@@ -415,9 +479,7 @@ func (s *Store) ListSummaryWork(ctx context.Context, minPending int64, limit int
 // UnindexedChats lists chats holding unindexed messages, least recently
 // updated first.
 func (s *Store) UnindexedChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE id IN (SELECT DISTINCT chat FROM messages WHERE indexed = 0)
-		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
+	chats, err := s.listChats(ctx, s.rs.unindexedChats, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: unindexed chats: %w", err)
 	}
@@ -426,35 +488,24 @@ func (s *Store) UnindexedChats(ctx context.Context, limit int) ([]memory.Chat, e
 
 // UnindexedMessages returns up to limit unindexed messages of the chat.
 func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Message, error) {
-	pk, err := chatPK(ctx, s.r, key)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+msgCols+` FROM messages
-		WHERE chat = ? AND indexed = 0 ORDER BY seq LIMIT ?`, pk, sqlLimit(limit))
+	msgs, err := s.chatMessages(ctx, s.rs.unindexedMsgs, key, capHint(limit), sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: unindexed messages: %w", err)
-	}
-	msgs, err := scanMessages(rows)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return msgs, nil
 }
 
 // MarkIndexed marks the chat's seqs as indexed (ErrNotFound: no such chat).
 func (s *Store) MarkIndexed(ctx context.Context, key memory.ChatKey, seqs []int64) error {
-	js, _ := json.Marshal(seqs)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx, key)
+		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
 		if err != nil {
 			return err
 		}
 		if len(seqs) == 0 {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE messages SET indexed = 1
-			WHERE chat = ? AND indexed = 0 AND seq IN (SELECT value FROM json_each(?))`, pk, string(js))
+		_, err = tx.StmtContext(ctx, s.ws.markIndexed).ExecContext(ctx, pk, seqsJSON(seqs))
 		return err
 	})
 	if err != nil {
@@ -495,14 +546,12 @@ func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner st
 	}
 	var got bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx, key)
+		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
 		if err != nil {
 			return err
 		}
 		now := s.now()
-		r, err := tx.ExecContext(ctx, `INSERT INTO leases (chat, kind, owner, expires_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (chat, kind) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-			WHERE leases.owner = excluded.owner OR leases.expires_at <= ?`,
+		r, err := tx.StmtContext(ctx, s.ws.tryLease).ExecContext(ctx,
 			pk, kind, owner, micros(now.Add(ttl)), micros(now))
 		if err != nil {
 			return err
@@ -520,8 +569,7 @@ func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner st
 // ReleaseLease drops owner's lease, if it holds it.
 func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owner string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE kind = ? AND owner = ?
-			AND chat = (SELECT id FROM chats WHERE tenant = ? AND chat_id = ?)`, kind, owner, key.Tenant, key.ChatID)
+		_, err := tx.StmtContext(ctx, s.ws.releaseLease).ExecContext(ctx, kind, owner, key.Tenant, key.ChatID)
 		return err
 	})
 	if err != nil {
@@ -534,17 +582,18 @@ func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owne
 // it (ON DELETE CASCADE).
 func (s *Store) DeleteChat(ctx context.Context, key memory.ChatKey) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `DELETE FROM chats WHERE tenant = ? AND chat_id = ?`, key.Tenant, key.ChatID)
+		r, err := tx.StmtContext(ctx, s.ws.deleteChat).ExecContext(ctx, key.Tenant, key.ChatID)
 		if err != nil {
 			return err
 		}
 		if n, err := r.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return fmt.Errorf("chat %q: %w", key.ChatID, memory.ErrNotFound)
+			return notFound(key)
 		}
 		return nil
 	})
+	s.heads.drop(key)
 	if err != nil {
 		return fmt.Errorf("sqlite: delete chat: %w", err)
 	}

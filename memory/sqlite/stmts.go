@@ -1,0 +1,140 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+const chatCols = `id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at`
+
+const msgCols = `seq, id, role, name, content, created_at, metadata`
+
+const summaryCols = `id, parent_id, depth, from_seq, to_seq, token_count, summary, created_at`
+
+// chatOf is the row id of the chat named by the first two parameters
+// (tenant, chat_id): NULL when there is none, so the statement matches no
+// row and the caller checks whether the chat exists only then.
+const chatOf = `(SELECT id FROM chats WHERE tenant = ? AND chat_id = ?)`
+
+// limitParam is a bound LIMIT. Not a bare "?": SQLite marks a statement
+// whose LIMIT is a bare parameter for re-preparation whenever that
+// parameter is bound (it plans with the value), which would parse the
+// statement again on every call and defeat preparing it once.
+const limitParam = `CAST(? AS INTEGER)`
+
+// readStmts are the statements of the read pool (Store.r).
+type readStmts struct {
+	chat, chatPK *sql.Stmt
+	// head is the chat's row id and its head record's id (NULL: none);
+	// headByID loads one record.
+	head, headByID, chain                  *sql.Stmt
+	messages, messagesBySeq, unindexedMsgs *sql.Stmt
+	summaryWork, unindexedChats            *sql.Stmt
+}
+
+func (r *readStmts) list() []stmtSQL {
+	return []stmtSQL{
+		{&r.chat, `SELECT ` + chatCols + ` FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&r.chatPK, `SELECT id FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&r.head, `SELECT c.id, (SELECT s.id FROM conversation_summaries s
+			WHERE s.chat = c.id ORDER BY s.depth DESC LIMIT 1)
+			FROM chats c WHERE c.tenant = ? AND c.chat_id = ?`},
+		{&r.headByID, `SELECT ` + summaryCols + ` FROM conversation_summaries WHERE id = ? AND chat = ?`},
+		{&r.chain, `SELECT ` + summaryCols + ` FROM conversation_summaries WHERE chat = ? ORDER BY depth DESC`},
+		{&r.messages, `SELECT ` + msgCols + ` FROM messages
+			WHERE chat = ` + chatOf + ` AND seq > ? ORDER BY seq LIMIT ` + limitParam},
+		{&r.messagesBySeq, `SELECT ` + msgCols + ` FROM messages
+			WHERE chat = ` + chatOf + ` AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq`},
+		{&r.unindexedMsgs, `SELECT ` + msgCols + ` FROM messages
+			WHERE chat = ` + chatOf + ` AND indexed = 0 ORDER BY seq LIMIT ` + limitParam},
+		{&r.summaryWork, `SELECT ` + chatCols + ` FROM chats
+			WHERE last_seq - summary_cursor >= ?
+			ORDER BY COALESCE(summary_pending_since, updated_at), id LIMIT ` + limitParam},
+		{&r.unindexedChats, `SELECT ` + chatCols + ` FROM chats
+			WHERE id IN (SELECT DISTINCT chat FROM messages WHERE indexed = 0)
+			ORDER BY updated_at, id LIMIT ` + limitParam},
+	}
+}
+
+func (r *readStmts) close() error { return closeAll(r.list()) }
+
+// writeStmts are the statements of the writer (Store.w); transactions use
+// them through tx.StmtContext, which reuses the statement already prepared
+// on the writer's single connection.
+type writeStmts struct {
+	chat, chatPK, insertChat, updateChat *sql.Stmt
+	existing, insertMsg                  *sql.Stmt
+	headID, insertSummary, moveCursor    *sql.Stmt
+	markIndexed                          *sql.Stmt
+	tryLease, releaseLease, deleteChat   *sql.Stmt
+}
+
+func (w *writeStmts) list() []stmtSQL {
+	return []stmtSQL{
+		{&w.chat, `SELECT ` + chatCols + ` FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&w.chatPK, `SELECT id FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&w.insertChat, `INSERT INTO chats (tenant, chat_id, user_id, agent, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?)`},
+		{&w.updateChat, `UPDATE chats SET last_seq = ?, updated_at = ?,
+			summary_pending_since = COALESCE(summary_pending_since, ?) WHERE id = ?`},
+		{&w.existing, `SELECT id, seq FROM messages
+			WHERE chat = ? AND id IN (SELECT value FROM json_each(?))`},
+		{&w.insertMsg, `INSERT INTO messages
+			(chat, seq, id, role, name, content, created_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.headID, `SELECT id, depth FROM conversation_summaries
+			WHERE chat = ? ORDER BY depth DESC LIMIT 1`},
+		{&w.insertSummary, `INSERT INTO conversation_summaries
+			(id, chat, parent_id, depth, from_seq, to_seq, token_count, model, prompt_version, summary, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.moveCursor, `UPDATE chats SET summary_cursor = ?,
+			summary_pending_since = CASE WHEN ? >= last_seq THEN NULL ELSE summary_pending_since END
+			WHERE id = ?`},
+		{&w.markIndexed, `UPDATE messages SET indexed = 1
+			WHERE chat = ? AND indexed = 0 AND seq IN (SELECT value FROM json_each(?))`},
+		{&w.tryLease, `INSERT INTO leases (chat, kind, owner, expires_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (chat, kind) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+			WHERE leases.owner = excluded.owner OR leases.expires_at <= ?`},
+		{&w.releaseLease, `DELETE FROM leases WHERE kind = ? AND owner = ?
+			AND chat = ` + chatOf},
+		{&w.deleteChat, `DELETE FROM chats WHERE tenant = ? AND chat_id = ?`},
+	}
+}
+
+func (w *writeStmts) close() error { return closeAll(w.list()) }
+
+type stmtSQL struct {
+	dst   **sql.Stmt
+	query string
+}
+
+// prepare prepares the read and write statements (after migrate: the
+// tables must exist).
+func (s *Store) prepare(ctx context.Context) error {
+	for _, set := range []struct {
+		db   *sql.DB
+		list []stmtSQL
+	}{{s.r, s.rs.list()}, {s.w, s.ws.list()}} {
+		for _, st := range set.list {
+			p, err := set.db.PrepareContext(ctx, st.query)
+			if err != nil {
+				return fmt.Errorf("sqlite: prepare %q: %w", st.query, err)
+			}
+			*st.dst = p
+		}
+	}
+	return nil
+}
+
+// closeAll closes the prepared statements of list (nil ones are skipped;
+// closing twice is harmless).
+func closeAll(list []stmtSQL) error {
+	var err error
+	for _, st := range list {
+		if *st.dst != nil {
+			err = errors.Join(err, (*st.dst).Close())
+		}
+	}
+	return err
+}

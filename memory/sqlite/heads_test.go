@@ -248,3 +248,76 @@ func TestHeadAfterAppendSummary(t *testing.T) {
 		t.Errorf("cached head differs from the stored one:\n%+v\n%+v", cached, read)
 	}
 }
+
+// TestHeadConcurrent: readers of SummaryHead while the summary advances
+// (from this store and from a second handle on the file) only ever see
+// whole records, never going back. Run with -race.
+func TestHeadConcurrent(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	a, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	k := memory.ChatKey{Tenant: "t", ChatID: "c"}
+	const steps = 30
+	appendTurns(t, a, k, steps)
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for r := 0; r < 3; r++ {
+		go func() {
+			var last int64
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				h, err := a.SummaryHead(ctx, k)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if h == nil {
+					continue
+				}
+				if h.Narrative != fmt.Sprint("to ", h.CoveredToSeq) || h.Depth != int(h.CoveredToSeq-1) {
+					errs <- fmt.Errorf("torn head %+v", h)
+					return
+				}
+				if h.CoveredToSeq < last {
+					errs <- fmt.Errorf("head went back from %d to %d", last, h.CoveredToSeq)
+					return
+				}
+				last = h.CoveredToSeq
+				h.Topics[0] = "scribble" // must not reach the cache
+			}
+		}()
+	}
+	for to := int64(1); to <= steps; to++ {
+		w := a
+		if to%2 == 0 {
+			w = b
+		}
+		if _, err := w.AppendSummary(ctx, k, to-1, summaryRec(fmt.Sprint("to ", to), to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for r := 0; r < 3; r++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	h, err := a.SummaryHead(ctx, k)
+	if err != nil || h == nil || h.CoveredToSeq != steps || h.Topics[0] != fmt.Sprint("to ", steps) {
+		t.Errorf("final head = %+v, %v", h, err)
+	}
+}

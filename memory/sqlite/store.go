@@ -182,14 +182,18 @@ func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, erro
 func scanMessages(rows *sql.Rows, capHint int) ([]memory.Message, error) {
 	defer rows.Close()
 	out := make([]memory.Message, 0, capHint)
-	var meta sql.RawBytes // reused: decoded before the next Scan
+	// One set of destinations for every row (Scan's arguments escape, so
+	// per-row variables would cost an allocation each); m is copied out.
+	var (
+		m    memory.Message
+		role string
+		at   int64
+		meta sql.RawBytes // decoded before the next Scan
+	)
+	dest := []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &at, &meta}
 	for rows.Next() {
-		var (
-			m    memory.Message
-			role string
-			at   int64
-		)
-		if err := rows.Scan(&m.Seq, &m.ID, &role, &m.Name, &m.Content, &at, &meta); err != nil {
+		m = memory.Message{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read messages: %w", err)
 		}
 		m.Role, m.CreatedAt = memory.Role(role), fromMicros(at)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,60 @@ func BenchmarkMemoryPerTurn(b *testing.B) {
 	}
 	b.ReportMetric(perTurn, "heap-B/turn")
 	b.ReportMetric(opened, "reopened-B/turn")
+}
+
+// BenchmarkQuery measures the index query alone on a 700-turn chat (30
+// other chats, 6,000 more turns, in the index) by Limit: 5 (a plain
+// rag_k), 26 (the retriever's over-fetch for k = 5) and 400 (rag_fill at an
+// 8,000-token budget). The hits' content is read from the file, so the
+// cost grows with Limit.
+func BenchmarkQuery(b *testing.B) {
+	ctx := context.Background()
+	const dim = 384
+	emb := rag.NewHashingEmbedder(dim)
+	sp := rag.NewSparseEncoder()
+	ix, err := embedded.Open(ctx, filepath.Join(b.TempDir(), "v.db"), dim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	c := newCorpus(5)
+	load := func(tenant, chat string, n int) {
+		pts := make([]rag.Point, 0, n)
+		for i := 1; i <= n; i++ {
+			text := c.turn()
+			pts = append(pts, rag.Point{Tenant: tenant, UserID: "u", ChatID: chat, Agent: "a", Seq: int64(i),
+				Role: "user", Content: text, CreatedAt: time.Unix(int64(i), 0), Dense: emb.Embed(text), Sparse: sp.EncodeDocument(text)})
+		}
+		if err := ix.Upsert(ctx, pts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	load("t", "big", 700)
+	for i := 0; i < 30; i++ {
+		load(fmt.Sprint("t", i%3), fmt.Sprint("other", i), 200)
+	}
+	qs := make([]rag.Query, 64)
+	for i := range qs {
+		text := strings.Join(strings.Fields(c.turn())[:6], " ")
+		qs[i] = rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"big"}}, Dense: emb.Embed(text), Sparse: sp.EncodeQuery(text)}
+	}
+	for _, limit := range []int{5, 26, 400} {
+		b.Run(fmt.Sprint("limit-", limit), func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; b.Loop(); i++ {
+				q := qs[i%len(qs)]
+				q.Limit = limit
+				start := time.Now()
+				hits, err := ix.Query(ctx, q)
+				if err != nil || len(hits) == 0 {
+					b.Fatal(err, len(hits))
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
 }

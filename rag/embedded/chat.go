@@ -3,6 +3,7 @@ package embedded
 import (
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // chat holds one chat's points as parallel columns, ordered by seq (a
@@ -38,8 +39,35 @@ func (c *chat) terms(slot int) ([]uint32, []float32) {
 	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
 }
 
+// grow returns s with room for n more elements. Columns grow by 1/8
+// (at least minExtra elements), not by append's 1.25-2x: they are the
+// bulk of the index, and append's slack alone would cost 10-25%.
+func grow[S ~[]E, E any](s S, n, minExtra int) S {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	c := len(s) + n
+	c += max(c/8, minExtra)
+	// Large allocations take whole 8 KiB pages: use the rest of the last one.
+	var e E
+	if size := int(unsafe.Sizeof(e)); c*size > 32<<10 {
+		c = (c*size + 8191) / 8192 * 8192 / size
+	}
+	return append(make(S, 0, c), s...)
+}
+
 // insert puts a new point at slot (keeping seqs ascending).
 func (c *chat) insert(slot, dim int, seq int64, user, agent uint32, q []int8, scale float32, idx []uint32, val []float32) {
+	const minPoints = 8
+	c.seqs = grow(c.seqs, 1, minPoints)
+	c.users = grow(c.users, 1, minPoints)
+	c.agents = grow(c.agents, 1, minPoints)
+	c.scales = grow(c.scales, 1, minPoints)
+	c.dense = grow(c.dense, dim, minPoints*dim)
+	c.spOff = grow(c.spOff, 1, minPoints)
+	c.spLen = grow(c.spLen, 1, minPoints)
+	c.spIdx = grow(c.spIdx, len(idx), 16*minPoints)
+	c.spVal = grow(c.spVal, len(val), 16*minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
 	c.users = slices.Insert(c.users, slot, user)
 	c.agents = slices.Insert(c.agents, slot, agent)
@@ -60,6 +88,7 @@ func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
 		c.garbage += int(n) - len(idx)
 	} else {
 		c.spOff[slot] = uint32(len(c.spIdx))
+		c.spIdx, c.spVal = grow(c.spIdx, len(idx), 128), grow(c.spVal, len(val), 128)
 		c.spIdx = append(c.spIdx, idx...)
 		c.spVal = append(c.spVal, val...)
 		c.garbage += int(n)
@@ -91,8 +120,8 @@ func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
 	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
 	c.spOff, c.spLen, c.dense = c.spOff[:w], c.spLen[:w], c.dense[:w*dim]
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
-		c.seqs, c.users, c.agents, c.scales = slices.Clip(c.seqs), slices.Clip(c.users), slices.Clip(c.agents), slices.Clip(c.scales)
-		c.spOff, c.spLen, c.dense = slices.Clip(c.spOff), slices.Clip(c.spLen), slices.Clone(c.dense)
+		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
+		c.spOff, c.spLen, c.dense = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.dense)
 	}
 	c.maybeCompact()
 }

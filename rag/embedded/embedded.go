@@ -44,12 +44,12 @@ var ErrClosed = errors.New("embedded index closed")
 
 // Index is the embedded rag.Index. It is safe for concurrent use.
 type Index struct {
-	db   *sql.DB // writes (one connection)
-	rdb  *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
+	db  *sql.DB // writes (one connection)
+	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
 	// readStmt is readHits prepared on rdb.
 	readStmt *sql.Stmt
-	dim  int
-	path string
+	dim      int
+	path     string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 

@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -176,4 +177,69 @@ func TestConcurrentUse(t *testing.T) {
 	if n, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); err != nil || n != 100 {
 		t.Errorf("Count = %d, %v; want 100", n, err)
 	}
+}
+
+// TestQueriesDuringWrites: a hit's content is read from the file after the
+// ranking, while writers may delete or replace it. Every hit returned must
+// carry its point's payload, never an error, an empty or a stale one.
+func TestQueriesDuringWrites(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "v.db"), 4)
+	defer ix.Close()
+	content := func(chat string, seq int64, gen int) string { return fmt.Sprintf("%s/%d/gen%d", chat, seq, gen) }
+	write := func(chat string, gen int) error {
+		pts := make([]rag.Point, 20)
+		for i := range pts {
+			pts[i] = pt(chat, int64(i+1), []float32{1, float32(i), 0, 1}, 7)
+			pts[i].Content = content(chat, int64(i+1), gen)
+		}
+		return ix.Upsert(ctx, pts)
+	}
+	for _, c := range []string{"a", "b"} {
+		if err := write(c, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // rewrite and delete chat "a" over and over
+		defer wg.Done()
+		for gen := 1; ; gen++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := write("a", gen); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := ix.Delete(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"a"}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 1, 0, 1},
+			Sparse: rag.SparseVector{Indices: []uint32{7}, Values: []float32{1}}, Limit: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nb := 0
+		for _, h := range hits {
+			if !strings.HasPrefix(h.Content, fmt.Sprintf("%s/%d/gen", h.ChatID, h.Seq)) || h.Role == "" || h.CreatedAt.IsZero() {
+				t.Fatalf("hit %s/%d with payload %q %q %v", h.ChatID, h.Seq, h.Content, h.Role, h.CreatedAt)
+			}
+			if h.ChatID == "b" {
+				nb++
+			}
+		}
+		if nb != 20 {
+			t.Fatalf("query %d: %d hits from the untouched chat, want 20", i, nb)
+		}
+	}
+	close(stop)
+	wg.Wait()
 }

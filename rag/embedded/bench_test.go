@@ -2,6 +2,7 @@ package embedded_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -62,12 +63,17 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
+var benchChats = flag.Int("embedded.chats", 250, "BenchmarkMemoryPerTurn: chats of 200 turns (1000: the load benchmark's 200,000 turns)")
+
 // BenchmarkMemoryPerTurn measures the live heap the index keeps per point:
 // 50,000 turns (dim 384, hashing embedder, BM25 sparse vectors) across 250
 // chats of one tenant, 5 users, inserted in batches of 50 as the indexer
-// does, then a full GC.
+// does, then a full GC; then the time to re-open the file and the heap of
+// the re-opened index. -args -embedded.chats 1000 runs the load
+// benchmark's size (200,000 turns).
 func BenchmarkMemoryPerTurn(b *testing.B) {
-	const chats, perChat, dim, batch = 250, 200, 384, 50
+	const perChat, dim, batch = 200, 384, 50
+	chats := *benchChats
 	ctx := context.Background()
 	emb := rag.NewHashingEmbedder(dim)
 	sp := rag.NewSparseEncoder()
@@ -95,7 +101,7 @@ func BenchmarkMemoryPerTurn(b *testing.B) {
 				}
 			}
 		}
-		perTurn = float64(heapInUse()-before) / (chats * perChat)
+		perTurn = float64(heapInUse()-before) / float64(chats*perChat)
 		if err := ix.Close(); err != nil {
 			b.Fatal(err)
 		}
@@ -107,7 +113,7 @@ func BenchmarkMemoryPerTurn(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(time.Since(start).Milliseconds()), "open-ms")
-		opened = float64(heapInUse()-before) / (chats * perChat)
+		opened = float64(heapInUse()-before) / float64(chats*perChat)
 		if n, err := ix.Count(ctx, rag.Filter{Tenant: "tenant-1"}); err != nil || n != chats*perChat {
 			b.Fatalf("Count after reopen = %d, %v", n, err)
 		}

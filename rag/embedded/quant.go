@@ -29,7 +29,14 @@ func quantise(v []float32, dst []int8) float32 {
 	scale := float64(m) * inv / 127 // of the normalised vector
 	k := inv / scale                // x -> normalised x / scale
 	for i, x := range v {
-		dst[i] = int8(math.Round(float64(x) * k))
+		// Round half away from zero, like math.Round but inlined: |f| <= 127.
+		f := float64(x) * k
+		if f < 0 {
+			f -= 0.5
+		} else {
+			f += 0.5
+		}
+		dst[i] = int8(f)
 	}
 	return float32(scale)
 }

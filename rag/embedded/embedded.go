@@ -18,8 +18,9 @@
 // bytes for a 384-dimensional turn of 35 words, against 3.4 KB with float32
 // vectors and the content in memory). Role, content and created_at stay in
 // the file: a query reads them, by primary key, for the hits it returns
-// only (about 2.5 µs a hit). The file keeps the float32 vectors, so its
-// format is unchanged and files from earlier versions open as they are.
+// only (about 2 µs a hit). The file stores the int8 vectors and their
+// scales; files from earlier versions, with float32 vectors, open as they
+// are (their vectors are quantised when loaded).
 package embedded
 
 import (
@@ -185,13 +186,14 @@ func (ix *Index) load(ctx context.Context) error {
 		if err := rows.Scan(&tenantID, &chatID, &seq, &user, &agent, &dense, &sp); err != nil {
 			return fmt.Errorf("embedded index: load: %w", err)
 		}
-		if err := decodeDense(dense, v); err != nil {
+		scale, err := decodeDense(dense, v, q)
+		if err != nil {
 			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
 		}
 		if sv, err = decodeSparse(sp, sv); err != nil {
 			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
 		}
-		ix.put(string(tenantID), string(chatID), seq, string(user), string(agent), q, quantise(v, q), canonSparse(sv))
+		ix.put(string(tenantID), string(chatID), seq, string(user), string(agent), q, scale, canonSparse(sv))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
@@ -259,9 +261,9 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 		return fmt.Errorf("embedded index: upsert: %w", err)
 	}
 	defer stmt.Close()
-	for _, p := range points {
+	for i, p := range points {
 		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, p.Seq, p.UserID, p.Agent, p.Role, p.Content,
-			unixNano(p.CreatedAt), encodeDense(p.Dense), encodeSparse(p.Sparse)); err != nil {
+			unixNano(p.CreatedAt), encodeDense(qs[i*ix.dim:(i+1)*ix.dim], scales[i]), encodeSparse(p.Sparse)); err != nil {
 			return fmt.Errorf("embedded index: upsert %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 		}
 	}
@@ -842,23 +844,38 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func encodeDense(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+// encodeDense stores a quantised vector as its float32 scale (little
+// endian) followed by the int8 components: dim+4 bytes, a quarter of the
+// float32 vector, so rows (and the file, and the pages read at start-up)
+// are about 3× smaller.
+func encodeDense(q []int8, scale float32) []byte {
+	b := make([]byte, 4+len(q))
+	binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
+	for i, x := range q {
+		b[4+i] = byte(x)
 	}
 	return b
 }
 
-// decodeDense decodes a stored float32 vector into v.
-func decodeDense(b []byte, v []float32) error {
-	if len(b) != 4*len(v) {
-		return fmt.Errorf("%w: stored vector has %d bytes, want %d", rag.ErrDimensionMismatch, len(b), 4*len(v))
+// decodeDense decodes a stored vector into q and returns its scale. Files
+// written before quantisation hold float32 vectors (4*dim bytes): those are
+// decoded into v and quantised. The two sizes never coincide (dim+4 =
+// 4*dim has no integer solution).
+func decodeDense(b []byte, v []float32, q []int8) (float32, error) {
+	switch len(b) {
+	case 4 + len(q):
+		for i := range q {
+			q[i] = int8(b[4+i])
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+	case 4 * len(v):
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		return quantise(v, q), nil
 	}
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return nil
+	return 0, fmt.Errorf("%w: stored vector has %d bytes, want %d (int8) or %d (float32)",
+		rag.ErrDimensionMismatch, len(b), 4+len(q), 4*len(v))
 }
 
 func encodeSparse(s rag.SparseVector) []byte {

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -265,5 +267,69 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 				fail("sparse query for %d: hit %d scores %v after %v", term, i, b, a)
 			}
 		}
+	}
+}
+
+// TestOpensFloat32File: files written before quantisation hold float32
+// vectors. They open as they are, next to rows written since (int8), and
+// a vector of neither size is a dimension mismatch.
+func TestOpensFloat32File(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v.db")
+	ix, err := Open(ctx, path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A row as the float32 version wrote it: raw vector, unsorted sparse.
+	legacy := func(v []float32) []byte {
+		b := make([]byte, 0, 16)
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+		return b
+	}
+	insert := func(seq int64, dense []byte) {
+		t.Helper()
+		if _, err := ix.db.ExecContext(ctx, `INSERT INTO points VALUES ('t', 'c', ?, 'u', 'a', 'user', ?, 0, ?, ?)`,
+			seq, fmt.Sprint("legacy ", seq), dense, encodeSparse(rag.SparseVector{Indices: []uint32{9, 4}, Values: []float32{1, 2}})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(1, legacy([]float32{3, 0, 0, 4}))
+	insert(2, legacy([]float32{0, 1, 0, 0}))
+	if err := ix.Upsert(ctx, []rag.Point{{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 3, Role: "user",
+		Content: "new 3", Dense: []float32{0, 0, 1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+
+	if ix, err = Open(ctx, path, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q    []float32
+		seq  int64
+		cos  float64
+		text string
+	}{
+		{[]float32{0.6, 0, 0, 0.8}, 1, 1, "legacy 1"},
+		{[]float32{0, 2, 0, 0}, 2, 1, "legacy 2"},
+		{[]float32{0, 0, 5, 0}, 3, 1, "new 3"},
+		{[]float32{1, 0, 0, 0}, 1, 0.6, "legacy 1"},
+	} {
+		hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: tc.q, Limit: 1})
+		if err != nil || len(hits) != 1 || hits[0].Seq != tc.seq || hits[0].Content != tc.text || math.Abs(float64(hits[0].DenseScore)-tc.cos) > 0.01 {
+			t.Errorf("query %v: %+v, %v; want seq %d %q cos %v", tc.q, hits, err, tc.seq, tc.text, tc.cos)
+		}
+	}
+	// Sparse of a legacy row: repeated/unsorted indices were canonicalised.
+	hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Sparse: rag.SparseVector{Indices: []uint32{4}, Values: []float32{1}}, Limit: 5})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("sparse query over legacy rows: %+v, %v", hits, err)
+	}
+	insert(4, make([]byte, 7)) // neither 4+4 nor 4*4 bytes
+	ix.Close()
+	if _, err := Open(ctx, path, 4); !errors.Is(err, rag.ErrDimensionMismatch) {
+		t.Errorf("open with a 7-byte vector: %v, want ErrDimensionMismatch", err)
 	}
 }

@@ -158,7 +158,7 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 	// margin, and widen when exclusions ate too many.
 	limit := k
 	if excluded != nil {
-		limit = 2*k + 16
+		limit = k + k/4 + 16
 	}
 	for attempt := 0; ; attempt++ {
 		hits, err := r.Index.Query(ctx, Query{Filter: f, Dense: dense, Sparse: sparse, Limit: limit, ScoreThreshold: threshold})

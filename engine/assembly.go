@@ -88,6 +88,9 @@ type AssemblyInput struct {
 	// MustKeepFrom: verbatim turns with seq >= it are the recent window and
 	// are preferred over the summary; older ones (pending) come after it.
 	MustKeepFrom int64
+	// SummaryLags: as many pending turns as trigger a summary wait for it;
+	// they then come before RAG hits (within their share), not after.
+	SummaryLags bool
 }
 
 // Assembled is the assembler's output.
@@ -108,7 +111,7 @@ type Assembled struct {
 // handed on in a second pass, so a small section never wastes budget. With
 // rag_augmented most of the budget goes to retrieval: the recent window and
 // the summary still come first, but within smaller shares.
-type shares struct{ recent, summary float64 }
+type shares struct{ recent, summary, pending float64 }
 
 // minTurnTokens is the least a rendered turn costs ("user: x" and its
 // newline), so packing stops once less than that is left.
@@ -116,9 +119,9 @@ const minTurnTokens = 4
 
 func sharesFor(strategy string) shares {
 	if strategy == StrategyRAG {
-		return shares{recent: 0.25, summary: 0.15}
+		return shares{recent: 0.25, summary: 0.15, pending: 0.15}
 	}
-	return shares{recent: 0.45, summary: 0.25}
+	return shares{recent: 0.45, summary: 0.25, pending: 1}
 }
 
 // Assemble builds the context within in.Budget cl100k tokens. Priority when
@@ -169,6 +172,7 @@ func Assemble(in AssemblyInput) Assembled {
 	}
 	keepRAG := make([]bool, len(in.RAG))
 	verbTitlePaid, ragTitlePaid := false, false
+	verbSpent := 0 // tokens spent on verbatim turns so far
 	ragGroups := map[string]bool{} // date headers already paid for
 	spend := func(cost int) bool {
 		if cost > remaining {
@@ -191,6 +195,7 @@ func Assemble(in AssemblyInput) Assembled {
 				return // keep the kept turns contiguous: never skip a newer one for an older
 			}
 			used += c
+			verbSpent += c
 			verbTitlePaid = true
 			keepVerb[i] = true
 		}
@@ -282,8 +287,17 @@ func Assemble(in AssemblyInput) Assembled {
 		}
 	}
 
-	// 3. RAG hits in rank order (rag_augmented), then the rest of the
-	// recent window and the pending turns, newest first.
+	// 3. When the summary lags, the verbatim tail goes on, newest first:
+	// the rest of the recent window, then the turns the summary does not
+	// cover yet (they must not leave a gap), up to their shares. Then RAG
+	// hits in rank order (rag_augmented), then whatever is left goes to the
+	// rest of the recent window and of the pending turns.
+	if in.SummaryLags && len(pendingIdx) > 0 {
+		tailCap := int(float64(budget)*(sh.recent+sh.pending)) - verbSpent
+		verbSpent0 := verbSpent
+		takeVerb(recentIdx, tailCap)
+		takeVerb(pendingIdx, tailCap-(verbSpent-verbSpent0))
+	}
 	if in.Strategy == StrategyRAG {
 		takeRAG()
 	}

@@ -176,3 +176,34 @@ func BenchmarkAssembleRAG4000(b *testing.B) {
 		Assemble(AssemblyInput{Budget: 4000, Strategy: StrategyRAG, RAG: rag, Summary: sum, Verbatim: verb, MustKeepFrom: 191})
 	}
 }
+
+// When the summary lags, uncovered (pending) turns come before RAG hits, so
+// the context has no gap; otherwise RAG hits may outrank them.
+func TestPendingBeforeRAGOnlyWhenSummaryLags(t *testing.T) {
+	verb := turns(11, 30, 10) // 11..20 pending, 21..30 recent
+	var rag []RAGTurn
+	for i := 1; i <= 40; i++ {
+		rag = append(rag, RAGTurn{Seq: int64(i), Role: "user", Content: strings.Repeat("fact ", 12), Score: float32(100 - i)})
+	}
+	shownPending := func(a Assembled) int {
+		n := 0
+		for _, t := range a.Sections.Recent {
+			if t.Seq <= 20 {
+				n++
+			}
+		}
+		return n
+	}
+	in := AssemblyInput{Budget: 1000, Strategy: StrategyRAG, RAG: rag, Verbatim: verb, MustKeepFrom: 21}
+	calm := Assemble(in)
+	in.SummaryLags = true
+	lagging := Assemble(in)
+	if shownPending(lagging) <= shownPending(calm) {
+		t.Fatalf("pending shown: lagging %d, calm %d; want more when the summary lags", shownPending(lagging), shownPending(calm))
+	}
+	for _, a := range []Assembled{calm, lagging} {
+		if a.Usage.TotalTokens > 1000 {
+			t.Fatalf("over budget: %d", a.Usage.TotalTokens)
+		}
+	}
+}

@@ -219,7 +219,8 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		verbatim = append(verbatim, Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated})
 	}
 	if strategy != StrategyNone && s.lagging(chat, cursor) {
-		// The summary lags: its uncovered turns are shown verbatim instead.
+		// The summary lags: its uncovered turns are shown verbatim instead,
+		// ahead of RAG hits.
 		degrade(DegradedSummaryStale)
 		if s.Summaries != nil {
 			s.Summaries.Kick()
@@ -256,7 +257,8 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 	if strategy == StrategyNone {
 		mustKeep = 0
 	}
-	a := Assemble(AssemblyInput{Budget: budget, Strategy: strategy, RAG: ragTurns, Summary: summary, Verbatim: verbatim, MustKeepFrom: mustKeep})
+	lags := strategy != StrategyNone && s.lagging(chat, cursor)
+	a := Assemble(AssemblyInput{Budget: budget, Strategy: strategy, RAG: ragTurns, Summary: summary, Verbatim: verbatim, MustKeepFrom: mustKeep, SummaryLags: lags})
 	res.AssemblyTime = time.Since(start)
 
 	res.Context = a.Context
@@ -280,11 +282,6 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		usage.DroppedSeqs = sortedSeqs(dropped)
 	}
 	res.Usage = usage
-	if strategy != StrategyNone && len(a.DroppedSeqs) > 0 && a.DroppedSeqs[0] < windowStart {
-		// Turns the summary does not cover yet did not fit: the summary is
-		// behind what this budget needs.
-		degrade(DegradedSummaryStale)
-	}
 	if usage.DroppedTurns > 0 && strategy != StrategyNone && s.Summaries != nil {
 		// Emergency path: the context does not hold everything; summarise
 		// sooner so the next answer does.

@@ -172,7 +172,7 @@ func Assemble(in AssemblyInput) Assembled {
 	}
 	keepRAG := make([]bool, len(in.RAG))
 	verbTitlePaid, ragTitlePaid := false, false
-	verbSpent := 0 // tokens spent on verbatim turns so far
+	verbSpent := 0                 // tokens spent on verbatim turns so far
 	ragGroups := map[string]bool{} // date headers already paid for
 	spend := func(cost int) bool {
 		if cost > remaining {

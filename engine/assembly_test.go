@@ -182,7 +182,7 @@ func BenchmarkAssembleRAG4000(b *testing.B) {
 func TestPendingBeforeRAGOnlyWhenSummaryLags(t *testing.T) {
 	verb := turns(11, 30, 10) // 11..20 pending, 21..30 recent
 	var rag []RAGTurn
-	for i := 1; i <= 40; i++ {
+	for i := 1; i <= 200; i++ {
 		rag = append(rag, RAGTurn{ChatID: "other", Seq: int64(i), Role: "user", Content: strings.Repeat("fact ", 12), Score: float32(100 - i)})
 	}
 	shownPending := func(a Assembled) int {

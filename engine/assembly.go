@@ -27,6 +27,9 @@ type RAGTurn struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Neighbor marks a turn added for context around a hit.
 	Neighbor bool `json:"neighbor,omitempty"`
+	// Tokens, when set, is the cost of the rendered turn (a hint from the
+	// engine's cache; 0 = count it).
+	Tokens int `json:"-"`
 }
 
 // Turn is one verbatim turn in the recent section.
@@ -38,6 +41,8 @@ type Turn struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Truncated reports that Content was shortened by the truncation strategy.
 	Truncated bool `json:"truncated,omitempty"`
+	// Tokens, when set, is the cost of the rendered turn (0 = count it).
+	Tokens int `json:"-"`
 }
 
 // ChatMessage is one OpenAI-style message of the answer.
@@ -151,7 +156,11 @@ func Assemble(in AssemblyInput) Assembled {
 	}
 	verbCost := make([]int, len(in.Verbatim))
 	for i, t := range in.Verbatim {
-		verbCost[i] = tokens.Count(renderTurn(t)) + 1
+		if t.Tokens > 0 {
+			verbCost[i] = t.Tokens + 1
+		} else {
+			verbCost[i] = tokens.Count(renderTurn(t)) + 1
+		}
 	}
 	// RAG candidates are counted lazily: with rag_fill there are more of
 	// them than fit, and the ones never considered are never counted.
@@ -159,7 +168,11 @@ func Assemble(in AssemblyInput) Assembled {
 	costRAG := func(i int) int {
 		if ragCost[i] == 0 {
 			r := in.RAG[i]
-			ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+			if r.Tokens > 0 {
+				ragCost[i] = r.Tokens + 1
+			} else {
+				ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+			}
 		}
 		return ragCost[i]
 	}
@@ -348,9 +361,18 @@ func Assemble(in AssemblyInput) Assembled {
 			break
 		}
 	}
-	out.Usage.RAGTokens = tokens.Count(ragText)
+	// The summary and recent sections repeat across a chat's requests (the
+	// token memo knows them); the RAG section is new each time, so its share
+	// is what the exact total leaves, separators included: the three add up
+	// to total_tokens.
 	out.Usage.SummaryTokens = tokens.Count(sumText)
 	out.Usage.RecentTokens = tokens.Count(recentText)
+	if ragText != "" {
+		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens)
+	} else if sumText != "" && recentText != "" {
+		// Only the separator between summary and recent is left over.
+		out.Usage.SummaryTokens = max(0, out.Usage.TotalTokens-out.Usage.RecentTokens)
+	}
 
 	for i, t := range in.Verbatim {
 		if !keepVerb[i] {

@@ -93,6 +93,9 @@ func TestAssembleBudgetAndAccounting(t *testing.T) {
 			if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 				t.Fatalf("context has %d tokens (usage says %d), budget %d", got, a.Usage.TotalTokens, budget)
 			}
+			if u := a.Usage; u.RAGTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+				t.Fatalf("sections %d+%d+%d do not add up to %d", u.RAGTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
+			}
 			if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
 				t.Fatalf("shown %d + dropped %d != %d candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
 			}

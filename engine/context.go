@@ -216,7 +216,9 @@ func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInpu
 		if info.Fallback != "" {
 			degrade("truncation_" + info.Fallback)
 		}
-		verbatim = append(verbatim, Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated})
+		t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
+		t.Tokens = s.tokens().cost(turnKey{chat.Tenant, chat.ID, m.Seq, len(content) + len(m.Name)}, renderTurn(t))
+		verbatim = append(verbatim, t)
 	}
 	if strategy != StrategyNone && s.lagging(chat, cursor) {
 		// The summary lags: its uncovered turns are shown verbatim instead,
@@ -363,7 +365,9 @@ func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Mem
 	for _, m := range kept {
 		t := turns[m.Seq]
 		content, _ := s.truncate(ctx, m.Content, topts)
-		out = append(out, RAGTurn{ChatID: chatIDIfOther(t.ChatID, chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor})
+		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
+		rt.Tokens = s.tokens().cost(turnKey{chat.Tenant, t.ChatID, t.Seq, len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
+		out = append(out, rt)
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -71,6 +72,8 @@ type Service struct {
 	Observe func(agent string, a *ContextResult)
 	// OnAppend, when set, is told how many turns each append stored.
 	OnAppend func(tenant string, appended int)
+	tokOnce  sync.Once
+	tok      *tokenCache
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
@@ -83,6 +86,12 @@ const (
 	maxQueryBytes    = 8 << 10 // longer queries are cut, not rejected
 	summaryWaitLimit = 30 * time.Second
 )
+
+// tokens returns the service's cache of turn token counts.
+func (s *Service) tokens() *tokenCache {
+	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 17) })
+	return s.tok
+}
 
 func (s *Service) now() time.Time {
 	if s.Now != nil {

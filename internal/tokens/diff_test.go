@@ -329,9 +329,11 @@ func checkTruncate(t *testing.T, s string, max int) {
 		t.Fatalf("Truncate(%q, %d) = %q: %d tokens or not a prefix", s, max, got, Count(got))
 	}
 	if strings.IndexByte(s, 0x7f) >= 0 {
-		// Not more aggressive than the codec-based cut.
-		if want := codecTruncate(s, max); Count(got) < codecCount(want) {
-			t.Fatalf("Truncate(%q, %d) = %q (%d tokens), codec %q (%d)", s, max, got, Count(got), want, codecCount(want))
+		// DELs cost a token each here (see dels) and nothing in the codec,
+		// whose cut then is no prefix to compare with: require instead
+		// that the cut uses nearly all of the budget.
+		if got != toValid(s) && Count(got) < max-2 {
+			t.Fatalf("Truncate(%q, %d) = %q: only %d tokens", s, max, got, Count(got))
 		}
 		return
 	}

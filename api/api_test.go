@@ -94,6 +94,12 @@ func TestEndToEnd(t *testing.T) {
 	if r.header.Get("X-Request-Id") == "" {
 		t.Error("no request id header")
 	}
+	if got := h.do("GET", "/healthz", "", "X-Request-Id", "sup-42.a").header.Get("X-Request-Id"); got != "sup-42.a" {
+		t.Errorf("a plain caller id should be kept, got %q", got)
+	}
+	if got := h.do("GET", "/healthz", "", "X-Request-Id", "bad id\twith tab").header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
+		t.Errorf("an odd caller id should be replaced, got %q", got)
+	}
 	// Idempotent retry.
 	r = h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"id":"m3","role":"user","content":"What's the capital of Peru?"}]}`)
 	if r.status != 201 || r.body["appended"].(float64) != 0 || r.body["duplicates"].(float64) != 1 {

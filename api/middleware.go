@@ -26,13 +26,33 @@ import (
 
 const ctxTenant = "contextd.tenant"
 
+// requestID sets X-Request-Id: the caller's when it is short and plain
+// (so a supervisor can correlate), else a fresh random one.
 func requestID() echo.MiddlewareFunc {
-	return middleware.RequestIDWithConfig(middleware.RequestIDConfig{
-		Generator: newRequestID,
-		RequestIDHandler: func(c echo.Context, id string) {
-			c.Set("request_id", id)
-		},
-	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			id := c.Request().Header.Get(echo.HeaderXRequestID)
+			if !plainID(id) {
+				id = newRequestID()
+			}
+			c.Response().Header().Set(echo.HeaderXRequestID, id)
+			return next(c)
+		}
+	}
+}
+
+// plainID accepts 1-64 characters of [A-Za-z0-9._:-].
+func plainID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:-", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // newRequestID returns 24 random hex digits.

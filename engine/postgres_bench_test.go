@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/internal/pgtest"
-	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/postgres"
 )
 
@@ -22,20 +20,5 @@ func BenchmarkContext200Postgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	s := &Service{Config: config.Default(), Store: st}
-	appendN(b, s, "c1", 1, 200, 20)
-	fs := &fakeSummaries{store: st, upTo: 190}
-	if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	var lat []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		if _, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", Strategy: StrategyRunningSummary}); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	reportPercentiles(b, lat)
+	benchContext200(b, &Service{Config: config.Default(), Store: st})
 }

@@ -38,6 +38,17 @@ type Point struct {
 	CreatedAt time.Time
 	Dense     []float32
 	Sparse    SparseVector
+
+	// Kind is memory.KindTurn ("" means turn) or memory.KindEpisode. An
+	// episode point's Seq is its FromSeq (identity: tenant, chat, kind,
+	// seq), its Content is the episode's short summary and its CreatedAt
+	// is EndedAt.
+	Kind      string
+	EpisodeID string
+	FromSeq   int64 // episodes: first seq owned
+	ToSeq     int64 // episodes: last seq owned
+	StartedAt time.Time
+	EndedAt   time.Time
 }
 
 // Filter scopes a query, a count or a delete. Tenant is required; every
@@ -47,6 +58,18 @@ type Filter struct {
 	UserID  string
 	ChatIDs []string
 	Agent   string
+
+	// Kinds narrows to memory.KindTurn and/or memory.KindEpisode (empty:
+	// both). Since/Until (zero: open) keep points whose time lies in
+	// [Since, Until] — a turn's CreatedAt; an episode whose
+	// [StartedAt, EndedAt] overlaps the range. FromSeq/ToSeq (0: open)
+	// keep points with FromSeq <= seq <= ToSeq (drilling into an
+	// episode). All of them are applied inside the index, before top-k.
+	Kinds   []string
+	Since   time.Time
+	Until   time.Time
+	FromSeq int64
+	ToSeq   int64
 }
 
 // Query is one hybrid query: dense and sparse candidates (each up to

@@ -1,0 +1,29 @@
+package memory
+
+import "time"
+
+// Episode is a closed stretch of a chat (cut at a topic shift, a time gap or
+// the size cap) with its own summaries. Closed episodes own contiguous,
+// non-overlapping seq ranges from seq 1 and are never re-segmented.
+type Episode struct {
+	ID      string `json:"id"`
+	ChatID  string `json:"chat_id"`
+	FromSeq int64  `json:"from_seq"`
+	ToSeq   int64  `json:"to_seq"`
+	// Turns is ToSeq-FromSeq+1.
+	Turns     int       `json:"turns"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	// Short is one or two sentences; Summary is the long, structured one.
+	Short         string    `json:"short"`
+	Summary       Summary   `json:"summary"`
+	Model         string    `json:"model"`
+	PromptVersion string    `json:"prompt_version"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// Kinds of retrievable items (search "kinds", index payload "kind").
+const (
+	KindTurn    = "turn"
+	KindEpisode = "episode"
+)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory/sqlite"
 )
@@ -22,19 +21,19 @@ type harness struct {
 	key string
 }
 
-func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
+func newHarness(t *testing.T, mutate func(*Options)) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cfg := config.Default()
+	var o Options
 	if mutate != nil {
-		mutate(cfg)
+		mutate(&o)
 	}
-	svc := &engine.Service{Config: cfg, Store: st}
-	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Config: cfg}))
+	svc := &engine.Service{Store: st}
+	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Options: o}))
 	t.Cleanup(srv.Close)
 	return &harness{t: t, srv: srv}
 }
@@ -159,7 +158,7 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 2 << 20 })
+	h := newHarness(t, func(o *Options) { o.BodyLimit = 2 << 20 })
 	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"seed"}]}`)
 	big := strings.Repeat("a", 1<<20)
 	cases := []struct {
@@ -204,8 +203,8 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestAuthAndTenantIsolation(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.Server.Auth.APIKeys = []config.APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
+	h := newHarness(t, func(o *Options) {
+		o.APIKeys = []APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
 	})
 	if r := h.do("POST", "/v1/context", `{"chat_id":"c1"}`); r.status != 401 || r.errCode() != "unauthorized" {
 		t.Fatalf("no key: %d %s", r.status, r.raw)
@@ -250,7 +249,7 @@ func TestAuthAndTenantIsolation(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.RateLimit = config.RateLimit{RequestsPerSecond: 0.5, Burst: 2} })
+	h := newHarness(t, func(o *Options) { o.RateLimit = RateLimit{RequestsPerSecond: 0.5, Burst: 2} })
 	var statuses []int
 	var last reply
 	for i := 0; i < 4; i++ {
@@ -283,7 +282,7 @@ func TestPanicIsA500InTheErrorShape(t *testing.T) {
 }
 
 func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 1024 })
+	h := newHarness(t, func(o *Options) { o.BodyLimit = 1024 })
 	req, _ := http.NewRequest("POST", h.srv.URL+"/v1/context", io.MultiReader(bytes.NewReader([]byte(`{"chat_id":"`)), strings.NewReader(strings.Repeat("x", 4096)), strings.NewReader(`"}`)))
 	req.ContentLength = -1 // chunked
 	resp, err := http.DefaultClient.Do(req)

@@ -25,7 +25,7 @@ func FuzzAssemble(f *testing.F) {
 		if budget <= 0 || budget > 50000 {
 			t.Skip()
 		}
-		strategy := []string{StrategyNone, StrategyRunningSummary, StrategyRAG}[int(strat)%3]
+		strategy := []Strategy{StrategyNone, StrategyRunningSummary, StrategyRAG}[int(strat)%3]
 		first := int64(100)
 		verb := make([]Turn, 0, int(pending)+int(window))
 		for s := first; s < first+int64(pending)+int64(window); s++ {

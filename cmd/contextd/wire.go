@@ -138,7 +138,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return nil, err
 	}
 	owner := ownerID()
-	svc := &engine.Service{Config: cfg, Store: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}}
+	pol, err := policies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	svc := &engine.Service{Policy: pol, Store: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
 		a.closers = append(a.closers, ix.Close)
@@ -164,7 +169,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
-		Prepare:    summaryInput(cfg),
+		Prepare:    summaryInput(pol),
 		OnJob: func(tenant, outcome string, in, out int) {
 			if outcome == "llm_tokens" {
 				a.Metrics.LLMTokens.WithLabelValues(tenant, "in").Add(float64(in))
@@ -188,7 +193,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
-	a.Handler = api.NewHandler(api.Deps{Service: svc, Config: cfg, Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	a.Handler = api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready})
 	ok = true
 	return a, nil
 }
@@ -196,12 +201,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 // summaryInput applies the agent's filters to the turns a summary reads, so
 // routing noise and agent labels stay out of summaries as they stay out of
 // contexts.
-func summaryInput(cfg *config.Config) func(string, []memory.Message) []memory.Message {
+func summaryInput(pol func(string) engine.Policy) func(string, []memory.Message) []memory.Message {
 	return func(agent string, turns []memory.Message) []memory.Message {
-		o, err := filters.FromConfig(cfg.Agent(agent).Filters, 0)
-		if err != nil {
-			return turns
-		}
+		o := pol(agent).Filters
+		o.MaxTurns = 0 // a summary reads every turn
 		return filters.Apply(turns, o).Kept
 	}
 }
@@ -222,7 +225,7 @@ func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
 		ag := cfg.Agent(agent)
 		m := ag.Memory
 		return worker.Settings{
-			Enabled:       m.Strategy != engine.StrategyNone && m.PersistSummary,
+			Enabled:       m.Strategy != string(engine.StrategyNone) && m.PersistSummary,
 			RecentTurns:   m.SummaryRecentTurns,
 			TriggerTurns:  m.SummaryTriggerTurns,
 			TriggerTokens: m.SummaryTriggerTokens,
@@ -297,4 +300,16 @@ func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	return done
+}
+
+// apiOptions is the HTTP layer's share of the server settings.
+func apiOptions(s config.Server) api.Options {
+	keys := make([]api.APIKey, 0, len(s.Auth.APIKeys))
+	for _, k := range s.Auth.APIKeys {
+		keys = append(keys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
+	}
+	return api.Options{
+		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
+		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
+	}
 }

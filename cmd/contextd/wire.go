@@ -73,7 +73,7 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 	case "none":
 		return nil, nil
 	case "qdrant":
-		qc := qdrant.FromConfig(cfg.Vector.Qdrant, cfg.Supervisor.Memory.RAGNamespace, dim)
+		qc := qdrantConfig(cfg.Vector.Qdrant, cfg.Supervisor.Memory.RAGNamespace, dim)
 		qc.OnCollectionCreated = func(collection string) {
 			// A new (or lost and recreated) collection holds nothing: mark
 			// every stored turn unindexed so the indexer fills it again.
@@ -129,7 +129,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
 
-	emb, dim, err := rag.NewEmbedder(cfg.Embedder)
+	emb, dim, err := newEmbedder(ctx, cfg.Embedder)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
@@ -156,7 +156,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
-	model, err := llmsum.NewModel(cfg.LLM, "")
+	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}

@@ -45,13 +45,20 @@ type Summaries interface {
 // Kicker wakes a background worker (the indexer).
 type Kicker interface{ Kick() }
 
+// Store is what the use cases read and write.
+type Store interface {
+	memory.Chats
+	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
+	SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error)
+}
+
 // Service is the use-case layer. Retriever, Summaries and Indexer may be nil
 // (no vector store; no background summarisation; no indexing).
 type Service struct {
 	// Policy resolves an agent's settings (nil: DefaultPolicy for all).
 	Policy    func(agent string) Policy
 	Limits    Limits
-	Store     memory.Store
+	Store     Store
 	Index     rag.Index
 	Retriever Retriever
 	Summaries Summaries

@@ -106,7 +106,7 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 					return p
 				}
 				if tc.summaryTo > 0 {
-					fs := &fakeSummaries{store: s.Store, upTo: tc.summaryTo}
+					fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: tc.summaryTo}
 					if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 						t.Fatal(err)
 					}
@@ -343,7 +343,7 @@ func BenchmarkContext200(b *testing.B) {
 // measures Context on it, reporting p50/p95.
 func benchContext200(b *testing.B, s *Service) {
 	appendN(b, s, "c1", 1, 200, 20)
-	fs := &fakeSummaries{store: s.Store, upTo: 190}
+	fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 190}
 	if _, _, err := fs.Extend(context.Background(), memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		b.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 30, 3)
-	rs := &reportingSummaries{fakeSummaries{store: s.Store, upTo: 20}}
+	rs := &reportingSummaries{fakeSummaries{store: s.Store.(memory.Store), upTo: 20}}
 	if _, _, err := rs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		t.Fatal(err)
 	}

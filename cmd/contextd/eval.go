@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/internal/eval"
+	"github.com/contextd/contextd/cmd/contextd/internal/eval"
 )
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown chat", "POST", "/v1/context", `{"chat_id":"nope"}`, 404, "not_found", ""},
 		{"budget 0", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":0}`, 400, "invalid_value", "budget_tokens"},
 		{"budget negative", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":-1}`, 400, "invalid_value", "budget_tokens"},
+		{"unknown include", "POST", "/v1/context", `{"chat_id":"c1","include":["context","usage"]}`, 400, "invalid_value", "include"},
+		{"include not a list", "POST", "/v1/context", `{"chat_id":"c1","include":"context"}`, 400, "invalid_type", "include"},
+		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},
 		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
 	}
@@ -293,5 +297,45 @@ func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
 	if resp.StatusCode != 413 {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+}
+
+// include leaves out the parts a caller does not need; usage and degraded
+// always come.
+func TestContextInclude(t *testing.T) {
+	h := newHarness(t, nil)
+	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"hello there"},{"role":"assistant","content":"hi"}]}`)
+	for _, c := range []struct {
+		include string
+		want    []string
+	}{
+		{``, []string{"context", "messages", "sections"}},
+		{`,"include":[]`, []string{"context", "messages", "sections"}},
+		{`,"include":["messages"]`, []string{"messages"}},
+		{`,"include":["context"]`, []string{"context"}},
+		{`,"include":["sections","context"]`, []string{"context", "sections"}},
+	} {
+		r := h.do("POST", "/v1/context", `{"chat_id":"c1"`+c.include+`}`)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", c.include, r.status, r.raw)
+		}
+		for _, part := range []string{"context", "messages", "sections"} {
+			_, has := r.body[part]
+			if has != slices.Contains(c.want, part) {
+				t.Errorf("include %s: has %s = %v", c.include, part, has)
+			}
+		}
+		if _, ok := r.body["usage"].(map[string]any); !ok {
+			t.Errorf("include %s: usage missing", c.include)
+		}
+		if _, ok := r.body["degraded"].([]any); !ok {
+			t.Errorf("include %s: degraded missing", c.include)
+		}
+	}
+	// The parts that come are the same as in a full answer.
+	full := h.do("POST", "/v1/context", `{"chat_id":"c1"}`)
+	ctx := h.do("POST", "/v1/context", `{"chat_id":"c1","include":["context"]}`)
+	if full.body["context"] != ctx.body["context"] || full.body["context"] == "" {
+		t.Errorf("context differs: %q vs %q", full.body["context"], ctx.body["context"])
 	}
 }

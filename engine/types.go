@@ -22,6 +22,45 @@ type ContextInput struct {
 	WaitForSummary bool `json:"wait_for_summary"`
 	// RAGScope overrides memory.rag_scope: "chat" or "user".
 	RAGScope string `json:"rag_scope"`
+	// Include lists which of context, messages and sections the answer
+	// carries (empty: all three); usage and degraded always come.
+	Include []string `json:"include"`
+}
+
+// Parts of the answer that Include selects.
+const (
+	IncludeContext  = "context"
+	IncludeMessages = "messages"
+	IncludeSections = "sections"
+)
+
+// ContextAnswer is the answer as sent: the parts not included are left
+// out, so a caller that needs only messages pays for encoding only those.
+type ContextAnswer struct {
+	ChatID   string         `json:"chat_id"`
+	Agent    string         `json:"agent"`
+	Strategy Strategy       `json:"strategy"`
+	Context  *string        `json:"context,omitempty"`
+	Messages *[]ChatMessage `json:"messages,omitempty"`
+	Sections *Sections      `json:"sections,omitempty"`
+	Usage    Usage          `json:"usage"`
+	Degraded []string       `json:"degraded"`
+}
+
+// Answer is r shaped by include (empty: everything).
+func (r *ContextResult) Answer(include []string) ContextAnswer {
+	a := ContextAnswer{ChatID: r.ChatID, Agent: r.Agent, Strategy: r.Strategy, Usage: r.Usage, Degraded: r.Degraded}
+	all := len(include) == 0
+	if all || containsString(include, IncludeContext) {
+		a.Context = &r.Context
+	}
+	if all || containsString(include, IncludeMessages) {
+		a.Messages = &r.Messages
+	}
+	if all || containsString(include, IncludeSections) {
+		a.Sections = &r.Sections
+	}
+	return a
 }
 
 // ContextResult is the answer of POST /v1/context.

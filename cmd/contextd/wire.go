@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,7 +151,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		a.closers = append(a.closers, ix.Close)
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
-		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: store}
+		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: ix, Store: store}
 		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
 		svc.Indexer = a.Indexer
 	}
@@ -312,4 +314,27 @@ func apiOptions(s config.Server) api.Options {
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
 	}
+}
+
+// queryCacheSize bounds the query-embedding cache: 4096 vectors of 1,536
+// float32 are about 25 MB.
+const queryCacheSize = 4096
+
+// queryEmbedder puts a bounded LRU of query vectors in front of a remote
+// embedder, so a repeated query costs no round trip. The hashing embedder
+// is faster than a cache lookup's bookkeeping and is left as it is.
+func queryEmbedder(c config.Embedder, emb rag.Embedder, m *metrics.Metrics) rag.Embedder {
+	if _, local := emb.(*rag.HashingEmbedder); local {
+		return emb
+	}
+	ident := strings.Join([]string{c.Provider, c.Model, c.BaseURL, strconv.Itoa(c.Dimensions)}, "|")
+	qc := rag.NewQueryCache(emb, ident, queryCacheSize)
+	qc.OnLookup = func(hit bool) {
+		if hit {
+			m.QueryCache.WithLabelValues("hit").Inc()
+		} else {
+			m.QueryCache.WithLabelValues("miss").Inc()
+		}
+	}
+	return qc
 }

@@ -53,6 +53,8 @@ type Index struct {
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
+	payloads *payloadCache // recently returned hits' payloads
+
 	mu      sync.RWMutex // guards everything below
 	closed  bool
 	tenants map[string]*tenant
@@ -88,7 +90,7 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	}
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{},
+	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
 		labels: newLabels(), df: map[uint32]int32{}}
 	if err := ix.init(ctx); err != nil {
 		_ = db.Close()
@@ -227,6 +229,11 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 		return fmt.Errorf("embedded index: upsert: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	keys := make([]payloadKey, len(points))
+	for i, p := range points {
+		keys[i] = payloadKey{p.Tenant, p.ChatID, p.Seq}
+	}
+	ix.payloads.forget(keys)
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant, chat_id, seq) DO UPDATE SET user_id = excluded.user_id, agent = excluded.agent,
@@ -318,6 +325,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
+	ix.payloads.clear()
 	where, args := whereClause(f)
 	if _, err := ix.db.ExecContext(ctx, `DELETE FROM points WHERE `+where, args...); err != nil {
 		return fmt.Errorf("embedded index: delete: %w", err)

@@ -291,13 +291,12 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.
 // primary key (one prepared statement per chat among the hits), and drops
 // the hits whose row is gone (deleted since rank).
 func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]rag.Hit, error) {
-	type payload struct {
-		role, content string
-		created       int64
-		ok            bool
-	}
 	got := make([]payload, len(hits))
 	done := make([]bool, len(hits))
+	gen := ix.payloads.generation()
+	for i, h := range hits {
+		got[i], done[i] = ix.payloads.get(payloadKey{tenantID, h.ChatID, h.Seq})
+	}
 	var b []byte
 	for i, h := range hits {
 		if done[i] {
@@ -345,6 +344,7 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 			if j, ok := pos[seq]; ok {
 				p.ok = true
 				got[j] = p
+				ix.payloads.put(gen, payloadKey{tenantID, h.ChatID, seq}, p)
 			}
 		}
 		err = rows.Err()

@@ -7,7 +7,7 @@ LOCOMO    ?= ../shared/bench/locomo/locomo-dev.json
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-race bench bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python test-race bench bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -15,9 +15,22 @@ run: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/contextd
 
-test:
+test: test-go test-python
+
+test-go:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
+
+# The Python client's tests run against the real binary with Debian's
+# python3-httpx and python3-pytest (installed here when missing). Debian's
+# /usr/bin/python3 is used: a pyenv python on PATH does not see them.
+PYTHON ?= /usr/bin/python3
+test-python: build
+	@$(PYTHON) -c 'import httpx, pytest' 2>/dev/null || { \
+	  echo "test-python: installing python3-httpx python3-pytest (Debian)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest >/dev/null; }
+	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m ./...

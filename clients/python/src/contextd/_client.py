@@ -1,0 +1,221 @@
+"""Sync and async clients over httpx, sharing request building and answer
+parsing; only the transport differs."""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+from urllib.parse import quote
+
+import httpx
+
+from .types import AppendResult, ContextResult, Episode, SearchHit, Summary
+
+RETRY_STATUSES = (429, 503)
+
+
+class ContextdError(Exception):
+    """An API error: the HTTP status and the server's code, message and field."""
+
+    def __init__(self, status: int, code: str, message: str, field: Optional[str] = None):
+        super().__init__(f"{status} {code}: {message}" + (f" (field {field})" if field else ""))
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+def _seg(s: str) -> str:
+    return quote(s, safe="")
+
+
+def _messages(messages: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    # An id per message makes a retried append store nothing twice.
+    out = []
+    for m in messages:
+        m = dict(m)
+        m.setdefault("id", uuid.uuid4().hex)
+        out.append(m)
+    return out
+
+
+def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append):
+    return _drop_none({"chat_id": chat_id, "query": query, "agent": agent, "budget_tokens": budget_tokens,
+                       "strategy": strategy, "since": since, "until": until,
+                       "include": list(include) if include is not None else None, "user_id": user_id,
+                       "append": _messages(append) if append else None})
+
+
+def _error(resp: httpx.Response) -> ContextdError:
+    try:
+        e = resp.json().get("error", {})
+    except ValueError:
+        e = {}
+    return ContextdError(resp.status_code, e.get("code", "http_error"), e.get("message", resp.text[:200]), e.get("field"))
+
+
+def _retry_after(resp: httpx.Response, attempt: int, base: float) -> float:
+    ra = resp.headers.get("Retry-After")
+    if ra:
+        try:
+            return min(float(ra), 30.0)
+        except ValueError:
+            pass
+    return min(base * (2 ** attempt), 10.0) * (0.5 + random.random() / 2)
+
+
+class _Base:
+    def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int, backoff: float):
+        self.base_url = base_url.rstrip("/")
+        self.headers = {"Content-Type": "application/json"}
+        if api_key:
+            self.headers["Authorization"] = f"Bearer {api_key}"
+        self.timeout, self.retries, self.backoff = timeout, retries, backoff
+
+
+class Client(_Base):
+    """A synchronous contextd client. Retries 429 and 503 with backoff,
+    honouring Retry-After; raises ContextdError for API errors."""
+
+    def __init__(self, base_url: str = "http://localhost:8080", api_key: Optional[str] = None,
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.2):
+        super().__init__(base_url, api_key, timeout, retries, backoff)
+        self._http = httpx.Client(base_url=self.base_url, headers=self.headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None) -> Any:
+        for attempt in range(self.retries + 1):
+            resp = self._http.request(method, path, json=body, params=params)
+            if resp.status_code in RETRY_STATUSES and attempt < self.retries:
+                time.sleep(_retry_after(resp, attempt, self.backoff))
+                continue
+            if resp.status_code >= 400:
+                raise _error(resp)
+            return resp.json() if resp.content else None
+        raise AssertionError("unreachable")
+
+    def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
+               agent: Optional[str] = None) -> AppendResult:
+        body = _drop_none({"user_id": user_id, "agent": agent, "messages": _messages(messages)})
+        return AppendResult.from_json(self._call("POST", f"/v1/chats/{_seg(chat_id)}/messages", body))
+
+    def context(self, chat_id: str, *, query: Optional[str] = None, agent: Optional[str] = None,
+                budget_tokens: Optional[int] = None, strategy: Optional[str] = None, since: Optional[str] = None,
+                until: Optional[str] = None, include: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
+                append: Optional[Sequence[Dict[str, Any]]] = None) -> ContextResult:
+        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append)
+        return ContextResult.from_json(self._call("POST", "/v1/context", body))
+
+    def context_messages(self, chat_id: str, query: Optional[str] = None, **kw) -> List[Dict[str, Any]]:
+        """The OpenAI-style messages to put before a model call."""
+        kw["include"] = ["messages"]
+        return self.context(chat_id, query=query, **kw).messages or []
+
+    def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
+               k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
+               kinds: Optional[Sequence[str]] = None) -> List[SearchHit]:
+        body = _drop_none({"query": query, "chat_id": chat_id, "user_id": user_id, "k": k, "since": since,
+                           "until": until, "kinds": list(kinds) if kinds is not None else None})
+        return [SearchHit.from_json(h) for h in self._call("POST", "/v1/search", body)["hits"]]
+
+    def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
+        return self._call("GET", f"/v1/chats/{_seg(chat_id)}/messages", params={"after_seq": after_seq, "limit": limit})
+
+    def summary(self, chat_id: str) -> Summary:
+        return Summary.from_json(self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary"))
+
+    def refresh_summary(self, chat_id: str) -> Dict[str, Any]:
+        return self._call("POST", f"/v1/chats/{_seg(chat_id)}/summary/refresh")
+
+    def episodes(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> List[Episode]:
+        d = self._call("GET", f"/v1/chats/{_seg(chat_id)}/episodes", params={"after_seq": after_seq, "limit": limit})
+        return [Episode.from_json(e) for e in d.get("episodes", [])]
+
+    def profile(self, user_id: str) -> Dict[str, Any]:
+        return self._call("GET", f"/v1/users/{_seg(user_id)}/profile")
+
+    def delete_chat(self, chat_id: str) -> None:
+        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}")
+
+    def delete_user(self, user_id: str) -> None:
+        self._call("DELETE", f"/v1/users/{_seg(user_id)}")
+
+
+class AsyncClient(_Base):
+    """The same API as Client, with async methods."""
+
+    def __init__(self, base_url: str = "http://localhost:8080", api_key: Optional[str] = None,
+                 timeout: float = 30.0, retries: int = 3, backoff: float = 0.2):
+        super().__init__(base_url, api_key, timeout, retries, backoff)
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=timeout)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None) -> Any:
+        for attempt in range(self.retries + 1):
+            resp = await self._http.request(method, path, json=body, params=params)
+            if resp.status_code in RETRY_STATUSES and attempt < self.retries:
+                await asyncio.sleep(_retry_after(resp, attempt, self.backoff))
+                continue
+            if resp.status_code >= 400:
+                raise _error(resp)
+            return resp.json() if resp.content else None
+        raise AssertionError("unreachable")
+
+    async def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
+                     agent: Optional[str] = None) -> AppendResult:
+        body = _drop_none({"user_id": user_id, "agent": agent, "messages": _messages(messages)})
+        return AppendResult.from_json(await self._call("POST", f"/v1/chats/{_seg(chat_id)}/messages", body))
+
+    async def context(self, chat_id: str, *, query: Optional[str] = None, agent: Optional[str] = None,
+                      budget_tokens: Optional[int] = None, strategy: Optional[str] = None,
+                      since: Optional[str] = None, until: Optional[str] = None,
+                      include: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
+                      append: Optional[Sequence[Dict[str, Any]]] = None) -> ContextResult:
+        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append)
+        return ContextResult.from_json(await self._call("POST", "/v1/context", body))
+
+    async def context_messages(self, chat_id: str, query: Optional[str] = None, **kw) -> List[Dict[str, Any]]:
+        kw["include"] = ["messages"]
+        return (await self.context(chat_id, query=query, **kw)).messages or []
+
+    async def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
+                     k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
+                     kinds: Optional[Sequence[str]] = None) -> List[SearchHit]:
+        body = _drop_none({"query": query, "chat_id": chat_id, "user_id": user_id, "k": k, "since": since,
+                           "until": until, "kinds": list(kinds) if kinds is not None else None})
+        return [SearchHit.from_json(h) for h in (await self._call("POST", "/v1/search", body))["hits"]]
+
+    async def summary(self, chat_id: str) -> Summary:
+        return Summary.from_json(await self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary"))
+
+    async def episodes(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> List[Episode]:
+        d = await self._call("GET", f"/v1/chats/{_seg(chat_id)}/episodes", params={"after_seq": after_seq, "limit": limit})
+        return [Episode.from_json(e) for e in d.get("episodes", [])]
+
+    async def profile(self, user_id: str) -> Dict[str, Any]:
+        return await self._call("GET", f"/v1/users/{_seg(user_id)}/profile")
+
+    async def delete_chat(self, chat_id: str) -> None:
+        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}")
+
+    async def delete_user(self, user_id: str) -> None:
+        await self._call("DELETE", f"/v1/users/{_seg(user_id)}")

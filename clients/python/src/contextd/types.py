@@ -1,0 +1,100 @@
+"""Typed results of the contextd API."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class ContextResult:
+    """The answer of POST /v1/context. Parts left out by `include` are None."""
+
+    chat_id: str
+    agent: str
+    strategy: str
+    context: Optional[str]
+    messages: Optional[List[Dict[str, Any]]]
+    sections: Optional[Dict[str, Any]]
+    usage: Dict[str, Any]
+    degraded: List[str]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ContextResult":
+        return cls(chat_id=d.get("chat_id", ""), agent=d.get("agent", ""), strategy=d.get("strategy", ""),
+                   context=d.get("context"), messages=d.get("messages"), sections=d.get("sections"),
+                   usage=d.get("usage", {}), degraded=d.get("degraded", []))
+
+
+@dataclass
+class SearchHit:
+    """One /v1/search hit: a turn, or an episode (kind == "episode")."""
+
+    kind: str
+    chat_id: str
+    seq: int
+    content: str
+    score: float
+    created_at: Optional[str] = None
+    role: Optional[str] = None
+    episode_id: Optional[str] = None
+    from_seq: Optional[int] = None
+    to_seq: Optional[int] = None
+    started_at: Optional[str] = None
+    ended_at: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SearchHit":
+        return cls(kind=d.get("kind", "turn"), chat_id=d.get("chat_id", ""), seq=d.get("seq", 0),
+                   content=d.get("content", ""), score=d.get("score", 0.0), created_at=d.get("created_at"),
+                   role=d.get("role"), episode_id=d.get("episode_id"), from_seq=d.get("from_seq"),
+                   to_seq=d.get("to_seq"), started_at=d.get("started_at"), ended_at=d.get("ended_at"))
+
+
+@dataclass
+class Summary:
+    """GET /v1/chats/{id}/summary: the running summary (None before the
+    first one), its chain of records and the newest episodes."""
+
+    summary: Optional[Dict[str, Any]]
+    chain: List[Dict[str, Any]] = field(default_factory=list)
+    episodes: List[Dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Summary":
+        return cls(summary=d.get("summary"), chain=d.get("chain") or [], episodes=d.get("episodes") or [])
+
+
+@dataclass
+class Episode:
+    """A closed stretch of a chat with its own summaries."""
+
+    id: str
+    from_seq: int
+    to_seq: int
+    short: str
+    started_at: Optional[str] = None
+    ended_at: Optional[str] = None
+    summary: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Episode":
+        return cls(id=d.get("id", ""), from_seq=d.get("from_seq", 0), to_seq=d.get("to_seq", 0),
+                   short=d.get("short", ""), started_at=d.get("started_at"), ended_at=d.get("ended_at"),
+                   summary=d.get("summary"), raw=d)
+
+
+@dataclass
+class AppendResult:
+    """The answer of an append: ids and seqs of the stored turns."""
+
+    chat_id: str
+    appended: int
+    duplicates: int
+    last_seq: int
+    messages: List[Dict[str, Any]]
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "AppendResult":
+        return cls(chat_id=d.get("chat_id", ""), appended=d.get("appended", 0), duplicates=d.get("duplicates", 0),
+                   last_seq=d.get("last_seq", 0), messages=d.get("messages", []))

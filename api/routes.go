@@ -21,6 +21,13 @@ func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
 	v1.POST("/context", handleContext(d.Service))
 	v1.POST("/search", handleSearch(d.Service))
 
+	if d.MCP != nil {
+		h := echo.WrapHandler(d.MCP)
+		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+			e.Add(m, "/mcp", h, mcpMiddleware(d)...)
+		}
+	}
+
 	// Alias kept by the contract for supervisors that call /context.
 	e.POST("/context", handleContext(d.Service), v1Middleware(d)...)
 

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/contextd/contextd/api/mcpserver"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/contextd/contextd/engine"
@@ -49,6 +51,9 @@ type Deps struct {
 	// Ready reports each backend's state ("ok", "unavailable", "disabled",
 	// ...) under the keys storage, vector, embedder, llm.
 	Ready func(ctx context.Context) map[string]string
+	// MCP, when set, serves the Model Context Protocol at /mcp, behind the
+	// same auth as /v1 (api/mcpserver).
+	MCP http.Handler
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.
@@ -81,5 +86,22 @@ func v1Middleware(d Deps) []echo.MiddlewareFunc {
 		rateLimit(d.Options.RateLimit, d.Metrics),
 		bodyLimit(d.Options.BodyLimit),
 		requestTimeout(timeout),
+	}
+}
+
+// mcpMiddleware guards /mcp as /v1 is guarded (auth → tenant, rate limit,
+// body limit) and hands the tenant to the tool handlers in a header it
+// owns. No request timeout: a streamable-HTTP GET is a long-lived stream.
+func mcpMiddleware(d Deps) []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
+		authenticate(d.Options.APIKeys),
+		rateLimit(d.Options.RateLimit, d.Metrics),
+		bodyLimit(d.Options.BodyLimit),
+		func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				c.Request().Header.Set(mcpserver.TenantHeader, tenantOf(c))
+				return next(c)
+			}
+		},
 	}
 }

@@ -30,6 +30,15 @@ type Server struct {
 	MaxMessagesPerRequest int
 	// MaxMessageBytes caps one message's content; default 256 KiB.
 	MaxMessageBytes int
+	// MCP is the Model Context Protocol endpoint at /mcp.
+	MCP MCP
+}
+
+// MCP configures the /mcp endpoint.
+type MCP struct {
+	Enabled bool // default true
+	// AllowDelete exposes the destructive delete_chat tool; default false.
+	AllowDelete bool
 }
 
 type Auth struct{ APIKeys []APIKey }

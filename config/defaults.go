@@ -35,6 +35,7 @@ func Default() *Config {
 			LogLevel:              DefaultLogLevel,
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
+			MCP:                   MCP{Enabled: true},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
 		Vector: Vector{

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/api/mcpserver"
+
 	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
@@ -195,7 +197,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
-	a.Handler = api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	deps := api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready}
+	if cfg.Server.MCP.Enabled {
+		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
+	}
+	a.Handler = api.NewHandler(deps)
 	ok = true
 	return a, nil
 }

@@ -1,0 +1,105 @@
+// Package mcpserver is contextd's Model Context Protocol face: the same
+// engine use cases as the HTTP API, as MCP tools over streamable HTTP (the
+// official go-sdk). Auth happens before it, in the API's middleware, which
+// fixes the tenant of each request.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory"
+)
+
+// TenantHeader carries the tenant the API's auth fixed to the tool
+// handlers; any value a client sends is replaced before the handler runs.
+const TenantHeader = "X-Contextd-Tenant"
+
+// Engine is what the tools call: the use cases the HTTP API serves.
+type Engine interface {
+	Context(ctx context.Context, tenant string, in engine.ContextInput) (*engine.ContextResult, error)
+	Search(ctx context.Context, tenant string, in engine.SearchInput) ([]engine.SearchHit, error)
+	Append(ctx context.Context, tenant, chatID string, in engine.AppendInput) (engine.AppendOutput, error)
+	SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error)
+	DeleteChat(ctx context.Context, tenant, chatID string) error
+}
+
+// Options configure the server.
+type Options struct {
+	Version string
+	// AllowDelete registers the destructive delete_chat tool.
+	AllowDelete bool
+}
+
+// NewHandler serves MCP over streamable HTTP. The caller authenticates the
+// request and sets TenantHeader.
+func NewHandler(e Engine, o Options) http.Handler {
+	s := newServer(e, o)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+}
+
+func newServer(e Engine, o Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "contextd", Title: "contextd memory", Version: o.Version},
+		&mcp.ServerOptions{Instructions: "contextd keeps an agent's conversation memory. Call add_messages to store " +
+			"each turn, and get_context before a model call for a token-budgeted context: relevant past turns and " +
+			"episodes, the running summary, and the recent turns."})
+	t := tools{e: e}
+	mcp.AddTool(s, &mcp.Tool{Name: "get_context", Description: "The assembled, token-budgeted context of a chat for a query, " +
+		"exactly as POST /v1/context builds it: relevant past turns and episodes, the summary, then the recent turns. " +
+		"The text content is the context; the structured content has messages, sections, usage and degraded.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getContext)
+	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Description: "Hybrid (dense + lexical) search over stored turns and " +
+		"episode summaries of a chat, a user's chats, or the whole tenant; best first.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.search)
+	mcp.AddTool(s, &mcp.Tool{Name: "add_messages", Description: "Store turns of a chat in order. A message id makes the " +
+		"append idempotent: a message whose id the chat already holds is not stored twice.",
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, t.addMessages)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_summary", Description: "A chat's running structured summary (topics, entities, " +
+		"actions, decisions, open questions, preferences, narrative) and its chain of records.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getSummary)
+	if o.AllowDelete {
+		destructive := true
+		mcp.AddTool(s, &mcp.Tool{Name: "delete_chat", Description: "Erase a chat from every store (turns, summaries, vectors). " +
+			"Irreversible.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, t.deleteChat)
+	}
+	return s
+}
+
+// toolError is an engine error as the HTTP API shows it: its text is the
+// same {"error":{"code","message","field"}} JSON, so a client reads the code
+// and field from the tool result.
+type toolError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+func (e toolError) Error() string {
+	b, _ := json.Marshal(map[string]toolError{"error": e})
+	return string(b)
+}
+
+func asToolError(err error) error {
+	if ee, ok := engine.AsError(err); ok {
+		return toolError{Code: ee.Code, Message: ee.Message, Field: ee.Field}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return toolError{Code: "timeout", Message: "the request timed out"}
+	}
+	return toolError{Code: "internal", Message: "internal error"}
+}
+
+// tenantOf is the tenant the API's auth fixed for this request.
+func tenantOf(req *mcp.CallToolRequest) string {
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		if t := req.Extra.Header.Get(TenantHeader); t != "" {
+			return t
+		}
+	}
+	return memory.DefaultTenant
+}

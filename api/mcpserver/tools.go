@@ -1,0 +1,144 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/contextd/contextd/engine"
+)
+
+// tools binds the MCP tools to the engine. Each returns its answer as
+// structured content (the HTTP API's JSON) and a plain-text rendering.
+type tools struct{ e Engine }
+
+// object is a tool's structured output: the HTTP API's JSON answer.
+type object = map[string]any
+
+func toObject(v any) object {
+	b, _ := json.Marshal(v)
+	var o object
+	_ = json.Unmarshal(b, &o)
+	return o
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type contextIn struct {
+	ChatID       string `json:"chat_id" jsonschema:"the chat to build the context of"`
+	Query        string `json:"query,omitempty" jsonschema:"the current user query: retrieval looks for what is relevant to it"`
+	Agent        string `json:"agent,omitempty" jsonschema:"the agent whose settings apply (default: the chat's)"`
+	UserID       string `json:"user_id,omitempty" jsonschema:"the chat's user, when this call creates the chat"`
+	BudgetTokens *int   `json:"budget_tokens,omitempty" jsonschema:"the most tokens the context may take (default from the agent's settings)"`
+	Strategy     string `json:"strategy,omitempty" jsonschema:"none, running_summary or rag_augmented (default from the agent's settings)"`
+	Since        string `json:"since,omitempty" jsonschema:"RFC 3339: retrieve only turns and episodes from this time on"`
+	Until        string `json:"until,omitempty" jsonschema:"RFC 3339: retrieve only turns and episodes up to this time"`
+}
+
+func (t tools) getContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, object, error) {
+	res, err := t.e.Context(ctx, tenantOf(req), engine.ContextInput{ChatID: in.ChatID, Query: in.Query, Agent: in.Agent,
+		UserID: in.UserID, BudgetTokens: in.BudgetTokens, Strategy: in.Strategy, Since: in.Since, Until: in.Until})
+	if err != nil {
+		return nil, nil, asToolError(err)
+	}
+	return text(res.Context), toObject(res.Answer(nil)), nil
+}
+
+type searchIn struct {
+	Query  string   `json:"query" jsonschema:"what to look for"`
+	ChatID string   `json:"chat_id,omitempty" jsonschema:"search this chat only"`
+	UserID string   `json:"user_id,omitempty" jsonschema:"search this user's chats (without chat_id)"`
+	K      int      `json:"k,omitempty" jsonschema:"how many hits, 1 to 100 (default 10)"`
+	Since  string   `json:"since,omitempty" jsonschema:"RFC 3339: only hits from this time on"`
+	Until  string   `json:"until,omitempty" jsonschema:"RFC 3339: only hits up to this time"`
+	Kinds  []string `json:"kinds,omitempty" jsonschema:"any of turn, episode (default both)"`
+}
+
+func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, object, error) {
+	hits, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
+		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds})
+	if err != nil {
+		return nil, nil, asToolError(err)
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		when := ""
+		if !h.CreatedAt.IsZero() {
+			when = h.CreatedAt.UTC().Format(time.DateOnly) + " "
+		}
+		if h.Kind == "episode" {
+			fmt.Fprintf(&b, "[%s%s turns %d-%d, score %.3f] %s\n", when, h.ChatID, h.FromSeq, h.ToSeq, h.Score, h.Content)
+		} else {
+			fmt.Fprintf(&b, "[%s%s #%d %s, score %.3f] %s\n", when, h.ChatID, h.Seq, h.Role, h.Score, h.Content)
+		}
+	}
+	if len(hits) == 0 {
+		b.WriteString("no hits")
+	}
+	return text(strings.TrimRight(b.String(), "\n")), object{"hits": toObject(map[string]any{"h": hits})["h"]}, nil
+}
+
+type messageIn struct {
+	ID        string `json:"id,omitempty" jsonschema:"your id for the message: makes the append idempotent"`
+	Role      string `json:"role" jsonschema:"user, assistant, system or tool"`
+	Name      string `json:"name,omitempty" jsonschema:"the speaker, or the agent that wrote it"`
+	Content   string `json:"content" jsonschema:"the text of the turn"`
+	CreatedAt string `json:"created_at,omitempty" jsonschema:"RFC 3339 time of the turn (default now)"`
+}
+
+type addIn struct {
+	ChatID   string      `json:"chat_id" jsonschema:"the chat to append to (created on first use)"`
+	UserID   string      `json:"user_id,omitempty" jsonschema:"the chat's user, fixed by its first append"`
+	Agent    string      `json:"agent,omitempty" jsonschema:"the chat's agent, fixed by its first append"`
+	Messages []messageIn `json:"messages" jsonschema:"the turns, in order"`
+}
+
+func (t tools) addMessages(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, object, error) {
+	msgs := make([]engine.InMessage, len(in.Messages))
+	for i, m := range in.Messages {
+		msgs[i] = engine.InMessage{ID: m.ID, Role: m.Role, Name: m.Name, Content: m.Content}
+		if m.CreatedAt != "" {
+			at, err := time.Parse(time.RFC3339, m.CreatedAt)
+			if err != nil {
+				return nil, nil, toolError{Code: "invalid_time", Field: fmt.Sprintf("messages[%d].created_at", i),
+					Message: fmt.Sprintf("%q is not an RFC 3339 time", m.CreatedAt)}
+			}
+			msgs[i].CreatedAt = &at
+		}
+	}
+	out, err := t.e.Append(ctx, tenantOf(req), in.ChatID, engine.AppendInput{UserID: in.UserID, Agent: in.Agent, Messages: msgs})
+	if err != nil {
+		return nil, nil, asToolError(err)
+	}
+	return text(fmt.Sprintf("stored %d turn(s), %d duplicate(s); the chat's last seq is %d", out.Appended, out.Duplicates, out.LastSeq)),
+		toObject(out), nil
+}
+
+type chatIn struct {
+	ChatID string `json:"chat_id" jsonschema:"the chat"`
+}
+
+func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, object, error) {
+	sum, chain, err := t.e.SummaryOf(ctx, tenantOf(req), in.ChatID)
+	if err != nil {
+		return nil, nil, asToolError(err)
+	}
+	out := object{"summary": toObject(sum), "chain": toObject(map[string]any{"c": chain})["c"]}
+	if sum == nil {
+		return text("the chat has no summary yet"), out, nil
+	}
+	return text(engine.RenderSummary(*sum)), out, nil
+}
+
+func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, object, error) {
+	if err := t.e.DeleteChat(ctx, tenantOf(req), in.ChatID); err != nil {
+		return nil, nil, asToolError(err)
+	}
+	return text("chat " + in.ChatID + " erased"), object{"deleted": in.ChatID}, nil
+}

@@ -40,7 +40,8 @@ type Options struct {
 // request and sets TenantHeader.
 func NewHandler(e Engine, o Options) http.Handler {
 	s := newServer(e, o)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	// JSON answers rather than an SSE stream per call: the tools never stream.
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 }
 
 func newServer(e Engine, o Options) *mcp.Server {

@@ -41,13 +41,18 @@ type contextIn struct {
 	Until        string `json:"until,omitempty" jsonschema:"RFC 3339: retrieve only turns and episodes up to this time"`
 }
 
-func (t tools) getContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, object, error) {
+// getContext hands the answer to the SDK as it is (encoded once, on the
+// wire): a context is the largest answer, and a round trip through a map
+// would cost more than the HTTP API's whole request.
+func (t tools) getContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
 	res, err := t.e.Context(ctx, tenantOf(req), engine.ContextInput{ChatID: in.ChatID, Query: in.Query, Agent: in.Agent,
 		UserID: in.UserID, BudgetTokens: in.BudgetTokens, Strategy: in.Strategy, Since: in.Since, Until: in.Until})
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
-	return text(res.Context), toObject(res.Answer(nil)), nil
+	out := text(res.Context)
+	out.StructuredContent = res.Answer(nil)
+	return out, nil, nil
 }
 
 type searchIn struct {

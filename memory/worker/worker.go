@@ -37,6 +37,7 @@ type Settings struct {
 	Structured    bool
 	Persist       bool // false: no background work; Extend computes without writing
 	Enabled       bool // strategy != none
+	Episodes      EpisodeSettings
 }
 
 // Worker summarises chats in the background. Set the exported fields, then
@@ -80,6 +81,7 @@ type Worker struct {
 	mu    sync.Mutex
 	chats map[memory.ChatKey]*chatState
 	usage map[string]dayUsage
+	bases map[memory.ChatKey]rootBase
 }
 
 type chatState struct {
@@ -515,6 +517,9 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	stale := w.Stale(chat.Agent, head)
 	if !force && !s.Enabled {
 		return head, nil, nil
+	}
+	if es, ok := w.episodeStore(s); ok {
+		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
 	var turns []memory.Message
 	for after := cursor; after < upTo; {

@@ -18,6 +18,7 @@ import (
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
 	"github.com/contextd/contextd/memory/llmsum"
 	"github.com/contextd/contextd/memory/postgres"
@@ -82,6 +83,11 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 				defer cancel()
 				if err := store.ResetIndexed(rctx); err != nil {
 					log.Warn("re-index after collection creation", "collection", collection, "err", err)
+				}
+				if es, ok := store.(memory.EpisodeStore); ok {
+					if err := es.ResetEpisodesIndexed(rctx); err != nil {
+						log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
+					}
 				}
 			}()
 		}
@@ -236,6 +242,12 @@ func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
 			Model:      m.SummaryModel,
 			Structured: m.StructuredOutput,
 			Persist:    m.PersistSummary,
+			Episodes: worker.EpisodeSettings{
+				Enabled: m.Episodes,
+				Params:  episodes.Params{MinTurns: m.EpisodeMinTurns, MaxTurns: m.EpisodeMaxTurns, Gap: m.EpisodeGap},
+				Overlap: m.EpisodeOverlap,
+				Prompt:  ag.Prompts.EpisodeSummaryPrompt,
+			},
 		}
 	}
 }

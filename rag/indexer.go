@@ -127,10 +127,31 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	}
 }
 
-// DrainOnce indexes everything pending now and returns how many turns it
-// indexed. Chats leased by another owner are skipped. It stops at the first
-// embedder or index failure (the rest waits for the next round).
+// DrainOnce indexes everything pending now — turns, then closed episodes —
+// and returns how many turns and episodes it indexed. Chats leased by
+// another owner are skipped. It stops at the first embedder or index
+// failure (the rest waits for the next round).
 func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
+	n, err := ix.drainTurns(ctx)
+	if err != nil {
+		return n, err
+	}
+	for {
+		m, err := ix.drainEpisodes(ctx)
+		n += m
+		if err != nil {
+			ix.setErr(err)
+			return n, err
+		}
+		if m == 0 {
+			return n, nil
+		}
+	}
+}
+
+const leaseReleaseTimeout = 5 * time.Second
+
+func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 	total := 0
 	skipped := map[memory.ChatKey]bool{}
 	for {

@@ -50,7 +50,7 @@ func EpisodePoint(c memory.Chat, e memory.Episode) Point {
 // elsewhere; stores without episodes have none.
 func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
 	es, ok := ix.Store.(memory.EpisodeStore)
-	if !ok {
+	if !ok || !ix.Episodes {
 		return 0, nil
 	}
 	chats, err := es.UnindexedEpisodeChats(ctx, chatsPerPass)

@@ -33,6 +33,9 @@ type Indexer struct {
 	PollInterval time.Duration
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default 2m.
 	LeaseTTL time.Duration
+	// Episodes indexes closed episodes too (memory.rag_episodes), when the
+	// store keeps them.
+	Episodes bool
 
 	once    sync.Once
 	kick    chan struct{}

@@ -151,7 +151,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
 		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: store}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer"),
+			Episodes: cfg.Supervisor.Memory.Episodes && cfg.Supervisor.Memory.RAGEpisodes}
 		svc.Indexer = a.Indexer
 	}
 

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// SummaryEpisodes is how many of the newest episodes the summary endpoint
+// shows; the episodes endpoint pages the rest.
+const SummaryEpisodes = 5
+
+// episodeStore is the store's episode role, when it has one.
+func (s *Service) episodeStore() memory.EpisodeStore {
+	es, _ := s.Store.(memory.EpisodeStore)
+	return es
+}
+
+// Episodes pages a chat's closed episodes in seq order: those starting
+// after afterSeq, up to limit, and the after_seq of the next page.
+func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq int64, limit int) ([]memory.Episode, int64, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, 0, err
+	}
+	if afterSeq < 0 {
+		return nil, 0, invalid("after_seq", "invalid_value", "must be ≥ 0")
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	es := s.episodeStore()
+	if es == nil {
+		if _, err := s.Store.Chat(ctx, key); err != nil {
+			return nil, 0, storeErr("read chat", err)
+		}
+		return []memory.Episode{}, afterSeq, nil
+	}
+	eps, err := es.Episodes(ctx, key, afterSeq, limit)
+	if err != nil {
+		return nil, 0, storeErr("list episodes", err)
+	}
+	next := afterSeq
+	if len(eps) > 0 {
+		next = eps[len(eps)-1].ToSeq
+	}
+	return eps, next, nil
+}
+
+// LatestEpisodes returns a chat's newest closed episodes, in seq order.
+func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error) {
+	es := s.episodeStore()
+	if es == nil {
+		return []memory.Episode{}, nil
+	}
+	eps, err := es.LatestEpisodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, n)
+	if err != nil {
+		return nil, storeErr("list episodes", err)
+	}
+	return eps, nil
+}

@@ -1,6 +1,7 @@
 package episodes
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/extractive"
 )
 
 var topicWords = map[string][]string{
@@ -156,5 +158,54 @@ func BenchmarkCut1000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Cut(nil, turns, 1000, Params{})
+	}
+}
+
+// BenchmarkBuild1000 is episode building as the worker does it without an
+// LLM: cut 1,000 turns, summarise each episode extractively, fold it into
+// the root.
+func BenchmarkBuild1000(b *testing.B) {
+	var turns []memory.Message
+	for len(turns) < 1000 {
+		turns = append(turns, chat("lisbon", 17, "garden", 23, "taxes", 31, "cooking", 12)...)
+	}
+	turns = turns[:1000]
+	for i := range turns {
+		turns[i].Seq = int64(i + 1)
+	}
+	sum := extractive.New()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var root memory.Summary
+		for _, sp := range Cut(nil, turns, 1000, Params{}) {
+			res, err := sum.SummarizeEpisode(context.Background(), memory.EpisodeRequest{Turns: turns[sp.From:sp.To]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			root = Fold(root, res.Summary, res.Short, 800)
+		}
+	}
+}
+
+// BenchmarkRunningSummary1000 is the baseline for BenchmarkBuild1000: the
+// extractive running summary over the same turns, extended 10 at a time as
+// the worker does without episodes.
+func BenchmarkRunningSummary1000(b *testing.B) {
+	var turns []memory.Message
+	for len(turns) < 1000 {
+		turns = append(turns, chat("lisbon", 17, "garden", 23, "taxes", 31, "cooking", 12)...)
+	}
+	turns = turns[:1000]
+	sum := extractive.New()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var prev *memory.Summary
+		for j := 0; j < len(turns); j += 10 {
+			res, err := sum.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: turns[j : j+10], Structured: true, MaxTokens: 800})
+			if err != nil {
+				b.Fatal(err)
+			}
+			prev = &res.Summary
+		}
 	}
 }

@@ -134,7 +134,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 	if covered == cursor && len(fresh) == 0 && !stale {
 		return head, nil, nil
 	}
-	root := w.withTail(base, open, lastTo, covered, chat.Agent, s.MaxTokens)
+	root := w.withTail(chat, base, open, lastTo, covered, s.MaxTokens)
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	root.Model, root.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
@@ -146,25 +146,56 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 }
 
 // withTail folds an extractive summary of the open tail, the turns in
-// (lastTo, covered], into base.
-func (w *Worker) withTail(base memory.Summary, turns []memory.Message, lastTo, covered int64, agent string, maxTokens int) memory.Summary {
+// (lastTo, covered], into base. The tail's summary is extended from the
+// last one when the tail only grew, so each tail turn is analysed once.
+func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.Message, lastTo, covered int64, maxTokens int) memory.Summary {
+	w.mu.Lock()
+	cached, ok := w.tails[chat.Key()]
+	w.mu.Unlock()
+	var prev *memory.Summary
+	from := lastTo
+	if ok && cached.created.Equal(chat.CreatedAt) && cached.from == lastTo && cached.to <= covered {
+		prev, from = &cached.sum, cached.to
+	}
 	var tail []memory.Message
 	for _, t := range turns {
-		if t.Seq > lastTo && t.Seq <= covered {
+		if t.Seq > from && t.Seq <= covered {
 			tail = append(tail, t)
 		}
 	}
 	if w.Prepare != nil && len(tail) > 0 {
-		tail = w.Prepare(agent, tail)
+		tail = w.Prepare(chat.Agent, tail)
 	}
-	if len(tail) == 0 {
+	sum := memory.Summary{}
+	if prev != nil {
+		sum = extractive.Clone(*prev)
+	}
+	if len(tail) > 0 {
+		res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
+		if err == nil {
+			sum = res.Summary
+		}
+	}
+	w.mu.Lock()
+	if w.tails == nil {
+		w.tails = map[memory.ChatKey]tailSummary{}
+	}
+	if len(w.tails) > 10000 {
+		clear(w.tails)
+	}
+	w.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: extractive.Clone(sum)}
+	w.mu.Unlock()
+	if covered <= lastTo {
 		return extractive.Clone(base)
 	}
-	res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Turns: tail, Structured: true})
-	if err != nil {
-		return extractive.Clone(base)
-	}
-	return episodes.Fold(base, res.Summary, "", maxTokens)
+	return episodes.Fold(base, sum, "", maxTokens)
+}
+
+// tailSummary is the extractive summary of a chat's open tail (from, to].
+type tailSummary struct {
+	created  time.Time
+	from, to int64
+	sum      memory.Summary
 }
 
 // summariseEpisode summarises one episode with the summarizer when it can

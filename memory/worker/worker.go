@@ -82,6 +82,7 @@ type Worker struct {
 	chats map[memory.ChatKey]*chatState
 	usage map[string]dayUsage
 	bases map[memory.ChatKey]rootBase
+	tails map[memory.ChatKey]tailSummary
 }
 
 type chatState struct {

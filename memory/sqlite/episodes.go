@@ -171,4 +171,3 @@ func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -97,7 +97,10 @@ func testEpisodes(t *testing.T, s memory.Store) {
 	for name, fn := range map[string]func() error{
 		"Episodes":       func() error { _, err := es.Episodes(ctx, key("t1", "nope"), 0, 0); return err },
 		"LatestEpisodes": func() error { _, err := es.LatestEpisodes(ctx, key("t2", "ep"), 1); return err },
-		"CloseEpisodes":  func() error { _, err := es.CloseEpisodes(ctx, key("t2", "ep"), 0, []memory.Episode{episode(1, 2)}); return err },
+		"CloseEpisodes": func() error {
+			_, err := es.CloseEpisodes(ctx, key("t2", "ep"), 0, []memory.Episode{episode(1, 2)})
+			return err
+		},
 		"UnindexedEps":   func() error { _, err := es.UnindexedEpisodes(ctx, key("t2", "ep"), 0); return err },
 		"MarkEpsIndexed": func() error { return es.MarkEpisodesIndexed(ctx, key("t2", "ep"), []string{got[0].ID}) },
 	} {

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -58,4 +60,34 @@ func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n i
 		return nil, storeErr("list episodes", err)
 	}
 	return eps, nil
+}
+
+// EpisodeHeader is the date range and seq range an episode's short summary
+// is shown under in the RAG section, e.g. "[3–9 May 2023 · turns 120–141]".
+func EpisodeHeader(started, ended time.Time, from, to int64) string {
+	s, e := started.UTC(), ended.UTC()
+	if e.Before(s) {
+		e = s
+	}
+	var dates string
+	switch {
+	case s.IsZero():
+		dates = ""
+	case s.Year() == e.Year() && s.YearDay() == e.YearDay():
+		dates = s.Format("2 Jan 2006")
+	case s.Year() == e.Year() && s.Month() == e.Month():
+		dates = fmt.Sprintf("%d–%s", s.Day(), e.Format("2 Jan 2006"))
+	case s.Year() == e.Year():
+		dates = s.Format("2 Jan") + " – " + e.Format("2 Jan 2006")
+	default:
+		dates = s.Format("2 Jan 2006") + " – " + e.Format("2 Jan 2006")
+	}
+	turns := fmt.Sprintf("turns %d–%d", from, to)
+	if from == to {
+		turns = fmt.Sprintf("turn %d", from)
+	}
+	if dates == "" {
+		return "[" + turns + "]"
+	}
+	return "[" + dates + " · " + turns + "]"
 }

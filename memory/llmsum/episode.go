@@ -13,11 +13,11 @@ import (
 // The episode prompts. The user prompt (overridable per agent as
 // prompt_sections.episode_summary_prompt) must hold {transcript}.
 const (
-	episodeSystem = `You summarise one episode (a stretch on one subject) of a conversation between a user and an assistant. Reply with one JSON object and nothing else.`
+	episodeSystem = `You summarise one episode of a conversation between a user and an assistant. Reply with JSON only.`
 
-	DefaultEpisodePrompt = `Summarise the episode below as one JSON object:
-{"short":string,"topics":[string],"entities":[{"name":string,"type":string,"details":string}],"actions_taken":[string],"decisions":[string],"open_questions":[string],"user_preferences":[string],"narrative":string}
-short: one or two sentences saying what the episode was about and what came of it. The other fields as in a conversation summary: short subjects; people, places, products, dates, amounts; what was done; what was decided; questions left open; the user's lasting preferences; a few sentences on what happened. Lines marked as earlier context are only there to help you read the episode: do not summarise them. Be concise and never invent facts.
+	DefaultEpisodePrompt = `Summarise the episode below. Reply with one JSON object:
+{"short":"one or two sentences: what it was about and what came of it","topics":[],"entities":[{"name":"","type":"","details":""}],"actions_taken":[],"decisions":[],"open_questions":[],"user_preferences":[],"narrative":""}
+Lines of earlier context only help you read the episode: do not summarise them. Be concise; never invent facts.
 
 ` + PlaceholderTranscript
 

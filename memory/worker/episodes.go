@@ -104,8 +104,8 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 			}
 		}
 		in, out, calls = in+res.InputTokens, out+res.OutputTokens, calls+res.Calls
+		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
 	}
-	w.addUsage(chat.Tenant, int64(in+out))
 	if w.OnJob != nil && calls > 0 {
 		w.OnJob(chat.Tenant, "llm_tokens", in, out)
 	}

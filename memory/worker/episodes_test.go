@@ -258,3 +258,33 @@ func TestEpisodesLLM(t *testing.T) {
 	}
 	checkCoverage(t, later, cursor(t, st), s.Episodes.Params.MaxTurns)
 }
+
+// TestEpisodesDailyBudget: once the tenant's daily LLM budget is spent,
+// even within one extension, the next episodes are extractive and say so.
+func TestEpisodesDailyBudget(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Always(llmtest.Reply{Content: `{"short":"LLM gist.","topics":["x"]}`, PromptTokens: 600, CompletionTokens: 50}))
+	sum := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second})
+	ctx := context.Background()
+	st := openStore(t)
+	s := episodeSettings()
+	w := newWorker(st, sum, "w1", func() Settings { return s })
+	w.DailyTokenBudget = 1000
+	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(120)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eps := allEpisodes(t, st)
+	if len(eps) < 4 || len(srv.Requests()) != 2 {
+		t.Fatalf("%d episodes, %d LLM calls: want the calls to stop once 1000 tokens are spent", len(eps), len(srv.Requests()))
+	}
+	for i, e := range eps {
+		if want := i < 2; (e.Model == "m") != want {
+			t.Errorf("episode %d by %q", i, e.Model)
+		}
+	}
+	if d := w.LastDegraded(chatKey); !slices.Contains(d, DegradedBudgetExhausted) {
+		t.Errorf("degraded %v", d)
+	}
+}

@@ -7,7 +7,7 @@ LOCOMO    ?= ../shared/bench/locomo/locomo-dev.json
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-race bench eval fuzz vet fmt check-config clean
+.PHONY: run build test test-race bench bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -24,6 +24,11 @@ test-race:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+# The HTTP read/write paths under wrk, as shares of a no-op handler (see
+# docs/performance.md); installs wrk from Debian when missing.
+bench-http:
+	bash scripts/bench-http/run.sh
 
 eval: build
 	./$(BIN) eval locomo --data $(LOCOMO) --budgets 1000,2000,4000,8000

@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory/sqlite"
 )
@@ -22,19 +22,19 @@ type harness struct {
 	key string
 }
 
-func newHarness(t *testing.T, mutate func(*config.Config)) *harness {
+func newHarness(t *testing.T, mutate func(*Options)) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cfg := config.Default()
+	var o Options
 	if mutate != nil {
-		mutate(cfg)
+		mutate(&o)
 	}
-	svc := &engine.Service{Config: cfg, Store: st}
-	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Config: cfg}))
+	svc := &engine.Service{Store: st}
+	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Options: o}))
 	t.Cleanup(srv.Close)
 	return &harness{t: t, srv: srv}
 }
@@ -159,7 +159,7 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 2 << 20 })
+	h := newHarness(t, func(o *Options) { o.BodyLimit = 2 << 20 })
 	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"seed"}]}`)
 	big := strings.Repeat("a", 1<<20)
 	cases := []struct {
@@ -181,6 +181,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown chat", "POST", "/v1/context", `{"chat_id":"nope"}`, 404, "not_found", ""},
 		{"budget 0", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":0}`, 400, "invalid_value", "budget_tokens"},
 		{"budget negative", "POST", "/v1/context", `{"chat_id":"c1","budget_tokens":-1}`, 400, "invalid_value", "budget_tokens"},
+		{"unknown include", "POST", "/v1/context", `{"chat_id":"c1","include":["context","usage"]}`, 400, "invalid_value", "include"},
+		{"include not a list", "POST", "/v1/context", `{"chat_id":"c1","include":"context"}`, 400, "invalid_type", "include"},
+		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},
 		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
 	}
@@ -204,8 +207,8 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestAuthAndTenantIsolation(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) {
-		c.Server.Auth.APIKeys = []config.APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
+	h := newHarness(t, func(o *Options) {
+		o.APIKeys = []APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
 	})
 	if r := h.do("POST", "/v1/context", `{"chat_id":"c1"}`); r.status != 401 || r.errCode() != "unauthorized" {
 		t.Fatalf("no key: %d %s", r.status, r.raw)
@@ -251,7 +254,7 @@ func TestAuthAndTenantIsolation(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.RateLimit = config.RateLimit{RequestsPerSecond: 0.5, Burst: 2} })
+	h := newHarness(t, func(o *Options) { o.RateLimit = RateLimit{RequestsPerSecond: 0.5, Burst: 2} })
 	var statuses []int
 	var last reply
 	for i := 0; i < 4; i++ {
@@ -284,7 +287,7 @@ func TestPanicIsA500InTheErrorShape(t *testing.T) {
 }
 
 func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
-	h := newHarness(t, func(c *config.Config) { c.Server.BodyLimit = 1024 })
+	h := newHarness(t, func(o *Options) { o.BodyLimit = 1024 })
 	req, _ := http.NewRequest("POST", h.srv.URL+"/v1/context", io.MultiReader(bytes.NewReader([]byte(`{"chat_id":"`)), strings.NewReader(strings.Repeat("x", 4096)), strings.NewReader(`"}`)))
 	req.ContentLength = -1 // chunked
 	resp, err := http.DefaultClient.Do(req)
@@ -295,5 +298,45 @@ func TestDecodeRejectsBodyOverLimitWithoutContentLength(t *testing.T) {
 	if resp.StatusCode != 413 {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+}
+
+// include leaves out the parts a caller does not need; usage and degraded
+// always come.
+func TestContextInclude(t *testing.T) {
+	h := newHarness(t, nil)
+	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"hello there"},{"role":"assistant","content":"hi"}]}`)
+	for _, c := range []struct {
+		include string
+		want    []string
+	}{
+		{``, []string{"context", "messages", "sections"}},
+		{`,"include":[]`, []string{"context", "messages", "sections"}},
+		{`,"include":["messages"]`, []string{"messages"}},
+		{`,"include":["context"]`, []string{"context"}},
+		{`,"include":["sections","context"]`, []string{"context", "sections"}},
+	} {
+		r := h.do("POST", "/v1/context", `{"chat_id":"c1"`+c.include+`}`)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", c.include, r.status, r.raw)
+		}
+		for _, part := range []string{"context", "messages", "sections"} {
+			_, has := r.body[part]
+			if has != slices.Contains(c.want, part) {
+				t.Errorf("include %s: has %s = %v", c.include, part, has)
+			}
+		}
+		if _, ok := r.body["usage"].(map[string]any); !ok {
+			t.Errorf("include %s: usage missing", c.include)
+		}
+		if _, ok := r.body["degraded"].([]any); !ok {
+			t.Errorf("include %s: degraded missing", c.include)
+		}
+	}
+	// The parts that come are the same as in a full answer.
+	full := h.do("POST", "/v1/context", `{"chat_id":"c1"}`)
+	ctx := h.do("POST", "/v1/context", `{"chat_id":"c1","include":["context"]}`)
+	if full.body["context"] != ctx.body["context"] || full.body["context"] == "" {
+		t.Errorf("context differs: %q vs %q", full.body["context"], ctx.body["context"])
 	}
 }

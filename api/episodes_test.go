@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/sqlite"
@@ -20,8 +19,7 @@ func TestEpisodesEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cfg := config.Default()
-	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Config: cfg, Store: st}, Config: cfg}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st, EpisodeStore: st}}))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv}
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory/sqlite"
 )
@@ -32,8 +31,7 @@ func FuzzRequestDecoders(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	cfg := config.Default()
-	h := NewHandler(Deps{Service: &engine.Service{Config: cfg, Store: st}, Config: cfg})
+	h := NewHandler(Deps{Service: &engine.Service{Store: st}})
 	paths := []string{"/v1/context", "/v1/chats/c1/messages", "/v1/search"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {

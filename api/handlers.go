@@ -172,7 +172,7 @@ func handleContext(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return encode(c, http.StatusOK, res)
+		return encode(c, http.StatusOK, res.Answer(in.Include))
 	}
 }
 

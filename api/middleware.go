@@ -20,7 +20,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"golang.org/x/time/rate"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/internal/metrics"
 )
 
@@ -111,13 +110,13 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 // authenticate fixes the tenant from the bearer key. With no keys
 // configured auth is off and the tenant is "default". Keys are compared in
 // constant time over their hashes, so neither the key nor its length leaks.
-func authenticate(a config.Auth) echo.MiddlewareFunc {
+func authenticate(apiKeys []APIKey) echo.MiddlewareFunc {
 	type entry struct {
 		sum    [32]byte
 		tenant string
 	}
-	keys := make([]entry, 0, len(a.APIKeys))
-	for _, k := range a.APIKeys {
+	keys := make([]entry, 0, len(apiKeys))
+	for _, k := range apiKeys {
 		keys = append(keys, entry{sha256.Sum256([]byte(k.Key)), k.Tenant})
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -150,7 +149,7 @@ func authenticate(a config.Auth) echo.MiddlewareFunc {
 }
 
 // rateLimit is a token bucket per tenant; 0 requests/s turns it off.
-func rateLimit(rl config.RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
+func rateLimit(rl RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
 	if rl.RequestsPerSecond <= 0 {
 		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
 	}

@@ -12,15 +12,38 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/metrics"
 )
 
+// Options are the HTTP layer's settings (server.* in agents.yaml, resolved
+// by the composition root). Zero values take the documented defaults.
+type Options struct {
+	TrustedProxies []string      // CIDRs whose X-Forwarded-For is believed
+	RequestTimeout time.Duration // default 30s
+	BodyLimit      int64         // bytes; default 4 MiB
+	// APIKeys turn auth on; each key fixes its tenant. None: auth is off
+	// and the tenant is "default".
+	APIKeys   []APIKey
+	RateLimit RateLimit
+}
+
+// APIKey is one bearer key and the tenant it fixes.
+type APIKey struct {
+	Key    string
+	Tenant string
+}
+
+// RateLimit is per tenant; RequestsPerSecond 0 turns it off.
+type RateLimit struct {
+	RequestsPerSecond float64
+	Burst             int
+}
+
 // Deps are what the handlers need.
 type Deps struct {
 	Service *engine.Service
-	Config  *config.Config
+	Options Options
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics
 	// Ready reports each backend's state ("ok", "unavailable", "disabled",
@@ -39,7 +62,7 @@ func NewHandler(d Deps) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
-	e.IPExtractor = ipExtractor(d.Config.Server.TrustedProxies)
+	e.IPExtractor = ipExtractor(d.Options.TrustedProxies)
 	e.Use(requestID(), recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
 	v1 := e.Group("/v1", v1Middleware(d)...)
 	addRoutes(e, d, v1)
@@ -49,14 +72,14 @@ func NewHandler(d Deps) http.Handler {
 // v1Middleware guards the API routes: auth → tenant, rate limit, body limit,
 // request timeout.
 func v1Middleware(d Deps) []echo.MiddlewareFunc {
-	timeout := d.Config.Server.RequestTimeout
+	timeout := d.Options.RequestTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	return []echo.MiddlewareFunc{
-		authenticate(d.Config.Server.Auth),
-		rateLimit(d.Config.Server.RateLimit, d.Metrics),
-		bodyLimit(d.Config.Server.BodyLimit),
+		authenticate(d.Options.APIKeys),
+		rateLimit(d.Options.RateLimit, d.Metrics),
+		bodyLimit(d.Options.BodyLimit),
 		requestTimeout(timeout),
 	}
 }

@@ -8,73 +8,17 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
 )
 
-// ContextInput is the body of POST /v1/context.
-type ContextInput struct {
-	ChatID       string      `json:"chat_id"`
-	UserID       string      `json:"user_id"`
-	Agent        string      `json:"agent"`
-	Query        string      `json:"query"`
-	Append       []InMessage `json:"append"`
-	BudgetTokens *int        `json:"budget_tokens"`
-	Strategy     string      `json:"strategy"`
-	// WaitForSummary waits (up to a deadline) for a fresh summary.
-	WaitForSummary bool `json:"wait_for_summary"`
-	// RAGScope overrides memory.rag_scope: "chat" or "user".
-	RAGScope string `json:"rag_scope"`
-}
-
-// ContextResult is the answer of POST /v1/context.
-type ContextResult struct {
-	ChatID   string        `json:"chat_id"`
-	Agent    string        `json:"agent"`
-	Strategy string        `json:"strategy"`
-	Context  string        `json:"context"`
-	Messages []ChatMessage `json:"messages"`
-	Sections Sections      `json:"sections"`
-	Usage    Usage         `json:"usage"`
-	Degraded []string      `json:"degraded"`
-	// Timings are for the eval harness and metrics; not serialised.
-	RetrievalTime time.Duration `json:"-"`
-	AssemblyTime  time.Duration `json:"-"`
-}
-
-func validStrategy(s string) bool {
-	return s == StrategyNone || s == StrategyRunningSummary || s == StrategyRAG
-}
-
 // Context appends the request's messages (if any) and assembles the chat's
 // context for the query.
 func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (*ContextResult, error) {
-	if err := ValidateID("chat_id", in.ChatID, true); err != nil {
+	if err := validateContextInput(in); err != nil {
 		return nil, err
-	}
-	if err := ValidateID("user_id", in.UserID, false); err != nil {
-		return nil, err
-	}
-	if err := ValidateID("agent", in.Agent, false); err != nil {
-		return nil, err
-	}
-	if !utf8.ValidString(in.Query) {
-		return nil, invalid("query", "invalid_utf8", "is not valid UTF-8")
-	}
-	if in.Strategy != "" && !validStrategy(in.Strategy) {
-		return nil, invalid("strategy", "invalid_value", "%q is not one of none, running_summary, rag_augmented", truncateForError(in.Strategy))
-	}
-	if in.BudgetTokens != nil && *in.BudgetTokens <= 0 {
-		return nil, invalid("budget_tokens", "invalid_value", "must be a positive number of tokens")
-	}
-	if in.BudgetTokens != nil && *in.BudgetTokens > 1_000_000 {
-		return nil, invalid("budget_tokens", "invalid_value", "must be at most 1000000")
-	}
-	if in.RAGScope != "" && in.RAGScope != "chat" && in.RAGScope != "user" {
-		return nil, invalid("rag_scope", "invalid_value", "must be chat or user")
 	}
 	var toAppend []memory.Message
 	if len(in.Append) > 0 {
@@ -84,215 +28,324 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 		}
 		toAppend = msgs
 	}
-	key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
-	var chat memory.Chat
 	if len(toAppend) > 0 {
 		if _, err := s.appendValid(ctx, tenant, in.ChatID, in.UserID, in.Agent, toAppend); err != nil {
 			return nil, err
 		}
 	}
-	chat, err := s.Store.Chat(ctx, key)
+	chat, err := s.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
 	if err != nil {
 		return nil, storeErr("read chat", err)
 	}
-	return s.assemble(ctx, chat, in)
+	return s.assemble(ctx, s.newPlan(chat, in))
 }
 
-func (s *Service) assemble(ctx context.Context, chat memory.Chat, in ContextInput) (*ContextResult, error) {
-	agentName := in.Agent
-	if agentName == "" {
-		agentName = chat.Agent
+func validateContextInput(in ContextInput) error {
+	for _, id := range []struct {
+		field, v string
+		required bool
+	}{{"chat_id", in.ChatID, true}, {"user_id", in.UserID, false}, {"agent", in.Agent, false}} {
+		if err := ValidateID(id.field, id.v, id.required); err != nil {
+			return err
+		}
 	}
-	agent := s.Config.Agent(agentName)
-	mem := agent.Memory
-	strategy := in.Strategy
-	if strategy == "" {
-		strategy = mem.Strategy
+	if !utf8.ValidString(in.Query) {
+		return invalid("query", "invalid_utf8", "is not valid UTF-8")
 	}
-	budget := mem.BudgetTokens
+	if _, ok := ParseStrategy(in.Strategy); in.Strategy != "" && !ok {
+		return invalid("strategy", "invalid_value", "%q is not one of none, running_summary, rag_augmented", truncateForError(in.Strategy))
+	}
+	if in.BudgetTokens != nil && *in.BudgetTokens <= 0 {
+		return invalid("budget_tokens", "invalid_value", "must be a positive number of tokens")
+	}
+	if in.BudgetTokens != nil && *in.BudgetTokens > 1_000_000 {
+		return invalid("budget_tokens", "invalid_value", "must be at most 1000000")
+	}
+	if in.RAGScope != "" && in.RAGScope != rag.ScopeChat && in.RAGScope != rag.ScopeUser {
+		return invalid("rag_scope", "invalid_value", "must be chat or user")
+	}
+	for _, part := range in.Include {
+		if part != IncludeContext && part != IncludeMessages && part != IncludeSections {
+			return invalid("include", "invalid_value", "%q is not one of context, messages, sections", truncateForError(part))
+		}
+	}
+	return nil
+}
+
+// plan is everything one request resolves once, before any stage runs:
+// the agent's policy, the strategy, the budget, the query, the filter and
+// truncation options, and (after loadSummary) the cursor and the window.
+type plan struct {
+	chat     memory.Chat
+	agent    string
+	policy   Policy
+	strategy Strategy
+	budget   int
+	query    string
+	scope    string
+	wait     bool
+	filters  filters.Options    // the agent's, with the current query
+	trunc    truncation.Options // the agent's, with the current query
+
+	head        *memory.SummaryRecord
+	cursor      int64 // covered_to_seq of the head (0: none)
+	windowStart int64 // first seq of the recent window
+	lags        bool  // the summary lags its trigger (summary_stale)
+}
+
+func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
+	p := &plan{chat: chat, agent: in.Agent, query: rag.TruncateQuery(in.Query), wait: in.WaitForSummary}
+	if p.agent == "" {
+		p.agent = chat.Agent
+	}
+	p.policy = s.policy(p.agent)
+	p.strategy = p.policy.Strategy
+	if st, ok := ParseStrategy(in.Strategy); ok {
+		p.strategy = st
+	}
+	p.budget = p.policy.BudgetTokens
 	if in.BudgetTokens != nil {
-		budget = *in.BudgetTokens
+		p.budget = *in.BudgetTokens
 	}
-	res := &ContextResult{ChatID: chat.ID, Agent: agentName, Strategy: strategy, Degraded: []string{}}
-	degrade := func(reasons ...string) {
-		for _, r := range reasons {
-			if r == "" {
-				continue
-			}
-			dup := false
-			for _, d := range res.Degraded {
-				dup = dup || d == r
-			}
-			if !dup {
-				res.Degraded = append(res.Degraded, r)
-			}
-		}
+	p.scope = p.policy.RAGScope
+	if in.RAGScope != "" {
+		p.scope = in.RAGScope
 	}
-	key := chat.Key()
-	query := cutQuery(in.Query)
-
-	// Summary state.
-	var head *memory.SummaryRecord
-	if strategy != StrategyNone {
-		if in.WaitForSummary && s.Summaries != nil {
-			wctx, cancel := context.WithTimeout(ctx, summaryWaitLimit)
-			_, reasons, err := s.Summaries.Extend(wctx, key, true)
-			cancel()
-			degrade(reasons...)
-			if err != nil {
-				s.log().Warn("wait for summary", "chat", chat.ID, "err", err)
-				degrade(DegradedSummaryWait)
-			}
-		}
-		h, err := s.Store.SummaryHead(ctx, key)
-		if err != nil {
-			return nil, storeErr("read summary", err)
-		}
-		head = h
-	}
-	var cursor int64
-	if head != nil {
-		cursor = head.CoveredToSeq
-	}
-
-	// Which turns are candidates for verbatim display: the recent window,
-	// plus (when a summary is kept) the turns it does not cover yet.
+	p.filters = p.policy.Filters
+	p.filters.ExcludeQuery = p.query
+	p.trunc = p.policy.Truncation
+	p.trunc.Query = p.query
+	p.trunc.Scorer, p.trunc.Condenser = s.Scorer, s.Condenser
 	last := chat.LastSeq
-	window := int64(mem.SummaryRecentTurns)
-	if window < 1 {
-		window = 1
+	p.windowStart = max(1, last-int64(max(1, p.policy.RecentTurns))+1)
+	return p
+}
+
+// assemble runs the stages: load → retrieve → summary → pack → account.
+func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error) {
+	res := &ContextResult{ChatID: p.chat.ID, Agent: p.agent, Strategy: p.strategy, Degraded: []string{}}
+	if err := s.loadSummary(ctx, p, res); err != nil {
+		return nil, err
 	}
-	windowStart := last - window + 1
-	if windowStart < 1 {
-		windowStart = 1
+	cands, err := s.loadTurns(ctx, p, res)
+	if err != nil {
+		return nil, err
 	}
-	var loadFrom int64 // first seq loaded
-	switch strategy {
-	case StrategyNone:
-		loadFrom = max(1, last-int64(s.maxLoad(1000))+1)
-	default:
-		loadFrom = min(cursor+1, windowStart)
-		if pending := int64(s.maxLoad(400)); windowStart-loadFrom > pending {
-			loadFrom = windowStart - pending
+	s.reportLag(p, res)
+	ragTurns, err := s.retrieveStage(ctx, p, res)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	summary := s.summaryStage(p, res)
+	a := Assemble(AssemblyInput{Budget: p.budget, Strategy: p.strategy, RAG: ragTurns, Summary: summary,
+		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags})
+	res.AssemblyTime = time.Since(start)
+	s.account(p, res, a, summary, cands)
+	if s.Observe != nil {
+		s.Observe(p.agent, res)
+	}
+	return res, nil
+}
+
+// loadSummary waits for a fresh summary when asked, reads the head and
+// decides, once, whether the summary lags.
+func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) error {
+	if p.strategy == StrategyNone {
+		return nil
+	}
+	key := p.chat.Key()
+	if p.wait && s.Summaries != nil {
+		wctx, cancel := context.WithTimeout(ctx, summaryWaitLimit)
+		_, reasons, err := s.Summaries.Extend(wctx, key, true)
+		cancel()
+		res.degrade(reasons...)
+		if err != nil {
+			s.log().Warn("wait for summary", "chat", p.chat.ID, "err", err)
+			res.degrade(DegradedSummaryWait)
 		}
+	}
+	if err := s.readHead(ctx, p); err != nil {
+		return err
+	}
+	if p.lags && !p.wait && s.extendInline(ctx, p) {
+		return s.readHead(ctx, p)
+	}
+	return nil
+}
+
+func (s *Service) readHead(ctx context.Context, p *plan) error {
+	head, err := s.Store.SummaryHead(ctx, p.chat.Key())
+	if err != nil {
+		return storeErr("read summary", err)
+	}
+	p.head = head
+	if head != nil {
+		p.cursor = head.CoveredToSeq
+	}
+	p.lags = s.lagging(p.chat, p.cursor)
+	return nil
+}
+
+// inliner is implemented by summarisers that can extend a summary on the
+// request path cheaply (extractive ones).
+type inliner interface {
+	InlineFor(agent string) bool
+}
+
+// inlineSummaryLimit bounds an inline extractive extension: past it the
+// answer goes out with the summary as it was (summary_stale) and the
+// background worker finishes the job.
+const inlineSummaryLimit = 250 * time.Millisecond
+
+// extendInline brings a lagging extractive summary up to date before the
+// answer is assembled, so the first context after a bulk import carries a
+// summary instead of summary_stale. It reports whether it extended.
+func (s *Service) extendInline(ctx context.Context, p *plan) bool {
+	in, ok := s.Summaries.(inliner)
+	if !ok || !in.InlineFor(p.chat.Agent) {
+		return false
+	}
+	ictx, cancel := context.WithTimeout(ctx, inlineSummaryLimit)
+	defer cancel()
+	rec, _, err := s.Summaries.Extend(ictx, p.chat.Key(), true)
+	if err != nil || rec == nil {
+		if err != nil {
+			s.log().Debug("inline summary", "chat", p.chat.ID, "err", err)
+		}
+		return false
+	}
+	return true
+}
+
+// reportLag: when the summary lags, its uncovered turns are shown verbatim
+// instead, ahead of RAG hits, and the worker is woken.
+func (s *Service) reportLag(p *plan, res *ContextResult) {
+	if !p.lags {
+		return
+	}
+	res.degrade(DegradedSummaryStale)
+	if s.Summaries != nil {
+		s.Summaries.Kick()
+	}
+}
+
+// candidates are the verbatim turns offered to the packer, and the turns
+// accounted for without being offered.
+type candidates struct {
+	verbatim     []Turn
+	mustKeepFrom int64
+	capped       []int64 // removed by the filter's turn cap: dropped
+	neverLoaded  int64   // uncovered turns older than what was read: dropped
+}
+
+// loadTurns reads the candidates for verbatim display — the recent window,
+// plus (when a summary is kept) the turns it does not cover yet — and runs
+// them through the agent's filters and truncation.
+func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (candidates, error) {
+	var c candidates
+	last := p.chat.LastSeq
+	var loadFrom int64 // first seq read
+	if p.strategy == StrategyNone {
+		loadFrom = max(1, last-int64(s.maxLoad(1000))+1)
+		c.neverLoaded = loadFrom - 1
+	} else {
+		c.mustKeepFrom = p.windowStart
+		loadFrom = min(p.cursor+1, p.windowStart)
+		if pending := int64(s.maxLoad(400)); p.windowStart-loadFrom > pending {
+			loadFrom = p.windowStart - pending
+		}
+		c.neverLoaded = max(0, loadFrom-1-p.cursor)
 	}
 	var loaded []memory.Message
 	if last >= loadFrom {
-		msgs, err := s.Store.Messages(s.storeCtx(ctx), key, loadFrom-1, int(last-loadFrom+1))
+		msgs, err := s.Store.Messages(ctx, p.chat.Key(), loadFrom-1, int(last-loadFrom+1))
 		if err != nil {
-			return nil, storeErr("read messages", err)
+			return c, storeErr("read messages", err)
 		}
 		loaded = msgs
 	}
-	// Turns older than what was loaded, not covered by a summary, are
-	// dropped (counted, never silent).
-	var neverLoaded int64
-	if strategy == StrategyNone {
-		neverLoaded = loadFrom - 1
-	} else if loadFrom-1 > cursor {
-		neverLoaded = loadFrom - 1 - cursor
-	}
-
-	// Filters.
-	fopts, err := filterOptions(agent, query)
-	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Code: "invalid_config", Message: err.Error()}
-	}
-	fres := filters.Apply(loaded, fopts)
-	var capped []int64
+	fres := filters.Apply(loaded, p.filters)
 	for _, r := range fres.Removed {
-		if r.Reason == "max_turns" {
-			capped = append(capped, r.Seq)
+		if r.Reason == filters.ReasonMaxTurns {
+			c.capped = append(c.capped, r.Seq)
 		} else {
 			res.Usage.FilteredTurns++
 		}
 	}
-
-	// Truncation of each verbatim candidate.
-	topts := s.truncOptions(mem, query)
-	verbatim := make([]Turn, 0, len(fres.Kept))
+	c.verbatim = make([]Turn, 0, len(fres.Kept))
 	for _, m := range fres.Kept {
-		content, info := s.truncate(ctx, m.Content, topts)
+		content, info := s.truncate(ctx, m.Content, p.trunc)
 		if info.Fallback != "" {
-			degrade("truncation_" + info.Fallback)
+			res.degrade("truncation_" + info.Fallback)
 		}
 		t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
-		t.Tokens = s.tokens().cost(turnKey{chat.Tenant, chat.ID, m.Seq, len(content) + len(m.Name)}, renderTurn(t))
-		verbatim = append(verbatim, t)
+		t.Tokens = s.tokens().cost(turnKey{p.chat.Tenant, p.chat.ID, m.Seq, len(content) + len(m.Name)}, renderTurn(t))
+		c.verbatim = append(c.verbatim, t)
 	}
-	if strategy != StrategyNone && s.lagging(chat, cursor) {
-		// The summary lags: its uncovered turns are shown verbatim instead,
-		// ahead of RAG hits.
-		degrade(DegradedSummaryStale)
-		if s.Summaries != nil {
-			s.Summaries.Kick()
-		}
-	}
+	return c, nil
+}
 
-	// Retrieval.
-	var ragTurns []RAGTurn
-	if strategy == StrategyRAG {
-		start := time.Now()
-		// Pending turns (older than the window, not yet summarised) may come
-		// back as hits; the assembler shows each turn once.
-		ragTurns, err = s.retrieve(ctx, chat, mem, in, query, budget, windowStart, fopts, topts, degrade)
-		res.RetrievalTime = time.Since(start)
-		if err != nil {
-			return nil, err
-		}
+// summaryStage is the summary the packer may show, with the fallbacks the
+// background summariser took for it.
+func (s *Service) summaryStage(p *plan, res *ContextResult) *memory.Summary {
+	if p.head == nil || p.strategy == StrategyNone {
+		return nil
 	}
+	if dr, ok := s.Summaries.(degradedReporter); ok {
+		res.degrade(dr.LastDegraded(p.chat.Key())...)
+	}
+	sum := p.head.Summary
+	sum.Normalize()
+	sum.Stale = p.lags || p.head.Stale || s.promptsChanged(p.chat.Agent, p.head)
+	return &sum
+}
 
-	// Assembly.
-	start := time.Now()
-	var summary *memory.Summary
-	if head != nil && strategy != StrategyNone {
-		if dr, ok := s.Summaries.(degradedReporter); ok {
-			// Fallbacks the background summariser took for this summary.
-			degrade(dr.LastDegraded(chat.Key())...)
-		}
-		sum := head.Summary
-		sum.Normalize()
-		sum.Stale = s.isStale(chat, head)
-		summary = &sum
-	}
-	mustKeep := windowStart
-	if strategy == StrategyNone {
-		mustKeep = 0
-	}
-	lags := strategy != StrategyNone && s.lagging(chat, cursor)
-	a := Assemble(AssemblyInput{Budget: budget, Strategy: strategy, RAG: ragTurns, Summary: summary, Verbatim: verbatim, MustKeepFrom: mustKeep, SummaryLags: lags})
-	res.AssemblyTime = time.Since(start)
-
-	res.Context = a.Context
-	res.Messages = a.Messages
+// account turns what the packer kept into the answer, counting every turn
+// it did not show: no turn is ever silently lost.
+func (s *Service) account(p *plan, res *ContextResult, a Assembled, summary *memory.Summary, c candidates) {
+	res.Context, res.Messages, res.Sections = a.Context, a.Messages, a.Sections
 	if res.Messages == nil {
 		res.Messages = []ChatMessage{}
 	}
-	res.Sections = a.Sections
 	usage := a.Usage
 	usage.FilteredTurns = res.Usage.FilteredTurns
 	if summary != nil && a.Sections.Summary != nil {
 		usage.SummarizedTurns = summary.CoveredToSeq
 	}
-	dropped := append(append([]int64(nil), capped...), a.DroppedSeqs...)
-	usage.DroppedTurns = neverLoaded + int64(len(dropped))
+	dropped := append(append([]int64(nil), c.capped...), a.DroppedSeqs...)
+	usage.DroppedTurns = c.neverLoaded + int64(len(dropped))
 	if summary != nil && a.Sections.Summary == nil {
 		// The summary did not fit: the turns it covers are dropped too.
 		usage.DroppedTurns += summary.CoveredToSeq
 	}
-	if usage.DroppedTurns > 0 && usage.DroppedTurns <= 100 && neverLoaded == 0 && (summary == nil || a.Sections.Summary != nil) {
+	if usage.DroppedTurns > 0 && usage.DroppedTurns <= 100 && c.neverLoaded == 0 && (summary == nil || a.Sections.Summary != nil) {
 		usage.DroppedSeqs = sortedSeqs(dropped)
 	}
 	res.Usage = usage
-	if usage.DroppedTurns > 0 && strategy != StrategyNone && s.Summaries != nil {
+	if usage.DroppedTurns > 0 && p.strategy != StrategyNone && s.Summaries != nil {
 		// Emergency path: the context does not hold everything; summarise
 		// sooner so the next answer does.
 		s.Summaries.Kick()
 	}
-	if s.Observe != nil {
-		s.Observe(agentName, res)
+}
+
+// degrade records fallbacks once each, in the order they happened.
+func (r *ContextResult) degrade(reasons ...string) {
+	for _, reason := range reasons {
+		if reason != "" && !containsString(r.Degraded, reason) {
+			r.Degraded = append(r.Degraded, reason)
+		}
 	}
-	return res, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // degradedReporter is implemented by summarisers that remember which
@@ -308,68 +361,93 @@ func (s *Service) maxLoad(def int) int {
 	return def
 }
 
-// storeCtx is the context for store reads (a seam for per-call deadlines).
-func (s *Service) storeCtx(ctx context.Context) context.Context { return ctx }
-
-func (s *Service) retrieve(ctx context.Context, chat memory.Chat, mem config.Memory, in ContextInput, query string, budget int, excludeFrom int64, fopts filters.Options, topts truncation.Options, degrade func(...string)) ([]RAGTurn, error) {
+// retrieveStage finds past turns for rag_augmented; a retrieval that fails
+// makes the answer poorer (degraded), never failed.
+func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult) ([]RAGTurn, error) {
+	if p.strategy != StrategyRAG {
+		return nil, nil
+	}
+	start := time.Now()
+	defer func() { res.RetrievalTime = time.Since(start) }()
 	if s.Retriever == nil {
-		degrade(DegradedVectorStore)
+		res.degrade(DegradedVectorStore)
 		return nil, nil
 	}
-	if strings.TrimSpace(query) == "" {
+	if strings.TrimSpace(p.query) == "" {
 		// Nothing to search for: the answer falls back to recency.
-		degrade(DegradedEmptyQuery)
+		res.degrade(DegradedEmptyQuery)
 		return nil, nil
 	}
-	scope := mem.RAGScope
-	if in.RAGScope != "" {
-		scope = in.RAGScope
-	}
-	k := mem.RAGK
-	if mem.RAGFill {
-		// Enough candidates to fill the budget's room with short (~20
-		// token) turns; the assembler stops when the room is used.
-		k = max(k, min(mem.RAGMaxHits, budget/20))
-	}
-	turns, err := s.Retriever.Retrieve(ctx, rag.Request{
-		Tenant: chat.Tenant, ChatID: chat.ID, UserID: chat.UserID, Agent: chat.Agent,
-		Query: query, K: k, Threshold: float32(mem.RAGSimilarityThreshold),
-		Scope: scope, Neighbors: mem.RAGNeighbors, ExcludeFromSeq: excludeFrom,
-	})
+	// Pending turns (older than the window, not yet summarised) may come
+	// back as hits; the packer shows each turn once.
+	turns, err := s.Retriever.Retrieve(ctx, s.ragRequest(p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, storeErr("retrieve", ctx.Err())
 		}
 		if errors.Is(err, rag.ErrEmbedder) {
-			degrade(DegradedEmbedder)
+			res.degrade(DegradedEmbedder)
 		} else {
-			degrade(DegradedVectorStore)
+			res.degrade(DegradedVectorStore)
 		}
-		s.log().Warn("retrieval failed; answering without RAG", "chat", chat.ID, "err", err)
+		s.log().Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
 		return nil, nil
 	}
-	// The retriever answers chronologically; the assembler packs best first.
+	// The retriever answers chronologically; the packer packs best first.
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-	// Hits pass the same filters as verbatim turns (routing noise skipped,
-	// agent labels stripped, the current query excluded), but no turn cap.
-	fopts.MaxTurns = 0
-	asMsgs := make([]memory.Message, 0, len(turns))
-	for i, t := range turns {
-		if t.ChatID == chat.ID && t.Seq >= excludeFrom {
+	return s.ragTurns(ctx, p, turns), nil
+}
+
+func (s *Service) ragRequest(p *plan) rag.Request {
+	k := p.policy.RAGK
+	if p.policy.RAGFill {
+		// Enough candidates to fill the budget's room with short (~20
+		// token) turns; the packer stops when the room is used.
+		k = max(k, min(p.policy.RAGMaxHits, p.budget/20))
+	}
+	c := p.chat
+	return rag.Request{
+		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID, Agent: c.Agent,
+		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
+		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
+	}
+}
+
+// ragTurns passes hits through the same filters as verbatim turns (routing
+// noise skipped, agent labels stripped, the current query excluded; no
+// turn cap) and truncation, best first.
+func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAGTurn {
+	type kept struct {
+		t       rag.Turn
+		content string
+	}
+	ks := make([]kept, 0, len(turns))
+	queryAt := -1 // the last hit that is the current query is excluded
+	for _, t := range turns {
+		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
 			continue // belt and braces: never repeat the recent window
 		}
-		asMsgs = append(asMsgs, memory.Message{Seq: int64(i), Role: memory.Role(t.Role), Content: t.Content})
+		content, reason := p.filters.Item(memory.Role(t.Role), t.Content)
+		if reason != "" {
+			continue
+		}
+		if p.filters.IsQuery(memory.Role(t.Role), t.Content, content) {
+			queryAt = len(ks)
+		}
+		ks = append(ks, kept{t, content})
 	}
-	kept := filters.Apply(asMsgs, fopts).Kept
-	out := make([]RAGTurn, 0, len(kept))
-	for _, m := range kept {
-		t := turns[m.Seq]
-		content, _ := s.truncate(ctx, m.Content, topts)
-		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
-		rt.Tokens = s.tokens().cost(turnKey{chat.Tenant, t.ChatID, t.Seq, len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
+	out := make([]RAGTurn, 0, len(ks))
+	for i, k := range ks {
+		if i == queryAt {
+			continue
+		}
+		content, _ := s.truncate(ctx, k.content, p.trunc)
+		t := k.t
+		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
+		rt.Tokens = s.tokens().cost(turnKey{p.chat.Tenant, t.ChatID, t.Seq, len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
 	}
-	return out, nil
+	return out
 }
 
 // chatIDIfOther names the chat only for hits from another chat, keeping
@@ -381,23 +459,6 @@ func chatIDIfOther(hit, current string) string {
 	return hit
 }
 
-func filterOptions(agent config.Agent, query string) (filters.Options, error) {
-	o, err := filters.FromConfig(agent.Filters, agent.Memory.MaxTurns)
-	if err != nil {
-		return filters.Options{}, err
-	}
-	o.ExcludeQuery = query
-	return o, nil
-}
-
-func (s *Service) truncOptions(mem config.Memory, query string) truncation.Options {
-	st, err := truncation.ParseStrategy(mem.TruncationStrategy)
-	if err != nil {
-		st = truncation.Strategy("middle")
-	}
-	return truncation.Options{Strategy: st, MaxChars: mem.TruncationMaxChars, Query: query, Scorer: s.Scorer, Condenser: s.Condenser}
-}
-
 func (s *Service) truncate(ctx context.Context, text string, o truncation.Options) (string, truncation.Info) {
 	if o.MaxChars <= 0 || utf8.RuneCountInString(text) <= o.MaxChars {
 		return text, truncation.Info{}
@@ -407,10 +468,6 @@ func (s *Service) truncate(ctx context.Context, text string, o truncation.Option
 
 func sortedSeqs(s []int64) []int64 {
 	out := append([]int64(nil), s...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

@@ -12,12 +12,6 @@ import (
 // shows; the episodes endpoint pages the rest.
 const SummaryEpisodes = 5
 
-// episodeStore is the store's episode role, when it has one.
-func (s *Service) episodeStore() memory.EpisodeStore {
-	es, _ := s.Store.(memory.EpisodeStore)
-	return es
-}
-
 // Episodes pages a chat's closed episodes in seq order: those starting
 // after afterSeq, up to limit, and the after_seq of the next page.
 func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq int64, limit int) ([]memory.Episode, int64, error) {
@@ -31,7 +25,7 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	es := s.episodeStore()
+	es := s.EpisodeStore
 	if es == nil {
 		if _, err := s.Store.Chat(ctx, key); err != nil {
 			return nil, 0, storeErr("read chat", err)
@@ -51,7 +45,7 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 
 // LatestEpisodes returns a chat's newest closed episodes, in seq order.
 func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error) {
-	es := s.episodeStore()
+	es := s.EpisodeStore
 	if es == nil {
 		return []memory.Episode{}, nil
 	}

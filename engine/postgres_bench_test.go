@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/internal/pgtest"
 	"github.com/contextd/contextd/memory/postgres"
 )
@@ -20,5 +19,5 @@ func BenchmarkContext200Postgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	benchContext200(b, &Service{Config: config.Default(), Store: st})
+	benchContext200(b, &Service{Store: st})
 }

@@ -16,18 +16,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
-)
-
-// Strategies.
-const (
-	StrategyNone           = "none"
-	StrategyRunningSummary = "running_summary"
-	StrategyRAG            = "rag_augmented"
 )
 
 // Degraded reasons reported in answers.
@@ -54,15 +45,26 @@ type Summaries interface {
 // Kicker wakes a background worker (the indexer).
 type Kicker interface{ Kick() }
 
+// Store is what the use cases read and write.
+type Store interface {
+	memory.Chats
+	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
+	SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error)
+}
+
 // Service is the use-case layer. Retriever, Summaries and Indexer may be nil
 // (no vector store; no background summarisation; no indexing).
 type Service struct {
-	Config    *config.Config
-	Store     memory.Store
-	Index     rag.Index
-	Retriever Retriever
-	Summaries Summaries
-	Indexer   Kicker
+	// Policy resolves an agent's settings (nil: DefaultPolicy for all).
+	Policy func(agent string) Policy
+	Limits Limits
+	Store  Store
+	// Episodes lists chats' closed episodes (nil: none are kept).
+	EpisodeStore memory.EpisodeStore
+	Index        rag.Index
+	Retriever    Retriever
+	Summaries    Summaries
+	Indexer      Kicker
 	// Scorer and Condenser back the semantic and llm truncation strategies.
 	Scorer    truncation.Scorer
 	Condenser truncation.Condenser
@@ -158,15 +160,22 @@ func ValidateID(field, v string, required bool) error {
 	return nil
 }
 
+func (s *Service) policy(agent string) Policy {
+	if s.Policy == nil {
+		return DefaultPolicy()
+	}
+	return s.Policy(agent)
+}
+
 func (s *Service) maxMessages() int {
-	if n := s.Config.Server.MaxMessagesPerRequest; n > 0 {
+	if n := s.Limits.MaxMessagesPerRequest; n > 0 {
 		return n
 	}
 	return 1000
 }
 
 func (s *Service) maxMessageBytes() int {
-	if n := s.Config.Server.MaxMessageBytes; n > 0 {
+	if n := s.Limits.MaxMessageBytes; n > 0 {
 		return n
 	}
 	return 256 << 10
@@ -260,7 +269,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 		s.OnAppend(tenant, res.Appended)
 	}
 	if res.Appended > 0 {
-		if s.Indexer != nil && s.Config.Agent(res.Chat.Agent).Memory.StoreTurns {
+		if s.Indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
 			s.Indexer.Kick()
 		}
 		if s.Summaries != nil {
@@ -353,21 +362,22 @@ type staleChecker interface {
 // summary. Fewer uncovered turns are normal between two extensions (they
 // are shown verbatim), not a fallback.
 func (s *Service) lagging(chat memory.Chat, cursor int64) bool {
-	mem := s.Config.Agent(chat.Agent).Memory
-	uncovered := chat.LastSeq - int64(mem.SummaryRecentTurns) - cursor
-	return uncovered >= int64(max(1, mem.SummaryTriggerTurns))
+	pol := s.policy(chat.Agent)
+	uncovered := chat.LastSeq - int64(pol.RecentTurns) - cursor
+	return uncovered >= int64(max(1, pol.TriggerTurns))
 }
 
 // isStale: the summary lags (see lagging), or it was written with prompts
 // other than the agent's current ones.
 func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
-	if s.lagging(chat, rec.CoveredToSeq) || rec.Stale {
-		return true
-	}
-	if sc, ok := s.Summaries.(staleChecker); ok && sc.Stale(chat.Agent, rec) {
-		return true
-	}
-	return false
+	return s.lagging(chat, rec.CoveredToSeq) || rec.Stale || s.promptsChanged(chat.Agent, rec)
+}
+
+// promptsChanged: the record was written with other prompts than the
+// agent's current ones.
+func (s *Service) promptsChanged(agent string, rec *memory.SummaryRecord) bool {
+	sc, ok := s.Summaries.(staleChecker)
+	return ok && sc.Stale(agent, rec)
 }
 
 // RefreshSummary forces a summary extension now.
@@ -502,8 +512,8 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if s.Retriever == nil {
 		return nil, unavailable("vector store", errors.New("vector.driver is none"))
 	}
-	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: cutQuery(in.Query), Scope: rag.ScopeTenant}
-	agent := s.Config.Agent(memory.DefaultAgent)
+	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant}
+	agent := memory.DefaultAgent
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
 		chat, err := s.Store.Chat(ctx, key)
@@ -511,7 +521,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			return nil, storeErr("read chat", err)
 		}
 		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
-		agent = s.Config.Agent(chat.Agent)
+		agent = chat.Agent
 	} else if in.UserID != "" {
 		req.Scope = rag.ScopeUser
 	}
@@ -524,32 +534,17 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).
-	fopts, err := filters.FromConfig(agent.Filters, 0)
-	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Code: "invalid_config", Message: err.Error()}
-	}
-	msgs := make([]memory.Message, len(turns))
-	for i, t := range turns {
-		msgs[i] = memory.Message{Seq: int64(i), Role: memory.Role(t.Role), Content: t.Content}
-	}
+	fopts := s.policy(agent).Filters
 	hits := make([]SearchHit, 0, in.K)
-	for _, m := range filters.Apply(msgs, fopts).Kept {
+	for _, t := range turns {
 		if len(hits) == in.K {
 			break
 		}
-		t := turns[m.Seq]
-		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: m.Content, Score: t.Score, CreatedAt: t.CreatedAt})
+		content, reason := fopts.Item(memory.Role(t.Role), t.Content)
+		if reason != "" {
+			continue
+		}
+		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt})
 	}
 	return hits, nil
-}
-
-func cutQuery(q string) string {
-	if len(q) <= maxQueryBytes {
-		return q
-	}
-	q = q[:maxQueryBytes]
-	for len(q) > 0 && !utf8.ValidString(q) {
-		q = q[:len(q)-1]
-	}
-	return q
 }

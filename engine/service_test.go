@@ -10,24 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/rag"
 )
 
-func newTestService(t testing.TB, mutate func(*config.Config)) *Service {
+func newTestService(t testing.TB) *Service {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	cfg := config.Default()
-	if mutate != nil {
-		mutate(cfg)
-	}
-	return &Service{Config: cfg, Store: st}
+	return &Service{Store: st}
 }
 
 func appendN(t testing.TB, s *Service, chat string, from, to int, words int) {
@@ -84,7 +79,7 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name      string
-		strategy  string
+		strategy  Strategy
 		summaryTo int64
 		maxLoad   int
 	}{
@@ -98,16 +93,20 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 	} {
 		for _, budget := range []int{30, 200, 800, 4000, 50000} {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, budget), func(t *testing.T) {
-				s := newTestService(t, nil)
+				s := newTestService(t)
 				s.MaxLoad = tc.maxLoad
 				appendN(t, s, "c1", 1, 60, 15)
 				// Routing noise is filtered, not lost.
 				if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "assistant", Content: "[Supervisor] routing to billing"}}}); err != nil {
 					t.Fatal(err)
 				}
-				s.Config.Supervisor.Filters.SkipPrefixes = []string{"[Supervisor"}
+				s.Policy = func(string) Policy {
+					p := DefaultPolicy()
+					p.Filters.SkipPrefixes = append(p.Filters.SkipPrefixes, "[Supervisor")
+					return p
+				}
 				if tc.summaryTo > 0 {
-					fs := &fakeSummaries{store: s.Store, upTo: tc.summaryTo}
+					fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: tc.summaryTo}
 					if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 						t.Fatal(err)
 					}
@@ -119,7 +118,7 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 					{ChatID: "c1", Seq: 7, Role: "assistant", Content: "[Supervisor] routing noise must not come back through RAG", Score: 4},
 				}}
 				b := budget
-				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", BudgetTokens: &b, Strategy: tc.strategy})
+				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", BudgetTokens: &b, Strategy: string(tc.strategy)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -159,10 +158,10 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 
 func TestContextDegradedReasons(t *testing.T) {
 	ctx := context.Background()
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	appendN(t, s, "c1", 1, 30, 3)
 
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "anything", Strategy: StrategyRAG})
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "anything", Strategy: string(StrategyRAG)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,38 +169,38 @@ func TestContextDegradedReasons(t *testing.T) {
 		t.Errorf("no retriever: degraded = %v, want %s", res.Degraded, DegradedVectorStore)
 	}
 	s.Retriever = &fakeRetriever{}
-	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "  ", Strategy: StrategyRAG})
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "  ", Strategy: string(StrategyRAG)})
 	if !contains(res.Degraded, DegradedEmptyQuery) {
 		t.Errorf("empty query: degraded = %v", res.Degraded)
 	}
 	s.Retriever = &fakeRetriever{err: fmt.Errorf("boom: %w", rag.ErrEmbedder)}
-	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG})
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG)})
 	if !contains(res.Degraded, DegradedEmbedder) || len(res.Sections.Recent) == 0 {
 		t.Errorf("embedder down: degraded = %v, recent = %d (want an answer without RAG)", res.Degraded, len(res.Sections.Recent))
 	}
-	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRunningSummary})
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRunningSummary)})
 	if !contains(res.Degraded, DegradedSummaryStale) {
 		t.Errorf("no summary yet, 30 turns, window 10: degraded = %v, want summary_stale", res.Degraded)
 	}
-	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyNone})
+	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyNone)})
 	if len(res.Degraded) != 0 {
 		t.Errorf("strategy none: degraded = %v, want []", res.Degraded)
 	}
 }
 
 func TestContextPassesScopeAndExclusion(t *testing.T) {
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	appendN(t, s, "c1", 1, 40, 3)
 	fr := &fakeRetriever{}
 	s.Retriever = fr
-	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG, RAGScope: "user"}); err != nil {
+	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG), RAGScope: "user"}); err != nil {
 		t.Fatal(err)
 	}
 	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 200 /* rag_fill: 4000/20 */ {
 		t.Errorf("request = %+v", fr.got)
 	}
-	s.Config.Supervisor.Memory.RAGFill = false
-	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: StrategyRAG}); err != nil {
+	s.Policy = func(string) Policy { p := DefaultPolicy(); p.RAGFill = false; return p }
+	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG)}); err != nil {
 		t.Fatal(err)
 	}
 	if fr.got.K != 5 || fr.got.Scope != "chat" {
@@ -213,7 +212,7 @@ func TestContextPassesScopeAndExclusion(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	ctx := context.Background()
 	appendN(t, s, "c1", 1, 2, 1)
 	zero, neg := 0, -5
@@ -292,7 +291,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestAppendViaContextIsIdempotentAndExcludesQuery(t *testing.T) {
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	ctx := context.Background()
 	in := ContextInput{ChatID: "c9", Query: "what is my plan?", Append: []InMessage{{ID: "q1", Role: "user", Content: "what is my plan?"}}}
 	for i := 0; i < 2; i++ {
@@ -311,7 +310,7 @@ func TestAppendViaContextIsIdempotentAndExcludesQuery(t *testing.T) {
 }
 
 func TestDeleteChat(t *testing.T) {
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	ctx := context.Background()
 	appendN(t, s, "c1", 1, 5, 1)
 	if err := s.DeleteChat(ctx, "other", "c1"); err == nil {
@@ -337,14 +336,14 @@ func contains(xs []string, x string) bool {
 // BenchmarkContext200 measures /v1/context assembly for a 200-turn chat
 // without HTTP (target ≤ 1 ms per call on SQLite).
 func BenchmarkContext200(b *testing.B) {
-	benchContext200(b, newTestService(b, nil))
+	benchContext200(b, newTestService(b))
 }
 
 // benchContext200 fills s with a 200-turn chat summarised up to 190 and
 // measures Context on it, reporting p50/p95.
 func benchContext200(b *testing.B, s *Service) {
 	appendN(b, s, "c1", 1, 200, 20)
-	fs := &fakeSummaries{store: s.Store, upTo: 190}
+	fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 190}
 	if _, _, err := fs.Extend(context.Background(), memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		b.Fatal(err)
 	}
@@ -353,7 +352,7 @@ func benchContext200(b *testing.B, s *Service) {
 	var lat []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if _, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", Strategy: StrategyRunningSummary}); err != nil {
+		if _, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic 3", Strategy: string(StrategyRunningSummary)}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))
@@ -380,14 +379,14 @@ func (r *reportingSummaries) LastDegraded(memory.ChatKey) []string {
 
 func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 	ctx := context.Background()
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	appendN(t, s, "c1", 1, 30, 3)
-	rs := &reportingSummaries{fakeSummaries{store: s.Store, upTo: 20}}
+	rs := &reportingSummaries{fakeSummaries{store: s.Store.(memory.Store), upTo: 20}}
 	if _, _, err := rs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		t.Fatal(err)
 	}
 	s.Summaries = rs
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +396,7 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 }
 
 func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
-	s := newTestService(t, nil)
+	s := newTestService(t)
 	appendN(t, s, "c1", 1, 3, 1)
 	s.Retriever = &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c1", Seq: 1, Role: "user", Content: "low", Score: 0.1},
@@ -417,9 +416,9 @@ func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 // extensions (shown verbatim), not a fallback; at the trigger they are.
 func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 	ctx := context.Background()
-	s := newTestService(t, nil)   // window 10, trigger 10
+	s := newTestService(t)        // window 10, trigger 10
 	appendN(t, s, "c1", 1, 15, 2) // 5 uncovered: below the trigger
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +426,7 @@ func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 		t.Fatalf("5 uncovered turns: degraded %v, recent %d", res.Degraded, len(res.Sections.Recent))
 	}
 	appendN(t, s, "c1", 16, 20, 2) // 10 uncovered: at the trigger
-	res, err = s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: StrategyRunningSummary})
+	res, err = s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,9 +436,9 @@ func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 	// Uncovered turns below the trigger that do not fit the budget are
 	// counted as dropped; that is budget, not a summary fallback.
 	b := 60
-	s2 := newTestService(t, nil)
+	s2 := newTestService(t)
 	appendN(t, s2, "c2", 1, 13, 10)
-	res, err = s2.Context(ctx, "default", ContextInput{ChatID: "c2", Strategy: StrategyRunningSummary, BudgetTokens: &b})
+	res, err = s2.Context(ctx, "default", ContextInput{ChatID: "c2", Strategy: string(StrategyRunningSummary), BudgetTokens: &b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,26 +153,11 @@ func Apply(msgs []memory.Message, o Options) Result {
 	// reason[i] == "" means kept so far.
 	reason := make([]string, len(msgs))
 	content := make([]string, len(msgs))
-	query := strings.TrimSpace(o.ExcludeQuery)
 	queryIdx := -1
 	for i := range msgs {
 		m := &msgs[i]
-		switch {
-		case o.ToolMessages == ToolDrop && m.Role == memory.RoleTool:
-			reason[i] = ReasonTool
-			continue
-		case hasAnyPrefix(strings.TrimLeftFunc(m.Content, unicode.IsSpace), o.SkipPrefixes):
-			reason[i] = ReasonSkippedPrefix
-			continue
-		}
-		c := strip(m.Content, o)
-		if isBlank(c) {
-			reason[i] = ReasonEmpty
-			continue
-		}
-		content[i] = c
-		if query != "" && m.Role == memory.RoleUser &&
-			(strings.TrimSpace(c) == query || strings.TrimSpace(m.Content) == query) {
+		content[i], reason[i] = o.Item(m.Role, m.Content)
+		if reason[i] == "" && o.IsQuery(m.Role, m.Content, content[i]) {
 			queryIdx = i
 		}
 	}
@@ -209,6 +194,32 @@ func Apply(msgs []memory.Message, o Options) Result {
 		res.Kept = append(res.Kept, m)
 	}
 	return res
+}
+
+// Item runs the per-message steps of the pipeline on one message: it
+// returns the content as shown and "" when the message is kept, or the
+// reason it is removed (ReasonTool, ReasonSkippedPrefix, ReasonEmpty). The
+// sequence steps, the current query and the turn cap, are Apply's.
+func (o Options) Item(role memory.Role, content string) (string, string) {
+	switch {
+	case o.ToolMessages == ToolDrop && role == memory.RoleTool:
+		return "", ReasonTool
+	case hasAnyPrefix(strings.TrimLeftFunc(content, unicode.IsSpace), o.SkipPrefixes):
+		return "", ReasonSkippedPrefix
+	}
+	c := strip(content, o)
+	if isBlank(c) {
+		return "", ReasonEmpty
+	}
+	return c, ""
+}
+
+// IsQuery reports whether a kept message (original and stripped content)
+// is the current query (ExcludeQuery), which the caller already holds.
+func (o Options) IsQuery(role memory.Role, original, stripped string) bool {
+	query := strings.TrimSpace(o.ExcludeQuery)
+	return query != "" && role == memory.RoleUser &&
+		(strings.TrimSpace(stripped) == query || strings.TrimSpace(original) == query)
 }
 
 // maxStripPasses bounds repeated stripping ("[A Agent]\n[B Agent]\n...").

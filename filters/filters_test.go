@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -296,26 +295,12 @@ func TestPresetAndMerge(t *testing.T) {
 	}
 }
 
-func TestValidateAndFromConfig(t *testing.T) {
+func TestValidate(t *testing.T) {
 	if err := (Options{ToolMessages: "maybe"}).Validate(); err == nil {
 		t.Error("want error for tool_messages maybe")
 	}
 	if err := (Options{MaxTurns: -1}).Validate(); err == nil {
 		t.Error("want error for negative max_turns")
-	}
-	o, err := FromConfig(config.Filters{Preset: "supervisor", SkipPrefixes: []string{"[Router"}, ToolMessages: "drop"}, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !o.StripAgentLabels || o.MaxTurns != 12 || o.ToolMessages != ToolDrop ||
-		!reflect.DeepEqual(o.SkipPrefixes, []string{"[Supervisor", "[Router"}) {
-		t.Errorf("FromConfig = %+v", o)
-	}
-	if _, err := FromConfig(config.Filters{Preset: "nope"}, 0); err == nil {
-		t.Error("want error for unknown preset")
-	}
-	if _, err := FromConfig(config.Filters{ToolMessages: "sometimes"}, 0); err == nil {
-		t.Error("want error for bad tool mode")
 	}
 }
 

@@ -5,17 +5,24 @@ import (
 	"time"
 )
 
-// Store keeps chats, messages, the summary chain and the derived backlogs.
-// Every method takes the tenant (inside ChatKey or explicitly): no method
-// reads across tenants. Implementations: memory/sqlite, memory/postgres; both
-// pass memory/storetest.
+// Store is the whole backend contract: every role below. Every method
+// takes the tenant (inside ChatKey or explicitly): no method reads across
+// tenants. Implementations: memory/sqlite, memory/postgres; both pass
+// memory/storetest. Consumers ask only for the roles they use.
 type Store interface {
-	// Append stores the messages of one chat in one transaction, creating the
-	// chat on first use. Seqs are gap-free and 1-based per chat; a message
-	// whose ID the chat already holds is a duplicate and is not stored again.
-	// Safe for concurrent use on the same chat, from several processes.
-	Append(ctx context.Context, req AppendRequest) (AppendResult, error)
+	Chats
+	Summaries
+	IndexBacklog
+	Leases
+	// BacklogSizes counts unindexed messages and turns not yet summarised.
+	BacklogSizes(ctx context.Context) (Backlog, error)
+	// Ping checks the backend is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
 
+// ChatReader reads chats and their turns.
+type ChatReader interface {
 	// Chat returns a chat, or ErrNotFound.
 	Chat(ctx context.Context, key ChatKey) (Chat, error)
 
@@ -26,7 +33,27 @@ type Store interface {
 	// MessagesBySeq returns the messages with the given seqs (those that
 	// exist), in seq order.
 	MessagesBySeq(ctx context.Context, key ChatKey, seqs []int64) ([]Message, error)
+}
 
+// Chats stores and erases chats and their turns.
+type Chats interface {
+	ChatReader
+
+	// Append stores the messages of one chat in one transaction, creating the
+	// chat on first use. Seqs are gap-free and 1-based per chat; a message
+	// whose ID the chat already holds is a duplicate and is not stored again.
+	// Safe for concurrent use on the same chat, from several processes.
+	Append(ctx context.Context, req AppendRequest) (AppendResult, error)
+
+	// DeleteChat removes the chat and everything derived from it (messages,
+	// summaries, backlog, leases). ErrNotFound when it does not exist.
+	DeleteChat(ctx context.Context, key ChatKey) error
+	// ChatsOfUser lists the chat ids a user owns in a tenant.
+	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
+}
+
+// Summaries keeps each chat's chain of summary records.
+type Summaries interface {
 	// SummaryHead returns the chat's current summary record, or nil when the
 	// chat has none yet. ErrNotFound when the chat does not exist.
 	SummaryHead(ctx context.Context, key ChatKey) (*SummaryRecord, error)
@@ -43,7 +70,10 @@ type Store interface {
 	// ListSummaryWork finds chats with turns the summary does not cover yet:
 	// last_seq - summary_cursor >= minPending, oldest work first.
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]Chat, error)
+}
 
+// IndexBacklog is the durable list of turns not yet in the vector index.
+type IndexBacklog interface {
 	// UnindexedChats lists chats that hold messages not yet indexed.
 	UnindexedChats(ctx context.Context, limit int) ([]Chat, error)
 	// UnindexedMessages returns up to limit messages of the chat not yet
@@ -53,25 +83,15 @@ type Store interface {
 	MarkIndexed(ctx context.Context, key ChatKey, seqs []int64) error
 	// ResetIndexed marks every message unindexed (e.g. after an index wipe).
 	ResetIndexed(ctx context.Context) error
-	// BacklogSizes counts unindexed messages and turns not yet summarised.
-	BacklogSizes(ctx context.Context) (Backlog, error)
+}
 
+// Leases let one replica at a time summarise or index a chat.
+type Leases interface {
 	// TryLease takes or renews a named lease on a chat for owner until
 	// now+ttl; it reports false when another owner holds an unexpired lease.
-	// Used so that one replica at a time summarises or indexes a chat.
 	TryLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
 	// ReleaseLease drops owner's lease (no error when it does not hold it).
 	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
-
-	// DeleteChat removes the chat and everything derived from it (messages,
-	// summaries, backlog, leases). ErrNotFound when it does not exist.
-	DeleteChat(ctx context.Context, key ChatKey) error
-	// ChatsOfUser lists the chat ids a user owns in a tenant.
-	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
-
-	// Ping checks the backend is reachable.
-	Ping(ctx context.Context) error
-	Close() error
 }
 
 // Backlog counts derived, durable work.

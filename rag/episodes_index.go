@@ -49,8 +49,8 @@ func EpisodePoint(c memory.Chat, e memory.Episode) Point {
 // drainEpisodes indexes every pending episode of chats not leased
 // elsewhere; stores without episodes have none.
 func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
-	es, ok := ix.Store.(memory.EpisodeStore)
-	if !ok || !ix.Episodes {
+	es := ix.Episodes
+	if es == nil {
 		return 0, nil
 	}
 	chats, err := es.UnindexedEpisodeChats(ctx, chatsPerPass)

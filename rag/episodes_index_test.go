@@ -67,7 +67,7 @@ func TestIndexerEpisodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := &recIndex{fail: errors.New("index down")}
-	ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Episodes: true}
+	ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Episodes: st}
 	if _, err := ixr.DrainOnce(ctx); !errors.Is(err, rag.ErrIndexUnavailable) {
 		t.Fatalf("drain with the index down: %v", err)
 	}

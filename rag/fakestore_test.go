@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
-// fakeStore is an in-memory memory.Store with just the methods the indexer
-// and retriever use; the embedded interface panics on anything else.
+// fakeStore is an in-memory store with exactly the roles the indexer
+// (rag.IndexSource) and the retriever (rag.Neighbours) ask for.
 type fakeStore struct {
-	memory.Store
 	mu      sync.Mutex
 	chats   map[memory.ChatKey]*fakeChat
 	leases  map[string]string // kind/tenant/chat -> owner
@@ -154,6 +154,20 @@ func (s *fakeStore) unindexed() int {
 	}
 	return n
 }
+
+func (s *fakeStore) ResetIndexed(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.chats {
+		c.indexed = map[int64]bool{}
+	}
+	return nil
+}
+
+var (
+	_ rag.IndexSource = (*fakeStore)(nil)
+	_ rag.Neighbours  = (*fakeStore)(nil)
+)
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }
 

@@ -11,6 +11,13 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
+// IndexSource is what the indexer reads and marks in the store.
+type IndexSource interface {
+	memory.IndexBacklog
+	memory.Leases
+	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
+}
+
 // Indexer drains the store's durable "unindexed" backlog into the index.
 // Per chat it takes the index lease, embeds the pending turns in batches,
 // upserts them (idempotent on tenant/chat/seq) and only then marks them
@@ -19,7 +26,7 @@ import (
 // outage loses nothing. Several replicas may run indexers on one store; the
 // lease keeps them off each other's chats.
 type Indexer struct {
-	Store    memory.Store
+	Store    IndexSource
 	Embedder Embedder
 	Sparse   *SparseEncoder // nil: default parameters
 	Index    Index
@@ -33,9 +40,9 @@ type Indexer struct {
 	PollInterval time.Duration
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default 2m.
 	LeaseTTL time.Duration
-	// Episodes indexes closed episodes too (memory.rag_episodes), when the
-	// store keeps them.
-	Episodes bool
+	// Episodes, when set, is where closed episodes are read and marked:
+	// they are indexed too (memory.rag_episodes).
+	Episodes memory.EpisodeStore
 
 	once    sync.Once
 	kick    chan struct{}

@@ -17,6 +17,11 @@ import (
 // query is truncated (at a rune boundary), not rejected.
 const MaxQueryBytes = 8 << 10
 
+// Neighbours reads the turns around a hit.
+type Neighbours interface {
+	MessagesBySeq(ctx context.Context, key memory.ChatKey, seqs []int64) ([]memory.Message, error)
+}
+
 // Retriever serves /v1/context's RAG section and /v1/search: it embeds the
 // query, asks the index for hybrid hits in scope, drops turns the caller
 // already shows verbatim, and adds neighbouring turns from the store.
@@ -24,7 +29,7 @@ type Retriever struct {
 	Embedder Embedder
 	Sparse   *SparseEncoder // nil: default parameters
 	Index    Index
-	Store    memory.Store // for neighbours; nil: no neighbours
+	Store    Neighbours // for neighbours; nil: no neighbours
 }
 
 // Request is one retrieval.

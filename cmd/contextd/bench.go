@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,11 +18,14 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
+const benchUsage = "usage: contextd bench noop [--addr 127.0.0.1:8081] | contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
 func cmdBench(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "noop" {
+		return cmdBenchNoop(ctx, args[1:], stdout)
+	}
 	if len(args) == 0 || args[0] != "load" {
 		return usageError(benchUsage)
 	}
@@ -177,4 +181,27 @@ func startBenchServer(ctx context.Context, cfgPath string, getenv func(string) s
 		}
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// cmdBenchNoop serves the no-op handler (bare Echo, same routes, a tiny JSON
+// answer) until ctx ends: the floor that make bench-http measures contextd
+// against, in the same run.
+func cmdBenchNoop(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench noop", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	addr := fs.String("addr", "127.0.0.1:8081", "listen address (loopback)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: loadgen.NoopHandler(), ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stdout, "no-op handler listening on http://%s\n", ln.Addr())
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/contextd/contextd/cmd/contextd/internal/eval"
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/internal/eval"
 )
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

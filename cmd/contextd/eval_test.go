@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/cmd/contextd/internal/eval"
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/internal/eval"
 	"github.com/contextd/contextd/rag/qdrant/qdranttest"
 )
 

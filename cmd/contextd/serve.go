@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -44,6 +45,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
+	pprofAddr := fs.String("pprof", "", "serve Go's pprof endpoints on this address (e.g. 127.0.0.1:6060) for profiling under load; off by default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +75,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprintf(stdout, "contextd %s listening on http://%s (config: %s; storage: %s; vector: %s; llm: %s)\n",
 		version, displayAddr(ln.Addr()), src, cfg.Storage.Driver, cfg.Vector.Driver, cfg.LLM.Provider)
+
+	if *pprofAddr != "" {
+		stopPprof, err := servePprof(*pprofAddr)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+		fmt.Fprintf(stdout, "pprof on http://%s/debug/pprof/\n", *pprofAddr)
+	}
 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workersDone := app.StartWorkers(workCtx)
@@ -149,4 +160,21 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	defer store.Close()
 	fmt.Fprintf(stdout, "migrations applied (%s)\n", cfg.Storage.Driver)
 	return nil
+}
+
+// servePprof serves net/http/pprof's handlers on their own listener and
+// mux, never on the API's.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

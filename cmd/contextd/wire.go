@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,7 +76,7 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 	case "none":
 		return nil, nil
 	case "qdrant":
-		qc := qdrant.FromConfig(cfg.Vector.Qdrant, cfg.Supervisor.Memory.RAGNamespace, dim)
+		qc := qdrantConfig(cfg.Vector.Qdrant, cfg.Supervisor.Memory.RAGNamespace, dim)
 		qc.OnCollectionCreated = func(collection string) {
 			// A new (or lost and recreated) collection holds nothing: mark
 			// every stored turn unindexed so the indexer fills it again.
@@ -135,7 +137,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
 
-	emb, dim, err := rag.NewEmbedder(cfg.Embedder)
+	emb, dim, err := newEmbedder(ctx, cfg.Embedder)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
@@ -144,21 +146,30 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return nil, err
 	}
 	owner := ownerID()
-	svc := &engine.Service{Config: cfg, Store: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}}
+	pol, err := policies(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Both SQL stores keep episodes.
+	episodeStore, _ := store.(memory.EpisodeStore)
+	svc := &engine.Service{Policy: pol, Store: store, EpisodeStore: episodeStore, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
 		a.closers = append(a.closers, ix.Close)
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
-		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: store}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer"),
-			Episodes: cfg.Supervisor.Memory.Episodes && cfg.Supervisor.Memory.RAGEpisodes}
+		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: ix, Store: store}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
+		if cfg.Supervisor.Memory.Episodes && cfg.Supervisor.Memory.RAGEpisodes {
+			a.Indexer.Episodes = episodeStore
+		}
 		svc.Indexer = a.Indexer
 	}
 
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
-	model, err := llmsum.NewModel(cfg.LLM, "")
+	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
@@ -167,11 +178,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
 	}
 	a.Worker = &worker.Worker{
-		Store: store, Summarizer: summarizer, Fallback: ext,
+		Store: store, Episodes: episodeStore, Summarizer: summarizer, Fallback: ext,
 		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
-		Prepare:    summaryInput(cfg),
+		Prepare:    summaryInput(pol),
 		OnJob: func(tenant, outcome string, in, out int) {
 			if outcome == "llm_tokens" {
 				a.Metrics.LLMTokens.WithLabelValues(tenant, "in").Add(float64(in))
@@ -195,7 +206,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
-	a.Handler = api.NewHandler(api.Deps{Service: svc, Config: cfg, Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	a.Handler = api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready})
 	ok = true
 	return a, nil
 }
@@ -203,12 +214,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 // summaryInput applies the agent's filters to the turns a summary reads, so
 // routing noise and agent labels stay out of summaries as they stay out of
 // contexts.
-func summaryInput(cfg *config.Config) func(string, []memory.Message) []memory.Message {
+func summaryInput(pol func(string) engine.Policy) func(string, []memory.Message) []memory.Message {
 	return func(agent string, turns []memory.Message) []memory.Message {
-		o, err := filters.FromConfig(cfg.Agent(agent).Filters, 0)
-		if err != nil {
-			return turns
-		}
+		o := pol(agent).Filters
+		o.MaxTurns = 0 // a summary reads every turn
 		return filters.Apply(turns, o).Kept
 	}
 }
@@ -229,7 +238,7 @@ func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
 		ag := cfg.Agent(agent)
 		m := ag.Memory
 		return worker.Settings{
-			Enabled:       m.Strategy != engine.StrategyNone && m.PersistSummary,
+			Enabled:       m.Strategy != string(engine.StrategyNone) && m.PersistSummary,
 			RecentTurns:   m.SummaryRecentTurns,
 			TriggerTurns:  m.SummaryTriggerTurns,
 			TriggerTokens: m.SummaryTriggerTokens,
@@ -310,4 +319,39 @@ func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	return done
+}
+
+// apiOptions is the HTTP layer's share of the server settings.
+func apiOptions(s config.Server) api.Options {
+	keys := make([]api.APIKey, 0, len(s.Auth.APIKeys))
+	for _, k := range s.Auth.APIKeys {
+		keys = append(keys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
+	}
+	return api.Options{
+		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
+		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
+	}
+}
+
+// queryCacheSize bounds the query-embedding cache: 4096 vectors of 1,536
+// float32 are about 25 MB.
+const queryCacheSize = 4096
+
+// queryEmbedder puts a bounded LRU of query vectors in front of a remote
+// embedder, so a repeated query costs no round trip. The hashing embedder
+// is faster than a cache lookup's bookkeeping and is left as it is.
+func queryEmbedder(c config.Embedder, emb rag.Embedder, m *metrics.Metrics) rag.Embedder {
+	if _, local := emb.(*rag.HashingEmbedder); local {
+		return emb
+	}
+	ident := strings.Join([]string{c.Provider, c.Model, c.BaseURL, strconv.Itoa(c.Dimensions)}, "|")
+	qc := rag.NewQueryCache(emb, ident, queryCacheSize)
+	qc.OnLookup = func(hit bool) {
+		if hit {
+			m.QueryCache.WithLabelValues("hit").Inc()
+		} else {
+			m.QueryCache.WithLabelValues("miss").Inc()
+		}
+	}
+	return qc
 }

@@ -26,6 +26,8 @@ type Metrics struct {
 	Degraded        *prometheus.CounterVec
 	RateLimited     *prometheus.CounterVec
 	BackendUp       *prometheus.GaugeVec
+	// QueryCache counts query-embedding cache lookups by result (hit, miss).
+	QueryCache *prometheus.CounterVec
 }
 
 // New creates the metrics on a fresh registry.
@@ -66,9 +68,12 @@ func New() *Metrics {
 		BackendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "contextd_backend_up", Help: "1 when the backend answers, 0 when degraded or down.",
 		}, []string{"backend"}),
+		QueryCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_query_embedding_cache_total", Help: "Query-embedding cache lookups (remote embedders) by result: hit, miss.",
+		}, []string{"result"}),
 	}
 	m.Registry.MustRegister(m.RequestDuration, m.AppendedTurns, m.ContextTokens, m.Retrieval, m.Assembly,
-		m.SummaryJobs, m.LLMTokens, m.Degraded, m.RateLimited, m.BackendUp,
+		m.SummaryJobs, m.LLMTokens, m.Degraded, m.RateLimited, m.BackendUp, m.QueryCache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -76,6 +81,8 @@ func New() *Metrics {
 // Known pre-creates the series of known label values at zero, so a scrape
 // shows every metric before its first event.
 func (m *Metrics) Known(tenants []string) {
+	m.QueryCache.WithLabelValues("hit")
+	m.QueryCache.WithLabelValues("miss")
 	for _, o := range []string{"ok", "degraded", "error"} {
 		m.SummaryJobs.WithLabelValues(o)
 	}

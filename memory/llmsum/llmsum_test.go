@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/extractive"
@@ -381,16 +380,16 @@ func TestCondenser(t *testing.T) {
 
 func TestNewModel(t *testing.T) {
 	cases := []struct {
-		cfg     config.LLM
+		cfg     ModelOptions
 		wantNil bool
 		wantErr bool
 	}{
-		{config.LLM{Provider: "none"}, true, false},
-		{config.LLM{}, true, false},
-		{config.LLM{Provider: "openai", Model: "gpt-4o-mini", BaseURL: "http://127.0.0.1:1/v1"}, false, false},
-		{config.LLM{Provider: "ollama", Model: "llama3", BaseURL: "http://127.0.0.1:1"}, false, false},
-		{config.LLM{Provider: "anthropic", Model: "claude", APIKey: "k"}, false, false},
-		{config.LLM{Provider: "bogus"}, true, true},
+		{ModelOptions{Provider: "none"}, true, false},
+		{ModelOptions{}, true, false},
+		{ModelOptions{Provider: "openai", Model: "gpt-4o-mini", BaseURL: "http://127.0.0.1:1/v1"}, false, false},
+		{ModelOptions{Provider: "ollama", Model: "llama3", BaseURL: "http://127.0.0.1:1"}, false, false},
+		{ModelOptions{Provider: "anthropic", Model: "claude", APIKey: "k"}, false, false},
+		{ModelOptions{Provider: "bogus"}, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.cfg.Provider, func(t *testing.T) {

@@ -9,15 +9,21 @@ import (
 	"github.com/tmc/langchaingo/llms/googleai"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
-
-	"github.com/contextd/contextd/config"
 )
+
+// ModelOptions name an LLM endpoint (the llm section of agents.yaml).
+type ModelOptions struct {
+	Provider string // none | openai | ollama | anthropic | googleai
+	Model    string
+	BaseURL  string
+	APIKey   string
+}
 
 // NewModel builds the langchaingo model for the configured provider.
 // modelOverride ("" = c.Model) is memory.summary_model. Provider "none" (or
 // empty) returns nil, nil: no LLM, the caller uses the extractive summarizer.
 // Building a model does not contact the provider.
-func NewModel(c config.LLM, modelOverride string) (llms.Model, error) {
+func NewModel(c ModelOptions, modelOverride string) (llms.Model, error) {
 	model := c.Model
 	if modelOverride != "" {
 		model = modelOverride

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
 )
 
 var _ memory.EpisodeStore = (*Store)(nil)
@@ -50,7 +51,7 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		if lastTo != expectTo {
 			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
 		}
-		js, err := memory.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
+		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -75,7 +76,7 @@ func limitArg(limit int) *int {
 // turns in one multi-row INSERT, moves last_seq and commits.
 func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	b, err := memory.PrepareBatch(req, now)
+	b, err := sqlbatch.PrepareBatch(req, now)
 	if err != nil {
 		return memory.AppendResult{}, fmt.Errorf("postgres: %w", err)
 	}
@@ -106,7 +107,7 @@ var errChatVanished = errors.New("chat deleted during append")
 
 // appendTx runs one append transaction on conn. On error the caller rolls
 // back.
-func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *memory.Batch, now time.Time) (memory.AppendResult, error) {
+func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *sqlbatch.Batch, now time.Time) (memory.AppendResult, error) {
 	var res memory.AppendResult
 	agent := req.Agent
 	if agent == "" {
@@ -248,7 +249,7 @@ func (s *Store) messages(ctx context.Context, sql string, args ...any) ([]memory
 		meta []byte
 	)
 	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &m.CreatedAt, &meta}, func() error {
-		md, err := memory.DecodeMeta(meta)
+		md, err := sqlbatch.DecodeMeta(meta)
 		if err != nil {
 			return err
 		}
@@ -383,7 +384,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
-		if memory.HasEscapedNUL(js) {
+		if sqlbatch.HasEscapedNUL(js) {
 			return errors.New("summary contains a NUL character")
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO conversation_summaries

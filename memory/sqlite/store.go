@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
 	"github.com/google/uuid"
 )
 
@@ -60,7 +61,7 @@ func chatPK(ctx context.Context, st *sql.Stmt, key memory.ChatKey) (int64, error
 // Append stores one batch in one transaction; see memory.Store.
 func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
 	now := s.now().Truncate(time.Microsecond)
-	b, err := memory.PrepareBatch(req, now)
+	b, err := sqlbatch.PrepareBatch(req, now)
 	if err != nil {
 		return memory.AppendResult{}, err
 	}
@@ -199,7 +200,7 @@ func scanMessages(rows *sql.Rows, capHint int) ([]memory.Message, error) {
 		m.Role, m.CreatedAt = memory.Role(role), fromMicros(at)
 		if meta != nil { // NULL: no metadata, nothing to decode
 			var err error
-			if m.Metadata, err = memory.DecodeMeta(meta); err != nil {
+			if m.Metadata, err = sqlbatch.DecodeMeta(meta); err != nil {
 				return nil, err
 			}
 		}
@@ -421,7 +422,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if js, err = json.Marshal(rec.Summary); err != nil {
 			return fmt.Errorf("encode summary: %w", err)
 		}
-		if memory.HasEscapedNUL(js) { // as PostgreSQL jsonb would
+		if sqlbatch.HasEscapedNUL(js) { // as PostgreSQL jsonb would
 			return errors.New("summary contains a NUL character")
 		}
 		var parent any

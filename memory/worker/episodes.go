@@ -48,11 +48,10 @@ type rootBase struct {
 }
 
 func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
-	if !s.Episodes.Enabled || !s.Persist {
+	if !s.Episodes.Enabled || !s.Persist || w.Episodes == nil {
 		return nil, false
 	}
-	es, ok := w.Store.(memory.EpisodeStore)
-	return es, ok
+	return w.Episodes, true
 }
 
 // extendEpisodes closes the episodes that ended in (last closed, upTo] and

@@ -40,12 +40,22 @@ type Settings struct {
 	Episodes      EpisodeSettings
 }
 
+// Store is what the summariser reads and writes.
+type Store interface {
+	memory.ChatReader
+	memory.Summaries
+	memory.Leases
+}
+
 // Worker summarises chats in the background. Set the exported fields, then
 // call Run (or Drain / Extend). The zero values of the optional fields take
 // the defaults noted.
 type Worker struct {
-	Store      memory.Store
+	Store      Store
 	Summarizer memory.Summarizer
+	// Episodes keeps closed episodes (nil: no episodes, whatever the
+	// agent's settings).
+	Episodes memory.EpisodeStore
 	// Fallback is used when the daily token budget is spent (default: the
 	// extractive summarizer).
 	Fallback memory.Summarizer

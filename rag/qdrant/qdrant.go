@@ -31,7 +31,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -99,11 +98,6 @@ type Config struct {
 	// then empty, so wire it to the store's ResetIndexed to re-index every
 	// turn. It runs on the calling goroutine: hand slow work to another.
 	OnCollectionCreated func(collection string)
-}
-
-// FromConfig maps the vector.qdrant section of agents.yaml.
-func FromConfig(c config.Qdrant, collection string, dim int) Config {
-	return Config{Addr: c.Addr, APIKey: c.APIKey, TLS: c.TLS, Timeout: c.Timeout, Collection: collection, Dim: dim}
 }
 
 // Index is a rag.Index on a Qdrant collection. Safe for concurrent use.

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/rag/indextest"
 	"github.com/contextd/contextd/rag/qdrant/qdranttest"
@@ -602,15 +601,6 @@ func TestRealQdrant(t *testing.T) {
 		return ix
 	}
 	indextest.Run(t, newIndex)
-}
-
-func TestFromConfig(t *testing.T) {
-	got := FromConfig(config.Qdrant{Addr: "q:6334", APIKey: "k", TLS: true, Timeout: 3 * time.Second}, "__memory__", 384)
-	want := Config{Addr: "q:6334", APIKey: "k", TLS: true, Timeout: 3 * time.Second, Collection: "__memory__", Dim: 384}
-	if got.Addr != want.Addr || got.APIKey != want.APIKey || got.TLS != want.TLS || got.Timeout != want.Timeout ||
-		got.Collection != want.Collection || got.Dim != want.Dim {
-		t.Errorf("FromConfig = %+v, want %+v", got, want)
-	}
 }
 
 // TestConcurrentCallersShareSetup: callers arriving while the collection

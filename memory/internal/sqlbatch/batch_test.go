@@ -1,6 +1,8 @@
-package memory
+package sqlbatch
 
 import (
+	"github.com/contextd/contextd/memory"
+
 	"regexp"
 	"testing"
 	"time"
@@ -19,10 +21,10 @@ func TestNewIDIsUUIDv4(t *testing.T) {
 }
 
 func TestPrepareBatchDeduplicatesWithinRequest(t *testing.T) {
-	req := AppendRequest{Chat: ChatKey{Tenant: "t", ChatID: "c"}, Messages: []Message{
-		{ID: "a", Role: RoleUser, Content: "x"},
-		{ID: "a", Role: RoleUser, Content: "x"},
-		{Role: RoleAssistant, Content: "y"},
+	req := memory.AppendRequest{Chat: memory.ChatKey{Tenant: "t", ChatID: "c"}, Messages: []memory.Message{
+		{ID: "a", Role: memory.RoleUser, Content: "x"},
+		{ID: "a", Role: memory.RoleUser, Content: "x"},
+		{Role: memory.RoleAssistant, Content: "y"},
 	}}
 	b, err := PrepareBatch(req, time.Now())
 	if err != nil {

@@ -85,7 +85,7 @@ func (c *Cell) add(cat int, recall float64, tok int) {
 // Run evaluates every conversation.
 func Run(ctx context.Context, convs []Conversation, newSystem NewSystem, o Options) (*Report, error) {
 	if o.Strategy == "" {
-		o.Strategy = engine.StrategyRAG
+		o.Strategy = string(engine.StrategyRAG)
 	}
 	rep := newReport(o.Budgets)
 	for ci, conv := range convs {

@@ -1,7 +1,7 @@
-package memory
-
-// Preparing an append is shared by every store so that all of them validate,
+// Package sqlbatch prepares an append for the SQL stores (memory/sqlite,
+// memory/postgres): preparing it is shared so that all of them validate,
 // assign ids and de-duplicate a batch exactly the same way.
+package sqlbatch
 
 import (
 	"crypto/rand"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
 )
 
 // Batch is one append's messages after validation, id assignment and
@@ -19,7 +21,7 @@ import (
 type Batch struct {
 	// msgs are the request's messages with distinct ids, in request order,
 	// with ID and CreatedAt filled in; meta holds their JSON metadata.
-	Msgs []Message
+	Msgs []memory.Message
 	Meta [][]byte
 	// of maps each request message to the index in msgs of the message
 	// carrying its id.
@@ -27,9 +29,9 @@ type Batch struct {
 }
 
 // PrepareBatch validates req and de-duplicates it. A repeated id within the
-// batch is a duplicate when it repeats the same turn and ErrConflict when
+// batch is a duplicate when it repeats the same turn and memory.ErrConflict when
 // role, name or content differ.
-func PrepareBatch(req AppendRequest, now time.Time) (*Batch, error) {
+func PrepareBatch(req memory.AppendRequest, now time.Time) (*Batch, error) {
 	if req.Chat.Tenant == "" || req.Chat.ChatID == "" {
 		return nil, errors.New("append: empty tenant or chat id")
 	}
@@ -55,7 +57,7 @@ func PrepareBatch(req AppendRequest, now time.Time) (*Batch, error) {
 		if j, ok := byID[m.ID]; ok {
 			p := b.Msgs[j]
 			if p.Role != m.Role || p.Name != m.Name || p.Content != m.Content {
-				return nil, fmt.Errorf("append: message %d repeats id %q with different content: %w", i, m.ID, ErrConflict)
+				return nil, fmt.Errorf("append: message %d repeats id %q with different content: %w", i, m.ID, memory.ErrConflict)
 			}
 			b.Of[i] = j
 			continue
@@ -86,10 +88,10 @@ func PrepareBatch(req AppendRequest, now time.Time) (*Batch, error) {
 
 // refs lists each request message's id and seq, given the seq of every
 // distinct message.
-func (b *Batch) Refs(seqs []int64) []MessageRef {
-	out := make([]MessageRef, len(b.Of))
+func (b *Batch) Refs(seqs []int64) []memory.MessageRef {
+	out := make([]memory.MessageRef, len(b.Of))
 	for i, j := range b.Of {
-		out[i] = MessageRef{ID: b.Msgs[j].ID, Seq: seqs[j]}
+		out[i] = memory.MessageRef{ID: b.Msgs[j].ID, Seq: seqs[j]}
 	}
 	return out
 }

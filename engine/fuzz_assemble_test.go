@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+)
+
+// FuzzAssemble guards the assembler's invariants over arbitrary shapes of
+// input: the context never exceeds the budget and its usage adds up; every
+// verbatim candidate is shown or reported dropped; every RAG candidate is
+// shown or counted dropped; kept verbatim turns are a contiguous newest tail
+// whenever the recent window is shown at all; a RAG hit never repeats a
+// verbatim turn of the chat.
+func FuzzAssemble(f *testing.F) {
+	f.Add(4000, uint8(2), uint8(10), uint8(30), uint8(5), uint8(12), uint8(20), true, false, "word")
+	f.Add(50, uint8(1), uint8(0), uint8(10), uint8(3), uint8(40), uint8(2), true, true, "x y")
+	f.Add(1, uint8(0), uint8(5), uint8(5), uint8(0), uint8(0), uint8(1), false, false, "")
+	f.Add(900, uint8(2), uint8(30), uint8(40), uint8(60), uint8(3), uint8(9), true, true, "héllo 世界 ")
+	f.Fuzz(func(t *testing.T, budget int, strat, pending, window, nRAG, words, ragWords uint8, withSummary, lags bool, text string) {
+		if budget <= 0 || budget > 50000 {
+			t.Skip()
+		}
+		strategy := []Strategy{StrategyNone, StrategyRunningSummary, StrategyRAG}[int(strat)%3]
+		first := int64(100)
+		verb := make([]Turn, 0, int(pending)+int(window))
+		for s := first; s < first+int64(pending)+int64(window); s++ {
+			role := []string{"user", "assistant", "tool", "system"}[s%4]
+			verb = append(verb, Turn{Seq: s, Role: role, Content: fmt.Sprintf("t%d %s", s, strings.Repeat(text+" ", int(words)%50))})
+		}
+		var rag []RAGTurn
+		for i := 0; i < int(nRAG); i++ {
+			rag = append(rag, RAGTurn{Seq: int64(1 + i), Role: "user", Content: strings.Repeat("fact ", 1+(int(ragWords)+i)%40),
+				Score: float32(nRAG) - float32(i), CreatedAt: time.Date(2024, 1, 1+i%20, 0, 0, 0, 0, time.UTC)})
+		}
+		var sum *memory.Summary
+		if withSummary {
+			sum = sampleSummary()
+			sum.Narrative += " " + strings.Repeat(text+" ", int(words)%30)
+		}
+		in := AssemblyInput{Budget: budget, Strategy: strategy, RAG: rag, Summary: sum, Verbatim: verb,
+			MustKeepFrom: first + int64(pending), SummaryLags: lags}
+		a := Assemble(in)
+		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
+			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
+		}
+		if u := a.Usage; u.RAGTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+			t.Fatalf("sections %d+%d+%d != total %d", u.RAGTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
+		}
+		if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
+			t.Fatalf("shown %d + dropped %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
+		}
+		if len(a.Sections.RAG)+a.RAGDropped != len(rag) {
+			t.Fatalf("rag shown %d + dropped %d != %d", len(a.Sections.RAG), a.RAGDropped, len(rag))
+		}
+		shown := map[int64]bool{}
+		for _, r := range a.Sections.Recent {
+			shown[r.Seq] = true
+		}
+		for _, r := range a.Sections.RAG {
+			if r.ChatID == "" && shown[r.Seq] {
+				t.Fatalf("rag hit %d repeats a verbatim turn", r.Seq)
+			}
+		}
+		// The recent window part of the kept turns is a contiguous newest tail.
+		var win []int64
+		for _, r := range a.Sections.Recent {
+			if r.Seq >= in.MustKeepFrom {
+				win = append(win, r.Seq)
+			}
+		}
+		for i := 1; i < len(win); i++ {
+			if win[i] != win[i-1]+1 {
+				t.Fatalf("recent window not contiguous: %v", win)
+			}
+		}
+		if len(win) > 0 && win[len(win)-1] != first+int64(pending)+int64(window)-1 {
+			t.Fatalf("newest turn not kept: %v", win)
+		}
+		if (a.Context == "") != (len(a.Messages) == 0) {
+			t.Fatalf("context empty=%v but %d messages", a.Context == "", len(a.Messages))
+		}
+	})
+}

@@ -1,0 +1,358 @@
+package engine
+
+import (
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+)
+
+// Budget shares: caps for the first pass; what a section leaves unused is
+// handed on in a second pass, so a small section never wastes budget. With
+// rag_augmented most of the budget goes to retrieval: the recent window and
+// the summary still come first, but within smaller shares.
+type shares struct{ recent, summary, pending float64 }
+
+// minTurnTokens is the least a rendered turn costs ("user: x" and its
+// newline), so packing stops once less than that is left.
+const minTurnTokens = 4
+
+func sharesFor(strategy Strategy) shares {
+	if strategy == StrategyRAG {
+		return shares{recent: 0.25, summary: 0.15, pending: 0.15}
+	}
+	return shares{recent: 0.45, summary: 0.25, pending: 1}
+}
+
+// Assemble builds the context within in.Budget cl100k tokens. Priority when
+// the budget is short: the recent window (newest first, up to its share),
+// then the summary (up to its share), then — for rag_augmented — RAG hits in
+// rank order, then turns the summary does not cover yet, then whatever is
+// left goes to more verbatim turns. The text is laid out in the contract's
+// order regardless.
+func Assemble(in AssemblyInput) Assembled {
+	p := newPacker(in)
+	p.packRecent()
+	p.packSummary()
+	p.packLaggingTail()
+	if in.Strategy == StrategyRAG {
+		p.packRAG()
+	}
+	p.packVerb(p.recentIdx, p.remaining)
+	p.packVerb(p.pendingIdx, p.remaining)
+	p.packRAG()
+	return p.layout()
+}
+
+// packer decides which candidates the budget holds. Every piece is charged
+// as it is taken (with its section title and date header the first time),
+// so the sum of the charges bounds the text; layout measures the real text.
+type packer struct {
+	in        AssemblyInput
+	sh        shares
+	remaining int
+
+	recentIdx, pendingIdx []int // verbatim indices, newest first
+	verbCost, ragCost     []int
+	keepVerb, keepRAG     []bool
+	verbBySeq             map[int64]int
+	verbTitlePaid         bool
+	ragTitlePaid          bool
+	verbSpent             int             // tokens spent on verbatim turns
+	ragGroups             map[string]bool // date headers already paid for
+	groups                []string        // memoised header of each RAG candidate
+	byDay                 map[dayKey]string
+
+	summaryText    string
+	summaryShown   *memory.Summary
+	summaryTrimmed bool
+}
+
+type dayKey struct {
+	chat string
+	day  int
+}
+
+func newPacker(in AssemblyInput) *packer {
+	p := &packer{
+		in: in, sh: sharesFor(in.Strategy), remaining: in.Budget,
+		verbCost: make([]int, len(in.Verbatim)), ragCost: make([]int, len(in.RAG)),
+		keepVerb: make([]bool, len(in.Verbatim)), keepRAG: make([]bool, len(in.RAG)),
+		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragGroups: map[string]bool{},
+		groups: make([]string, len(in.RAG)), byDay: map[dayKey]string{},
+		recentIdx: make([]int, 0, len(in.Verbatim)),
+	}
+	for i := len(in.Verbatim) - 1; i >= 0; i-- {
+		if in.Verbatim[i].Seq >= in.MustKeepFrom {
+			p.recentIdx = append(p.recentIdx, i)
+		} else {
+			p.pendingIdx = append(p.pendingIdx, i)
+		}
+	}
+	for i, t := range in.Verbatim {
+		p.verbBySeq[t.Seq] = i
+		if t.Tokens > 0 {
+			p.verbCost[i] = t.Tokens + 1
+		} else {
+			p.verbCost[i] = tokens.Count(renderTurn(t)) + 1
+		}
+	}
+	return p
+}
+
+// titleCost is a section title's tokens plus its blank line, charged when
+// the section first gets an item.
+func titleCost(t string) int { return tokens.Count(t+"\n") + 1 }
+
+func (p *packer) spend(cost int) bool {
+	if cost > p.remaining {
+		return false
+	}
+	p.remaining -= cost
+	return true
+}
+
+// costRAG counts a RAG candidate lazily: with rag_fill there are more of
+// them than fit, and the ones never considered are never counted.
+func (p *packer) costRAG(i int) int {
+	if p.ragCost[i] == 0 {
+		r := p.in.RAG[i]
+		if r.Tokens > 0 {
+			p.ragCost[i] = r.Tokens + 1
+		} else {
+			p.ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+		}
+	}
+	return p.ragCost[i]
+}
+
+// groupOf memoises each candidate's date header: formatting a date per
+// candidate is a visible cost when hundreds are considered.
+func (p *packer) groupOf(i int) string {
+	if p.groups[i] == "" {
+		r := p.in.RAG[i]
+		y, m, d := r.CreatedAt.UTC().Date()
+		k := dayKey{r.ChatID, y*10000 + int(m)*100 + d}
+		g, ok := p.byDay[k]
+		if !ok {
+			g = ragGroup(r)
+			p.byDay[k] = g
+		}
+		p.groups[i] = g
+	}
+	return p.groups[i]
+}
+
+// packVerb takes verbatim turns in the given (newest first) order up to
+// capTokens, stopping at the first that does not fit so the kept turns stay
+// contiguous: a newer turn is never skipped for an older one.
+func (p *packer) packVerb(idx []int, capTokens int) {
+	used := 0
+	for _, i := range idx {
+		if p.keepVerb[i] {
+			continue
+		}
+		c := p.verbCost[i]
+		if !p.verbTitlePaid {
+			c += titleCost(titleRecent)
+		}
+		if used+c > capTokens || !p.spend(c) {
+			return
+		}
+		used += c
+		p.verbSpent += c
+		p.verbTitlePaid = true
+		p.keepVerb[i] = true
+	}
+}
+
+// packRAG takes retrieved turns in rank order while anything fits.
+func (p *packer) packRAG() {
+	for i, r := range p.in.RAG {
+		if p.remaining < minTurnTokens {
+			return // no turn fits in what is left
+		}
+		if p.keepRAG[i] {
+			continue
+		}
+		if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" {
+			p.packHitAsVerbatim(vi)
+			continue
+		}
+		c := p.costRAG(i)
+		if !p.ragTitlePaid {
+			c += titleCost(titleRAG)
+		}
+		g := p.groupOf(i)
+		if g != "" && !p.ragGroups[g] {
+			c += tokens.Count(g) + 1
+		}
+		if !p.spend(c) {
+			continue // a shorter, lower-ranked hit may still fit
+		}
+		p.ragTitlePaid = true
+		p.ragGroups[g] = true
+		p.keepRAG[i] = true
+	}
+}
+
+// packHitAsVerbatim shows a hit that is also a verbatim candidate (a
+// pending turn the summary does not cover yet) once, verbatim in its place,
+// so the turn is "in recent", not elsewhere.
+func (p *packer) packHitAsVerbatim(vi int) {
+	if p.keepVerb[vi] {
+		return
+	}
+	vc := p.verbCost[vi]
+	if !p.verbTitlePaid {
+		vc += titleCost(titleRecent)
+	}
+	if p.spend(vc) {
+		p.keepVerb[vi], p.verbTitlePaid = true, true
+	}
+}
+
+// packRecent takes the recent window, newest first, up to its share (all
+// of it when there is nothing else to show).
+func (p *packer) packRecent() {
+	capTokens := p.in.Budget
+	if p.in.Summary != nil || len(p.in.RAG) > 0 || len(p.pendingIdx) > 0 {
+		capTokens = int(float64(p.in.Budget) * p.sh.recent)
+	}
+	p.packVerb(p.recentIdx, capTokens)
+}
+
+// packSummary takes the summary, trimmed to its share.
+func (p *packer) packSummary() {
+	if p.in.Summary == nil || p.in.Summary.IsEmpty() {
+		return
+	}
+	capTokens := min(int(float64(p.in.Budget)*p.sh.summary), p.remaining)
+	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-titleCost(titleSummary))
+	if text != "" && p.spend(tokens.Count(text)+titleCost(titleSummary)) {
+		p.summaryText, p.summaryShown, p.summaryTrimmed = text, &s, trimmed
+	}
+}
+
+// packLaggingTail: when the summary lags, the verbatim tail goes on, newest
+// first: the rest of the recent window, then the turns the summary does not
+// cover yet (they must not leave a gap), up to their shares.
+func (p *packer) packLaggingTail() {
+	if !p.in.SummaryLags || len(p.pendingIdx) == 0 {
+		return
+	}
+	tailCap := int(float64(p.in.Budget)*(p.sh.recent+p.sh.pending)) - p.verbSpent
+	spent0 := p.verbSpent
+	p.packVerb(p.recentIdx, tailCap)
+	p.packVerb(p.pendingIdx, tailCap-(p.verbSpent-spent0))
+}
+
+// layout renders the kept pieces in the contract's order and measures the
+// text. The sum of the parts can differ from the whole by a token or two
+// at joins, so when the whole is over the budget it sheds the least
+// important pieces worth at least the overshoot and measures again.
+func (p *packer) layout() Assembled {
+	out := Assembled{Usage: Usage{BudgetTokens: p.in.Budget}, SummaryTrimmed: p.summaryTrimmed}
+	var text sectionTexts
+	for {
+		out.Sections, text = p.render()
+		out.Context = joinNonEmpty(text.rag, text.summary, text.recent)
+		out.Usage.TotalTokens = tokens.Count(out.Context)
+		over := out.Usage.TotalTokens - p.in.Budget
+		if over <= 0 {
+			break
+		}
+		for over > 0 {
+			freed, ok := p.shedOne()
+			if !ok {
+				break
+			}
+			over -= freed
+		}
+		if over > 0 { // nothing left to shed
+			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Recent: []Turn{}}
+			out.Usage.TotalTokens, text = 0, sectionTexts{}
+			break
+		}
+	}
+	p.account(&out, text)
+	out.Messages = buildMessages(out.Sections, text.rag, p.summaryText)
+	return out
+}
+
+// sectionTexts are the rendered sections, each with its title.
+type sectionTexts struct{ rag, summary, recent string }
+
+func (p *packer) render() (Sections, sectionTexts) {
+	s := Sections{Summary: p.summaryShown, RAG: []RAGTurn{}, Recent: []Turn{}}
+	for i, r := range p.in.RAG {
+		if p.keepRAG[i] {
+			s.RAG = append(s.RAG, r)
+		}
+	}
+	for i, t := range p.in.Verbatim {
+		if p.keepVerb[i] {
+			s.Recent = append(s.Recent, t)
+		}
+	}
+	t := sectionTexts{rag: renderRAGSection(s.RAG), recent: renderRecentSection(s.Recent)}
+	if p.summaryText != "" {
+		t.summary = titleSummary + "\n" + p.summaryText
+	}
+	return s, t
+}
+
+// account fills the section token counts and what was left out. The
+// summary and recent sections repeat across a chat's requests (the token
+// memo knows them); the RAG section is new each time, so its share is what
+// the exact total leaves, separators included: the three add up to
+// total_tokens.
+func (p *packer) account(out *Assembled, text sectionTexts) {
+	out.Usage.SummaryTokens = tokens.Count(text.summary)
+	out.Usage.RecentTokens = tokens.Count(text.recent)
+	if text.rag != "" {
+		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens)
+	} else if text.summary != "" && text.recent != "" {
+		// Only the separator between summary and recent is left over.
+		out.Usage.SummaryTokens = max(0, out.Usage.TotalTokens-out.Usage.RecentTokens)
+	}
+	for i, t := range p.in.Verbatim {
+		if !p.keepVerb[i] {
+			out.DroppedSeqs = append(out.DroppedSeqs, t.Seq)
+		}
+	}
+	for i := range p.in.RAG {
+		if !p.keepRAG[i] {
+			out.RAGDropped++
+		}
+	}
+}
+
+// shedOne drops the least important kept piece — the lowest-ranked RAG
+// hit, then the oldest pending verbatim turn, then the summary, then the
+// oldest recent turn — and returns about how many tokens that freed. False
+// when nothing is left.
+func (p *packer) shedOne() (int, bool) {
+	for i := len(p.keepRAG) - 1; i >= 0; i-- {
+		if p.keepRAG[i] {
+			p.keepRAG[i] = false
+			return p.ragCost[i], true
+		}
+	}
+	for i := range p.keepVerb {
+		if p.keepVerb[i] && p.in.Verbatim[i].Seq < p.in.MustKeepFrom {
+			p.keepVerb[i] = false
+			return p.verbCost[i], true
+		}
+	}
+	if p.summaryText != "" {
+		freed := tokens.Count(p.summaryText)
+		p.summaryText, p.summaryShown = "", nil
+		return freed, true
+	}
+	for i := range p.keepVerb {
+		if p.keepVerb[i] {
+			p.keepVerb[i] = false
+			return p.verbCost[i], true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/truncation"
+)
+
+// Strategy is how a context is built: recent turns only, with the running
+// summary, or with retrieval too.
+type Strategy string
+
+// Strategies.
+const (
+	StrategyNone           Strategy = "none"
+	StrategyRunningSummary Strategy = "running_summary"
+	StrategyRAG            Strategy = "rag_augmented"
+)
+
+// ParseStrategy accepts the three strategy names.
+func ParseStrategy(s string) (Strategy, bool) {
+	switch st := Strategy(s); st {
+	case StrategyNone, StrategyRunningSummary, StrategyRAG:
+		return st, true
+	}
+	return "", false
+}
+
+// Policy is one agent's effective memory settings, resolved once at startup
+// by the composition root (cmd/contextd) from agents.yaml: an operator's bad
+// setting is a startup error there, never a per-request failure here.
+type Policy struct {
+	Strategy     Strategy
+	BudgetTokens int
+	// RecentTurns is the verbatim window (memory.summary_recent_turns).
+	RecentTurns int
+	// TriggerTurns: this many uncovered turns outside the window mean the
+	// summary lags (memory.summary_trigger_turns).
+	TriggerTurns int
+	StoreTurns   bool
+
+	RAGK         int
+	RAGMaxHits   int
+	RAGFill      bool
+	RAGNeighbors int
+	RAGThreshold float32
+	RAGScope     string // chat | user
+
+	// Filters and Truncation are pre-built; the request adds its query.
+	Filters    filters.Options
+	Truncation truncation.Options
+}
+
+// DefaultPolicy is the policy of agents.yaml's built-in defaults (a test in
+// cmd/contextd checks the two agree).
+func DefaultPolicy() Policy {
+	return Policy{
+		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
+		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat",
+		Filters:    supervisorFilters(),
+		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},
+	}
+}
+
+// Limits bound what one request may carry.
+type Limits struct {
+	MaxMessagesPerRequest int // default 1000
+	MaxMessageBytes       int // default 256 KiB
+}
+
+func supervisorFilters() filters.Options {
+	o := filters.Supervisor()
+	o.ToolMessages = filters.ToolKeep
+	return o
+}

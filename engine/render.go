@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
+)
+
+// Section titles in the assembled context text. The order is fixed by the
+// contract: RAG turns, then the summary, then the recent verbatim turns.
+const (
+	titleRAG     = "## Relevant earlier turns"
+	titleSummary = "## Conversation summary"
+	titleRecent  = "## Recent turns"
+)
+
+func joinNonEmpty(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func renderTurn(t Turn) string {
+	who := t.Role
+	if t.Name != "" {
+		who += " (" + t.Name + ")"
+	}
+	return who + ": " + t.Content
+}
+
+// ragGroup is the header a retrieved turn is shown under: its chat (when
+// from another chat) and its day, so the model can place it in time
+// (temporal questions need it) without paying a header on every turn.
+func ragGroup(r RAGTurn) string {
+	var parts []string
+	if r.ChatID != "" {
+		parts = append(parts, "chat "+r.ChatID)
+	}
+	if !r.CreatedAt.IsZero() {
+		parts = append(parts, r.CreatedAt.UTC().Format("Mon 2 Jan 2006"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// renderRAGSection lays retrieved turns out in chronological order under
+// one header per chat and day: a model reads a conversation's excerpts best
+// in the order they happened.
+func renderRAGSection(rs []RAGTurn) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	// By day, then chat, then seq: chronological, with each header once
+	// (the assembler charged one header per day and chat).
+	type keyed struct {
+		r   RAGTurn
+		day int
+	}
+	sorted := make([]keyed, len(rs))
+	for i, r := range rs {
+		y, m, d := r.CreatedAt.UTC().Date()
+		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.day != b.day {
+			return a.day < b.day
+		}
+		if a.r.ChatID != b.r.ChatID {
+			return a.r.ChatID < b.r.ChatID
+		}
+		return a.r.Seq < b.r.Seq
+	})
+	var b strings.Builder
+	b.WriteString(titleRAG)
+	prevDay, prevChat := -1, ""
+	for _, k := range sorted {
+		r := k.r
+		if k.day != prevDay || r.ChatID != prevChat {
+			if g := ragGroup(r); g != "" {
+				b.WriteString("\n")
+				b.WriteString(g)
+			}
+			prevDay, prevChat = k.day, r.ChatID
+		}
+		b.WriteString("\n")
+		b.WriteString(renderTurn(Turn{Role: r.Role, Content: r.Content}))
+	}
+	return b.String()
+}
+
+func renderRecentSection(ts []Turn) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(titleRecent)
+	for _, t := range ts {
+		b.WriteString("\n")
+		b.WriteString(renderTurn(t))
+	}
+	return b.String()
+}
+
+// RenderSummary renders a structured summary as compact text.
+func RenderSummary(s memory.Summary) string {
+	var b strings.Builder
+	list := func(label string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		b.WriteString(label)
+		b.WriteString(": ")
+		b.WriteString(strings.Join(items, "; "))
+		b.WriteString("\n")
+	}
+	list("Topics", s.Topics)
+	if len(s.Entities) > 0 {
+		parts := make([]string, 0, len(s.Entities))
+		for _, e := range s.Entities {
+			p := e.Name
+			if e.Type != "" {
+				p += " (" + e.Type + ")"
+			}
+			if e.Details != "" {
+				p += ": " + e.Details
+			}
+			parts = append(parts, p)
+		}
+		list("Entities", parts)
+	}
+	list("Actions taken", s.ActionsTaken)
+	list("Decisions", s.Decisions)
+	list("Open questions", s.OpenQuestions)
+	list("User preferences", s.UserPreferences)
+	if s.Narrative != "" {
+		b.WriteString("Narrative: ")
+		b.WriteString(s.Narrative)
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// buildMessages renders the sections as OpenAI-style messages: one system
+// message carrying the RAG turns and the summary, then the recent turns in
+// their own roles. Tool turns become assistant turns labelled with the tool,
+// since a bare tool message without a tool_call_id is rejected by most APIs.
+func buildMessages(s Sections, ragText, summaryText string) []ChatMessage {
+	msgs := make([]ChatMessage, 0, len(s.Recent)+1)
+	var sys []string
+	if ragText != "" {
+		sys = append(sys, "Relevant earlier turns of this conversation:"+strings.TrimPrefix(ragText, titleRAG))
+	}
+	if summaryText != "" {
+		sys = append(sys, "Summary of the conversation so far:\n"+summaryText)
+	}
+	if len(sys) > 0 {
+		msgs = append(msgs, ChatMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
+	}
+	for _, t := range s.Recent {
+		m := ChatMessage{Role: t.Role, Name: t.Name, Content: t.Content}
+		if t.Role == string(memory.RoleTool) {
+			label := "tool"
+			if t.Name != "" {
+				label += " " + t.Name
+			}
+			m = ChatMessage{Role: string(memory.RoleAssistant), Content: "[" + label + "] " + t.Content}
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// fitSummary trims a summary until its rendering fits maxTokens: first the
+// oldest list items (lists keep the most recent last), then the narrative's
+// head. It returns the trimmed summary (what the answer shows) and its text.
+func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) {
+	if maxTokens <= 0 {
+		return s, "", true
+	}
+	text := RenderSummary(s)
+	if tokens.Count(text) <= maxTokens {
+		return s, text, false
+	}
+	t := s
+	t.Topics = append([]string(nil), s.Topics...)
+	t.Entities = append([]memory.Entity(nil), s.Entities...)
+	t.ActionsTaken = append([]string(nil), s.ActionsTaken...)
+	t.Decisions = append([]string(nil), s.Decisions...)
+	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
+	t.UserPreferences = append([]string(nil), s.UserPreferences...)
+	for tokens.Count(text) > maxTokens {
+		// Trim the longest list by one item from its oldest end.
+		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
+		longest, n := -1, 0
+		for i, l := range lists {
+			if len(*l) > n {
+				longest, n = i, len(*l)
+			}
+		}
+		switch {
+		case len(t.Entities) > n:
+			t.Entities = t.Entities[1:]
+		case longest >= 0 && n > 0:
+			*lists[longest] = (*lists[longest])[1:]
+		case t.Narrative != "":
+			// Keep the narrative's most recent part.
+			over := tokens.Count(text) - maxTokens
+			r := []rune(t.Narrative)
+			cut := (over + 1) * 4
+			if cut >= len(r) {
+				t.Narrative = ""
+			} else {
+				t.Narrative = "…" + string(r[cut:])
+			}
+		default:
+			return t, "", true
+		}
+		text = RenderSummary(t)
+	}
+	t.Normalize()
+	return t, text, true
+}

@@ -1,0 +1,174 @@
+package engine
+
+// The wire types of /v1/context: what a caller sends, what it gets back,
+// and the assembler's own input and output.
+
+import (
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// ContextInput is the body of POST /v1/context.
+type ContextInput struct {
+	ChatID       string      `json:"chat_id"`
+	UserID       string      `json:"user_id"`
+	Agent        string      `json:"agent"`
+	Query        string      `json:"query"`
+	Append       []InMessage `json:"append"`
+	BudgetTokens *int        `json:"budget_tokens"`
+	Strategy     string      `json:"strategy"`
+	// WaitForSummary waits (up to a deadline) for a fresh summary.
+	WaitForSummary bool `json:"wait_for_summary"`
+	// RAGScope overrides memory.rag_scope: "chat" or "user".
+	RAGScope string `json:"rag_scope"`
+	// Include lists which of context, messages and sections the answer
+	// carries (empty: all three); usage and degraded always come.
+	Include []string `json:"include"`
+}
+
+// Parts of the answer that Include selects.
+const (
+	IncludeContext  = "context"
+	IncludeMessages = "messages"
+	IncludeSections = "sections"
+)
+
+// ContextAnswer is the answer as sent: the parts not included are left
+// out, so a caller that needs only messages pays for encoding only those.
+type ContextAnswer struct {
+	ChatID   string         `json:"chat_id"`
+	Agent    string         `json:"agent"`
+	Strategy Strategy       `json:"strategy"`
+	Context  *string        `json:"context,omitempty"`
+	Messages *[]ChatMessage `json:"messages,omitempty"`
+	Sections *Sections      `json:"sections,omitempty"`
+	Usage    Usage          `json:"usage"`
+	Degraded []string       `json:"degraded"`
+}
+
+// Answer is r shaped by include (empty: everything).
+func (r *ContextResult) Answer(include []string) ContextAnswer {
+	a := ContextAnswer{ChatID: r.ChatID, Agent: r.Agent, Strategy: r.Strategy, Usage: r.Usage, Degraded: r.Degraded}
+	all := len(include) == 0
+	if all || containsString(include, IncludeContext) {
+		a.Context = &r.Context
+	}
+	if all || containsString(include, IncludeMessages) {
+		a.Messages = &r.Messages
+	}
+	if all || containsString(include, IncludeSections) {
+		a.Sections = &r.Sections
+	}
+	return a
+}
+
+// ContextResult is the answer of POST /v1/context.
+type ContextResult struct {
+	ChatID   string        `json:"chat_id"`
+	Agent    string        `json:"agent"`
+	Strategy Strategy      `json:"strategy"`
+	Context  string        `json:"context"`
+	Messages []ChatMessage `json:"messages"`
+	Sections Sections      `json:"sections"`
+	Usage    Usage         `json:"usage"`
+	Degraded []string      `json:"degraded"`
+	// Timings are for the eval harness and metrics; not serialised.
+	RetrievalTime time.Duration `json:"-"`
+	AssemblyTime  time.Duration `json:"-"`
+}
+
+// RAGTurn is one retrieved past turn offered to the assembler, best first.
+type RAGTurn struct {
+	ChatID    string    `json:"chat_id,omitempty"`
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Content   string    `json:"content"`
+	Score     float32   `json:"score"`
+	CreatedAt time.Time `json:"created_at"`
+	// Neighbor marks a turn added for context around a hit.
+	Neighbor bool `json:"neighbor,omitempty"`
+	// Tokens, when set, is the cost of the rendered turn (a hint from the
+	// engine's cache; 0 = count it).
+	Tokens int `json:"-"`
+}
+
+// Turn is one verbatim turn in the recent section.
+type Turn struct {
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Name      string    `json:"name,omitempty"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+	// Truncated reports that Content was shortened by the truncation strategy.
+	Truncated bool `json:"truncated,omitempty"`
+	// Tokens, when set, is the cost of the rendered turn (0 = count it).
+	Tokens int `json:"-"`
+}
+
+// ChatMessage is one OpenAI-style message of the answer.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Name    string `json:"name,omitempty"`
+	Content string `json:"content"`
+}
+
+// Sections is the structured view of the assembled context.
+type Sections struct {
+	RAG     []RAGTurn       `json:"rag"`
+	Summary *memory.Summary `json:"summary"`
+	Recent  []Turn          `json:"recent"`
+}
+
+// Usage accounts for the budget and for every turn not shown verbatim.
+type Usage struct {
+	BudgetTokens  int `json:"budget_tokens"`
+	TotalTokens   int `json:"total_tokens"`
+	RAGTokens     int `json:"rag_tokens"`
+	SummaryTokens int `json:"summary_tokens"`
+	RecentTokens  int `json:"recent_tokens"`
+	// SummarizedTurns are turns covered by the summary (seq <= covered_to_seq).
+	SummarizedTurns int64 `json:"summarized_turns"`
+	// DroppedTurns are turns neither summarised nor shown because the
+	// budget (or the turn cap) had no room; DroppedSeqs lists them when
+	// there are few (at most 100), else it is omitted.
+	DroppedTurns int64   `json:"dropped_turns"`
+	DroppedSeqs  []int64 `json:"dropped_seqs,omitempty"`
+	// FilteredTurns are turns the filter pipeline removed (routing noise,
+	// empty, tool messages when dropped, the current query).
+	FilteredTurns int64 `json:"filtered_turns"`
+}
+
+// AssemblyInput is everything the assembler needs; it does no I/O.
+type AssemblyInput struct {
+	Budget   int
+	Strategy Strategy
+	// RAG are retrieved turns, best first; none of them is in Verbatim.
+	RAG []RAGTurn
+	// Summary is the chat's summary (nil: none, or strategy none).
+	Summary *memory.Summary
+	// Verbatim are the candidate verbatim turns in seq order: turns the
+	// summary does not cover yet (pending) followed by the recent window.
+	// The assembler keeps the newest that fit.
+	Verbatim []Turn
+	// MustKeepFrom: verbatim turns with seq >= it are the recent window and
+	// are preferred over the summary; older ones (pending) come after it.
+	MustKeepFrom int64
+	// SummaryLags: as many pending turns as trigger a summary wait for it;
+	// they then come before RAG hits (within their share), not after.
+	SummaryLags bool
+}
+
+// Assembled is the assembler's output.
+type Assembled struct {
+	Context  string
+	Messages []ChatMessage
+	Sections Sections
+	Usage    Usage
+	// DroppedSeqs are the verbatim candidates left out for budget.
+	DroppedSeqs []int64
+	// SummaryTrimmed reports the summary was shortened to fit.
+	SummaryTrimmed bool
+	// RAGDropped counts retrieved turns that did not fit.
+	RAGDropped int
+}

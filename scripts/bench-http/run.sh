@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make bench-http: contextd's HTTP read and write paths under wrk, each as a
+# share of a no-op Go handler's req/s measured in the same run (loopback,
+# wrk -t2 -c32, 200 chats x 50 turns, budget 2000, embedded default).
+# Env: DURATION (default 10s), SERVER_BIN (another contextd build to measure), CHATS (200), TURNS (50), PPROF=1 (CPU profile
+# of contextd during the rag_augmented run, written to $OUT/cpu.pprof).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-10s}
+CHATS=${CHATS:-200}
+TURNS=${TURNS:-50}
+HERE=scripts/bench-http
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "bench-http: installing wrk (Debian package)"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq wrk >/dev/null; fi
+fi
+go build -o bin/contextd ./cmd/contextd
+# SERVER_BIN measures another build of contextd (e.g. an older commit's)
+# against the same no-op floor.
+SERVER_BIN=$(realpath "${SERVER_BIN:-bin/contextd}")
+
+OUT=$(mktemp -d)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=$(free_port); NOOP=$(free_port); PP=$(free_port)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+# contextd on built-in defaults, its data in the temp dir.
+pprof_args=()
+if [ "${PPROF:-0}" = 1 ]; then pprof_args=(--pprof "127.0.0.1:$PP"); fi
+(cd "$OUT" && CONTEXTD_ADDR="127.0.0.1:$PORT" exec "$SERVER_BIN" serve "${pprof_args[@]}" >"$OUT/contextd.log" 2>&1) &
+pids+=($!)
+bin/contextd bench noop --addr "127.0.0.1:$NOOP" >"$OUT/noop.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "127.0.0.1:$PORT/healthz" >/dev/null && curl -sf -XPOST "127.0.0.1:$NOOP/v1/context" >/dev/null && break; sleep 0.1; done
+
+echo "seeding $CHATS chats x $TURNS turns ..."
+python3 "$HERE/seed.py" "http://127.0.0.1:$PORT" "$CHATS" "$TURNS"
+# Let the indexer drain, then one context per chat (steady state: summaries
+# current, caches warm) before measuring.
+for _ in $(seq 600); do
+  left=$(curl -s "127.0.0.1:$PORT/metrics" | awk '/^contextd_backlog_unindexed_turns /{print $2}')
+  [ "${left:-1}" = 0 ] && break; sleep 0.1
+done
+python3 "$HERE/seed.py" --warm "http://127.0.0.1:$PORT" "$CHATS" "$TURNS"
+
+run() { # name url script -> "req/s p50 p99 non2xx"
+  local out
+  out=$(CHATS=$CHATS wrk -t2 -c32 -d"$DURATION" --latency -s "$HERE/$3" "$2" 2>&1)
+  echo "$out" >"$OUT/$1.wrk"
+  python3 "$HERE/parse.py" <<<"$out"
+}
+declare -A R
+R[floor]=$(run floor "http://127.0.0.1:$NOOP" context_rs.lua)
+R[running_summary]=$(run running_summary "http://127.0.0.1:$PORT" context_rs.lua)
+if [ "${PPROF:-0}" = 1 ]; then
+  secs=${DURATION%s}
+  curl -s -o "$OUT/cpu.pprof" "127.0.0.1:$PP/debug/pprof/profile?seconds=$((secs-1))" &
+  pids+=($!)
+fi
+R[rag_augmented]=$(run rag_augmented "http://127.0.0.1:$PORT" context_rag.lua)
+R[append]=$(run append "http://127.0.0.1:$PORT" append.lua)
+
+read -r floor _ _ _ <<<"${R[floor]}"
+echo
+echo "bench-http: loopback, wrk -t2 -c32 -d$DURATION, $CHATS chats x $TURNS turns, budget 2000, embedded default; $(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '| %-28s | %10s | %9s | %8s | %8s | %7s |\n' route "req/s" "of floor" p50 p99 errors
+printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------:" "----------:" "---------:" "---------:" "--------:"
+for k in floor running_summary rag_augmented append; do
+  read -r rps p50 p99 errs <<<"${R[$k]}"
+  share=$(python3 -c "print(f'{100*$rps/$floor:.1f}%')")
+  name=$k; [ "$k" = floor ] && name="no-op Go handler (floor)"; [ "$k" = append ] && name="append (one turn)"
+  printf '| %-28s | %10s | %9s | %8s | %8s | %7s |\n' "$name" "$rps" "$share" "$p50" "$p99" "$errs"
+done
+echo "(raw wrk output and logs in $OUT)"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
 // SummaryEpisodes is how many of the newest episodes the summary endpoint
@@ -54,6 +55,13 @@ func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n i
 		return nil, storeErr("list episodes", err)
 	}
 	return eps, nil
+}
+
+// ragEpisode turns an episode hit into a RAG candidate: its short summary,
+// shown under its dates and range.
+func ragEpisode(t rag.Turn, chatID string) RAGTurn {
+	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, chatID), Seq: t.FromSeq, Content: t.Content, Score: t.Score, CreatedAt: t.EndedAt,
+		Episode: &EpisodeRef{ID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: t.StartedAt, EndedAt: t.EndedAt}}
 }
 
 // EpisodeHeader is the date range and seq range an episode's short summary

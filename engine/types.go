@@ -150,9 +150,9 @@ type Sections struct {
 
 // Usage accounts for the budget and for every turn not shown verbatim.
 type Usage struct {
-	BudgetTokens  int `json:"budget_tokens"`
-	TotalTokens   int `json:"total_tokens"`
-	RAGTokens     int `json:"rag_tokens"`
+	BudgetTokens int `json:"budget_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+	RAGTokens    int `json:"rag_tokens"`
 	// EpisodeTokens are the RAG section's episode summaries (not counted
 	// in RAGTokens).
 	EpisodeTokens int `json:"episode_tokens"`

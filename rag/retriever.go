@@ -67,6 +67,15 @@ type Turn struct {
 	Similarity float32
 	// Neighbor marks a turn added for context around a hit.
 	Neighbor bool
+
+	// Kind is memory.KindTurn ("") or memory.KindEpisode. An episode hit
+	// has its short summary as Content, Seq = FromSeq, CreatedAt = EndedAt.
+	Kind      string
+	EpisodeID string
+	FromSeq   int64
+	ToSeq     int64
+	StartedAt time.Time
+	EndedAt   time.Time
 }
 
 // Scope values.
@@ -176,7 +185,8 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 				continue
 			}
 			out = append(out, Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
-				CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore})
+				CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore,
+				Kind: h.Kind, EpisodeID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt})
 			if len(out) == k {
 				break
 			}
@@ -202,6 +212,9 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 	}
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
 	for _, h := range hits {
+		if h.Kind == memory.KindEpisode {
+			continue // an episode has no neighbouring turns of its own
+		}
 		for d := int64(-n); d <= int64(n); d++ {
 			s := h.Seq + d
 			if d == 0 || s < 1 || have[key{h.ChatID, s}] || excluded(h.ChatID, s) {

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -185,8 +186,15 @@ func rateLimit(rl RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
 	}
 }
 
-// bodyLimit refuses bodies over the limit with 413 before reading them when
-// Content-Length says so, and caps the reader otherwise.
+// drainLimit bounds how much of a refused body is read and discarded before
+// the error is sent. A client that writes its whole body before reading
+// (urllib, many HTTP libraries) would otherwise see "connection reset"
+// instead of the JSON error; past this bound the connection is closed.
+const drainLimit = 64 << 20
+
+// bodyLimit refuses bodies over the limit with 413 and caps the reader. A
+// refused or partly read body is read and discarded (up to drainLimit)
+// before the answer, so every client gets to read it.
 func bodyLimit(limit int64) echo.MiddlewareFunc {
 	if limit <= 0 {
 		limit = 4 << 20
@@ -194,12 +202,34 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
+			body := req.Body
 			if req.ContentLength > limit {
+				drain(c, body)
 				return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body of %d bytes exceeds %d bytes (server.body_limit)", req.ContentLength, limit)}
 			}
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
-			return next(c)
+			req.Body = http.MaxBytesReader(c.Response(), body, limit)
+			err := next(c)
+			if err != nil {
+				drain(c, body)
+			}
+			return err
 		}
+	}
+}
+
+// drain discards what is left of a request body, up to drainLimit; a body
+// larger than that is not read, and the connection closes after the answer.
+func drain(c echo.Context, body io.ReadCloser) {
+	if body == nil || body == http.NoBody {
+		return
+	}
+	if c.Request().ContentLength > drainLimit {
+		c.Response().Header().Set("Connection", "close")
+		return
+	}
+	n, _ := io.Copy(io.Discard, io.LimitReader(body, drainLimit+1))
+	if n > drainLimit {
+		c.Response().Header().Set("Connection", "close")
 	}
 }
 

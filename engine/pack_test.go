@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,30 @@ func TestPendingBeforeRAGOnlyWhenSummaryLags(t *testing.T) {
 		if a.Usage.TotalTokens > 1000 {
 			t.Fatalf("over budget: %d", a.Usage.TotalTokens)
 		}
+	}
+}
+
+// A turn's name is shown in the text as written and carried in messages[]
+// in the form OpenAI's name field accepts.
+func TestNamesInTextAndMessages(t *testing.T) {
+	in := AssemblyInput{Budget: 1000, Strategy: StrategyRunningSummary, MustKeepFrom: 1, Verbatim: []Turn{
+		{Seq: 1, Role: "assistant", Name: "Research Agent", Content: "found three papers"},
+		{Seq: 2, Role: "user", Name: "alice", Content: "thanks"},
+		{Seq: 3, Role: "user", Content: "no name"},
+		{Seq: 4, Role: "assistant", Name: "Agent ✨ Ω/β #7" + strings.Repeat("x", 80), Content: "odd name"},
+	}}
+	a := Assemble(in)
+	if !strings.Contains(a.Context, "assistant (Research Agent): found three papers") || !strings.Contains(a.Context, "user (alice): thanks") {
+		t.Fatalf("names missing from the text:\n%s", a.Context)
+	}
+	want := []string{"Research_Agent", "alice", "", ""}
+	for i, m := range a.Messages {
+		if i < 3 && m.Name != want[i] {
+			t.Errorf("message %d name %q, want %q", i, m.Name, want[i])
+		}
+	}
+	odd := a.Messages[3].Name
+	if ok, _ := regexp.MatchString(`^[a-zA-Z0-9_-]{1,64}$`, odd); !ok || !strings.HasPrefix(odd, "Agent_7") {
+		t.Errorf("odd name %q does not fit OpenAI's pattern", odd)
 	}
 }

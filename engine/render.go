@@ -197,7 +197,7 @@ func buildMessages(s Sections, ragText, summaryText string) []ChatMessage {
 		msgs = append(msgs, ChatMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
 	}
 	for _, t := range s.Recent {
-		m := ChatMessage{Role: t.Role, Name: t.Name, Content: t.Content}
+		m := ChatMessage{Role: t.Role, Name: openAIName(t.Name), Content: t.Content}
 		if t.Role == string(memory.RoleTool) {
 			label := "tool"
 			if t.Name != "" {
@@ -259,4 +259,28 @@ func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) 
 	}
 	t.Normalize()
 	return t, text, true
+}
+
+// openAIName fits a speaker's name to the pattern OpenAI's "name" field
+// accepts (^[a-zA-Z0-9_-]{1,64}$): other characters become "_", runs of
+// them one "_". The text keeps the name as it was written.
+func openAIName(name string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range name {
+		ok := r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			if !under && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			under = true
+			continue
+		}
+		b.WriteRune(r)
+		under = r == '_'
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	return strings.TrimRight(b.String(), "_")
 }

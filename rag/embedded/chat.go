@@ -16,7 +16,8 @@ import (
 // per-point allocation.
 type chat struct {
 	id     string
-	seqs   []int64   // ascending
+	seqs   []int64   // ascending; an episode's is -from_seq (its own identity)
+	times  []int64   // unix seconds: a turn's time, an episode's start (noTime: none)
 	users  []uint32  // label ids
 	agents []uint32  // label ids
 	scales []float32 // dense[slot] ≈ q * scale
@@ -28,6 +29,8 @@ type chat struct {
 	spIdx   []uint32
 	spVal   []float32
 	garbage int // arena entries no point refers to any more
+	// ends holds each episode's end (unix seconds) by its (negative) seq.
+	ends map[int64]int64
 }
 
 func (c *chat) len() int { return len(c.seqs) }
@@ -57,9 +60,10 @@ func grow[S ~[]E, E any](s S, n, minExtra int) S {
 }
 
 // insert puts a new point at slot (keeping seqs ascending).
-func (c *chat) insert(slot, dim int, seq int64, user, agent uint32, q []int8, scale float32, idx []uint32, val []float32) {
+func (c *chat) insert(slot, dim int, seq, t int64, user, agent uint32, q []int8, scale float32, idx []uint32, val []float32) {
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
+	c.times = grow(c.times, 1, minPoints)
 	c.users = grow(c.users, 1, minPoints)
 	c.agents = grow(c.agents, 1, minPoints)
 	c.scales = grow(c.scales, 1, minPoints)
@@ -69,6 +73,7 @@ func (c *chat) insert(slot, dim int, seq int64, user, agent uint32, q []int8, sc
 	c.spIdx = grow(c.spIdx, len(idx), 16*minPoints)
 	c.spVal = grow(c.spVal, len(val), 16*minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
+	c.times = slices.Insert(c.times, slot, t)
 	c.users = slices.Insert(c.users, slot, user)
 	c.agents = slices.Insert(c.agents, slot, agent)
 	c.scales = slices.Insert(c.scales, slot, scale)
@@ -109,6 +114,7 @@ func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
 		}
 		if w != r {
 			c.seqs[w], c.users[w], c.agents[w], c.scales[w] = c.seqs[r], c.users[r], c.agents[r], c.scales[r]
+			c.times[w] = c.times[r]
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
 			copy(c.dense[w*dim:(w+1)*dim], c.dense[r*dim:(r+1)*dim])
 		}
@@ -118,9 +124,11 @@ func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
 		return
 	}
 	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
+	c.times = c.times[:w]
 	c.spOff, c.spLen, c.dense = c.spOff[:w], c.spLen[:w], c.dense[:w*dim]
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
 		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
+		c.times = slices.Clone(c.times)
 		c.spOff, c.spLen, c.dense = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.dense)
 	}
 	c.maybeCompact()

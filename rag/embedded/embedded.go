@@ -34,7 +34,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -52,6 +54,8 @@ type Index struct {
 	path                string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
+
+	payloads *payloadCache // recently returned hits' payloads
 
 	mu      sync.RWMutex // guards everything below
 	closed  bool
@@ -88,7 +92,7 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	}
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{},
+	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
 		labels: newLabels(), df: map[uint32]int32{}}
 	if err := ix.init(ctx); err != nil {
 		_ = db.Close()
@@ -118,6 +122,9 @@ func (ix *Index) init(ctx context.Context) error {
 	if _, err := ix.db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("embedded index: create schema in %s: %w", ix.path, err)
 	}
+	if err := ix.addEpisodeColumns(ctx); err != nil {
+		return err
+	}
 	var stored string
 	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'dim'`).Scan(&stored)
 	switch {
@@ -142,23 +149,49 @@ func (ix *Index) init(ctx context.Context) error {
 	return ix.load(ctx)
 }
 
+// addEpisodeColumns upgrades a file written before episodes were indexed.
+func (ix *Index) addEpisodeColumns(ctx context.Context) error {
+	rows, err := ix.db.QueryContext(ctx, `SELECT name FROM pragma_table_info('points')`)
+	if err != nil {
+		return fmt.Errorf("embedded index: read schema: %w", err)
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("embedded index: read schema: %w", err)
+		}
+		have[name] = true
+	}
+	rows.Close()
+	for _, col := range episodeColumns {
+		if name, _, _ := strings.Cut(col, " "); !have[name] {
+			if _, err := ix.db.ExecContext(ctx, `ALTER TABLE points ADD COLUMN `+col); err != nil {
+				return fmt.Errorf("embedded index: add column %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // load builds the in-memory index from the file: filter fields and vectors
 // only, never the content.
 func (ix *Index) load(ctx context.Context) error {
-	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse FROM points`)
+	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at FROM points`)
 	if err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
 	defer rows.Close()
 	var (
 		tenantID, chatID, user, agent, dense, sp sql.RawBytes
-		seq                                      int64
+		seq, created, started                    int64
 		v                                        = make([]float32, ix.dim)
 		q                                        = make([]int8, ix.dim)
 		sv                                       rag.SparseVector
 	)
 	for rows.Next() {
-		if err := rows.Scan(&tenantID, &chatID, &seq, &user, &agent, &dense, &sp); err != nil {
+		if err := rows.Scan(&tenantID, &chatID, &seq, &user, &agent, &dense, &sp, &created, &started); err != nil {
 			return fmt.Errorf("embedded index: load: %w", err)
 		}
 		scale, err := decodeDense(dense, v, q)
@@ -168,7 +201,11 @@ func (ix *Index) load(ctx context.Context) error {
 		if sv, err = decodeSparse(sp, sv); err != nil {
 			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
 		}
-		ix.put(string(tenantID), string(chatID), seq, string(user), string(agent), q, scale, canonSparse(sv))
+		t, end := nanoToSec(created), nanoToSec(created)
+		if seq < 0 {
+			t = nanoToSec(started)
+		}
+		ix.put(string(tenantID), string(chatID), seq, t, end, string(user), string(agent), q, scale, canonSparse(sv))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
@@ -194,7 +231,35 @@ func (ix *Index) validate(p rag.Point) error {
 		return fmt.Errorf("embedded index: point %s/%s/%d: sparse vector has %d indices and %d values",
 			p.Tenant, p.ChatID, p.Seq, len(p.Sparse.Indices), len(p.Sparse.Values))
 	}
+	switch p.Kind {
+	case "", memory.KindTurn, memory.KindEpisode:
+	default:
+		return fmt.Errorf("embedded index: point %s/%s/%d: unknown kind %q", p.Tenant, p.ChatID, p.Seq, p.Kind)
+	}
+	if p.Seq <= 0 {
+		return fmt.Errorf("embedded index: point %s/%s: seq %d must be positive", p.Tenant, p.ChatID, p.Seq)
+	}
 	return nil
+}
+
+// storedSeq is a point's identity within its chat: a turn's seq, or minus
+// an episode's first seq, so an episode never replaces the turn it starts
+// with (identity: tenant, chat, kind, seq).
+func storedSeq(p rag.Point) int64 {
+	if p.Kind == memory.KindEpisode {
+		return -p.Seq
+	}
+	return p.Seq
+}
+
+// pointTimes are a point's time in RAM (unix seconds): a turn's time, or an
+// episode's start and end.
+func pointTimes(p rag.Point) (int64, int64) {
+	if p.Kind == memory.KindEpisode {
+		return unixSec(p.StartedAt), unixSec(p.EndedAt)
+	}
+	t := unixSec(p.CreatedAt)
+	return t, t
 }
 
 // Upsert stores points, replacing any with the same (Tenant, ChatID, Seq).
@@ -227,18 +292,30 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 		return fmt.Errorf("embedded index: upsert: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	keys := make([]payloadKey, len(points))
+	for i, p := range points {
+		keys[i] = payloadKey{p.Tenant, p.ChatID, storedSeq(p)}
+	}
+	ix.payloads.forget(keys)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse,
+			to_seq, started_at, episode_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (tenant, chat_id, seq) DO UPDATE SET user_id = excluded.user_id, agent = excluded.agent,
 			role = excluded.role, content = excluded.content, created_at = excluded.created_at,
-			dense = excluded.dense, sparse = excluded.sparse`)
+			dense = excluded.dense, sparse = excluded.sparse,
+			to_seq = excluded.to_seq, started_at = excluded.started_at, episode_id = excluded.episode_id`)
 	if err != nil {
 		return fmt.Errorf("embedded index: upsert: %w", err)
 	}
 	defer stmt.Close()
 	for i, p := range points {
-		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, p.Seq, p.UserID, p.Agent, p.Role, p.Content,
-			unixNano(p.CreatedAt), encodeDense(qs[i*ix.dim:(i+1)*ix.dim], scales[i]), encodeSparse(p.Sparse)); err != nil {
+		created, started := p.CreatedAt, time.Time{}
+		if p.Kind == memory.KindEpisode {
+			created, started = p.EndedAt, p.StartedAt
+		}
+		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, storedSeq(p), p.UserID, p.Agent, p.Role, p.Content,
+			unixNano(created), encodeDense(qs[i*ix.dim:(i+1)*ix.dim], scales[i]), encodeSparse(p.Sparse),
+			p.ToSeq, unixNano(started), p.EpisodeID); err != nil {
 			return fmt.Errorf("embedded index: upsert %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 		}
 	}
@@ -248,7 +325,8 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for i, p := range points {
-		ix.put(p.Tenant, p.ChatID, p.Seq, p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
+		t, end := pointTimes(p)
+		ix.put(p.Tenant, p.ChatID, storedSeq(p), t, end, p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
 	}
 	return nil
 }
@@ -261,7 +339,7 @@ func (ix *Index) isClosed() bool {
 
 // put adds or replaces a point in memory, copying q and sp. sp is
 // canonical (canonSparse). Caller holds mu (or is loading).
-func (ix *Index) put(tenantID, chatID string, seq int64, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
+func (ix *Index) put(tenantID, chatID string, seq, t, end int64, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
 	tn := ix.tenants[tenantID]
 	if tn == nil {
 		tn = &tenant{chats: map[string]*chat{}}
@@ -276,14 +354,20 @@ func (ix *Index) put(tenantID, chatID string, seq int64, user, agent string, q [
 	if slot, found := slices.BinarySearch(c.seqs, seq); found {
 		ix.labels.release(c.users[slot])
 		ix.labels.release(c.agents[slot])
-		c.users[slot], c.agents[slot], c.scales[slot] = u, a, scale
+		c.users[slot], c.agents[slot], c.scales[slot], c.times[slot] = u, a, scale, t
 		copy(c.vec(slot, ix.dim), q)
 		old, _ := c.terms(slot)
 		ix.undf(old)
 		c.setTerms(slot, sp.Indices, sp.Values)
 	} else {
-		c.insert(slot, ix.dim, seq, u, a, q, scale, sp.Indices, sp.Values)
+		c.insert(slot, ix.dim, seq, t, u, a, q, scale, sp.Indices, sp.Values)
 		ix.n++
+	}
+	if seq < 0 {
+		if c.ends == nil {
+			c.ends = map[int64]int64{}
+		}
+		c.ends[seq] = end
 	}
 	for _, t := range sp.Indices {
 		ix.df[t]++
@@ -301,6 +385,7 @@ func (ix *Index) undf(terms []uint32) {
 // forget releases what point slot of c holds outside c (labels, document
 // frequencies, the count) before c drops it. Caller holds mu.
 func (ix *Index) forget(c *chat, slot int) {
+	delete(c.ends, c.seqs[slot])
 	ix.labels.release(c.users[slot])
 	ix.labels.release(c.agents[slot])
 	terms, _ := c.terms(slot)
@@ -318,6 +403,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
+	ix.payloads.clear()
 	where, args := whereClause(f)
 	if _, err := ix.db.ExecContext(ctx, `DELETE FROM points WHERE `+where, args...); err != nil {
 		return fmt.Errorf("embedded index: delete: %w", err)

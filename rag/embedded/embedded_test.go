@@ -243,3 +243,38 @@ func TestQueriesDuringWrites(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// Hit payloads come from a cache after the first read; rewriting a point
+// or deleting its chat must never serve the old payload.
+func TestPayloadCacheFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "v.db"), 4)
+	content := func() string {
+		t.Helper()
+		hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 0, 0, 0}, Limit: 1})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("query: %v %v", hits, err)
+		}
+		return hits[0].Content
+	}
+	p := pt("c", 1, []float32{1, 0, 0, 0})
+	for _, want := range []string{"first", "second"} {
+		p.Content = want
+		if err := ix.Upsert(ctx, []rag.Point{p}); err != nil {
+			t.Fatal(err)
+		}
+		if got, again := content(), content(); got != want || again != want {
+			t.Fatalf("content %q then %q, want %q", got, again, want)
+		}
+	}
+	if err := ix.Delete(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"c"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.Content = "after the chat was erased and recreated"
+	if err := ix.Upsert(ctx, []rag.Point{p}); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(); got != p.Content {
+		t.Fatalf("content %q, want %q", got, p.Content)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -31,6 +32,9 @@ CREATE TABLE IF NOT EXISTS points (
 	created_at INTEGER NOT NULL,
 	dense      BLOB    NOT NULL,
 	sparse     BLOB    NOT NULL,
+	to_seq     INTEGER NOT NULL DEFAULT 0,
+	started_at INTEGER NOT NULL DEFAULT 0,
+	episode_id TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (tenant, chat_id, seq)
 );
 CREATE INDEX IF NOT EXISTS points_user ON points (tenant, user_id);
@@ -74,7 +78,69 @@ func whereClause(f rag.Filter) (string, []any) {
 			args = append(args, id)
 		}
 	}
+	turns, episodes := len(f.Kinds) == 0, len(f.Kinds) == 0
+	for _, k := range f.Kinds {
+		turns, episodes = turns || k == memory.KindTurn, episodes || k == memory.KindEpisode
+	}
+	switch {
+	case !turns && !episodes:
+		conds = append(conds, "0")
+	case !turns:
+		conds = append(conds, "seq < 0")
+	case !episodes:
+		conds = append(conds, "seq > 0")
+	}
+	if f.FromSeq > 0 {
+		conds = append(conds, "abs(seq) >= ?")
+		args = append(args, f.FromSeq)
+	}
+	if f.ToSeq > 0 {
+		conds = append(conds, "abs(seq) <= ?")
+		args = append(args, f.ToSeq)
+	}
+	if !f.Since.IsZero() || !f.Until.IsZero() {
+		// A turn's time is created_at; an episode spans started_at..created_at.
+		conds = append(conds, "created_at != ? AND (seq > 0 OR started_at != ?)")
+		args = append(args, int64(zeroTime), int64(zeroTime))
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "created_at >= ?")
+		args = append(args, time.Unix(f.Since.Unix(), 0).UnixNano())
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "(CASE WHEN seq < 0 THEN started_at ELSE created_at END) < ?")
+		args = append(args, time.Unix(f.Until.Unix()+1, 0).UnixNano())
+	}
 	return strings.Join(conds, " AND "), args
+}
+
+// episodeColumns are added to files written before episodes were indexed
+// (an episode's row has seq = -from_seq; created_at is its end).
+var episodeColumns = []string{
+	"to_seq INTEGER NOT NULL DEFAULT 0",
+	"started_at INTEGER NOT NULL DEFAULT 0",
+	"episode_id TEXT NOT NULL DEFAULT ''",
+}
+
+// readEpisode reads the fields only an episode's row has.
+const readEpisode = `SELECT to_seq, started_at, episode_id FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
+
+// noTime marks a point without a known time: a since/until filter never
+// matches it.
+const noTime = math.MinInt64
+
+func unixSec(t time.Time) int64 {
+	if t.IsZero() {
+		return noTime
+	}
+	return t.Unix()
+}
+
+func nanoToSec(n int64) int64 {
+	if n == zeroTime {
+		return noTime
+	}
+	return time.Unix(0, n).Unix()
 }
 
 // zeroTime stores the zero time.Time, which UnixNano cannot represent.

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -290,7 +292,7 @@ func TestOpensFloat32File(t *testing.T) {
 	}
 	insert := func(seq int64, dense []byte) {
 		t.Helper()
-		if _, err := ix.db.ExecContext(ctx, `INSERT INTO points VALUES ('t', 'c', ?, 'u', 'a', 'user', ?, 0, ?, ?)`,
+		if _, err := ix.db.ExecContext(ctx, `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse) VALUES ('t', 'c', ?, 'u', 'a', 'user', ?, 0, ?, ?)`,
 			seq, fmt.Sprint("legacy ", seq), dense, encodeSparse(rag.SparseVector{Indices: []uint32{9, 4}, Values: []float32{1, 2}})); err != nil {
 			t.Fatal(err)
 		}
@@ -331,5 +333,44 @@ func TestOpensFloat32File(t *testing.T) {
 	ix.Close()
 	if _, err := Open(ctx, path, 4); !errors.Is(err, rag.ErrDimensionMismatch) {
 		t.Errorf("open with a 7-byte vector: %v, want ErrDimensionMismatch", err)
+	}
+}
+
+// A file written before episodes were indexed (no episode columns) opens,
+// gains the columns, keeps its turns and takes episodes.
+func TestOpensFileWithoutEpisodeColumns(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+	INSERT INTO meta VALUES ('dim', '4');
+	CREATE TABLE points (tenant TEXT NOT NULL, chat_id TEXT NOT NULL, seq INTEGER NOT NULL, user_id TEXT NOT NULL,
+		agent TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, created_at INTEGER NOT NULL,
+		dense BLOB NOT NULL, sparse BLOB NOT NULL, PRIMARY KEY (tenant, chat_id, seq));`
+	if _, err := db.ExecContext(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	q := make([]int8, 4)
+	scale := quantise([]float32{1, 0, 0, 0}, q)
+	if _, err := db.ExecContext(ctx, `INSERT INTO points VALUES ('t', 'c', 1, 'u', 'a', 'user', 'old turn', 0, ?, ?)`,
+		encodeDense(q, scale), encodeSparse(rag.SparseVector{})); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ix, err := Open(ctx, path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 1, Kind: memory.KindEpisode, ToSeq: 5,
+		Content: "the episode", Dense: []float32{1, 0, 0, 0}}
+	if err := ix.Upsert(ctx, []rag.Point{ep}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ix.Count(ctx, rag.Filter{Tenant: "t"}); err != nil || n != 2 {
+		t.Fatalf("count %d %v, want the old turn and the episode", n, err)
 	}
 }

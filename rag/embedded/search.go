@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -40,16 +41,32 @@ func (ix *Index) scope(f rag.Filter) []*chat {
 	return out
 }
 
-// matcher applies a filter's user and agent to points by label id.
+// matcher applies a filter's user, agent, kinds, time range and seq range
+// to points, inside the scan (before top-k).
 type matcher struct {
 	user, agent       uint32
 	anyUser, anyAgent bool
 	none              bool // a label no point has: nothing matches
+	turns, episodes   bool // kinds wanted
+	since, until      int64
+	timed             bool // since or until set
+	fromSeq, toSeq    int64
 }
 
-// matcher resolves f's labels. Caller holds mu.
+// matcher resolves f. Caller holds mu.
 func (ix *Index) matcher(f rag.Filter) matcher {
-	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == ""}
+	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == "", turns: len(f.Kinds) == 0, episodes: len(f.Kinds) == 0,
+		since: math.MinInt64 + 1, until: math.MaxInt64, fromSeq: f.FromSeq, toSeq: f.ToSeq}
+	for _, k := range f.Kinds {
+		m.turns = m.turns || k == memory.KindTurn
+		m.episodes = m.episodes || k == memory.KindEpisode
+	}
+	if !f.Since.IsZero() {
+		m.since, m.timed = f.Since.Unix(), true
+	}
+	if !f.Until.IsZero() {
+		m.until, m.timed = f.Until.Unix(), true
+	}
 	var ok bool
 	if !m.anyUser {
 		if m.user, ok = ix.labels.lookup(f.UserID); !ok {
@@ -64,10 +81,34 @@ func (ix *Index) matcher(f rag.Filter) matcher {
 	return m
 }
 
-func (m matcher) all() bool { return m.anyUser && m.anyAgent }
+// all: every point of a chat in scope matches.
+func (m matcher) all() bool {
+	return m.anyUser && m.anyAgent && m.turns && m.episodes && !m.timed && m.fromSeq == 0 && m.toSeq == 0
+}
 
 func (m matcher) ok(c *chat, slot int) bool {
-	return (m.anyUser || c.users[slot] == m.user) && (m.anyAgent || c.agents[slot] == m.agent)
+	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
+		return false
+	}
+	seq := c.seqs[slot]
+	episode := seq < 0
+	if episode && !m.episodes || !episode && !m.turns {
+		return false
+	}
+	if episode {
+		seq = -seq
+	}
+	if m.fromSeq > 0 && seq < m.fromSeq || m.toSeq > 0 && seq > m.toSeq {
+		return false
+	}
+	if !m.timed {
+		return true
+	}
+	start, end := c.times[slot], c.times[slot]
+	if episode {
+		end = c.ends[c.seqs[slot]]
+	}
+	return start != noTime && end != noTime && start <= m.until && end >= m.since
 }
 
 // ref names a point while mu is held.
@@ -291,13 +332,12 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.
 // primary key (one prepared statement per chat among the hits), and drops
 // the hits whose row is gone (deleted since rank).
 func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]rag.Hit, error) {
-	type payload struct {
-		role, content string
-		created       int64
-		ok            bool
-	}
 	got := make([]payload, len(hits))
 	done := make([]bool, len(hits))
+	gen := ix.payloads.generation()
+	for i, h := range hits {
+		got[i], done[i] = ix.payloads.get(payloadKey{tenantID, h.ChatID, h.Seq})
+	}
 	var b []byte
 	for i, h := range hits {
 		if done[i] {
@@ -345,6 +385,7 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 			if j, ok := pos[seq]; ok {
 				p.ok = true
 				got[j] = p
+				ix.payloads.put(gen, payloadKey{tenantID, h.ChatID, seq}, p)
 			}
 		}
 		err = rows.Err()
@@ -363,7 +404,29 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 		if p.created != zeroTime {
 			h.CreatedAt = time.Unix(0, p.created).UTC()
 		}
+		if h.Seq < 0 {
+			if err := ix.episodeFields(ctx, tenantID, &h); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// episodeFields turns an episode's row (seq = -from_seq, created_at = its
+// end) back into an episode point: kind, id, range and dates.
+func (ix *Index) episodeFields(ctx context.Context, tenantID string, h *rag.Hit) error {
+	var toSeq, started int64
+	var id string
+	if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, h.Seq).Scan(&toSeq, &started, &id); err != nil {
+		return ix.readErr(err)
+	}
+	h.Kind, h.EpisodeID = memory.KindEpisode, id
+	h.Seq, h.FromSeq, h.ToSeq = -h.Seq, -h.Seq, toSeq
+	h.EndedAt = h.CreatedAt
+	if started != zeroTime {
+		h.StartedAt = time.Unix(0, started).UTC()
+	}
+	return nil
 }

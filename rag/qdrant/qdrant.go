@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -61,6 +62,19 @@ const (
 	KeyCreatedAt = "created_at"
 	KeySource    = "source"
 	sourceValue  = "contextd"
+
+	// Episodes share the namespace with kind "episode" (turns: "turn", or no
+	// kind in points written before episodes existed), their range, dates
+	// and the episode id in plain fields. ts / ts_end are the unix seconds a
+	// point spans (a turn: its time twice), for since/until range filters.
+	KeyKind      = "kind"
+	KeyEpisodeID = "episode_id"
+	KeyFromSeq   = "from_seq"
+	KeyToSeq     = "to_seq"
+	KeyStartedAt = "started_at"
+	KeyEndedAt   = "ended_at"
+	KeyTS        = "ts"
+	KeyTSEnd     = "ts_end"
 )
 
 // qdrantRRFK is the k sent to Qdrant. Qdrant scores a point at 0-based
@@ -216,6 +230,12 @@ func (x *Index) Ping(ctx context.Context) error {
 // overwrites it.
 func PointID(tenant, chatID string, seq int64) string {
 	return uuid.NewSHA1(pointNamespace, []byte(tenant+"\x00"+chatID+"\x00"+strconv.FormatInt(seq, 10))).String()
+}
+
+// EpisodePointID is the id of the episode that starts at seq: distinct from
+// the turn at that seq.
+func EpisodePointID(tenant, chatID string, fromSeq int64) string {
+	return uuid.NewSHA1(pointNamespace, []byte(tenant+"\x00"+chatID+"\x00episode\x00"+strconv.FormatInt(fromSeq, 10))).String()
 }
 
 // pointNamespace is fixed forever: changing it would duplicate every point.
@@ -381,12 +401,15 @@ func payloadIndexes() []*qc.CreateFieldIndexCollection {
 		}
 	}
 	lookup, rng := true, true
-	return []*qc.CreateFieldIndexCollection{
-		kw(KeyTenant, true), kw(KeyUser, false), kw(KeyChat, false), kw(KeyAgent, false),
-		{
-			Wait: &wait, FieldName: KeySeq, FieldType: qc.FieldType_FieldTypeInteger.Enum(),
+	integer := func(field string) *qc.CreateFieldIndexCollection {
+		return &qc.CreateFieldIndexCollection{
+			Wait: &wait, FieldName: field, FieldType: qc.FieldType_FieldTypeInteger.Enum(),
 			FieldIndexParams: qc.NewPayloadIndexParamsInt(&qc.IntegerIndexParams{Lookup: &lookup, Range: &rng}),
-		},
+		}
+	}
+	return []*qc.CreateFieldIndexCollection{
+		kw(KeyTenant, true), kw(KeyUser, false), kw(KeyChat, false), kw(KeyAgent, false), kw(KeyKind, false),
+		integer(KeySeq), integer(KeyTS), integer(KeyTSEnd),
 	}
 }
 
@@ -428,8 +451,40 @@ func filter(f rag.Filter) (*qc.Filter, error) {
 	if f.Agent != "" {
 		must = append(must, qc.NewMatchKeyword(KeyAgent, f.Agent))
 	}
-	return &qc.Filter{Must: must}, nil
+	var mustNot []*qc.Condition
+	turns, episodes := len(f.Kinds) == 0, len(f.Kinds) == 0
+	for _, k := range f.Kinds {
+		turns, episodes = turns || k == memory.KindTurn, episodes || k == memory.KindEpisode
+	}
+	switch {
+	case !turns && !episodes:
+		return nil, fmt.Errorf("qdrant: %w: kinds %v name no known kind", ErrInvalid, f.Kinds)
+	case !turns:
+		must = append(must, qc.NewMatchKeyword(KeyKind, memory.KindEpisode))
+	case !episodes:
+		mustNot = append(mustNot, qc.NewMatchKeyword(KeyKind, memory.KindEpisode)) // older turns have no kind
+	}
+	if f.FromSeq > 0 || f.ToSeq > 0 {
+		r := &qc.Range{}
+		if f.FromSeq > 0 {
+			r.Gte = ptr(float64(f.FromSeq))
+		}
+		if f.ToSeq > 0 {
+			r.Lte = ptr(float64(f.ToSeq))
+		}
+		must = append(must, qc.NewRange(KeySeq, r))
+	}
+	// A point spans [ts, ts_end]: it matches when that overlaps [since, until].
+	if !f.Since.IsZero() {
+		must = append(must, qc.NewRange(KeyTSEnd, &qc.Range{Gte: ptr(float64(f.Since.Unix()))}))
+	}
+	if !f.Until.IsZero() {
+		must = append(must, qc.NewRange(KeyTS, &qc.Range{Lte: ptr(float64(f.Until.Unix()))}))
+	}
+	return &qc.Filter{Must: must, MustNot: mustNot}, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Upsert writes points in batches, waiting until each is applied.
 func (x *Index) Upsert(ctx context.Context, points []rag.Point) error {
@@ -464,21 +519,33 @@ func toStruct(p rag.Point) *qc.PointStruct {
 	if len(p.Sparse.Indices) > 0 {
 		vectors[SparseVector] = qc.NewVectorSparse(p.Sparse.Indices, p.Sparse.Values)
 	}
-	return &qc.PointStruct{
-		Id:      qc.NewIDUUID(PointID(p.Tenant, p.ChatID, p.Seq)),
-		Vectors: qc.NewVectorsMap(vectors),
-		Payload: map[string]*qc.Value{
-			KeyTenant:    qc.NewValueString(p.Tenant),
-			KeyUser:      qc.NewValueString(p.UserID),
-			KeyChat:      qc.NewValueString(p.ChatID),
-			KeyAgent:     qc.NewValueString(p.Agent),
-			KeySeq:       qc.NewValueInt(p.Seq),
-			KeyRole:      qc.NewValueString(p.Role),
-			KeyContent:   qc.NewValueString(p.Content),
-			KeyCreatedAt: qc.NewValueString(p.CreatedAt.UTC().Format(time.RFC3339Nano)),
-			KeySource:    qc.NewValueString(sourceValue),
-		},
+	pl := map[string]*qc.Value{
+		KeyTenant:    qc.NewValueString(p.Tenant),
+		KeyUser:      qc.NewValueString(p.UserID),
+		KeyChat:      qc.NewValueString(p.ChatID),
+		KeyAgent:     qc.NewValueString(p.Agent),
+		KeySeq:       qc.NewValueInt(p.Seq),
+		KeyRole:      qc.NewValueString(p.Role),
+		KeyContent:   qc.NewValueString(p.Content),
+		KeyCreatedAt: qc.NewValueString(p.CreatedAt.UTC().Format(time.RFC3339Nano)),
+		KeySource:    qc.NewValueString(sourceValue),
+		KeyKind:      qc.NewValueString(memory.KindTurn),
 	}
+	id := PointID(p.Tenant, p.ChatID, p.Seq)
+	start, end := p.CreatedAt, p.CreatedAt
+	if p.Kind == memory.KindEpisode {
+		id, start, end = EpisodePointID(p.Tenant, p.ChatID, p.Seq), p.StartedAt, p.EndedAt
+		pl[KeyKind] = qc.NewValueString(memory.KindEpisode)
+		pl[KeyEpisodeID] = qc.NewValueString(p.EpisodeID)
+		pl[KeyFromSeq] = qc.NewValueInt(p.Seq)
+		pl[KeyToSeq] = qc.NewValueInt(p.ToSeq)
+		pl[KeyStartedAt] = qc.NewValueString(p.StartedAt.UTC().Format(time.RFC3339Nano))
+		pl[KeyEndedAt] = qc.NewValueString(p.EndedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if !start.IsZero() && !end.IsZero() {
+		pl[KeyTS], pl[KeyTSEnd] = qc.NewValueInt(start.Unix()), qc.NewValueInt(end.Unix())
+	}
+	return &qc.PointStruct{Id: qc.NewIDUUID(id), Vectors: qc.NewVectorsMap(vectors), Payload: pl}
 }
 
 func fromPayload(pl map[string]*qc.Value) rag.Point {
@@ -493,6 +560,12 @@ func fromPayload(pl map[string]*qc.Value) rag.Point {
 	}
 	if t, err := time.Parse(time.RFC3339Nano, pl[KeyCreatedAt].GetStringValue()); err == nil {
 		p.CreatedAt = t
+	}
+	if pl[KeyKind].GetStringValue() == memory.KindEpisode {
+		p.Kind, p.EpisodeID = memory.KindEpisode, pl[KeyEpisodeID].GetStringValue()
+		p.FromSeq, p.ToSeq = pl[KeyFromSeq].GetIntegerValue(), pl[KeyToSeq].GetIntegerValue()
+		p.StartedAt, _ = time.Parse(time.RFC3339Nano, pl[KeyStartedAt].GetStringValue())
+		p.EndedAt, _ = time.Parse(time.RFC3339Nano, pl[KeyEndedAt].GetStringValue())
 	}
 	return p
 }

@@ -163,6 +163,36 @@ func TestEpisodesLongChat(t *testing.T) {
 		}
 	}
 
+	// A question in the summary's words: the episode's short summary is
+	// what answers it, in a rag_augmented context of 1,000 tokens.
+	var rx struct {
+		Context  string `json:"context"`
+		Sections struct {
+			Episodes []struct {
+				ID      string `json:"id"`
+				FromSeq int64  `json:"from_seq"`
+				ToSeq   int64  `json:"to_seq"`
+				Short   string `json:"short"`
+			} `json:"episodes"`
+		} `json:"sections"`
+		Usage struct {
+			TotalTokens   int `json:"total_tokens"`
+			EpisodeTokens int `json:"episode_tokens"`
+		} `json:"usage"`
+	}
+	st, b := call(t, "POST", hs.URL+"/v1/context", "", `{"chat_id":"long","strategy":"rag_augmented","budget_tokens":1000,`+
+		`"query":"Which sea kayak nicknamed Bluefin did I pick for the Algarve coastal trip?"}`)
+	if err := json.Unmarshal([]byte(b), &rx); st != 200 || err != nil {
+		t.Fatalf("rag_augmented context: %d %s", st, b)
+	}
+	found := false
+	for _, e := range rx.Sections.Episodes {
+		found = found || (e.ID == fact.ID && e.Short == bluefinShort)
+	}
+	if !found || !strings.Contains(rx.Context, "turns 30–50] "+bluefinShort) || rx.Usage.TotalTokens > 1000 || rx.Usage.EpisodeTokens == 0 {
+		t.Errorf("rag_augmented at 1000 tokens lacks the episode's short summary: episodes %+v, usage %+v\n%s", rx.Sections.Episodes, rx.Usage, rx.Context)
+	}
+
 	head, err := app.Store.SummaryHead(ctx, key)
 	if err != nil || head == nil || head.TokenCount > maxRoot || head.CoveredToSeq != 5000-int64(app.Config.Supervisor.Memory.SummaryRecentTurns) {
 		t.Fatalf("root: %+v %v", head, err)
@@ -176,7 +206,7 @@ func TestEpisodesLongChat(t *testing.T) {
 			SummaryTokens int `json:"summary_tokens"`
 		} `json:"usage"`
 	}
-	st, b := call(t, "POST", hs.URL+"/v1/context", "", `{"chat_id":"long","strategy":"running_summary","budget_tokens":1000,"query":"what next?"}`)
+	st, b = call(t, "POST", hs.URL+"/v1/context", "", `{"chat_id":"long","strategy":"running_summary","budget_tokens":1000,"query":"what next?"}`)
 	if err := json.Unmarshal([]byte(b), &cx); st != 200 || err != nil {
 		t.Fatalf("running_summary context: %d %s", st, b)
 	}

@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -125,8 +126,9 @@ func TestErasureLeavesNothing(t *testing.T) {
 		}
 		return n
 	}
-	if countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}) < 6 {
-		t.Fatal("setup: c1 should have 6 turn vectors (and its episodes')")
+	c1Episodes := rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}, Kinds: []string{memory.KindEpisode}}
+	if countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}, Kinds: []string{memory.KindTurn}}) != 6 || countVec(c1Episodes) == 0 {
+		t.Fatal("setup: c1 should have 6 turn vectors and episode vectors")
 	}
 
 	if st, b := call(t, "DELETE", srv.URL+"/v1/chats/c1", "", ""); st != 204 {
@@ -140,7 +142,7 @@ func TestErasureLeavesNothing(t *testing.T) {
 			t.Errorf("%s still holds %d rows of c1", table, n)
 		}
 	}
-	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 {
+	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 || countVec(c1Episodes) != 0 {
 		t.Errorf("%d vectors of c1 remain", n)
 	}
 	if st, _ := call(t, "DELETE", srv.URL+"/v1/chats/c1", "", ""); st != 404 {
@@ -161,7 +163,10 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice"}); n != 0 {
 		t.Errorf("%d vectors of alice remain", n)
 	}
-	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c3"}}); n < 6 {
+	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice", Kinds: []string{memory.KindEpisode}}); n != 0 {
+		t.Errorf("%d episode vectors of alice remain", n)
+	}
+	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c3"}, Kinds: []string{memory.KindTurn}}); n != 6 {
 		t.Errorf("bob's chat lost vectors: %d", n)
 	}
 	if n := sqlCount(t, db, "messages", "chat = ?", rowid["c3"]); n != 6 {

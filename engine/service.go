@@ -481,12 +481,19 @@ type SearchInput struct {
 
 // SearchHit is one /v1/search hit.
 type SearchHit struct {
+	Kind      string    `json:"kind"` // turn | episode
 	ChatID    string    `json:"chat_id"`
 	Seq       int64     `json:"seq"`
 	Role      string    `json:"role"`
 	Content   string    `json:"content"`
 	Score     float32   `json:"score"`
 	CreatedAt time.Time `json:"created_at"`
+	// An episode hit: its id, range and dates; Content is its short summary.
+	EpisodeID string     `json:"episode_id,omitempty"`
+	FromSeq   int64      `json:"from_seq,omitempty"`
+	ToSeq     int64      `json:"to_seq,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
 // Search runs retrieval over a chat, a user's chats, or the tenant.
@@ -540,11 +547,17 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		if len(hits) == in.K {
 			break
 		}
+		if t.Kind == memory.KindEpisode {
+			started, ended := t.StartedAt, t.EndedAt
+			hits = append(hits, SearchHit{Kind: memory.KindEpisode, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
+				CreatedAt: t.CreatedAt, EpisodeID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: &started, EndedAt: &ended})
+			continue
+		}
 		content, reason := fopts.Item(memory.Role(t.Role), t.Content)
 		if reason != "" {
 			continue
 		}
-		hits = append(hits, SearchHit{ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt})
+		hits = append(hits, SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt})
 	}
 	return hits, nil
 }

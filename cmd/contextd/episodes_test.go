@@ -193,6 +193,26 @@ func TestEpisodesLongChat(t *testing.T) {
 		t.Errorf("rag_augmented at 1000 tokens lacks the episode's short summary: episodes %+v, usage %+v\n%s", rx.Sections.Episodes, rx.Usage, rx.Context)
 	}
 
+	// /v1/search finds it as an episode hit.
+	var sr struct {
+		Hits []struct {
+			Kind      string    `json:"kind"`
+			EpisodeID string    `json:"episode_id"`
+			FromSeq   int64     `json:"from_seq"`
+			ToSeq     int64     `json:"to_seq"`
+			StartedAt time.Time `json:"started_at"`
+			Content   string    `json:"content"`
+		} `json:"hits"`
+	}
+	st, b = call(t, "POST", hs.URL+"/v1/search", "", `{"chat_id":"long","query":"sea kayak nicknamed Bluefin Algarve coastal trip","k":5}`)
+	if err := json.Unmarshal([]byte(b), &sr); st != 200 || err != nil || len(sr.Hits) == 0 {
+		t.Fatalf("search: %d %s", st, b)
+	}
+	if h := sr.Hits[0]; h.Kind != memory.KindEpisode || h.EpisodeID != fact.ID || h.FromSeq != fact.FromSeq || h.ToSeq != fact.ToSeq ||
+		h.Content != bluefinShort || !h.StartedAt.Equal(fact.StartedAt) {
+		t.Errorf("best search hit %+v, want episode %s", h, fact.ID)
+	}
+
 	head, err := app.Store.SummaryHead(ctx, key)
 	if err != nil || head == nil || head.TokenCount > maxRoot || head.CoveredToSeq != 5000-int64(app.Config.Supervisor.Memory.SummaryRecentTurns) {
 		t.Fatalf("root: %+v %v", head, err)

@@ -87,3 +87,15 @@ func TestAccountingWithEpisodesEveryBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodeNotRepeatingItsTurns: an episode ranked below one of its own
+// turns that is shown adds little and is left out (counted as dropped).
+func TestEpisodeNotRepeatingItsTurns(t *testing.T) {
+	c := episodeCandidates()
+	c[1].Content = "movers come on the 20th"
+	in := AssemblyInput{Budget: 4000, Strategy: StrategyRAG, RAG: []RAGTurn{c[1], c[0], c[3]}, Verbatim: turns(200, 209, 5), MustKeepFrom: 200}
+	a := Assemble(in)
+	if len(a.Sections.Episodes) != 0 || len(a.Sections.RAG) != 2 || a.RAGDropped != 1 || strings.Contains(a.Context, "turns 120–141") {
+		t.Errorf("episodes %v, turns %d, dropped %d:\n%s", a.Sections.Episodes, len(a.Sections.RAG), a.RAGDropped, a.Context)
+	}
+}

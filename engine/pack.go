@@ -180,6 +180,9 @@ func (p *packer) packRAG() {
 			p.packHitAsVerbatim(vi)
 			continue
 		}
+		if r.Episode != nil && p.episodeShown(r) {
+			continue // its own turns are already there: the summary adds little
+		}
 		c := p.costRAG(i)
 		if !p.ragTitlePaid {
 			c += titleCost(titleRAG)
@@ -195,6 +198,17 @@ func (p *packer) packRAG() {
 		p.ragGroups[g] = true
 		p.keepRAG[i] = true
 	}
+}
+
+// episodeShown reports whether a retrieved turn inside the episode's range
+// (same chat) is already kept: an episode stands in for turns that are not.
+func (p *packer) episodeShown(e RAGTurn) bool {
+	for i, r := range p.in.RAG {
+		if p.keepRAG[i] && r.Episode == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq {
+			return true
+		}
+	}
+	return false
 }
 
 // packHitAsVerbatim shows a hit that is also a verbatim candidate (a

@@ -64,6 +64,9 @@ func validateContextInput(in ContextInput) error {
 	if in.RAGScope != "" && in.RAGScope != rag.ScopeChat && in.RAGScope != rag.ScopeUser {
 		return invalid("rag_scope", "invalid_value", "must be chat or user")
 	}
+	if _, err := parseTimeRange(in.Since, in.Until); err != nil {
+		return err
+	}
 	for _, part := range in.Include {
 		if part != IncludeContext && part != IncludeMessages && part != IncludeSections {
 			return invalid("include", "invalid_value", "%q is not one of context, messages, sections", truncateForError(part))
@@ -83,6 +86,7 @@ type plan struct {
 	budget   int
 	query    string
 	scope    string
+	times    timeRange // since/until for retrieval
 	wait     bool
 	filters  filters.Options    // the agent's, with the current query
 	trunc    truncation.Options // the agent's, with the current query
@@ -107,6 +111,7 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	if in.BudgetTokens != nil {
 		p.budget = *in.BudgetTokens
 	}
+	p.times, _ = parseTimeRange(in.Since, in.Until) // validated before
 	p.scope = p.policy.RAGScope
 	if in.RAGScope != "" {
 		p.scope = in.RAGScope
@@ -398,6 +403,10 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	return s.ragTurns(ctx, p, turns), nil
 }
 
+// drillEpisodes: the best this many retrieved episodes are drilled into for
+// their best-matching turns.
+const drillEpisodes = 2
+
 func (s *Service) ragRequest(p *plan) rag.Request {
 	k := p.policy.RAGK
 	if p.policy.RAGFill {
@@ -406,11 +415,16 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 		k = max(k, min(p.policy.RAGMaxHits, p.budget/20))
 	}
 	c := p.chat
-	return rag.Request{
+	req := rag.Request{
 		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID, Agent: c.Agent,
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
 		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
+		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
 	}
+	if !p.policy.RAGEpisodes {
+		req.Kinds = []string{memory.KindTurn} // inside the index, before top-k
+	}
+	return req
 }
 
 // ragTurns passes hits through the same filters as verbatim turns (routing

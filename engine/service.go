@@ -477,18 +477,23 @@ type SearchInput struct {
 	ChatID string `json:"chat_id"`
 	UserID string `json:"user_id"`
 	K      int    `json:"k"`
+	// Since/Until (RFC 3339) and Kinds (turn, episode; default both) filter
+	// inside the index query.
+	Since string   `json:"since"`
+	Until string   `json:"until"`
+	Kinds []string `json:"kinds"`
 }
 
-// SearchHit is one /v1/search hit.
+// SearchHit is one /v1/search hit: a turn, or an episode with its short
+// summary as Content and its id, range and dates.
 type SearchHit struct {
-	Kind      string    `json:"kind"` // turn | episode
-	ChatID    string    `json:"chat_id"`
-	Seq       int64     `json:"seq"`
-	Role      string    `json:"role"`
-	Content   string    `json:"content"`
-	Score     float32   `json:"score"`
-	CreatedAt time.Time `json:"created_at"`
-	// An episode hit: its id, range and dates; Content is its short summary.
+	Kind      string     `json:"kind"`
+	ChatID    string     `json:"chat_id"`
+	Seq       int64      `json:"seq"`
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	Score     float32    `json:"score"`
+	CreatedAt time.Time  `json:"created_at"`
 	EpisodeID string     `json:"episode_id,omitempty"`
 	FromSeq   int64      `json:"from_seq,omitempty"`
 	ToSeq     int64      `json:"to_seq,omitempty"`
@@ -516,10 +521,18 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if in.K == 0 {
 		in.K = 10
 	}
+	times, err := parseTimeRange(in.Since, in.Until)
+	if err != nil {
+		return nil, err
+	}
+	if err := parseKinds(in.Kinds); err != nil {
+		return nil, err
+	}
 	if s.Retriever == nil {
 		return nil, unavailable("vector store", errors.New("vector.driver is none"))
 	}
-	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant}
+	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,
+		Since: times.since, Until: times.until, Kinds: in.Kinds}
 	agent := memory.DefaultAgent
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
@@ -548,9 +561,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			break
 		}
 		if t.Kind == memory.KindEpisode {
-			started, ended := t.StartedAt, t.EndedAt
-			hits = append(hits, SearchHit{Kind: memory.KindEpisode, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
-				CreatedAt: t.CreatedAt, EpisodeID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: &started, EndedAt: &ended})
+			hits = append(hits, episodeHit(t))
 			continue
 		}
 		content, reason := fopts.Item(memory.Role(t.Role), t.Content)
@@ -560,4 +571,10 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		hits = append(hits, SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt})
 	}
 	return hits, nil
+}
+
+func episodeHit(t rag.Turn) SearchHit {
+	start, end := t.StartedAt, t.EndedAt
+	return SearchHit{Kind: memory.KindEpisode, ChatID: t.ChatID, Seq: t.FromSeq, Content: t.Content, Score: t.Score,
+		CreatedAt: t.CreatedAt, EpisodeID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: &start, EndedAt: &end}
 }

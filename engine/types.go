@@ -25,6 +25,9 @@ type ContextInput struct {
 	// Include lists which of context, messages and sections the answer
 	// carries (empty: all three); usage and degraded always come.
 	Include []string `json:"include"`
+	// Since/Until (RFC 3339) restrict retrieval to that time range.
+	Since string `json:"since"`
+	Until string `json:"until"`
 }
 
 // Parts of the answer that Include selects.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,6 +51,13 @@ type Request struct {
 	// ExcludeFromSeq: turns of THIS chat with seq >= it are in the caller's
 	// recent window and are never returned (0 = exclude nothing).
 	ExcludeFromSeq int64
+	// Since/Until (zero: open) and Kinds (empty: turns and episodes) are
+	// applied inside the index query, before top-k.
+	Since, Until time.Time
+	Kinds        []string
+	// Drill: the best this many episode hits are drilled into for their
+	// best-matching turns (coarse to fine); 0 = none.
+	Drill int
 }
 
 // Turn is one retrieved turn.
@@ -96,7 +104,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	if req.Tenant == "" {
 		return nil, errors.New("retrieve: tenant is required")
 	}
-	f := Filter{Tenant: req.Tenant, Agent: req.Agent}
+	f := Filter{Tenant: req.Tenant, Agent: req.Agent, Since: req.Since, Until: req.Until, Kinds: req.Kinds}
 	switch {
 	case req.Scope == ScopeTenant:
 		f.UserID = req.UserID
@@ -119,6 +127,11 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
+	if req.Drill > 0 {
+		if hits, err = r.drill(ctx, f, req, hits, excluded); err != nil {
+			return nil, err
+		}
+	}
 	if req.Neighbors > 0 && r.Store != nil {
 		if hits, err = r.addNeighbors(ctx, req.Tenant, hits, req.Neighbors, excluded); err != nil {
 			return nil, err
@@ -136,6 +149,9 @@ type SearchRequest struct {
 	Tenant, ChatID, UserID, Query string
 	K                             int
 	Threshold                     float32
+	// Since/Until/Kinds filter inside the index query, before top-k.
+	Since, Until time.Time
+	Kinds        []string
 }
 
 // Search returns up to K hits, best first (no neighbours, no exclusions).
@@ -143,7 +159,7 @@ func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, erro
 	if req.Tenant == "" {
 		return nil, errors.New("search: tenant is required")
 	}
-	f := Filter{Tenant: req.Tenant, UserID: req.UserID}
+	f := Filter{Tenant: req.Tenant, UserID: req.UserID, Since: req.Since, Until: req.Until, Kinds: req.Kinds}
 	if req.ChatID != "" {
 		f.ChatIDs = []string{req.ChatID}
 	}
@@ -196,6 +212,43 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 		}
 		limit *= 4
 	}
+}
+
+// drillTurns is how many turns each drilled episode contributes.
+const drillTurns = 2
+
+// drill goes coarse to fine: for the best req.Drill episode hits it asks the
+// index for the episode's own best-matching turns (its seq range, turns
+// only) and adds those not already there, with the episode's score, so the
+// packer weighs the turns against the episode's summary.
+func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
+	have := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		if h.Kind != memory.KindEpisode {
+			have[h.ChatID+"\x00"+strconv.FormatInt(h.Seq, 10)] = true
+		}
+	}
+	drilled := 0
+	for _, ep := range slices.Clone(hits) {
+		if ep.Kind != memory.KindEpisode || drilled == req.Drill {
+			continue
+		}
+		drilled++
+		g := f
+		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
+		turns, err := r.search(ctx, g, req.Query, drillTurns, req.Threshold, excluded)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range turns {
+			if k := t.ChatID + "\x00" + strconv.FormatInt(t.Seq, 10); !have[k] {
+				have[k] = true
+				t.Score = ep.Score
+				hits = append(hits, t)
+			}
+		}
+	}
+	return hits, nil
 }
 
 // addNeighbors adds the turns within n seqs of each hit (same chat), not

@@ -43,6 +43,7 @@ type DialTurn struct {
 // QA is one question with its evidence turn ids (normalised).
 type QA struct {
 	Question string
+	Answer   string // the gold answer ("" for adversarial questions)
 	Evidence []string
 	Category int
 }
@@ -52,6 +53,7 @@ type rawSample struct {
 	Conversation map[string]json.RawMessage `json:"conversation"`
 	QA           []struct {
 		Question string          `json:"question"`
+		Answer   json.RawMessage `json:"answer"`
 		Evidence json.RawMessage `json:"evidence"`
 		Category int             `json:"category"`
 	} `json:"qa"`
@@ -97,7 +99,7 @@ func LoadLoCoMo(path string) ([]Conversation, error) {
 		}
 		sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].N < c.Sessions[j].N })
 		for _, q := range r.QA {
-			c.QA = append(c.QA, QA{Question: q.Question, Evidence: ParseEvidence(q.Evidence), Category: q.Category})
+			c.QA = append(c.QA, QA{Question: q.Question, Answer: answerText(q.Answer), Evidence: ParseEvidence(q.Evidence), Category: q.Category})
 		}
 		out = append(out, c)
 	}
@@ -155,4 +157,17 @@ func TurnText(t DialTurn) string {
 		s += " [shares " + t.BlipCaption + "]"
 	}
 	return s
+}
+
+// answerText reads an answer that is a string or a number.
+func answerText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }

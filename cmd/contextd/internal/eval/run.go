@@ -32,10 +32,13 @@ type Options struct {
 }
 
 const (
-	sysContextd = "contextd"
-	sysRecency  = "recency"
-	sysBM25     = "bm25-fill"
+	sysContextd  = "contextd"
+	sysRecency   = "recency"
+	sysBM25      = "bm25-fill"
+	sysBM25Dated = "bm25-fill+dates"
 )
+
+var systems = []string{sysContextd, sysBM25, sysBM25Dated, sysRecency}
 
 // Cell aggregates one system at one budget.
 type Cell struct {
@@ -43,6 +46,9 @@ type Cell struct {
 	allHit14            int
 	tokens              []int
 	retrieval, assembly []time.Duration
+	// byCat holds recall, contain answer-token containment, per category
+	// (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
+	byCat, contain map[int][]float64
 }
 
 // Report is a run's results.
@@ -61,16 +67,22 @@ type Report struct {
 
 func newReport(budgets []int) *Report {
 	r := &Report{Budgets: budgets, Cells: map[string]map[int]*Cell{}, Degraded: map[string]int{}}
-	for _, s := range []string{sysContextd, sysRecency, sysBM25} {
+	for _, s := range systems {
 		r.Cells[s] = map[int]*Cell{}
 		for _, b := range budgets {
-			r.Cells[s][b] = &Cell{}
+			r.Cells[s][b] = &Cell{byCat: map[int][]float64{}, contain: map[int][]float64{}}
 		}
 	}
 	return r
 }
 
-func (c *Cell) add(cat int, recall float64, tok int) {
+// add records one question: its evidence recall, its answer-token
+// containment (when the answer has content words) and the tokens used.
+func (c *Cell) add(cat int, recall float64, tok int, answer []string, text string) {
+	c.byCat[cat] = append(c.byCat[cat], recall)
+	if x, ok := containment(answer, text); ok {
+		c.contain[cat] = append(c.contain[cat], x)
+	}
 	if cat == 5 {
 		c.recall5 = append(c.recall5, recall)
 	} else {
@@ -111,6 +123,7 @@ func runOne(ctx context.Context, ci int, conv Conversation, newSystem NewSystem,
 	var texts []string
 	var costs []int
 	var seqs []int64
+	var dates []time.Time
 	for _, s := range conv.Sessions {
 		for _, t := range s.Turns {
 			role := "user"
@@ -132,6 +145,7 @@ func runOne(ctx context.Context, ci int, conv Conversation, newSystem NewSystem,
 			}
 			seqOf[t.DiaID] = seq
 			texts = append(texts, text)
+			dates = append(dates, when)
 			costs = append(costs, turnCost(text))
 			seqs = append(seqs, seq)
 			rep.Turns++
@@ -177,17 +191,20 @@ func runOne(ctx context.Context, ci int, conv Conversation, newSystem NewSystem,
 			for _, d := range res.Degraded {
 				rep.Degraded[d]++
 			}
+			answer := contentWords(qa.Answer)
 			cell := rep.Cells[sysContextd][b]
-			cell.add(qa.Category, recall(ev, shown), res.Usage.TotalTokens)
+			cell.add(qa.Category, recall(ev, shown), res.Usage.TotalTokens, answer, res.Context)
 			cell.retrieval = append(cell.retrieval, res.RetrievalTime)
 			cell.assembly = append(cell.assembly, res.AssemblyTime)
 
-			for name, p := range map[string]packed{sysRecency: recency(costs, b), sysBM25: bm25Fill(index, costs, qa.Question, b)} {
+			for name, p := range map[string]packed{sysRecency: recency(costs, b), sysBM25: bm25Fill(index, costs, qa.Question, b),
+				sysBM25Dated: bm25FillDated(index, costs, dates, qa.Question, b)} {
 				in := map[int64]bool{}
 				for _, i := range p.turns {
 					in[seqs[i]] = true
 				}
-				rep.Cells[name][b].add(qa.Category, recall(ev, in), p.tokens)
+				text := packedText(p, texts, dates, name == sysBM25Dated)
+				rep.Cells[name][b].add(qa.Category, recall(ev, in), p.tokens, answer, text)
 			}
 		}
 	}
@@ -251,7 +268,7 @@ func (r *Report) Write(w io.Writer) {
 	fmt.Fprintln(w, "| budget | system | recall 1-4 | all-evidence 1-4 | recall 5 | tokens used | retrieval p50/p95 | assembly p50/p95 |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, b := range r.Budgets {
-		for _, s := range []string{sysContextd, sysBM25, sysRecency} {
+		for _, s := range systems {
 			c := r.Cells[s][b]
 			times := "–"
 			asm := "–"
@@ -275,6 +292,47 @@ func (r *Report) Write(w io.Writer) {
 		verdict = append(verdict, fmt.Sprintf("%d: %+.3f", b, d))
 	}
 	fmt.Fprintf(w, "\ncontextd minus bm25-fill (recall 1-4) by budget: %s\n", strings.Join(verdict, ", "))
+	r.writeCategories(w)
+}
+
+// writeCategories prints recall and answer-token containment per category
+// (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) and for 1-4.
+func (r *Report) writeCategories(w io.Writer) {
+	fmt.Fprintln(w, "\nBy category: evidence recall | answer-token containment (share of the gold answer's content words anywhere in the context text)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| budget | system | recall 1 | 2 | 3 | 4 | 1-4 | containment 1 | 2 | 3 | 4 | 1-4 |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, b := range r.Budgets {
+		for _, s := range systems {
+			c := r.Cells[s][b]
+			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", b, s, catRow(c.byCat), catRow(c.contain))
+		}
+	}
+	var verdict []string
+	for _, b := range r.Budgets {
+		d := r.Containment14(sysContextd, b) - r.Containment14(sysBM25Dated, b)
+		verdict = append(verdict, fmt.Sprintf("%d: %+.3f", b, d))
+	}
+	fmt.Fprintf(w, "\ncontextd minus bm25-fill+dates (containment 1-4) by budget: %s\n", strings.Join(verdict, ", "))
+}
+
+func catRow(m map[int][]float64) string {
+	var all []float64
+	cells := make([]string, 0, 5)
+	for cat := 1; cat <= 4; cat++ {
+		cells = append(cells, fmt.Sprintf("%.3f", mean(m[cat])))
+		all = append(all, m[cat]...)
+	}
+	return strings.Join(append(cells, fmt.Sprintf("%.3f", mean(all))), " | ")
+}
+
+// Containment14 is a system's mean answer-token containment on categories 1-4.
+func (r *Report) Containment14(system string, budget int) float64 {
+	var all []float64
+	for cat := 1; cat <= 4; cat++ {
+		all = append(all, r.Cells[system][budget].contain[cat]...)
+	}
+	return mean(all)
 }
 
 func fmtDur(d time.Duration) string {

@@ -1,0 +1,47 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/jackc/pgx/v5"
+)
+
+// TryLease takes or renews owner's lease of kind on the chat until
+// now+ttl, by the server's clock (one clock for every replica), in one
+// atomic upsert. ErrNotFound when the chat does not exist.
+func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
+	if kind == "" || owner == "" {
+		return false, errors.New("postgres: lease: empty kind or owner")
+	}
+	var got bool
+	err := s.pool.QueryRow(ctx, `INSERT INTO leases (chat, kind, owner, expires_at)
+		SELECT id, $3, $4, clock_timestamp() + $5::bigint * interval '1 microsecond'
+		FROM chats WHERE tenant = $1 AND chat_id = $2
+		ON CONFLICT (chat, kind) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+		WHERE leases.owner = EXCLUDED.owner OR leases.expires_at <= clock_timestamp()
+		RETURNING true`, key.Tenant, key.ChatID, kind, owner, ttl.Microseconds()).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Held by another owner, or no such chat.
+		if _, err := chatPK(ctx, s.pool, key); err != nil {
+			return false, wrap("lease", err)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap("lease", err)
+	}
+	return got, nil
+}
+
+// ReleaseLease drops owner's lease, if it holds it.
+func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owner string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE kind = $3 AND owner = $4
+		AND chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`,
+		key.Tenant, key.ChatID, kind, owner); err != nil {
+		return wrap("release lease", err)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package rag_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+)
+
+// Coarse to fine: an episode that matches is drilled into for its own best
+// turns; since/until and kinds reach the index query.
+func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	turns := filler(30, "gardening")
+	turns[14] = "the lighthouse keeper showed us the lamp room and the fog horn"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 10, Kind: memory.KindEpisode, EpisodeID: "e1",
+		FromSeq: 10, ToSeq: 20, StartedAt: fakeT0, EndedAt: fakeT0.Add(time.Hour), CreatedAt: fakeT0.Add(time.Hour),
+		Content: "A visit to the lighthouse on the coast."}
+	text := ep.Content
+	vecs, err := e.emb.EmbedDocuments(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Dense, ep.Sparse = vecs[0], rag.NewSparseEncoder().EncodeDocument(text)
+	if err := e.index.Upsert(ctx, []rag.Point{ep}); err != nil {
+		t.Fatal(err)
+	}
+	req := rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: 1, Kinds: []string{memory.KindEpisode}, Drill: 1}
+	hits, err := e.ret.Retrieve(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotEpisode, gotTurn bool
+	for _, h := range hits {
+		gotEpisode = gotEpisode || h.Kind == memory.KindEpisode && h.EpisodeID == "e1" && h.ToSeq == 20
+		gotTurn = gotTurn || h.Kind != memory.KindEpisode && h.Seq == 15
+		if h.Kind != memory.KindEpisode && (h.Seq < 10 || h.Seq > 20) {
+			t.Errorf("drilled turn %d outside the episode 10..20", h.Seq)
+		}
+	}
+	if !gotEpisode || !gotTurn {
+		t.Fatalf("want the episode and its lighthouse turn (15): %+v", hits)
+	}
+	// A time range that ends before every turn and the episode: nothing.
+	req = rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse", K: 5, Until: fakeT0.Add(-time.Hour)}
+	if hits, err := e.ret.Retrieve(ctx, req); err != nil || len(hits) != 0 {
+		t.Fatalf("until before everything: %d hits, %v", len(hits), err)
+	}
+}

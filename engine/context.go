@@ -471,6 +471,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 	if len(episodes) > 0 { // ranked with the turns, best first
 		out = append(out, episodes...)
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out
 }

@@ -64,6 +64,19 @@ func ragEpisode(t rag.Turn, chatID string) RAGTurn {
 		Episode: &EpisodeRef{ID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: t.StartedAt, EndedAt: t.EndedAt}}
 }
 
+// topEpisodesOnly keeps the episodes ranked among the first k candidates
+// (rag_k): a gist is worth its room when it is among the best matches,
+// while further down the ranking the turns themselves serve better.
+func topEpisodesOnly(rs []RAGTurn, k int) []RAGTurn {
+	out := rs[:0]
+	for i, r := range rs {
+		if r.Episode == nil || i < k {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // EpisodeHeader is the date range and seq range an episode's short summary
 // is shown under in the RAG section, e.g. "[3–9 May 2023 · turns 120–141]".
 func EpisodeHeader(started, ended time.Time, from, to int64) string {

@@ -119,21 +119,31 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
 		}
 	}
-	base, err := w.base(ctx, es, chat, lastTo, s.MaxTokens)
-	if err != nil {
-		return nil, nil, err
-	}
 	for _, ep := range fresh {
-		base = episodes.Fold(base, ep.Summary, ep.Short, s.MaxTokens)
 		lastTo = ep.ToSeq
 	}
-	w.setBase(chat, lastTo, base)
-
 	covered := max(upTo, cursor)
 	if covered == cursor && len(fresh) == 0 && !stale {
 		return head, nil, nil
 	}
-	root := w.withTail(chat, base, open, lastTo, covered, s.MaxTokens)
+	var root memory.Summary
+	if w.Summarizer.Name() == extractive.Name {
+		// Without an LLM the root costs nothing to extend from the turns
+		// themselves, which keeps more of them than the episodes' gists.
+		if root, err = w.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		base, err := w.base(ctx, es, chat, lastTo-sumTurns(fresh), s.MaxTokens)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, ep := range fresh {
+			base = episodes.Fold(base, ep.Summary, ep.Short, s.MaxTokens)
+		}
+		w.setBase(chat, lastTo, base)
+		root = w.withTail(chat, base, open, lastTo, covered, s.MaxTokens)
+	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	root.Model, root.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
@@ -142,6 +152,44 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}
 	return w.write(ctx, key, cursor, s, rec, degraded, calls, in)
+}
+
+// sumTurns is how many turns the episodes own.
+func sumTurns(eps []memory.Episode) int64 {
+	var n int64
+	for _, e := range eps {
+		n += e.ToSeq - e.FromSeq + 1
+	}
+	return n
+}
+
+// extractiveRoot extends the head extractively with the turns in
+// (cursor, covered]: the running summary as it is without episodes (lists
+// in order of last reference, trimmed from the front at the cap).
+func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, cursor, covered int64, maxTokens int) (memory.Summary, error) {
+	var prev *memory.Summary
+	if head != nil {
+		p := extractive.Clone(head.Summary)
+		prev = &p
+	}
+	turns, err := w.readTurns(ctx, chat.Key(), cursor, covered)
+	if err != nil {
+		return memory.Summary{}, err
+	}
+	if w.Prepare != nil && len(turns) > 0 {
+		turns = w.Prepare(chat.Agent, turns)
+	}
+	if len(turns) == 0 {
+		if prev == nil {
+			return memory.Summary{}, nil
+		}
+		return *prev, nil
+	}
+	res, err := extractive.New().Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
+	if err != nil {
+		return memory.Summary{}, fmt.Errorf("worker: extractive root: %w", err)
+	}
+	return res.Summary, nil
 }
 
 // withTail folds an extractive summary of the open tail, the turns in

@@ -142,7 +142,7 @@ func TestEndToEnd(t *testing.T) {
 	if r := h.do("DELETE", "/v1/chats/c1", ""); r.status != 204 {
 		t.Fatalf("delete: %d %s", r.status, r.raw)
 	}
-	for _, p := range []string{"/v1/chats/c1/messages", "/v1/chats/c1/summary"} {
+	for _, p := range []string{"/v1/chats/c1/messages", "/v1/chats/c1/summary", "/v1/chats/c1/episodes"} {
 		if r := h.do("GET", p, ""); r.status != 404 || r.errCode() != "not_found" {
 			t.Errorf("GET %s after delete: %d %s", p, r.status, r.raw)
 		}
@@ -235,6 +235,7 @@ func TestAuthAndTenantIsolation(t *testing.T) {
 		{"POST", "/v1/chats/c1/messages", `{"messages":[]}`},
 		{"POST", "/v1/context", `{"chat_id":"c1"}`},
 		{"GET", "/v1/chats/c1/summary", ""},
+		{"GET", "/v1/chats/c1/episodes", ""},
 		{"POST", "/v1/chats/c1/summary/refresh", ""},
 		{"DELETE", "/v1/chats/c1", ""},
 		{"DELETE", "/v1/users/u", ""},

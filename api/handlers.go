@@ -121,7 +121,11 @@ func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return encode(c, http.StatusOK, map[string]any{"summary": sum, "chain": chain})
+		eps, err := svc.LatestEpisodes(c.Request().Context(), tenantOf(c), c.Param("chat_id"), engine.SummaryEpisodes)
+		if err != nil {
+			return err
+		}
+		return encode(c, http.StatusOK, map[string]any{"summary": sum, "chain": chain, "episodes": eps})
 	}
 }
 

@@ -129,6 +129,14 @@ type Memory struct {
 	SummaryTriggerTokens int           // default 2000
 	SummaryCooldown      time.Duration // default 30s
 	SummaryMaxTokens     int           // cap on one summary record; default 800
+	// Episodes: the summariser closes episodes (topic shift, a silence of
+	// EpisodeGap, EpisodeMaxTurns) with their own summaries; default true.
+	Episodes        bool
+	EpisodeMinTurns int           // default 6 (a silence may cut shorter)
+	EpisodeMaxTurns int           // default 40
+	EpisodeGap      time.Duration // default 2h
+	EpisodeOverlap  int           // turns of the previous episode given as context; default 2
+	RAGEpisodes     bool          // episodes take part in retrieval; default true
 }
 
 // Filters configure the message filter pipeline.
@@ -144,6 +152,7 @@ type PromptSections struct {
 	SummaryCompressionSystemPrompt string
 	SummaryCompressionUserPrompt   string // must contain {transcript}
 	SummaryExtensionUserPrompt     string // must contain {existing_summary} and {new_messages}
+	EpisodeSummaryPrompt           string // must contain {transcript}
 }
 
 // Agent is one agents[] entry, already merged over supervisor: its Memory,

@@ -82,6 +82,12 @@ func TestDefaults(t *testing.T) {
 		{"memory.summary_trigger_tokens", d.Supervisor.Memory.SummaryTriggerTokens, 2000},
 		{"memory.summary_cooldown", d.Supervisor.Memory.SummaryCooldown, 30 * time.Second},
 		{"memory.summary_max_tokens", d.Supervisor.Memory.SummaryMaxTokens, 800},
+		{"memory.episodes", d.Supervisor.Memory.Episodes, true},
+		{"memory.episode_min_turns", d.Supervisor.Memory.EpisodeMinTurns, 6},
+		{"memory.episode_max_turns", d.Supervisor.Memory.EpisodeMaxTurns, 40},
+		{"memory.episode_gap", d.Supervisor.Memory.EpisodeGap, 2 * time.Hour},
+		{"memory.episode_overlap", d.Supervisor.Memory.EpisodeOverlap, 2},
+		{"memory.rag_episodes", d.Supervisor.Memory.RAGEpisodes, true},
 		{"filters.tool_messages", d.Supervisor.Filters.ToolMessages, "keep"},
 	}
 	for _, c := range checks {
@@ -265,6 +271,9 @@ func TestErrors(t *testing.T) {
 		// prompt placeholders
 		{"compression placeholder", "supervisor:\n  prompt_sections:\n    summary_compression_user_prompt: \"Summarise.\"\n", nil, 3, "supervisor.prompt_sections.summary_compression_user_prompt", "missing placeholder {transcript}"},
 		{"extension placeholders", "agents:\n  - name: a\n    prompt_sections:\n      summary_extension_user_prompt: |\n        {existing_summary} only\n", nil, 4, "agents[0].prompt_sections.summary_extension_user_prompt", "missing placeholder {new_messages}"},
+		{"episode placeholder", "agents:\n  - name: a\n    prompt_sections:\n      episode_summary_prompt: \"Summarise the episode.\"\n", nil, 4, "agents[0].prompt_sections.episode_summary_prompt", "missing placeholder {transcript}"},
+		{"bad episode gap", "supervisor:\n  memory:\n    episode_gap: soon\n", nil, 3, "supervisor.memory.episode_gap", "duration"},
+		{"episode overlap range", "supervisor:\n  memory:\n    episode_overlap: -1\n", nil, 3, "supervisor.memory.episode_overlap", ""},
 		{"extension both", "agents:\n  - name: a\n    prompt_sections:\n      summary_extension_user_prompt: \"x\"\n", nil, 4, "agents[0].prompt_sections.summary_extension_user_prompt", "{existing_summary} and {new_messages}"},
 		// environment
 		{"unset variable", "llm:\n  provider: openai\n  api_key: ${OPENAI_API_KEY}\n", nil, 3, "llm.api_key", "environment variable OPENAI_API_KEY is not set"},
@@ -537,6 +546,7 @@ agents:
       strip_prefixes: ["[Research Agent]\n"]
     prompt_sections:
       summary_extension_user_prompt: "{existing_summary} + {new_messages}"
+      episode_summary_prompt: "ep {transcript}"
   - name: plain
 `
 	c := mustParse(t, src, env())
@@ -547,7 +557,8 @@ agents:
 	if !reflect.DeepEqual(r.Filters.SkipPrefixes, []string{"[Supervisor"}) || !reflect.DeepEqual(r.Filters.StripPrefixes, []string{"[Research Agent]\n"}) {
 		t.Errorf("research filters = %+v", r.Filters)
 	}
-	if r.Prompts.SummaryCompressionUserPrompt != "base {transcript}" || r.Prompts.SummaryExtensionUserPrompt != "{existing_summary} + {new_messages}" {
+	if r.Prompts.SummaryCompressionUserPrompt != "base {transcript}" || r.Prompts.SummaryExtensionUserPrompt != "{existing_summary} + {new_messages}" ||
+		r.Prompts.EpisodeSummaryPrompt != "ep {transcript}" || c.Supervisor.Prompts.EpisodeSummaryPrompt != "" {
 		t.Errorf("research prompts = %+v", r.Prompts)
 	}
 	p := c.Agent("plain")

@@ -78,5 +78,11 @@ func DefaultMemory() Memory {
 		SummaryTriggerTokens:   2000,
 		SummaryCooldown:        30 * time.Second,
 		SummaryMaxTokens:       800,
+		Episodes:               true,
+		EpisodeMinTurns:        6,
+		EpisodeMaxTurns:        40,
+		EpisodeGap:             2 * time.Hour,
+		EpisodeOverlap:         2,
+		RAGEpisodes:            true,
 	}
 }

@@ -254,6 +254,12 @@ func (d *decoder) memoryFields(m *Memory) fields {
 		"summary_trigger_tokens":   d.int(&m.SummaryTriggerTokens, 1, noMax),
 		"summary_cooldown":         d.duration(&m.SummaryCooldown, false),
 		"summary_max_tokens":       d.int(&m.SummaryMaxTokens, 0, noMax),
+		"episodes":                 d.bool(&m.Episodes),
+		"episode_min_turns":        d.int(&m.EpisodeMinTurns, 1, 10000),
+		"episode_max_turns":        d.int(&m.EpisodeMaxTurns, 1, 10000),
+		"episode_gap":              d.duration(&m.EpisodeGap, true),
+		"episode_overlap":          d.int(&m.EpisodeOverlap, 0, 100),
+		"rag_episodes":             d.bool(&m.RAGEpisodes),
 	}
 }
 
@@ -271,6 +277,7 @@ func (d *decoder) promptFields(p *PromptSections) fields {
 		"summary_compression_system_prompt": d.prompt(&p.SummaryCompressionSystemPrompt),
 		"summary_compression_user_prompt":   d.prompt(&p.SummaryCompressionUserPrompt, "{transcript}"),
 		"summary_extension_user_prompt":     d.prompt(&p.SummaryExtensionUserPrompt, "{existing_summary}", "{new_messages}"),
+		"episode_summary_prompt":            d.prompt(&p.EpisodeSummaryPrompt, "{transcript}"),
 	}
 }
 

@@ -415,12 +415,16 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 		k = max(k, min(p.policy.RAGMaxHits, p.budget/20))
 	}
 	c := p.chat
-	return rag.Request{
+	req := rag.Request{
 		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID, Agent: c.Agent,
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
 		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
 	}
+	if !p.policy.RAGEpisodes {
+		req.Kinds = []string{memory.KindTurn} // inside the index, before top-k
+	}
+	return req
 }
 
 // ragTurns passes hits through the same filters as verbatim turns (routing
@@ -433,7 +437,14 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 	}
 	ks := make([]kept, 0, len(turns))
 	queryAt := -1 // the last hit that is the current query is excluded
+	var episodes []RAGTurn
 	for _, t := range turns {
+		if t.Kind == memory.KindEpisode {
+			if p.policy.RAGEpisodes {
+				episodes = append(episodes, ragEpisode(t, p.chat.ID))
+			}
+			continue
+		}
 		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
 			continue // belt and braces: never repeat the recent window
 		}
@@ -456,6 +467,11 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
 		rt.Tokens = s.tokens().cost(turnKey{p.chat.Tenant, t.ChatID, t.Seq, len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
+	}
+	if len(episodes) > 0 { // ranked with the turns, best first
+		out = append(out, episodes...)
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out
 }

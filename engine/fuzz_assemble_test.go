@@ -34,8 +34,13 @@ func FuzzAssemble(f *testing.F) {
 		}
 		var rag []RAGTurn
 		for i := 0; i < int(nRAG); i++ {
-			rag = append(rag, RAGTurn{Seq: int64(1 + i), Role: "user", Content: strings.Repeat("fact ", 1+(int(ragWords)+i)%40),
-				Score: float32(nRAG) - float32(i), CreatedAt: time.Date(2024, 1, 1+i%20, 0, 0, 0, 0, time.UTC)})
+			r := RAGTurn{Seq: int64(1 + i), Role: "user", Content: strings.Repeat("fact ", 1+(int(ragWords)+i)%40),
+				Score: float32(nRAG) - float32(i), CreatedAt: time.Date(2024, 1, 1+i%20, 0, 0, 0, 0, time.UTC)}
+			if i%3 == 2 { // every third candidate is a retrieved episode
+				r.Episode = &EpisodeRef{ID: fmt.Sprint("e", i), FromSeq: int64(1 + i), ToSeq: int64(3 + i),
+					StartedAt: r.CreatedAt, EndedAt: r.CreatedAt.Add(30 * time.Hour)}
+			}
+			rag = append(rag, r)
 		}
 		var sum *memory.Summary
 		if withSummary {
@@ -48,14 +53,19 @@ func FuzzAssemble(f *testing.F) {
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
 		}
-		if u := a.Usage; u.RAGTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
-			t.Fatalf("sections %d+%d+%d != total %d", u.RAGTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
+		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+			t.Fatalf("sections %d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
 		}
 		if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
 			t.Fatalf("shown %d + dropped %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
 		}
-		if len(a.Sections.RAG)+a.RAGDropped != len(rag) {
-			t.Fatalf("rag shown %d + dropped %d != %d", len(a.Sections.RAG), a.RAGDropped, len(rag))
+		if len(a.Sections.RAG)+len(a.Sections.Episodes)+a.RAGDropped != len(rag) {
+			t.Fatalf("rag shown %d + episodes %d + dropped %d != %d", len(a.Sections.RAG), len(a.Sections.Episodes), a.RAGDropped, len(rag))
+		}
+		for _, e := range a.Sections.Episodes {
+			if !strings.Contains(a.Context, EpisodeHeader(e.StartedAt, e.EndedAt, e.FromSeq, e.ToSeq)+" "+e.Short) {
+				t.Fatalf("episode %s listed but not in the context", e.ID)
+			}
 		}
 		shown := map[int64]bool{}
 		for _, r := range a.Sections.Recent {

@@ -118,7 +118,7 @@ func (p *packer) costRAG(i int) int {
 		if r.Tokens > 0 {
 			p.ragCost[i] = r.Tokens + 1
 		} else {
-			p.ragCost[i] = tokens.Count(renderTurn(Turn{Role: r.Role, Content: r.Content})) + 1
+			p.ragCost[i] = tokens.Count(renderRAGItem(r)) + 1
 		}
 	}
 	return p.ragCost[i]
@@ -127,6 +127,9 @@ func (p *packer) costRAG(i int) int {
 // groupOf memoises each candidate's date header: formatting a date per
 // candidate is a visible cost when hundreds are considered.
 func (p *packer) groupOf(i int) string {
+	if r := p.in.RAG[i]; r.Episode != nil {
+		return "" // an episode carries its own dates
+	}
 	if p.groups[i] == "" {
 		r := p.in.RAG[i]
 		y, m, d := r.CreatedAt.UTC().Date()
@@ -173,9 +176,12 @@ func (p *packer) packRAG() {
 		if p.keepRAG[i] {
 			continue
 		}
-		if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" {
+		if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil {
 			p.packHitAsVerbatim(vi)
 			continue
+		}
+		if r.Episode != nil && p.episodeShown(r) {
+			continue // its own turns are already there: the summary adds little
 		}
 		c := p.costRAG(i)
 		if !p.ragTitlePaid {
@@ -192,6 +198,17 @@ func (p *packer) packRAG() {
 		p.ragGroups[g] = true
 		p.keepRAG[i] = true
 	}
+}
+
+// episodeShown reports whether a retrieved turn inside the episode's range
+// (same chat) is already kept: an episode stands in for turns that are not.
+func (p *packer) episodeShown(e RAGTurn) bool {
+	for i, r := range p.in.RAG {
+		if p.keepRAG[i] && r.Episode == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq {
+			return true
+		}
+	}
+	return false
 }
 
 // packHitAsVerbatim shows a hit that is also a verbatim candidate (a
@@ -268,7 +285,7 @@ func (p *packer) layout() Assembled {
 			over -= freed
 		}
 		if over > 0 { // nothing left to shed
-			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Recent: []Turn{}}
+			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
 			out.Usage.TotalTokens, text = 0, sectionTexts{}
 			break
 		}
@@ -282,9 +299,17 @@ func (p *packer) layout() Assembled {
 type sectionTexts struct{ rag, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
-	s := Sections{Summary: p.summaryShown, RAG: []RAGTurn{}, Recent: []Turn{}}
+	s := Sections{Summary: p.summaryShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
+	var shown []RAGTurn // turns and episodes, rendered together
 	for i, r := range p.in.RAG {
-		if p.keepRAG[i] {
+		if !p.keepRAG[i] {
+			continue
+		}
+		shown = append(shown, r)
+		if e := r.Episode; e != nil {
+			s.Episodes = append(s.Episodes, SectionEpisode{ID: e.ID, ChatID: r.ChatID, FromSeq: e.FromSeq, ToSeq: e.ToSeq,
+				StartedAt: e.StartedAt, EndedAt: e.EndedAt, Short: r.Content, Score: r.Score})
+		} else {
 			s.RAG = append(s.RAG, r)
 		}
 	}
@@ -293,7 +318,7 @@ func (p *packer) render() (Sections, sectionTexts) {
 			s.Recent = append(s.Recent, t)
 		}
 	}
-	t := sectionTexts{rag: renderRAGSection(s.RAG), recent: renderRecentSection(s.Recent)}
+	t := sectionTexts{rag: renderRAGSection(shown), recent: renderRecentSection(s.Recent)}
 	if p.summaryText != "" {
 		t.summary = titleSummary + "\n" + p.summaryText
 	}
@@ -310,6 +335,13 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 	out.Usage.RecentTokens = tokens.Count(text.recent)
 	if text.rag != "" {
 		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens)
+		// Episode lines, each with its newline, out of the RAG section's.
+		for _, e := range out.Sections.Episodes {
+			r := RAGTurn{ChatID: e.ChatID, Content: e.Short, Episode: &EpisodeRef{FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
+			out.Usage.EpisodeTokens += tokens.Count(renderRAGItem(r)) + 1
+		}
+		out.Usage.EpisodeTokens = min(out.Usage.EpisodeTokens, out.Usage.RAGTokens)
+		out.Usage.RAGTokens -= out.Usage.EpisodeTokens
 	} else if text.summary != "" && text.recent != "" {
 		// Only the separator between summary and recent is left over.
 		out.Usage.SummaryTokens = max(0, out.Usage.TotalTokens-out.Usage.RecentTokens)

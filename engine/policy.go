@@ -44,6 +44,9 @@ type Policy struct {
 	RAGNeighbors int
 	RAGThreshold float32
 	RAGScope     string // chat | user
+	// RAGEpisodes lets retrieved episodes into the RAG section
+	// (memory.episodes and memory.rag_episodes).
+	RAGEpisodes bool
 
 	// Filters and Truncation are pre-built; the request adds its query.
 	Filters    filters.Options
@@ -55,7 +58,7 @@ type Policy struct {
 func DefaultPolicy() Policy {
 	return Policy{
 		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
-		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat",
+		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
 		Filters:    supervisorFilters(),
 		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},
 	}

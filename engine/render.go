@@ -3,6 +3,7 @@ package engine
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -70,7 +71,11 @@ func renderRAGSection(rs []RAGTurn) string {
 	}
 	sorted := make([]keyed, len(rs))
 	for i, r := range rs {
-		y, m, d := r.CreatedAt.UTC().Date()
+		at := r.CreatedAt
+		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
+			at = r.Episode.StartedAt // an episode sits where it began
+		}
+		y, m, d := at.UTC().Date()
 		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
 	}
 	sort.SliceStable(sorted, func(i, j int) bool {
@@ -88,6 +93,11 @@ func renderRAGSection(rs []RAGTurn) string {
 	prevDay, prevChat := -1, ""
 	for _, k := range sorted {
 		r := k.r
+		if r.Episode != nil { // its own dates and range; no day header
+			b.WriteString("\n")
+			b.WriteString(renderRAGItem(r))
+			continue
+		}
 		if k.day != prevDay || r.ChatID != prevChat {
 			if g := ragGroup(r); g != "" {
 				b.WriteString("\n")
@@ -99,6 +109,23 @@ func renderRAGSection(rs []RAGTurn) string {
 		b.WriteString(renderTurn(Turn{Role: r.Role, Content: r.Content}))
 	}
 	return b.String()
+}
+
+// renderRAGItem is one line of the RAG section: a turn, or an episode's
+// short summary under its dates and range.
+func renderRAGItem(r RAGTurn) string {
+	if e := r.Episode; e != nil {
+		line := renderEpisodeLine(e.StartedAt, e.EndedAt, e.FromSeq, e.ToSeq, r.Content)
+		if r.ChatID != "" {
+			line = "[chat " + r.ChatID + "] " + line
+		}
+		return line
+	}
+	return renderTurn(Turn{Role: r.Role, Content: r.Content})
+}
+
+func renderEpisodeLine(started, ended time.Time, from, to int64, short string) string {
+	return EpisodeHeader(started, ended, from, to) + " " + short
 }
 
 func renderRecentSection(ts []Turn) string {

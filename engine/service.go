@@ -56,13 +56,15 @@ type Store interface {
 // (no vector store; no background summarisation; no indexing).
 type Service struct {
 	// Policy resolves an agent's settings (nil: DefaultPolicy for all).
-	Policy    func(agent string) Policy
-	Limits    Limits
-	Store     Store
-	Index     rag.Index
-	Retriever Retriever
-	Summaries Summaries
-	Indexer   Kicker
+	Policy func(agent string) Policy
+	Limits Limits
+	Store  Store
+	// Episodes lists chats' closed episodes (nil: none are kept).
+	EpisodeStore memory.EpisodeStore
+	Index        rag.Index
+	Retriever    Retriever
+	Summaries    Summaries
+	Indexer      Kicker
 	// Scorer and Condenser back the semantic and llm truncation strategies.
 	Scorer    truncation.Scorer
 	Condenser truncation.Condenser

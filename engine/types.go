@@ -94,6 +94,31 @@ type RAGTurn struct {
 	// Tokens, when set, is the cost of the rendered turn (a hint from the
 	// engine's cache; 0 = count it).
 	Tokens int `json:"-"`
+	// Episode, when set, makes this candidate a retrieved episode: Content
+	// is its short summary, shown under its dates and range (in place of
+	// its turns), ranked with the turns; Seq is its FromSeq.
+	Episode *EpisodeRef `json:"-"`
+}
+
+// EpisodeRef names a retrieved episode's range and dates.
+type EpisodeRef struct {
+	ID        string
+	FromSeq   int64
+	ToSeq     int64
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// SectionEpisode is one retrieved episode shown in the RAG section.
+type SectionEpisode struct {
+	ID        string    `json:"id"`
+	ChatID    string    `json:"chat_id,omitempty"`
+	FromSeq   int64     `json:"from_seq"`
+	ToSeq     int64     `json:"to_seq"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Short     string    `json:"short"`
+	Score     float32   `json:"score"`
 }
 
 // Turn is one verbatim turn in the recent section.
@@ -118,16 +143,22 @@ type ChatMessage struct {
 
 // Sections is the structured view of the assembled context.
 type Sections struct {
-	RAG     []RAGTurn       `json:"rag"`
-	Summary *memory.Summary `json:"summary"`
-	Recent  []Turn          `json:"recent"`
+	RAG []RAGTurn `json:"rag"`
+	// Episodes are the retrieved episodes whose short summaries the RAG
+	// section shows, chronologically among its turns.
+	Episodes []SectionEpisode `json:"episodes"`
+	Summary  *memory.Summary  `json:"summary"`
+	Recent   []Turn           `json:"recent"`
 }
 
 // Usage accounts for the budget and for every turn not shown verbatim.
 type Usage struct {
-	BudgetTokens  int `json:"budget_tokens"`
-	TotalTokens   int `json:"total_tokens"`
-	RAGTokens     int `json:"rag_tokens"`
+	BudgetTokens int `json:"budget_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+	RAGTokens    int `json:"rag_tokens"`
+	// EpisodeTokens are the RAG section's episode summaries (not counted
+	// in RAGTokens).
+	EpisodeTokens int `json:"episode_tokens"`
 	SummaryTokens int `json:"summary_tokens"`
 	RecentTokens  int `json:"recent_tokens"`
 	// SummarizedTurns are turns covered by the summary (seq <= covered_to_seq).

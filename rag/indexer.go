@@ -40,6 +40,9 @@ type Indexer struct {
 	PollInterval time.Duration
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default 2m.
 	LeaseTTL time.Duration
+	// Episodes, when set, is where closed episodes are read and marked:
+	// they are indexed too (memory.rag_episodes).
+	Episodes memory.EpisodeStore
 
 	once    sync.Once
 	kick    chan struct{}
@@ -134,10 +137,31 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	}
 }
 
-// DrainOnce indexes everything pending now and returns how many turns it
-// indexed. Chats leased by another owner are skipped. It stops at the first
-// embedder or index failure (the rest waits for the next round).
+// DrainOnce indexes everything pending now — turns, then closed episodes —
+// and returns how many turns and episodes it indexed. Chats leased by
+// another owner are skipped. It stops at the first embedder or index
+// failure (the rest waits for the next round).
 func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
+	n, err := ix.drainTurns(ctx)
+	if err != nil {
+		return n, err
+	}
+	for {
+		m, err := ix.drainEpisodes(ctx)
+		n += m
+		if err != nil {
+			ix.setErr(err)
+			return n, err
+		}
+		if m == 0 {
+			return n, nil
+		}
+	}
+}
+
+const leaseReleaseTimeout = 5 * time.Second
+
+func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 	total := 0
 	skipped := map[memory.ChatKey]bool{}
 	for {

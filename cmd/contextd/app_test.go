@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -89,6 +90,8 @@ func TestErasureLeavesNothing(t *testing.T) {
 	app, srv := newApp(t, func(c *config.Config) {
 		c.Supervisor.Memory.SummaryRecentTurns = 2
 		c.Supervisor.Memory.SummaryTriggerTurns = 1
+		c.Supervisor.Memory.EpisodeMinTurns = 1
+		c.Supervisor.Memory.EpisodeMaxTurns = 2
 	})
 	for _, c := range []struct{ chat, user string }{{"c1", "alice"}, {"c2", "alice"}, {"c3", "bob"}} {
 		body := `{"user_id":"` + c.user + `","messages":[` + strings.Repeat(`{"role":"user","content":"the launch plan for `+c.chat+` is ready"},`, 5) + `{"role":"assistant","content":"ok"}]}`
@@ -110,6 +113,12 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if sqlCount(t, db, "conversation_summaries", "chat = ?", rowid["c1"]) == 0 {
 		t.Fatal("setup: c1 should have a summary before erasure")
 	}
+	if sqlCount(t, db, "episodes", "chat = ?", rowid["c1"]) == 0 || sqlCount(t, db, "episodes", "chat = ?", rowid["c2"]) == 0 {
+		t.Fatal("setup: c1 and c2 should have episodes before erasure")
+	}
+	if _, err := app.Indexer.DrainOnce(ctx); err != nil { // the episodes
+		t.Fatal(err)
+	}
 	countVec := func(f rag.Filter) int {
 		n, err := app.Index.Count(ctx, f)
 		if err != nil {
@@ -117,8 +126,9 @@ func TestErasureLeavesNothing(t *testing.T) {
 		}
 		return n
 	}
-	if countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}) != 6 {
-		t.Fatal("setup: c1 should have 6 vectors")
+	c1Episodes := rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}, Kinds: []string{memory.KindEpisode}}
+	if countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}, Kinds: []string{memory.KindTurn}}) != 6 || countVec(c1Episodes) == 0 {
+		t.Fatal("setup: c1 should have 6 turn vectors and episode vectors")
 	}
 
 	if st, b := call(t, "DELETE", srv.URL+"/v1/chats/c1", "", ""); st != 204 {
@@ -127,12 +137,12 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if n := sqlCount(t, db, "chats", "chat_id = 'c1'"); n != 0 {
 		t.Errorf("chats still holds c1")
 	}
-	for _, table := range []string{"messages", "conversation_summaries", "leases"} {
+	for _, table := range []string{"messages", "conversation_summaries", "leases", "episodes"} {
 		if n := sqlCount(t, db, table, "chat = ?", rowid["c1"]); n != 0 {
 			t.Errorf("%s still holds %d rows of c1", table, n)
 		}
 	}
-	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 {
+	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 || countVec(c1Episodes) != 0 {
 		t.Errorf("%d vectors of c1 remain", n)
 	}
 	if st, _ := call(t, "DELETE", srv.URL+"/v1/chats/c1", "", ""); st != 404 {
@@ -145,7 +155,7 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if n := sqlCount(t, db, "chats", "user_id = 'alice'"); n != 0 {
 		t.Errorf("chats still holds %d chats of alice", n)
 	}
-	for _, table := range []string{"messages", "conversation_summaries", "leases"} {
+	for _, table := range []string{"messages", "conversation_summaries", "leases", "episodes"} {
 		if n := sqlCount(t, db, table, "chat IN (?, ?)", rowid["c1"], rowid["c2"]); n != 0 {
 			t.Errorf("%s still holds %d rows of alice", table, n)
 		}
@@ -153,7 +163,10 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice"}); n != 0 {
 		t.Errorf("%d vectors of alice remain", n)
 	}
-	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c3"}}); n != 6 {
+	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice", Kinds: []string{memory.KindEpisode}}); n != 0 {
+		t.Errorf("%d episode vectors of alice remain", n)
+	}
+	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c3"}, Kinds: []string{memory.KindTurn}}); n != 6 {
 		t.Errorf("bob's chat lost vectors: %d", n)
 	}
 	if n := sqlCount(t, db, "messages", "chat = ?", rowid["c3"]); n != 6 {

@@ -30,12 +30,15 @@ import (
 )
 
 const (
-	crashRounds       = 6 // kill -9 rounds; then one SIGTERM round
-	crashChats        = 5
-	crashAppenders    = 5
-	crashRecentTurns  = 4
-	crashReadyTimeout = 30 * time.Second
-	crashStopTimeout  = 40 * time.Second
+	crashRounds      = 6 // kill -9 rounds; then one SIGTERM round
+	crashChats       = 5
+	crashAppenders   = 5
+	crashRecentTurns = 4
+	// Small episodes, so that many close (and are cut by kills) in a round.
+	crashEpisodeMinTurns = 2
+	crashEpisodeMaxTurns = 5
+	crashReadyTimeout    = 30 * time.Second
+	crashStopTimeout     = 40 * time.Second
 )
 
 func TestCrashRecovery(t *testing.T) {
@@ -93,8 +96,8 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	lg.report(t)
 	h.reportWarnings()
-	t.Logf("kill -9 rounds %d (+1 SIGTERM round), starts %d (slowest ready %s), acknowledged turns verified %d, stored turns %d, summary records %d, verify %s, runtime %s (build %s)",
-		kills, h.starts, h.slowestReady.Round(time.Millisecond), v.acked, v.stored, v.summaries,
+	t.Logf("kill -9 rounds %d (+1 SIGTERM round), starts %d (slowest ready %s), acknowledged turns verified %d, stored turns %d, summary records %d, episodes %d, verify %s, runtime %s (build %s)",
+		kills, h.starts, h.slowestReady.Round(time.Millisecond), v.acked, v.stored, v.summaries, v.episodes,
 		verifyTime.Round(time.Millisecond), time.Since(started).Round(time.Millisecond), built.Sub(started).Round(time.Millisecond))
 }
 
@@ -142,7 +145,10 @@ supervisor:
     summary_trigger_turns: 1
     summary_cooldown: 0s
     persist_summary: true
-`, filepath.Join(data, "contextd.db"), filepath.Join(data, "vectors.db"), crashRecentTurns)
+    episodes: true
+    episode_min_turns: %d
+    episode_max_turns: %d
+`, filepath.Join(data, "contextd.db"), filepath.Join(data, "vectors.db"), crashRecentTurns, crashEpisodeMinTurns, crashEpisodeMaxTurns)
 	path := filepath.Join(dir, "agents.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -662,7 +668,7 @@ type summaryRec struct {
 	CoveredToSeq   int64   `json:"covered_to_seq"`
 }
 
-type verified struct{ acked, stored, summaries int }
+type verified struct{ acked, stored, summaries, episodes int }
 
 func (l *ledger) verify(t *testing.T, s *crashServer) verified {
 	t.Helper()
@@ -897,6 +903,48 @@ func (l *ledger) verifySummary(t *testing.T, s *crashServer, chat string, msgs [
 		head = chain[0].CoveredToSeq
 	}
 	t.Logf("%s: last_seq %d, summary covers to %d in %d records", chat, lastSeq, head, len(chain))
+	v.episodes += verifyEpisodes(t, s, chat, lastSeq, head)
+}
+
+// verifyEpisodes checks that the chat's closed episodes are whole: they own
+// contiguous, non-overlapping ranges from seq 1 within the stored turns,
+// and every turn the summary covers (head, read before them) is in one but
+// for an open tail shorter than episode_max_turns.
+func verifyEpisodes(t *testing.T, s *crashServer, chat string, lastSeq, head int64) int {
+	t.Helper()
+	next, after, n := int64(1), int64(0), 0
+	for {
+		var page struct {
+			Episodes []struct {
+				ID      string `json:"id"`
+				FromSeq int64  `json:"from_seq"`
+				ToSeq   int64  `json:"to_seq"`
+				Turns   int64  `json:"turns"`
+				Short   string `json:"short"`
+			} `json:"episodes"`
+			NextAfterSeq int64 `json:"next_after_seq"`
+		}
+		status, raw, err := s.call(http.MethodGet, fmt.Sprintf("/v1/chats/%s/episodes?after_seq=%d&limit=3", chat, after), nil, &page)
+		if err != nil || status != http.StatusOK {
+			t.Fatalf("episodes of %s after %d: %d %v %s", chat, after, status, err, raw)
+		}
+		if len(page.Episodes) == 0 {
+			break
+		}
+		for _, e := range page.Episodes {
+			if e.FromSeq != next || e.ToSeq < e.FromSeq || e.ToSeq > lastSeq || e.Turns != e.ToSeq-e.FromSeq+1 || e.ID == "" {
+				t.Errorf("%s: episode %s owns %d..%d (%d turns), want a range from %d within last_seq %d", chat, e.ID, e.FromSeq, e.ToSeq, e.Turns, next, lastSeq)
+			}
+			next = e.ToSeq + 1
+			n++
+		}
+		after = page.NextAfterSeq
+	}
+	if tail := head - (next - 1); tail >= crashEpisodeMaxTurns {
+		t.Errorf("%s: the summary covers to %d but episodes only to %d (an open tail of %d, max %d)", chat, head, next-1, tail, crashEpisodeMaxTurns)
+	}
+	t.Logf("%s: %d episodes cover 1..%d", chat, n, next-1)
+	return n
 }
 
 // probeRefresh forces a refresh of every chat at once and logs which ones

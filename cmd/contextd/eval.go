@@ -81,15 +81,17 @@ func evalSystem(base *config.Config) eval.NewSystem {
 		if err != nil {
 			return nil, err
 		}
+		// Summaries first: closing them makes episodes, which the indexer
+		// then indexes with the turns, as a running server converges to.
 		drain := func(ctx context.Context) error {
 			var errs []error
+			if app.Worker != nil {
+				errs = append(errs, app.Worker.Drain(ctx))
+			}
 			if app.Indexer != nil {
 				if _, err := app.Indexer.DrainOnce(ctx); err != nil {
 					errs = append(errs, err)
 				}
-			}
-			if app.Worker != nil {
-				errs = append(errs, app.Worker.Drain(ctx))
 			}
 			return errors.Join(errs...)
 		}

@@ -54,8 +54,9 @@ func policyOf(a config.Agent) (engine.Policy, error) {
 		TriggerTurns: m.SummaryTriggerTurns, StoreTurns: m.StoreTurns,
 		RAGK: m.RAGK, RAGMaxHits: m.RAGMaxHits, RAGFill: m.RAGFill, RAGNeighbors: m.RAGNeighbors,
 		RAGThreshold: float32(m.RAGSimilarityThreshold), RAGScope: m.RAGScope,
-		Filters:    fo,
-		Truncation: truncation.Options{Strategy: ts, MaxChars: m.TruncationMaxChars},
+		RAGEpisodes: m.Episodes && m.RAGEpisodes,
+		Filters:     fo,
+		Truncation:  truncation.Options{Strategy: ts, MaxChars: m.TruncationMaxChars},
 	}, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
 	"github.com/contextd/contextd/memory/llmsum"
 	"github.com/contextd/contextd/memory/postgres"
@@ -87,6 +88,11 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 				if err := store.ResetIndexed(rctx); err != nil {
 					log.Warn("re-index after collection creation", "collection", collection, "err", err)
 				}
+				if es, ok := store.(memory.EpisodeStore); ok {
+					if err := es.ResetEpisodesIndexed(rctx); err != nil {
+						log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
+					}
+				}
 			}()
 		}
 		ix, err := qdrant.New(ctx, qc)
@@ -146,7 +152,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	if err != nil {
 		return nil, err
 	}
-	svc := &engine.Service{Policy: pol, Store: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+	// Both SQL stores keep episodes.
+	episodeStore, _ := store.(memory.EpisodeStore)
+	svc := &engine.Service{Policy: pol, Store: store, EpisodeStore: episodeStore, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
@@ -155,6 +163,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		svc.Index = ix
 		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: ix, Store: store}
 		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
+		if cfg.Supervisor.Memory.Episodes && cfg.Supervisor.Memory.RAGEpisodes {
+			a.Indexer.Episodes = episodeStore
+		}
 		svc.Indexer = a.Indexer
 	}
 
@@ -169,7 +180,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
 	}
 	a.Worker = &worker.Worker{
-		Store: store, Summarizer: summarizer, Fallback: ext,
+		Store: store, Episodes: episodeStore, Summarizer: summarizer, Fallback: ext,
 		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
@@ -247,6 +258,12 @@ func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
 			Model:      m.SummaryModel,
 			Structured: m.StructuredOutput,
 			Persist:    m.PersistSummary,
+			Episodes: worker.EpisodeSettings{
+				Enabled: m.Episodes,
+				Params:  episodes.Params{MinTurns: m.EpisodeMinTurns, MaxTurns: m.EpisodeMaxTurns, Gap: m.EpisodeGap},
+				Overlap: m.EpisodeOverlap,
+				Prompt:  ag.Prompts.EpisodeSummaryPrompt,
+			},
 		}
 	}
 }

@@ -60,6 +60,10 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"DeleteChat", testDeleteChat},
 		{"ChatsOfUser", testChatsOfUser},
 		{"Ping", testPing},
+		{"Episodes", testEpisodes},
+		{"EpisodesWholeOrNothing", testEpisodesWholeOrNothing},
+		{"EpisodeBacklog", testEpisodeBacklog},
+		{"EpisodesErased", testEpisodesErased},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
 	"github.com/contextd/contextd/memory/llmsum"
 	"github.com/contextd/contextd/memory/llmsum/llmtest"
@@ -48,7 +49,7 @@ we should check whether it works after Monday and then send the summary to Maria
 }
 
 type costFigures struct {
-	convTokens, inputTokens, calls, summarised int
+	convTokens, inputTokens, calls, summarised, episodes int
 }
 
 // runConversation appends the conversation two turns at a time, letting the
@@ -56,6 +57,12 @@ type costFigures struct {
 // summarizer against a scripted OpenAI-compatible server that echoes a small
 // JSON summary.
 func runConversation(tb testing.TB, n int) costFigures {
+	tb.Helper()
+	return runConversationWith(tb, n, false)
+}
+
+// runConversationWith runs it with memory.episodes on or off.
+func runConversationWith(tb testing.TB, n int, withEpisodes bool) costFigures {
 	tb.Helper()
 	ctx := context.Background()
 	srv := llmtest.New(tb, func(i int, _ llmtest.Request) llmtest.Reply {
@@ -65,6 +72,9 @@ func runConversation(tb testing.TB, n int) costFigures {
 	st := openStore(tb)
 	set := Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, MaxTokens: 800, Structured: true, Persist: true, Enabled: true,
 		Prompts: llmsum.ResolvePrompts(memory.Prompts{}, "")}
+	if withEpisodes {
+		set.Episodes = EpisodeSettings{Enabled: true, Params: episodes.Params{MinTurns: 6, MaxTurns: 40, Gap: 2 * time.Hour}, Overlap: 2}
+	}
 	w := newWorker(st, sum, "bench", func() Settings { return set })
 	turns := scriptedTurns(n)
 	var fig costFigures
@@ -89,6 +99,11 @@ func runConversation(tb testing.TB, n int) costFigures {
 		tb.Fatal(err)
 	}
 	fig.summarised = int(c.SummaryCursor)
+	eps, err := st.Episodes(ctx, chatKey, 0, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fig.episodes = len(eps)
 	return fig
 }
 
@@ -124,4 +139,29 @@ func BenchmarkSummaryCost1000Turns(b *testing.B) {
 	b.ReportMetric(float64(fig.calls), "llm_calls")
 	b.ReportMetric(float64(fig.convTokens), "conv_tokens")
 	b.ReportMetric(float64(fig.inputTokens), "input_tokens")
+}
+
+// TestSummaryInputCostEpisodes: with episodes on, the summariser reads each
+// turn once inside its episode (plus the overlap) and the root costs no
+// call, so the input stays within 2x the conversation and the number of
+// calls is the number of episodes.
+func TestSummaryInputCostEpisodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000-turn conversation")
+	}
+	base := runConversation(t, 1000)
+	fig := runConversationWith(t, 1000, true)
+	ratio := float64(fig.inputTokens) / float64(fig.convTokens)
+	t.Logf("conversation %d tokens; with episodes: input %d tokens (%.2fx), %d calls, %d episodes, cursor %d; without: %.2fx, %d calls",
+		fig.convTokens, fig.inputTokens, ratio, fig.calls, fig.episodes, fig.summarised,
+		float64(base.inputTokens)/float64(base.convTokens), base.calls)
+	if ratio > 2 {
+		t.Errorf("summarizer input is %.2fx the conversation, want <= 2x", ratio)
+	}
+	if fig.calls != fig.episodes || fig.episodes < 990/40 {
+		t.Errorf("%d calls for %d episodes over %d summarised turns", fig.calls, fig.episodes, fig.summarised)
+	}
+	if fig.summarised != 990 {
+		t.Errorf("cursor %d, want 990", fig.summarised)
+	}
 }

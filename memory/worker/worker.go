@@ -37,6 +37,7 @@ type Settings struct {
 	Structured    bool
 	Persist       bool // false: no background work; Extend computes without writing
 	Enabled       bool // strategy != none
+	Episodes      EpisodeSettings
 }
 
 // Store is what the summariser reads and writes.
@@ -52,6 +53,9 @@ type Store interface {
 type Worker struct {
 	Store      Store
 	Summarizer memory.Summarizer
+	// Episodes keeps closed episodes (nil: no episodes, whatever the
+	// agent's settings).
+	Episodes memory.EpisodeStore
 	// Fallback is used when the daily token budget is spent (default: the
 	// extractive summarizer).
 	Fallback memory.Summarizer
@@ -87,6 +91,8 @@ type Worker struct {
 	mu    sync.Mutex
 	chats map[memory.ChatKey]*chatState
 	usage map[string]dayUsage
+	bases map[memory.ChatKey]rootBase
+	tails map[memory.ChatKey]tailSummary
 }
 
 type chatState struct {
@@ -522,6 +528,9 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	stale := w.Stale(chat.Agent, head)
 	if !force && !s.Enabled {
 		return head, nil, nil
+	}
+	if es, ok := w.episodeStore(s); ok {
+		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
 	var turns []memory.Message
 	for after := cursor; after < upTo; {

@@ -110,8 +110,10 @@ func (f *fakeSum) calls() []memory.SummarizeRequest {
 }
 
 func newWorker(st memory.Store, sum memory.Summarizer, owner string, s func() Settings) *Worker {
-	return &Worker{Store: st, Summarizer: sum, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute,
+	w := &Worker{Store: st, Summarizer: sum, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute,
 		Settings: func(string) Settings { return s() }}
+	w.Episodes, _ = st.(memory.EpisodeStore)
+	return w
 }
 
 func cursor(t *testing.T, st memory.Store) int64 {

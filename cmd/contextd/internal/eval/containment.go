@@ -101,4 +101,3 @@ func bm25FillDated(m *bm25, costs []int, dates []time.Time, query string, budget
 	}
 	return p
 }
-

@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+)
+
+// SummaryEpisodes is how many of the newest episodes the summary endpoint
+// shows; the episodes endpoint pages the rest.
+const SummaryEpisodes = 5
+
+// Episodes pages a chat's closed episodes in seq order: those starting
+// after afterSeq, up to limit, and the after_seq of the next page.
+func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq int64, limit int) ([]memory.Episode, int64, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, 0, err
+	}
+	if afterSeq < 0 {
+		return nil, 0, invalid("after_seq", "invalid_value", "must be ≥ 0")
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	es := s.EpisodeStore
+	if es == nil {
+		if _, err := s.Store.Chat(ctx, key); err != nil {
+			return nil, 0, storeErr("read chat", err)
+		}
+		return []memory.Episode{}, afterSeq, nil
+	}
+	eps, err := es.Episodes(ctx, key, afterSeq, limit)
+	if err != nil {
+		return nil, 0, storeErr("list episodes", err)
+	}
+	next := afterSeq
+	if len(eps) > 0 {
+		next = eps[len(eps)-1].ToSeq
+	}
+	return eps, next, nil
+}
+
+// LatestEpisodes returns a chat's newest closed episodes, in seq order.
+func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error) {
+	es := s.EpisodeStore
+	if es == nil {
+		return []memory.Episode{}, nil
+	}
+	eps, err := es.LatestEpisodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, n)
+	if err != nil {
+		return nil, storeErr("list episodes", err)
+	}
+	return eps, nil
+}
+
+// ragEpisode turns an episode hit into a RAG candidate: its short summary,
+// shown under its dates and range.
+func ragEpisode(t rag.Turn, chatID string) RAGTurn {
+	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, chatID), Seq: t.FromSeq, Content: t.Content, Score: t.Score, CreatedAt: t.EndedAt,
+		Episode: &EpisodeRef{ID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: t.StartedAt, EndedAt: t.EndedAt}}
+}
+
+// topEpisodesOnly keeps the episodes ranked among the first k candidates
+// (rag_k): a gist is worth its room when it is among the best matches,
+// while further down the ranking the turns themselves serve better.
+func topEpisodesOnly(rs []RAGTurn, k int) []RAGTurn {
+	out := rs[:0]
+	for i, r := range rs {
+		if r.Episode == nil || i < k {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// EpisodeHeader is the date range and seq range an episode's short summary
+// is shown under in the RAG section, e.g. "[3–9 May 2023 · turns 120–141]".
+func EpisodeHeader(started, ended time.Time, from, to int64) string {
+	s, e := started.UTC(), ended.UTC()
+	if e.Before(s) {
+		e = s
+	}
+	var dates string
+	switch {
+	case s.IsZero():
+		dates = ""
+	case s.Year() == e.Year() && s.YearDay() == e.YearDay():
+		dates = s.Format("2 Jan 2006")
+	case s.Year() == e.Year() && s.Month() == e.Month():
+		dates = fmt.Sprintf("%d–%s", s.Day(), e.Format("2 Jan 2006"))
+	case s.Year() == e.Year():
+		dates = s.Format("2 Jan") + " – " + e.Format("2 Jan 2006")
+	default:
+		dates = s.Format("2 Jan 2006") + " – " + e.Format("2 Jan 2006")
+	}
+	turns := fmt.Sprintf("turns %d–%d", from, to)
+	if from == to {
+		turns = fmt.Sprintf("turn %d", from)
+	}
+	if dates == "" {
+		return "[" + turns + "]"
+	}
+	return "[" + dates + " · " + turns + "]"
+}

@@ -1,0 +1,76 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// EpisodeStore keeps a chat's closed episodes (the summary tree's children).
+// Implementations: memory/sqlite, memory/postgres; both pass
+// memory/storetest. Episodes go with their chat: DeleteChat erases them.
+type EpisodeStore interface {
+	// CloseEpisodes stores eps in one transaction: all of them or none.
+	// They must be in seq order, contiguous, and the first must start right
+	// after the chat's last closed episode, which must end at expectTo (0:
+	// the chat has none); otherwise ErrCursorMoved (another worker closed
+	// episodes first) or ErrConflict (a gap, an overlap, a range past
+	// last_seq). The store sets ID when empty, Turns and CreatedAt, and
+	// returns the stored episodes. ErrNotFound for an unknown chat.
+	CloseEpisodes(ctx context.Context, key ChatKey, expectTo int64, eps []Episode) ([]Episode, error)
+	// Episodes returns up to limit episodes with from_seq > afterSeq, in
+	// seq order (limit <= 0: all). ErrNotFound for an unknown chat.
+	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
+	// LatestEpisodes returns the chat's newest n episodes, in seq order.
+	LatestEpisodes(ctx context.Context, key ChatKey, n int) ([]Episode, error)
+
+	// UnindexedEpisodeChats lists chats holding episodes not yet indexed.
+	UnindexedEpisodeChats(ctx context.Context, limit int) ([]Chat, error)
+	// UnindexedEpisodes returns up to limit of the chat's episodes not yet
+	// indexed, in seq order.
+	UnindexedEpisodes(ctx context.Context, key ChatKey, limit int) ([]Episode, error)
+	// MarkEpisodesIndexed records that these episodes are in the index.
+	MarkEpisodesIndexed(ctx context.Context, key ChatKey, ids []string) error
+	// ResetEpisodesIndexed marks every episode unindexed (index wipe).
+	ResetEpisodesIndexed(ctx context.Context) error
+}
+
+// EpisodeSummarizer summarises one closed episode. Implementations:
+// memory/extractive and memory/llmsum (one LLM call per episode).
+type EpisodeSummarizer interface {
+	SummarizeEpisode(ctx context.Context, req EpisodeRequest) (EpisodeResult, error)
+}
+
+// EpisodeRequest is one episode to summarise.
+type EpisodeRequest struct {
+	Chat Chat
+	// Context are the previous episode's last turns (episode_overlap): the
+	// summariser reads them to understand the start, but the episode does
+	// not own them and its summary must not be about them.
+	Context []Message
+	// Turns are the episode's own turns, in seq order.
+	Turns []Message
+	// Prompt overrides the default episode prompt (must hold {transcript}).
+	Prompt string
+	// Model overrides the LLM's default model ("" = the default).
+	Model string
+}
+
+// EpisodeResult is an episode's short and structured summary.
+type EpisodeResult struct {
+	Short   string
+	Summary Summary
+	// Degraded names fallbacks taken (e.g. "llm_unavailable").
+	Degraded      []string
+	InputTokens   int
+	OutputTokens  int
+	Calls         int
+	Model         string
+	PromptVersion string
+}
+
+// EpisodePromptVersion is a short hash of an episode prompt.
+func EpisodePromptVersion(prompt string) string {
+	h := sha256.Sum256([]byte("episode\x00" + prompt))
+	return "e-" + hex.EncodeToString(h[:])[:12]
+}

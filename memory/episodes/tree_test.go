@@ -1,0 +1,63 @@
+package episodes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/extractive"
+)
+
+// TestFoldDrift is the summary drift test: the root is capped, an item
+// the conversation keeps coming back to (the Lisbon move, first mentioned
+// in episode 1) stays in it, while items mentioned once, even later than
+// Lisbon's first mention, are trimmed first — and each trimmed item still
+// lives in the episode that mentioned it.
+func TestFoldDrift(t *testing.T) {
+	const maxTokens = 220
+	var root memory.Summary
+	var children []memory.Summary
+	for i := 0; i < 40; i++ {
+		child := memory.Summary{
+			Topics:    []string{fmt.Sprintf("one-off subject %d", i)},
+			Entities:  []memory.Entity{{Name: fmt.Sprintf("Person%d", i), Type: "person"}},
+			Decisions: []string{fmt.Sprintf("decision number %d was taken", i)},
+			Narrative: fmt.Sprintf("Episode %d went on.", i),
+		}
+		if i%3 == 1 { // the conversation returns to Lisbon every third episode
+			child.Topics = append(child.Topics, "Lisbon move")
+			child.Entities = append(child.Entities, memory.Entity{Name: "Lisbon", Type: "place", Details: "where the user moves"})
+		}
+		children = append(children, child)
+		root = Fold(root, child, "", maxTokens)
+		if tk := extractive.Tokens(root); tk > maxTokens {
+			t.Fatalf("after episode %d the root has %d tokens, cap %d", i, tk, maxTokens)
+		}
+	}
+	if !slices.Contains(root.Topics, "Lisbon move") || !slices.ContainsFunc(root.Entities, func(e memory.Entity) bool { return e.Name == "Lisbon" }) {
+		t.Errorf("the recurring item was trimmed: topics %v entities %v", root.Topics, root.Entities)
+	}
+	// Topic 2 was first mentioned after Lisbon but never again: it goes
+	// (trimming by first mention would have dropped Lisbon before it).
+	for _, gone := range []string{"one-off subject 2", "one-off subject 20"} {
+		if slices.Contains(root.Topics, gone) {
+			t.Errorf("%q is still in the root: %v", gone, root.Topics)
+		}
+	}
+	if !slices.Contains(root.Topics, "one-off subject 39") {
+		t.Errorf("the newest item is missing: %v", root.Topics)
+	}
+	// Nothing leaves memory: every topic trimmed from the root is in a child.
+	for i, c := range children {
+		for _, tp := range c.Topics {
+			if !slices.Contains(root.Topics, tp) && !strings.HasPrefix(tp, "one-off subject") {
+				t.Errorf("child %d topic %q lost", i, tp)
+			}
+		}
+	}
+	if !strings.Contains(root.Narrative, "Episode 39") || strings.Contains(root.Narrative, "Episode 0 ") {
+		t.Errorf("narrative keeps the newest gists: %q", root.Narrative)
+	}
+}

@@ -1,0 +1,174 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
+)
+
+var _ memory.EpisodeStore = (*Store)(nil)
+
+const episodeCols = `id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at`
+
+func scanEpisode(sc scanner, chatID string) (memory.Episode, error) {
+	var (
+		e                  memory.Episode
+		js                 []byte
+		start, end, create int64
+	)
+	if err := sc.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &start, &end, &e.Short, &js, &e.Model, &e.PromptVersion, &create); err != nil {
+		return e, err
+	}
+	var err error
+	if e.Summary, err = decodeSummary(js); err != nil {
+		return e, fmt.Errorf("episode %s: %w", e.ID, err)
+	}
+	e.Summary.Normalize()
+	e.ChatID = chatID
+	e.Turns = int(e.ToSeq - e.FromSeq + 1)
+	e.StartedAt, e.EndedAt, e.CreatedAt = fromMicros(start), fromMicros(end), fromMicros(create)
+	return e, nil
+}
+
+// CloseEpisodes stores eps whole or not at all; see memory.EpisodeStore.
+func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo int64, eps []memory.Episode) ([]memory.Episode, error) {
+	eps = slices.Clone(eps)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
+		if err != nil {
+			return err
+		}
+		var lastTo int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = ?`, pk).Scan(&lastTo); err != nil {
+			return fmt.Errorf("last episode: %w", err)
+		}
+		if lastTo != expectTo {
+			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
+		}
+		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
+		if err != nil {
+			return err
+		}
+		for i, e := range eps {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js[i]),
+				e.Model, e.PromptVersion, micros(e.CreatedAt), pk); err != nil {
+				return fmt.Errorf("insert episode: %w", err)
+			}
+			eps[i].ChatID = key.ChatID
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: close episodes: %w", err)
+	}
+	return eps, nil
+}
+
+func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Episode, error) {
+	pk, err := chatPK(ctx, s.rs.chatPK, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, query, append([]any{pk}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []memory.Episode{}
+	for rows.Next() {
+		e, err := scanEpisode(rows, key.ChatID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Episodes pages the chat's episodes by from_seq.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? AND from_seq > ? ORDER BY from_seq LIMIT ?`, afterSeq, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: episodes: %w", err)
+	}
+	return eps, nil
+}
+
+// LatestEpisodes returns the newest n episodes in seq order.
+func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? ORDER BY from_seq DESC LIMIT ?`, sqlLimit(n))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: latest episodes: %w", err)
+	}
+	slices.Reverse(eps)
+	return eps, nil
+}
+
+// UnindexedEpisodeChats lists chats holding unindexed episodes.
+func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+chatCols+` FROM chats
+		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE indexed = 0)
+		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Chat{}
+	for rows.Next() {
+		_, c, err := scanChat(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UnindexedEpisodes returns up to limit unindexed episodes of the chat.
+func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? AND indexed = 0 ORDER BY from_seq LIMIT ?`, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: unindexed episodes: %w", err)
+	}
+	return eps, nil
+}
+
+// MarkEpisodesIndexed marks the chat's episodes with these ids indexed.
+func (s *Store) MarkEpisodesIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 1 WHERE chat = ? AND id = ?`, pk, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark episodes indexed: %w", err)
+	}
+	return nil
+}
+
+// ResetEpisodesIndexed marks every episode of every tenant unindexed.
+func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 0 WHERE indexed = 1`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: reset episodes indexed: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package worker
+
+// Episodes: with memory.episodes on, the summariser closes episodes over
+// the turns and the running summary is the root of a tree whose children
+// they are. How the two share the work:
+//
+//   - Each closed episode costs one summariser call over its own turns
+//     (plus episode_overlap turns of context). That is the only place
+//     turns are read by an LLM.
+//   - The root is never extended from turns by an LLM: it is the fold of
+//     the episodes' structured summaries (episodes.Fold, lists kept in
+//     order of last reference, trimmed from the front at
+//     summary_max_tokens), plus an extractive summary of the open tail —
+//     the turns after the last closed episode up to the recent window —
+//     which costs no LLM tokens and is replaced by the tail's episode once
+//     that closes.
+//
+// So the summariser reads each turn about once (and the overlap), whatever
+// the length of the chat: its input stays well under 2x the conversation.
+// The fold of the closed episodes (the root's base) is cached per chat and
+// rebuilt from the stored episodes after a restart.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/episodes"
+	"github.com/contextd/contextd/memory/extractive"
+)
+
+// EpisodeSettings are one agent's episode settings (memory.episode_*).
+type EpisodeSettings struct {
+	Enabled bool
+	Params  episodes.Params
+	Overlap int    // turns of the previous episode given as context
+	Prompt  string // prompt_sections.episode_summary_prompt ("" = default)
+}
+
+// rootBase is the fold of a chat's closed episodes up to seq to.
+type rootBase struct {
+	created time.Time // the chat's; a re-created chat does not reuse it
+	to      int64
+	sum     memory.Summary
+}
+
+func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
+	if !s.Episodes.Enabled || !s.Persist || w.Episodes == nil {
+		return nil, false
+	}
+	return w.Episodes, true
+}
+
+// extendEpisodes closes the episodes that ended in (last closed, upTo] and
+// writes the new root. It holds the chat's summary lease.
+func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
+	key := chat.Key()
+	cursor := chat.SummaryCursor
+	upTo := chat.LastSeq - int64(s.RecentTurns)
+	latest, err := es.LatestEpisodes(ctx, key, 1)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: last episode: %w", err)
+	}
+	var lastTo int64
+	if len(latest) > 0 {
+		lastTo = latest[0].ToSeq
+	}
+	stale := w.Stale(chat.Agent, head)
+	if upTo <= cursor && upTo <= lastTo && !stale {
+		return head, nil, nil
+	}
+	look := max(s.Episodes.Params.Lookback(), s.Episodes.Overlap)
+	all, err := w.readTurns(ctx, key, max(lastTo-int64(look), 0), chat.LastSeq)
+	if err != nil {
+		return nil, nil, err
+	}
+	cut := 0 // all[:cut] are before the cursor
+	for cut < len(all) && all[cut].Seq <= lastTo {
+		cut++
+	}
+	prev, open := all[:cut], all[cut:]
+	spans := episodes.Cut(prev[max(0, len(prev)-s.Episodes.Params.Lookback()):], open, upTo, s.Episodes.Params)
+
+	var (
+		fresh    []memory.Episode
+		degraded []string
+		in, out  int
+		calls    int
+	)
+	for _, sp := range spans {
+		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
+		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
+		if err != nil {
+			return nil, nil, err
+		}
+		fresh = append(fresh, ep)
+		for _, d := range res.Degraded {
+			if !slices.Contains(degraded, d) {
+				degraded = append(degraded, d)
+			}
+		}
+		in, out, calls = in+res.InputTokens, out+res.OutputTokens, calls+res.Calls
+		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
+	}
+	if w.OnJob != nil && calls > 0 {
+		w.OnJob(chat.Tenant, "llm_tokens", in, out)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, nil, fmt.Errorf("worker: episodes abandoned: %w", err)
+	}
+	if len(fresh) > 0 {
+		if fresh, err = es.CloseEpisodes(ctx, key, lastTo, fresh); errors.Is(err, memory.ErrCursorMoved) {
+			h, herr := w.Store.SummaryHead(ctx, key) // another worker closed them first
+			return h, nil, herr
+		} else if err != nil {
+			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
+		}
+	}
+	for _, ep := range fresh {
+		lastTo = ep.ToSeq
+	}
+	covered := max(upTo, cursor)
+	if covered == cursor && len(fresh) == 0 && !stale {
+		return head, nil, nil
+	}
+	var root memory.Summary
+	if w.Summarizer.Name() == extractive.Name {
+		// Without an LLM the root costs nothing to extend from the turns
+		// themselves, which keeps more of them than the episodes' gists.
+		if root, err = w.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		base, err := w.base(ctx, es, chat, lastTo-sumTurns(fresh), s.MaxTokens)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, ep := range fresh {
+			base = episodes.Fold(base, ep.Summary, ep.Short, s.MaxTokens)
+		}
+		w.setBase(chat, lastTo, base)
+		root = w.withTail(chat, base, open, lastTo, covered, s.MaxTokens)
+	}
+	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
+	root.Stale, root.UpdatedAt = false, w.Now().UTC()
+	root.Model, root.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
+	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
+	if covered > cursor {
+		rec.FromSeq, rec.ToSeq = cursor+1, covered
+	}
+	return w.write(ctx, key, cursor, s, rec, degraded, calls, in)
+}
+
+// sumTurns is how many turns the episodes own.
+func sumTurns(eps []memory.Episode) int64 {
+	var n int64
+	for _, e := range eps {
+		n += e.ToSeq - e.FromSeq + 1
+	}
+	return n
+}
+
+// extractiveRoot extends the head extractively with the turns in
+// (cursor, covered]: the running summary as it is without episodes (lists
+// in order of last reference, trimmed from the front at the cap).
+func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, cursor, covered int64, maxTokens int) (memory.Summary, error) {
+	var prev *memory.Summary
+	if head != nil {
+		p := extractive.Clone(head.Summary)
+		prev = &p
+	}
+	turns, err := w.readTurns(ctx, chat.Key(), cursor, covered)
+	if err != nil {
+		return memory.Summary{}, err
+	}
+	if w.Prepare != nil && len(turns) > 0 {
+		turns = w.Prepare(chat.Agent, turns)
+	}
+	if len(turns) == 0 {
+		if prev == nil {
+			return memory.Summary{}, nil
+		}
+		return *prev, nil
+	}
+	res, err := extractive.New().Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
+	if err != nil {
+		return memory.Summary{}, fmt.Errorf("worker: extractive root: %w", err)
+	}
+	return res.Summary, nil
+}
+
+// withTail folds an extractive summary of the open tail, the turns in
+// (lastTo, covered], into base. The tail's summary is extended from the
+// last one when the tail only grew, so each tail turn is analysed once.
+func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.Message, lastTo, covered int64, maxTokens int) memory.Summary {
+	w.mu.Lock()
+	cached, ok := w.tails[chat.Key()]
+	w.mu.Unlock()
+	var prev *memory.Summary
+	from := lastTo
+	if ok && cached.created.Equal(chat.CreatedAt) && cached.from == lastTo && cached.to <= covered {
+		prev, from = &cached.sum, cached.to
+	}
+	var tail []memory.Message
+	for _, t := range turns {
+		if t.Seq > from && t.Seq <= covered {
+			tail = append(tail, t)
+		}
+	}
+	if w.Prepare != nil && len(tail) > 0 {
+		tail = w.Prepare(chat.Agent, tail)
+	}
+	sum := memory.Summary{}
+	if prev != nil {
+		sum = extractive.Clone(*prev)
+	}
+	if len(tail) > 0 {
+		res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
+		if err == nil {
+			sum = res.Summary
+		}
+	}
+	w.mu.Lock()
+	if w.tails == nil {
+		w.tails = map[memory.ChatKey]tailSummary{}
+	}
+	if len(w.tails) > 10000 {
+		clear(w.tails)
+	}
+	w.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: extractive.Clone(sum)}
+	w.mu.Unlock()
+	if covered <= lastTo {
+		return extractive.Clone(base)
+	}
+	return episodes.Fold(base, sum, "", maxTokens)
+}
+
+// tailSummary is the extractive summary of a chat's open tail (from, to].
+type tailSummary struct {
+	created  time.Time
+	from, to int64
+	sum      memory.Summary
+}
+
+// summariseEpisode summarises one episode with the summarizer when it can
+// (an LLM: one call), else — or when the tenant's daily budget is spent —
+// extractively.
+func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
+	ep := memory.Episode{FromSeq: turns[0].Seq, ToSeq: turns[len(turns)-1].Seq,
+		StartedAt: turns[0].CreatedAt, EndedAt: turns[len(turns)-1].CreatedAt}
+	own := turns
+	if w.Prepare != nil {
+		own = w.Prepare(chat.Agent, turns)
+		ctxTurns = w.Prepare(chat.Agent, ctxTurns)
+	}
+	var sum memory.EpisodeSummarizer = extractive.New()
+	var extra []string
+	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {
+		sum = es
+		if w.DailyTokenBudget > 0 && w.Summarizer.Name() != extractive.Name && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+			sum, extra = extractive.New(), []string{DegradedBudgetExhausted}
+		}
+	}
+	var res memory.EpisodeResult
+	if len(own) > 0 {
+		var err error
+		res, err = sum.SummarizeEpisode(ctx, memory.EpisodeRequest{Chat: chat, Context: ctxTurns, Turns: own, Prompt: s.Episodes.Prompt, Model: s.Model})
+		if err != nil {
+			return ep, res, fmt.Errorf("worker: summarise episode %d..%d: %w", ep.FromSeq, ep.ToSeq, err)
+		}
+	}
+	res.Degraded = append(extra, res.Degraded...)
+	ep.Short, ep.Summary, ep.Model, ep.PromptVersion = res.Short, res.Summary, res.Model, res.PromptVersion
+	if ep.Model == "" {
+		ep.Model, ep.PromptVersion = extractive.Name, extractive.PromptVersion
+	}
+	ep.Summary.CoveredFromSeq, ep.Summary.CoveredToSeq = ep.FromSeq, ep.ToSeq
+	return ep, res, nil
+}
+
+// readTurns returns the chat's turns in (after, upTo].
+func (w *Worker) readTurns(ctx context.Context, key memory.ChatKey, after, upTo int64) ([]memory.Message, error) {
+	var out []memory.Message
+	for after < upTo {
+		page, err := w.Store.Messages(ctx, key, after, int(min(upTo-after, 500)))
+		if err != nil {
+			return nil, fmt.Errorf("worker: messages: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			if m.Seq <= upTo {
+				out = append(out, m)
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	return out, nil
+}
+
+// base returns the fold of the chat's closed episodes up to seq to: from
+// the cache, or rebuilt from the store.
+func (w *Worker) base(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, to int64, maxTokens int) (memory.Summary, error) {
+	w.mu.Lock()
+	b, ok := w.bases[chat.Key()]
+	w.mu.Unlock()
+	if ok && b.to == to && b.created.Equal(chat.CreatedAt) {
+		return extractive.Clone(b.sum), nil
+	}
+	var sum memory.Summary
+	for after := int64(0); after < to; {
+		page, err := es.Episodes(ctx, chat.Key(), after, 200)
+		if err != nil {
+			return sum, fmt.Errorf("worker: episodes: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, ep := range page {
+			if ep.ToSeq <= to {
+				sum = episodes.Fold(sum, ep.Summary, ep.Short, maxTokens)
+			}
+		}
+		after = page[len(page)-1].ToSeq
+	}
+	return sum, nil
+}
+
+func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bases == nil {
+		w.bases = map[memory.ChatKey]rootBase{}
+	}
+	if len(w.bases) > 10000 {
+		clear(w.bases) // a cache: rebuilt from the store when missing
+	}
+	w.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: extractive.Clone(sum)}
+}

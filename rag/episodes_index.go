@@ -1,0 +1,156 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// Episodes are indexed beside the turns, in the same namespace, as points
+// of Kind memory.KindEpisode whose identity is (tenant, chat, kind,
+// from_seq) and whose content is the episode's short summary. The indexer
+// drains the store's unindexed episodes after its turns, the same way:
+// embed, upsert, then mark; a failure leaves them in the backlog.
+
+// maxEpisodeTextRunes caps the text an episode is embedded from.
+const maxEpisodeTextRunes = 2000
+
+// EpisodeText is what an episode is embedded and matched from: its short
+// summary, then its topics, entities, decisions and narrative, so that a
+// query in the summary's words finds it.
+func EpisodeText(e memory.Episode) string {
+	parts := []string{e.Short}
+	parts = append(parts, e.Summary.Topics...)
+	for _, en := range e.Summary.Entities {
+		parts = append(parts, strings.TrimSpace(en.Name+" "+en.Details))
+	}
+	parts = append(parts, e.Summary.Decisions...)
+	parts = append(parts, e.Summary.Narrative)
+	text := strings.Join(strings.Fields(strings.Join(parts, " \n")), " ")
+	if r := []rune(text); len(r) > maxEpisodeTextRunes {
+		text = string(r[:maxEpisodeTextRunes])
+	}
+	return text
+}
+
+// EpisodePoint is an episode's point, vectors left to the caller.
+func EpisodePoint(c memory.Chat, e memory.Episode) Point {
+	return Point{
+		Tenant: c.Tenant, UserID: c.UserID, ChatID: c.ID, Agent: c.Agent,
+		Seq: e.FromSeq, Content: e.Short, CreatedAt: e.EndedAt,
+		Kind: memory.KindEpisode, EpisodeID: e.ID, FromSeq: e.FromSeq, ToSeq: e.ToSeq,
+		StartedAt: e.StartedAt, EndedAt: e.EndedAt,
+	}
+}
+
+// drainEpisodes indexes every pending episode of chats not leased
+// elsewhere; stores without episodes have none.
+func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
+	es := ix.Episodes
+	if es == nil {
+		return 0, nil
+	}
+	chats, err := es.UnindexedEpisodeChats(ctx, chatsPerPass)
+	if err != nil {
+		return 0, fmt.Errorf("indexer: list episode backlog: %w", err)
+	}
+	total := 0
+	for _, c := range chats {
+		n, err := ix.withLease(ctx, c, func() (int, error) { return ix.indexEpisodes(ctx, es, c) })
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// withLease runs fn under the chat's index lease (0 when another owner
+// holds it).
+func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int, error)) (int, error) {
+	key := c.Key()
+	owner := ix.Owner
+	if owner == "" {
+		owner = "contextd-indexer"
+	}
+	ttl := ix.LeaseTTL
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	ok, err := ix.Store.TryLease(ctx, key, memory.LeaseIndex, owner, ttl)
+	if errors.Is(err, memory.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	if !ok {
+		return 0, nil
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+		defer cancel()
+		_ = ix.Store.ReleaseLease(rctx, key, memory.LeaseIndex, owner)
+	}()
+	return fn()
+}
+
+func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c memory.Chat) (int, error) {
+	key := c.Key()
+	bs := ix.BatchSize
+	if bs <= 0 {
+		bs = DefaultIndexBatch
+	}
+	eps, err := es.UnindexedEpisodes(ctx, key, bs)
+	if errors.Is(err, memory.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("indexer: read episodes of %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	var (
+		points []Point
+		texts  []string
+		ids    []string
+	)
+	for _, e := range eps {
+		ids = append(ids, e.ID)
+		if strings.TrimSpace(e.Short) == "" {
+			continue // nothing to find it by (its turns were all noise)
+		}
+		points = append(points, EpisodePoint(c, e))
+		texts = append(texts, EpisodeText(e))
+	}
+	if len(points) > 0 {
+		vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return 0, fmt.Errorf("indexer: embed episodes of %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))
+		}
+		if len(vecs) != len(points) {
+			return 0, fmt.Errorf("indexer: embed episodes of %s/%s: %w: %d vectors for %d texts", key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(points))
+		}
+		for i := range points {
+			points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
+		}
+		if err := ix.Index.Upsert(ctx, points); err != nil {
+			return 0, fmt.Errorf("indexer: upsert episodes of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		}
+	}
+	err = es.MarkEpisodesIndexed(ctx, key, ids)
+	if err == nil {
+		_, err = ix.Store.Chat(ctx, key) // a delete may have raced with the upsert
+	}
+	if errors.Is(err, memory.ErrNotFound) {
+		if derr := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); derr != nil {
+			return 0, fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, derr)
+		}
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("indexer: mark episodes indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	return len(eps), nil
+}

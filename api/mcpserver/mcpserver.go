@@ -26,6 +26,7 @@ type Engine interface {
 	Search(ctx context.Context, tenant string, in engine.SearchInput) ([]engine.SearchHit, error)
 	Append(ctx context.Context, tenant, chatID string, in engine.AppendInput) (engine.AppendOutput, error)
 	SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error)
+	LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error)
 	DeleteChat(ctx context.Context, tenant, chatID string) error
 }
 
@@ -61,7 +62,8 @@ func newServer(e Engine, o Options) *mcp.Server {
 		"append idempotent: a message whose id the chat already holds is not stored twice.",
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, t.addMessages)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_summary", Description: "A chat's running structured summary (topics, entities, " +
-		"actions, decisions, open questions, preferences, narrative) and its chain of records.",
+		"actions, decisions, open questions, preferences, narrative), its chain of records, and its newest episodes " +
+		"(closed stretches of the chat with their own short and long summaries).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getSummary)
 	if o.AllowDelete {
 		destructive := true

@@ -153,6 +153,9 @@ func TestToolsListAndEachTool(t *testing.T) {
 	if sum.IsError {
 		t.Fatalf("get_summary: %s", textOf(sum))
 	}
+	if _, ok := structured(t, sum)["episodes"]; !ok {
+		t.Errorf("get_summary lacks episodes: %v", structured(t, sum))
+	}
 	// No vector store in this test server: search answers the API's 503.
 	if code, _ := toolErr(t, call(t, s, "search_memory", map[string]any{"query": "Sintra"})); code != "backend_unavailable" {
 		t.Errorf("search without a vector store: code %q", code)

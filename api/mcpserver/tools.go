@@ -134,11 +134,22 @@ func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chat
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
-	out := object{"summary": toObject(sum), "chain": toObject(map[string]any{"c": chain})["c"]}
-	if sum == nil {
-		return text("the chat has no summary yet"), out, nil
+	eps, err := t.e.LatestEpisodes(ctx, tenantOf(req), in.ChatID, engine.SummaryEpisodes)
+	if err != nil {
+		return nil, nil, asToolError(err)
 	}
-	return text(engine.RenderSummary(*sum)), out, nil
+	out := object{"summary": toObject(sum), "chain": toObject(map[string]any{"c": chain})["c"],
+		"episodes": toObject(map[string]any{"e": eps})["e"]}
+	var b strings.Builder
+	if sum == nil {
+		b.WriteString("the chat has no summary yet")
+	} else {
+		b.WriteString(engine.RenderSummary(*sum))
+	}
+	for _, e := range eps {
+		fmt.Fprintf(&b, "\n[episode, turns %d-%d] %s", e.FromSeq, e.ToSeq, e.Short)
+	}
+	return text(b.String()), out, nil
 }
 
 func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, object, error) {

@@ -22,13 +22,13 @@ const MaxRootItems = extractive.MaxListItems
 // tail's), capped at maxTokens (<= 0: no cap). short, when set, is the
 // child's one-line gist, added to the root's narrative.
 func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summary {
-	out := extractive.Clone(root)
-	out.Topics = extractive.MergeList(out.Topics, child.Topics, MaxRootItems)
-	out.Entities = extractive.MergeEntities(out.Entities, child.Entities, MaxRootItems)
-	out.ActionsTaken = extractive.MergeList(out.ActionsTaken, child.ActionsTaken, MaxRootItems)
-	out.Decisions = extractive.MergeList(out.Decisions, child.Decisions, MaxRootItems)
-	out.OpenQuestions = extractive.MergeList(out.OpenQuestions, child.OpenQuestions, MaxRootItems)
-	out.UserPreferences = extractive.MergeList(out.UserPreferences, child.UserPreferences, MaxRootItems)
+	out := root.Clone()
+	out.Topics = memory.MergeList(out.Topics, child.Topics, MaxRootItems)
+	out.Entities = memory.MergeEntities(out.Entities, child.Entities, MaxRootItems)
+	out.ActionsTaken = memory.MergeList(out.ActionsTaken, child.ActionsTaken, MaxRootItems)
+	out.Decisions = memory.MergeList(out.Decisions, child.Decisions, MaxRootItems)
+	out.OpenQuestions = memory.MergeList(out.OpenQuestions, child.OpenQuestions, MaxRootItems)
+	out.UserPreferences = memory.MergeList(out.UserPreferences, child.UserPreferences, MaxRootItems)
 	gist := strings.TrimSpace(short)
 	if gist == "" {
 		gist = strings.TrimSpace(child.Narrative)

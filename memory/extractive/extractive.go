@@ -23,7 +23,7 @@ const (
 // Caps on the merged summary. Lists keep their most recent items.
 const (
 	MaxListItems       = 12
-	MaxItemChars       = 200
+	MaxItemChars       = memory.MaxItemChars
 	DefaultNarrativeTk = 600 // narrative cap when the request sets no MaxTokens
 	topicsPerBatch     = 5
 )
@@ -50,16 +50,16 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	var sum memory.Summary
 	if req.Prev != nil {
-		sum = Clone(*req.Prev)
+		sum = req.Prev.Clone()
 	}
 	b := analyse(req.Turns)
 
-	sum.Topics = MergeList(sum.Topics, b.topics, MaxListItems)
-	sum.Entities = MergeEntities(sum.Entities, b.entities, MaxListItems)
-	sum.ActionsTaken = MergeList(sum.ActionsTaken, b.actions, MaxListItems)
-	sum.Decisions = MergeList(sum.Decisions, b.decisions, MaxListItems)
-	sum.OpenQuestions = MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
-	sum.UserPreferences = MergeList(sum.UserPreferences, b.preferences, MaxListItems)
+	sum.Topics = memory.MergeList(sum.Topics, b.topics, MaxListItems)
+	sum.Entities = memory.MergeEntities(sum.Entities, b.entities, MaxListItems)
+	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, MaxListItems)
+	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, MaxListItems)
+	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
+	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, MaxListItems)
 	if b.narrative != "" {
 		sum.Narrative = strings.TrimSpace(sum.Narrative + " " + b.narrative)
 	}

@@ -274,7 +274,7 @@ func TestIncremental(t *testing.T) {
 	}
 	// The result depends only on Prev and the new turns: summarising 21..40
 	// from a Prev that came from elsewhere gives the same extension of it.
-	firstCopy := Clone(first)
+	firstCopy := first.Clone()
 	third := summarize(t, &firstCopy, append([]memory.Message(nil), all[20:]...), 800)
 	if !reflect.DeepEqual(second, third) {
 		t.Fatal("extension depends on more than Prev and the new turns")
@@ -290,11 +290,11 @@ func TestContextCancelled(t *testing.T) {
 }
 
 func TestMergeHelpers(t *testing.T) {
-	got := MergeList([]string{"a", "B", "c"}, []string{"b", "d"}, 3)
+	got := memory.MergeList([]string{"a", "B", "c"}, []string{"b", "d"}, 3)
 	if want := []string{"c", "b", "d"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("MergeList = %q, want %q", got, want)
 	}
-	ents := MergeEntities(
+	ents := memory.MergeEntities(
 		[]memory.Entity{{Name: "Acme", Type: "organization", Details: "client"}, {Name: "Bob", Type: "name"}},
 		[]memory.Entity{{Name: "acme", Type: "name", Details: "pays late"}, {Name: "BOB", Type: "person", Details: "CTO"}}, 0)
 	if len(ents) != 2 || ents[0].Type != "organization" || ents[0].Details != "client; pays late" || ents[1].Type != "person" {

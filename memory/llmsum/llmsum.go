@@ -98,7 +98,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	var cur *memory.Summary
 	if req.Prev != nil {
-		c := extractive.Clone(*req.Prev)
+		c := req.Prev.Clone()
 		cur = &c
 	}
 	turns := req.Turns
@@ -297,7 +297,7 @@ func intOf(info map[string]any, keys ...string) int {
 func (s *Summarizer) apply(cur *memory.Summary, reply string, structured bool, maxTokens int, res *memory.SummarizeResult) memory.Summary {
 	var next memory.Summary
 	if cur != nil {
-		next = extractive.Clone(*cur)
+		next = cur.Clone()
 	}
 	parsed, err := ParseSummary(reply)
 	narrCap := MaxNarrativeChars

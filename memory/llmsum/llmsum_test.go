@@ -179,7 +179,7 @@ func TestReplies(t *testing.T) {
 			srv := llmtest.New(t, llmtest.Sequence(c.replies...))
 			c.opts.Fallback = extractive.New()
 			s := newSum(t, srv, c.opts)
-			p := extractive.Clone(prev)
+			p := prev.Clone()
 			res, err := s.Summarize(context.Background(), memory.SummarizeRequest{Prev: &p, Turns: turns(5, 8), Structured: true})
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/extractive"
 )
 
 // Caps applied to whatever the model returns.
@@ -122,7 +121,7 @@ func strList(v any) []string {
 	for i, s := range items {
 		items[i] = capItem(s)
 	}
-	return extractive.MergeList(nil, items, MaxListItems)
+	return memory.MergeList(nil, items, MaxListItems)
 }
 
 // scalar renders a string, number or boolean; objects and lists give "".
@@ -170,7 +169,7 @@ func entityList(v any) []memory.Entity {
 			out = append(out, ent)
 		}
 	}
-	out = extractive.MergeEntities(nil, out, MaxEntities)
+	out = memory.MergeEntities(nil, out, MaxEntities)
 	for i := range out { // merged details may have grown
 		out[i].Details = capItem(out[i].Details)
 	}

@@ -169,7 +169,7 @@ func sumTurns(eps []memory.Episode) int64 {
 func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, cursor, covered int64, maxTokens int) (memory.Summary, error) {
 	var prev *memory.Summary
 	if head != nil {
-		p := extractive.Clone(head.Summary)
+		p := head.Summary.Clone()
 		prev = &p
 	}
 	turns, err := w.readTurns(ctx, chat.Key(), cursor, covered)
@@ -215,7 +215,7 @@ func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.
 	}
 	sum := memory.Summary{}
 	if prev != nil {
-		sum = extractive.Clone(*prev)
+		sum = prev.Clone()
 	}
 	if len(tail) > 0 {
 		res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
@@ -230,10 +230,10 @@ func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.
 	if len(w.tails) > 10000 {
 		clear(w.tails)
 	}
-	w.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: extractive.Clone(sum)}
+	w.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: sum.Clone()}
 	w.mu.Unlock()
 	if covered <= lastTo {
-		return extractive.Clone(base)
+		return base.Clone()
 	}
 	return episodes.Fold(base, sum, "", maxTokens)
 }
@@ -309,7 +309,7 @@ func (w *Worker) base(ctx context.Context, es memory.EpisodeStore, chat memory.C
 	b, ok := w.bases[chat.Key()]
 	w.mu.Unlock()
 	if ok && b.to == to && b.created.Equal(chat.CreatedAt) {
-		return extractive.Clone(b.sum), nil
+		return b.sum.Clone(), nil
 	}
 	var sum memory.Summary
 	for after := int64(0); after < to; {
@@ -339,5 +339,5 @@ func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
 	if len(w.bases) > 10000 {
 		clear(w.bases) // a cache: rebuilt from the store when missing
 	}
-	w.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: extractive.Clone(sum)}
+	w.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: sum.Clone()}
 }

@@ -562,7 +562,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 			// summary as it is.
 			var out memory.Summary
 			if head != nil {
-				out = extractive.Clone(head.Summary)
+				out = head.Summary.Clone()
 			}
 			out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
 			if out.CoveredFromSeq == 0 {
@@ -581,7 +581,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		MaxTokens:  s.MaxTokens,
 	}
 	if head != nil {
-		prev := extractive.Clone(head.Summary)
+		prev := head.Summary.Clone()
 		req.Prev = &prev
 	}
 	sum, degraded := w.Summarizer, []string(nil)

@@ -1,0 +1,140 @@
+package memory
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Merging summaries: the extractive and LLM summarisers and the episode
+// tree cap and merge lists the same way. Lists keep the most recent last: an
+// item seen again moves to the end.
+
+// MaxItemChars caps one list item or entity's details.
+const MaxItemChars = 200
+
+// EntityTypeName is the generic type of a proper name of unknown kind; a
+// merge replaces it with a more specific type when one comes.
+const EntityTypeName = "name"
+
+// Clone returns a deep copy of s (its lists are not shared).
+func (s Summary) Clone() Summary {
+	c := s
+	c.Topics = append([]string(nil), s.Topics...)
+	c.Entities = append([]Entity(nil), s.Entities...)
+	c.ActionsTaken = append([]string(nil), s.ActionsTaken...)
+	c.Decisions = append([]string(nil), s.Decisions...)
+	c.OpenQuestions = append([]string(nil), s.OpenQuestions...)
+	c.UserPreferences = append([]string(nil), s.UserPreferences...)
+	return c
+}
+
+// MergeList appends add to prev, de-duplicating case-insensitively (an item
+// seen again moves to the end: it is recent again) and keeping the last max
+// items (max <= 0: no cap).
+func MergeList(prev, add []string, max int) []string {
+	var out []string
+	index := map[string]int{}
+	push := func(item string) {
+		item = strings.TrimSpace(item)
+		k := normKey(item)
+		if k == "" {
+			return
+		}
+		if i, ok := index[k]; ok {
+			out = append(out[:i], out[i+1:]...)
+			for kk, j := range index {
+				if j > i {
+					index[kk] = j - 1
+				}
+			}
+		}
+		index[k] = len(out)
+		out = append(out, item)
+	}
+	for _, it := range prev {
+		push(it)
+	}
+	for _, it := range add {
+		push(it)
+	}
+	if max > 0 && len(out) > max {
+		out = out[len(out)-max:]
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// MergeEntities merges entity lists by case-insensitive name. An entity seen
+// again moves to the end; its type is kept unless it was generic, and new
+// details are added when they say something the old ones did not.
+func MergeEntities(prev, add []Entity, max int) []Entity {
+	var out []Entity
+	for _, e := range append(append([]Entity(nil), prev...), add...) {
+		e.Name = strings.Join(strings.Fields(e.Name), " ")
+		if e.Name == "" {
+			continue
+		}
+		k := normKey(e.Name)
+		found := -1
+		for i := range out {
+			if normKey(out[i].Name) == k {
+				found = i
+				break
+			}
+		}
+		if found >= 0 {
+			old := out[found]
+			out = append(out[:found], out[found+1:]...)
+			if old.Type != "" && old.Type != EntityTypeName {
+				e.Type = old.Type
+			} else if e.Type == "" {
+				e.Type = old.Type
+			}
+			e.Details = mergeDetails(old.Details, e.Details)
+		}
+		out = append(out, e)
+	}
+	if max > 0 && len(out) > max {
+		out = out[len(out)-max:]
+	}
+	if out == nil {
+		out = []Entity{}
+	}
+	return out
+}
+
+func mergeDetails(old, add string) string {
+	old, add = strings.TrimSpace(old), strings.TrimSpace(add)
+	switch {
+	case add == "" || strings.Contains(strings.ToLower(old), strings.ToLower(add)):
+		return old
+	case old == "" || strings.Contains(strings.ToLower(add), strings.ToLower(old)):
+		return clipItem(add, 2*MaxItemChars)
+	}
+	return clipItem(old+"; "+add, 2*MaxItemChars)
+}
+
+// normKey is the case- and space-insensitive key items are merged by.
+func normKey(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimRight(s, ".!?…;:, ")
+}
+
+// clipItem collapses spaces and cuts s to about max bytes, at a word
+// boundary when one is near, marking the cut with "…".
+func clipItem(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := s[:max]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	if i := strings.LastIndexByte(cut, ' '); i > max/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}

@@ -171,7 +171,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		minInterval = 250 * time.Millisecond
 	}
 	for {
-		if _, err := w.pass(ctx); err != nil && ctx.Err() == nil {
+		if _, err := w.pass(ctx, nil); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("summary scan failed", "err", err)
 		}
 		if ctx.Err() != nil {
@@ -214,7 +214,7 @@ func (w *Worker) Drain(ctx context.Context) error {
 	w.init()
 	failed := map[memory.ChatKey]error{}
 	for i := 0; i < 10000; i++ {
-		n, err := w.passDrain(ctx, failed)
+		n, err := w.pass(ctx, failed)
 		if err != nil {
 			return err
 		}
@@ -229,22 +229,30 @@ func (w *Worker) Drain(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (w *Worker) passDrain(ctx context.Context, failed map[memory.ChatKey]error) (int, error) {
+// pass runs one scan over the summary work and reports how many chats it
+// extended. In the background (failed == nil) it respects each chat's
+// cooldown and backoff and records the outcome; a drain (failed != nil)
+// ignores them, skips the chats that failed before and collects errors.
+func (w *Worker) pass(ctx context.Context, failed map[memory.ChatKey]error) (int, error) {
 	chats, err := w.Store.ListSummaryWork(ctx, w.MinPending, w.BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("worker: list summary work: %w", err)
 	}
+	drain := failed != nil
 	done := 0
 	for _, c := range chats {
 		if ctx.Err() != nil {
-			return done, ctx.Err()
+			if drain {
+				return done, ctx.Err()
+			}
+			return done, nil
 		}
-		if failed[c.Key()] != nil || w.idle(c) {
+		if w.skip(c, failed) {
 			continue
 		}
 		ok, err := w.triggered(ctx, c)
 		if err != nil {
-			failed[c.Key()] = err
+			w.fail(c.Key(), err, failed)
 			continue
 		}
 		if !ok {
@@ -253,63 +261,55 @@ func (w *Worker) passDrain(ctx context.Context, failed map[memory.ChatKey]error)
 		}
 		rec, _, err := w.extend(ctx, c.Key(), false)
 		switch {
+		case ctx.Err() != nil && !drain:
+			return done, nil
 		case errors.Is(err, ErrLeaseHeld):
 			// Another worker has it; it is done when the lease is free.
 		case err != nil:
-			failed[c.Key()] = err
-		case rec != nil:
-			done++
-		}
-	}
-	return done, nil
-}
-
-// pass runs one background scan and reports how many chats it extended.
-func (w *Worker) pass(ctx context.Context) (int, error) {
-	chats, err := w.Store.ListSummaryWork(ctx, w.MinPending, w.BatchSize)
-	if err != nil {
-		return 0, fmt.Errorf("worker: list summary work: %w", err)
-	}
-	done := 0
-	for _, c := range chats {
-		if ctx.Err() != nil {
-			return done, nil
-		}
-		now := w.Now()
-		st := w.state(c.Key())
-		w.mu.Lock()
-		wait := now.Before(st.retryAt) || (!st.lastRun.IsZero() && now.Before(st.lastRun.Add(w.settings(c.Agent).Cooldown)))
-		w.mu.Unlock()
-		if wait || w.idle(c) {
-			continue
-		}
-		ok, err := w.triggered(ctx, c)
-		if err != nil {
-			w.failed(c.Key(), err)
-			continue
-		}
-		if !ok {
-			w.markIdle(c)
-			continue
-		}
-		rec, _, err := w.extend(ctx, c.Key(), false)
-		switch {
-		case ctx.Err() != nil:
-			return done, nil
-		case errors.Is(err, ErrLeaseHeld):
-		case err != nil:
-			w.failed(c.Key(), err)
+			w.fail(c.Key(), err, failed)
 		default:
-			w.mu.Lock()
-			st.lastRun, st.failures, st.retryAt = w.Now(), 0, time.Time{}
-			w.mu.Unlock()
+			if !drain {
+				w.succeeded(c.Key())
+			}
 			if rec != nil {
 				done++
 			}
 		}
 	}
-	w.prune()
+	if !drain {
+		w.prune()
+	}
 	return done, nil
+}
+
+// skip: the chat is idle, failed earlier in this drain, or (in the
+// background) waiting out its cooldown or backoff.
+func (w *Worker) skip(c memory.Chat, failed map[memory.ChatKey]error) bool {
+	if failed != nil {
+		return failed[c.Key()] != nil || w.idle(c)
+	}
+	now := w.Now()
+	st := w.state(c.Key())
+	w.mu.Lock()
+	wait := now.Before(st.retryAt) || (!st.lastRun.IsZero() && now.Before(st.lastRun.Add(w.settings(c.Agent).Cooldown)))
+	w.mu.Unlock()
+	return wait || w.idle(c)
+}
+
+// fail records a chat's error: for the drain's report, or as backoff.
+func (w *Worker) fail(k memory.ChatKey, err error, failed map[memory.ChatKey]error) {
+	if failed != nil {
+		failed[k] = err
+		return
+	}
+	w.failed(k, err)
+}
+
+func (w *Worker) succeeded(k memory.ChatKey) {
+	st := w.state(k)
+	w.mu.Lock()
+	st.lastRun, st.failures, st.retryAt = w.Now(), 0, time.Time{}
+	w.mu.Unlock()
 }
 
 func (w *Worker) state(k memory.ChatKey) *chatState {

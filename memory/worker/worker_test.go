@@ -198,7 +198,7 @@ func TestBurstTriggersOnceWithinCooldown(t *testing.T) {
 	w.init()
 	for i := 0; i < 6; i++ { // a burst: 6 appends of 5 turns, a scan after each
 		appendTurns(t, st, chatKey, 5)
-		if _, err := w.pass(ctx); err != nil {
+		if _, err := w.pass(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Second)
@@ -207,7 +207,7 @@ func TestBurstTriggersOnceWithinCooldown(t *testing.T) {
 		t.Fatalf("burst caused %d summaries, want 1", n)
 	}
 	now = now.Add(time.Hour) // cooldown over
-	if _, err := w.pass(ctx); err != nil {
+	if _, err := w.pass(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	calls := f.calls()
@@ -229,7 +229,7 @@ func TestBackoffOnFailure(t *testing.T) {
 	w.init()
 	appendTurns(t, st, chatKey, 25)
 	for i := 0; i < 5; i++ {
-		if _, err := w.pass(ctx); err != nil {
+		if _, err := w.pass(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,9 +237,9 @@ func TestBackoffOnFailure(t *testing.T) {
 		t.Fatalf("retried %d times without waiting", fail.n)
 	}
 	now = now.Add(1500 * time.Millisecond) // first backoff is 1s
-	_, _ = w.pass(ctx)
+	_, _ = w.pass(ctx, nil)
 	now = now.Add(1500 * time.Millisecond) // second is 2s: not yet
-	_, _ = w.pass(ctx)
+	_, _ = w.pass(ctx, nil)
 	if fail.n != 2 {
 		t.Fatalf("%d attempts, want 2", fail.n)
 	}
@@ -643,7 +643,7 @@ func TestIdleChatsAreNotRechecked(t *testing.T) {
 	w.MinPending = 1
 	w.init()
 	appendTurns(t, cs, chatKey, 20) // 10 eligible: below both triggers
-	if _, err := w.pass(ctx); err != nil {
+	if _, err := w.pass(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := cs.reads
@@ -651,7 +651,7 @@ func TestIdleChatsAreNotRechecked(t *testing.T) {
 		t.Fatal("the first pass should check the chat")
 	}
 	for i := 0; i < 5; i++ {
-		if _, err := w.pass(ctx); err != nil {
+		if _, err := w.pass(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -659,7 +659,7 @@ func TestIdleChatsAreNotRechecked(t *testing.T) {
 		t.Fatalf("idle chat re-checked: %d reads after %d", cs.reads, first)
 	}
 	appendTurns(t, cs, chatKey, 1)
-	if _, err := w.pass(ctx); err != nil {
+	if _, err := w.pass(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if cs.reads == first {

@@ -122,6 +122,7 @@ type Memory struct {
 	TruncationStrategy string // hard | middle (default) | llm | semantic
 	TruncationMaxChars int    // default 1000; 0 = no truncation
 	BudgetTokens       int    // default 4000
+	Tokenizer          string // cl100k (default) | o200k: what budget_tokens is counted in
 	MaxTurns           int    // filter cap on turns considered; 0 = no cap (legacy history_max_turns)
 	// Summary triggers: summarise when the turns outside the recent window
 	// that the summary does not cover pass either threshold.

@@ -74,6 +74,7 @@ func DefaultMemory() Memory {
 		TruncationStrategy:     "middle",
 		TruncationMaxChars:     1000,
 		BudgetTokens:           4000,
+		Tokenizer:              "cl100k",
 		SummaryTriggerTurns:    10,
 		SummaryTriggerTokens:   2000,
 		SummaryCooldown:        30 * time.Second,

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -86,7 +87,8 @@ type plan struct {
 	budget   int
 	query    string
 	scope    string
-	times    timeRange // since/until for retrieval
+	tok      tokens.Counter // the agent's tokenizer
+	times    timeRange      // since/until for retrieval
 	wait     bool
 	filters  filters.Options    // the agent's, with the current query
 	trunc    truncation.Options // the agent's, with the current query
@@ -107,6 +109,10 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	if st, ok := ParseStrategy(in.Strategy); ok {
 		p.strategy = st
 	}
+	p.tok = p.policy.Tokenizer
+	if p.tok == nil {
+		p.tok = tokens.CL100K
+	}
 	p.budget = p.policy.BudgetTokens
 	if in.BudgetTokens != nil {
 		p.budget = *in.BudgetTokens
@@ -121,6 +127,7 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	p.trunc = p.policy.Truncation
 	p.trunc.Query = p.query
 	p.trunc.Scorer, p.trunc.Condenser = s.Scorer, s.Condenser
+	p.trunc.Tokens = p.tok
 	last := chat.LastSeq
 	p.windowStart = max(1, last-int64(max(1, p.policy.RecentTurns))+1)
 	return p
@@ -143,7 +150,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	}
 	start := time.Now()
 	summary := s.summaryStage(p, res)
-	a := Assemble(AssemblyInput{Budget: p.budget, Strategy: p.strategy, RAG: ragTurns, Summary: summary,
+	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags})
 	res.AssemblyTime = time.Since(start)
 	s.account(p, res, a, summary, cands)
@@ -285,7 +292,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 			res.degrade("truncation_" + info.Fallback)
 		}
 		t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
-		t.Tokens = s.tokens().cost(turnKey{p.chat.Tenant, p.chat.ID, m.Seq, len(content) + len(m.Name)}, renderTurn(t))
+		t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, renderTurn(t))
 		c.verbatim = append(c.verbatim, t)
 	}
 	return c, nil
@@ -465,7 +472,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		content, _ := s.truncate(ctx, k.content, p.trunc)
 		t := k.t
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
-		rt.Tokens = s.tokens().cost(turnKey{p.chat.Tenant, t.ChatID, t.Seq, len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
+		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
 	}
 	if len(episodes) > 0 { // ranked with the turns, best first

@@ -22,7 +22,8 @@ func sharesFor(strategy Strategy) shares {
 	return shares{recent: 0.45, summary: 0.25, pending: 1}
 }
 
-// Assemble builds the context within in.Budget cl100k tokens. Priority when
+// Assemble builds the context within in.Budget tokens (in.Tokens; cl100k
+// when nil). Priority when
 // the budget is short: the recent window (newest first, up to its share),
 // then the summary (up to its share), then — for rag_augmented — RAG hits in
 // rank order, then turns the summary does not cover yet, then whatever is
@@ -47,6 +48,7 @@ func Assemble(in AssemblyInput) Assembled {
 // so the sum of the charges bounds the text; layout measures the real text.
 type packer struct {
 	in        AssemblyInput
+	tok       tokens.Counter
 	sh        shares
 	remaining int
 
@@ -72,8 +74,11 @@ type dayKey struct {
 }
 
 func newPacker(in AssemblyInput) *packer {
+	if in.Tokens == nil {
+		in.Tokens = tokens.CL100K
+	}
 	p := &packer{
-		in: in, sh: sharesFor(in.Strategy), remaining: in.Budget,
+		in: in, tok: in.Tokens, sh: sharesFor(in.Strategy), remaining: in.Budget,
 		verbCost: make([]int, len(in.Verbatim)), ragCost: make([]int, len(in.RAG)),
 		keepVerb: make([]bool, len(in.Verbatim)), keepRAG: make([]bool, len(in.RAG)),
 		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragGroups: map[string]bool{},
@@ -92,7 +97,7 @@ func newPacker(in AssemblyInput) *packer {
 		if t.Tokens > 0 {
 			p.verbCost[i] = t.Tokens + 1
 		} else {
-			p.verbCost[i] = tokens.Count(renderTurn(t)) + 1
+			p.verbCost[i] = p.tok.Count(renderTurn(t)) + 1
 		}
 	}
 	return p
@@ -100,7 +105,7 @@ func newPacker(in AssemblyInput) *packer {
 
 // titleCost is a section title's tokens plus its blank line, charged when
 // the section first gets an item.
-func titleCost(t string) int { return tokens.Count(t+"\n") + 1 }
+func (p *packer) titleCost(t string) int { return p.tok.Count(t+"\n") + 1 }
 
 func (p *packer) spend(cost int) bool {
 	if cost > p.remaining {
@@ -118,7 +123,7 @@ func (p *packer) costRAG(i int) int {
 		if r.Tokens > 0 {
 			p.ragCost[i] = r.Tokens + 1
 		} else {
-			p.ragCost[i] = tokens.Count(renderRAGItem(r)) + 1
+			p.ragCost[i] = p.tok.Count(renderRAGItem(r)) + 1
 		}
 	}
 	return p.ragCost[i]
@@ -155,7 +160,7 @@ func (p *packer) packVerb(idx []int, capTokens int) {
 		}
 		c := p.verbCost[i]
 		if !p.verbTitlePaid {
-			c += titleCost(titleRecent)
+			c += p.titleCost(titleRecent)
 		}
 		if used+c > capTokens || !p.spend(c) {
 			return
@@ -185,11 +190,11 @@ func (p *packer) packRAG() {
 		}
 		c := p.costRAG(i)
 		if !p.ragTitlePaid {
-			c += titleCost(titleRAG)
+			c += p.titleCost(titleRAG)
 		}
 		g := p.groupOf(i)
 		if g != "" && !p.ragGroups[g] {
-			c += tokens.Count(g) + 1
+			c += p.tok.Count(g) + 1
 		}
 		if !p.spend(c) {
 			continue // a shorter, lower-ranked hit may still fit
@@ -220,7 +225,7 @@ func (p *packer) packHitAsVerbatim(vi int) {
 	}
 	vc := p.verbCost[vi]
 	if !p.verbTitlePaid {
-		vc += titleCost(titleRecent)
+		vc += p.titleCost(titleRecent)
 	}
 	if p.spend(vc) {
 		p.keepVerb[vi], p.verbTitlePaid = true, true
@@ -243,8 +248,8 @@ func (p *packer) packSummary() {
 		return
 	}
 	capTokens := min(int(float64(p.in.Budget)*p.sh.summary), p.remaining)
-	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-titleCost(titleSummary))
-	if text != "" && p.spend(tokens.Count(text)+titleCost(titleSummary)) {
+	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-p.titleCost(titleSummary), p.tok)
+	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleSummary)) {
 		p.summaryText, p.summaryShown, p.summaryTrimmed = text, &s, trimmed
 	}
 }
@@ -272,7 +277,7 @@ func (p *packer) layout() Assembled {
 	for {
 		out.Sections, text = p.render()
 		out.Context = joinNonEmpty(text.rag, text.summary, text.recent)
-		out.Usage.TotalTokens = tokens.Count(out.Context)
+		out.Usage.TotalTokens = p.tok.Count(out.Context)
 		over := out.Usage.TotalTokens - p.in.Budget
 		if over <= 0 {
 			break
@@ -331,14 +336,14 @@ func (p *packer) render() (Sections, sectionTexts) {
 // the exact total leaves, separators included: the three add up to
 // total_tokens.
 func (p *packer) account(out *Assembled, text sectionTexts) {
-	out.Usage.SummaryTokens = tokens.Count(text.summary)
-	out.Usage.RecentTokens = tokens.Count(text.recent)
+	out.Usage.SummaryTokens = p.tok.Count(text.summary)
+	out.Usage.RecentTokens = p.tok.Count(text.recent)
 	if text.rag != "" {
 		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens)
 		// Episode lines, each with its newline, out of the RAG section's.
 		for _, e := range out.Sections.Episodes {
 			r := RAGTurn{ChatID: e.ChatID, Content: e.Short, Episode: &EpisodeRef{FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
-			out.Usage.EpisodeTokens += tokens.Count(renderRAGItem(r)) + 1
+			out.Usage.EpisodeTokens += p.tok.Count(renderRAGItem(r)) + 1
 		}
 		out.Usage.EpisodeTokens = min(out.Usage.EpisodeTokens, out.Usage.RAGTokens)
 		out.Usage.RAGTokens -= out.Usage.EpisodeTokens
@@ -376,7 +381,7 @@ func (p *packer) shedOne() (int, bool) {
 		}
 	}
 	if p.summaryText != "" {
-		freed := tokens.Count(p.summaryText)
+		freed := p.tok.Count(p.summaryText)
 		p.summaryText, p.summaryShown = "", nil
 		return freed, true
 	}

@@ -142,7 +142,7 @@ func TestFitSummaryTrimsOldestFirst(t *testing.T) {
 		s.Topics = append(s.Topics, fmt.Sprintf("topic number %d", i))
 	}
 	full := tokens.Count(RenderSummary(*s))
-	trimmed, text, cut := fitSummary(*s, full/2)
+	trimmed, text, cut := fitSummary(*s, full/2, tokens.CL100K)
 	if !cut || tokens.Count(text) > full/2 {
 		t.Fatalf("trimmed to %d tokens, want ≤ %d", tokens.Count(text), full/2)
 	}

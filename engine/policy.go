@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/truncation"
 )
 
@@ -48,6 +49,9 @@ type Policy struct {
 	// (memory.episodes and memory.rag_episodes).
 	RAGEpisodes bool
 
+	// Tokenizer counts budgets and usage (memory.tokenizer; nil: cl100k).
+	Tokenizer tokens.Counter
+
 	// Filters and Truncation are pre-built; the request adds its query.
 	Filters    filters.Options
 	Truncation truncation.Options
@@ -59,6 +63,7 @@ func DefaultPolicy() Policy {
 	return Policy{
 		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
 		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
+		Tokenizer:  tokens.CL100K,
 		Filters:    supervisorFilters(),
 		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},
 	}

@@ -213,12 +213,12 @@ func buildMessages(s Sections, ragText, summaryText string) []ChatMessage {
 // fitSummary trims a summary until its rendering fits maxTokens: first the
 // oldest list items (lists keep the most recent last), then the narrative's
 // head. It returns the trimmed summary (what the answer shows) and its text.
-func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) {
+func fitSummary(s memory.Summary, maxTokens int, tok tokens.Counter) (memory.Summary, string, bool) {
 	if maxTokens <= 0 {
 		return s, "", true
 	}
 	text := RenderSummary(s)
-	if tokens.Count(text) <= maxTokens {
+	if tok.Count(text) <= maxTokens {
 		return s, text, false
 	}
 	t := s
@@ -228,7 +228,7 @@ func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) 
 	t.Decisions = append([]string(nil), s.Decisions...)
 	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
 	t.UserPreferences = append([]string(nil), s.UserPreferences...)
-	for tokens.Count(text) > maxTokens {
+	for tok.Count(text) > maxTokens {
 		// Trim the longest list by one item from its oldest end.
 		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
 		longest, n := -1, 0
@@ -244,7 +244,7 @@ func fitSummary(s memory.Summary, maxTokens int) (memory.Summary, string, bool) 
 			*lists[longest] = (*lists[longest])[1:]
 		case t.Narrative != "":
 			// Keep the narrative's most recent part.
-			over := tokens.Count(text) - maxTokens
+			over := tok.Count(text) - maxTokens
 			r := []rune(t.Narrative)
 			cut := (over + 1) * 4
 			if cut >= len(r) {

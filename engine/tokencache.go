@@ -10,6 +10,7 @@ import (
 // their token counts can be remembered across requests; the length guards
 // against a truncated or re-created turn of the same seq.
 type turnKey struct {
+	tok          string // the tokenizer's name
 	tenant, chat string
 	seq          int64
 	n            int
@@ -29,9 +30,10 @@ func newTokenCache(max int) *tokenCache {
 }
 
 // cost returns the tokens of text, the rendering of the turn k names.
-func (c *tokenCache) cost(k turnKey, text string) int {
+func (c *tokenCache) cost(tok tokens.Counter, k turnKey, text string) int {
+	k.tok = tok.Name()
 	if c == nil {
-		return tokens.Count(text)
+		return tok.Count(text)
 	}
 	c.mu.Lock()
 	n, ok := c.cur[k]
@@ -44,7 +46,7 @@ func (c *tokenCache) cost(k turnKey, text string) int {
 	if ok {
 		return int(n)
 	}
-	v := tokens.Count(text)
+	v := tok.Count(text)
 	c.mu.Lock()
 	c.put(k, int32(v))
 	c.mu.Unlock()

@@ -6,6 +6,8 @@ package engine
 import (
 	"time"
 
+	"github.com/contextd/contextd/internal/tokens"
+
 	"github.com/contextd/contextd/memory"
 )
 
@@ -175,7 +177,9 @@ type Usage struct {
 
 // AssemblyInput is everything the assembler needs; it does no I/O.
 type AssemblyInput struct {
-	Budget   int
+	Budget int
+	// Tokens counts the budget (the agent's tokenizer; nil: cl100k).
+	Tokens   tokens.Counter
 	Strategy Strategy
 	// RAG are retrieved turns, best first; none of them is in Verbatim.
 	RAG []RAGTurn

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/contextd/contextd/internal/tokens"
 )
 
 // maxMisses ends semantic's greedy fill after this many sentences in a
@@ -140,7 +138,7 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 	// Greedy by score with additive upper-bound costs: each unit costs its
 	// own length plus one separator. Joining adjacent units and trimming
 	// only shorten the result; the final check below covers token merges.
-	sepC, sepT := clusterCount(Separator), tokens.Count(Separator)
+	sepC, sepT := clusterCount(Separator), t.tok.Count(Separator)
 	leftC, leftT := t.maxChars+sepC, t.maxTokens+sepT // the first unit needs no separator
 	keep := make([]bool, len(units))
 	var kept []int // in score order
@@ -158,7 +156,7 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 			continue
 		}
 		if t.maxTokens > 0 {
-			if tc = tokens.Count(texts[i]) + sepT; tc > leftT {
+			if tc = t.tok.Count(texts[i]) + sepT; tc > leftT {
 				misses++
 				continue
 			}

@@ -79,9 +79,10 @@ type Options struct {
 	Strategy Strategy // "" = Default
 	// MaxChars is the limit in grapheme clusters; 0 (or less) = none.
 	MaxChars int
-	// MaxTokens is the limit in cl100k tokens; 0 (or less) = none. When
-	// both limits are set, the output meets both.
+	// MaxTokens is the limit in tokens (Tokens; cl100k when nil); 0 (or
+	// less) = none. When both limits are set, the output meets both.
 	MaxTokens int
+	Tokens    tokens.Counter
 	Query     string    // semantic: what the kept sentences should be about
 	Condenser Condenser // llm; nil → middle with FallbackLLMUnavailable
 	Scorer    Scorer    // semantic; nil → middle with FallbackSemanticUnavailable
@@ -142,6 +143,7 @@ func Truncate(ctx context.Context, text string, o Options) (string, Info) {
 
 // truncator holds one text, its cluster boundaries and the limits.
 type truncator struct {
+	tok       tokens.Counter // the agent's tokenizer (Options.Tokens)
 	text      string
 	b         []int // cluster boundaries, see boundaries
 	maxChars  int
@@ -150,7 +152,11 @@ type truncator struct {
 }
 
 func newTruncator(text string, o Options) *truncator {
-	return &truncator{text: text, b: boundaries(text), maxChars: max(o.MaxChars, 0), maxTokens: max(o.MaxTokens, 0), o: o}
+	tok := o.Tokens
+	if tok == nil {
+		tok = tokens.CL100K
+	}
+	return &truncator{tok: tok, text: text, b: boundaries(text), maxChars: max(o.MaxChars, 0), maxTokens: max(o.MaxTokens, 0), o: o}
 }
 
 // n is the number of clusters of the text.
@@ -163,7 +169,7 @@ func (t *truncator) over() bool {
 	if t.maxChars > 0 && t.n() > t.maxChars {
 		return true
 	}
-	return t.maxTokens > 0 && len(t.text) > t.maxTokens && countUpTo(t.text, t.maxTokens) > t.maxTokens
+	return t.maxTokens > 0 && len(t.text) > t.maxTokens && countUpTo(t.tok, t.text, t.maxTokens) > t.maxTokens
 }
 
 // countChunk is the size countUpTo counts at a time.
@@ -174,11 +180,11 @@ const countChunk = 4096
 // over a small limit is not counted in full. Chunks are cut only where
 // cl100k's pre-tokenizer always splits (see safeSplit), so the chunk counts
 // add up to the count of s.
-func countUpTo(s string, limit int) int {
+func countUpTo(tok tokens.Counter, s string, limit int) int {
 	n := 0
 	for len(s) > 0 && n <= limit {
 		cut := safeSplit(s, countChunk)
-		n += tokens.Count(s[:cut])
+		n += tok.Count(s[:cut])
 		s = s[cut:]
 	}
 	return n
@@ -209,7 +215,7 @@ func (t *truncator) fits(s string) bool {
 	if t.maxChars > 0 && clusterCount(s) > t.maxChars {
 		return false
 	}
-	return t.maxTokens == 0 || len(s) <= t.maxTokens || tokens.Count(s) <= t.maxTokens
+	return t.maxTokens == 0 || len(s) <= t.maxTokens || t.tok.Count(s) <= t.maxTokens
 }
 
 // prefix and suffix return the first / last k clusters.
@@ -223,7 +229,7 @@ func (t *truncator) hard() string {
 		k = min(k, t.maxChars-1)
 	}
 	if t.maxTokens > 0 {
-		budget := t.maxTokens - tokens.Count(Ellipsis)
+		budget := t.maxTokens - t.tok.Count(Ellipsis)
 		if budget < 0 {
 			return ""
 		}
@@ -281,16 +287,16 @@ func (t *truncator) headFit(maxK, budget int) int {
 			k = sort.SearchInts(t.b, w+1) - 1 // last boundary ≤ w
 		}
 		p := t.prefix(k)
-		if tokens.Count(p) <= budget {
+		if t.tok.Count(p) <= budget {
 			if k == maxK {
 				return k
 			}
 			continue
 		}
-		cut := len(tokens.Truncate(p, budget))
+		cut := len(t.tok.Truncate(p, budget))
 		kk := sort.SearchInts(t.b, cut+1) - 1
-		if tokens.Count(t.prefix(kk)) > budget {
-			kk = searchMax(0, kk, func(i int) bool { return tokens.Count(t.prefix(i)) <= budget })
+		if t.tok.Count(t.prefix(kk)) > budget {
+			kk = searchMax(0, kk, func(i int) bool { return t.tok.Count(t.prefix(i)) <= budget })
 		}
 		return kk
 	}
@@ -308,14 +314,14 @@ func (t *truncator) tailFit(maxK, budget int) int {
 		if len(t.text)-t.b[n-k] > w {
 			k = n - sort.SearchInts(t.b, len(t.text)-w) // first boundary ≥ len-w
 		}
-		c := tokens.Count(t.suffix(k))
+		c := t.tok.Count(t.suffix(k))
 		if c <= budget {
 			if k == maxK {
 				return k
 			}
 			continue
 		}
-		ok := func(i int) bool { return tokens.Count(t.suffix(i)) <= budget }
+		ok := func(i int) bool { return t.tok.Count(t.suffix(i)) <= budget }
 		// First probe at the proportional guess, then bisect its side.
 		guess := k * budget / c
 		if ok(guess) {
@@ -350,7 +356,7 @@ func (t *truncator) middle() (string, Strategy) {
 	}
 	headT, tailT := 0, 0
 	if t.maxTokens > 0 {
-		m := tokens.Count(mk)
+		m := t.tok.Count(mk)
 		avail := t.maxTokens - m
 		if avail < m {
 			return t.hard(), Hard
@@ -376,7 +382,7 @@ func (t *truncator) middle() (string, Strategy) {
 		}
 		// Token merges at the joins made it too long: shrink and retry.
 		if t.maxTokens > 0 {
-			excess := tokens.Count(out) - t.maxTokens + 1
+			excess := t.tok.Count(out) - t.maxTokens + 1
 			headT -= (excess + 1) / 2
 			tailT -= (excess + 1) / 2
 		}

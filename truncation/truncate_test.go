@@ -427,10 +427,10 @@ func TestCountUpToIsExact(t *testing.T) {
 	for _, s := range texts {
 		s = sanitize(strings.Repeat(s, 3))
 		want := tokens.Count(s)
-		if got := countUpTo(s, want); got != want {
+		if got := countUpTo(tokens.CL100K, s, want); got != want {
 			t.Errorf("countUpTo = %d, Count = %d for %.40q", got, want, s)
 		}
-		if got := countUpTo(s, want/3); got <= want/3 {
+		if got := countUpTo(tokens.CL100K, s, want/3); got <= want/3 {
 			t.Errorf("countUpTo(limit %d) = %d, want > limit", want/3, got)
 		}
 		// Every cut point is exact on its own.
@@ -443,6 +443,19 @@ func TestCountUpToIsExact(t *testing.T) {
 				t.Fatalf("cut at %d (%q|%q) changes the count", cut, s[max(cut-5, 0):cut], s[cut:min(cut+5, len(s))])
 			}
 			from = cut + len(s)/8
+		}
+	}
+}
+
+// Truncation by tokens counts in the agent's tokenizer.
+func TestMaxTokensInTheAgentsTokenizer(t *testing.T) {
+	text := strings.Repeat("Мы обсуждали поездку в Лиссабон и бронирование отеля. ", 40)
+	for _, tok := range []tokens.Counter{tokens.CL100K, tokens.O200K()} {
+		for _, st := range []Strategy{Hard, Middle} {
+			out, _ := Truncate(context.Background(), text, Options{Strategy: st, MaxTokens: 30, Tokens: tok})
+			if n := tok.Count(out); n > 30 || n < 20 {
+				t.Errorf("%s %s: %d tokens, want 20..30", tok.Name(), st, n)
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/contextd/contextd/internal/tokens"
+
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/filters"
@@ -49,12 +51,17 @@ func policyOf(a config.Agent) (engine.Policy, error) {
 	if err != nil {
 		return engine.Policy{}, err
 	}
+	tok, err := tokens.ByName(m.Tokenizer)
+	if err != nil {
+		return engine.Policy{}, err
+	}
 	return engine.Policy{
 		Strategy: st, BudgetTokens: m.BudgetTokens, RecentTurns: m.SummaryRecentTurns,
 		TriggerTurns: m.SummaryTriggerTurns, StoreTurns: m.StoreTurns,
 		RAGK: m.RAGK, RAGMaxHits: m.RAGMaxHits, RAGFill: m.RAGFill, RAGNeighbors: m.RAGNeighbors,
 		RAGThreshold: float32(m.RAGSimilarityThreshold), RAGScope: m.RAGScope,
 		RAGEpisodes: m.Episodes && m.RAGEpisodes,
+		Tokenizer:   tok,
 		Filters:     fo,
 		Truncation:  truncation.Options{Strategy: ts, MaxChars: m.TruncationMaxChars},
 	}, nil

@@ -271,7 +271,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 	}
 	var loaded []memory.Message
 	if last >= loadFrom {
-		msgs, err := s.Store.Messages(ctx, p.chat.Key(), loadFrom-1, int(last-loadFrom+1))
+		msgs, err := s.recent().messages(ctx, s.Store, p.chat, loadFrom)
 		if err != nil {
 			return c, storeErr("read messages", err)
 		}

@@ -76,6 +76,8 @@ type Service struct {
 	OnAppend func(tenant string, appended int)
 	tokOnce  sync.Once
 	tok      *tokenCache
+	recOnce  sync.Once
+	rec      *recentCache
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
@@ -93,6 +95,12 @@ const (
 func (s *Service) tokens() *tokenCache {
 	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 17) })
 	return s.tok
+}
+
+// recent returns the service's cache of hot chats' newest turns.
+func (s *Service) recent() *recentCache {
+	s.recOnce.Do(func() { s.rec = newRecentCache(recentCacheChats) })
+	return s.rec
 }
 
 func (s *Service) now() time.Time {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,9 +81,21 @@ func jsonError(err error) *apiError {
 	return badRequest("invalid_json", "", "malformed JSON: "+err.Error())
 }
 
-// encode writes v as JSON with the status.
+// encode writes v as JSON with the status, in one write with its
+// Content-Length: a context answer is tens of kilobytes, which a streaming
+// encoder would send as many chunked writes (a system call each).
 func encode(c echo.Context, status int, v any) error {
-	return c.JSON(status, v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode answer: %w", err)
+	}
+	b = append(b, '\n')
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
+	c.Response().WriteHeader(status)
+	_, err = c.Response().Write(b)
+	return err
 }
 
 // errorHandler renders every error in the one JSON shape.

@@ -29,6 +29,11 @@ type payload struct {
 	role, content string
 	created       int64
 	ok            bool
+	// An episode's own fields, once read (episode is then true).
+	episode   bool
+	toSeq     int64
+	started   int64
+	episodeID string
 }
 
 type cachedPayload struct {
@@ -87,6 +92,21 @@ func (c *payloadCache) remove(e *list.Element) {
 	c.order.Remove(e)
 	delete(c.byKey, cp.key)
 	c.bytes -= payloadSize(cp.key, cp.p)
+}
+
+// update replaces a cached payload (e.g. with an episode's fields), unless a
+// write came in between.
+func (c *payloadCache) update(gen uint64, k payloadKey, p payload) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if e, ok := c.byKey[k]; ok {
+		cp := e.Value.(*cachedPayload)
+		c.bytes += len(p.episodeID) - len(cp.p.episodeID)
+		cp.p = p
+	}
 }
 
 // forget drops keys about to be rewritten.

@@ -405,7 +405,7 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 			h.CreatedAt = time.Unix(0, p.created).UTC()
 		}
 		if h.Seq < 0 {
-			if err := ix.episodeFields(ctx, tenantID, &h); err != nil {
+			if err := ix.episodeFields(ctx, gen, tenantID, &h, p); err != nil {
 				return nil, err
 			}
 		}
@@ -416,17 +416,20 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 
 // episodeFields turns an episode's row (seq = -from_seq, created_at = its
 // end) back into an episode point: kind, id, range and dates.
-func (ix *Index) episodeFields(ctx context.Context, tenantID string, h *rag.Hit) error {
-	var toSeq, started int64
-	var id string
-	if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, h.Seq).Scan(&toSeq, &started, &id); err != nil {
-		return ix.readErr(err)
+// The fields come from the payload cache when it has them.
+func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string, h *rag.Hit, p payload) error {
+	if !p.episode {
+		if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, h.Seq).Scan(&p.toSeq, &p.started, &p.episodeID); err != nil {
+			return ix.readErr(err)
+		}
+		p.episode = true
+		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, h.Seq}, p)
 	}
-	h.Kind, h.EpisodeID = memory.KindEpisode, id
-	h.Seq, h.FromSeq, h.ToSeq = -h.Seq, -h.Seq, toSeq
+	h.Kind, h.EpisodeID = memory.KindEpisode, p.episodeID
+	h.Seq, h.FromSeq, h.ToSeq = -h.Seq, -h.Seq, p.toSeq
 	h.EndedAt = h.CreatedAt
-	if started != zeroTime {
-		h.StartedAt = time.Unix(0, started).UTC()
+	if p.started != zeroTime {
+		h.StartedAt = time.Unix(0, p.started).UTC()
 	}
 	return nil
 }

@@ -54,6 +54,11 @@ func testEpisodesBesideTurns(t *testing.T, ix rag.Index) {
 	if len(both) != 2 {
 		t.Fatalf("both kinds: %d hits, want 2", len(both))
 	}
+	for _, h := range both { // asked again (a backend may now answer from a cache)
+		if h.Kind == memory.KindEpisode && (h.EpisodeID != "ep-c" || h.ToSeq != 9 || !h.StartedAt.Equal(start)) {
+			t.Fatalf("episode hit asked again = %+v", h.Point)
+		}
+	}
 }
 
 // The best-matching turns lie outside the time range: a filter applied

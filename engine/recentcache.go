@@ -33,8 +33,8 @@ type recentEntry struct {
 // Bounds: chats kept, and turns kept per chat (a longer range is read from
 // the store and not cached).
 const (
-	recentCacheChats = 4096
-	recentCacheTurns = 256
+	recentCacheChats = 2048
+	recentCacheTurns = 64
 )
 
 func newRecentCache(max int) *recentCache {

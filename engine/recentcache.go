@@ -58,7 +58,7 @@ func (c *recentCache) messages(ctx context.Context, st memory.ChatReader, chat m
 		}
 	}
 	if have >= last {
-		return head[:last-from+1 : last-from+1], nil
+		return head[: last-from+1 : last-from+1], nil
 	}
 	tail, err := st.Messages(ctx, chat.Key(), have, int(last-have))
 	if err != nil {

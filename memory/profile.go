@@ -1,0 +1,252 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Profile is what is known about a user across all of their chats in a
+// tenant. Every item names the chats and turns it came from; lists are
+// ordered most recently confirmed first.
+type Profile struct {
+	UserID          string        `json:"user_id"`
+	Entities        []ProfileItem `json:"entities"`
+	UserPreferences []ProfileItem `json:"user_preferences"`
+	Topics          []ProfileItem `json:"topics"`
+	OpenQuestions   []ProfileItem `json:"open_questions"`
+	Model           string        `json:"model"`
+	UpdatedAt       time.Time     `json:"updated_at"`
+}
+
+// ProfileItem is one entity (Name, Type, Details) or one text item.
+type ProfileItem struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name,omitempty"`
+	Type    string   `json:"type,omitempty"`
+	Details string   `json:"details,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	Sources []Source `json:"sources"`
+	// Confirmed is when a source last stated the item: the caps keep the
+	// most recently confirmed items.
+	Confirmed time.Time `json:"confirmed"`
+}
+
+// Source is a stretch of a chat an item came from.
+type Source struct {
+	ChatID  string `json:"chat_id"`
+	FromSeq int64  `json:"from_seq"`
+	ToSeq   int64  `json:"to_seq"`
+}
+
+// ProfileState is a profile with what was forgotten: item id → the chats
+// it must not be derived from again.
+type ProfileState struct {
+	Profile   Profile             `json:"profile"`
+	Forgotten map[string][]string `json:"forgotten,omitempty"`
+}
+
+// ProfileCap caps each of the profile's lists.
+const ProfileCap = 30
+
+// ProfileStore keeps each user's profile, versioned for compare-and-swap,
+// and the durable work of merging chat summaries into it.
+type ProfileStore interface {
+	// Profile returns the user's profile state and its version (zero state
+	// and 0 when the user has none yet).
+	Profile(ctx context.Context, tenant, userID string) (ProfileState, int64, error)
+	// SaveProfile writes st if the version is still expect (ErrConflict
+	// otherwise).
+	SaveProfile(ctx context.Context, tenant, userID string, st ProfileState, expect int64) error
+	// ProfileWork lists chats of a user whose summary cursor moved past
+	// what their user's profile merged (derived from stored state).
+	ProfileWork(ctx context.Context, limit int) ([]Chat, error)
+	// MarkProfileMerged records that the chat's summary up to seq is in
+	// its user's profile.
+	MarkProfileMerged(ctx context.Context, key ChatKey, seq int64) error
+	// DeleteProfile erases the user's profile.
+	DeleteProfile(ctx context.Context, tenant, userID string) error
+}
+
+// itemID is stable for the same item: a forgotten item is recognised when
+// a summary states it again.
+func itemID(kind, key string) string {
+	sum := sha256.Sum256([]byte(kind + "\x00" + normKey(key)))
+	return kind[:1] + hex.EncodeToString(sum[:6])
+}
+
+// MergeChat merges a chat's summary (covering from..to) into the state, as
+// of now: items the summary states are confirmed now and gain (or extend)
+// the chat's source; items forgotten for this chat are not derived again.
+// Its cost is that of one summary, not of the user's history.
+func MergeChat(st ProfileState, userID, chatID string, s Summary, now time.Time) ProfileState {
+	p := st.Profile
+	p.UserID = userID
+	src := Source{ChatID: chatID, FromSeq: max(1, s.CoveredFromSeq), ToSeq: s.CoveredToSeq}
+	merge := func(list []ProfileItem, add []ProfileItem) []ProfileItem {
+		for _, a := range add {
+			if forgottenFor(st.Forgotten[a.ID], chatID) {
+				continue
+			}
+			list = confirm(list, a, src, now)
+		}
+		return capItems(list)
+	}
+	var ents []ProfileItem
+	for _, e := range s.Entities {
+		ents = append(ents, ProfileItem{ID: itemID("entity", e.Name), Name: e.Name, Type: e.Type, Details: e.Details})
+	}
+	p.Entities = merge(p.Entities, ents)
+	p.UserPreferences = merge(p.UserPreferences, texts("preference", s.UserPreferences))
+	p.Topics = merge(p.Topics, texts("topic", s.Topics))
+	p.OpenQuestions = merge(p.OpenQuestions, texts("question", s.OpenQuestions))
+	if p.Model == "" {
+		p.Model = "extractive"
+	}
+	p.UpdatedAt = now
+	st.Profile = p
+	return st
+}
+
+func texts(kind string, items []string) []ProfileItem {
+	out := make([]ProfileItem, 0, len(items))
+	for _, t := range items {
+		if strings.TrimSpace(t) != "" {
+			out = append(out, ProfileItem{ID: itemID(kind, t), Text: t})
+		}
+	}
+	return out
+}
+
+func forgottenFor(chats []string, chatID string) bool {
+	for _, c := range chats {
+		if c == chatID {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm adds item a (or merges it into the item with its id) with src.
+func confirm(list []ProfileItem, a ProfileItem, src Source, now time.Time) []ProfileItem {
+	for i := range list {
+		if list[i].ID != a.ID {
+			continue
+		}
+		it := list[i]
+		if a.Name != "" {
+			it.Details = mergeDetails(it.Details, a.Details)
+			if it.Type == "" || it.Type == EntityTypeName {
+				it.Type = a.Type
+			}
+		}
+		it.Sources = withSource(it.Sources, src)
+		it.Confirmed = now
+		list[i] = it
+		return list
+	}
+	a.Sources, a.Confirmed = []Source{src}, now
+	return append(list, a)
+}
+
+// withSource extends the chat's source, or adds it.
+func withSource(srcs []Source, src Source) []Source {
+	out := append([]Source(nil), srcs...)
+	for i := range out {
+		if out[i].ChatID == src.ChatID {
+			out[i].FromSeq, out[i].ToSeq = min(out[i].FromSeq, src.FromSeq), max(out[i].ToSeq, src.ToSeq)
+			return out
+		}
+	}
+	return append(out, src)
+}
+
+// capItems orders by most recent confirmation and keeps ProfileCap.
+func capItems(list []ProfileItem) []ProfileItem {
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Confirmed.After(list[j].Confirmed) })
+	if len(list) > ProfileCap {
+		list = list[:ProfileCap]
+	}
+	return list
+}
+
+// Forget removes the item and remembers the chats it came from, so the
+// same sources never derive it again; it reports whether the item existed.
+func (st *ProfileState) Forget(id string) bool {
+	for _, l := range st.lists() {
+		for i, it := range *l {
+			if it.ID != id {
+				continue
+			}
+			if st.Forgotten == nil {
+				st.Forgotten = map[string][]string{}
+			}
+			for _, s := range it.Sources {
+				st.Forgotten[id] = append(st.Forgotten[id], s.ChatID)
+			}
+			*l = append((*l)[:i:i], (*l)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutChat drops the chat from every item's sources, and the items left
+// without a source (an erased chat's own items).
+func (st *ProfileState) WithoutChat(chatID string) {
+	for _, l := range st.lists() {
+		kept := (*l)[:0]
+		for _, it := range *l {
+			var srcs []Source
+			for _, s := range it.Sources {
+				if s.ChatID != chatID {
+					srcs = append(srcs, s)
+				}
+			}
+			if len(srcs) > 0 {
+				it.Sources = srcs
+				kept = append(kept, it)
+			}
+		}
+		*l = kept
+	}
+}
+
+func (st *ProfileState) lists() []*[]ProfileItem {
+	p := &st.Profile
+	return []*[]ProfileItem{&p.Entities, &p.UserPreferences, &p.Topics, &p.OpenQuestions}
+}
+
+// ForChat is the profile as a chat's context shows it: without the items
+// whose only source is that chat (its own summary already says them).
+func (p Profile) ForChat(chatID string) Profile {
+	st := ProfileState{Profile: p}
+	out := st.lists()
+	for _, l := range out {
+		kept := make([]ProfileItem, 0, len(*l))
+		for _, it := range *l {
+			if len(it.Sources) != 1 || it.Sources[0].ChatID != chatID {
+				kept = append(kept, it)
+			}
+		}
+		*l = kept
+	}
+	return st.Profile
+}
+
+// Normalize replaces nil lists with empty ones so JSON shows [] not null.
+func (p *Profile) Normalize() {
+	for _, l := range []*[]ProfileItem{&p.Entities, &p.UserPreferences, &p.Topics, &p.OpenQuestions} {
+		if *l == nil {
+			*l = []ProfileItem{}
+		}
+	}
+}
+
+// IsEmpty reports whether the profile holds no item.
+func (p Profile) IsEmpty() bool {
+	return len(p.Entities)+len(p.UserPreferences)+len(p.Topics)+len(p.OpenQuestions) == 0
+}

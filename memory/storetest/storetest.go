@@ -64,6 +64,8 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"EpisodesWholeOrNothing", testEpisodesWholeOrNothing},
 		{"EpisodeBacklog", testEpisodeBacklog},
 		{"EpisodesErased", testEpisodesErased},
+		{"Profiles", testProfiles},
+		{"ProfileWork", testProfileWork},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,83 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contextd/contextd/memory"
+)
+
+var _ memory.ProfileStore = (*Store)(nil)
+
+// Profile returns the user's profile state and version (zero and 0: none).
+func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.ProfileState, int64, error) {
+	var st memory.ProfileState
+	var js []byte
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT state, version FROM profiles WHERE tenant = $1 AND user_id = $2`, tenant, userID).Scan(&js, &v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, 0, nil
+	}
+	if err != nil {
+		return st, 0, wrap("profile", err)
+	}
+	if err := json.Unmarshal(js, &st); err != nil {
+		return st, 0, fmt.Errorf("postgres: profile of %s: %w", userID, err)
+	}
+	return st, v, nil
+}
+
+// SaveProfile writes st when the stored version is still expect.
+func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error {
+	js, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("postgres: save profile: %w", err)
+	}
+	var n int64
+	if expect == 0 {
+		tag, err := s.pool.Exec(ctx, `INSERT INTO profiles (tenant, user_id, state, version, updated_at) VALUES ($1, $2, $3, 1, now())
+			ON CONFLICT (tenant, user_id) DO NOTHING`, tenant, userID, js)
+		if err != nil {
+			return wrap("save profile", err)
+		}
+		n = tag.RowsAffected()
+	} else {
+		tag, err := s.pool.Exec(ctx, `UPDATE profiles SET state = $3, version = version + 1, updated_at = now()
+			WHERE tenant = $1 AND user_id = $2 AND version = $4`, tenant, userID, js, expect)
+		if err != nil {
+			return wrap("save profile", err)
+		}
+		n = tag.RowsAffected()
+	}
+	if n == 0 {
+		return fmt.Errorf("postgres: save profile: %w", memory.ErrConflict)
+	}
+	return nil
+}
+
+// ProfileWork lists chats with a user whose summary moved past what their
+// user's profile merged, oldest change first.
+func (s *Store) ProfileWork(ctx context.Context, limit int) ([]memory.Chat, error) {
+	cols := strings.ReplaceAll("c."+chatCols, ", ", ", c.")
+	out, err := s.listChats(ctx, `SELECT `+cols+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
+		WHERE c.user_id <> '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT $1`, limitArg(limit))
+	return out, wrap("profile work", err)
+}
+
+// MarkProfileMerged records that the chat's summary up to seq is merged.
+func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO profile_merged (chat, merged_to) SELECT id, $3 FROM chats WHERE tenant = $1 AND chat_id = $2
+		ON CONFLICT (chat) DO UPDATE SET merged_to = GREATEST(profile_merged.merged_to, excluded.merged_to)`, key.Tenant, key.ChatID, seq)
+	return wrap("mark profile merged", err)
+}
+
+// DeleteProfile erases the user's profile.
+func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM profiles WHERE tenant = $1 AND user_id = $2`, tenant, userID)
+	return wrap("delete profile", err)
+}

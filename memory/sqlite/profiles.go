@@ -1,0 +1,112 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/contextd/contextd/memory"
+)
+
+var _ memory.ProfileStore = (*Store)(nil)
+
+// Profile returns the user's profile state and version (zero and 0: none).
+func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.ProfileState, int64, error) {
+	var st memory.ProfileState
+	var js string
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT state, version FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID).Scan(&js, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, 0, nil
+	}
+	if err != nil {
+		return st, 0, fmt.Errorf("sqlite: profile: %w", err)
+	}
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		return st, 0, fmt.Errorf("sqlite: profile of %s: %w", userID, err)
+	}
+	return st, v, nil
+}
+
+// SaveProfile writes st when the stored version is still expect.
+func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error {
+	js, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("sqlite: save profile: %w", err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var r sql.Result
+		var err error
+		if expect == 0 {
+			r, err = tx.ExecContext(ctx, `INSERT INTO profiles (tenant, user_id, state, version, updated_at) VALUES (?, ?, ?, 1, ?)
+				ON CONFLICT (tenant, user_id) DO NOTHING`, tenant, userID, string(js), micros(s.now()))
+		} else {
+			r, err = tx.ExecContext(ctx, `UPDATE profiles SET state = ?, version = version + 1, updated_at = ?
+				WHERE tenant = ? AND user_id = ? AND version = ?`, string(js), micros(s.now()), tenant, userID, expect)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n == 0 {
+			return memory.ErrConflict
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: save profile: %w", err)
+	}
+	return nil
+}
+
+// ProfileWork lists chats with a user whose summary moved past what their
+// user's profile merged, oldest change first.
+func (s *Store) ProfileWork(ctx context.Context, limit int) ([]memory.Chat, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("c.", chatCols)+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
+		WHERE c.user_id != '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT CAST(? AS INTEGER)`, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: profile work: %w", err)
+	}
+	defer rows.Close()
+	out := []memory.Chat{}
+	for rows.Next() {
+		_, c, err := scanChat(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: profile work: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// MarkProfileMerged records that the chat's summary up to seq is merged.
+func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO profile_merged (chat, merged_to) SELECT id, ? FROM chats WHERE tenant = ? AND chat_id = ?
+			ON CONFLICT (chat) DO UPDATE SET merged_to = max(merged_to, excluded.merged_to)`, seq, key.Tenant, key.ChatID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark profile merged: %w", err)
+	}
+	return nil
+}
+
+// DeleteProfile erases the user's profile.
+func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: delete profile: %w", err)
+	}
+	return nil
+}
+
+// prefixed qualifies a column list with a table alias.
+func prefixed(alias, cols string) string {
+	return alias + strings.ReplaceAll(cols, ", ", ", "+alias)
+}

@@ -1,0 +1,104 @@
+package storetest
+
+// The profile part of the suite: memory.ProfileStore.
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+func profileStore(t *testing.T, s memory.Store) memory.ProfileStore {
+	t.Helper()
+	ps, ok := s.(memory.ProfileStore)
+	if !ok {
+		t.Fatalf("%T does not implement memory.ProfileStore", s)
+	}
+	return ps
+}
+
+// A profile is saved and read back, versioned (a stale version is a
+// conflict), kept per tenant and user, and erased.
+func testProfiles(t *testing.T, s memory.Store) {
+	ctx := context.Background()
+	ps := profileStore(t, s)
+	st, v, err := ps.Profile(ctx, "t1", "alice")
+	if err != nil || v != 0 || !st.Profile.IsEmpty() {
+		t.Fatalf("no profile yet: %+v %d %v", st, v, err)
+	}
+	st = memory.MergeChat(st, "alice", "c1", memory.Summary{CoveredToSeq: 4, UserPreferences: []string{"vegetarian"}}, time.Unix(100, 0))
+	if err := ps.SaveProfile(ctx, "t1", "alice", st, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.SaveProfile(ctx, "t1", "alice", st, 0); !errors.Is(err, memory.ErrConflict) {
+		t.Fatalf("a second first save: %v, want ErrConflict", err)
+	}
+	got, v, err := ps.Profile(ctx, "t1", "alice")
+	if err != nil || v != 1 || len(got.Profile.UserPreferences) != 1 || got.Profile.UserPreferences[0].Sources[0] != (memory.Source{ChatID: "c1", FromSeq: 1, ToSeq: 4}) {
+		t.Fatalf("read back: %+v v%d %v", got, v, err)
+	}
+	got.Forget(got.Profile.UserPreferences[0].ID)
+	if err := ps.SaveProfile(ctx, "t1", "alice", got, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.SaveProfile(ctx, "t1", "alice", got, 1); !errors.Is(err, memory.ErrConflict) {
+		t.Fatalf("stale version: %v, want ErrConflict", err)
+	}
+	again, v, _ := ps.Profile(ctx, "t1", "alice")
+	if v != 2 || len(again.Forgotten) != 1 || len(again.Profile.UserPreferences) != 0 {
+		t.Fatalf("after forgetting: %+v v%d", again, v)
+	}
+	for _, other := range [][2]string{{"t1", "bob"}, {"t2", "alice"}} {
+		if o, v, _ := ps.Profile(ctx, other[0], other[1]); v != 0 || !o.Profile.IsEmpty() {
+			t.Fatalf("%v sees another user's profile", other)
+		}
+	}
+	if err := ps.DeleteProfile(ctx, "t1", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, v, _ := ps.Profile(ctx, "t1", "alice"); v != 0 {
+		t.Fatal("profile survived DeleteProfile")
+	}
+}
+
+// The profile work is derived from stored state: chats of a user whose
+// summary moved past what was merged; erased with the chat.
+func testProfileWork(t *testing.T, s memory.Store) {
+	ctx := context.Background()
+	ps := profileStore(t, s)
+	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "c1"), UserID: "alice", Messages: turns("a", 6)})
+	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "nouser"), Messages: turns("n", 6)})
+	for _, k := range []memory.ChatKey{key("t1", "c1"), key("t1", "nouser")} {
+		if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 4}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work, err := ps.ProfileWork(ctx, 10)
+	if err != nil || len(work) != 1 || work[0].ID != "c1" || work[0].UserID != "alice" {
+		t.Fatalf("work = %+v %v, want c1 only (nouser has no user)", work, err)
+	}
+	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 4); err != nil {
+		t.Fatal(err)
+	}
+	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 0 {
+		t.Fatalf("merged chat still in the work: %+v", work)
+	}
+	if _, err := s.AppendSummary(ctx, key("t1", "c1"), 4, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 {
+		t.Fatalf("an extended summary is work again: %+v", work)
+	}
+	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 3); err != nil { // never backwards
+		t.Fatal(err)
+	}
+	if err := s.DeleteChat(ctx, key("t1", "c1")); err != nil {
+		t.Fatal(err)
+	}
+	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 0 {
+		t.Fatalf("an erased chat is still work: %+v", work)
+	}
+}

@@ -123,6 +123,7 @@ type Memory struct {
 	TruncationMaxChars int    // default 1000; 0 = no truncation
 	BudgetTokens       int    // default 4000
 	Tokenizer          string // cl100k (default) | o200k: what budget_tokens is counted in
+	UserProfile        bool   // the user's cross-chat profile in the context; default true
 	MaxTurns           int    // filter cap on turns considered; 0 = no cap (legacy history_max_turns)
 	// Summary triggers: summarise when the turns outside the recent window
 	// that the summary does not cover pass either threshold.

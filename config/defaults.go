@@ -75,6 +75,7 @@ func DefaultMemory() Memory {
 		TruncationMaxChars:     1000,
 		BudgetTokens:           4000,
 		Tokenizer:              "cl100k",
+		UserProfile:            true,
 		SummaryTriggerTurns:    10,
 		SummaryTriggerTokens:   2000,
 		SummaryCooldown:        30 * time.Second,

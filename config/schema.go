@@ -250,6 +250,7 @@ func (d *decoder) memoryFields(m *Memory) fields {
 		"truncation_max_chars":     d.int(&m.TruncationMaxChars, 0, noMax),
 		"budget_tokens":            d.int(&m.BudgetTokens, 1, noMax),
 		"tokenizer":                d.enum(&m.Tokenizer, "cl100k", "o200k"),
+		"user_profile":             d.bool(&m.UserProfile),
 		"max_turns":                d.int(&m.MaxTurns, 0, noMax),
 		"summary_trigger_turns":    d.int(&m.SummaryTriggerTurns, 1, noMax),
 		"summary_trigger_tokens":   d.int(&m.SummaryTriggerTokens, 1, noMax),

@@ -148,9 +148,13 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	if err != nil {
 		return nil, err
 	}
+	profile, err := s.profileStage(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	summary := s.summaryStage(p, res)
-	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary,
+	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags})
 	res.AssemblyTime = time.Since(start)
 	s.account(p, res, a, summary, cands)

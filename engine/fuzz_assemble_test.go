@@ -43,18 +43,22 @@ func FuzzAssemble(f *testing.F) {
 			rag = append(rag, r)
 		}
 		var sum *memory.Summary
+		var prof *memory.Profile
 		if withSummary {
 			sum = sampleSummary()
 			sum.Narrative += " " + strings.Repeat(text+" ", int(words)%30)
 		}
-		in := AssemblyInput{Budget: budget, Strategy: strategy, RAG: rag, Summary: sum, Verbatim: verb,
+		if withSummary && words%2 == 0 {
+			prof = sampleProfile(int(ragWords) % 12)
+		}
+		in := AssemblyInput{Profile: prof, Budget: budget, Strategy: strategy, RAG: rag, Summary: sum, Verbatim: verb,
 			MustKeepFrom: first + int64(pending), SummaryLags: lags}
 		a := Assemble(in)
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
 		}
-		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
-			t.Fatalf("sections %d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
+		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+			t.Fatalf("sections %d+%d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.ProfileTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
 		}
 		if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
 			t.Fatalf("shown %d + dropped %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
@@ -95,4 +99,14 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("context empty=%v but %d messages", a.Context == "", len(a.Messages))
 		}
 	})
+}
+
+func sampleProfile(n int) *memory.Profile {
+	var st memory.ProfileState
+	for i := range n + 1 {
+		st = memory.MergeChat(st, "u", fmt.Sprintf("other-%d", i), memory.Summary{CoveredToSeq: 3,
+			UserPreferences: []string{fmt.Sprintf("prefers option %d", i)}, Topics: []string{"travel"},
+			Entities: []memory.Entity{{Name: fmt.Sprintf("Place %d", i), Type: "place", Details: "somewhere nice"}}}, time.Unix(int64(i), 0))
+	}
+	return &st.Profile
 }

@@ -32,6 +32,7 @@ func sharesFor(strategy Strategy) shares {
 func Assemble(in AssemblyInput) Assembled {
 	p := newPacker(in)
 	p.packRecent()
+	p.packProfile()
 	p.packSummary()
 	p.packLaggingTail()
 	if in.Strategy == StrategyRAG {
@@ -65,6 +66,8 @@ type packer struct {
 
 	summaryText    string
 	summaryShown   *memory.Summary
+	profileText    string
+	profileShown   *memory.Profile
 	summaryTrimmed bool
 }
 
@@ -247,11 +250,19 @@ func (p *packer) packSummary() {
 	if p.in.Summary == nil || p.in.Summary.IsEmpty() {
 		return
 	}
-	capTokens := min(int(float64(p.in.Budget)*p.sh.summary), p.remaining)
+	capTokens := min(int(float64(p.in.Budget)*p.sh.summary)-p.profileSpent(), p.remaining)
 	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-p.titleCost(titleSummary), p.tok)
 	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleSummary)) {
 		p.summaryText, p.summaryShown, p.summaryTrimmed = text, &s, trimmed
 	}
+}
+
+// profileSpent is what the profile took of the summary's share.
+func (p *packer) profileSpent() int {
+	if p.profileText == "" {
+		return 0
+	}
+	return p.tok.Count(p.profileText) + p.titleCost(titleProfile)
 }
 
 // packLaggingTail: when the summary lags, the verbatim tail goes on, newest
@@ -276,7 +287,7 @@ func (p *packer) layout() Assembled {
 	var text sectionTexts
 	for {
 		out.Sections, text = p.render()
-		out.Context = joinNonEmpty(text.rag, text.summary, text.recent)
+		out.Context = joinNonEmpty(text.rag, text.profile, text.summary, text.recent)
 		out.Usage.TotalTokens = p.tok.Count(out.Context)
 		over := out.Usage.TotalTokens - p.in.Budget
 		if over <= 0 {
@@ -296,15 +307,15 @@ func (p *packer) layout() Assembled {
 		}
 	}
 	p.account(&out, text)
-	out.Messages = buildMessages(out.Sections, text.rag, p.summaryText)
+	out.Messages = buildMessages(out.Sections, text.rag, p.profileText, p.summaryText)
 	return out
 }
 
 // sectionTexts are the rendered sections, each with its title.
-type sectionTexts struct{ rag, summary, recent string }
+type sectionTexts struct{ rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
-	s := Sections{Summary: p.summaryShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
+	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
 	var shown []RAGTurn // turns and episodes, rendered together
 	for i, r := range p.in.RAG {
 		if !p.keepRAG[i] {
@@ -327,6 +338,9 @@ func (p *packer) render() (Sections, sectionTexts) {
 	if p.summaryText != "" {
 		t.summary = titleSummary + "\n" + p.summaryText
 	}
+	if p.profileText != "" {
+		t.profile = titleProfile + "\n" + p.profileText
+	}
 	return s, t
 }
 
@@ -338,8 +352,9 @@ func (p *packer) render() (Sections, sectionTexts) {
 func (p *packer) account(out *Assembled, text sectionTexts) {
 	out.Usage.SummaryTokens = p.tok.Count(text.summary)
 	out.Usage.RecentTokens = p.tok.Count(text.recent)
+	out.Usage.ProfileTokens = p.tok.Count(text.profile)
 	if text.rag != "" {
-		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens)
+		out.Usage.RAGTokens = max(0, out.Usage.TotalTokens-out.Usage.SummaryTokens-out.Usage.RecentTokens-out.Usage.ProfileTokens)
 		// Episode lines, each with its newline, out of the RAG section's.
 		for _, e := range out.Sections.Episodes {
 			r := RAGTurn{ChatID: e.ChatID, Content: e.Short, Episode: &EpisodeRef{FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
@@ -347,9 +362,18 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 		}
 		out.Usage.EpisodeTokens = min(out.Usage.EpisodeTokens, out.Usage.RAGTokens)
 		out.Usage.RAGTokens -= out.Usage.EpisodeTokens
-	} else if text.summary != "" && text.recent != "" {
-		// Only the separator between summary and recent is left over.
-		out.Usage.SummaryTokens = max(0, out.Usage.TotalTokens-out.Usage.RecentTokens)
+	} else {
+		// Only the separators between sections are left over: they go to
+		// the first section there is.
+		left := out.Usage.TotalTokens - out.Usage.RecentTokens - out.Usage.SummaryTokens - out.Usage.ProfileTokens
+		switch {
+		case text.profile != "":
+			out.Usage.ProfileTokens += left
+		case text.summary != "":
+			out.Usage.SummaryTokens += left
+		default:
+			out.Usage.RecentTokens += left
+		}
 	}
 	for i, t := range p.in.Verbatim {
 		if !p.keepVerb[i] {
@@ -379,6 +403,11 @@ func (p *packer) shedOne() (int, bool) {
 			p.keepVerb[i] = false
 			return p.verbCost[i], true
 		}
+	}
+	if p.profileText != "" {
+		freed := p.tok.Count(p.profileText)
+		p.profileText, p.profileShown = "", nil
+		return freed, true
 	}
 	if p.summaryText != "" {
 		freed := p.tok.Count(p.summaryText)

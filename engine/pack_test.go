@@ -90,11 +90,11 @@ func TestAssembleBudgetAndAccounting(t *testing.T) {
 	}
 	for _, budget := range []int{1, 5, 20, 50, 100, 250, 500, 1000, 2000, 5000, 20000} {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
-			a := Assemble(AssemblyInput{Budget: budget, Strategy: StrategyRAG, RAG: rag, Summary: sampleSummary(), Verbatim: verb, MustKeepFrom: 31})
+			a := Assemble(AssemblyInput{Budget: budget, Strategy: StrategyRAG, RAG: rag, Summary: sampleSummary(), Profile: sampleProfile(5), Verbatim: verb, MustKeepFrom: 31})
 			if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 				t.Fatalf("context has %d tokens (usage says %d), budget %d", got, a.Usage.TotalTokens, budget)
 			}
-			if u := a.Usage; u.RAGTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+			if u := a.Usage; u.RAGTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
 				t.Fatalf("sections %d+%d+%d do not add up to %d", u.RAGTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
 			}
 			if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {

@@ -49,6 +49,9 @@ type Policy struct {
 	// (memory.episodes and memory.rag_episodes).
 	RAGEpisodes bool
 
+	// UserProfile shows the user's cross-chat profile first in the
+	// summary section (memory.user_profile).
+	UserProfile bool
 	// Tokenizer counts budgets and usage (memory.tokenizer; nil: cl100k).
 	Tokenizer tokens.Counter
 
@@ -63,7 +66,7 @@ func DefaultPolicy() Policy {
 	return Policy{
 		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
 		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
-		Tokenizer:  tokens.CL100K,
+		Tokenizer: tokens.CL100K, UserProfile: true,
 		Filters:    supervisorFilters(),
 		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},
 	}

@@ -184,11 +184,14 @@ func RenderSummary(s memory.Summary) string {
 // message carrying the RAG turns and the summary, then the recent turns in
 // their own roles. Tool turns become assistant turns labelled with the tool,
 // since a bare tool message without a tool_call_id is rejected by most APIs.
-func buildMessages(s Sections, ragText, summaryText string) []ChatMessage {
+func buildMessages(s Sections, ragText, profileText, summaryText string) []ChatMessage {
 	msgs := make([]ChatMessage, 0, len(s.Recent)+1)
 	var sys []string
 	if ragText != "" {
 		sys = append(sys, "Relevant earlier turns of this conversation:"+strings.TrimPrefix(ragText, titleRAG))
+	}
+	if profileText != "" {
+		sys = append(sys, "What is known about the user from other conversations:\n"+profileText)
 	}
 	if summaryText != "" {
 		sys = append(sys, "Summary of the conversation so far:\n"+summaryText)

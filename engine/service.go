@@ -59,6 +59,8 @@ type Service struct {
 	Policy func(agent string) Policy
 	Limits Limits
 	Store  Store
+	// Profiles are the users' cross-chat profiles (nil: none are kept).
+	Profiles Profiles
 	// Episodes lists chats' closed episodes (nil: none are kept).
 	EpisodeStore memory.EpisodeStore
 	Index        rag.Index
@@ -426,7 +428,8 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 		return err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	if _, err := s.Store.Chat(ctx, key); err != nil {
+	chat, err := s.Store.Chat(ctx, key)
+	if err != nil {
 		return storeErr("read chat", err)
 	}
 	if s.Index != nil {
@@ -436,6 +439,9 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	}
 	if err := s.Store.DeleteChat(ctx, key); err != nil {
 		return storeErr("delete chat", err)
+	}
+	if err := s.forgetChatInProfile(ctx, chat); err != nil {
+		return err
 	}
 	// A turn indexed between the two deletes would survive: sweep again.
 	if s.Index != nil {
@@ -474,6 +480,11 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
 			return n, unavailable("vector store", err)
+		}
+	}
+	if s.Profiles != nil {
+		if err := s.Profiles.DeleteProfile(ctx, tenant, userID); err != nil {
+			return n, storeErr("delete profile", err)
 		}
 	}
 	return n, nil

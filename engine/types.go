@@ -149,8 +149,11 @@ type Sections struct {
 	// Episodes are the retrieved episodes whose short summaries the RAG
 	// section shows, chronologically among its turns.
 	Episodes []SectionEpisode `json:"episodes"`
-	Summary  *memory.Summary  `json:"summary"`
-	Recent   []Turn           `json:"recent"`
+	// Profile is the user's cross-chat profile shown first in the summary
+	// section (null: none).
+	Profile *memory.Profile `json:"profile"`
+	Summary *memory.Summary `json:"summary"`
+	Recent  []Turn          `json:"recent"`
 }
 
 // Usage accounts for the budget and for every turn not shown verbatim.
@@ -161,6 +164,7 @@ type Usage struct {
 	// EpisodeTokens are the RAG section's episode summaries (not counted
 	// in RAGTokens).
 	EpisodeTokens int `json:"episode_tokens"`
+	ProfileTokens int `json:"profile_tokens"`
 	SummaryTokens int `json:"summary_tokens"`
 	RecentTokens  int `json:"recent_tokens"`
 	// SummarizedTurns are turns covered by the summary (seq <= covered_to_seq).
@@ -185,6 +189,8 @@ type AssemblyInput struct {
 	RAG []RAGTurn
 	// Summary is the chat's summary (nil: none, or strategy none).
 	Summary *memory.Summary
+	// Profile is the user's profile (nil: none), shown before the summary.
+	Profile *memory.Profile
 	// Verbatim are the candidate verbatim turns in seq order: turns the
 	// summary does not cover yet (pending) followed by the recent window.
 	// The assembler keeps the newest that fit.

@@ -27,6 +27,7 @@ type Engine interface {
 	Append(ctx context.Context, tenant, chatID string, in engine.AppendInput) (engine.AppendOutput, error)
 	SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error)
 	LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error)
+	UserProfile(ctx context.Context, tenant, userID string) (*memory.Profile, error)
 	DeleteChat(ctx context.Context, tenant, chatID string) error
 }
 
@@ -65,6 +66,9 @@ func newServer(e Engine, o Options) *mcp.Server {
 		"actions, decisions, open questions, preferences, narrative), its chain of records, and its newest episodes " +
 		"(closed stretches of the chat with their own short and long summaries).",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getSummary)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_user_profile", Description: "What is known about a user across all of their chats: " +
+		"preferences, people, places and things, recurring topics and open questions, each with the chats and turns it came from.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getUserProfile)
 	if o.AllowDelete {
 		destructive := true
 		mcp.AddTool(s, &mcp.Tool{Name: "delete_chat", Description: "Erase a chat from every store (turns, summaries, vectors). " +

@@ -125,7 +125,7 @@ func TestToolsListAndEachTool(t *testing.T) {
 			t.Errorf("tool %s lacks a description or schema", tool.Name)
 		}
 	}
-	for _, want := range []string{"get_context", "search_memory", "add_messages", "get_summary"} {
+	for _, want := range []string{"get_context", "search_memory", "add_messages", "get_summary", "get_user_profile"} {
 		if !names[want] {
 			t.Errorf("tool %s missing: %v", want, names)
 		}
@@ -155,6 +155,13 @@ func TestToolsListAndEachTool(t *testing.T) {
 	}
 	if _, ok := structured(t, sum)["episodes"]; !ok {
 		t.Errorf("get_summary lacks episodes: %v", structured(t, sum))
+	}
+	prof := call(t, s, "get_user_profile", map[string]any{"user_id": "alice"})
+	if prof.IsError || structured(t, prof)["user_id"] != "alice" {
+		t.Fatalf("get_user_profile: %s", textOf(prof))
+	}
+	if code, _ := toolErr(t, call(t, s, "get_user_profile", map[string]any{"user_id": "nobody"})); code != "not_found" {
+		t.Errorf("get_user_profile of an unknown user: %q", code)
 	}
 	// No vector store in this test server: search answers the API's 503.
 	if code, _ := toolErr(t, call(t, s, "search_memory", map[string]any{"query": "Sintra"})); code != "backend_unavailable" {

@@ -158,3 +158,19 @@ func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chat
 	}
 	return text("chat " + in.ChatID + " erased"), object{"deleted": in.ChatID}, nil
 }
+
+type userIn struct {
+	UserID string `json:"user_id" jsonschema:"the user"`
+}
+
+func (t tools) getUserProfile(ctx context.Context, req *mcp.CallToolRequest, in userIn) (*mcp.CallToolResult, object, error) {
+	pr, err := t.e.UserProfile(ctx, tenantOf(req), in.UserID)
+	if err != nil {
+		return nil, nil, asToolError(err)
+	}
+	txt := engine.RenderProfile(*pr)
+	if txt == "" {
+		txt = "nothing is known about this user yet"
+	}
+	return text(txt), object{"user_id": in.UserID, "profile": toObject(pr)}, nil
+}

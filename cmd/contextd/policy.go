@@ -62,6 +62,7 @@ func policyOf(a config.Agent) (engine.Policy, error) {
 		RAGThreshold: float32(m.RAGSimilarityThreshold), RAGScope: m.RAGScope,
 		RAGEpisodes: m.Episodes && m.RAGEpisodes,
 		Tokenizer:   tok,
+		UserProfile: m.UserProfile,
 		Filters:     fo,
 		Truncation:  truncation.Options{Strategy: ts, MaxChars: m.TruncationMaxChars},
 	}, nil

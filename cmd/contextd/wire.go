@@ -43,8 +43,10 @@ type App struct {
 	Index   rag.Index
 	Indexer *rag.Indexer
 	Worker  *worker.Worker
-	Metrics *metrics.Metrics
-	closers []func() error
+	// Profiler merges changed chat summaries into users' profiles.
+	Profiler *worker.Profiler
+	Metrics  *metrics.Metrics
+	closers  []func() error
 }
 
 // Close releases the backends.
@@ -195,6 +197,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		},
 	}
 	svc.Summaries = a.Worker
+	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
+		svc.Profiles = ps
+		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile")}
+	}
 	svc.Observe = observe(a.Metrics)
 	svc.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }
 	tenants := []string{memory.DefaultTenant}
@@ -321,6 +327,9 @@ func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 	}
 	if a.Worker != nil {
 		wg.Go(func() { _ = a.Worker.Run(ctx) })
+	}
+	if a.Profiler != nil {
+		wg.Go(func() { _ = a.Profiler.Run(ctx) })
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -18,7 +18,7 @@ ok("connected");
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-for (const want of ["add_messages", "delete_chat", "get_context", "get_summary", "search_memory"]) {
+for (const want of ["add_messages", "delete_chat", "get_context", "get_summary", "get_user_profile", "search_memory"]) {
   if (!names.includes(want)) fail("tool " + want + " missing: " + names);
 }
 const del = tools.find((t) => t.name === "delete_chat");
@@ -40,6 +40,10 @@ ok("get_context");
 r = await client.callTool({ name: "get_summary", arguments: { chat_id: "ts" } });
 if (r.isError) fail("get_summary: " + text(r));
 ok("get_summary");
+
+r = await client.callTool({ name: "get_user_profile", arguments: { user_id: "alice" } });
+if (r.isError || r.structuredContent.user_id !== "alice") fail("get_user_profile: " + text(r));
+ok("get_user_profile");
 
 r = await client.callTool({ name: "search_memory", arguments: { query: "Lisbon", chat_id: "ts" } });
 if (r.isError && JSON.parse(text(r)).error.code !== "backend_unavailable") fail("search_memory: " + text(r));

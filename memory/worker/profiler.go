@@ -1,0 +1,129 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// ProfileSource is what the profiler reads and writes.
+type ProfileSource interface {
+	memory.ProfileStore
+	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
+}
+
+// Profiler merges changed chat summaries into their users' profiles, in
+// the background. Its work is derived from stored state (a chat whose
+// summary moved past what its user's profile merged), so a crash loses
+// nothing; a merge is idempotent, and profiles are written with
+// compare-and-swap, so replicas may run it side by side. Each user is
+// updated at most once per Cooldown; the cost of a merge is that of the
+// one chat summary that changed.
+type Profiler struct {
+	Store    ProfileSource
+	Cooldown time.Duration // per user; default 10s
+	Poll     time.Duration // default 2s
+	Now      func() time.Time
+	Logger   *slog.Logger
+
+	mu   sync.Mutex
+	last map[[2]string]time.Time // (tenant, user) → last merge
+}
+
+func (p *Profiler) now() time.Time {
+	if p.Now != nil {
+		return p.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Run merges until ctx ends.
+func (p *Profiler) Run(ctx context.Context) error {
+	poll := p.Poll
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	for {
+		if _, err := p.Pass(ctx, false); err != nil && ctx.Err() == nil && p.Logger != nil {
+			p.Logger.Warn("profile pass", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+// Pass merges the pending chat summaries (all of them when force, else
+// skipping users inside their cooldown) and reports how many it merged.
+func (p *Profiler) Pass(ctx context.Context, force bool) (int, error) {
+	chats, err := p.Store.ProfileWork(ctx, 200)
+	if err != nil {
+		return 0, fmt.Errorf("profiler: %w", err)
+	}
+	done := 0
+	merged := map[[2]string]bool{}
+	for _, c := range chats {
+		user := [2]string{c.Tenant, c.UserID}
+		if !force && (merged[user] || p.cooling(user)) {
+			continue // one update per user per cooldown; the work waits
+		}
+		if err := p.merge(ctx, c); err != nil {
+			return done, err
+		}
+		merged[user] = true
+		done++
+	}
+	p.mu.Lock()
+	if p.last == nil {
+		p.last = map[[2]string]time.Time{}
+	}
+	for u := range merged {
+		p.last[u] = p.now()
+	}
+	p.mu.Unlock()
+	return done, nil
+}
+
+func (p *Profiler) cooling(user [2]string) bool {
+	cd := p.Cooldown
+	if cd <= 0 {
+		cd = 10 * time.Second
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.last[user]
+	return ok && p.now().Before(t.Add(cd))
+}
+
+// merge folds the chat's current summary into its user's profile.
+func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
+	head, err := p.Store.SummaryHead(ctx, c.Key())
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil // erased meanwhile
+	}
+	if err != nil || head == nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		st, v, err := p.Store.Profile(ctx, c.Tenant, c.UserID)
+		if err != nil {
+			return fmt.Errorf("profiler: %w", err)
+		}
+		st = memory.MergeChat(st, c.UserID, c.ID, head.Summary, p.now())
+		err = p.Store.SaveProfile(ctx, c.Tenant, c.UserID, st, v)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, memory.ErrConflict) || attempt == 3 {
+			return fmt.Errorf("profiler: %w", err)
+		}
+	}
+	return p.Store.MarkProfileMerged(ctx, c.Key(), head.CoveredToSeq)
+}

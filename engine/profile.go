@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -13,6 +14,7 @@ import (
 // Profiles are the users' cross-chat profiles (memory.ProfileStore).
 type Profiles interface {
 	Profile(ctx context.Context, tenant, userID string) (memory.ProfileState, int64, error)
+	ProfileVersion(ctx context.Context, tenant, userID string) (int64, error)
 	SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error
 	DeleteProfile(ctx context.Context, tenant, userID string) error
 }
@@ -27,11 +29,11 @@ func (s *Service) profileStage(ctx context.Context, p *plan) (*memory.Profile, e
 	if s.Profiles == nil || !p.policy.UserProfile || p.chat.UserID == "" || p.strategy == StrategyNone {
 		return nil, nil
 	}
-	st, _, err := s.Profiles.Profile(ctx, p.chat.Tenant, p.chat.UserID)
+	pr, err := s.profiles().get(ctx, s.Profiles, p.chat.Tenant, p.chat.UserID)
 	if err != nil {
 		return nil, storeErr("read profile", err)
 	}
-	view := st.Profile.ForChat(p.chat.ID)
+	view := pr.ForChat(p.chat.ID)
 	if view.IsEmpty() {
 		return nil, nil
 	}
@@ -200,4 +202,51 @@ func (s *Service) updateProfile(ctx context.Context, tenant, userID string, chan
 			return nil
 		}
 	}
+}
+
+// profileCache keeps decoded profiles, valid while the stored version is
+// the one they were read at (a cheap read every request makes anyway), so
+// a profile is decoded once per change, on every replica.
+type profileCache struct {
+	mu sync.Mutex
+	m  map[[2]string]cachedProfile
+}
+
+type cachedProfile struct {
+	version int64
+	p       memory.Profile
+}
+
+// profileCacheUsers bounds the cache; past it, it starts over.
+const profileCacheUsers = 4096
+
+func (s *Service) profiles() *profileCache {
+	s.profOnce.Do(func() { s.prof = &profileCache{m: map[[2]string]cachedProfile{}} })
+	return s.prof
+}
+
+// get returns the user's profile (read-only: callers copy before changing).
+func (c *profileCache) get(ctx context.Context, ps Profiles, tenant, userID string) (memory.Profile, error) {
+	k := [2]string{tenant, userID}
+	v, err := ps.ProfileVersion(ctx, tenant, userID)
+	if err != nil || v == 0 {
+		return memory.Profile{}, err
+	}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if ok && e.version == v {
+		return e.p, nil
+	}
+	st, v, err := ps.Profile(ctx, tenant, userID)
+	if err != nil {
+		return memory.Profile{}, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= profileCacheUsers {
+		c.m = map[[2]string]cachedProfile{}
+	}
+	c.m[k] = cachedProfile{v, st.Profile}
+	c.mu.Unlock()
+	return st.Profile, nil
 }

@@ -58,6 +58,9 @@ type ProfileStore interface {
 	// Profile returns the user's profile state and its version (zero state
 	// and 0 when the user has none yet).
 	Profile(ctx context.Context, tenant, userID string) (ProfileState, int64, error)
+	// ProfileVersion is the version of the user's profile (0: none), a
+	// cheap read that validates a cached copy.
+	ProfileVersion(ctx context.Context, tenant, userID string) (int64, error)
 	// SaveProfile writes st if the version is still expect (ErrConflict
 	// otherwise).
 	SaveProfile(ctx context.Context, tenant, userID string, st ProfileState, expect int64) error

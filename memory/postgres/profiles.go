@@ -32,6 +32,16 @@ func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.Prof
 	return st, v, nil
 }
 
+// ProfileVersion is the version of the user's profile (0: none).
+func (s *Store) ProfileVersion(ctx context.Context, tenant, userID string) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT version FROM profiles WHERE tenant = $1 AND user_id = $2`, tenant, userID).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return v, wrap("profile version", err)
+}
+
 // SaveProfile writes st when the stored version is still expect.
 func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error {
 	js, err := json.Marshal(st)

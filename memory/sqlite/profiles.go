@@ -31,6 +31,19 @@ func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.Prof
 	return st, v, nil
 }
 
+// ProfileVersion is the version of the user's profile (0: none).
+func (s *Store) ProfileVersion(ctx context.Context, tenant, userID string) (int64, error) {
+	var v int64
+	err := s.r.QueryRowContext(ctx, `SELECT version FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: profile version: %w", err)
+	}
+	return v, nil
+}
+
 // SaveProfile writes st when the stored version is still expect.
 func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error {
 	js, err := json.Marshal(st)

@@ -36,6 +36,12 @@ func testProfiles(t *testing.T, s memory.Store) {
 	if err := ps.SaveProfile(ctx, "t1", "alice", st, 0); !errors.Is(err, memory.ErrConflict) {
 		t.Fatalf("a second first save: %v, want ErrConflict", err)
 	}
+	if v, err := ps.ProfileVersion(ctx, "t1", "alice"); err != nil || v != 1 {
+		t.Fatalf("ProfileVersion = %d %v, want 1", v, err)
+	}
+	if v, err := ps.ProfileVersion(ctx, "t1", "bob"); err != nil || v != 0 {
+		t.Fatalf("ProfileVersion of a user without a profile = %d %v, want 0", v, err)
+	}
 	got, v, err := ps.Profile(ctx, "t1", "alice")
 	if err != nil || v != 1 || len(got.Profile.UserPreferences) != 1 || got.Profile.UserPreferences[0].Sources[0] != (memory.Source{ChatID: "c1", FromSeq: 1, ToSeq: 4}) {
 		t.Fatalf("read back: %+v v%d %v", got, v, err)

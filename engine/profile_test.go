@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// BenchmarkContextWithProfile: what reading and showing the user's profile
+// adds to a /v1/context call (compare the two sub-benchmarks' ns/op; target
+// ≤ 50 µs).
+func BenchmarkContextWithProfile(b *testing.B) {
+	for _, withProfile := range []bool{false, true} {
+		b.Run(fmt.Sprintf("profile=%v", withProfile), func(b *testing.B) {
+			ctx := context.Background()
+			s := newTestService(b)
+			var msgs []InMessage
+			for i := range 200 {
+				msgs = append(msgs, InMessage{Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("turn %d about the Lisbon trip and hotels", i)})
+			}
+			if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: msgs}); err != nil {
+				b.Fatal(err)
+			}
+			fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 190}
+			if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
+				b.Fatal(err)
+			}
+			if withProfile {
+				ps := s.Store.(memory.ProfileStore)
+				var st memory.ProfileState
+				for i := range 40 {
+					st = memory.MergeChat(st, "alice", fmt.Sprintf("other-%d", i), memory.Summary{CoveredToSeq: 9,
+						UserPreferences: []string{fmt.Sprintf("prefers option %d", i)}, Topics: []string{fmt.Sprintf("topic %d", i%7)},
+						Entities: []memory.Entity{{Name: fmt.Sprintf("Place %d", i), Type: "place"}}}, time.Unix(int64(i), 0))
+				}
+				if err := ps.SaveProfile(ctx, "default", "alice", st, 0); err != nil {
+					b.Fatal(err)
+				}
+				s.Profiles = ps
+			}
+			for b.Loop() {
+				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
+				if err != nil || (withProfile && res.Usage.ProfileTokens == 0) {
+					b.Fatalf("%v %+v", err, res.Usage)
+				}
+			}
+		})
+	}
+}

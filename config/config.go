@@ -155,6 +155,7 @@ type PromptSections struct {
 	SummaryCompressionUserPrompt   string // must contain {transcript}
 	SummaryExtensionUserPrompt     string // must contain {existing_summary} and {new_messages}
 	EpisodeSummaryPrompt           string // must contain {transcript}
+	UserProfilePrompt              string // must contain {existing_profile} and {chat_summary}
 }
 
 // Agent is one agents[] entry, already merged over supervisor: its Memory,

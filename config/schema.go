@@ -280,6 +280,7 @@ func (d *decoder) promptFields(p *PromptSections) fields {
 		"summary_compression_user_prompt":   d.prompt(&p.SummaryCompressionUserPrompt, "{transcript}"),
 		"summary_extension_user_prompt":     d.prompt(&p.SummaryExtensionUserPrompt, "{existing_summary}", "{new_messages}"),
 		"episode_summary_prompt":            d.prompt(&p.EpisodeSummaryPrompt, "{transcript}"),
+		"user_profile_prompt":               d.prompt(&p.UserProfilePrompt, "{existing_profile}", "{chat_summary}"),
 	}
 }
 

@@ -148,7 +148,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	if err != nil {
 		return nil, err
 	}
-	profile, err := s.profileStage(ctx, p)
+	profile, err := s.profileStage(ctx, p, res)
 	if err != nil {
 		return nil, err
 	}

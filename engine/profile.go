@@ -25,9 +25,13 @@ const titleProfile = "## About the user (across chats)"
 // profileStage is the user's profile the packer may show at the start of
 // the summary section: never for a chat without a user, never another
 // user's, and without what only this chat said (its own summary says it).
-func (s *Service) profileStage(ctx context.Context, p *plan) (*memory.Profile, error) {
+func (s *Service) profileStage(ctx context.Context, p *plan, res *ContextResult) (*memory.Profile, error) {
 	if s.Profiles == nil || !p.policy.UserProfile || p.chat.UserID == "" || p.strategy == StrategyNone {
 		return nil, nil
+	}
+	if s.ProfileDegraded != nil {
+		// Fallbacks the profiler took for this user's profile.
+		res.degrade(s.ProfileDegraded(p.chat.Tenant, p.chat.UserID)...)
 	}
 	pr, err := s.profiles().get(ctx, s.Profiles, p.chat.Tenant, p.chat.UserID)
 	if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,37 @@ func BenchmarkContextWithProfile(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The profile is shown for a chat with a user, reported fallbacks reach the
+// answer, and a chat without a user gets neither.
+func TestProfileInContextAndItsFallbacks(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	ps := s.Store.(memory.ProfileStore)
+	s.Profiles = ps
+	s.ProfileDegraded = func(tenant, user string) []string {
+		if tenant == "default" && user == "alice" {
+			return []string{"profile_merge_invalid"}
+		}
+		return nil
+	}
+	st := memory.MergeChat(memory.ProfileState{}, "alice", "elsewhere", memory.Summary{CoveredToSeq: 3, UserPreferences: []string{"prefers trains"}}, time.Unix(1, 0))
+	if err := ps.SaveProfile(ctx, "default", "alice", st, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ chat, user string }{{"a", "alice"}, {"n", ""}} {
+		if _, err := s.Append(ctx, "default", c.chat, AppendInput{UserID: c.user, Messages: []InMessage{{Role: "user", Content: "hello"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "a", Strategy: string(StrategyRunningSummary)})
+	if err != nil || res.Sections.Profile == nil || !strings.Contains(res.Context, "prefers trains") || !contains(res.Degraded, "profile_merge_invalid") {
+		t.Fatalf("alice's chat: %v %+v", err, res)
+	}
+	res, err = s.Context(ctx, "default", ContextInput{ChatID: "n", Strategy: string(StrategyRunningSummary)})
+	if err != nil || res.Sections.Profile != nil || strings.Contains(res.Context, "trains") || len(res.Degraded) != 0 {
+		t.Fatalf("a chat without a user: %v %+v", err, res)
 	}
 }

@@ -61,6 +61,9 @@ type Service struct {
 	Store  Store
 	// Profiles are the users' cross-chat profiles (nil: none are kept).
 	Profiles Profiles
+	// ProfileDegraded, when set, names the fallbacks a user's last profile
+	// merge took (reported in that user's contexts).
+	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
 	EpisodeStore memory.EpisodeStore
 	Index        rag.Index

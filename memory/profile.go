@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ type ProfileState struct {
 	Profile   Profile             `json:"profile"`
 	Forgotten map[string][]string `json:"forgotten,omitempty"`
 }
+
+// ErrProfileReply: an LLM's reply to a profile merge held no profile.
+var ErrProfileReply = errors.New("profile merge: the reply holds no profile")
 
 // ProfileCap caps each of the profile's lists.
 const ProfileCap = 30
@@ -252,4 +256,58 @@ func (p *Profile) Normalize() {
 // IsEmpty reports whether the profile holds no item.
 func (p Profile) IsEmpty() bool {
 	return len(p.Entities)+len(p.UserPreferences)+len(p.Topics)+len(p.OpenQuestions) == 0
+}
+
+// ApplyMerged takes an LLM's merged profile (its lists as a Summary) for a
+// chat's summary: items it keeps keep their sources (and gain the chat's
+// when the chat's summary states them), items it adds come from the chat,
+// items it drops are gone. Items forgotten for this chat are not added.
+func ApplyMerged(st ProfileState, userID, chatID string, chat, merged Summary, now time.Time) ProfileState {
+	src := Source{ChatID: chatID, FromSeq: max(1, chat.CoveredFromSeq), ToSeq: chat.CoveredToSeq}
+	stated := map[string]bool{}
+	for _, e := range chat.Entities {
+		stated[itemID("entity", e.Name)] = true
+	}
+	for kind, l := range map[string][]string{"preference": chat.UserPreferences, "topic": chat.Topics, "question": chat.OpenQuestions} {
+		for _, t := range l {
+			stated[itemID(kind, t)] = true
+		}
+	}
+	apply := func(old, add []ProfileItem) []ProfileItem {
+		byID := map[string]ProfileItem{}
+		for _, it := range old {
+			byID[it.ID] = it
+		}
+		var out []ProfileItem
+		for _, a := range add {
+			it, ok := byID[a.ID]
+			switch {
+			case ok && stated[a.ID]:
+				it.Sources, it.Confirmed = withSource(it.Sources, src), now
+			case !ok && forgottenFor(st.Forgotten[a.ID], chatID):
+				continue
+			case !ok:
+				it = a
+				it.Sources, it.Confirmed = []Source{src}, now
+			}
+			if a.Name != "" {
+				it.Name, it.Type, it.Details = a.Name, a.Type, a.Details
+			}
+			out = append(out, it)
+		}
+		return capItems(out)
+	}
+	p := st.Profile
+	p.UserID = userID
+	var ents []ProfileItem
+	for _, e := range merged.Entities {
+		ents = append(ents, ProfileItem{ID: itemID("entity", e.Name), Name: e.Name, Type: e.Type, Details: e.Details})
+	}
+	p.Entities = apply(p.Entities, ents)
+	p.UserPreferences = apply(p.UserPreferences, texts("preference", merged.UserPreferences))
+	p.Topics = apply(p.Topics, texts("topic", merged.Topics))
+	p.OpenQuestions = apply(p.OpenQuestions, texts("question", merged.OpenQuestions))
+	p.UpdatedAt = now
+	st.Profile = p
+	return st
 }

@@ -199,7 +199,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	svc.Summaries = a.Worker
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
-		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile")}
+		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic",
+			Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
+		if lm, ok := summarizer.(worker.ProfileMerger); ok { // an LLM: one merge call per change
+			a.Profiler.Merger, a.Profiler.Model = lm, cfg.LLM.Model
+		}
+		svc.ProfileDegraded = a.Profiler.LastDegraded
 	}
 	svc.Observe = observe(a.Metrics)
 	svc.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }

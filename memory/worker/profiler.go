@@ -25,14 +25,48 @@ type ProfileSource interface {
 // updated at most once per Cooldown; the cost of a merge is that of the
 // one chat summary that changed.
 type Profiler struct {
-	Store    ProfileSource
+	Store ProfileSource
+	// Merger, when set (an LLM is configured), merges each changed summary
+	// into the profile in one call with the agent's prompt; otherwise the
+	// merge is deterministic.
+	Merger   ProfileMerger
+	Prompt   func(agent string) string // the agent's user_profile_prompt ("" = default)
+	Model    string
 	Cooldown time.Duration // per user; default 10s
 	Poll     time.Duration // default 2s
 	Now      func() time.Time
 	Logger   *slog.Logger
 
-	mu   sync.Mutex
-	last map[[2]string]time.Time // (tenant, user) → last merge
+	mu       sync.Mutex
+	last     map[[2]string]time.Time // (tenant, user) → last merge
+	degraded map[[2]string][]string  // (tenant, user) → fallbacks of its last merge
+}
+
+// ProfileMerger merges a profile with a chat's summary (memory/llmsum).
+type ProfileMerger interface {
+	MergeProfile(ctx context.Context, prompt string, existing memory.Profile, chat memory.Summary) (memory.Summary, error)
+}
+
+// Degraded reasons of a profile merge.
+const (
+	DegradedProfileInvalid = "profile_merge_invalid" // the LLM's reply held no profile: the previous one stands
+	DegradedProfileLLM     = "profile_llm_unavailable"
+)
+
+// LastDegraded names the fallbacks the user's last profile merge took.
+func (p *Profiler) LastDegraded(tenant, userID string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.degraded[[2]string{tenant, userID}]
+}
+
+func (p *Profiler) note(user [2]string, reasons ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.degraded == nil {
+		p.degraded = map[[2]string][]string{}
+	}
+	p.degraded[user] = reasons
 }
 
 func (p *Profiler) now() time.Time {
@@ -116,8 +150,11 @@ func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
 		if err != nil {
 			return fmt.Errorf("profiler: %w", err)
 		}
-		st = memory.MergeChat(st, c.UserID, c.ID, head.Summary, p.now())
-		err = p.Store.SaveProfile(ctx, c.Tenant, c.UserID, st, v)
+		next, ok := p.mergeOne(ctx, c, st, head.Summary)
+		if !ok { // the previous profile stands; the change is not retried
+			break
+		}
+		err = p.Store.SaveProfile(ctx, c.Tenant, c.UserID, next, v)
 		if err == nil {
 			break
 		}
@@ -126,4 +163,34 @@ func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
 		}
 	}
 	return p.Store.MarkProfileMerged(ctx, c.Key(), head.CoveredToSeq)
+}
+
+// mergeOne merges the chat's summary: with the LLM when there is one (one
+// call; a failure or a reply without a profile leaves the previous profile,
+// reported), else deterministically.
+func (p *Profiler) mergeOne(ctx context.Context, c memory.Chat, st memory.ProfileState, sum memory.Summary) (memory.ProfileState, bool) {
+	user := [2]string{c.Tenant, c.UserID}
+	if p.Merger == nil {
+		return memory.MergeChat(st, c.UserID, c.ID, sum, p.now()), true
+	}
+	prompt := ""
+	if p.Prompt != nil {
+		prompt = p.Prompt(c.Agent)
+	}
+	merged, err := p.Merger.MergeProfile(ctx, prompt, st.Profile, sum)
+	if err != nil {
+		reason := DegradedProfileLLM
+		if errors.Is(err, memory.ErrProfileReply) {
+			reason = DegradedProfileInvalid
+		}
+		p.note(user, reason)
+		if p.Logger != nil {
+			p.Logger.Warn("profile merge", "err", err)
+		}
+		return st, false
+	}
+	p.note(user)
+	next := memory.ApplyMerged(st, c.UserID, c.ID, sum, merged, p.now())
+	next.Profile.Model = p.Model
+	return next, true
 }

@@ -18,7 +18,7 @@ func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.Prof
 	var st memory.ProfileState
 	var js string
 	var v int64
-	err := s.r.QueryRowContext(ctx, `SELECT state, version FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID).Scan(&js, &v)
+	err := s.rs.profile.QueryRowContext(ctx, tenant, userID).Scan(&js, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, 0, nil
 	}
@@ -34,7 +34,7 @@ func (s *Store) Profile(ctx context.Context, tenant, userID string) (memory.Prof
 // ProfileVersion is the version of the user's profile (0: none).
 func (s *Store) ProfileVersion(ctx context.Context, tenant, userID string) (int64, error) {
 	var v int64
-	err := s.r.QueryRowContext(ctx, `SELECT version FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID).Scan(&v)
+	err := s.rs.profileVersion.QueryRowContext(ctx, tenant, userID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

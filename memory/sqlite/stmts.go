@@ -32,6 +32,7 @@ type readStmts struct {
 	head, headByID, chain                  *sql.Stmt
 	messages, messagesBySeq, unindexedMsgs *sql.Stmt
 	summaryWork, unindexedChats            *sql.Stmt
+	profile, profileVersion                *sql.Stmt
 }
 
 func (r *readStmts) list() []stmtSQL {
@@ -55,6 +56,8 @@ func (r *readStmts) list() []stmtSQL {
 		{&r.unindexedChats, `SELECT ` + chatCols + ` FROM chats
 			WHERE id IN (SELECT DISTINCT chat FROM messages WHERE indexed = 0)
 			ORDER BY updated_at, id LIMIT ` + limitParam},
+		{&r.profile, `SELECT state, version FROM profiles WHERE tenant = ? AND user_id = ?`},
+		{&r.profileVersion, `SELECT version FROM profiles WHERE tenant = ? AND user_id = ?`},
 	}
 }
 

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"DeleteChat", testDeleteChat},
 		{"ChatsOfUser", testChatsOfUser},
 		{"Ping", testPing},
+		{"ChatList", testChatList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

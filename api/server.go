@@ -49,6 +49,8 @@ type Deps struct {
 	// Ready reports each backend's state ("ok", "unavailable", "disabled",
 	// ...) under the keys storage, vector, embedder, llm.
 	Ready func(ctx context.Context) map[string]string
+	// UI, when set, registers the inspector's routes under /ui.
+	UI func(g *echo.Group)
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.

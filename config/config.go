@@ -30,7 +30,11 @@ type Server struct {
 	MaxMessagesPerRequest int
 	// MaxMessageBytes caps one message's content; default 256 KiB.
 	MaxMessageBytes int
+	UI              UI
 }
+
+// UI is the inspector at /ui/ (default on).
+type UI struct{ Enabled bool }
 
 type Auth struct{ APIKeys []APIKey }
 

@@ -195,7 +195,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
-	a.Handler = api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	a.Handler = api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready,
+		UI: a.inspector(cfg, pol)})
 	ok = true
 	return a, nil
 }

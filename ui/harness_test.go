@@ -49,7 +49,9 @@ func newHarness(t testing.TB, keys ...ui.Key) *harness {
 		akeys = append(akeys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
 	}
 	d := ui.Deps{Service: svc, Lister: st, Keys: keys, Config: `{"storage": {"postgres_dsn": "[redacted]"}}`,
-		Ready:   func(context.Context) map[string]string { return map[string]string{"storage": "ok", "vector": "disabled"} },
+		Ready: func(context.Context) map[string]string {
+			return map[string]string{"storage": "ok", "vector": "disabled"}
+		},
 		Backlog: st.BacklogSizes, Agents: map[string]string{"default": "{}"}}
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: akeys}, UI: func(g *echo.Group) { ui.Register(g, d) }})
 	srv := httptest.NewServer(h)

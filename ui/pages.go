@@ -243,8 +243,8 @@ var degradedText = map[string]string{
 	engine.DegradedEmbedder:     "the embedder did not answer; retrieval fell back or was skipped.",
 	engine.DegradedEmptyQuery:   "no query was given, so nothing was retrieved.",
 	engine.DegradedSummaryStale: "the summary lags behind the chat or was written with other prompts; uncovered turns were shown verbatim where they fit.",
-	engine.DegradedStorage:     "the conversation store could not be read; the context is incomplete.",
-	engine.DegradedSummaryWait: "a fresh summary was awaited but did not arrive in time.",
+	engine.DegradedStorage:      "the conversation store could not be read; the context is incomplete.",
+	engine.DegradedSummaryWait:  "a fresh summary was awaited but did not arrive in time.",
 }
 
 type confirmData struct {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -71,7 +72,7 @@ func (h *harness) seed(tenant, chat, user string, n int, content func(i int) str
 			if i%2 == 1 {
 				role = memory.RoleAssistant
 			}
-			msgs = append(msgs, memory.Message{ID: fmt.Sprintf("m%d", i+1), Role: role, Content: content(i + 1)})
+			msgs = append(msgs, memory.Message{ID: fmt.Sprintf("m%d-%d", time.Now().UnixNano(), i+1), Role: role, Content: content(i + 1)})
 		}
 		_, err := h.store.Append(context.Background(), memory.AppendRequest{Chat: memory.ChatKey{Tenant: tenant, ChatID: chat}, UserID: user, Messages: msgs})
 		if err != nil {

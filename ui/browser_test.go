@@ -105,6 +105,8 @@ func TestBrowser(t *testing.T) {
 	xss := []string{`<script>window.__xss=1;alert(1)</script>`, `<img src=x onerror="window.__xss=1;alert(1)">`}
 	h.seed("default", "support-00", "user-0", 2, func(n int) string { return xss[n-1] })
 	h.seed("default", "support-00", "user-0", 1, func(int) string { return strings.Repeat("a long turn ", 60) })
+	h.index()
+	h.seed("default", "support-01", "user-1", 2, func(n int) string { return fmt.Sprintf("late turn %d, not indexed yet", n) })
 	tok := csrf(t, h.get("/ui/chats/support-01/confirm?action=summarise").body)
 	if r := h.post("/ui/chats/support-01/summarise", map[string][]string{"csrf": {tok}}); r.status != http.StatusSeeOther {
 		t.Fatalf("summarise: %d", r.status)
@@ -116,7 +118,7 @@ func TestBrowser(t *testing.T) {
 		{"xss", "/ui/chats/support-00", "<script>window.__xss=1;alert(1)</script>"},
 		{"status", "/ui/status", "Effective configuration"},
 		{"confirm", "/ui/chats/support-01/confirm?action=delete", "Yes, delete"},
-		{"playground", "/ui/chats/support-01/playground?run=1&query=refund+policy+invoice&budget=600", "Retrieved turns"},
+		{"playground", "/ui/chats/support-01/playground?run=1&query=refund+policy+invoice+21&budget=300", "invoice 21"},
 	}
 	for _, p := range pages {
 		if err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL+p.path), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {

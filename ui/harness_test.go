@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,17 +22,21 @@ import (
 	"github.com/contextd/contextd/memory/extractive"
 	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/memory/worker"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/rag/embedded"
 	"github.com/contextd/contextd/ui"
 )
 
 // harness is a contextd handler (API and inspector) over a fresh SQLite
 // store, with the extractive summariser behind "summarise now".
 type harness struct {
-	t      testing.TB
-	srv    *httptest.Server
-	store  *sqlite.Store
-	svc    *engine.Service
-	client *http.Client
+	t     testing.TB
+	srv   *httptest.Server
+	store *sqlite.Store
+	// indexer indexes pending turns when a test calls DrainOnce.
+	indexer *rag.Indexer
+	svc     *engine.Service
+	client  *http.Client
 }
 
 func newHarness(t testing.TB, keys ...ui.Key) *harness {
@@ -44,7 +49,15 @@ func newHarness(t testing.TB, keys ...ui.Key) *harness {
 	w := &worker.Worker{Store: st, Summarizer: extractive.New(), Settings: func(string) worker.Settings {
 		return worker.Settings{RecentTurns: 2, TriggerTurns: 1, MaxTokens: 800, Persist: true, Enabled: true}
 	}}
-	svc := &engine.Service{Store: st, Summaries: w}
+	ix, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "index"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	emb, sparse := rag.NewHashingEmbedder(64), rag.NewSparseEncoder()
+	indexer := &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
+	svc := &engine.Service{Store: st, Summaries: w, Index: ix, Indexer: indexer,
+		Retriever: &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}}
 	var akeys []api.APIKey
 	for _, k := range keys {
 		akeys = append(akeys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
@@ -59,7 +72,7 @@ func newHarness(t testing.TB, keys ...ui.Key) *harness {
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &harness{t: t, srv: srv, store: st, svc: svc, client: c}
+	return &harness{t: t, srv: srv, store: st, svc: svc, client: c, indexer: indexer}
 }
 
 // seed appends n turns to a chat of the tenant.
@@ -135,4 +148,18 @@ func (h *harness) login(key string) resp {
 	h.t.Helper()
 	tok := csrf(h.t, h.get("/ui/login").body)
 	return h.post("/ui/login", url.Values{"csrf": {tok}, "key": {key}})
+}
+
+// index drains the indexer so that every stored turn is searchable.
+func (h *harness) index() {
+	h.t.Helper()
+	for {
+		n, err := h.indexer.DrainOnce(context.Background())
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
 }

@@ -157,6 +157,20 @@ func TestEscaping(t *testing.T) {
 	}
 }
 
+func TestOddChatIDs(t *testing.T) {
+	h := newHarness(t)
+	for _, id := range []string{"a/b", "q?x=1", "h#1", "p%41", "sp ace", "ü"} {
+		h.seed("default", id, "u", 1, func(int) string { return "content of " + id })
+		r := h.get("/ui/chats/" + url.PathEscape(id))
+		if r.status != 200 || !strings.Contains(r.body, "content of "+strings.ReplaceAll(id, "#", "#")) {
+			t.Errorf("chat %q: %d", id, r.status)
+		}
+		if list := h.get("/ui/"); !strings.Contains(list.body, `href="/ui/chats/`+url.PathEscape(id)+`"`) {
+			t.Errorf("chat %q: list link not escaped", id)
+		}
+	}
+}
+
 func TestNotFound(t *testing.T) {
 	h := newHarness(t)
 	for _, p := range []string{"/ui/chats/none", "/ui/chats/none/playground", "/ui/chats/none/confirm?action=delete", "/ui/whatever"} {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -56,13 +57,14 @@ type turnRow struct {
 }
 
 type chatData struct {
-	Chat    memory.Chat
-	Turns   []turnRow
-	Next    int64
-	Prev    int64
-	HasPrev bool
-	Summary *memory.Summary
-	Chain   []memory.SummaryRecord
+	Chat     memory.Chat
+	Turns    []turnRow
+	Next     int64
+	Prev     int64
+	HasPrev  bool
+	Summary  *memory.Summary
+	Chain    []memory.SummaryRecord
+	Episodes []memory.Episode
 }
 
 func (h *handler) chat(c echo.Context) error {
@@ -84,7 +86,12 @@ func (h *handler) chat(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain,
+	eps, err := h.episodes(c, chat)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	ownEpisodes(turns, eps)
+	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps,
 		HasPrev: after > 0, Prev: max(after-turnsPerPage, 0)}
 	if len(msgs) == turnsPerPage && next < chat.LastSeq {
 		d.Next = next
@@ -117,6 +124,27 @@ func (h *handler) turnRows(c echo.Context, chat memory.Chat, msgs []memory.Messa
 		}
 	}
 	return out, nil
+}
+
+func (h *handler) episodes(c echo.Context, chat memory.Chat) ([]memory.Episode, error) {
+	if h.d.Episodes == nil {
+		return nil, nil
+	}
+	return h.d.Episodes(c.Request().Context(), memory.ChatKey{Tenant: chat.Tenant, ChatID: chat.ID})
+}
+
+// ownEpisodes names the episode that owns each turn (episodes hold
+// contiguous, non-overlapping seq ranges in seq order).
+func ownEpisodes(turns []turnRow, eps []memory.Episode) {
+	j := 0
+	for i := range turns {
+		for j < len(eps) && eps[j].ToSeq < turns[i].Seq {
+			j++
+		}
+		if j < len(eps) && eps[j].FromSeq <= turns[i].Seq {
+			turns[i].Episode = fmt.Sprintf("%d–%d", eps[j].FromSeq, eps[j].ToSeq)
+		}
+	}
 }
 
 func (h *handler) policy(agent string) engine.Policy {

@@ -44,6 +44,9 @@ type Deps struct {
 	Backlog func(ctx context.Context) (memory.Backlog, error)
 	// Activity describes the background workers' recent runs.
 	Activity func() map[string]string
+	// Episodes lists a chat's episodes in seq order; nil until the
+	// episodes store lands (the chat page then shows none).
+	Episodes func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error)
 	// Config is the effective configuration, every secret redacted.
 	Config string
 	// Agents are the per-agent effective memory settings, rendered.

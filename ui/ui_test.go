@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/ui"
 )
@@ -317,5 +319,27 @@ func TestStatusPage(t *testing.T) {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("status lacks %q", want)
 		}
+	}
+}
+
+func TestEpisodeSeam(t *testing.T) {
+	h := newHarness(t)
+	h.seed("default", "c", "u", 6, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	// Register a second inspector with an episodes source on its own router.
+	eps := []memory.Episode{{ID: "e1", FromSeq: 1, ToSeq: 3, Short: "<b>first</b> stretch", Summary: memory.Summary{Narrative: "long one"}},
+		{ID: "e2", FromSeq: 4, ToSeq: 5, Short: "second"}}
+	e := echo.New()
+	ui.Register(e.Group("/ui"), ui.Deps{Service: h.svc, Lister: h.store,
+		Episodes: func(context.Context, memory.ChatKey) ([]memory.Episode, error) { return eps, nil }})
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ui/chats/c", nil))
+	body := rec.Body.String()
+	for _, want := range []string{"turns 1–3", "&lt;b&gt;first&lt;/b&gt; stretch", "Long summary", "episode turns 4–5"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("chat page lacks %q", want)
+		}
+	}
+	if i := strings.Index(body, `id="turn-6"`); i < 0 || strings.Contains(body[i:i+strings.Index(body[i:], "</tr>")], "episode turns") {
+		t.Error("turn 6 belongs to no episode")
 	}
 }

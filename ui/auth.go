@@ -105,6 +105,9 @@ func (h *handler) auth(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (h *handler) loginForm(c echo.Context) error {
+	if len(h.d.Keys) == 0 { // auth off: nothing to log in to
+		return c.Redirect(http.StatusSeeOther, "/ui/")
+	}
 	ensureCSRF(c)
 	return h.render(c, http.StatusOK, "login", "Log in", "")
 }

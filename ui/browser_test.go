@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/contextd/contextd/ui"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -210,4 +212,35 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestBrowserLogin logs in through the form and sees that tenant's chats.
+func TestBrowserLogin(t *testing.T) {
+	ctx, ce := browser(t)
+	h := newHarness(t, ui.Key{Key: "browser-key-a", Tenant: "ta"}, ui.Key{Key: "browser-key-b", Tenant: "tb"})
+	h.seed("ta", "mine", "u", 2, func(int) string { return "a" })
+	h.seed("tb", "theirs", "u", 2, func(int) string { return "b" })
+	err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`input[name=key]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := run(t, ctx, chromedp.CaptureScreenshot())
+	if err := os.WriteFile(filepath.Join(artefactDir(t), "ui-login.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`input[name=key]`), "browser-key-a"),
+		chromedp.Click(chromedp.CSS(`form.card button`)), chromedp.WaitVisible(chromedp.CSS(`table.list`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := run(t, ctx, chromedp.Text(chromedp.CSS("main")))
+	if !strings.Contains(body, "mine") || strings.Contains(body, "theirs") {
+		t.Fatalf("after login: %q", body)
+	}
+	if cookies := run(t, ctx, chromedp.Evaluate[string](`document.cookie`)); cookies != "" {
+		t.Fatalf("script can read cookies: %q", cookies)
+	}
+	if errs := ce.take(); len(errs) > 0 {
+		t.Errorf("browser errors %v", errs)
+	}
 }

@@ -26,7 +26,8 @@ chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  elif sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "make: chromium missing and no root/sudo: the browser tests will skip"; fi; \
+	  fi || true; \
+	  [ -x /usr/bin/chromium ] || echo "make: chromium could not be installed: the browser tests skip (and fail under CI=true)"; \
 	fi
 
 test-race:

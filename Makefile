@@ -7,7 +7,7 @@ LOCOMO    ?= ../shared/bench/locomo/locomo-dev.json
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-go test-python test-race bench bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python chromium test-race bench bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -15,7 +15,7 @@ run: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/contextd
 
-test: test-go test-python
+test: chromium test-go test-python
 
 test-go:
 	$(GO) vet ./...
@@ -31,6 +31,17 @@ test-python: build
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest >/dev/null; }
 	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python
+
+# chromium: the inspector's browser tests (ui/browser_test.go) drive Debian's
+# chromium; install it when missing and we are root or have sudo, else the
+# tests skip locally (and fail under CI=true).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  elif sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  fi || true; \
+	  [ -x /usr/bin/chromium ] || echo "make: chromium could not be installed: the browser tests skip (and fail under CI=true)"; \
+	fi
 
 test-race:
 	$(GO) test -race -count=1 -timeout 20m ./...

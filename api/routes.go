@@ -34,6 +34,11 @@ func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
 	// Alias kept by the contract for supervisors that call /context.
 	e.POST("/context", handleContext(d.Service), v1Middleware(d)...)
 
+	if d.UI != nil {
+		e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })
+		d.UI(e.Group("/ui"))
+	}
+
 	e.RouteNotFound("/*", func(c echo.Context) error {
 		return &apiError{status: http.StatusNotFound, Code: "route_not_found", Message: "no route " + c.Request().Method + " " + c.Request().URL.Path}
 	})

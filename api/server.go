@@ -54,6 +54,8 @@ type Deps struct {
 	// MCP, when set, serves the Model Context Protocol at /mcp, behind the
 	// same auth as /v1 (api/mcpserver).
 	MCP http.Handler
+	// UI, when set, registers the inspector's routes under /ui.
+	UI func(g *echo.Group)
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.

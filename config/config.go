@@ -32,6 +32,7 @@ type Server struct {
 	MaxMessageBytes int
 	// MCP is the Model Context Protocol endpoint at /mcp.
 	MCP MCP
+	UI  UI
 }
 
 // MCP configures the /mcp endpoint.
@@ -40,6 +41,9 @@ type MCP struct {
 	// AllowDelete exposes the destructive delete_chat tool; default false.
 	AllowDelete bool
 }
+
+// UI is the inspector at /ui/ (default on).
+type UI struct{ Enabled bool }
 
 type Auth struct{ APIKeys []APIKey }
 

@@ -36,6 +36,7 @@ func Default() *Config {
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
 			MCP:                   MCP{Enabled: true},
+			UI:                    UI{Enabled: true},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
 		Vector: Vector{

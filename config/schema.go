@@ -90,6 +90,7 @@ func (d *decoder) serverFields(s *Server) fields {
 			"enabled":      d.bool(&s.MCP.Enabled),
 			"allow_delete": d.bool(&s.MCP.AllowDelete),
 		}),
+		"ui": d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
 	}
 }
 

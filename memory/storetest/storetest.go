@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"EpisodesErased", testEpisodesErased},
 		{"Profiles", testProfiles},
 		{"ProfileWork", testProfileWork},
+		{"ChatList", testChatList},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/ui"
+)
+
+// inspector builds the /ui registration, or nil when server.ui is off or
+// the store cannot list chats.
+func (a *App) inspector(cfg *config.Config, pol func(string) engine.Policy) func(g *echo.Group) {
+	lister, ok := a.Store.(memory.ChatLister)
+	if !cfg.Server.UI.Enabled || !ok {
+		return nil
+	}
+	act := &activity{counts: map[string]int{}}
+	if a.Worker != nil {
+		next := a.Worker.OnJob
+		a.Worker.OnJob = func(tenant, outcome string, in, out int) {
+			if outcome != "llm_tokens" {
+				act.record(outcome)
+			}
+			if next != nil {
+				next(tenant, outcome, in, out)
+			}
+		}
+	}
+	d := ui.Deps{Service: a.Service, Lister: lister, Ready: a.ready, Config: redactedConfig(cfg),
+		Agents: agentSettings(cfg, pol), Activity: func() map[string]string { return a.activity(act) },
+		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) }}
+	for _, k := range cfg.Server.Auth.APIKeys {
+		d.Keys = append(d.Keys, ui.Key{Key: k.Key, Tenant: k.Tenant})
+	}
+	if es, ok := a.Store.(memory.EpisodeStore); ok {
+		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) { return allEpisodes(ctx, es, key) }
+	}
+	return func(g *echo.Group) { ui.Register(g, d) }
+}
+
+// allEpisodes pages through a chat's closed episodes in seq order (an
+// episode holds up to episode_max_turns turns, so even a 50,000-turn chat
+// has a few thousand at most).
+func allEpisodes(ctx context.Context, es memory.EpisodeStore, key memory.ChatKey) ([]memory.Episode, error) {
+	var out []memory.Episode
+	after := int64(0)
+	for {
+		page, err := es.Episodes(ctx, key, after, 1000)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if len(page) < 1000 {
+			return out, nil
+		}
+		after = page[len(page)-1].ToSeq
+	}
+}
+
+// activity remembers the summariser's recent jobs for the status page.
+type activity struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	last    time.Time
+	outcome string
+}
+
+func (a *activity) record(outcome string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.counts[outcome]++
+	a.last, a.outcome = time.Now().UTC(), outcome
+}
+
+func (a *App) activity(act *activity) map[string]string {
+	act.mu.Lock()
+	defer act.mu.Unlock()
+	out := map[string]string{"summariser": "no job since start"}
+	if !act.last.IsZero() {
+		out["summariser"] = fmt.Sprintf("last job %s (%s); jobs since start %v", act.last.Format(time.RFC3339), act.outcome, act.counts)
+	}
+	if a.Indexer == nil {
+		out["indexer"] = "not running (no vector store)"
+	} else if err := a.Indexer.LastError(); err != nil {
+		out["indexer"] = "last run failed: " + err.Error()
+	} else {
+		out["indexer"] = "last run ok"
+	}
+	return out
+}
+
+// agentSettings renders each agent's resolved policy, overrides merged.
+func agentSettings(cfg *config.Config, pol func(string) engine.Policy) map[string]string {
+	names := []string{memory.DefaultAgent}
+	for _, ag := range cfg.Agents {
+		names = append(names, ag.Name)
+	}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		b, err := json.MarshalIndent(pol(n), "", "  ")
+		if err != nil {
+			out[n] = fmt.Sprintf("%+v", pol(n))
+			continue
+		}
+		out[n] = string(b)
+	}
+	return out
+}
+
+// secretKey names fields whose string values are never shown.
+var secretKey = regexp.MustCompile(`(?i)(key|password|secret|token$|credential)`)
+
+// kvPassword is a keyword/value DSN's password.
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
+
+// redactedConfig is the effective config as indented JSON with every
+// secret replaced: API keys, DSN passwords, LLM/embedder/Qdrant keys.
+func redactedConfig(cfg *config.Config) string {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "unavailable: " + err.Error()
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return "unavailable: " + err.Error()
+	}
+	out, _ := json.MarshalIndent(redact("", v), "", "  ")
+	return string(out)
+}
+
+func redact(key string, v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = redact(k, x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = redact(key, x)
+		}
+	case string:
+		if t != "" && secretKey.MatchString(key) {
+			return "[redacted]"
+		}
+		return redactDSN(t)
+	}
+	return v
+}
+
+// redactDSN hides the password of a URL or keyword/value connection string.
+func redactDSN(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "redacted")
+			return u.String()
+		}
+	}
+	if strings.Contains(strings.ToLower(s), "password") {
+		return kvPassword.ReplaceAllString(s, "${1}[redacted]")
+	}
+	return s
+}

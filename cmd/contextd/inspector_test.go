@@ -1,0 +1,70 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/config"
+)
+
+func TestRedactedConfig(t *testing.T) {
+	cfg := config.Default()
+	secrets := []string{"sk-api-key-1", "pg-secret-pw", "llm-key-2", "emb-key-3", "qdrant-key-4", "kv-pw-5"}
+	cfg.Server.Auth.APIKeys = []config.APIKey{{Key: secrets[0], Tenant: "acme"}}
+	cfg.Storage.PostgresDSN = "postgres://app:" + secrets[1] + "@db:5432/contextd?sslmode=disable"
+	cfg.LLM.APIKey, cfg.Embedder.APIKey, cfg.Vector.Qdrant.APIKey = secrets[2], secrets[3], secrets[4]
+	out := redactedConfig(cfg)
+	for _, s := range secrets[:5] {
+		if strings.Contains(out, s) {
+			t.Errorf("config shows secret %q:\n%s", s, out)
+		}
+	}
+	for _, want := range []string{"acme", "postgres://app:redacted@db:5432", "[redacted]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config lacks %q", want)
+		}
+	}
+	cfg.Storage.PostgresDSN = "host=db user=app password=" + secrets[5] + " dbname=x"
+	if out := redactedConfig(cfg); strings.Contains(out, secrets[5]) || !strings.Contains(out, "user=app") {
+		t.Errorf("keyword DSN: %s", out)
+	}
+}
+
+func TestInspectorMounted(t *testing.T) {
+	_, srv := newApp(t, func(c *config.Config) {
+		c.Server.Auth.APIKeys = []config.APIKey{{Key: "secret-key-xyz", Tenant: "acme"}}
+	})
+	res, err := http.Get(srv.URL + "/ui/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), `name="key"`) || res.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("/ui/login: %d", res.StatusCode)
+	}
+
+	_, off := newApp(t, func(c *config.Config) { c.Server.UI.Enabled = false })
+	res, err = http.Get(off.URL + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("ui disabled: /ui/ is %d", res.StatusCode)
+	}
+}
+
+func TestAgentSettings(t *testing.T) {
+	cfg := config.Default()
+	pol, err := policies(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := agentSettings(cfg, pol)["default"]
+	if !strings.Contains(got, `"BudgetTokens": 4000`) {
+		t.Fatalf("default agent settings:\n%s", got)
+	}
+}

@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Cookie names. The session cookie carries a random id that maps to a
+// tenant in memory, never the API key itself.
+const (
+	sessionCookie = "contextd_ui_session"
+	csrfCookie    = "contextd_ui_csrf"
+	ctxTenant     = "ui.tenant"
+	ctxCSRF       = "ui.csrf"
+)
+
+// sessions maps session ids to tenants, bounded and expiring.
+type sessions struct {
+	mu  sync.Mutex
+	m   map[string]session
+	max int
+	ttl time.Duration
+}
+
+type session struct {
+	tenant  string
+	expires time.Time
+}
+
+func newSessions(max int, ttl time.Duration) *sessions {
+	return &sessions{m: map[string]session{}, max: max, ttl: ttl}
+}
+
+func (s *sessions) add(tenant string) string {
+	id := randomToken()
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= s.max {
+		for k, v := range s.m { // drop expired, then arbitrary ones
+			if now.After(v.expires) || len(s.m) >= s.max {
+				delete(s.m, k)
+			}
+		}
+	}
+	s.m[id] = session{tenant: tenant, expires: now.Add(s.ttl)}
+	return id
+}
+
+func (s *sessions) tenant(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[id]
+	if !ok || time.Now().After(v.expires) {
+		delete(s.m, id)
+		return "", false
+	}
+	return v.tenant, true
+}
+
+func (s *sessions) drop(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+func setCookie(c echo.Context, name, value string, maxAge int) {
+	c.SetCookie(&http.Cookie{Name: name, Value: value, Path: "/ui/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.IsTLS()})
+}
+
+// auth fixes the request's tenant: "default" with auth off, else the
+// session's tenant; without a session the login form is shown.
+func (h *handler) auth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ensureCSRF(c)
+		if len(h.d.Keys) == 0 {
+			c.Set(ctxTenant, "default")
+			return next(c)
+		}
+		if ck, err := c.Cookie(sessionCookie); err == nil {
+			if t, ok := h.sessions.tenant(ck.Value); ok {
+				c.Set(ctxTenant, t)
+				return next(c)
+			}
+		}
+		if c.Request().Method != http.MethodGet {
+			return h.render(c, http.StatusUnauthorized, "login", "Log in", "Your session has ended; log in again.")
+		}
+		return c.Redirect(http.StatusSeeOther, "/ui/login")
+	}
+}
+
+func (h *handler) loginForm(c echo.Context) error {
+	if len(h.d.Keys) == 0 { // auth off: nothing to log in to
+		return c.Redirect(http.StatusSeeOther, "/ui/")
+	}
+	ensureCSRF(c)
+	return h.render(c, http.StatusOK, "login", "Log in", "")
+}
+
+// login checks the posted key in constant time against every key.
+func (h *handler) login(c echo.Context) error {
+	ensureCSRF(c)
+	if !csrfOK(c) {
+		return h.render(c, http.StatusForbidden, "error", "Forbidden", "The form has expired; reload the page and try again.")
+	}
+	sum := sha256.Sum256([]byte(c.FormValue("key")))
+	tenant := ""
+	for _, k := range h.d.Keys {
+		ks := sha256.Sum256([]byte(k.Key))
+		if subtle.ConstantTimeCompare(sum[:], ks[:]) == 1 {
+			tenant = k.Tenant
+		}
+	}
+	if tenant == "" {
+		return h.render(c, http.StatusUnauthorized, "login", "Log in", "That key is not valid.")
+	}
+	setCookie(c, sessionCookie, h.sessions.add(tenant), 12*3600)
+	return c.Redirect(http.StatusSeeOther, "/ui/")
+}
+
+func (h *handler) logout(c echo.Context) error {
+	if ck, err := c.Cookie(sessionCookie); err == nil {
+		h.sessions.drop(ck.Value)
+	}
+	setCookie(c, sessionCookie, "", -1)
+	return c.Redirect(http.StatusSeeOther, "/ui/login")
+}
+
+// ensureCSRF gives the browser a CSRF token cookie (HttpOnly); forms carry
+// the same token in a hidden field, which a cross-site page cannot read.
+func ensureCSRF(c echo.Context) {
+	if ck, err := c.Cookie(csrfCookie); err == nil && len(ck.Value) == 64 {
+		c.Set(ctxCSRF, ck.Value)
+		return
+	}
+	t := randomToken()
+	setCookie(c, csrfCookie, t, 0)
+	c.Set(ctxCSRF, t)
+}
+
+func csrfToken(c echo.Context) string {
+	t, _ := c.Get(ctxCSRF).(string)
+	return t
+}
+
+func csrfOK(c echo.Context) bool {
+	ck, err := c.Cookie(csrfCookie)
+	form := c.FormValue("csrf")
+	return err == nil && form != "" && subtle.ConstantTimeCompare([]byte(ck.Value), []byte(form)) == 1
+}
+
+// csrf rejects a state-changing request whose form token does not match
+// its cookie.
+func (h *handler) csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !csrfOK(c) {
+			return h.render(c, http.StatusForbidden, "error", "Forbidden", "The form has expired; reload the page and try again.")
+		}
+		return next(c)
+	}
+}
+
+func tenantOf(c echo.Context) string {
+	t, _ := c.Get(ctxTenant).(string)
+	return t
+}

@@ -1,0 +1,353 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/memory"
+)
+
+// Page sizes: small enough to render fast on any chat.
+const (
+	chatsPerPage = 50
+	turnsPerPage = 100
+)
+
+type chatsData struct {
+	Filter string
+	Rows   []memory.ChatRow
+	Next   string
+}
+
+func (h *handler) chats(c echo.Context) error {
+	filter := strings.TrimSpace(c.QueryParam("q"))
+	rows, err := h.d.Lister.ListChats(c.Request().Context(), tenantOf(c), filter, c.QueryParam("after"), chatsPerPage+1)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	d := chatsData{Filter: filter, Rows: rows}
+	if len(rows) > chatsPerPage {
+		d.Rows = rows[:chatsPerPage]
+		d.Next = d.Rows[chatsPerPage-1].ID
+	}
+	return h.render(c, http.StatusOK, "chats", "Chats", d)
+}
+
+// turnRow is one turn of the timeline with its state.
+type turnRow struct {
+	memory.Message
+	Summarised bool
+	Indexed    bool
+	// Filtered is the rule that removes the turn for the chat's agent ("":
+	// kept); Label marks an agent label or prefix stripped from it.
+	Filtered string
+	Label    bool
+	Long     bool
+	Preview  string
+	// Episode owns the turn, once episodes exist ("" until then).
+	Episode string
+}
+
+type chatData struct {
+	Chat     memory.Chat
+	Turns    []turnRow
+	Next     int64
+	Prev     int64
+	HasPrev  bool
+	Summary  *memory.Summary
+	Chain    []memory.SummaryRecord
+	Episodes []memory.Episode
+}
+
+func (h *handler) chat(c echo.Context) error {
+	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
+	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
+	summary, chain, err := h.d.Service.SummaryOf(ctx, tenant, id)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	msgs, next, err := h.d.Service.Messages(ctx, tenant, id, max(after, 0), turnsPerPage)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	if err != nil {
+		return h.fail(c, err)
+	}
+	turns, err := h.turnRows(c, chat, msgs)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	eps, err := h.episodes(c, chat)
+	if err != nil {
+		return h.fail(c, err)
+	}
+	ownEpisodes(turns, eps)
+	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps,
+		HasPrev: after > 0, Prev: max(after-turnsPerPage, 0)}
+	if len(msgs) == turnsPerPage && next < chat.LastSeq {
+		d.Next = next
+	}
+	return h.render(c, http.StatusOK, "chat", "Chat "+id, d)
+}
+
+// turnRows adds each turn's state: summary coverage, index, filter rule.
+func (h *handler) turnRows(c echo.Context, chat memory.Chat, msgs []memory.Message) ([]turnRow, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	key := memory.ChatKey{Tenant: chat.Tenant, ChatID: chat.ID}
+	pending, err := h.d.Lister.UnindexedSeqs(c.Request().Context(), key, msgs[0].Seq, msgs[len(msgs)-1].Seq)
+	if err != nil {
+		return nil, err
+	}
+	unindexed := make(map[int64]bool, len(pending))
+	for _, s := range pending {
+		unindexed[s] = true
+	}
+	fo := h.policy(chat.Agent).Filters
+	out := make([]turnRow, len(msgs))
+	for i, m := range msgs {
+		kept, rule := fo.Item(m.Role, m.Content)
+		out[i] = turnRow{Message: m, Summarised: m.Seq <= chat.SummaryCursor, Indexed: !unindexed[m.Seq],
+			Filtered: ruleName(rule), Label: rule == "" && kept != m.Content, Long: len(m.Content) > 280}
+		if out[i].Long {
+			out[i].Preview = preview(m.Content, 200)
+		}
+	}
+	return out, nil
+}
+
+func (h *handler) episodes(c echo.Context, chat memory.Chat) ([]memory.Episode, error) {
+	if h.d.Episodes == nil {
+		return nil, nil
+	}
+	return h.d.Episodes(c.Request().Context(), memory.ChatKey{Tenant: chat.Tenant, ChatID: chat.ID})
+}
+
+// ownEpisodes names the episode that owns each turn (episodes hold
+// contiguous, non-overlapping seq ranges in seq order).
+func ownEpisodes(turns []turnRow, eps []memory.Episode) {
+	j := 0
+	for i := range turns {
+		for j < len(eps) && eps[j].ToSeq < turns[i].Seq {
+			j++
+		}
+		if j < len(eps) && eps[j].FromSeq <= turns[i].Seq {
+			turns[i].Episode = fmt.Sprintf("%d–%d", eps[j].FromSeq, eps[j].ToSeq)
+		}
+	}
+}
+
+func (h *handler) policy(agent string) engine.Policy {
+	if h.d.Service.Policy == nil {
+		return engine.DefaultPolicy()
+	}
+	return h.d.Service.Policy(agent)
+}
+
+// ruleName says in words which filter rule removes a turn.
+func ruleName(reason string) string {
+	switch reason {
+	case "":
+		return ""
+	case filters.ReasonTool:
+		return "tool turn"
+	case filters.ReasonSkippedPrefix:
+		return "routing noise (skip prefix)"
+	case filters.ReasonEmpty:
+		return "empty after stripping agent labels"
+	}
+	return reason
+}
+
+func preview(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+type playData struct {
+	ChatID   string
+	Query    string
+	Agent    string
+	Strategy string
+	Budget   int
+	Ran      bool
+	Result   *engine.ContextResult
+	Hits     []engine.SearchHit
+	Bars     []bar
+	Degraded []string
+	Err      string
+}
+
+type bar struct {
+	Name    string
+	Tokens  int
+	Percent int
+}
+
+// playground runs /v1/context's use case with nothing appended.
+func (h *handler) playground(c echo.Context) error {
+	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
+	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	if err != nil {
+		return h.fail(c, err)
+	}
+	d := playData{ChatID: id, Query: c.QueryParam("query"), Agent: c.QueryParam("agent"), Strategy: c.QueryParam("strategy")}
+	if d.Agent == "" {
+		d.Agent = chat.Agent
+	}
+	d.Budget, _ = strconv.Atoi(c.QueryParam("budget"))
+	if c.QueryParam("run") != "" {
+		h.runPlayground(c, tenant, &d)
+	}
+	return h.render(c, http.StatusOK, "playground", "Playground "+id, d)
+}
+
+func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) {
+	ctx := c.Request().Context()
+	d.Ran = true
+	in := engine.ContextInput{ChatID: d.ChatID, Agent: d.Agent, Query: d.Query, Strategy: d.Strategy}
+	if d.Budget > 0 {
+		in.BudgetTokens = &d.Budget
+	}
+	res, err := h.d.Service.Context(ctx, tenant, in)
+	if err != nil {
+		d.Err = err.Error()
+		return
+	}
+	d.Result = res
+	u := res.Usage
+	for _, s := range []struct {
+		n string
+		t int
+	}{{"retrieved", u.RAGTokens}, {"summary", u.SummaryTokens}, {"recent", u.RecentTokens}} {
+		d.Bars = append(d.Bars, bar{Name: s.n, Tokens: s.t, Percent: percent(s.t, u.BudgetTokens)})
+	}
+	for _, code := range res.Degraded {
+		d.Degraded = append(d.Degraded, explain(code))
+	}
+	if d.Query != "" {
+		hits, err := h.d.Service.Search(ctx, tenant, engine.SearchInput{Query: d.Query, ChatID: d.ChatID, K: 10})
+		if err != nil {
+			d.Degraded = append(d.Degraded, "search failed: "+err.Error())
+		}
+		d.Hits = hits
+	}
+}
+
+func percent(n, of int) int {
+	if of <= 0 {
+		return 0
+	}
+	return min(100, n*100/of)
+}
+
+// explain turns a degraded code into a sentence.
+func explain(code string) string {
+	if s, ok := degradedText[code]; ok {
+		return code + ": " + s
+	}
+	return code
+}
+
+var degradedText = map[string]string{
+	engine.DegradedVectorStore:  "the vector store did not answer; no past turns were retrieved.",
+	engine.DegradedEmbedder:     "the embedder did not answer; retrieval fell back or was skipped.",
+	engine.DegradedEmptyQuery:   "no query was given, so nothing was retrieved.",
+	engine.DegradedSummaryStale: "the summary lags behind the chat or was written with other prompts; uncovered turns were shown verbatim where they fit.",
+	engine.DegradedStorage:      "the conversation store could not be read; the context is incomplete.",
+	engine.DegradedSummaryWait:  "a fresh summary was awaited but did not arrive in time.",
+}
+
+type confirmData struct {
+	ChatID string
+	Action string
+	Verb   string
+}
+
+func (h *handler) confirm(c echo.Context) error {
+	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
+	if _, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id}); err != nil {
+		return h.fail(c, err)
+	}
+	d := confirmData{ChatID: id, Action: c.QueryParam("action")}
+	switch d.Action {
+	case "delete":
+		d.Verb = "Delete this chat and everything derived from it"
+	case "summarise":
+		d.Verb = "Summarise this chat now"
+	default:
+		return h.notFound(c, "no such action")
+	}
+	return h.render(c, http.StatusOK, "confirm", "Confirm", d)
+}
+
+func (h *handler) summarise(c echo.Context) error {
+	id := chatID(c)
+	if _, _, err := h.d.Service.RefreshSummary(c.Request().Context(), tenantOf(c), id); err != nil {
+		return h.fail(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/chats/"+url.PathEscape(id))
+}
+
+func (h *handler) deleteChat(c echo.Context) error {
+	if err := h.d.Service.DeleteChat(c.Request().Context(), tenantOf(c), chatID(c)); err != nil {
+		return h.fail(c, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/ui/")
+}
+
+type statusData struct {
+	Ready    map[string]string
+	Backlog  *memory.Backlog
+	Activity map[string]string
+	Config   string
+	Agents   map[string]string
+	Now      time.Time
+}
+
+func (h *handler) status(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := statusData{Config: h.d.Config, Agents: h.d.Agents, Now: time.Now().UTC()}
+	if h.d.Ready != nil {
+		d.Ready = h.d.Ready(ctx)
+	}
+	if h.d.Backlog != nil {
+		if b, err := h.d.Backlog(ctx); err == nil {
+			d.Backlog = &b
+		}
+	}
+	if h.d.Activity != nil {
+		d.Activity = h.d.Activity()
+	}
+	return h.render(c, http.StatusOK, "status", "Status", d)
+}
+
+// chatID is the path's chat id, unescaped (ids may hold '/', '?', '#',
+// '%'). Echo matches on RawPath when the request has one, so only then is
+// the parameter still escaped.
+func chatID(c echo.Context) string {
+	if c.Request().URL.RawPath == "" {
+		return c.Param("chat_id")
+	}
+	if v, err := url.PathUnescape(c.Param("chat_id")); err == nil {
+		return v
+	}
+	return c.Param("chat_id")
+}

@@ -65,6 +65,8 @@ type chatData struct {
 	Summary  *memory.Summary
 	Chain    []memory.SummaryRecord
 	Episodes []memory.Episode
+	// Profile is the chat's user's profile across chats (nil: no user).
+	Profile *memory.Profile
 }
 
 func (h *handler) chat(c echo.Context) error {
@@ -91,7 +93,13 @@ func (h *handler) chat(c echo.Context) error {
 		return h.fail(c, err)
 	}
 	ownEpisodes(turns, eps)
-	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps,
+	var profile *memory.Profile
+	if chat.UserID != "" {
+		if profile, err = h.d.Service.UserProfile(ctx, tenant, chat.UserID); err != nil {
+			return h.fail(c, err)
+		}
+	}
+	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps, Profile: profile,
 		HasPrev: after > 0, Prev: max(after-turnsPerPage, 0)}
 	if len(msgs) == turnsPerPage && next < chat.LastSeq {
 		d.Next = next

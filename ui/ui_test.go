@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -345,5 +346,28 @@ func TestEpisodeSeam(t *testing.T) {
 	}
 	if i := strings.Index(body, `id="turn-6"`); i < 0 || strings.Contains(body[i:i+strings.Index(body[i:], "</tr>")], "episode turns") {
 		t.Error("turn 6 belongs to no episode")
+	}
+}
+
+// A chat of a user shows the user's profile across chats, with sources,
+// escaped; another tenant's same user id shows nothing of it.
+func TestChatShowsTheUsersProfile(t *testing.T) {
+	h := newHarness(t)
+	h.svc.Profiles = h.store
+	h.seed("default", "c", "alice", 4, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	st := memory.MergeChat(memory.ProfileState{}, "alice", "trip", memory.Summary{CoveredToSeq: 7,
+		UserPreferences: []string{"<i>vegetarian</i>"}}, time.Unix(1, 0))
+	if err := h.store.SaveProfile(context.Background(), "default", "alice", st, 0); err != nil {
+		t.Fatal(err)
+	}
+	body := h.get("/ui/chats/c").body
+	for _, want := range []string{"User profile (alice, across chats)", "&lt;i&gt;vegetarian&lt;/i&gt;", "trip 1–7"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("chat page lacks %q", want)
+		}
+	}
+	h.seed("default", "nouser", "", 2, func(i int) string { return "x" })
+	if strings.Contains(h.get("/ui/chats/nouser").body, "User profile") {
+		t.Error("a chat without a user shows a profile")
 	}
 }

@@ -44,7 +44,9 @@ func (a *App) inspector(cfg *config.Config, pol func(string) engine.Policy) func
 		d.Keys = append(d.Keys, ui.Key{Key: k.Key, Tenant: k.Tenant})
 	}
 	if es, ok := a.Store.(memory.EpisodeStore); ok {
-		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) { return allEpisodes(ctx, es, key) }
+		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
+			return allEpisodes(ctx, es, key)
+		}
 	}
 	return func(g *echo.Group) { ui.Register(g, d) }
 }

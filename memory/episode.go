@@ -20,6 +20,10 @@ type Episode struct {
 	Model         string    `json:"model"`
 	PromptVersion string    `json:"prompt_version"`
 	CreatedAt     time.Time `json:"created_at"`
+	// Facts are the facts drawn from the episode's turns; CloseEpisodes
+	// stores them with the episode, in the same transaction. Read them
+	// back with FactStore.Facts.
+	Facts []Fact `json:"-"`
 }
 
 // Kinds of retrievable items (search "kinds", index payload "kind").

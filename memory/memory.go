@@ -45,6 +45,10 @@ type Message struct {
 	Content   string         `json:"content"`
 	CreatedAt time.Time      `json:"created_at"`
 	Metadata  map[string]any `json:"metadata"`
+	// Deleted marks a tombstone: a message deleted on its own keeps its
+	// seq and role (seqs stay gap-free) and loses content, name and
+	// metadata.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // ChatKey names one chat: chat ids are unique within a tenant only.

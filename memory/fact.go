@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// Fact is one atomic, dated statement drawn from a chat (by the LLM when
+// one is configured, extractively otherwise) with the turns it came from.
+// Facts are derived state: written with the episode whose turns they cite,
+// rebuilt when those turns change, erased with their chat, user or turn.
+type Fact struct {
+	ID     string  `json:"id"`
+	ChatID string  `json:"chat_id"`
+	Text   string  `json:"text"`
+	Seqs   []int64 `json:"seqs"` // source turns, ascending, non-empty
+	// ValidAt is the time of the newest source turn.
+	ValidAt time.Time `json:"valid_at"`
+	Kind    string    `json:"kind"`   // FactPreference, FactPlan, ...
+	Source  string    `json:"source"` // FactSourceLLM or FactSourceExtractive
+	// SupersededBy is the id of a newer fact that updates this one ("" =
+	// current).
+	SupersededBy string `json:"superseded_by"`
+	// EpisodeID is the episode whose summariser call produced the fact.
+	EpisodeID string    `json:"episode_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Fact kinds.
+const (
+	FactPreference = "preference"
+	FactPlan       = "plan"
+	FactDecision   = "decision"
+	FactEvent      = "event"
+	FactAttribute  = "attribute"
+	FactOther      = "other"
+)
+
+// Fact sources.
+const (
+	FactSourceLLM        = "llm"
+	FactSourceExtractive = "extractive"
+)
+
+// KindFact is the retrievable kind of a fact (search "kinds", index
+// payload "kind").
+const KindFact = "fact"
+
+// FirstSeq is the fact's first source seq (its place in seq order).
+func (f Fact) FirstSeq() int64 {
+	if len(f.Seqs) == 0 {
+		return 0
+	}
+	return f.Seqs[0]
+}
+
+// FactID is a fact's deterministic id: the same fact of the same chat gets
+// the same id, so re-deriving it is idempotent.
+func FactID(tenant, chatID string, seqs []int64, text string) string {
+	h := sha256.New()
+	for _, s := range []string{tenant, chatID, text} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, s := range seqs {
+		h.Write([]byte(strconv.FormatInt(s, 10)))
+		h.Write([]byte{0})
+	}
+	return "f-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// FactStore keeps a chat's facts. Facts are written together with the
+// episode they came from (CloseEpisodes stores each Episode.Facts in the
+// same transaction); implementations: memory/sqlite, memory/postgres; both
+// pass memory/storetest. DeleteChat erases a chat's facts.
+type FactStore interface {
+	// Facts returns up to limit facts whose first seq is > afterSeq, ordered
+	// by (first seq, id) (limit <= 0: all). A page never splits the facts
+	// of one first seq. Superseded facts are left out unless
+	// includeSuperseded. ErrNotFound for an unknown chat.
+	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
+	// FactsByID returns the chat's facts with these ids (those that exist).
+	FactsByID(ctx context.Context, key ChatKey, ids []string) ([]Fact, error)
+	// SupersedeFacts sets superseded_by: for each old id, the id of the
+	// newer fact that updates it. Unknown ids are ignored.
+	SupersedeFacts(ctx context.Context, key ChatKey, oldToNew map[string]string) error
+
+	// UnindexedFactChats lists chats holding facts not yet indexed.
+	UnindexedFactChats(ctx context.Context, limit int) ([]Chat, error)
+	// UnindexedFacts returns up to limit of the chat's facts not yet
+	// indexed (superseded ones included), ordered by (first seq, id).
+	UnindexedFacts(ctx context.Context, key ChatKey, limit int) ([]Fact, error)
+	// MarkFactsIndexed records that these facts are in the index.
+	MarkFactsIndexed(ctx context.Context, key ChatKey, ids []string) error
+	// ResetFactsIndexed marks every fact unindexed (index wipe).
+	ResetFactsIndexed(ctx context.Context) error
+}

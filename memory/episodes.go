@@ -60,6 +60,9 @@ type EpisodeRequest struct {
 type EpisodeResult struct {
 	Short   string
 	Summary Summary
+	// Facts are drawn from the episode's own turns (each cites some of
+	// them); the worker stores them with the episode.
+	Facts []Fact
 	// Degraded names fallbacks taken (e.g. "llm_unavailable").
 	Degraded      []string
 	InputTokens   int

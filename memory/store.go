@@ -87,9 +87,14 @@ type IndexBacklog interface {
 
 // Leases let one replica at a time summarise or index a chat.
 type Leases interface {
-	// TryLease takes or renews a named lease on a chat for owner until
-	// now+ttl; it reports false when another owner holds an unexpired lease.
+	// TryLease takes a named lease on a chat for owner until now+ttl when
+	// the lease is free or expired. It is never re-entered: it reports
+	// false while any owner, owner itself included, holds an unexpired
+	// lease, so two jobs of one process never run on one chat at once.
 	TryLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
+	// RenewLease extends owner's unexpired lease until now+ttl; false when
+	// owner does not hold it (it expired, or another owner took it).
+	RenewLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
 	// ReleaseLease drops owner's lease (no error when it does not hold it).
 	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
 }

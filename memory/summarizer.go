@@ -15,14 +15,33 @@ type Summarizer interface {
 	// Name is the model name recorded in Summary.Model ("extractive" for the
 	// extractive summarizer).
 	Name() string
+	// UsesLLM declares that the summarizer writes with an LLM: its calls
+	// cost tokens (the daily budget applies) and time (never inline), and
+	// the running summary is worth rewriting from episodes' summaries.
+	UsesLLM() bool
 }
+
+// Degraded reasons every summarizer reports the same way.
+const (
+	// DegradedLLMUnavailable: the model failed or timed out after retries;
+	// the fallback did the work (or the previous summary stands).
+	DegradedLLMUnavailable = "llm_unavailable"
+	// DegradedNarrativeOnly: the model's reply was not a valid JSON
+	// summary.
+	DegradedNarrativeOnly = "summary_narrative_only"
+)
 
 // SummarizeRequest carries one extension.
 type SummarizeRequest struct {
 	Chat Chat
 	// Prev is the summary so far; nil for a chat's first summary.
 	Prev *Summary
-	// Turns are the new turns, in seq order, all after Prev.CoveredToSeq.
+	// Episodes are closed episodes the running summary takes in (episodes
+	// on): the summarizer reads their summaries, never their turns again.
+	// In seq order, before Turns.
+	Episodes []Episode
+	// Turns are the new turns, in seq order, all after Prev.CoveredToSeq
+	// (with Episodes: the open tail's turns no episode covers).
 	Turns []Message
 	// Prompts are the chat's agent's effective prompts (LLM summarizer only).
 	Prompts Prompts

@@ -177,11 +177,20 @@ func (s *fakeStore) TryLease(_ context.Context, k memory.ChatKey, kind, owner st
 	if s.failErr != nil {
 		return false, s.failErr
 	}
-	if o, ok := s.leases[leaseKey(k, kind)]; ok && o != owner {
+	if _, ok := s.leases[leaseKey(k, kind)]; ok { // never re-entered
 		return false, nil
 	}
 	s.leases[leaseKey(k, kind)] = owner
 	return true, nil
+}
+
+func (s *fakeStore) RenewLease(_ context.Context, k memory.ChatKey, kind, owner string, _ time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failErr != nil {
+		return false, s.failErr
+	}
+	return s.leases[leaseKey(k, kind)] == owner, nil
 }
 
 func (s *fakeStore) ReleaseLease(_ context.Context, k memory.ChatKey, kind, owner string) error {

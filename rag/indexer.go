@@ -244,7 +244,7 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 			return done, nil
 		}
 		// Renew the lease for the next batch.
-		if ok, err := ix.Store.TryLease(ctx, key, memory.LeaseIndex, owner, ttl); err != nil || !ok {
+		if ok, err := ix.Store.RenewLease(ctx, key, memory.LeaseIndex, owner, ttl); err != nil || !ok {
 			return done, err
 		}
 	}

@@ -138,8 +138,10 @@ func TestEpisodesLongChat(t *testing.T) {
 	}
 	mu.Lock()
 	t.Logf("%d episodes, %d episode calls, %d other calls", len(eps), episodeCalls, otherCalls)
-	if episodeCalls != len(eps) || otherCalls != 0 {
-		t.Errorf("%d episode calls and %d others for %d episodes: want one call per episode", episodeCalls, otherCalls, len(eps))
+	// One call per episode; the root calls read the episodes' summaries in
+	// batches (one per drained append of 500 turns here, at most).
+	if episodeCalls != len(eps) || otherCalls == 0 || otherCalls > 10 {
+		t.Errorf("%d episode calls and %d root calls for %d episodes: want one call per episode and a root call per batch", episodeCalls, otherCalls, len(eps))
 	}
 	mu.Unlock()
 	conv, in := 0, 0

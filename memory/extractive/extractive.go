@@ -39,6 +39,9 @@ func New() *Summarizer { return &Summarizer{now: time.Now} }
 // Name implements memory.Summarizer.
 func (*Summarizer) Name() string { return Name }
 
+// UsesLLM implements memory.Summarizer: the extractive summarizer is free.
+func (*Summarizer) UsesLLM() bool { return false }
+
 // PromptVersion is the version the extractive summarizer records whatever
 // the prompts: it uses none.
 func (*Summarizer) PromptVersion(memory.Prompts) string { return PromptVersion }

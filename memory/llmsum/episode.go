@@ -15,8 +15,9 @@ import (
 const (
 	episodeSystem = `You summarise one episode of a conversation between a user and an assistant. Reply with JSON only.`
 
-	DefaultEpisodePrompt = `Summarise the episode below. Reply with one JSON object:
-{"short":"one or two sentences: what it was about and what came of it","topics":[],"entities":[{"name":"","type":"","details":""}],"actions_taken":[],"decisions":[],"open_questions":[],"user_preferences":[],"narrative":""}
+	DefaultEpisodePrompt = `Summarise the episode below (lines: [seq] role: text). Reply with one JSON object:
+{"short":"one or two sentences: what it was about and what came of it","topics":[],"entities":[{"name":"","type":"","details":""}],"actions_taken":[],"decisions":[],"open_questions":[],"user_preferences":[],"narrative":"","facts":[{"text":"","seqs":[],"kind":"preference|plan|decision|event|attribute|other"}]}
+facts: short dated statements worth remembering, with the seqs of the turns that say them.
 Lines of earlier context only help you read the episode: do not summarise them. Be concise; never invent facts.
 
 ` + PlaceholderTranscript
@@ -54,6 +55,7 @@ func (s *Summarizer) SummarizeEpisode(ctx context.Context, req memory.EpisodeReq
 	if !ok {
 		return s.episodeFallback(ctx, req, acc, DegradedNarrativeOnly, nil, short)
 	}
+	facts, dropped := parseFacts(reply, req)
 	model := s.opts.ModelName
 	if req.Model != "" {
 		model = req.Model
@@ -62,8 +64,12 @@ func (s *Summarizer) SummarizeEpisode(ctx context.Context, req memory.EpisodeReq
 	if len(req.Turns) > 0 {
 		sum.CoveredFromSeq, sum.CoveredToSeq = req.Turns[0].Seq, req.Turns[len(req.Turns)-1].Seq
 	}
-	return memory.EpisodeResult{Short: short, Summary: sum, Model: model, PromptVersion: version,
-		InputTokens: acc.InputTokens, OutputTokens: acc.OutputTokens, Calls: acc.Calls}, nil
+	res := memory.EpisodeResult{Short: short, Summary: sum, Facts: facts, Model: model, PromptVersion: version,
+		InputTokens: acc.InputTokens, OutputTokens: acc.OutputTokens, Calls: acc.Calls}
+	if dropped > 0 {
+		res.Degraded = []string{DegradedFactsDropped}
+	}
+	return res, nil
 }
 
 // parseEpisode reads {"short", ...Summary fields} as tolerantly as a

@@ -24,10 +24,10 @@ import (
 const (
 	// DegradedNarrativeOnly: the model's reply was not a valid JSON summary;
 	// its text became the narrative and the structured lists were kept.
-	DegradedNarrativeOnly = "summary_narrative_only"
+	DegradedNarrativeOnly = memory.DegradedNarrativeOnly
 	// DegradedLLMUnavailable: the model failed or timed out after retries;
 	// the fallback summarizer did the work.
-	DegradedLLMUnavailable = "llm_unavailable"
+	DegradedLLMUnavailable = memory.DegradedLLMUnavailable
 )
 
 // Options tune the summarizer. Zero values take the defaults noted.
@@ -83,6 +83,9 @@ func New(model llms.Model, opts Options) *Summarizer {
 // Name implements memory.Summarizer.
 func (s *Summarizer) Name() string { return s.opts.ModelName }
 
+// UsesLLM implements memory.Summarizer.
+func (s *Summarizer) UsesLLM() bool { return true }
+
 // PromptVersion is the version a summary written with these prompts records.
 func (s *Summarizer) PromptVersion(p memory.Prompts) string {
 	return ResolvePrompts(p, "").Version()
@@ -101,7 +104,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 		c := req.Prev.Clone()
 		cur = &c
 	}
-	turns := req.Turns
+	turns := items(req)
 	if cur == nil && len(turns) == 0 {
 		empty := memory.Summary{PromptVersion: prompts.Version()}
 		empty.Normalize()
@@ -123,9 +126,9 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 		next := s.apply(cur, reply, req.Structured, req.MaxTokens, &res)
 		if len(turns) > 0 {
 			if next.CoveredFromSeq == 0 {
-				next.CoveredFromSeq = turns[0].Seq
+				next.CoveredFromSeq = firstSeq(req)
 			}
-			next.CoveredToSeq = turns[n-1].Seq
+			next.CoveredToSeq = turns[n-1].seq
 		}
 		cur = &next
 		turns = turns[n:]
@@ -146,7 +149,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 
 // nextCall builds the user prompt for the next call and reports how many of
 // turns it carries: as many as fit the input budget, at least one.
-func (s *Summarizer) nextCall(p memory.Prompts, system string, structured bool, cur *memory.Summary, turns []memory.Message) (string, int) {
+func (s *Summarizer) nextCall(p memory.Prompts, system string, structured bool, cur *memory.Summary, turns []item) (string, int) {
 	tmpl, existing := p.Compression, ""
 	if cur != nil {
 		tmpl = p.Extension
@@ -161,7 +164,7 @@ func (s *Summarizer) nextCall(p memory.Prompts, system string, structured bool, 
 	var b strings.Builder
 	n, used := 0, 0
 	for _, t := range turns {
-		line := formatTurn(t)
+		line := t.text
 		tk := tokens.Count(line) + 1
 		if n > 0 && used+tk > room {
 			break
@@ -197,12 +200,15 @@ func withPlaceholders(tmpl string, values map[string]string) string {
 	return out
 }
 
-func formatTurn(t memory.Message) string {
-	who := string(t.Role)
-	if t.Name != "" {
-		who += " (" + t.Name + ")"
+// firstSeq is the first seq the request's new material covers.
+func firstSeq(req memory.SummarizeRequest) int64 {
+	if len(req.Episodes) > 0 {
+		return req.Episodes[0].FromSeq
 	}
-	return who + ": " + strings.TrimSpace(t.Content)
+	if len(req.Turns) > 0 {
+		return req.Turns[0].Seq
+	}
+	return 0
 }
 
 // call runs one LLM request with a deadline, retrying failures with
@@ -346,13 +352,26 @@ func addDegraded(res *memory.SummarizeResult, reason string) {
 
 // fallback hands the turns the LLM did not summarise to the fallback
 // summarizer, on top of what the LLM did summarise.
-func (s *Summarizer) fallback(ctx context.Context, req memory.SummarizeRequest, cur *memory.Summary, turns []memory.Message, res memory.SummarizeResult, cause error) (memory.SummarizeResult, error) {
+func (s *Summarizer) fallback(ctx context.Context, req memory.SummarizeRequest, cur *memory.Summary, left []item, res memory.SummarizeResult, cause error) (memory.SummarizeResult, error) {
 	if s.opts.Fallback == nil {
 		return memory.SummarizeResult{}, cause
 	}
 	freq := req
 	freq.Prev = cur
-	freq.Turns = turns
+	freq.Episodes, freq.Turns = nil, nil
+	if len(left) > 0 {
+		from := left[0].seq
+		for _, ep := range req.Episodes {
+			if ep.ToSeq >= from {
+				freq.Episodes = append(freq.Episodes, ep)
+			}
+		}
+		for _, t := range req.Turns {
+			if t.Seq >= from {
+				freq.Turns = append(freq.Turns, t)
+			}
+		}
+	}
 	fres, err := s.opts.Fallback.Summarize(ctx, freq)
 	if err != nil {
 		return memory.SummarizeResult{}, fmt.Errorf("llmsum: fallback after %v: %w", cause, err)

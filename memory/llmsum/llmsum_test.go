@@ -55,7 +55,7 @@ func TestFirstSummaryUsesCompression(t *testing.T) {
 	if r.System() != DefaultPrompts().System || !r.JSONMode() {
 		t.Errorf("system/json mode wrong: json=%v", r.JSONMode())
 	}
-	if !strings.HasPrefix(r.User(), "Summarise this conversation.") || !strings.Contains(r.User(), "user: turn-001") || !strings.Contains(r.User(), "assistant: turn-006") {
+	if !strings.HasPrefix(r.User(), "Summarise this conversation.") || !strings.Contains(r.User(), "[1] user: turn-001") || !strings.Contains(r.User(), "[6] assistant: turn-006") {
 		t.Errorf("user prompt %q", r.User())
 	}
 	sum := res.Summary
@@ -114,7 +114,7 @@ func TestOverriddenPrompts(t *testing.T) {
 	if !strings.HasPrefix(r.System(), "CUSTOM SYSTEM for the sales agent") || !strings.HasSuffix(r.System(), "Always name the customer.") {
 		t.Errorf("system %q", r.System())
 	}
-	if !strings.HasPrefix(r.User(), "EXT<<{") || !strings.Contains(r.User(), "NEW<<user: turn-003") {
+	if !strings.HasPrefix(r.User(), "EXT<<{") || !strings.Contains(r.User(), "NEW<<[3] user: turn-003") {
 		t.Errorf("user %q", r.User())
 	}
 	if res.Summary.PromptVersion != over.Version() || res.Summary.PromptVersion == DefaultPrompts().Version() {

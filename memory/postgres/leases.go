@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TryLease takes or renews owner's lease of kind on the chat until
-// now+ttl, by the server's clock (one clock for every replica), in one
-// atomic upsert. ErrNotFound when the chat does not exist.
+// TryLease takes the lease of kind on the chat for owner until now+ttl,
+// by the server's clock (one clock for every replica), in one atomic
+// upsert, when it is free or expired (never re-entered, see
+// memory.Leases). ErrNotFound when the chat does not exist.
 func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
 	if kind == "" || owner == "" {
 		return false, errors.New("postgres: lease: empty kind or owner")
@@ -21,7 +22,7 @@ func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner st
 		SELECT id, $3, $4, clock_timestamp() + $5::bigint * interval '1 microsecond'
 		FROM chats WHERE tenant = $1 AND chat_id = $2
 		ON CONFLICT (chat, kind) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-		WHERE leases.owner = EXCLUDED.owner OR leases.expires_at <= clock_timestamp()
+		WHERE leases.expires_at <= clock_timestamp()
 		RETURNING true`, key.Tenant, key.ChatID, kind, owner, ttl.Microseconds()).Scan(&got)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Held by another owner, or no such chat.
@@ -44,4 +45,16 @@ func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owne
 		return wrap("release lease", err)
 	}
 	return nil
+}
+
+// RenewLease extends owner's unexpired lease until now+ttl.
+func (s *Store) RenewLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE leases SET expires_at = clock_timestamp() + $5::bigint * interval '1 microsecond'
+		WHERE kind = $3 AND owner = $4 AND expires_at > clock_timestamp()
+		AND chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`,
+		key.Tenant, key.ChatID, kind, owner, ttl.Microseconds())
+	if err != nil {
+		return false, wrap("renew lease", err)
+	}
+	return tag.RowsAffected() > 0, nil
 }

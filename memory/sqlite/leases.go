@@ -10,7 +10,8 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// TryLease takes or renews owner's lease of kind on the chat until now+ttl.
+// TryLease takes the lease of kind on the chat for owner until now+ttl,
+// when it is free or expired (never re-entered, see memory.Leases).
 // ErrNotFound when the chat does not exist.
 func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
 	if kind == "" || owner == "" {
@@ -48,4 +49,24 @@ func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owne
 		return fmt.Errorf("sqlite: release lease: %w", err)
 	}
 	return nil
+}
+
+// RenewLease extends owner's unexpired lease until now+ttl.
+func (s *Store) RenewLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
+	var got bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		now := s.now()
+		r, err := tx.StmtContext(ctx, s.ws.renewLease).ExecContext(ctx,
+			micros(now.Add(ttl)), kind, owner, micros(now), key.Tenant, key.ChatID)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		got = n > 0
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("sqlite: renew lease: %w", err)
+	}
+	return got, nil
 }

@@ -72,6 +72,7 @@ type writeStmts struct {
 	headID, insertSummary, moveCursor    *sql.Stmt
 	markIndexed                          *sql.Stmt
 	tryLease, releaseLease, deleteChat   *sql.Stmt
+	renewLease                           *sql.Stmt
 }
 
 func (w *writeStmts) list() []stmtSQL {
@@ -98,7 +99,9 @@ func (w *writeStmts) list() []stmtSQL {
 			WHERE chat = ? AND indexed = 0 AND seq IN (SELECT value FROM json_each(?))`},
 		{&w.tryLease, `INSERT INTO leases (chat, kind, owner, expires_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (chat, kind) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-			WHERE leases.owner = excluded.owner OR leases.expires_at <= ?`},
+			WHERE leases.expires_at <= ?`},
+		{&w.renewLease, `UPDATE leases SET expires_at = ?
+			WHERE kind = ? AND owner = ? AND expires_at > ? AND chat = ` + chatOf},
 		{&w.releaseLease, `DELETE FROM leases WHERE kind = ? AND owner = ?
 			AND chat = ` + chatOf},
 		{&w.deleteChat, `DELETE FROM chats WHERE tenant = ? AND chat_id = ?`},

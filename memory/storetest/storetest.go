@@ -911,8 +911,17 @@ func testLeases(t *testing.T, s memory.Store) {
 	}
 	try(memory.LeaseSummary, "w1", true)
 	try(memory.LeaseSummary, "w2", false)
-	try(memory.LeaseSummary, "w1", true) // renew
-	try(memory.LeaseIndex, "w2", true)   // kinds are independent
+	try(memory.LeaseSummary, "w1", false) // never re-entered, even by its owner
+	renew := func(owner string, want bool) {
+		t.Helper()
+		ok, err := s.RenewLease(ctx, k, memory.LeaseSummary, owner, time.Minute)
+		if err != nil || ok != want {
+			t.Errorf("RenewLease(%s) = %v, %v; want %v", owner, ok, err, want)
+		}
+	}
+	renew("w1", true)
+	renew("w2", false)
+	try(memory.LeaseIndex, "w2", true) // kinds are independent
 	try(memory.LeaseIndex, "w1", false)
 	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w2"); err != nil { // not w2's: no-op
 		t.Fatal(err)
@@ -955,6 +964,9 @@ func testLeaseExpiry(t *testing.T, s memory.Store) {
 	}
 	if ok, _ := s.TryLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
 		t.Error("the old owner took back a lease held by another")
+	}
+	if ok, _ := s.RenewLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
+		t.Error("the old owner renewed a lease held by another")
 	}
 }
 

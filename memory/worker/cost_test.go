@@ -142,9 +142,9 @@ func BenchmarkSummaryCost1000Turns(b *testing.B) {
 }
 
 // TestSummaryInputCostEpisodes: with episodes on, the summariser reads each
-// turn once inside its episode (plus the overlap) and the root costs no
-// call, so the input stays within 2x the conversation and the number of
-// calls is the number of episodes.
+// turn once inside its episode (plus the overlap) and the LLM root reads the
+// episodes' summaries in batches, so the input stays within 2x the
+// conversation and the calls are the episodes plus a few root calls.
 func TestSummaryInputCostEpisodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1000-turn conversation")
@@ -158,7 +158,7 @@ func TestSummaryInputCostEpisodes(t *testing.T) {
 	if ratio > 2 {
 		t.Errorf("summarizer input is %.2fx the conversation, want <= 2x", ratio)
 	}
-	if fig.calls != fig.episodes || fig.episodes < 990/40 {
+	if fig.calls < fig.episodes+1 || fig.calls > fig.episodes+fig.episodes/4+1 || fig.episodes < 990/40 {
 		t.Errorf("%d calls for %d episodes over %d summarised turns", fig.calls, fig.episodes, fig.summarised)
 	}
 	if fig.summarised != 990 {

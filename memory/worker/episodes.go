@@ -127,22 +127,24 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 		return head, nil, nil
 	}
 	var root memory.Summary
-	if w.Summarizer.Name() == extractive.Name {
+	if !w.Summarizer.UsesLLM() {
 		// Without an LLM the root costs nothing to extend from the turns
 		// themselves, which keeps more of them than the episodes' gists.
 		if root, err = w.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens); err != nil {
 			return nil, nil, err
 		}
 	} else {
-		base, err := w.base(ctx, es, chat, lastTo-sumTurns(fresh), s.MaxTokens)
+		r, err := w.llmRoot(ctx, es, chat, head, s, stale, lastTo, covered, open)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, ep := range fresh {
-			base = episodes.Fold(base, ep.Summary, ep.Short, s.MaxTokens)
+		root = r.sum
+		for _, d := range r.degraded {
+			if !slices.Contains(degraded, d) {
+				degraded = append(degraded, d)
+			}
 		}
-		w.setBase(chat, lastTo, base)
-		root = w.withTail(chat, base, open, lastTo, covered, s.MaxTokens)
+		calls, in = calls+r.calls, in+r.in
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
@@ -260,7 +262,7 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 	var extra []string
 	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {
 		sum = es
-		if w.DailyTokenBudget > 0 && w.Summarizer.Name() != extractive.Name && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+		if w.DailyTokenBudget > 0 && w.Summarizer.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
 			sum, extra = extractive.New(), []string{DegradedBudgetExhausted}
 		}
 	}

@@ -193,8 +193,10 @@ func TestEpisodeOverlapNotOwned(t *testing.T) {
 	}
 }
 
-// TestEpisodesLLM: one call per episode, with the agent's prompt override;
-// a model that fails leaves extractive episodes and says llm_unavailable.
+// TestEpisodesLLM: one call per episode, with the agent's prompt override,
+// and the root written by the LLM from the episodes' summaries with the
+// agent's compression prompt (the extension prompt after that); a model
+// that fails leaves extractive episodes and says llm_unavailable.
 func TestEpisodesLLM(t *testing.T) {
 	var down bool
 	var mu sync.Mutex
@@ -206,11 +208,12 @@ func TestEpisodesLLM(t *testing.T) {
 		}
 		return llmtest.Reply{Content: fmt.Sprintf(`{"short":"Episode %d in brief.","topics":["t%d"],"narrative":"n"}`, n, n)}
 	})
+	prompts := memory.Prompts{Compression: "AGENT COMPRESSION {transcript}", Extension: "AGENT EXTENSION {existing_summary} {new_messages}"}
 	sum := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second, Fallback: extractive.New()})
 	ctx := context.Background()
 	st := openStore(t)
 	s := episodeSettings()
-	s.Prompts = llmsum.ResolvePrompts(memory.Prompts{}, "")
+	s.Prompts = llmsum.ResolvePrompts(prompts, "")
 	s.Episodes.Prompt = "AGENT'S OWN EPISODE PROMPT {transcript}"
 	w := newWorker(st, sum, "w1", func() Settings { return s })
 	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(100)}); err != nil {
@@ -219,14 +222,30 @@ func TestEpisodesLLM(t *testing.T) {
 	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eps, reqs := allEpisodes(t, st), srv.Requests()
-	if len(eps) < 3 || len(reqs) != len(eps) {
-		t.Fatalf("%d episodes, %d LLM calls: want one call per episode and none for the root", len(eps), len(reqs))
-	}
-	for i, r := range reqs {
-		if !strings.HasPrefix(r.User(), "AGENT'S OWN EPISODE PROMPT ") {
-			t.Errorf("call %d did not use the override: %.80q", i, r.User())
+	eps, all := allEpisodes(t, st), srv.Requests()
+	var reqs, roots []llmtest.Request
+	for _, r := range all {
+		if strings.HasPrefix(r.User(), "AGENT'S OWN EPISODE PROMPT ") {
+			reqs = append(reqs, r)
+		} else {
+			roots = append(roots, r)
 		}
+	}
+	if len(eps) < 3 || len(reqs) != len(eps) {
+		t.Fatalf("%d episodes, %d episode calls: want one call per episode", len(eps), len(reqs))
+	}
+	if len(roots) == 0 || !strings.HasPrefix(roots[0].User(), "AGENT COMPRESSION ") {
+		t.Fatalf("root calls %d, first %.80q: want the agent's compression prompt", len(roots), firstUser(roots))
+	}
+	for _, r := range roots[1:] {
+		if !strings.HasPrefix(r.User(), "AGENT EXTENSION ") {
+			t.Errorf("later root call without the extension prompt: %.80q", r.User())
+		}
+	}
+	if !strings.Contains(roots[0].User(), "Episode 0 in brief.") || strings.Contains(roots[0].User(), "] user: ") {
+		t.Errorf("the first root call should read the episodes' summaries, not turns: %.300q", roots[0].User())
+	}
+	for i := range reqs {
 		if eps[i].Short != fmt.Sprintf("Episode %d in brief.", i) || eps[i].Model != "m" {
 			t.Errorf("episode %d: %q by %q", i, eps[i].Short, eps[i].Model)
 		}
@@ -235,8 +254,8 @@ func TestEpisodesLLM(t *testing.T) {
 		t.Errorf("degraded %v", d)
 	}
 	head, _ := st.SummaryHead(ctx, chatKey)
-	if !slices.Contains(head.Topics, fmt.Sprintf("t%d", len(eps)-1)) {
-		t.Errorf("root topics %v lack the newest episode's", head.Topics)
+	if !slices.Contains(head.Topics, fmt.Sprintf("t%d", len(all)-1)) {
+		t.Errorf("root topics %v are not the LLM root call's (t%d)", head.Topics, len(all)-1)
 	}
 
 	mu.Lock()
@@ -287,4 +306,11 @@ func TestEpisodesDailyBudget(t *testing.T) {
 	if d := w.LastDegraded(chatKey); !slices.Contains(d, DegradedBudgetExhausted) {
 		t.Errorf("degraded %v", d)
 	}
+}
+
+func firstUser(rs []llmtest.Request) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	return rs[0].User()
 }

@@ -93,6 +93,7 @@ type Worker struct {
 	usage map[string]dayUsage
 	bases map[memory.ChatKey]rootBase
 	tails map[memory.ChatKey]tailSummary
+	jobs  map[memory.ChatKey]chan struct{} // jobs this process runs, by chat
 }
 
 type chatState struct {
@@ -431,11 +432,41 @@ func (w *Worker) Extend(ctx context.Context, key memory.ChatKey, force bool) (*m
 		if !force || !errors.Is(err, ErrLeaseHeld) {
 			return rec, deg, err
 		}
+		// Join the running job: once it is done there is usually nothing
+		// left to summarise, and the next extend returns its head without
+		// a second LLM call. A job of another process is polled for.
 		select {
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
+		case <-w.running(key):
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// running returns a channel closed when this process's job on the chat
+// ends (nil, which blocks forever, when none runs here).
+func (w *Worker) running(key memory.ChatKey) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jobs[key]
+}
+
+// startJob records that this process runs a job on the chat; the returned
+// func ends it.
+func (w *Worker) startJob(key memory.ChatKey) func() {
+	done := make(chan struct{})
+	w.mu.Lock()
+	if w.jobs == nil {
+		w.jobs = map[memory.ChatKey]chan struct{}{}
+	}
+	w.jobs[key] = done
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		delete(w.jobs, key)
+		w.mu.Unlock()
+		close(done)
 	}
 }
 
@@ -472,6 +503,7 @@ func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool)
 	if !ok {
 		return nil, nil, ErrLeaseHeld
 	}
+	defer w.startJob(key)()
 	defer func() {
 		// Released even when ctx is cancelled; if this fails the lease
 		// simply expires.
@@ -500,7 +532,7 @@ func (w *Worker) renew(ctx context.Context, cancel context.CancelCauseFunc, key 
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+			ok, err := w.Store.RenewLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
 			if ctx.Err() != nil {
 				return
 			}
@@ -585,7 +617,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		req.Prev = &prev
 	}
 	sum, degraded := w.Summarizer, []string(nil)
-	if w.DailyTokenBudget > 0 && sum.Name() != extractive.Name && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+	if w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
 		sum, degraded = w.Fallback, []string{DegradedBudgetExhausted}
 	}
 	res, err := sum.Summarize(ctx, req)

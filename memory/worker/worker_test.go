@@ -252,7 +252,7 @@ func TestBackoffOnFailure(t *testing.T) {
 
 type failingSum struct{ n int }
 
-func (f *failingSum) Name() string { return "failing" }
+func (f *failingSum) Name() string  { return "failing" }
 func (f *failingSum) UsesLLM() bool { return true }
 func (f *failingSum) Summarize(context.Context, memory.SummarizeRequest) (memory.SummarizeResult, error) {
 	f.n++
@@ -389,7 +389,7 @@ func TestCursorMovedIsNotAnError(t *testing.T) {
 
 type sneakySum struct{ st memory.Store }
 
-func (s *sneakySum) Name() string { return "sneaky" }
+func (s *sneakySum) Name() string  { return "sneaky" }
 func (s *sneakySum) UsesLLM() bool { return true }
 func (s *sneakySum) Summarize(ctx context.Context, req memory.SummarizeRequest) (memory.SummarizeResult, error) {
 	if _, err := s.st.AppendSummary(ctx, chatKey, 0, memory.SummaryRecord{Summary: memory.Summary{Model: "other", CoveredFromSeq: 1, CoveredToSeq: 5}, FromSeq: 1, ToSeq: 5}); err != nil {

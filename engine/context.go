@@ -155,7 +155,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	start := time.Now()
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
-		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags})
+		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes})
 	res.AssemblyTime = time.Since(start)
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {

@@ -99,3 +99,22 @@ func TestEpisodeNotRepeatingItsTurns(t *testing.T) {
 		t.Errorf("episodes %v, turns %d, dropped %d:\n%s", a.Sections.Episodes, len(a.Sections.RAG), a.RAGDropped, a.Context)
 	}
 }
+
+// TestLLMEpisodeKeptBesideItsTurns: an episode summary written by an LLM
+// says what its turns may not, so it stays even when one of its turns,
+// ranked above it (a drilled turn), is shown; an extractive one stands
+// aside for its turns (TestEpisodeNotRepeatingItsTurns).
+func TestLLMEpisodeKeptBesideItsTurns(t *testing.T) {
+	c := episodeCandidates()
+	c[1].Content = "movers come on the 20th"
+	c[0].Content = "The crew christened the vault Bluebird."
+	for _, llm := range []bool{true, false} {
+		in := AssemblyInput{Budget: 1000, Strategy: StrategyRAG, RAG: []RAGTurn{c[1], c[0], c[3]}, Verbatim: turns(200, 209, 5),
+			MustKeepFrom: 200, LLMEpisodes: llm}
+		a := Assemble(in)
+		kept := len(a.Sections.Episodes) == 1 && strings.Contains(a.Context, "Bluebird")
+		if kept != llm || len(a.Sections.RAG) != 2 {
+			t.Errorf("LLM episodes %v: episode kept %v (want %v), %d turns:\n%s", llm, kept, llm, len(a.Sections.RAG), a.Context)
+		}
+	}
+}

@@ -188,8 +188,8 @@ func (p *packer) packRAG() {
 			p.packHitAsVerbatim(vi)
 			continue
 		}
-		if r.Episode != nil && p.episodeShown(r) {
-			continue // its own turns are already there: the summary adds little
+		if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {
+			continue // its own turns are already there: an extractive summary adds little
 		}
 		c := p.costRAG(i)
 		if !p.ragTitlePaid {

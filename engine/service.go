@@ -69,7 +69,10 @@ type Service struct {
 	Index        rag.Index
 	Retriever    Retriever
 	Summaries    Summaries
-	Indexer      Kicker
+	// LLMEpisodes: an LLM writes the episodes' summaries (the summariser
+	// declares it); packing then keeps a retrieved episode beside its turns.
+	LLMEpisodes bool
+	Indexer     Kicker
 	// Scorer and Condenser back the semantic and llm truncation strategies.
 	Scorer    truncation.Scorer
 	Condenser truncation.Condenser

@@ -201,6 +201,11 @@ type AssemblyInput struct {
 	// SummaryLags: as many pending turns as trigger a summary wait for it;
 	// they then come before RAG hits (within their share), not after.
 	SummaryLags bool
+	// LLMEpisodes: episode summaries were written by an LLM, so they say
+	// what their turns may not (in other words, across turns): a retrieved
+	// episode is kept even when some of its turns are shown. An extractive
+	// episode summary is made of its turns' words and stands aside for them.
+	LLMEpisodes bool
 }
 
 // Assembled is the assembler's output.

@@ -165,7 +165,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		svc.Index = ix
 		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: ix, Store: store}
 		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
-		if cfg.Supervisor.Memory.Episodes && cfg.Supervisor.Memory.RAGEpisodes {
+		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
+			// Per-agent keys take effect for that agent alone: episodes are
+			// indexed when any agent retrieves them (retrieval then keeps
+			// to the asking agent's rag_episodes).
 			a.Indexer.Episodes = episodeStore
 		}
 		svc.Indexer = a.Indexer
@@ -197,6 +200,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		},
 	}
 	svc.Summaries = a.Worker
+	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
 		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic",
@@ -375,4 +379,18 @@ func queryEmbedder(c config.Embedder, emb rag.Embedder, m *metrics.Metrics) rag.
 		}
 	}
 	return qc
+}
+
+// anyAgent reports whether the supervisor's memory settings or any agent's
+// effective ones satisfy f.
+func anyAgent(cfg *config.Config, f func(config.Memory) bool) bool {
+	if f(cfg.Supervisor.Memory) {
+		return true
+	}
+	for _, a := range cfg.Agents {
+		if f(cfg.Agent(a.Name).Memory) {
+			return true
+		}
+	}
+	return false
 }

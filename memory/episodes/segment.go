@@ -4,7 +4,8 @@
 // Where an episode ends (Cut): at a topic shift — a drop in lexical
 // cohesion between the windows of turns on either side of a gap, as in
 // Hearst's TextTiling — at a silence of at least Gap, or when it reaches
-// MaxTurns; never below MinTurns unless a silence forces it. Cutting is
+// MaxTurns; never below MinTurns unless a silence forces it, and a stretch
+// shorter than MinTurns that a silence ends joins the episode before it. Cutting is
 // incremental: it starts at a cursor (the end of the last closed episode),
 // so closed episodes are never looked at again, and a boundary is decided
 // only once the turns after it that the decision reads exist, so cutting
@@ -118,10 +119,37 @@ func Cut(prev, turns []memory.Message, last int64, p Params) []Span {
 		default:
 			continue
 		}
+		if why != ReasonCap {
+			// A stretch shorter than MinTurns that a silence ends (a
+			// "Yup, ttyl!") would be an episode with nothing to say: it
+			// stays with this one, which then ends at that silence.
+			k, known := silenceAhead(turns, i, p)
+			if !known {
+				break // decided once the turns that decision reads exist
+			}
+			if k > 0 && k-start <= p.MaxTurns {
+				continue
+			}
+		}
 		spans = append(spans, Span{From: start, To: i, Reason: why})
 		start = i
 	}
 	return spans
+}
+
+// silenceAhead finds a silence that ends a stretch shorter than MinTurns
+// starting at turns[i]: the k in (i, i+MinTurns) with a silence before
+// turns[k] (0: none). known is false while those turns do not all exist.
+func silenceAhead(turns []memory.Message, i int, p Params) (k int, known bool) {
+	for k = i + 1; k < i+p.MinTurns; k++ {
+		if k >= len(turns) {
+			return 0, false
+		}
+		if silence(turns[k-1], turns[k]) >= p.Gap {
+			return k, true
+		}
+	}
+	return 0, true
 }
 
 func silence(a, b memory.Message) time.Duration {

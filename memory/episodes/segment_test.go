@@ -209,3 +209,36 @@ func BenchmarkRunningSummary1000(b *testing.B) {
 		}
 	}
 }
+
+// TestShortStretchBeforeSilenceJoinsPrevious: "Yup, ttyl!" and a long
+// silence do not make an episode of their own (it would have nothing to
+// summarise): the stretch joins the episode before it, which ends at the
+// silence, whether cut in one go or turn by turn.
+func TestShortStretchBeforeSilenceJoinsPrevious(t *testing.T) {
+	turns := chat("garden", 12, "taxes", 12)
+	bye := memory.Message{Seq: 13, Role: memory.RoleUser, Content: "Audrey: Yup, ttyl!", CreatedAt: turns[11].CreatedAt.Add(time.Minute)}
+	turns = append(turns[:12:12], append([]memory.Message{bye}, turns[12:]...)...)
+	for i := 13; i < len(turns); i++ {
+		turns[i].Seq = int64(i + 1)
+		turns[i].CreatedAt = turns[i].CreatedAt.Add(5 * time.Hour)
+	}
+	p := Params{MinTurns: 4, MaxTurns: 40}
+	whole := ranges(turns, Cut(nil, turns, turns[len(turns)-1].Seq, p))
+	if len(whole) == 0 || whole[0] != [2]int64{1, 13} {
+		t.Fatalf("episodes %v: want the first to end with the goodbye at turn 13", whole)
+	}
+	var step [][2]int64
+	from := 0
+	for n := 1; n <= len(turns); n++ {
+		spans := Cut(nil, turns[from:n], turns[len(turns)-1].Seq, p)
+		for _, sp := range spans {
+			step = append(step, [2]int64{turns[from+sp.From].Seq, turns[from+sp.To-1].Seq})
+		}
+		if len(spans) > 0 {
+			from += spans[len(spans)-1].To
+		}
+	}
+	if !reflect.DeepEqual(step[:len(whole)], whole) {
+		t.Errorf("turn by turn %v, in one go %v", step, whole)
+	}
+}

@@ -304,34 +304,6 @@ func (w *Worker) readTurns(ctx context.Context, key memory.ChatKey, after, upTo 
 	return out, nil
 }
 
-// base returns the fold of the chat's closed episodes up to seq to: from
-// the cache, or rebuilt from the store.
-func (w *Worker) base(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, to int64, maxTokens int) (memory.Summary, error) {
-	w.mu.Lock()
-	b, ok := w.bases[chat.Key()]
-	w.mu.Unlock()
-	if ok && b.to == to && b.created.Equal(chat.CreatedAt) {
-		return b.sum.Clone(), nil
-	}
-	var sum memory.Summary
-	for after := int64(0); after < to; {
-		page, err := es.Episodes(ctx, chat.Key(), after, 200)
-		if err != nil {
-			return sum, fmt.Errorf("worker: episodes: %w", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, ep := range page {
-			if ep.ToSeq <= to {
-				sum = episodes.Fold(sum, ep.Summary, ep.Short, maxTokens)
-			}
-		}
-		after = page[len(page)-1].ToSeq
-	}
-	return sum, nil
-}
-
 func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -9,9 +9,10 @@ package worker
 // turns are given only while no episode covers anything yet (a young chat).
 //
 // The cost stays bounded: a root call is made once the new material (the
-// episodes' summaries) weighs at least as much as the existing root (and
+// episodes' summaries) weighs at least half the existing root (and
 // rootBatchTokens), so over a chat the root's input is a small multiple of
-// the episodes' summaries, not of the turns. Until then, and whenever the
+// the episodes' summaries, not of the turns (1.20x the conversation over
+// 1,000 turns with the episode calls, TestSummaryInputCostEpisodes). Until then, and whenever the
 // LLM fails, the root is the last LLM root with the newer episodes folded
 // in mechanically, plus an extractive summary of the open tail: nothing is
 // lost, the degraded reason is reported, and the next trigger retries.
@@ -28,7 +29,7 @@ import (
 )
 
 // rootBatchTokens is the least new material worth an LLM root call.
-const rootBatchTokens = 800
+const rootBatchTokens = 400
 
 // rootResult is a root and what writing it cost.
 type rootResult struct {
@@ -52,7 +53,7 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeStore, chat memor
 		pending += tokens.Count(ep.Short) + extractive.Tokens(ep.Summary)
 	}
 	young := lastTo == 0 // no episode covers anything yet
-	due := !haveBase || stale || (len(newEps) > 0 && pending >= max(rootBatchTokens, extractive.Tokens(base)))
+	due := !haveBase || stale || (len(newEps) > 0 && pending >= max(rootBatchTokens, extractive.Tokens(base)/2))
 	if young && !haveBase {
 		due = covered > baseTo
 	}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The real binary, built once per test process for the scenario tests
+// that must pass "through the binary over HTTP", not only in-process.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+}
+
+// contextdBinary builds the command once and returns its path.
+func contextdBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "contextd-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.dir, built.bin = dir, buildContextd(t, dir)
+	})
+	if built.bin == "" {
+		t.Fatal("contextd binary was not built")
+	}
+	return built.bin
+}
+
+// binServer is a running `contextd serve` with its own config and data.
+type binServer struct {
+	t    *testing.T
+	base string
+	log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startBinary writes cfgYAML (with %DATA% replaced by a fresh directory)
+// and starts the binary on it; the server is stopped when t ends.
+func startBinary(t *testing.T, cfgYAML string) *binServer {
+	t.Helper()
+	bin := contextdBinary(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agents.yaml")
+	if err := os.WriteFile(cfg, bytes.ReplaceAll([]byte(cfgYAML), []byte("%DATA%"), []byte(dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &binServer{t: t, log: filepath.Join(dir, "server.log"), done: make(chan struct{})}
+	f, err := os.Create(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(bin, "serve", "--config", cfg)
+	s.cmd.Dir = dir
+	s.cmd.Env = append(os.Environ(), "CONTEXTD_ADDR=127.0.0.1:0")
+	s.cmd.Stdout, s.cmd.Stderr = f, f
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.done:
+		case <-time.After(15 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(s.log)
+			t.Logf("server log (tail):\n%s", tail(string(b), 4000))
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for s.base == "" {
+		if b, _ := os.ReadFile(s.log); b != nil {
+			if m := listenRe.FindSubmatch(b); m != nil {
+				s.base = string(m[1])
+				break
+			}
+		}
+		select {
+		case <-s.done:
+			b, _ := os.ReadFile(s.log)
+			t.Fatalf("contextd exited before listening:\n%s", b)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("contextd did not print its address")
+		}
+	}
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// do sends a JSON request and decodes a JSON answer into out (when not
+// nil); it returns the status and the raw body.
+func (s *binServer) do(method, path string, body, out any) (int, []byte) {
+	s.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.base+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			s.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, raw
+}
+
+// must is do that fails the test unless the status is want.
+func (s *binServer) must(want int, method, path string, body, out any) []byte {
+	s.t.Helper()
+	st, raw := s.do(method, path, body, out)
+	if st != want {
+		s.t.Fatalf("%s %s: %d %s (want %d)", method, path, st, raw, want)
+	}
+	return raw
+}
+
+// waitFor polls cond every 50ms until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+

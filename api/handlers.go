@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contextd/contextd/engine"
-	"github.com/contextd/contextd/memory"
 )
 
 func handleHealthz() echo.HandlerFunc {
@@ -188,12 +187,4 @@ func handleSearch(svc *engine.Service) echo.HandlerFunc {
 		}
 		return encode(c, http.StatusOK, map[string]any{"hits": hits})
 	}
-}
-
-// tenantOf is the tenant the auth middleware fixed for this request.
-func tenantOf(c echo.Context) string {
-	if t, ok := c.Get(ctxTenant).(string); ok && t != "" {
-		return t
-	}
-	return memory.DefaultTenant
 }

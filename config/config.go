@@ -3,7 +3,11 @@
 // supervisor toggles, and per-agent resolution of effective settings.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
 
 // Config is a loaded, validated agents.yaml with defaults applied.
 type Config struct {
@@ -47,10 +51,9 @@ type UI struct{ Enabled bool }
 
 type Auth struct{ APIKeys []APIKey }
 
-type APIKey struct {
-	Key    string
-	Tenant string
-}
+// APIKey is one server.auth.api_keys entry: an alias of the one
+// definition, memory.APIKey, which the API and the inspector use too.
+type APIKey = memory.APIKey
 
 // RateLimit is per tenant; RequestsPerSecond 0 (the default) turns it off.
 type RateLimit struct {

@@ -80,7 +80,7 @@ func (h *handler) chat(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	chat, err := h.d.Service.Chat(ctx, tenant, id)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -121,7 +121,7 @@ func (h *handler) turnRows(c echo.Context, chat memory.Chat, msgs []memory.Messa
 	for _, s := range pending {
 		unindexed[s] = true
 	}
-	fo := h.policy(chat.Agent).Filters
+	fo := h.d.Service.PolicyOf(chat.Agent).Filters
 	out := make([]turnRow, len(msgs))
 	for i, m := range msgs {
 		kept, rule := fo.Item(m.Role, m.Content)
@@ -153,13 +153,6 @@ func ownEpisodes(turns []turnRow, eps []memory.Episode) {
 			turns[i].Episode = fmt.Sprintf("%d–%d", eps[j].FromSeq, eps[j].ToSeq)
 		}
 	}
-}
-
-func (h *handler) policy(agent string) engine.Policy {
-	if h.d.Service.Policy == nil {
-		return engine.DefaultPolicy()
-	}
-	return h.d.Service.Policy(agent)
 }
 
 // ruleName says in words which filter rule removes a turn.
@@ -212,7 +205,7 @@ type bar struct {
 // playground runs /v1/context's use case with nothing appended.
 func (h *handler) playground(c echo.Context) error {
 	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
-	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	chat, err := h.d.Service.Chat(ctx, tenant, id)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -291,7 +284,7 @@ type confirmData struct {
 
 func (h *handler) confirm(c echo.Context) error {
 	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
-	if _, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id}); err != nil {
+	if _, err := h.d.Service.Chat(ctx, tenant, id); err != nil {
 		return h.fail(c, err)
 	}
 	d := confirmData{ChatID: id, Action: c.QueryParam("action")}

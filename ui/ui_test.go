@@ -229,7 +229,7 @@ func TestActionsNeedCSRF(t *testing.T) {
 }
 
 func TestLoginAndTenantIsolation(t *testing.T) {
-	h := newHarness(t, ui.Key{Key: "key-a", Tenant: "ta"}, ui.Key{Key: "key-b", Tenant: "tb"})
+	h := newHarness(t, memory.APIKey{Key: "key-a", Tenant: "ta"}, memory.APIKey{Key: "key-b", Tenant: "tb"})
 	h.seed("ta", "chat-a", "u", 2, func(int) string { return "alpha" })
 	h.seed("tb", "chat-b", "u", 2, func(int) string { return "beta" })
 	if r := h.get("/ui/"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/ui/login" {
@@ -280,7 +280,7 @@ func TestLoginAndTenantIsolation(t *testing.T) {
 }
 
 func TestCookiesSecureOverTLS(t *testing.T) {
-	h := newHarness(t, ui.Key{Key: "k", Tenant: "t"})
+	h := newHarness(t, memory.APIKey{Key: "k", Tenant: "t"})
 	h.srv.Close()
 	tls := httptest.NewTLSServer(h.srv.Config.Handler)
 	defer tls.Close()

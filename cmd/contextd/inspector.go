@@ -39,10 +39,8 @@ func (a *App) inspector(cfg *config.Config, pol func(string) engine.Policy) func
 	}
 	d := ui.Deps{Service: a.Service, Lister: lister, Ready: a.ready, Config: redactedConfig(cfg),
 		Agents: agentSettings(cfg, pol), Activity: func() map[string]string { return a.activity(act) },
-		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) }}
-	for _, k := range cfg.Server.Auth.APIKeys {
-		d.Keys = append(d.Keys, ui.Key{Key: k.Key, Tenant: k.Tenant})
-	}
+		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) },
+		Keys:    cfg.Server.Auth.APIKeys}
 	if es, ok := a.Store.(memory.EpisodeStore); ok {
 		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
 			return allEpisodes(ctx, es, key)

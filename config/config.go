@@ -174,6 +174,17 @@ type Agent struct {
 	Prompts PromptSections
 }
 
+// Defines reports whether agents[] lists the named agent; the default
+// agent (the supervisor's settings) is not listed there.
+func (c *Config) Defines(name string) bool {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Agent returns the effective settings of the named agent; an agent not in
 // agents[] gets the supervisor's settings under its own name.
 func (c *Config) Agent(name string) Agent {

@@ -57,12 +57,8 @@ type Store interface {
 type Service struct {
 	// Policy resolves an agent's settings (nil: DefaultPolicy for all).
 	Policy func(agent string) Policy
-	// AgentDefined reports whether agents.yaml defines the agent; an
-	// undefined one gets the supervisor's settings and contexts say
-	// unknown_agent (nil: every agent is defined).
-	AgentDefined func(agent string) bool
-	Limits       Limits
-	Store        Store
+	Limits Limits
+	Store  Store
 	// Profiles are the users' cross-chat profiles (nil: none are kept).
 	Profiles Profiles
 	// ProfileDegraded, when set, names the fallbacks a user's last profile
@@ -93,6 +89,11 @@ type Service struct {
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
 	MaxLoad int
+
+	// AgentDefined reports whether agents.yaml defines the agent; an
+	// undefined one gets the supervisor's settings and contexts say
+	// unknown_agent (nil: every agent is defined).
+	AgentDefined func(agent string) bool
 }
 
 // Limits on identifiers and the query.

@@ -35,8 +35,17 @@ type Server struct {
 	// MaxMessageBytes caps one message's content; default 256 KiB.
 	MaxMessageBytes int
 	// MCP is the Model Context Protocol endpoint at /mcp.
-	MCP MCP
-	UI  UI
+	MCP     MCP
+	UI      UI
+	Metrics Metrics
+}
+
+// Metrics configures /metrics.
+type Metrics struct {
+	// TenantLabels adds the tenant as a label where a metric is per tenant
+	// (LLM tokens, rate-limited requests); default false, so one tenant's
+	// scrape access does not reveal the others' names.
+	TenantLabels bool
 }
 
 // MCP configures the /mcp endpoint.

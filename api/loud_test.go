@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory/extractive"
 	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/memory/worker"
@@ -260,5 +261,54 @@ func TestRefreshSaysWhyThereIsNoSummary(t *testing.T) {
 	}
 	if _, has := r.body["reason"]; has {
 		t.Errorf("a refresh that summarised gives no reason: %s", r.raw)
+	}
+}
+
+// /metrics is behind the API keys when keys are configured (any tenant's
+// key), and names no tenant unless tenant labels are on.
+func TestMetricsAuthAndTenantLabels(t *testing.T) {
+	for _, labels := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tenant_labels=%v", labels), func(t *testing.T) {
+			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			m := metrics.NewWith(metrics.Options{TenantLabels: labels})
+			m.Known([]string{"acme-secret", "globex-secret"})
+			o := Options{APIKeys: []APIKey{{Key: "key-acme", Tenant: "acme-secret"}, {Key: "key-globex", Tenant: "globex-secret"}},
+				RateLimit: RateLimit{RequestsPerSecond: 0.001, Burst: 1}}
+			srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st}, Options: o, Metrics: m}))
+			t.Cleanup(srv.Close)
+			h := &harness{t: t, srv: srv}
+			if r := h.do("GET", "/metrics", ""); r.status != 401 || r.errCode() != "unauthorized" {
+				t.Fatalf("metrics without a key: %d %s", r.status, r.raw)
+			}
+			h.key = "wrong"
+			if r := h.do("GET", "/metrics", ""); r.status != 401 {
+				t.Fatalf("metrics with a wrong key: %d", r.status)
+			}
+			h.key = "key-acme"
+			h.do("POST", "/v1/context", `{"chat_id":"x"}`)
+			if r := h.do("POST", "/v1/context", `{"chat_id":"x"}`); r.status != 429 {
+				t.Fatalf("want acme rate limited: %d", r.status)
+			}
+			h.key = "key-globex" // any tenant's key reads the metrics
+			r := h.do("GET", "/metrics", "")
+			if r.status != 200 || !strings.Contains(r.raw, "contextd_rate_limited_total") {
+				t.Fatalf("metrics with a key: %d %.300s", r.status, r.raw)
+			}
+			named := strings.Contains(r.raw, "acme-secret") || strings.Contains(r.raw, "globex-secret")
+			if named != labels {
+				t.Errorf("tenant names in metrics = %v, want %v", named, labels)
+			}
+			want := "contextd_rate_limited_total 1"
+			if labels {
+				want = `contextd_rate_limited_total{tenant="acme-secret"} 1`
+			}
+			if !strings.Contains(r.raw, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		})
 	}
 }

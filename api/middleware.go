@@ -180,7 +180,7 @@ func rateLimit(rl RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
 			}
 			mu.Unlock()
 			if delay > 0 {
-				m.RateLimited.WithLabelValues(tenant).Inc()
+				m.CountRateLimited(tenant)
 				return &apiError{status: http.StatusTooManyRequests, Code: "rate_limited",
 					Message:    fmt.Sprintf("rate limit of %g requests/s for this tenant exceeded", rl.RequestsPerSecond),
 					retryAfter: int(math.Ceil(delay.Seconds()))}

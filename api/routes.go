@@ -12,7 +12,8 @@ import (
 func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d))
-	e.GET("/metrics", handleMetrics(d))
+	// With API keys configured /metrics needs one too (any tenant's).
+	e.GET("/metrics", handleMetrics(d), authenticate(keys))
 
 	v1.POST("/chats/:chat_id/messages", handleAppend(d.Service))
 	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))

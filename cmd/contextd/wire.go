@@ -126,7 +126,7 @@ func ownerID() string {
 
 // build wires every component from the config.
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	a := &App{Config: cfg, Metrics: metrics.New()}
+	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -189,8 +189,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		Prepare:    summaryInput(pol),
 		OnJob: func(tenant, outcome string, in, out int) {
 			if outcome == "llm_tokens" {
-				a.Metrics.LLMTokens.WithLabelValues(tenant, "in").Add(float64(in))
-				a.Metrics.LLMTokens.WithLabelValues(tenant, "out").Add(float64(out))
+				a.Metrics.AddLLMTokens(tenant, in, out)
 				return
 			}
 			a.Metrics.SummaryJobs.WithLabelValues(outcome).Inc()

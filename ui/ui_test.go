@@ -371,3 +371,37 @@ func TestChatShowsTheUsersProfile(t *testing.T) {
 		t.Error("a chat without a user shows a profile")
 	}
 }
+
+// The playground refuses a bad budget with a visible error instead of
+// running with the agent's default.
+func TestPlaygroundRefusesBadBudgets(t *testing.T) {
+	h := newHarness(t)
+	h.seed("default", "c", "u", 6, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	for _, c := range []struct {
+		budget string
+		status int
+		err    string
+	}{
+		{"-5", 400, "budget_tokens: must be a positive number of tokens"},
+		{"0", 400, "budget_tokens: must be a positive number of tokens"},
+		{"lots", 400, `budget: &#34;lots&#34; is not a whole number of tokens`},
+		{"2000000", 400, "budget_tokens: must be at most 1000000"},
+		{"", 200, ""},
+		{"250", 200, ""},
+	} {
+		r := h.get("/ui/chats/c/playground?run=1&query=turn&budget=" + url.QueryEscape(c.budget))
+		if r.status != c.status {
+			t.Errorf("budget %q: status %d, want %d", c.budget, r.status, c.status)
+		}
+		hasErr := strings.Contains(r.body, `class="error"`)
+		if hasErr != (c.err != "") || !strings.Contains(r.body, c.err) {
+			t.Errorf("budget %q: error shown %v, want %q:\n%s", c.budget, hasErr, c.err, r.body)
+		}
+		if ran := strings.Contains(r.body, `id="usage"`); ran != (c.status == 200) {
+			t.Errorf("budget %q: a context was assembled = %v", c.budget, ran)
+		}
+	}
+	if r := h.get("/ui/chats/c/playground?run=1&budget=250"); !strings.Contains(r.body, `data-k="budget_tokens">250<`) || !strings.Contains(r.body, `value="250"`) {
+		t.Errorf("a good budget is used and kept in the form:\n%s", r.body)
+	}
+}

@@ -219,7 +219,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return b.Unindexed, b.Unsummarised, err
 	})
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg, pol)}
+		UI: a.inspector(cfg)}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
 	}

@@ -312,3 +312,17 @@ func TestMetricsAuthAndTenantLabels(t *testing.T) {
 		})
 	}
 }
+
+// One name per concept on the wire: the contract's spelling, summarised.
+func TestUsageSpellsSummarised(t *testing.T) {
+	h := newHarness(t, nil)
+	h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"hello"}]}`)
+	r := h.do("POST", "/v1/context", `{"chat_id":"c1"}`)
+	usage, _ := r.body["usage"].(map[string]any)
+	if _, ok := usage["summarised_turns"]; !ok {
+		t.Errorf("usage lacks summarised_turns: %v", usage)
+	}
+	if _, ok := usage["summarized_turns"]; ok {
+		t.Errorf("usage still spells summarized_turns: %v", usage)
+	}
+}

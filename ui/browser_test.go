@@ -148,7 +148,7 @@ func TestBrowser(t *testing.T) {
 
 // checkPlayground compares the page's numbers with POST /v1/context.
 func checkPlayground(t *testing.T, ctx context.Context, ce *consoleErrors, h *harness) {
-	keys := []string{"budget_tokens", "total_tokens", "summarized_turns", "dropped_turns", "filtered_turns"}
+	keys := []string{"budget_tokens", "total_tokens", "summarised_turns", "dropped_turns", "filtered_turns"}
 	got := map[string]string{}
 	err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL+"/ui/chats/support-01/playground"),
 		chromedp.SetValue(chromedp.CSS(`input[name=query]`), "refund policy invoice"),

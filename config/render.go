@@ -24,8 +24,8 @@ func (c *Config) Settings() map[string]any {
 	return map[string]any{
 		"server": map[string]any{
 			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "request_timeout": Duration(s.RequestTimeout),
-			"auth":       map[string]any{"api_keys": keys},
-			"rate_limit": map[string]any{"requests_per_second": s.RateLimit.RequestsPerSecond, "burst": s.RateLimit.Burst},
+			"auth":            map[string]any{"api_keys": keys},
+			"rate_limit":      map[string]any{"requests_per_second": s.RateLimit.RequestsPerSecond, "burst": s.RateLimit.Burst},
 			"trusted_proxies": list(s.TrustedProxies), "log_level": s.LogLevel,
 			"max_messages_per_request": s.MaxMessagesPerRequest, "max_message_bytes": Size(int64(s.MaxMessageBytes)),
 			"mcp":     map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete},

@@ -18,7 +18,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, src := range map[string]string{
-		"defaults": "",
+		"defaults":         "",
 		"repo agents.yaml": string(repo),
 		"overrides": `server:
   body_limit: 512KB

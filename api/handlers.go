@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contextd/contextd/engine"
-	"github.com/contextd/contextd/memory"
 )
 
 func handleHealthz() echo.HandlerFunc {
@@ -130,17 +129,15 @@ func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 }
 
 // handleRefreshSummary summarises synchronously within the request's
-// deadline and answers 200 with the new summary.
+// deadline and answers 200 with the new summary, or with a null summary
+// and the reason there is nothing to summarise yet.
 func handleRefreshSummary(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sum, degraded, err := svc.RefreshSummary(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
+		res, err := svc.Refresh(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
 		if err != nil {
 			return err
 		}
-		if degraded == nil {
-			degraded = []string{}
-		}
-		return encode(c, http.StatusOK, map[string]any{"summary": sum, "degraded": degraded})
+		return encode(c, http.StatusOK, res)
 	}
 }
 
@@ -188,12 +185,4 @@ func handleSearch(svc *engine.Service) echo.HandlerFunc {
 		}
 		return encode(c, http.StatusOK, map[string]any{"hits": hits})
 	}
-}
-
-// tenantOf is the tenant the auth middleware fixed for this request.
-func tenantOf(c echo.Context) string {
-	if t, ok := c.Get(ctxTenant).(string); ok && t != "" {
-		return t
-	}
-	return memory.DefaultTenant
 }

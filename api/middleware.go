@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -22,9 +20,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/memory"
 )
-
-const ctxTenant = "contextd.tenant"
 
 // requestID sets X-Request-Id: the caller's when it is short and plain
 // (so a supervisor can correlate), else a fresh random one.
@@ -81,7 +78,7 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			start := time.Now()
+			start, before := time.Now(), c.Request().Context()
 			err := next(c)
 			if err != nil {
 				c.Error(err)
@@ -99,54 +96,61 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			} else if route != "/healthz" && route != "/readyz" && route != "/metrics" {
 				level = slog.LevelInfo
 			}
+			// Only an authenticated request replaced its context: a refused
+			// key or an open route is logged without a tenant.
+			tenant := ""
+			if c.Request().Context() != before {
+				tenant = tenantOf(c)
+			}
 			log.Log(c.Request().Context(), level, "request",
 				"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 				"method", c.Request().Method, "route", route, "status", status,
-				"duration_ms", float64(d.Microseconds())/1000, "tenant", c.Get(ctxTenant))
+				"duration_ms", float64(d.Microseconds())/1000, "tenant", tenant)
 			return nil
 		}
 	}
 }
 
-// authenticate fixes the tenant from the bearer key. With no keys
-// configured auth is off and the tenant is "default". Keys are compared in
-// constant time over their hashes, so neither the key nor its length leaks.
-func authenticate(apiKeys []APIKey) echo.MiddlewareFunc {
-	type entry struct {
-		sum    [32]byte
-		tenant string
-	}
-	keys := make([]entry, 0, len(apiKeys))
-	for _, k := range apiKeys {
-		keys = append(keys, entry{sha256.Sum256([]byte(k.Key)), k.Tenant})
-	}
+// authenticate fixes the tenant from the bearer key and puts it in the
+// request's context.Context, the one place every handler (API, MCP, UI)
+// reads it from. With no keys configured auth is off and the tenant is
+// memory.DefaultTenant.
+func authenticate(keys memory.Keyring) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if len(keys) == 0 {
-				c.Set(ctxTenant, "default")
-				return next(c)
-			}
-			h := c.Request().Header.Get(echo.HeaderAuthorization)
-			token, ok := strings.CutPrefix(h, "Bearer ")
-			if !ok || token == "" {
-				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd"`)
-				return &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing bearer API key (Authorization: Bearer <key>)"}
-			}
-			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-			tenant := ""
-			for _, k := range keys {
-				if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
-					tenant = k.tenant
+			tenant := memory.DefaultTenant
+			if keys.Enabled() {
+				t, err := bearerTenant(c, keys)
+				if err != nil {
+					return err
 				}
+				tenant = t
 			}
-			if tenant == "" {
-				c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd", error="invalid_token"`)
-				return &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "invalid API key"}
-			}
-			c.Set(ctxTenant, tenant)
+			c.SetRequest(c.Request().WithContext(memory.NewContextWithTenant(c.Request().Context(), tenant)))
 			return next(c)
 		}
 	}
+}
+
+// bearerTenant is the tenant of the request's bearer key, or a 401.
+func bearerTenant(c echo.Context, keys memory.Keyring) (string, error) {
+	h := c.Request().Header.Get(echo.HeaderAuthorization)
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd"`)
+		return "", &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing bearer API key (Authorization: Bearer <key>)"}
+	}
+	tenant, ok := keys.Tenant(strings.TrimSpace(token))
+	if !ok {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd", error="invalid_token"`)
+		return "", &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "invalid API key"}
+	}
+	return tenant, nil
+}
+
+// tenantOf is the tenant the auth middleware put in the request's context.
+func tenantOf(c echo.Context) string {
+	return memory.TenantFromContext(c.Request().Context())
 }
 
 // rateLimit is a token bucket per tenant; 0 requests/s turns it off.
@@ -176,7 +180,7 @@ func rateLimit(rl RateLimit, m *metrics.Metrics) echo.MiddlewareFunc {
 			}
 			mu.Unlock()
 			if delay > 0 {
-				m.RateLimited.WithLabelValues(tenant).Inc()
+				m.CountRateLimited(tenant)
 				return &apiError{status: http.StatusTooManyRequests, Code: "rate_limited",
 					Message:    fmt.Sprintf("rate limit of %g requests/s for this tenant exceeded", rl.RequestsPerSecond),
 					retryAfter: int(math.Ceil(delay.Seconds()))}

@@ -4,13 +4,16 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/memory"
 )
 
 // addRoutes lists every route contextd serves.
-func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
+func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d))
-	e.GET("/metrics", handleMetrics(d))
+	// With API keys configured /metrics needs one too (any tenant's).
+	e.GET("/metrics", handleMetrics(d), authenticate(keys))
 
 	v1.POST("/chats/:chat_id/messages", handleAppend(d.Service))
 	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))
@@ -27,12 +30,12 @@ func addRoutes(e *echo.Echo, d Deps, v1 *echo.Group) {
 	if d.MCP != nil {
 		h := echo.WrapHandler(d.MCP)
 		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-			e.Add(m, "/mcp", h, mcpMiddleware(d)...)
+			e.Add(m, "/mcp", h, mcpMiddleware(d, keys)...)
 		}
 	}
 
 	// Alias kept by the contract for supervisors that call /context.
-	e.POST("/context", handleContext(d.Service), v1Middleware(d)...)
+	e.POST("/context", handleContext(d.Service), v1Middleware(d, keys)...)
 
 	if d.UI != nil {
 		e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })

@@ -10,12 +10,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/contextd/contextd/api/mcpserver"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/memory"
 )
 
 // Options are the HTTP layer's settings (server.* in agents.yaml, resolved
@@ -30,11 +29,9 @@ type Options struct {
 	RateLimit RateLimit
 }
 
-// APIKey is one bearer key and the tenant it fixes.
-type APIKey struct {
-	Key    string
-	Tenant string
-}
+// APIKey is one bearer key and the tenant it fixes: an alias of the one
+// definition, memory.APIKey, kept so callers can still write api.APIKey.
+type APIKey = memory.APIKey
 
 // RateLimit is per tenant; RequestsPerSecond 0 turns it off.
 type RateLimit struct {
@@ -71,39 +68,34 @@ func NewHandler(d Deps) http.Handler {
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.IPExtractor = ipExtractor(d.Options.TrustedProxies)
 	e.Use(requestID(), recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
-	v1 := e.Group("/v1", v1Middleware(d)...)
-	addRoutes(e, d, v1)
+	keys := memory.NewKeyring(d.Options.APIKeys)
+	v1 := e.Group("/v1", v1Middleware(d, keys)...)
+	addRoutes(e, d, keys, v1)
 	return e
 }
 
 // v1Middleware guards the API routes: auth → tenant, rate limit, body limit,
 // request timeout.
-func v1Middleware(d Deps) []echo.MiddlewareFunc {
+func v1Middleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 	timeout := d.Options.RequestTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
 	return []echo.MiddlewareFunc{
-		authenticate(d.Options.APIKeys),
+		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
 		bodyLimit(d.Options.BodyLimit),
 		requestTimeout(timeout),
 	}
 }
 
-// mcpMiddleware guards /mcp as /v1 is guarded (auth → tenant, rate limit,
-// body limit) and hands the tenant to the tool handlers in a header it
-// owns. No request timeout: a streamable-HTTP GET is a long-lived stream.
-func mcpMiddleware(d Deps) []echo.MiddlewareFunc {
+// mcpMiddleware guards /mcp as /v1 is guarded (auth → tenant in the
+// request's context, rate limit, body limit). No request timeout: a
+// streamable-HTTP GET is a long-lived stream.
+func mcpMiddleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
-		authenticate(d.Options.APIKeys),
+		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
 		bodyLimit(d.Options.BodyLimit),
-		func(next echo.HandlerFunc) echo.HandlerFunc {
-			return func(c echo.Context) error {
-				c.Request().Header.Set(mcpserver.TenantHeader, tenantOf(c))
-				return next(c)
-			}
-		},
 	}
 }

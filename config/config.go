@@ -3,7 +3,11 @@
 // supervisor toggles, and per-agent resolution of effective settings.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
 
 // Config is a loaded, validated agents.yaml with defaults applied.
 type Config struct {
@@ -31,8 +35,17 @@ type Server struct {
 	// MaxMessageBytes caps one message's content; default 256 KiB.
 	MaxMessageBytes int
 	// MCP is the Model Context Protocol endpoint at /mcp.
-	MCP MCP
-	UI  UI
+	MCP     MCP
+	UI      UI
+	Metrics Metrics
+}
+
+// Metrics configures /metrics.
+type Metrics struct {
+	// TenantLabels adds the tenant as a label where a metric is per tenant
+	// (LLM tokens, rate-limited requests); default false, so one tenant's
+	// scrape access does not reveal the others' names.
+	TenantLabels bool
 }
 
 // MCP configures the /mcp endpoint.
@@ -47,10 +60,9 @@ type UI struct{ Enabled bool }
 
 type Auth struct{ APIKeys []APIKey }
 
-type APIKey struct {
-	Key    string
-	Tenant string
-}
+// APIKey is one server.auth.api_keys entry: an alias of the one
+// definition, memory.APIKey, which the API and the inspector use too.
+type APIKey = memory.APIKey
 
 // RateLimit is per tenant; RequestsPerSecond 0 (the default) turns it off.
 type RateLimit struct {
@@ -169,6 +181,17 @@ type Agent struct {
 	Memory  Memory
 	Filters Filters
 	Prompts PromptSections
+}
+
+// Defines reports whether agents[] lists the named agent; the default
+// agent (the supervisor's settings) is not listed there.
+func (c *Config) Defines(name string) bool {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Agent returns the effective settings of the named agent; an agent not in

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
 
 // Default values, as documented on the types in config.go.
 const (
@@ -20,7 +24,7 @@ const (
 	DefaultLLMTimeout            = 60 * time.Second
 	// DefaultTenant is the tenant of an API key that names none, and of
 	// every request when auth is off.
-	DefaultTenant = "default"
+	DefaultTenant = memory.DefaultTenant
 )
 
 // Default returns the built-in configuration: SQLite under ./data/, the

@@ -134,13 +134,13 @@ func parseYAML(data []byte) (root *yaml.Node, problem *Problem) {
 		if err == io.EOF {
 			return nil, nil
 		}
-		return nil, syntaxProblem(err)
+		return nil, syntaxProblem(data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == io.EOF:
 	case err != nil:
-		return nil, syntaxProblem(err)
+		return nil, syntaxProblem(data, err)
 	default:
 		return nil, &Problem{Line: extra.Line, Column: extra.Column, Message: "only one YAML document is allowed (remove the second ---)"}
 	}
@@ -150,11 +150,37 @@ func parseYAML(data []byte) (root *yaml.Node, problem *Problem) {
 	return nil, nil
 }
 
-func syntaxProblem(err error) *Problem {
+// syntaxProblem locates a YAML syntax error. yaml.v3 reports the line
+// where the enclosing block starts (a mis-indented key on line 3 of a
+// mapping opened on line 1 is "line 1"), so the line of the problem itself
+// is found as the first prefix of the document that fails the same way.
+func syntaxProblem(data []byte, err error) *Problem {
 	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Problem{Line: line, Message: "invalid YAML: " + m[2]}
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &Problem{Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 	}
-	return &Problem{Message: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	block, _ := strconv.Atoi(m[1])
+	return &Problem{Line: problemLine(data, block, m[2]), Message: "invalid YAML: " + m[2]}
+}
+
+// maxProblemScan bounds the prefixes tried (each is a parse): configs are
+// a few hundred lines.
+const maxProblemScan = 2000
+
+// problemLine is the first line n >= from such that the document's first
+// n lines fail with the same message; from when none does.
+func problemLine(data []byte, from int, message string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for n := max(from, 1); n <= len(lines) && n < from+maxProblemScan; n++ {
+		var doc yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &doc)
+		if err == nil {
+			continue
+		}
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil && m[2] == message {
+			return n
+		}
+	}
+	return from
 }

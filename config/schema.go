@@ -90,7 +90,8 @@ func (d *decoder) serverFields(s *Server) fields {
 			"enabled":      d.bool(&s.MCP.Enabled),
 			"allow_delete": d.bool(&s.MCP.AllowDelete),
 		}),
-		"ui": d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
+		"ui":      d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
+		"metrics": d.sub(fields{"tenant_labels": d.bool(&s.Metrics.TenantLabels)}),
 	}
 }
 
@@ -426,10 +427,28 @@ func (d *decoder) crossChecks(c *Config) {
 			"has no effect while requests_per_second is 0 (rate limiting off)")
 	}
 
+	d.memoryRanges("supervisor", c.Supervisor.Memory)
 	d.memoryWarnings(c, "supervisor", c.Supervisor.Memory)
 	for i, a := range c.Agents {
+		d.memoryRanges(fmt.Sprintf("agents[%d]", i), a.Memory)
 		d.memoryWarnings(c, fmt.Sprintf("agents[%d]", i), a.Memory)
 	}
+}
+
+// memoryRanges refuses a minimum above its maximum. An agent is blamed only
+// for a pair it set a side of (else the supervisor's own check reports it),
+// at the line of the key it set.
+func (d *decoder) memoryRanges(owner string, m Memory) {
+	mp := owner + ".memory"
+	if m.EpisodeMinTurns <= m.EpisodeMaxTurns {
+		return
+	}
+	n := d.first(mp+".episode_min_turns", mp+".episode_max_turns")
+	if n == nil && owner != "supervisor" {
+		return
+	}
+	d.fail(n, mp+".episode_min_turns", "episode_min_turns (%d) is greater than episode_max_turns (%d): an episode could never close",
+		m.EpisodeMinTurns, m.EpisodeMaxTurns)
 }
 
 // memoryWarnings flags settings that will run degraded. For an agent, only

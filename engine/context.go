@@ -38,6 +38,9 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 	if err != nil {
 		return nil, storeErr("read chat", err)
 	}
+	if err := checkUser(chat, in.UserID); err != nil {
+		return nil, err
+	}
 	return s.assemble(ctx, s.newPlan(chat, in))
 }
 
@@ -136,6 +139,9 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 // assemble runs the stages: load → retrieve → summary → pack → account.
 func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error) {
 	res := &ContextResult{ChatID: p.chat.ID, Agent: p.agent, Strategy: p.strategy, Degraded: []string{}}
+	if !s.agentDefined(p.agent) {
+		res.degrade(DegradedUnknownAgent)
+	}
 	if err := s.loadSummary(ctx, p, res); err != nil {
 		return nil, err
 	}

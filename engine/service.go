@@ -92,6 +92,11 @@ type Service struct {
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
 	MaxLoad int
+
+	// AgentDefined reports whether agents.yaml defines the agent; an
+	// undefined one gets the supervisor's settings and contexts say
+	// unknown_agent (nil: every agent is defined).
+	AgentDefined func(agent string) bool
 }
 
 // Limits on identifiers and the query.
@@ -276,6 +281,9 @@ func (s *Service) Append(ctx context.Context, tenant, chatID string, in AppendIn
 func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent string, msgs []memory.Message) (AppendOutput, error) {
 	if agent == "" {
 		agent = memory.DefaultAgent
+	}
+	if err := s.checkUserBeforeAppend(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, userID); err != nil {
+		return AppendOutput{}, err
 	}
 	res, err := s.Store.Append(ctx, memory.AppendRequest{
 		Chat: memory.ChatKey{Tenant: tenant, ChatID: chatID}, UserID: userID, Agent: agent, Messages: msgs,
@@ -509,6 +517,9 @@ type SearchInput struct {
 	Since string   `json:"since"`
 	Until string   `json:"until"`
 	Kinds []string `json:"kinds"`
+	// MinScore overrides the agent's rag_similarity_threshold: dense hits
+	// with a lower cosine similarity are left out.
+	MinScore *float64 `json:"min_score"`
 }
 
 // SearchHit is one /v1/search hit: a turn, or an episode with its short
@@ -555,6 +566,9 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if err := parseKinds(in.Kinds); err != nil {
 		return nil, err
 	}
+	if err := validateMinScore(in.MinScore); err != nil {
+		return nil, err
+	}
 	if s.Retriever == nil {
 		return nil, unavailable("vector store", errors.New("vector.driver is none"))
 	}
@@ -574,6 +588,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	}
 	// Over-fetch: the filters below may remove routing noise.
 	req.K = in.K * 2
+	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if err != nil {
 		return nil, unavailable("vector store", err)

@@ -167,8 +167,11 @@ type Usage struct {
 	ProfileTokens int `json:"profile_tokens"`
 	SummaryTokens int `json:"summary_tokens"`
 	RecentTokens  int `json:"recent_tokens"`
-	// SummarizedTurns are turns covered by the summary (seq <= covered_to_seq).
-	SummarizedTurns int64 `json:"summarized_turns"`
+	// SummarizedTurns are turns covered by the summary (seq <=
+	// covered_to_seq). On the wire it is summarised_turns: one spelling
+	// with the contract's ("every summarised turn") and the backlog metric
+	// (contextd_backlog_unsummarised_turns).
+	SummarizedTurns int64 `json:"summarised_turns"`
 	// DroppedTurns are turns neither summarised nor shown because the
 	// budget (or the turn cap) had no room; DroppedSeqs lists them when
 	// there are few (at most 100), else it is omitted.

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/contextd/contextd/memory"
 )
 
 // Cookie names. The session cookie carries a random id that maps to a
@@ -17,8 +18,11 @@ import (
 const (
 	sessionCookie = "contextd_ui_session"
 	csrfCookie    = "contextd_ui_csrf"
-	ctxTenant     = "ui.tenant"
 	ctxCSRF       = "ui.csrf"
+	// ctxAuthed marks a request that passed auth, so pages outside it
+	// (login, not found) name no tenant; the tenant itself is in the
+	// request's context.Context.
+	ctxAuthed = "ui.authed"
 )
 
 // sessions maps session ids to tenants, bounded and expiring.
@@ -82,19 +86,18 @@ func setCookie(c echo.Context, name, value string, maxAge int) {
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.IsTLS()})
 }
 
-// auth fixes the request's tenant: "default" with auth off, else the
-// session's tenant; without a session the login form is shown.
+// auth fixes the request's tenant in its context.Context, as the API's
+// auth does: memory.DefaultTenant with auth off, else the session's tenant;
+// without a session the login form is shown.
 func (h *handler) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ensureCSRF(c)
-		if len(h.d.Keys) == 0 {
-			c.Set(ctxTenant, "default")
-			return next(c)
+		if !h.keys.Enabled() {
+			return next(withTenant(c, memory.DefaultTenant))
 		}
 		if ck, err := c.Cookie(sessionCookie); err == nil {
 			if t, ok := h.sessions.tenant(ck.Value); ok {
-				c.Set(ctxTenant, t)
-				return next(c)
+				return next(withTenant(c, t))
 			}
 		}
 		if c.Request().Method != http.MethodGet {
@@ -104,8 +107,14 @@ func (h *handler) auth(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+func withTenant(c echo.Context, tenant string) echo.Context {
+	c.Set(ctxAuthed, true)
+	c.SetRequest(c.Request().WithContext(memory.NewContextWithTenant(c.Request().Context(), tenant)))
+	return c
+}
+
 func (h *handler) loginForm(c echo.Context) error {
-	if len(h.d.Keys) == 0 { // auth off: nothing to log in to
+	if !h.keys.Enabled() { // auth off: nothing to log in to
 		return c.Redirect(http.StatusSeeOther, "/ui/")
 	}
 	ensureCSRF(c)
@@ -118,15 +127,8 @@ func (h *handler) login(c echo.Context) error {
 	if !csrfOK(c) {
 		return h.render(c, http.StatusForbidden, "error", "Forbidden", "The form has expired; reload the page and try again.")
 	}
-	sum := sha256.Sum256([]byte(c.FormValue("key")))
-	tenant := ""
-	for _, k := range h.d.Keys {
-		ks := sha256.Sum256([]byte(k.Key))
-		if subtle.ConstantTimeCompare(sum[:], ks[:]) == 1 {
-			tenant = k.Tenant
-		}
-	}
-	if tenant == "" {
+	tenant, ok := h.keys.Tenant(c.FormValue("key"))
+	if !ok {
 		return h.render(c, http.StatusUnauthorized, "login", "Log in", "That key is not valid.")
 	}
 	setCookie(c, sessionCookie, h.sessions.add(tenant), 12*3600)
@@ -175,7 +177,15 @@ func (h *handler) csrf(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// tenantOf is the tenant auth put in the request's context.
 func tenantOf(c echo.Context) string {
-	t, _ := c.Get(ctxTenant).(string)
-	return t
+	return memory.TenantFromContext(c.Request().Context())
+}
+
+// shownTenant is the tenant a page names: none outside auth.
+func shownTenant(c echo.Context) string {
+	if authed, _ := c.Get(ctxAuthed).(bool); !authed {
+		return ""
+	}
+	return tenantOf(c)
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/contextd/contextd/ui"
+	"github.com/contextd/contextd/memory"
 )
 
 const chromiumPath = "/usr/bin/chromium"
@@ -148,7 +148,7 @@ func TestBrowser(t *testing.T) {
 
 // checkPlayground compares the page's numbers with POST /v1/context.
 func checkPlayground(t *testing.T, ctx context.Context, ce *consoleErrors, h *harness) {
-	keys := []string{"budget_tokens", "total_tokens", "summarized_turns", "dropped_turns", "filtered_turns"}
+	keys := []string{"budget_tokens", "total_tokens", "summarised_turns", "dropped_turns", "filtered_turns"}
 	got := map[string]string{}
 	err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL+"/ui/chats/support-01/playground"),
 		chromedp.SetValue(chromedp.CSS(`input[name=query]`), "refund policy invoice"),
@@ -217,7 +217,7 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 // TestBrowserLogin logs in through the form and sees that tenant's chats.
 func TestBrowserLogin(t *testing.T) {
 	ctx, ce := browser(t)
-	h := newHarness(t, ui.Key{Key: "browser-key-a", Tenant: "ta"}, ui.Key{Key: "browser-key-b", Tenant: "tb"})
+	h := newHarness(t, memory.APIKey{Key: "browser-key-a", Tenant: "ta"}, memory.APIKey{Key: "browser-key-b", Tenant: "tb"})
 	h.seed("ta", "mine", "u", 2, func(int) string { return "a" })
 	h.seed("tb", "theirs", "u", 2, func(int) string { return "b" })
 	err := chromedp.Do(ctx, chromedp.Navigate(h.srv.URL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`input[name=key]`)))

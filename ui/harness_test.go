@@ -39,7 +39,7 @@ type harness struct {
 	client  *http.Client
 }
 
-func newHarness(t testing.TB, keys ...ui.Key) *harness {
+func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), ":memory:")
 	if err != nil {
@@ -58,16 +58,12 @@ func newHarness(t testing.TB, keys ...ui.Key) *harness {
 	indexer := &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
 	svc := &engine.Service{Store: st, Summaries: w, Index: ix, Indexer: indexer,
 		Retriever: &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}}
-	var akeys []api.APIKey
-	for _, k := range keys {
-		akeys = append(akeys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
-	}
 	d := ui.Deps{Service: svc, Lister: st, Keys: keys, Config: `{"storage": {"postgres_dsn": "[redacted]"}}`,
 		Ready: func(context.Context) map[string]string {
 			return map[string]string{"storage": "ok", "vector": "disabled"}
 		},
 		Backlog: st.BacklogSizes, Agents: map[string]string{"default": "{}"}}
-	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: akeys}, UI: func(g *echo.Group) { ui.Register(g, d) }})
+	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys}, UI: func(g *echo.Group) { ui.Register(g, d) }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)

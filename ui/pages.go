@@ -80,7 +80,7 @@ func (h *handler) chat(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	chat, err := h.d.Service.Chat(ctx, tenant, id)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -121,7 +121,7 @@ func (h *handler) turnRows(c echo.Context, chat memory.Chat, msgs []memory.Messa
 	for _, s := range pending {
 		unindexed[s] = true
 	}
-	fo := h.policy(chat.Agent).Filters
+	fo := h.d.Service.PolicyOf(chat.Agent).Filters
 	out := make([]turnRow, len(msgs))
 	for i, m := range msgs {
 		kept, rule := fo.Item(m.Role, m.Content)
@@ -153,13 +153,6 @@ func ownEpisodes(turns []turnRow, eps []memory.Episode) {
 			turns[i].Episode = fmt.Sprintf("%d–%d", eps[j].FromSeq, eps[j].ToSeq)
 		}
 	}
-}
-
-func (h *handler) policy(agent string) engine.Policy {
-	if h.d.Service.Policy == nil {
-		return engine.DefaultPolicy()
-	}
-	return h.d.Service.Policy(agent)
 }
 
 // ruleName says in words which filter rule removes a turn.
@@ -194,7 +187,8 @@ type playData struct {
 	Query    string
 	Agent    string
 	Strategy string
-	Budget   int
+	// Budget is the form's value as typed ("": the agent's default).
+	Budget   string
 	Ran      bool
 	Result   *engine.ContextResult
 	Hits     []engine.SearchHit
@@ -212,7 +206,7 @@ type bar struct {
 // playground runs /v1/context's use case with nothing appended.
 func (h *handler) playground(c echo.Context) error {
 	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
-	chat, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+	chat, err := h.d.Service.Chat(ctx, tenant, id)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -220,24 +214,33 @@ func (h *handler) playground(c echo.Context) error {
 	if d.Agent == "" {
 		d.Agent = chat.Agent
 	}
-	d.Budget, _ = strconv.Atoi(c.QueryParam("budget"))
-	if c.QueryParam("run") != "" {
-		h.runPlayground(c, tenant, &d)
+	d.Budget = strings.TrimSpace(c.QueryParam("budget"))
+	status := http.StatusOK
+	if c.QueryParam("run") != "" && !h.runPlayground(c, tenant, &d) {
+		status = http.StatusBadRequest
 	}
-	return h.render(c, http.StatusOK, "playground", "Playground "+id, d)
+	return h.render(c, status, "playground", "Playground "+id, d)
 }
 
-func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) {
+// runPlayground runs the context use case; false when the form's input
+// was refused (d.Err says why, as the API would).
+func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) bool {
 	ctx := c.Request().Context()
 	d.Ran = true
 	in := engine.ContextInput{ChatID: d.ChatID, Agent: d.Agent, Query: d.Query, Strategy: d.Strategy}
-	if d.Budget > 0 {
-		in.BudgetTokens = &d.Budget
+	if d.Budget != "" {
+		n, err := strconv.Atoi(d.Budget)
+		if err != nil {
+			d.Err = fmt.Sprintf("budget: %q is not a whole number of tokens (leave it empty for the agent's default)", d.Budget)
+			return false
+		}
+		in.BudgetTokens = &n // the engine refuses 0, negatives and absurd sizes
 	}
 	res, err := h.d.Service.Context(ctx, tenant, in)
 	if err != nil {
-		d.Err = err.Error()
-		return
+		d.Err = errorText(err)
+		e, ok := engine.AsError(err)
+		return !ok || e.Kind != engine.KindInvalid
 	}
 	d.Result = res
 	u := res.Usage
@@ -257,6 +260,15 @@ func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) {
 		}
 		d.Hits = hits
 	}
+	return true
+}
+
+// errorText is an engine error as the API words it: "field: message".
+func errorText(err error) string {
+	if e, ok := engine.AsError(err); ok && e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return err.Error()
 }
 
 func percent(n, of int) int {
@@ -281,6 +293,7 @@ var degradedText = map[string]string{
 	engine.DegradedSummaryStale: "the summary lags behind the chat or was written with other prompts; uncovered turns were shown verbatim where they fit.",
 	engine.DegradedStorage:      "the conversation store could not be read; the context is incomplete.",
 	engine.DegradedSummaryWait:  "a fresh summary was awaited but did not arrive in time.",
+	engine.DegradedUnknownAgent: "agents.yaml does not define this agent; it got the supervisor's settings (a typo?).",
 }
 
 type confirmData struct {
@@ -291,7 +304,7 @@ type confirmData struct {
 
 func (h *handler) confirm(c echo.Context) error {
 	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
-	if _, err := h.d.Service.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id}); err != nil {
+	if _, err := h.d.Service.Chat(ctx, tenant, id); err != nil {
 		return h.fail(c, err)
 	}
 	d := confirmData{ChatID: id, Action: c.QueryParam("action")}

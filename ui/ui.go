@@ -26,18 +26,12 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Key is one API key and the tenant it fixes.
-type Key struct {
-	Key    string
-	Tenant string
-}
-
 // Deps are what the inspector reads.
 type Deps struct {
 	Service *engine.Service
 	Lister  memory.ChatLister
 	// Keys turn the login form on; none: every page is tenant "default".
-	Keys []Key
+	Keys []memory.APIKey
 	// Ready reports each backend's state, as /readyz does.
 	Ready func(ctx context.Context) map[string]string
 	// Backlog counts unindexed and unsummarised turns.
@@ -62,7 +56,7 @@ func Register(g *echo.Group, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{d: d, pages: parsePages(), sessions: newSessions(10000, 12*time.Hour)}
+	h := &handler{d: d, keys: memory.NewKeyring(d.Keys), pages: parsePages(), sessions: newSessions(10000, 12*time.Hour)}
 	g.Use(securityHeaders)
 	static, _ := fs.Sub(staticFS, "static")
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix("/ui/static/", http.FileServer(http.FS(static)))))
@@ -94,6 +88,7 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 
 type handler struct {
 	d        Deps
+	keys     memory.Keyring
 	pages    map[string]*template.Template
 	sessions *sessions
 }
@@ -108,7 +103,7 @@ type page struct {
 }
 
 func (h *handler) render(c echo.Context, status int, name, title string, data any) error {
-	p := page{Title: title, Tenant: tenantOf(c), Auth: len(h.d.Keys) > 0, CSRF: csrfToken(c), Data: data}
+	p := page{Title: title, Tenant: shownTenant(c), Auth: h.keys.Enabled(), CSRF: csrfToken(c), Data: data}
 	var b strings.Builder
 	if err := h.pages[name].ExecuteTemplate(&b, "layout", p); err != nil {
 		h.d.Logger.Error("ui render", "page", name, "err", err)

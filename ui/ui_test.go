@@ -229,7 +229,7 @@ func TestActionsNeedCSRF(t *testing.T) {
 }
 
 func TestLoginAndTenantIsolation(t *testing.T) {
-	h := newHarness(t, ui.Key{Key: "key-a", Tenant: "ta"}, ui.Key{Key: "key-b", Tenant: "tb"})
+	h := newHarness(t, memory.APIKey{Key: "key-a", Tenant: "ta"}, memory.APIKey{Key: "key-b", Tenant: "tb"})
 	h.seed("ta", "chat-a", "u", 2, func(int) string { return "alpha" })
 	h.seed("tb", "chat-b", "u", 2, func(int) string { return "beta" })
 	if r := h.get("/ui/"); r.status != http.StatusSeeOther || r.header.Get("Location") != "/ui/login" {
@@ -280,7 +280,7 @@ func TestLoginAndTenantIsolation(t *testing.T) {
 }
 
 func TestCookiesSecureOverTLS(t *testing.T) {
-	h := newHarness(t, ui.Key{Key: "k", Tenant: "t"})
+	h := newHarness(t, memory.APIKey{Key: "k", Tenant: "t"})
 	h.srv.Close()
 	tls := httptest.NewTLSServer(h.srv.Config.Handler)
 	defer tls.Close()
@@ -369,5 +369,39 @@ func TestChatShowsTheUsersProfile(t *testing.T) {
 	h.seed("default", "nouser", "", 2, func(i int) string { return "x" })
 	if strings.Contains(h.get("/ui/chats/nouser").body, "User profile") {
 		t.Error("a chat without a user shows a profile")
+	}
+}
+
+// The playground refuses a bad budget with a visible error instead of
+// running with the agent's default.
+func TestPlaygroundRefusesBadBudgets(t *testing.T) {
+	h := newHarness(t)
+	h.seed("default", "c", "u", 6, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	for _, c := range []struct {
+		budget string
+		status int
+		err    string
+	}{
+		{"-5", 400, "budget_tokens: must be a positive number of tokens"},
+		{"0", 400, "budget_tokens: must be a positive number of tokens"},
+		{"lots", 400, `budget: &#34;lots&#34; is not a whole number of tokens`},
+		{"2000000", 400, "budget_tokens: must be at most 1000000"},
+		{"", 200, ""},
+		{"250", 200, ""},
+	} {
+		r := h.get("/ui/chats/c/playground?run=1&query=turn&budget=" + url.QueryEscape(c.budget))
+		if r.status != c.status {
+			t.Errorf("budget %q: status %d, want %d", c.budget, r.status, c.status)
+		}
+		hasErr := strings.Contains(r.body, `class="error"`)
+		if hasErr != (c.err != "") || !strings.Contains(r.body, c.err) {
+			t.Errorf("budget %q: error shown %v, want %q:\n%s", c.budget, hasErr, c.err, r.body)
+		}
+		if ran := strings.Contains(r.body, `id="usage"`); ran != (c.status == 200) {
+			t.Errorf("budget %q: a context was assembled = %v", c.budget, ran)
+		}
+	}
+	if r := h.get("/ui/chats/c/playground?run=1&budget=250"); !strings.Contains(r.body, `data-k="budget_tokens">250<`) || !strings.Contains(r.body, `value="250"`) {
+		t.Errorf("a good budget is used and kept in the form:\n%s", r.body)
 	}
 }

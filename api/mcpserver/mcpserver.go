@@ -16,9 +16,11 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// TenantHeader carries the tenant the API's auth fixed to the tool
-// handlers; any value a client sends is replaced before the handler runs.
-const TenantHeader = "X-Contextd-Tenant"
+// tenantHeader bridges the tenant from the request's context.Context (where
+// the API's auth put it) to the tool handlers: the SDK hands tools the
+// request's headers, not its context. NewHandler always overwrites it, so a
+// value a client sends never counts.
+const tenantHeader = "X-Contextd-Tenant"
 
 // Engine is what the tools call: the use cases the HTTP API serves.
 type Engine interface {
@@ -39,11 +41,15 @@ type Options struct {
 }
 
 // NewHandler serves MCP over streamable HTTP. The caller authenticates the
-// request and sets TenantHeader.
+// request and puts its tenant in the context (memory.NewContextWithTenant).
 func NewHandler(e Engine, o Options) http.Handler {
 	s := newServer(e, o)
 	// JSON answers rather than an SSE stream per call: the tools never stream.
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(tenantHeader, memory.TenantFromContext(r.Context()))
+		h.ServeHTTP(w, r)
+	})
 }
 
 func newServer(e Engine, o Options) *mcp.Server {
@@ -104,7 +110,7 @@ func asToolError(err error) error {
 // tenantOf is the tenant the API's auth fixed for this request.
 func tenantOf(req *mcp.CallToolRequest) string {
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
-		if t := req.Extra.Header.Get(TenantHeader); t != "" {
+		if t := req.Extra.Header.Get(tenantHeader); t != "" {
 			return t
 		}
 	}

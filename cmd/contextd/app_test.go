@@ -240,7 +240,7 @@ func TestMetricsAfterShortSession(t *testing.T) {
 		`contextd_context_tokens_bucket{section="recent"`,
 		"contextd_retrieval_duration_seconds_bucket",
 		`contextd_summary_jobs_total{outcome="ok"} 1`,
-		`contextd_llm_tokens_total{direction="in",tenant="default"}`,
+		`contextd_llm_tokens_total{direction="in"}`,
 		"contextd_backlog_unindexed_turns 0",
 		"contextd_backlog_unsummarised_turns",
 		`contextd_backend_up{backend="storage"} 1`,

@@ -797,7 +797,7 @@ func (l *ledger) verifySummary(t *testing.T, s *crashServer, chat string, msgs [
 			} `json:"recent"`
 		} `json:"sections"`
 		Usage struct {
-			SummarizedTurns int64   `json:"summarized_turns"`
+			SummarizedTurns int64   `json:"summarised_turns"`
 			DroppedTurns    int64   `json:"dropped_turns"`
 			DroppedSeqs     []int64 `json:"dropped_seqs"`
 			FilteredTurns   int64   `json:"filtered_turns"`

@@ -45,7 +45,7 @@ func TestFirstAnswerAfterImportHasFreshExtractiveSummary(t *testing.T) {
 					} `json:"summary"`
 				} `json:"sections"`
 				Usage struct {
-					SummarizedTurns int64 `json:"summarized_turns"`
+					SummarizedTurns int64 `json:"summarised_turns"`
 					DroppedTurns    int64 `json:"dropped_turns"`
 				} `json:"usage"`
 				Degraded []string `json:"degraded"`

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -11,16 +10,16 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"gopkg.in/yaml.v3"
 
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/ui"
 )
 
 // inspector builds the /ui registration, or nil when server.ui is off or
 // the store cannot list chats.
-func (a *App) inspector(cfg *config.Config, pol func(string) engine.Policy) func(g *echo.Group) {
+func (a *App) inspector(cfg *config.Config) func(g *echo.Group) {
 	lister, ok := a.Store.(memory.ChatLister)
 	if !cfg.Server.UI.Enabled || !ok {
 		return nil
@@ -38,11 +37,9 @@ func (a *App) inspector(cfg *config.Config, pol func(string) engine.Policy) func
 		}
 	}
 	d := ui.Deps{Service: a.Service, Lister: lister, Ready: a.ready, Config: redactedConfig(cfg),
-		Agents: agentSettings(cfg, pol), Activity: func() map[string]string { return a.activity(act) },
-		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) }}
-	for _, k := range cfg.Server.Auth.APIKeys {
-		d.Keys = append(d.Keys, ui.Key{Key: k.Key, Tenant: k.Tenant})
-	}
+		Agents: agentSettings(cfg), Activity: func() map[string]string { return a.activity(act) },
+		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) },
+		Keys:    cfg.Server.Auth.APIKeys}
 	if es, ok := a.Store.(memory.EpisodeStore); ok {
 		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
 			return allEpisodes(ctx, es, key)
@@ -102,22 +99,28 @@ func (a *App) activity(act *activity) map[string]string {
 	return out
 }
 
-// agentSettings renders each agent's resolved policy, overrides merged.
-func agentSettings(cfg *config.Config, pol func(string) engine.Policy) map[string]string {
+// agentSettings renders each agent's effective settings (the supervisor's
+// as "default", overrides merged) in agents.yaml's keys and units.
+func agentSettings(cfg *config.Config) map[string]string {
 	names := []string{memory.DefaultAgent}
 	for _, ag := range cfg.Agents {
 		names = append(names, ag.Name)
 	}
 	out := make(map[string]string, len(names))
 	for _, n := range names {
-		b, err := json.MarshalIndent(pol(n), "", "  ")
-		if err != nil {
-			out[n] = fmt.Sprintf("%+v", pol(n))
-			continue
-		}
-		out[n] = string(b)
+		settings := cfg.Agent(n).Settings()
+		delete(settings, "name")
+		out[n] = toYAML(settings)
 	}
 	return out
+}
+
+func toYAML(v any) string {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return "unavailable: " + err.Error()
+	}
+	return string(b)
 }
 
 // secretKey names fields whose string values are never shown.
@@ -126,19 +129,11 @@ var secretKey = regexp.MustCompile(`(?i)(key|password|secret|token$|credential)`
 // kvPassword is a keyword/value DSN's password.
 var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
 
-// redactedConfig is the effective config as indented JSON with every
-// secret replaced: API keys, DSN passwords, LLM/embedder/Qdrant keys.
+// redactedConfig is the effective config in agents.yaml's keys and units
+// with every secret replaced: API keys, DSN passwords, LLM/embedder/Qdrant
+// keys.
 func redactedConfig(cfg *config.Config) string {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return "unavailable: " + err.Error()
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return "unavailable: " + err.Error()
-	}
-	out, _ := json.MarshalIndent(redact("", v), "", "  ")
-	return string(out)
+	return toYAML(redact("", cfg.Settings()))
 }
 
 func redact(key string, v any) any {

@@ -57,14 +57,36 @@ func TestInspectorMounted(t *testing.T) {
 	}
 }
 
+// The status page speaks agents.yaml: its keys, with units.
 func TestAgentSettings(t *testing.T) {
-	cfg := config.Default()
-	pol, err := policies(cfg)
+	cfg, err := config.Parse([]byte("agents:\n  - name: research\n    memory: {episode_gap: 30m}\n"), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := agentSettings(cfg, pol)["default"]
-	if !strings.Contains(got, `"BudgetTokens": 4000`) {
-		t.Fatalf("default agent settings:\n%s", got)
+	all := agentSettings(cfg)
+	for agent, want := range map[string][]string{
+		"default":  {"budget_tokens: 4000", "episode_gap: 2h\n", "summary_cooldown: 30s", "rag_similarity_threshold: 0.5"},
+		"research": {"episode_gap: 30m\n", "budget_tokens: 4000"},
+	} {
+		got := all[agent]
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s settings lack %q:\n%s", agent, w, got)
+			}
+		}
+		for _, goism := range []string{"BudgetTokens", "EpisodeGap", "7200000000000"} {
+			if strings.Contains(got, goism) {
+				t.Errorf("%s settings show Go's %q:\n%s", agent, goism, got)
+			}
+		}
+	}
+	conf := redactedConfig(cfg)
+	for _, w := range []string{"episode_gap: 2h\n", "body_limit: 4MB", "request_timeout: 30s", "tenant_labels: false"} {
+		if !strings.Contains(conf, w) {
+			t.Errorf("config lacks %q:\n%s", w, conf)
+		}
+	}
+	if strings.Contains(conf, "EpisodeGap") || strings.Contains(conf, "7200000000000") {
+		t.Errorf("config shows Go names or nanoseconds:\n%s", conf)
 	}
 }

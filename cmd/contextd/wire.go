@@ -126,7 +126,7 @@ func ownerID() string {
 
 // build wires every component from the config.
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	a := &App{Config: cfg, Metrics: metrics.New()}
+	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -156,7 +156,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	}
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
-	svc := &engine.Service{Policy: pol, Store: store, EpisodeStore: episodeStore, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: store, EpisodeStore: episodeStore, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
@@ -192,8 +192,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		Prepare:    summaryInput(pol),
 		OnJob: func(tenant, outcome string, in, out int) {
 			if outcome == "llm_tokens" {
-				a.Metrics.LLMTokens.WithLabelValues(tenant, "in").Add(float64(in))
-				a.Metrics.LLMTokens.WithLabelValues(tenant, "out").Add(float64(out))
+				a.Metrics.AddLLMTokens(tenant, in, out)
 				return
 			}
 			a.Metrics.SummaryJobs.WithLabelValues(outcome).Inc()
@@ -224,7 +223,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return b.Unindexed, b.Unsummarised, err
 	})
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg, pol)}
+		UI: a.inspector(cfg)}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
 	}

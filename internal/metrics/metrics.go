@@ -22,18 +22,40 @@ type Metrics struct {
 	Retrieval       prometheus.Histogram
 	Assembly        prometheus.Histogram
 	SummaryJobs     *prometheus.CounterVec
-	LLMTokens       *prometheus.CounterVec
 	Degraded        *prometheus.CounterVec
-	RateLimited     *prometheus.CounterVec
 	BackendUp       *prometheus.GaugeVec
 	// QueryCache counts query-embedding cache lookups by result (hit, miss).
 	QueryCache *prometheus.CounterVec
+
+	// The per-tenant counters carry a tenant label only when
+	// Options.TenantLabels is set; use AddLLMTokens and CountRateLimited.
+	tenantLabels bool
+	llmTokens    *prometheus.CounterVec
+	rateLimited  *prometheus.CounterVec
 }
 
-// New creates the metrics on a fresh registry.
-func New() *Metrics {
+// Options shape the metrics.
+type Options struct {
+	// TenantLabels names the tenant in the labels of per-tenant metrics
+	// (server.metrics.tenant_labels). Off, they are totals over tenants,
+	// so a scrape reveals no tenant's name.
+	TenantLabels bool
+}
+
+// New creates the metrics on a fresh registry, without tenant labels.
+func New() *Metrics { return NewWith(Options{}) }
+
+// NewWith creates the metrics on a fresh registry.
+func NewWith(o Options) *Metrics {
+	tenant := func(labels ...string) []string {
+		if o.TenantLabels {
+			return append([]string{"tenant"}, labels...)
+		}
+		return labels
+	}
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
+		tenantLabels: o.TenantLabels,
+		Registry:     prometheus.NewRegistry(),
 		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "contextd_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
@@ -56,15 +78,15 @@ func New() *Metrics {
 		SummaryJobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contextd_summary_jobs_total", Help: "Summary extensions by outcome.",
 		}, []string{"outcome"}),
-		LLMTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "contextd_llm_tokens_total", Help: "LLM tokens by tenant and direction (in, out).",
-		}, []string{"tenant", "direction"}),
+		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_llm_tokens_total", Help: "LLM tokens by direction (in, out), and tenant with server.metrics.tenant_labels.",
+		}, tenant("direction")),
 		Degraded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contextd_degraded_answers_total", Help: "Context answers that took a fallback, by reason.",
 		}, []string{"reason"}),
-		RateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "contextd_rate_limited_total", Help: "Requests refused by the per-tenant rate limit.",
-		}, []string{"tenant"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contextd_rate_limited_total", Help: "Requests refused by the per-tenant rate limit (by tenant with server.metrics.tenant_labels).",
+		}, tenant()),
 		BackendUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "contextd_backend_up", Help: "1 when the backend answers, 0 when degraded or down.",
 		}, []string{"backend"}),
@@ -73,7 +95,7 @@ func New() *Metrics {
 		}, []string{"result"}),
 	}
 	m.Registry.MustRegister(m.RequestDuration, m.AppendedTurns, m.ContextTokens, m.Retrieval, m.Assembly,
-		m.SummaryJobs, m.LLMTokens, m.Degraded, m.RateLimited, m.BackendUp, m.QueryCache,
+		m.SummaryJobs, m.llmTokens, m.Degraded, m.rateLimited, m.BackendUp, m.QueryCache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -86,9 +108,13 @@ func (m *Metrics) Known(tenants []string) {
 	for _, o := range []string{"ok", "degraded", "error"} {
 		m.SummaryJobs.WithLabelValues(o)
 	}
+	if !m.tenantLabels {
+		tenants = []string{""}
+	}
 	for _, t := range tenants {
-		m.LLMTokens.WithLabelValues(t, "in")
-		m.LLMTokens.WithLabelValues(t, "out")
+		m.llmTokens.WithLabelValues(m.labels(t, "in")...)
+		m.llmTokens.WithLabelValues(m.labels(t, "out")...)
+		m.rateLimited.WithLabelValues(m.labels(t)...)
 	}
 	for _, b := range []string{"storage", "vector", "embedder", "llm"} {
 		m.BackendUp.WithLabelValues(b)
@@ -96,6 +122,25 @@ func (m *Metrics) Known(tenants []string) {
 	for _, s := range []string{"rag", "summary", "recent", "total"} {
 		m.ContextTokens.WithLabelValues(s)
 	}
+}
+
+// labels puts the tenant first when tenant labels are on.
+func (m *Metrics) labels(tenant string, rest ...string) []string {
+	if m.tenantLabels {
+		return append([]string{tenant}, rest...)
+	}
+	return rest
+}
+
+// AddLLMTokens counts a tenant's LLM tokens in and out.
+func (m *Metrics) AddLLMTokens(tenant string, in, out int) {
+	m.llmTokens.WithLabelValues(m.labels(tenant, "in")...).Add(float64(in))
+	m.llmTokens.WithLabelValues(m.labels(tenant, "out")...).Add(float64(out))
+}
+
+// CountRateLimited counts a request the tenant's rate limit refused.
+func (m *Metrics) CountRateLimited(tenant string) {
+	m.rateLimited.WithLabelValues(m.labels(tenant)...).Inc()
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// check-config refuses a minimum above its maximum and reports YAML syntax
+// errors on the line of the problem, not the line its block opens on.
+func TestCheckConfigProblems(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int
+		path, msg string
+	}{
+		{"episode min > max", "supervisor:\n  memory:\n    episode_min_turns: 50\n    episode_max_turns: 10\n",
+			3, "supervisor.memory.episode_min_turns", "episode_min_turns (50) is greater than episode_max_turns (10)"},
+		{"only max set, below the default min", "supervisor:\n  memory:\n    episode_max_turns: 3\n",
+			3, "supervisor.memory.episode_min_turns", "episode_min_turns (6) is greater than episode_max_turns (3)"},
+		{"agent max below the supervisor's min", "supervisor:\n  memory:\n    episode_min_turns: 8\nagents:\n  - name: a\n    memory:\n      episode_max_turns: 4\n",
+			7, "agents[0].memory.episode_min_turns", "(8) is greater than episode_max_turns (4)"},
+		{"mis-indented key", "server:\n  addr: \":8080\"\n   body_limit: 4MB\n", 3, "", "invalid YAML"},
+		{"key left of its block", "server:\n  addr: \":8080\"\n body_limit: 4MB\n", 3, "", "invalid YAML"},
+		{"list item in a mapping", "supervisor:\n  memory:\n    rag_k: 5\n    - 6\n", 4, "", "invalid YAML"},
+		{"tab indentation", "server:\n  addr: \":8080\"\n\tbody_limit: 4MB\n", 3, "", "invalid YAML"},
+		{"unclosed quote", "llm:\n  model: \"gpt\n", 2, "", "invalid YAML"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src), env())
+			var errs *Errors
+			if !errors.As(err, &errs) || len(errs.Problems) != 1 {
+				t.Fatalf("want one problem, got %v", err)
+			}
+			p := errs.Problems[0]
+			if p.Line != tc.line || p.Path != tc.path || !strings.Contains(p.Message, tc.msg) {
+				t.Errorf("got line %d %s: %s; want line %d %s: …%s…", p.Line, p.Path, p.Message, tc.line, tc.path, tc.msg)
+			}
+		})
+	}
+	// An agent that sets neither side inherits the supervisor's, reported once.
+	_, err := Parse([]byte("supervisor:\n  memory:\n    episode_min_turns: 50\n    episode_max_turns: 10\nagents:\n  - name: a\n"), env())
+	var errs *Errors
+	if !errors.As(err, &errs) || len(errs.Problems) != 1 {
+		t.Errorf("want the supervisor's problem once, got %v", err)
+	}
+	// Equal bounds are fine.
+	mustParse(t, "supervisor:\n  memory:\n    episode_min_turns: 10\n    episode_max_turns: 10\n", env())
+}
+
+func TestMetricsTenantLabels(t *testing.T) {
+	if c := mustParse(t, "", env()); c.Server.Metrics.TenantLabels {
+		t.Error("tenant labels must be off by default")
+	}
+	if c := mustParse(t, "server:\n  metrics:\n    tenant_labels: true\n", env()); !c.Server.Metrics.TenantLabels {
+		t.Error("server.metrics.tenant_labels: true not applied")
+	}
+	if _, err := Parse([]byte("server:\n  metrics:\n    tenant_label: true\n"), env()); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("a misspelt key is a config error with its line: %v", err)
+	}
+}
+
+func TestDefines(t *testing.T) {
+	c := mustParse(t, "agents:\n  - name: research\n", env())
+	for name, want := range map[string]bool{"research": true, "reserch": false, "default": false, "": false} {
+		if got := c.Defines(name); got != want {
+			t.Errorf("Defines(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

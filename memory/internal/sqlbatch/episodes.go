@@ -98,3 +98,23 @@ func WithoutSeqs(facts []memory.Fact, gone map[int64]bool) []memory.Fact {
 		return slices.ContainsFunc(f.Seqs, func(s int64) bool { return gone[s] })
 	})
 }
+
+// PrepareRebuild checks a rebuilt episode's summaries as PrepareEpisodes
+// does and returns its summary JSON.
+func PrepareRebuild(e *memory.Episode) ([]byte, error) {
+	for _, s := range []string{e.ID, e.Short, e.Model, e.PromptVersion} {
+		if err := CheckText(s); err != nil {
+			return nil, fmt.Errorf("episode %s: %w: %w", e.ID, err, memory.ErrConflict)
+		}
+	}
+	e.Summary.UpdatedAt = e.Summary.UpdatedAt.UTC()
+	e.Summary.Normalize()
+	js, err := json.Marshal(e.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("episode %s: encode summary: %w", e.ID, err)
+	}
+	if HasEscapedNUL(js) {
+		return nil, fmt.Errorf("episode %s: summary contains a NUL character: %w", e.ID, memory.ErrConflict)
+	}
+	return js, nil
+}

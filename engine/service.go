@@ -66,6 +66,9 @@ type Service struct {
 	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
 	EpisodeStore memory.EpisodeStore
+	// Dumper exports chats and users in the dump format (nil: export is
+	// not implemented).
+	Dumper memory.Dumper
 	Index        rag.Index
 	Retriever    Retriever
 	Summaries    Summaries

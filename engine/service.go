@@ -68,11 +68,11 @@ type Service struct {
 	EpisodeStore memory.EpisodeStore
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
-	Dumper memory.Dumper
-	Index        rag.Index
-	Retriever    Retriever
-	Summaries    Summaries
-	Indexer      Kicker
+	Dumper    memory.Dumper
+	Index     rag.Index
+	Retriever Retriever
+	Summaries Summaries
+	Indexer   Kicker
 	// Scorer and Condenser back the semantic and llm truncation strategies.
 	Scorer    truncation.Scorer
 	Condenser truncation.Condenser

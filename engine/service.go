@@ -66,9 +66,12 @@ type Service struct {
 	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
 	EpisodeStore memory.EpisodeStore
-	Index        rag.Index
-	Retriever    Retriever
-	Summaries    Summaries
+	// Dumper exports chats and users in the dump format (nil: export is
+	// not implemented).
+	Dumper    memory.Dumper
+	Index     rag.Index
+	Retriever Retriever
+	Summaries Summaries
 	// LLMEpisodes: an LLM writes the episodes' summaries (the summariser
 	// declares it); packing then keeps a retrieved episode beside its turns.
 	LLMEpisodes bool

@@ -20,6 +20,14 @@ type Episode struct {
 	Model         string    `json:"model"`
 	PromptVersion string    `json:"prompt_version"`
 	CreatedAt     time.Time `json:"created_at"`
+	// Rebuild: a turn of the episode was deleted; its summaries and facts
+	// must be rebuilt (MessageForgetter.RebuildEpisode) and are not served
+	// until then.
+	Rebuild bool `json:"rebuild,omitempty"`
+	// RebuildMark identifies the deletion that marked the episode (0: none);
+	// RebuildEpisode clears Rebuild only when no turn of the episode was
+	// deleted since the caller read it.
+	RebuildMark int64 `json:"-"`
 	// Facts are the facts drawn from the episode's turns; CloseEpisodes
 	// stores them with the episode, in the same transaction. Read them
 	// back with FactStore.Facts.

@@ -74,18 +74,28 @@ func FactID(tenant, chatID string, seqs []int64, text string) string {
 
 // FactStore keeps a chat's facts. Facts are written together with the
 // episode they came from (CloseEpisodes stores each Episode.Facts in the
-// same transaction); implementations: memory/sqlite, memory/postgres; both
-// pass memory/storetest. DeleteChat erases a chat's facts.
+// same transaction: ChatID and EpisodeID set, ID kept or computed with
+// FactID when empty, Seqs sorted and de-duplicated, a fact whose id the
+// chat holds already ignored, a fact citing a deleted turn dropped; a fact
+// without text or seqs, or citing a seq past last_seq, is ErrConflict);
+// implementations: memory/sqlite, memory/postgres; both pass
+// memory/storetest. DeleteChat (and so erasing a user) erases a chat's
+// facts; MessageForgetter.DeleteMessage those citing the turn. Every method
+// returns ErrNotFound for an unknown chat.
 type FactStore interface {
 	// Facts returns up to limit facts whose first seq is > afterSeq, ordered
 	// by (first seq, id) (limit <= 0: all). A page never splits the facts
-	// of one first seq. Superseded facts are left out unless
-	// includeSuperseded. ErrNotFound for an unknown chat.
+	// of one first seq: it may hold more than limit facts, so that the next
+	// page starts after the last fact's first seq. Superseded facts are
+	// left out unless includeSuperseded.
 	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
-	// FactsByID returns the chat's facts with these ids (those that exist).
+	// FactsByID returns the chat's facts with these ids (those that
+	// exist), ordered by (first seq, id).
 	FactsByID(ctx context.Context, key ChatKey, ids []string) ([]Fact, error)
 	// SupersedeFacts sets superseded_by: for each old id, the id of the
-	// newer fact that updates it. Unknown ids are ignored.
+	// newer fact that updates it. Unknown old ids are ignored. A fact whose
+	// superseded_by changes is marked unindexed (the index keeps whether a
+	// fact is current).
 	SupersedeFacts(ctx context.Context, key ChatKey, oldToNew map[string]string) error
 
 	// UnindexedFactChats lists chats holding facts not yet indexed.

@@ -68,6 +68,14 @@ type Chat struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// SummaryCursor is covered_to_seq of the head summary record (0: none).
 	SummaryCursor int64 `json:"summary_cursor"`
+	// SummaryDirty: a message the summary chain may hold was deleted; the
+	// chain must be rebuilt (MessageForgetter.ReplaceSummary) and is not
+	// served until then.
+	SummaryDirty bool `json:"summary_dirty"`
+	// DirtyMark identifies the deletion that made the summary dirty (0:
+	// clean); ReplaceSummary clears SummaryDirty only when no message was
+	// deleted since the caller read it.
+	DirtyMark int64 `json:"-"`
 }
 
 // Key returns the chat's key.

@@ -14,7 +14,8 @@ type Store interface {
 	Summaries
 	IndexBacklog
 	Leases
-	// BacklogSizes counts unindexed messages and turns not yet summarised.
+	// BacklogSizes counts unindexed messages and facts, and turns not yet
+	// summarised.
 	BacklogSizes(ctx context.Context) (Backlog, error)
 	// Ping checks the backend is reachable.
 	Ping(ctx context.Context) error
@@ -103,6 +104,8 @@ type Leases interface {
 type Backlog struct {
 	Unindexed    int64 `json:"unindexed"`
 	Unsummarised int64 `json:"unsummarised"`
+	// UnindexedFacts counts facts not yet in the vector index.
+	UnindexedFacts int64 `json:"unindexed_facts"`
 }
 
 // Lease kinds.

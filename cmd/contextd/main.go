@@ -32,6 +32,8 @@ commands:
   serve         run the HTTP server          (contextd serve [--config agents.yaml])
   check-config  validate a config            (contextd check-config [--config agents.yaml])
   migrate       apply storage migrations     (contextd migrate [--config agents.yaml])
+  export        write a dump (JSON Lines)    (contextd export [--config F] [--tenant T] [--chat ID | --user ID] > dump.jsonl)
+  import        load a dump idempotently     (contextd import [--config F] [--file dump.jsonl] < dump.jsonl)
   eval          run an evaluation            (contextd eval locomo --data FILE [--budgets 1000,2000,4000,8000])
   bench         run a benchmark              (contextd bench load [flags])
   version       print the version
@@ -54,6 +56,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return cmdCheckConfig(args[1:], getenv, stdout)
 	case "migrate":
 		return cmdMigrate(ctx, args[1:], getenv, stdout)
+	case "export":
+		return cmdExport(ctx, args[1:], getenv, stdout)
+	case "import":
+		return cmdImport(ctx, args[1:], getenv, os.Stdin, stdout)
 	case "eval":
 		return cmdEval(ctx, args[1:], getenv, stdout)
 	case "bench":

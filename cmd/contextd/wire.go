@@ -156,7 +156,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	}
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
-	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: store, EpisodeStore: episodeStore, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+	dumper, _ := store.(memory.Dumper) // both SQL stores export
+	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: store, EpisodeStore: episodeStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix

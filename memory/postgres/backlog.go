@@ -56,12 +56,13 @@ func (s *Store) ResetIndexed(ctx context.Context) error {
 	return nil
 }
 
-// BacklogSizes counts unindexed messages and unsummarised turns.
+// BacklogSizes counts unindexed messages and facts, and unsummarised turns.
 func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 	var b memory.Backlog
 	err := s.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM messages WHERE NOT indexed),
-		(SELECT COALESCE(sum(last_seq - summary_cursor), 0)::bigint FROM chats)`).Scan(&b.Unindexed, &b.Unsummarised)
+		(SELECT COALESCE(sum(last_seq - summary_cursor), 0)::bigint FROM chats),
+		(SELECT count(*) FROM facts WHERE NOT indexed)`).Scan(&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts)
 	if err != nil {
 		return memory.Backlog{}, wrap("backlog", err)
 	}

@@ -25,8 +25,9 @@ func (s *Store) ListChats(ctx context.Context, tenant, prefix, after string, lim
 			r  memory.ChatRow
 			pk int64
 		)
-		err := row.Scan(&pk, &r.Tenant, &r.ID, &r.UserID, &r.Agent, &r.LastSeq, &r.SummaryCursor, &r.CreatedAt, &r.UpdatedAt, &r.Unindexed)
+		err := row.Scan(&pk, &r.Tenant, &r.ID, &r.UserID, &r.Agent, &r.LastSeq, &r.SummaryCursor, &r.CreatedAt, &r.UpdatedAt, &r.DirtyMark, &r.Unindexed)
 		r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+		r.SummaryDirty = r.DirtyMark > 0
 		return r, err
 	})
 	if err != nil {

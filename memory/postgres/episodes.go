@@ -14,16 +14,17 @@ import (
 
 var _ memory.EpisodeStore = (*Store)(nil)
 
-const episodeCols = `id::text, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at`
+const episodeCols = `id::text, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild`
 
 func scanEpisode(row pgx.Row, chatID string) (memory.Episode, error) {
 	var (
 		e  memory.Episode
 		js []byte
 	)
-	if err := row.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &e.StartedAt, &e.EndedAt, &e.Short, &js, &e.Model, &e.PromptVersion, &e.CreatedAt); err != nil {
+	if err := row.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &e.StartedAt, &e.EndedAt, &e.Short, &js, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.RebuildMark); err != nil {
 		return e, err
 	}
+	e.Rebuild = e.RebuildMark > 0
 	if err := json.Unmarshal(js, &e.Summary); err != nil {
 		return e, fmt.Errorf("episode %s: %w", e.ID, err)
 	}
@@ -55,15 +56,10 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		if err != nil {
 			return err
 		}
-		for i, e := range eps {
-			if _, err := tx.Exec(ctx, `INSERT INTO episodes
-				(id, chat, tenant, chat_id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at)
-				VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13)`,
-				e.ID, pk, key.Tenant, key.ChatID, e.FromSeq, e.ToSeq, e.StartedAt, e.EndedAt, e.Short,
-				string(js[i]), e.Model, e.PromptVersion, e.CreatedAt); err != nil {
-				return fmt.Errorf("insert episode: %w", err)
+		for i := range eps {
+			if err := insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
+				return err
 			}
-			eps[i].ChatID = key.ChatID
 		}
 		return nil
 	})
@@ -157,4 +153,54 @@ func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
 		return wrap("reset episodes indexed", err)
 	}
 	return nil
+}
+
+// insertEpisode stores one prepared episode and its facts. An episode
+// holding a deleted turn is marked for rebuild (its summariser may have
+// read the turn before it was deleted); facts citing one are dropped.
+func insertEpisode(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
+	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
+	}
+	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
+	if err != nil {
+		return err
+	}
+	for q := range gone {
+		if q >= e.FromSeq && q <= e.ToSeq {
+			e.RebuildMark, e.Rebuild = 1, true
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO episodes
+		(id, chat, tenant, chat_id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild)
+		VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14)`,
+		e.ID, pk, key.Tenant, key.ChatID, e.FromSeq, e.ToSeq, e.StartedAt, e.EndedAt, e.Short,
+		string(js), e.Model, e.PromptVersion, e.CreatedAt, e.RebuildMark); err != nil {
+		return fmt.Errorf("insert episode: %w", err)
+	}
+	e.ChatID = key.ChatID
+	e.Facts, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(facts, gone))
+	return err
+}
+
+// tombstones returns the chat's deleted seqs within from..to (an indexed
+// read: deletions are rare).
+func tombstones(ctx context.Context, q querier, pk, from, to int64) (map[int64]bool, error) {
+	rows, err := q.Query(ctx, `SELECT seq FROM messages WHERE chat = $1 AND deleted AND seq BETWEEN $2 AND $3`, pk, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	var out map[int64]bool
+	for _, q := range seqs {
+		if out == nil {
+			out = map[int64]bool{}
+		}
+		out[q] = true
+	}
+	return out, nil
 }

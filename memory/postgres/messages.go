@@ -16,7 +16,7 @@ func limitArg(limit int) *int {
 	return &limit
 }
 
-const msgCols = `seq, id, role, name, content, created_at, metadata`
+const msgCols = `seq, id, role, name, content, created_at, metadata, deleted`
 
 func (s *Store) messages(ctx context.Context, sql string, args ...any) ([]memory.Message, error) {
 	rows, err := s.pool.Query(ctx, sql, args...)
@@ -29,13 +29,13 @@ func (s *Store) messages(ctx context.Context, sql string, args ...any) ([]memory
 		role string
 		meta []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &m.CreatedAt, &meta}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &m.CreatedAt, &meta, &m.Deleted}, func() error {
 		md, err := sqlbatch.DecodeMeta(meta)
 		if err != nil {
 			return err
 		}
 		out = append(out, memory.Message{Seq: m.Seq, ID: m.ID, Role: memory.Role(role), Name: m.Name,
-			Content: m.Content, CreatedAt: m.CreatedAt.UTC(), Metadata: md})
+			Content: m.Content, CreatedAt: m.CreatedAt.UTC(), Metadata: md, Deleted: m.Deleted})
 		return nil
 	})
 	return out, err

@@ -96,39 +96,61 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("summary head: %w", err)
 		}
-		rec.ID = uuid.NewString()
-		rec.CreatedAt = now
-		if rec.Summary.UpdatedAt.IsZero() {
-			rec.Summary.UpdatedAt = now
+		if err := writeRecord(ctx, tx, key, pk, &rec, now); err != nil {
+			return err
 		}
-		rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
-		js, err := json.Marshal(rec.Summary)
-		if err != nil {
-			return fmt.Errorf("encode summary: %w", err)
+		// A turn deleted after the summariser read it may be in rec.
+		gone, err := tombstones(ctx, tx, pk, expectCursor+1, rec.CoveredToSeq)
+		if err != nil || len(gone) == 0 {
+			return err
 		}
-		if sqlbatch.HasEscapedNUL(js) {
-			return errors.New("summary contains a NUL character")
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO conversation_summaries
-			(id, chat, tenant, chat_id, parent_id, depth, from_seq, to_seq, covered_from_seq, covered_to_seq,
-			 token_count, model, prompt_version, summary, created_at)
-			VALUES ($1::uuid, $2, $3, $4, $5::uuid, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15)`,
-			rec.ID, pk, key.Tenant, key.ChatID, rec.ParentID, rec.Depth, rec.FromSeq, rec.ToSeq,
-			rec.CoveredFromSeq, rec.CoveredToSeq, rec.TokenCount, rec.Summary.Model, rec.Summary.PromptVersion,
-			string(js), now); err != nil {
-			return fmt.Errorf("insert summary: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE chats SET summary_cursor = $2,
-			summary_pending_since = CASE WHEN $2 >= last_seq THEN NULL ELSE summary_pending_since END
-			WHERE id = $1`, pk, rec.CoveredToSeq); err != nil {
-			return fmt.Errorf("move cursor: %w", err)
-		}
-		return nil
+		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = $1`, pk)
+		return err
 	})
 	if err != nil {
 		return memory.SummaryRecord{}, wrap("append summary", err)
 	}
 	return rec, nil
+}
+
+// writeRecord inserts rec (ParentID and Depth set by the caller) as the
+// chat's head and moves the cursor to its CoveredToSeq; it sets ID and
+// CreatedAt.
+func writeRecord(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk int64, rec *memory.SummaryRecord, now time.Time) error {
+	rec.ID = uuid.NewString()
+	rec.CreatedAt = now
+	if rec.Summary.UpdatedAt.IsZero() {
+		rec.Summary.UpdatedAt = now
+	}
+	rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
+	return insertRecord(ctx, tx, key, pk, *rec)
+}
+
+// insertRecord inserts rec as it is and moves the cursor to its
+// CoveredToSeq.
+func insertRecord(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk int64, rec memory.SummaryRecord) error {
+	js, err := json.Marshal(rec.Summary)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	if sqlbatch.HasEscapedNUL(js) {
+		return errors.New("summary contains a NUL character")
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO conversation_summaries
+		(id, chat, tenant, chat_id, parent_id, depth, from_seq, to_seq, covered_from_seq, covered_to_seq,
+		 token_count, model, prompt_version, summary, created_at)
+		VALUES ($1::uuid, $2, $3, $4, $5::uuid, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15)`,
+		rec.ID, pk, key.Tenant, key.ChatID, rec.ParentID, rec.Depth, rec.FromSeq, rec.ToSeq,
+		rec.CoveredFromSeq, rec.CoveredToSeq, rec.TokenCount, rec.Summary.Model, rec.Summary.PromptVersion,
+		string(js), rec.CreatedAt); err != nil {
+		return fmt.Errorf("insert summary: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE chats SET summary_cursor = $2,
+		summary_pending_since = CASE WHEN $2 >= last_seq THEN NULL ELSE summary_pending_since END
+		WHERE id = $1`, pk, rec.CoveredToSeq); err != nil {
+		return fmt.Errorf("move cursor: %w", err)
+	}
+	return nil
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns

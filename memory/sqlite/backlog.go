@@ -58,12 +58,13 @@ func (s *Store) ResetIndexed(ctx context.Context) error {
 	return nil
 }
 
-// BacklogSizes counts unindexed messages and unsummarised turns.
+// BacklogSizes counts unindexed messages and facts, and unsummarised turns.
 func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 	var b memory.Backlog
 	err := s.r.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM messages WHERE indexed = 0),
-		(SELECT COALESCE(sum(last_seq - summary_cursor), 0) FROM chats)`).Scan(&b.Unindexed, &b.Unsummarised)
+		(SELECT COALESCE(sum(last_seq - summary_cursor), 0) FROM chats),
+		(SELECT count(*) FROM facts WHERE indexed = 0)`).Scan(&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts)
 	if err != nil {
 		return memory.Backlog{}, fmt.Errorf("sqlite: backlog: %w", err)
 	}

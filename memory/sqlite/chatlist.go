@@ -11,7 +11,7 @@ var _ memory.ChatLister = (*Store)(nil)
 
 // ListChats pages a tenant's chats by chat id; see memory.ChatLister.
 func (s *Store) ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]memory.ChatRow, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at,
+	rows, err := s.r.QueryContext(ctx, `SELECT id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at, summary_dirty,
 		(SELECT count(*) FROM messages m WHERE m.chat = c.id AND m.indexed = 0)
 		FROM chats c WHERE tenant = ?2 AND chat_id > ?3
 		AND (substr(chat_id, 1, length(?1)) = ?1 OR substr(user_id, 1, length(?1)) = ?1)
@@ -27,9 +27,10 @@ func (s *Store) ListChats(ctx context.Context, tenant, prefix, after string, lim
 			pk       int64
 			cat, uat int64
 		)
-		if err := rows.Scan(&pk, &r.Tenant, &r.ID, &r.UserID, &r.Agent, &r.LastSeq, &r.SummaryCursor, &cat, &uat, &r.Unindexed); err != nil {
+		if err := rows.Scan(&pk, &r.Tenant, &r.ID, &r.UserID, &r.Agent, &r.LastSeq, &r.SummaryCursor, &cat, &uat, &r.DirtyMark, &r.Unindexed); err != nil {
 			return nil, fmt.Errorf("list chats: %w", err)
 		}
+		r.SummaryDirty = r.DirtyMark > 0
 		r.CreatedAt, r.UpdatedAt = fromMicros(cat), fromMicros(uat)
 		out = append(out, r)
 	}

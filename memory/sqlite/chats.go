@@ -20,8 +20,9 @@ func scanChat(sc scanner) (int64, memory.Chat, error) {
 		c        memory.Chat
 		cat, uat int64
 	)
-	err := sc.Scan(&pk, &c.Tenant, &c.ID, &c.UserID, &c.Agent, &c.LastSeq, &c.SummaryCursor, &cat, &uat)
+	err := sc.Scan(&pk, &c.Tenant, &c.ID, &c.UserID, &c.Agent, &c.LastSeq, &c.SummaryCursor, &cat, &uat, &c.DirtyMark)
 	c.CreatedAt, c.UpdatedAt = fromMicros(cat), fromMicros(uat)
+	c.SummaryDirty = c.DirtyMark > 0
 	return pk, c, err
 }
 

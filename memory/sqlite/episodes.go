@@ -12,7 +12,7 @@ import (
 
 var _ memory.EpisodeStore = (*Store)(nil)
 
-const episodeCols = `id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at`
+const episodeCols = `id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild`
 
 func scanEpisode(sc scanner, chatID string) (memory.Episode, error) {
 	var (
@@ -20,9 +20,10 @@ func scanEpisode(sc scanner, chatID string) (memory.Episode, error) {
 		js                 []byte
 		start, end, create int64
 	)
-	if err := sc.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &start, &end, &e.Short, &js, &e.Model, &e.PromptVersion, &create); err != nil {
+	if err := sc.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &start, &end, &e.Short, &js, &e.Model, &e.PromptVersion, &create, &e.RebuildMark); err != nil {
 		return e, err
 	}
+	e.Rebuild = e.RebuildMark > 0
 	var err error
 	if e.Summary, err = decodeSummary(js); err != nil {
 		return e, fmt.Errorf("episode %s: %w", e.ID, err)
@@ -53,13 +54,10 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		if err != nil {
 			return err
 		}
-		for i, e := range eps {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js[i]),
-				e.Model, e.PromptVersion, micros(e.CreatedAt), pk); err != nil {
-				return fmt.Errorf("insert episode: %w", err)
+		for i := range eps {
+			if err := s.insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
+				return err
 			}
-			eps[i].ChatID = key.ChatID
 		}
 		return nil
 	})
@@ -67,6 +65,62 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		return nil, fmt.Errorf("sqlite: close episodes: %w", err)
 	}
 	return eps, nil
+}
+
+// insertEpisode stores one prepared episode and its facts. An episode
+// holding a deleted turn is marked for rebuild (its summariser may have
+// read the turn before it was deleted); facts citing one are dropped.
+func (s *Store) insertEpisode(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
+	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
+	}
+	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
+	if err != nil {
+		return err
+	}
+	if inRange(gone, e.FromSeq, e.ToSeq) {
+		e.RebuildMark, e.Rebuild = 1, true
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js),
+		e.Model, e.PromptVersion, micros(e.CreatedAt), e.RebuildMark, pk); err != nil {
+		return fmt.Errorf("insert episode: %w", err)
+	}
+	e.ChatID = key.ChatID
+	e.Facts, err = insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(facts, gone))
+	return err
+}
+
+func inRange(seqs map[int64]bool, from, to int64) bool {
+	for q := range seqs {
+		if q >= from && q <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// tombstones returns the chat's deleted seqs within from..to (an indexed
+// read: deletions are rare).
+func tombstones(ctx context.Context, tx *sql.Tx, pk, from, to int64) (map[int64]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq FROM messages WHERE chat = ? AND deleted = 1 AND seq BETWEEN ? AND ?`, pk, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	defer rows.Close()
+	var out map[int64]bool
+	for rows.Next() {
+		var q int64
+		if err := rows.Scan(&q); err != nil {
+			return nil, fmt.Errorf("deleted turns: %w", err)
+		}
+		if out == nil {
+			out = map[int64]bool{}
+		}
+		out[q] = true
+	}
+	return out, rows.Err()
 }
 
 func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Episode, error) {

@@ -22,7 +22,7 @@ func scanMessages(rows *sql.Rows, capHint int) ([]memory.Message, error) {
 		at   int64
 		meta sql.RawBytes // decoded before the next Scan
 	)
-	dest := []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &at, &meta}
+	dest := []any{&m.Seq, &m.ID, &role, &m.Name, &m.Content, &at, &meta, &m.Deleted}
 	for rows.Next() {
 		m = memory.Message{}
 		if err := rows.Scan(dest...); err != nil {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 )
 
-const chatCols = `id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at`
+const chatCols = `id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at, summary_dirty`
 
-const msgCols = `seq, id, role, name, content, created_at, metadata`
+const msgCols = `seq, id, role, name, content, created_at, metadata, deleted`
 
 const summaryCols = `id, parent_id, depth, from_seq, to_seq, token_count, summary, created_at`
 

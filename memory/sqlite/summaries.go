@@ -141,32 +141,16 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("summary head: %w", err)
 		}
-		rec.ID = uuid.NewString()
-		rec.CreatedAt = now
-		if rec.Summary.UpdatedAt.IsZero() {
-			rec.Summary.UpdatedAt = now
+		if js, err = s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
+			return err
 		}
-		rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
-		if js, err = json.Marshal(rec.Summary); err != nil {
-			return fmt.Errorf("encode summary: %w", err)
+		// A turn deleted after the summariser read it may be in rec.
+		gone, err := tombstones(ctx, tx, pk, expectCursor+1, rec.CoveredToSeq)
+		if err != nil || len(gone) == 0 {
+			return err
 		}
-		if sqlbatch.HasEscapedNUL(js) { // as PostgreSQL jsonb would
-			return errors.New("summary contains a NUL character")
-		}
-		var parent any
-		if rec.ParentID != nil {
-			parent = *rec.ParentID
-		}
-		if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx,
-			rec.ID, pk, parent, rec.Depth, rec.FromSeq, rec.ToSeq, rec.TokenCount,
-			rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(now)); err != nil {
-			return fmt.Errorf("insert summary: %w", err)
-		}
-		if _, err := tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx,
-			rec.CoveredToSeq, rec.CoveredToSeq, pk); err != nil {
-			return fmt.Errorf("move cursor: %w", err)
-		}
-		return nil
+		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = ?`, pk)
+		return err
 	})
 	if err != nil {
 		return memory.SummaryRecord{}, fmt.Errorf("sqlite: append summary: %w", err)
@@ -180,6 +164,39 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		s.heads.drop(key)
 	}
 	return rec, nil
+}
+
+// writeRecord inserts rec (ParentID and Depth set by the caller) as the
+// chat's head and moves the cursor to its CoveredToSeq; it sets ID and
+// CreatedAt and returns the stored summary JSON.
+func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, pk int64, rec *memory.SummaryRecord, now time.Time) ([]byte, error) {
+	rec.ID = uuid.NewString()
+	rec.CreatedAt = now
+	if rec.Summary.UpdatedAt.IsZero() {
+		rec.Summary.UpdatedAt = now
+	}
+	rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
+	js, err := json.Marshal(rec.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	if sqlbatch.HasEscapedNUL(js) { // as PostgreSQL jsonb would
+		return nil, errors.New("summary contains a NUL character")
+	}
+	var parent any
+	if rec.ParentID != nil {
+		parent = *rec.ParentID
+	}
+	if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx,
+		rec.ID, pk, parent, rec.Depth, rec.FromSeq, rec.ToSeq, rec.TokenCount,
+		rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(now)); err != nil {
+		return nil, fmt.Errorf("insert summary: %w", err)
+	}
+	if _, err := tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx,
+		rec.CoveredToSeq, rec.CoveredToSeq, pk); err != nil {
+		return nil, fmt.Errorf("move cursor: %w", err)
+	}
+	return js, nil
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns

@@ -67,12 +67,35 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"Profiles", testProfiles},
 		{"ProfileWork", testProfileWork},
 		{"ChatList", testChatList},
+		{"Facts", testFacts},
+		{"FactPaging", testFactPaging},
+		{"FactBacklog", testFactBacklog},
+		{"FactsErased", testFactsErased},
+		{"DeleteMessage", testDeleteMessage},
+		{"RebuildEpisode", testRebuildEpisode},
+		{"ReplaceSummary", testReplaceSummary},
+		{"LateWorkOnDeletedTurn", testLateWorkOnDeletedTurn},
+		{"DumpScopes", testDumpScopes},
+		{"LoadConflicts", testLoadConflicts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
 			t.Cleanup(func() { _ = s.Close() })
 			tc.fn(t, s)
+		})
+	}
+	// Tests from one fresh store into another.
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, a, b memory.Store)
+	}{
+		{"DumpRoundTrip", testDumpRoundTrip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := open(t), open(t)
+			t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+			tc.fn(t, a, b)
 		})
 	}
 }

@@ -147,3 +147,26 @@ func NewID() string {
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
+
+// CheckUUID rejects what is not a UUID in its text form, which PostgreSQL
+// keeps episode and summary record ids as.
+func CheckUUID(s string) error {
+	if len(s) != 36 {
+		return fmt.Errorf("id %q is not a UUID", truncate(s))
+	}
+	for i, c := range []byte(s) {
+		dash := i == 8 || i == 13 || i == 18 || i == 23
+		hex := c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+		if dash != (c == '-') || !dash && !hex {
+			return fmt.Errorf("id %q is not a UUID", truncate(s))
+		}
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return strings.ToValidUTF8(s[:40], "?") + "…"
+	}
+	return s
+}

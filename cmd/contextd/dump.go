@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/postgres"
+	"github.com/contextd/contextd/memory/sqlite"
+)
+
+// dumpStore is a store that exports and imports: both SQL stores.
+type dumpStore interface {
+	memory.Store
+	memory.Dumper
+}
+
+var (
+	_ dumpStore = (*sqlite.Store)(nil)
+	_ dumpStore = (*postgres.Store)(nil)
+)
+
+// openDumpStore opens the configured store as openStore does.
+func openDumpStore(ctx context.Context, c config.Storage) (dumpStore, error) {
+	if c.Driver == "postgres" {
+		s, err := postgres.Open(ctx, c.PostgresDSN)
+		if err != nil {
+			return nil, fmt.Errorf("storage postgres: %w", err)
+		}
+		return s, nil
+	}
+	s, err := sqlite.Open(ctx, c.SQLitePath)
+	if err != nil {
+		return nil, fmt.Errorf("storage sqlite %s: %w", c.SQLitePath, err)
+	}
+	return s, nil
+}
+
+// cmdExport writes a dump of a tenant, one chat or one user to stdout.
+func cmdExport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
+	tenant := fs.String("tenant", memory.DefaultTenant, "the tenant to export")
+	chat := fs.String("chat", "", "export this chat only")
+	user := fs.String("user", "", "export every chat of this user and the user's profile")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *chat != "" && *user != "" {
+		return usageError("export: --chat and --user exclude each other")
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("export: unexpected argument %q", fs.Arg(0)))
+	}
+	cfg, src, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", src, err)
+	}
+	store, err := openDumpStore(ctx, cfg.Storage)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	scope := memory.DumpScope{Tenant: *tenant, ChatID: *chat, UserID: *user}
+	err = store.Dump(ctx, scope, func(r memory.DumpRecord) error {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(line, '\n'))
+		return err
+	})
+	if errors.Is(err, memory.ErrNotFound) {
+		return fmt.Errorf("export: tenant %q has no such chat or user", *tenant)
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return w.Flush()
+}
+
+// cmdImport loads a dump from stdin (or --file) into the configured store,
+// line by line: each line is one transaction, records already there are
+// left alone, and the first bad line stops the import with its number.
+func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
+	file := fs.String("file", "-", "the dump to read (- is stdin)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("import: unexpected argument %q", fs.Arg(0)))
+	}
+	in := stdin
+	if *file != "-" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	cfg, src, err := loadConfig(*cfgPath, getenv)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", src, err)
+	}
+	store, err := openDumpStore(ctx, cfg.Storage)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	added, present, err := importDump(ctx, store, in)
+	fmt.Fprintf(stdout, "imported %d records (%d already present) into %s\n", added, present, cfg.Storage.Driver)
+	return err
+}
+
+// importDump loads every line of r; it stops at the first bad line.
+func importDump(ctx context.Context, store memory.Dumper, r io.Reader) (added, present int, err error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return added, present, fmt.Errorf("import: line %d: %w", n, rerr)
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			rec, err := memory.ParseDumpLine(line)
+			if err != nil {
+				return added, present, fmt.Errorf("import: line %d: %w", n, err)
+			}
+			ok, err := store.Load(ctx, rec)
+			if err != nil {
+				return added, present, fmt.Errorf("import: line %d: %w", n, err)
+			}
+			if ok {
+				added++
+			} else {
+				present++
+			}
+		}
+		if rerr != nil {
+			return added, present, nil
+		}
+	}
+}

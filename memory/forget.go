@@ -1,0 +1,70 @@
+package memory
+
+import "context"
+
+// Forget is durable work left by deleting one message: the turn's vectors
+// and the profile items sourced from it must go. It survives a crash until
+// ForgetDone.
+type Forget struct {
+	Chat   ChatKey
+	UserID string // the chat's user ("" when the chat has none)
+	Seq    int64
+}
+
+// EpisodeToRebuild is an episode marked for rebuild, with its chat (the
+// agent picks the prompt, the user the profile).
+type EpisodeToRebuild struct {
+	Chat    Chat
+	Episode Episode
+}
+
+// MessageForgetter deletes one message and everything derived from it.
+// Deleting is one transaction that leaves marks; the derived state is then
+// rebuilt from the marks by background work, so that a crash between the
+// two loses nothing. Implementations: memory/sqlite, memory/postgres; both
+// pass memory/storetest.
+//
+// A deleted message stays as a tombstone: the row keeps its seq and role
+// (seqs stay gap-free) and loses content, name and metadata; Messages and
+// MessagesBySeq return it with Deleted true. Its id stays known: appending
+// a message with that id again is a duplicate (the caller's retry of the
+// original append must not bring the turn back).
+type MessageForgetter interface {
+	// DeleteMessage, in one transaction: tombstones the message and marks
+	// it unindexed (the indexer removes its vectors); deletes the facts
+	// citing its seq (and clears superseded_by pointers to them, marking
+	// those facts unindexed); marks the episode owning the seq for rebuild
+	// (Rebuild, unindexed); marks the chat's summary dirty (always: a
+	// summariser may be writing a summary that read the turn); and records
+	// a Forget. It returns the tombstone. ErrNotFound for an unknown chat,
+	// an unknown message id, or a message already deleted.
+	DeleteMessage(ctx context.Context, key ChatKey, messageID string) (Message, error)
+
+	// PendingForgets lists up to limit Forget rows, oldest first, across
+	// tenants.
+	PendingForgets(ctx context.Context, limit int) ([]Forget, error)
+	// ForgetDone drops the Forget row of the chat's seq (no error when
+	// there is none).
+	ForgetDone(ctx context.Context, key ChatKey, seq int64) error
+
+	// EpisodesToRebuild lists up to limit episodes marked for rebuild,
+	// across tenants, with their chats.
+	EpisodesToRebuild(ctx context.Context, limit int) ([]EpisodeToRebuild, error)
+	// RebuildEpisode overwrites the stored episode ep.ID of the chat with
+	// ep's Short, Summary, Model and PromptVersion (its range stays), and
+	// replaces its facts with ep.Facts (stored as CloseEpisodes stores
+	// them: a fact citing a deleted turn is dropped). The episode stays
+	// unindexed. It clears Rebuild only when ep.RebuildMark is still the
+	// stored mark: a turn deleted meanwhile leaves it marked for another
+	// pass. ErrNotFound for an unknown chat or episode.
+	RebuildEpisode(ctx context.Context, key ChatKey, ep Episode) error
+
+	// ReplaceSummary deletes every record of the chat's summary chain and
+	// writes rec as the only one (depth 0, no parent), moving the cursor to
+	// rec.CoveredToSeq, in one transaction that fails with ErrCursorMoved
+	// unless the cursor is still expectCursor (ErrConflict: CoveredToSeq
+	// outside expectCursor..last_seq). It clears SummaryDirty only when
+	// dirtyMark is still the chat's DirtyMark (a message deleted meanwhile
+	// leaves it dirty for another pass). The store sets ID and CreatedAt.
+	ReplaceSummary(ctx context.Context, key ChatKey, expectCursor, dirtyMark int64, rec SummaryRecord) (SummaryRecord, error)
+}

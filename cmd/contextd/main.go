@@ -32,7 +32,7 @@ commands:
   serve         run the HTTP server          (contextd serve [--config agents.yaml])
   check-config  validate a config            (contextd check-config [--config agents.yaml])
   migrate       apply storage migrations     (contextd migrate [--config agents.yaml])
-  eval          run an evaluation            (contextd eval locomo --data FILE [--budgets 1000,2000,4000,8000])
+  eval          run an evaluation            (contextd eval locomo --data FILE [--llm replay]; contextd eval beam --data DIR)
   bench         run a benchmark              (contextd bench load [flags])
   version       print the version
 `

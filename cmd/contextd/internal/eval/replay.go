@@ -120,7 +120,7 @@ func (r *Replay) handle(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, `{"error":{"message":"replay: bad request body","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
-	content, kind, sent, unplaced := r.answer(q.text("system"), q.text("user"))
+	content, kind, sent, unplaced := r.answerSafely(q.text("system"), q.text("user"))
 	r.mu.Lock()
 	r.cost.Calls[kind]++
 	r.cost.TurnsSent += sent
@@ -174,25 +174,38 @@ func classify(system, user string, turns int, summaryBeforeTurns bool) string {
 	return kindUnknown
 }
 
+// answerSafely is answer, a panic turned into an unknown request (a
+// failed call contextd falls back from) rather than a dropped connection.
+func (r *Replay) answerSafely(system, user string) (content, kind string, sent, unplaced int) {
+	defer func() {
+		if recover() != nil {
+			content, kind = "", kindUnknown
+		}
+	}()
+	return r.answer(system, user)
+}
+
 // answer builds the reply to one request.
 func (r *Replay) answer(system, user string) (content, kind string, sent, unplaced int) {
 	turns, unplaced := r.m.identify(user)
 	prior, hasPrior := priorSummary(user)
 	kind = classify(system, user, len(turns), hasPrior)
-	var own []int // the turns to summarise (not earlier context)
+	var own, visible []int // the turns to summarise; earlier context
 	for _, t := range turns {
-		if !t.context {
+		if t.context {
+			visible = append(visible, t.turn)
+		} else {
 			own = append(own, t.turn)
 		}
 	}
 	prose := narrativeOnly.MatchString(system)
 	switch kind {
 	case kindEpisode:
-		content = r.m.episodeReply(own)
+		content = r.m.episodeReply(own, visible)
 	case kindCompression:
-		content = r.m.summaryReply(nil, own, prose)
+		content = r.m.summaryReply(nil, own, visible, prose)
 	case kindExtension:
-		content = r.m.summaryReply(prior, own, prose)
+		content = r.m.summaryReply(prior, own, visible, prose)
 	case kindProfile:
 		content = r.m.profileReply(user)
 	}

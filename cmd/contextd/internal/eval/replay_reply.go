@@ -39,25 +39,39 @@ const (
 )
 
 var (
-	preferenceWords = regexp.MustCompile(`(?i)\b(love[sd]?|like[sd]?|enjoy(s|ed)?|prefer(s|red)?|favou?rite|passion(ate)?|hate[sd]?|dislike[sd]?|fan of|into)\b`)
+	preferenceWords = regexp.MustCompile(`(?i)\b(love[sd]?|like[sd]?|enjoy(s|ed)?|prefer(s|red)?|favou?rite|passion(ate)?|hate[sd]?|dislike[sd]?|fan of)\b`)
 	planWords       = regexp.MustCompile(`(?i)\b(plan(s|ning|ned)?|decide[sd]?|going to|will|intends?|wants? to|hop(es|ing) to|looking forward)\b`)
 )
 
-// observationsOf lists the observations citing the given turns, in
-// conversation order.
-func (m *material) observationsOf(turns []int) []int {
+// observationsOf lists, in conversation order, the observations citing
+// the given turns whose every evidence turn the request shows (own or in
+// visible, its earlier context): a model could not state the others.
+func (m *material) observationsOf(own, visible []int) []int {
+	shown := map[int]bool{}
+	for _, t := range append(append([]int(nil), own...), visible...) {
+		shown[t] = true
+	}
 	seen := map[int]bool{}
 	var out []int
-	for _, t := range turns {
+	for _, t := range own {
 		for _, o := range m.obsOf[t] {
-			if !seen[o] {
-				seen[o] = true
+			if !seen[o] && m.allShown(o, shown) {
 				out = append(out, o)
 			}
+			seen[o] = true
 		}
 	}
 	sort.Ints(out)
 	return out
+}
+
+func (m *material) allShown(o int, shown map[int]bool) bool {
+	for _, d := range m.obs[o].Evidence {
+		if t, ok := m.byDia[d]; ok && !shown[t] {
+			return false
+		}
+	}
+	return true
 }
 
 // lists sorts observations into the Summary lists: the user's preferences,
@@ -95,8 +109,8 @@ func (m *material) texts(obs []int) []string {
 // episodeReply answers an episode request: short from the session
 // summaries' sentences that match the turns (else the longest
 // observations), narrative and facts from the turns' observations.
-func (m *material) episodeReply(own []int) string {
-	obs := m.observationsOf(own)
+func (m *material) episodeReply(own, visible []int) string {
+	obs := m.observationsOf(own, visible)
 	s := m.lists(obs)
 	s.Narrative = strings.Join(m.texts(obs), " ")
 	inEpisode := map[int]bool{}
@@ -130,13 +144,14 @@ var sentenceEnd = regexp.MustCompile(`[.!?]["')\]]?\s+`)
 // sentences splits a paragraph after ., ! or ? followed by a space.
 func sentences(p string) []string {
 	var out []string
+	from := 0
 	for _, loc := range sentenceEnd.FindAllStringIndex(p, -1) {
-		if s := strings.TrimSpace(p[:loc[1]]); s != "" {
+		if s := strings.TrimSpace(p[from:loc[1]]); s != "" {
 			out = append(out, s)
 		}
-		p = p[loc[1]:]
+		from = loc[1]
 	}
-	if s := strings.TrimSpace(p); s != "" {
+	if s := strings.TrimSpace(p[from:]); s != "" {
 		out = append(out, s)
 	}
 	return out
@@ -227,12 +242,12 @@ func capSentences(ss []string, max int) string {
 // summaryReply answers a running-summary request: the existing summary
 // (prior, nil for a compression) with the new turns' observations added,
 // oldest dropped first beyond the caps; prose replies the narrative alone.
-func (m *material) summaryReply(prior *replySummary, own []int, prose bool) string {
+func (m *material) summaryReply(prior *replySummary, own, visible []int, prose bool) string {
 	var s replySummary
 	if prior != nil {
 		s = *prior
 	}
-	obs := m.observationsOf(own)
+	obs := m.observationsOf(own, visible)
 	add := m.lists(obs)
 	s.Narrative = trimFront(strings.TrimSpace(s.Narrative+" "+strings.Join(m.texts(obs), " ")), replayNarrativeCap)
 	if prose {

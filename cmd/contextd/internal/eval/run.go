@@ -62,7 +62,7 @@ type sample struct {
 	id        string
 	turns     []sampleTurn
 	questions []sampleQuestion
-	obs       []Observation // evidence by turn id (LoCoMo)
+	obs       []Observation  // evidence by turn id (LoCoMo)
 	newReplay func() *Replay // nil: no LLM
 }
 
@@ -97,7 +97,7 @@ type dataset struct {
 
 // ingested is what the harness knows of a sample once contextd holds it.
 type ingested struct {
-	kept   []sampleTurn  // the turns stored (a repeated id is stored once)
+	kept   []sampleTurn   // the turns stored (a repeated id is stored once)
 	index  map[string]int // turn id → kept index
 	bySeq  map[int64]int  // seq → kept index
 	obsFor map[int][]string

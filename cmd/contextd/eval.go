@@ -110,6 +110,8 @@ func parseBudgets(s string) ([]int, error) {
 	return bs, nil
 }
 
+const evalMaxMessageBytes = 8 << 20
+
 // evalSystem builds a fresh contextd per conversation from the base config,
 // with embedded storage in its own directory, and either no LLM (the
 // LLM-free protocol) or the OpenAI-compatible endpoint the spec names (the
@@ -122,6 +124,10 @@ func evalSystem(base *config.Config) eval.NewSystem {
 		cfg := *base
 		cfg.Storage = config.Storage{Driver: "sqlite", SQLitePath: filepath.Join(spec.Dir, "contextd.db")}
 		cfg.Vector.EmbeddedPath = filepath.Join(spec.Dir, "vectors.db")
+		// The eval ingests a dataset as it is: BEAM 100K chat 4 holds one
+		// 349 KB message (mostly trailing blanks) that the API's default
+		// per-message cap would refuse.
+		cfg.Server.MaxMessageBytes = max(cfg.Server.MaxMessageBytes, evalMaxMessageBytes)
 		cfg.LLM = config.LLM{Provider: "none"}
 		if spec.LLMBaseURL != "" {
 			cfg.LLM = config.LLM{Provider: "openai", BaseURL: spec.LLMBaseURL, Model: "replay", APIKey: "replay", Timeout: time.Minute}

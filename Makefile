@@ -4,10 +4,11 @@
 GO        ?= go
 BIN       := bin/contextd
 LOCOMO    ?= ../shared/bench/locomo/locomo-dev.json
+BEAM      ?= data/beam/100K
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-go test-python chromium test-race bench bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python chromium test-race bench bench-http eval eval-replay eval-beam fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -54,8 +55,23 @@ bench:
 bench-http:
 	bash scripts/bench-http/run.sh
 
+LOCOMO_MISSING = echo "LoCoMo data not found at $(LOCOMO): get data/locomo10.json from github.com/snap-research/LoCoMo (CC BY-NC 4.0), then make $@ LOCOMO=path/to/locomo10.json"
+
 eval: build
+	@test -f $(LOCOMO) || { $(LOCOMO_MISSING); exit 1; }
 	./$(BIN) eval locomo --data $(LOCOMO) --budgets 1000,2000,4000,8000
+
+# The LLM path without weights: contextd summarises with a replay LLM that
+# answers from LoCoMo's own observations and session summaries.
+eval-replay: build
+	@test -f $(LOCOMO) || { $(LOCOMO_MISSING); exit 1; }
+	./$(BIN) eval locomo --llm replay --data $(LOCOMO) --budgets 1000,2000,4000,8000
+
+# BEAM (github.com/mohammadtavakoli78/BEAM): a directory of chats, <n>/chat.json
+# and <n>/probing_questions/probing_questions.json (its chats/100K).
+eval-beam: build
+	@test -d $(BEAM) || { echo "BEAM chats not found at $(BEAM): copy chats/100K of github.com/mohammadtavakoli78/BEAM (or huggingface.co/datasets/Mohammadta/BEAM) there, or make eval-beam BEAM=path/to/100K"; exit 1; }
+	./$(BIN) eval beam --data $(BEAM) --budgets 2000,8000
 
 # Run every fuzz target briefly (go test -fuzz takes one target at a time).
 fuzz:

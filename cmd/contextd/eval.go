@@ -11,34 +11,49 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/contextd/contextd/cmd/contextd/internal/eval"
 	"github.com/contextd/contextd/config"
 )
 
+const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--limit N] [--config agents.yaml]
+       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--limit N] [--config agents.yaml]`
+
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "locomo" {
-		return usageError("usage: contextd eval locomo --data FILE [--budgets 1000,2000,4000,8000] [--config agents.yaml]")
+	if len(args) == 0 || (args[0] != "locomo" && args[0] != "beam") {
+		return usageError(evalUsage)
 	}
-	fs := flag.NewFlagSet("eval locomo", flag.ContinueOnError)
+	bench := args[0]
+	fs := flag.NewFlagSet("eval "+bench, flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	data := fs.String("data", "", "path to the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)")
-	budgets := fs.String("budgets", "1000,2000,4000,8000", "comma-separated token budgets")
+	dataHelp := "path to the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)"
+	defBudgets := "1000,2000,4000,8000"
+	if bench == "beam" {
+		dataHelp, defBudgets = "BEAM chats directory (e.g. data/beam/100K, holding <n>/chat.json and <n>/probing_questions/)", "2000,8000"
+	}
+	data := fs.String("data", "", dataHelp)
+	budgets := fs.String("budgets", defBudgets, "comma-separated token budgets")
 	cfgPath := fs.String("config", "", "agents.yaml whose supervisor memory settings, embedder and vector driver to use (default: built-in defaults)")
 	strategy := fs.String("strategy", "rag_augmented", "strategy to evaluate")
+	llm := fs.String("llm", "none", "none: no LLM (the LLM-free protocol); replay: summarise with the replay LLM over LoCoMo's own observations and session summaries (locomo only)")
+	limit := fs.Int("limit", 0, "evaluate only the first N conversations (0: all)")
+	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if *data == "" {
-		return usageError("eval locomo: --data FILE is required")
+		return usageError(fmt.Sprintf("eval %s: --data is required", bench))
 	}
-	var bs []int
-	for _, f := range strings.Split(*budgets, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return usageError(fmt.Sprintf("eval locomo: bad budget %q", f))
-		}
-		bs = append(bs, n)
+	if *llm != "none" && *llm != "replay" {
+		return usageError(fmt.Sprintf("eval %s: --llm must be none or replay, not %q", bench, *llm))
+	}
+	if *llm == "replay" && bench != "locomo" {
+		return usageError("eval beam: --llm replay needs LoCoMo's observations; BEAM has none")
+	}
+	bs, err := parseBudgets(*budgets)
+	if err != nil {
+		return usageError(fmt.Sprintf("eval %s: %v", bench, err))
 	}
 	base := config.Default()
 	if *cfgPath != "" {
@@ -48,53 +63,109 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		base = c
 	}
-	convs, err := eval.LoadLoCoMo(*data)
-	if err != nil {
-		return err
-	}
 	tmp, err := os.MkdirTemp("", "contextd-eval-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	rep, err := eval.Run(ctx, convs, evalSystem(base), eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout})
-	if err != nil {
-		return err
+	opts := eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout, Replay: *llm == "replay", PassageTokens: *passageTokens}
+	var rep *eval.Report
+	if bench == "beam" {
+		chats, err := eval.LoadBEAM(*data)
+		if err != nil {
+			return err
+		}
+		if *limit > 0 && *limit < len(chats) {
+			chats = chats[:*limit]
+		}
+		rep, err = eval.RunBEAM(ctx, chats, evalSystem(base), opts)
+		if err != nil {
+			return err
+		}
+	} else {
+		convs, err := eval.LoadLoCoMo(*data)
+		if err != nil {
+			return err
+		}
+		if *limit > 0 && *limit < len(convs) {
+			convs = convs[:*limit]
+		}
+		if rep, err = eval.Run(ctx, convs, evalSystem(base), opts); err != nil {
+			return err
+		}
 	}
 	rep.Write(stdout)
 	return nil
 }
 
+func parseBudgets(s string) ([]int, error) {
+	var bs []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad budget %q: want a positive number of tokens", f)
+		}
+		bs = append(bs, n)
+	}
+	return bs, nil
+}
+
+const evalMaxMessageBytes = 8 << 20
+
 // evalSystem builds a fresh contextd per conversation from the base config,
-// with embedded storage in its own directory and no LLM (the protocol is
-// LLM-free). The vector driver is the config's (embedded or qdrant).
+// with embedded storage in its own directory, and either no LLM (the
+// LLM-free protocol) or the OpenAI-compatible endpoint the spec names (the
+// replay LLM). The vector driver is the config's (embedded or qdrant).
 func evalSystem(base *config.Config) eval.NewSystem {
-	return func(ctx context.Context, dir string) (*eval.System, error) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	return func(ctx context.Context, spec eval.Spec) (*eval.System, error) {
+		if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
 			return nil, err
 		}
 		cfg := *base
-		cfg.Storage = config.Storage{Driver: "sqlite", SQLitePath: filepath.Join(dir, "contextd.db")}
-		cfg.Vector.EmbeddedPath = filepath.Join(dir, "vectors.db")
+		cfg.Storage = config.Storage{Driver: "sqlite", SQLitePath: filepath.Join(spec.Dir, "contextd.db")}
+		cfg.Vector.EmbeddedPath = filepath.Join(spec.Dir, "vectors.db")
+		// The eval ingests a dataset as it is: BEAM 100K chat 4 holds one
+		// 349 KB message (mostly trailing blanks) that the API's default
+		// per-message cap would refuse.
+		cfg.Server.MaxMessageBytes = max(cfg.Server.MaxMessageBytes, evalMaxMessageBytes)
 		cfg.LLM = config.LLM{Provider: "none"}
+		if spec.LLMBaseURL != "" {
+			cfg.LLM = config.LLM{Provider: "openai", BaseURL: spec.LLMBaseURL, Model: "replay", APIKey: "replay", Timeout: time.Minute}
+		}
 		app, err := build(ctx, &cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
-		// Summaries first: closing them makes episodes, which the indexer
-		// then indexes with the turns, as a running server converges to.
-		drain := func(ctx context.Context) error {
-			var errs []error
-			if app.Worker != nil {
-				errs = append(errs, app.Worker.Drain(ctx))
-			}
-			if app.Indexer != nil {
-				if _, err := app.Indexer.DrainOnce(ctx); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			return errors.Join(errs...)
-		}
-		return &eval.System{Service: app.Service, Drain: drain, Close: app.Close}, nil
+		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close}, nil
 	}
+}
+
+// settle runs the background work a running server would have finished
+// before the question: summaries and episodes first (closing them makes
+// the episodes the indexer then indexes with the turns), then the users'
+// profiles (merged from the summaries, cooldowns ignored), then indexing;
+// again until a round finds nothing left to index.
+func settle(ctx context.Context, app *App) error {
+	for round := 0; round < 5; round++ {
+		var errs []error
+		if app.Worker != nil {
+			errs = append(errs, app.Worker.Drain(ctx))
+		}
+		if app.Profiler != nil {
+			if _, err := app.Profiler.Pass(ctx, true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		n := 0
+		if app.Indexer != nil {
+			var err error
+			if n, err = app.Indexer.DrainOnce(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := errors.Join(errs...); err != nil || n == 0 {
+			return err
+		}
+	}
+	return nil
 }

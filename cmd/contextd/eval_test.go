@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 func syntheticLoCoMo(t *testing.T) string {
 	t.Helper()
 	conv := map[string]any{"speaker_a": "Ana", "speaker_b": "Ben"}
+	obs, sums := map[string]any{}, map[string]any{}
 	var qa []map[string]any
 	topics := []string{"kayak", "violin", "sourdough", "marathon", "pottery", "astronomy", "chess", "gardening"}
 	for s := 1; s <= 4; s++ {
@@ -34,13 +36,15 @@ func syntheticLoCoMo(t *testing.T) string {
 				tp := topics[(s*2)%len(topics)]
 				text = fmt.Sprintf("I started a %s class with my cousin Lidia last week.", tp)
 				qa = append(qa, map[string]any{"question": fmt.Sprintf("Who takes the %s class with Ana?", tp), "answer": "Lidia", "evidence": []string{fmt.Sprintf("D%d:%d", s, i)}, "category": 4})
+				obs[fmt.Sprintf("session_%d_observation", s)] = map[string]any{"Ana": []any{[]any{fmt.Sprintf("Ana takes a %s class with her cousin Lidia.", tp), fmt.Sprintf("D%d:%d", s, i)}}}
+				sums[fmt.Sprintf("session_%d_summary", s)] = fmt.Sprintf("Ana and Ben talked about the weather. Ana started a %s class with Lidia.", tp)
 			}
 			turns = append(turns, map[string]any{"speaker": speaker, "dia_id": fmt.Sprintf("D%d:%d", s, i), "text": text})
 		}
 		conv[fmt.Sprintf("session_%d", s)] = turns
 		conv[fmt.Sprintf("session_%d_date_time", s)] = fmt.Sprintf("1:%02d pm on %d May, 2023", s, s+1)
 	}
-	data, _ := json.Marshal([]map[string]any{{"sample_id": "syn-1", "conversation": conv, "qa": qa}})
+	data, _ := json.Marshal([]map[string]any{{"sample_id": "syn-1", "conversation": conv, "qa": qa, "observation": obs, "session_summary": sums}})
 	p := filepath.Join(t.TempDir(), "syn.json")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -108,4 +112,62 @@ func TestEvalQdrantMatchesEmbedded(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// With the replay LLM, contextd summarises over the dataset's observations
+// without a fallback, and an observation in the context reaches its turn.
+func TestEvalReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	convs, err := eval.LoadLoCoMo(syntheticLoCoMo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eval.Run(context.Background(), convs, evalSystem(config.Default()), eval.Options{Budgets: []int{1000}, TempDir: t.TempDir(), Replay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Degraded) > 0 {
+		t.Errorf("answers took fallbacks: %v", rep.Degraded)
+	}
+	if rep.Cost.Calls["episode"] == 0 || rep.Cost.TurnsSent == 0 || rep.Cost.Calls["unknown"] > 0 {
+		t.Errorf("replay cost %+v: want episode calls, turns sent, no unknown request", rep.Cost)
+	}
+	if rep.Cost.TurnsSent > 2*rep.Turns {
+		t.Errorf("%d turns sent for %d turns: episodes should read each turn about once", rep.Cost.TurnsSent, rep.Turns)
+	}
+	for _, s := range []string{"contextd", "bm25-fill+obs+dates"} {
+		if re, rc := rep.Reached(s, 1000), rep.Recall14(s, 1000); re < rc || re == 0 {
+			t.Errorf("%s: reached %.3f, recall %.3f: reached counts every turn shown and more", s, re, rc)
+		}
+	}
+	var out strings.Builder
+	rep.Write(&out)
+	for _, want := range []string{"Replay LLM:", "reached 1-4", "bm25-fill+obs+dates", "contextd by section"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// The BEAM reader's fixture runs end to end: evidence found by contextd and
+// by both BM25 fills.
+func TestEvalBEAMFixture(t *testing.T) {
+	chats, err := eval.LoadBEAM("internal/eval/testdata/beam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eval.RunBEAM(context.Background(), chats, evalSystem(config.Default()), eval.Options{Budgets: []int{500}, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Questions != 4 || rep.Skipped != 1 {
+		t.Errorf("questions %d skipped %d, want 4 and 1 (abstention has no evidence)", rep.Questions, rep.Skipped)
+	}
+	for _, s := range []string{"contextd", "bm25-fill", "bm25-passages"} {
+		if r := rep.Recall14(s, 500); r == 0 {
+			t.Errorf("%s: zero recall on the fixture", s)
+		}
+	}
 }

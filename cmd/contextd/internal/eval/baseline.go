@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/contextd/contextd/internal/tokens"
@@ -110,4 +111,77 @@ func bm25Fill(m *bm25, costs []int, query string, budget int) packed {
 		p.turns = append(p.turns, i)
 	}
 	return p
+}
+
+// corpus is what a baseline packs: documents in chronological order, each
+// showing a turn (whole or a passage: turnOf ≥ 0) or not (an observation:
+// -1), with its date and cost.
+type corpus struct {
+	texts  []string
+	dates  []time.Time
+	costs  []int
+	turnOf []int
+	index  *bm25
+}
+
+func (c *corpus) add(text string, at time.Time, turn int) {
+	c.texts = append(c.texts, text)
+	c.dates = append(c.dates, at)
+	c.costs = append(c.costs, turnCost(text))
+	c.turnOf = append(c.turnOf, turn)
+}
+
+func (c *corpus) indexed() *corpus {
+	c.index = newBM25(c.texts)
+	return c
+}
+
+// turnCorpus is the conversation's turns.
+func turnCorpus(kept []sampleTurn) *corpus {
+	c := &corpus{}
+	for i, t := range kept {
+		c.add(t.text, t.at, i)
+	}
+	return c.indexed()
+}
+
+// observationCorpus is the turns with each observation after the first
+// turn it cites, dated as that turn: a naive RAG over the same LLM-made
+// memory the replay LLM gives contextd.
+func observationCorpus(kept []sampleTurn, obs []Observation) *corpus {
+	index := map[string]int{}
+	for i, t := range kept {
+		index[t.id] = i
+	}
+	after := map[int][]string{}
+	for _, o := range obs {
+		first := -1
+		for _, id := range o.Evidence {
+			if k, ok := index[id]; ok && (first < 0 || k < first) {
+				first = k
+			}
+		}
+		if first >= 0 {
+			after[first] = append(after[first], o.Text)
+		}
+	}
+	c := &corpus{}
+	for i, t := range kept {
+		c.add(t.text, t.at, i)
+		for _, o := range after[i] {
+			c.add(o, t.at, -1)
+		}
+	}
+	return c.indexed()
+}
+
+// passageCorpus is the turns split into passages of about maxTokens.
+func passageCorpus(kept []sampleTurn, maxTokens int) *corpus {
+	c := &corpus{}
+	for i, t := range kept {
+		for _, p := range passages(t.text, maxTokens) {
+			c.add(p, t.at, i)
+		}
+	}
+	return c.indexed()
 }

@@ -23,6 +23,19 @@ type Conversation struct {
 	SpeakerB string
 	Sessions []Session
 	QA       []QA
+	// Observations and SessionSummaries are the memory LoCoMo's authors'
+	// LLM wrote (observation, session_summary): the replay LLM's material.
+	Observations     []Observation
+	SessionSummaries map[int]string
+}
+
+// Observation is one LLM-written fact about a speaker, with the turns it
+// came from (normalised dia_ids).
+type Observation struct {
+	Session  int
+	Speaker  string
+	Text     string
+	Evidence []string
 }
 
 // Session is one dated session of turns.
@@ -49,9 +62,11 @@ type QA struct {
 }
 
 type rawSample struct {
-	SampleID     string                     `json:"sample_id"`
-	Conversation map[string]json.RawMessage `json:"conversation"`
-	QA           []struct {
+	SampleID       string                                  `json:"sample_id"`
+	Conversation   map[string]json.RawMessage              `json:"conversation"`
+	Observation    map[string]map[string][]json.RawMessage `json:"observation"`
+	SessionSummary map[string]string                       `json:"session_summary"`
+	QA             []struct {
 		Question string          `json:"question"`
 		Answer   json.RawMessage `json:"answer"`
 		Evidence json.RawMessage `json:"evidence"`
@@ -59,7 +74,11 @@ type rawSample struct {
 	} `json:"qa"`
 }
 
-var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
+var (
+	sessionKey     = regexp.MustCompile(`^session_(\d+)$`)
+	observationKey = regexp.MustCompile(`^session_(\d+)_observation$`)
+	summaryKey     = regexp.MustCompile(`^session_(\d+)_summary$`)
+)
 
 // LoadLoCoMo reads a LoCoMo JSON file (the data stays outside the repo).
 func LoadLoCoMo(path string) ([]Conversation, error) {
@@ -100,6 +119,14 @@ func LoadLoCoMo(path string) ([]Conversation, error) {
 		sort.Slice(c.Sessions, func(i, j int) bool { return c.Sessions[i].N < c.Sessions[j].N })
 		for _, q := range r.QA {
 			c.QA = append(c.QA, QA{Question: q.Question, Answer: answerText(q.Answer), Evidence: ParseEvidence(q.Evidence), Category: q.Category})
+		}
+		c.Observations = observations(r.Observation)
+		c.SessionSummaries = map[int]string{}
+		for k, v := range r.SessionSummary {
+			if m := summaryKey.FindStringSubmatch(k); m != nil {
+				n, _ := strconv.Atoi(m[1])
+				c.SessionSummaries[n] = v
+			}
 		}
 		out = append(out, c)
 	}
@@ -170,4 +197,53 @@ func answerText(raw json.RawMessage) string {
 		return n.String()
 	}
 	return ""
+}
+
+// observations flattens session_N_observation ({speaker: [[fact, dia_id or
+// list], ...]}) in conversation order: by their first evidence turn, so the
+// order does not depend on JSON map order.
+func observations(raw map[string]map[string][]json.RawMessage) []Observation {
+	var out []Observation
+	for k, bySpeaker := range raw {
+		m := observationKey.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		for speaker, items := range bySpeaker {
+			for _, it := range items {
+				var pair []json.RawMessage
+				if json.Unmarshal(it, &pair) != nil || len(pair) != 2 {
+					continue
+				}
+				var text string
+				if json.Unmarshal(pair[0], &text) != nil || strings.TrimSpace(text) == "" {
+					continue
+				}
+				if ev := ParseEvidence(pair[1]); len(ev) > 0 {
+					out = append(out, Observation{Session: n, Speaker: speaker, Text: strings.TrimSpace(text), Evidence: ev})
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := diaOrder(out[i].Evidence[0]), diaOrder(out[j].Evidence[0])
+		if a != b {
+			return a < b
+		}
+		if out[i].Speaker != out[j].Speaker {
+			return out[i].Speaker < out[j].Speaker
+		}
+		return out[i].Text < out[j].Text
+	})
+	return out
+}
+
+// diaOrder orders normalised dia_ids "D<session>:<turn>".
+func diaOrder(id string) int {
+	var s, t int
+	if _, err := fmt.Sscanf(id, "D%d:%d", &s, &t); err != nil {
+		return 0
+	}
+	return s*100000 + t
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -12,16 +11,25 @@ import (
 )
 
 // System is a fresh contextd for one conversation: the service, and Drain,
-// which finishes the background work (indexing, summaries) a running server
-// would have done by the time the question is asked.
+// which finishes the background work (indexing, summaries, episodes, the
+// profile) a running server would have done by the time the question is
+// asked.
 type System struct {
 	Service *engine.Service
 	Drain   func(ctx context.Context) error
 	Close   func()
 }
 
-// NewSystem builds a System in its own directory.
-type NewSystem func(ctx context.Context, dir string) (*System, error)
+// Spec is what a fresh system is built from.
+type Spec struct {
+	Dir string
+	// LLMBaseURL, when set, is the OpenAI-compatible endpoint the system
+	// summarises with (the replay LLM; model "replay"); "" = no LLM.
+	LLMBaseURL string
+}
+
+// NewSystem builds a System.
+type NewSystem func(ctx context.Context, spec Spec) (*System, error)
 
 // Options configure a run.
 type Options struct {
@@ -29,191 +37,280 @@ type Options struct {
 	Strategy string // default rag_augmented
 	TempDir  string
 	Progress io.Writer // nil: quiet
+	// Replay summarises with the replay LLM (LoCoMo only) and adds the
+	// BM25 fill over turns and observations.
+	Replay bool
+	// Sections reads an answer's sections (nil: DefaultSections).
+	Sections Sectioner
+	// PassageTokens sizes the passages of BEAM's passage baseline (0:
+	// DefaultPassageTokens).
+	PassageTokens int
 }
 
+// System names in reports.
 const (
-	sysContextd  = "contextd"
-	sysRecency   = "recency"
-	sysBM25      = "bm25-fill"
-	sysBM25Dated = "bm25-fill+dates"
+	sysContextd    = "contextd"
+	sysRecency     = "recency"
+	sysBM25        = "bm25-fill"
+	sysBM25Dated   = "bm25-fill+dates"
+	sysBM25Obs     = "bm25-fill+obs+dates"
+	sysBM25Passage = "bm25-passages"
 )
 
-var systems = []string{sysContextd, sysBM25, sysBM25Dated, sysRecency}
-
-// Cell aggregates one system at one budget.
-type Cell struct {
-	recall14, recall5   []float64
-	allHit14            int
-	tokens              []int
-	retrieval, assembly []time.Duration
-	// byCat holds recall, contain answer-token containment, per category
-	// (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
-	byCat, contain map[int][]float64
+// sample is one conversation, whatever the dataset.
+type sample struct {
+	id        string
+	turns     []sampleTurn
+	questions []sampleQuestion
+	obs       []Observation  // evidence by turn id (LoCoMo)
+	newReplay func() *Replay // nil: no LLM
 }
 
-// Report is a run's results.
-type Report struct {
-	Budgets       []int
-	Cells         map[string]map[int]*Cell // system → budget
-	Conversations int
-	Turns         int
-	Questions14   int
-	Questions5    int
-	Skipped       int
-	// Degraded counts contextd answers that took a fallback (reason → n);
-	// a fair run has none.
-	Degraded map[string]int
+type sampleTurn struct {
+	id, role, text string
+	at             time.Time
 }
 
-func newReport(budgets []int) *Report {
-	r := &Report{Budgets: budgets, Cells: map[string]map[int]*Cell{}, Degraded: map[string]int{}}
-	for _, s := range systems {
-		r.Cells[s] = map[int]*Cell{}
-		for _, b := range budgets {
-			r.Cells[s][b] = &Cell{byCat: map[int][]float64{}, contain: map[int][]float64{}}
-		}
-	}
-	return r
+type sampleQuestion struct {
+	text, answer string
+	evidence     []string // turn ids
+	cat          string
 }
 
-// add records one question: its evidence recall, its answer-token
-// containment (when the answer has content words) and the tokens used.
-func (c *Cell) add(cat int, recall float64, tok int, answer []string, text string) {
-	c.byCat[cat] = append(c.byCat[cat], recall)
-	if x, ok := containment(answer, text); ok {
-		c.contain[cat] = append(c.contain[cat], x)
-	}
-	if cat == 5 {
-		c.recall5 = append(c.recall5, recall)
-	} else {
-		c.recall14 = append(c.recall14, recall)
-		if recall == 1 {
-			c.allHit14++
-		}
-	}
-	c.tokens = append(c.tokens, tok)
+// baseline is one LLM-free system: a corpus packed by BM25 or recency.
+type baseline struct {
+	name   string
+	corpus *corpus
+	dated  bool
+	recent bool
 }
 
-// Run evaluates every conversation.
-func Run(ctx context.Context, convs []Conversation, newSystem NewSystem, o Options) (*Report, error) {
+// dataset is how a benchmark's samples are run and reported.
+type dataset struct {
+	name      string
+	cats      []string // category columns, in order
+	headline  func(cat string) bool
+	label     string // the headline categories' label ("1-4", "all")
+	aside     string // the other categories' label ("5"; "" = none)
+	baselines func(s *sample, kept []sampleTurn, o Options) []baseline
+}
+
+// ingested is what the harness knows of a sample once contextd holds it.
+type ingested struct {
+	kept   []sampleTurn   // the turns stored (a repeated id is stored once)
+	index  map[string]int // turn id → kept index
+	bySeq  map[int64]int  // seq → kept index
+	obsFor map[int][]string
+}
+
+func run(ctx context.Context, d dataset, samples []*sample, newSystem NewSystem, o Options) (*Report, error) {
 	if o.Strategy == "" {
 		o.Strategy = string(engine.StrategyRAG)
 	}
-	rep := newReport(o.Budgets)
-	for ci, conv := range convs {
-		if err := runOne(ctx, ci, conv, newSystem, o, rep); err != nil {
-			return nil, fmt.Errorf("%s: %w", conv.SampleID, err)
+	if o.Sections == nil {
+		o.Sections = DefaultSections
+	}
+	rep := newReport(d, o)
+	for i, s := range samples {
+		if err := runSample(ctx, d, i, s, newSystem, o, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.id, err)
 		}
 	}
 	return rep, nil
 }
 
-func runOne(ctx context.Context, ci int, conv Conversation, newSystem NewSystem, o Options, rep *Report) error {
-	dir := fmt.Sprintf("%s/conv-%d", o.TempDir, ci)
-	sys, err := newSystem(ctx, dir)
+func runSample(ctx context.Context, d dataset, i int, s *sample, newSystem NewSystem, o Options, rep *Report) error {
+	spec := Spec{Dir: fmt.Sprintf("%s/conv-%d", o.TempDir, i)}
+	var replay *Replay
+	if s.newReplay != nil {
+		replay = s.newReplay()
+		defer replay.Close()
+		spec.LLMBaseURL = replay.URL()
+	}
+	sys, err := newSystem(ctx, spec)
 	if err != nil {
 		return err
 	}
 	defer sys.Close()
-	chatID := conv.SampleID
-	tenant := "eval"
-
-	// Ingest turn by turn, in order, through the service's append path.
-	seqOf := map[string]int64{}
-	var texts []string
-	var costs []int
-	var seqs []int64
-	var dates []time.Time
-	for _, s := range conv.Sessions {
-		for _, t := range s.Turns {
-			role := "user"
-			if t.Speaker == conv.SpeakerB {
-				role = "assistant"
-			}
-			when := s.Date
-			text := TurnText(t)
-			out, err := sys.Service.Append(ctx, tenant, chatID, engine.AppendInput{UserID: "locomo", Messages: []engine.InMessage{{ID: t.DiaID, Role: role, Content: text, CreatedAt: &when}}})
-			if err != nil {
-				return fmt.Errorf("append %s: %w", t.DiaID, err)
-			}
-			seq := out.LastSeq
-			if len(out.Messages) == 1 {
-				seq = out.Messages[0].Seq
-			}
-			if out.Duplicates > 0 {
-				continue // a repeated dia_id: already stored once
-			}
-			seqOf[t.DiaID] = seq
-			texts = append(texts, text)
-			dates = append(dates, when)
-			costs = append(costs, turnCost(text))
-			seqs = append(seqs, seq)
-			rep.Turns++
-		}
+	in, err := ingest(ctx, sys, s, replay)
+	if err != nil {
+		return err
 	}
 	if err := sys.Drain(ctx); err != nil {
 		return fmt.Errorf("drain background work: %w", err)
 	}
 	rep.Conversations++
-	index := newBM25(texts)
-
-	for qi, qa := range conv.QA {
-		var ev []int64
-		for _, id := range qa.Evidence {
-			if s, ok := seqOf[id]; ok {
-				ev = append(ev, s)
+	rep.Turns += len(in.kept)
+	if replay != nil {
+		rep.addCost(replay.Cost())
+	}
+	bases := d.baselines(s, in.kept, o)
+	for qi, q := range s.questions {
+		var ev []int
+		for _, id := range q.evidence {
+			if k, ok := in.index[id]; ok {
+				ev = append(ev, k)
 			}
 		}
 		if len(ev) == 0 {
 			rep.Skipped++
 			continue
 		}
-		if qa.Category == 5 {
-			rep.Questions5++
-		} else {
-			rep.Questions14++
-		}
-		for _, b := range o.Budgets {
-			budget := b
-			res, err := sys.Service.Context(ctx, tenant, engine.ContextInput{ChatID: chatID, Query: qa.Question, BudgetTokens: &budget, Strategy: o.Strategy})
-			if err != nil {
-				return fmt.Errorf("question %d: %w", qi, err)
-			}
-			shown := map[int64]bool{}
-			for _, r := range res.Sections.RAG {
-				if r.ChatID == "" {
-					shown[r.Seq] = true
-				}
-			}
-			for _, t := range res.Sections.Recent {
-				shown[t.Seq] = true
-			}
-			for _, d := range res.Degraded {
-				rep.Degraded[d]++
-			}
-			answer := contentWords(qa.Answer)
-			cell := rep.Cells[sysContextd][b]
-			cell.add(qa.Category, recall(ev, shown), res.Usage.TotalTokens, answer, res.Context)
-			cell.retrieval = append(cell.retrieval, res.RetrievalTime)
-			cell.assembly = append(cell.assembly, res.AssemblyTime)
-
-			for name, p := range map[string]packed{sysRecency: recency(costs, b), sysBM25: bm25Fill(index, costs, qa.Question, b),
-				sysBM25Dated: bm25FillDated(index, costs, dates, qa.Question, b)} {
-				in := map[int64]bool{}
-				for _, i := range p.turns {
-					in[seqs[i]] = true
-				}
-				text := packedText(p, texts, dates, name == sysBM25Dated)
-				rep.Cells[name][b].add(qa.Category, recall(ev, in), p.tokens, answer, text)
-			}
+		if err := rep.ask(ctx, sys, s.id, q, ev, in, bases, o); err != nil {
+			return fmt.Errorf("question %d: %w", qi, err)
 		}
 	}
 	if o.Progress != nil {
-		fmt.Fprintf(o.Progress, "eval: %s done (%d turns, %d questions)\n", conv.SampleID, len(texts), len(conv.QA))
+		fmt.Fprintf(o.Progress, "eval: %s done (%d turns, %d questions)\n", s.id, len(in.kept), len(s.questions))
 	}
 	return nil
 }
 
+// ingest appends the turns in order, one by one, through the service's
+// append path, and tells the replay LLM which seq each got.
+func ingest(ctx context.Context, sys *System, s *sample, replay *Replay) (*ingested, error) {
+	in := &ingested{index: map[string]int{}, bySeq: map[int64]int{}, obsFor: map[int][]string{}}
+	for _, t := range s.turns {
+		when := t.at
+		out, err := sys.Service.Append(ctx, "eval", s.id, engine.AppendInput{UserID: "eval-user",
+			Messages: []engine.InMessage{{ID: t.id, Role: t.role, Content: t.text, CreatedAt: &when}}})
+		if err != nil {
+			return nil, fmt.Errorf("append %s: %w", t.id, err)
+		}
+		if out.Duplicates > 0 {
+			continue // a repeated id: already stored once
+		}
+		seq := out.LastSeq
+		if len(out.Messages) == 1 {
+			seq = out.Messages[0].Seq
+		}
+		in.index[t.id] = len(in.kept)
+		in.bySeq[seq] = len(in.kept)
+		in.kept = append(in.kept, t)
+		if replay != nil {
+			replay.Register(t.id, seq)
+		}
+	}
+	for _, ob := range s.obs {
+		norm := normalise(ob.Text)
+		for _, id := range ob.Evidence {
+			if k, ok := in.index[id]; ok {
+				in.obsFor[k] = append(in.obsFor[k], norm)
+			}
+		}
+	}
+	return in, nil
+}
+
+// reached marks the evidence turns shown, cited, or cited by an
+// observation whose text the context holds.
+func (in *ingested) reached(ev []int, shown map[int]bool, text string) map[int]bool {
+	out := map[int]bool{}
+	norm := ""
+	for _, e := range ev {
+		if shown[e] {
+			out[e] = true
+			continue
+		}
+		for _, ob := range in.obsFor[e] {
+			if norm == "" {
+				norm = normalise(text)
+			}
+			if strings.Contains(norm, ob) {
+				out[e] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ask puts one question to contextd and the baselines at every budget.
+func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQuestion, ev []int, in *ingested, bases []baseline, o Options) error {
+	head := r.headline(q.cat)
+	if head {
+		r.Questions++
+	} else {
+		r.QuestionsAside++
+	}
+	answer := contentWords(q.answer)
+	for _, b := range o.Budgets {
+		budget := b
+		res, err := sys.Service.Context(ctx, "eval", engine.ContextInput{ChatID: chat, Query: q.text, BudgetTokens: &budget, Strategy: o.Strategy})
+		if err != nil {
+			return err
+		}
+		for _, d := range res.Degraded {
+			r.Degraded[d]++
+		}
+		views := o.Sections(res)
+		shown, cited := map[int]bool{}, map[int]bool{}
+		for _, v := range views {
+			for _, s := range v.Turns {
+				if k, ok := in.bySeq[s]; ok {
+					shown[k] = true
+				}
+			}
+			for _, s := range v.Cites {
+				if k, ok := in.bySeq[s]; ok {
+					cited[k] = true
+				}
+			}
+		}
+		reach := in.reached(ev, union(shown, cited), res.Context)
+		cell := r.Cells[sysContextd][b]
+		cell.add(q.cat, head, outcome{share(ev, shown), share(ev, reach), res.Usage.TotalTokens}, answer, res.Context)
+		cell.retrieval = append(cell.retrieval, res.RetrievalTime)
+		cell.assembly = append(cell.assembly, res.AssemblyTime)
+		r.Sections[b].add(views, ev, in)
+
+		for _, base := range bases {
+			var p packed
+			switch {
+			case base.recent:
+				p = recency(base.corpus.costs, b)
+			case base.dated:
+				p = bm25FillDated(base.corpus.index, base.corpus.costs, base.corpus.dates, q.text, b)
+			default:
+				p = bm25Fill(base.corpus.index, base.corpus.costs, q.text, b)
+			}
+			text := packedText(p, base.corpus.texts, base.corpus.dates, base.dated)
+			bshown := map[int]bool{}
+			for _, i := range p.turns {
+				if t := base.corpus.turnOf[i]; t >= 0 {
+					bshown[t] = true
+				}
+			}
+			breach := in.reached(ev, bshown, text)
+			r.Cells[base.name][b].add(q.cat, head, outcome{share(ev, bshown), share(ev, breach), p.tokens}, answer, text)
+		}
+	}
+	return nil
+}
+
+func union(a, b map[int]bool) map[int]bool {
+	out := make(map[int]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// share is the share of the evidence turns in set.
+func share(ev []int, set map[int]bool) float64 {
+	hit := 0
+	for _, e := range ev {
+		if set[e] {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(ev))
+}
+
+// recall is share over seqs (kept for callers that work in seqs).
 func recall(ev []int64, shown map[int64]bool) float64 {
 	hit := 0
 	for _, s := range ev {
@@ -222,124 +319,4 @@ func recall(ev []int64, shown map[int64]bool) float64 {
 		}
 	}
 	return float64(hit) / float64(len(ev))
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func meanInt(xs []int) float64 {
-	s := 0
-	for _, x := range xs {
-		s += x
-	}
-	if len(xs) == 0 {
-		return 0
-	}
-	return float64(s) / float64(len(xs))
-}
-
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := int(p*float64(len(s)-1) + 0.5)
-	return s[i]
-}
-
-// Recall14 is a system's mean evidence recall on categories 1-4.
-func (r *Report) Recall14(system string, budget int) float64 {
-	return mean(r.Cells[system][budget].recall14)
-}
-
-// Write prints the report as a markdown table.
-func (r *Report) Write(w io.Writer) {
-	fmt.Fprintf(w, "LoCoMo evidence recall: %d conversations, %d turns, %d questions (cat 1-4) + %d (cat 5), %d skipped (no evidence)\n\n",
-		r.Conversations, r.Turns, r.Questions14, r.Questions5, r.Skipped)
-	fmt.Fprintln(w, "| budget | system | recall 1-4 | all-evidence 1-4 | recall 5 | tokens used | retrieval p50/p95 | assembly p50/p95 |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
-	for _, b := range r.Budgets {
-		for _, s := range systems {
-			c := r.Cells[s][b]
-			times := "–"
-			asm := "–"
-			if s == sysContextd {
-				times = fmt.Sprintf("%s / %s", fmtDur(percentile(c.retrieval, .5)), fmtDur(percentile(c.retrieval, .95)))
-				asm = fmt.Sprintf("%s / %s", fmtDur(percentile(c.assembly, .5)), fmtDur(percentile(c.assembly, .95)))
-			}
-			all := 0.0
-			if len(c.recall14) > 0 {
-				all = float64(c.allHit14) / float64(len(c.recall14))
-			}
-			fmt.Fprintf(w, "| %d | %s | %.3f | %.3f | %.3f | %.0f | %s | %s |\n", b, s, mean(c.recall14), all, mean(c.recall5), meanInt(c.tokens), times, asm)
-		}
-	}
-	if len(r.Degraded) > 0 {
-		fmt.Fprintf(w, "\ndegraded answers (fallbacks taken): %v\n", r.Degraded)
-	}
-	var verdict []string
-	for _, b := range r.Budgets {
-		d := r.Recall14(sysContextd, b) - r.Recall14(sysBM25, b)
-		verdict = append(verdict, fmt.Sprintf("%d: %+.3f", b, d))
-	}
-	fmt.Fprintf(w, "\ncontextd minus bm25-fill (recall 1-4) by budget: %s\n", strings.Join(verdict, ", "))
-	r.writeCategories(w)
-}
-
-// writeCategories prints recall and answer-token containment per category
-// (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) and for 1-4.
-func (r *Report) writeCategories(w io.Writer) {
-	fmt.Fprintln(w, "\nBy category: evidence recall | answer-token containment (share of the gold answer's content words anywhere in the context text)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| budget | system | recall 1 | 2 | 3 | 4 | 1-4 | containment 1 | 2 | 3 | 4 | 1-4 |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, b := range r.Budgets {
-		for _, s := range systems {
-			c := r.Cells[s][b]
-			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", b, s, catRow(c.byCat), catRow(c.contain))
-		}
-	}
-	var verdict []string
-	for _, b := range r.Budgets {
-		d := r.Containment14(sysContextd, b) - r.Containment14(sysBM25Dated, b)
-		verdict = append(verdict, fmt.Sprintf("%d: %+.3f", b, d))
-	}
-	fmt.Fprintf(w, "\ncontextd minus bm25-fill+dates (containment 1-4) by budget: %s\n", strings.Join(verdict, ", "))
-}
-
-func catRow(m map[int][]float64) string {
-	var all []float64
-	cells := make([]string, 0, 5)
-	for cat := 1; cat <= 4; cat++ {
-		cells = append(cells, fmt.Sprintf("%.3f", mean(m[cat])))
-		all = append(all, m[cat]...)
-	}
-	return strings.Join(append(cells, fmt.Sprintf("%.3f", mean(all))), " | ")
-}
-
-// Containment14 is a system's mean answer-token containment on categories 1-4.
-func (r *Report) Containment14(system string, budget int) float64 {
-	var all []float64
-	for cat := 1; cat <= 4; cat++ {
-		all = append(all, r.Cells[system][budget].contain[cat]...)
-	}
-	return mean(all)
-}
-
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1e3)
-	default:
-		return fmt.Sprintf("%.2fms", float64(d.Nanoseconds())/1e6)
-	}
 }

@@ -276,6 +276,7 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 	}
 	res.Degraded = append(extra, res.Degraded...)
 	ep.Short, ep.Summary, ep.Model, ep.PromptVersion = res.Short, res.Summary, res.Model, res.PromptVersion
+	ep.Facts = res.Facts
 	if ep.Model == "" {
 		ep.Model, ep.PromptVersion = extractive.Name, extractive.PromptVersion
 	}

@@ -28,6 +28,13 @@ func turns(from, to int) []memory.Message {
 
 func newSum(t *testing.T, srv *llmtest.Server, o Options) *Summarizer {
 	t.Helper()
+	return newSumFor(t, "openai", srv, o)
+}
+
+// newSumFor builds the summarizer on provider's model pointed at srv
+// (llmtest.New for openai, llmtest.NewOllama for ollama).
+func newSumFor(t *testing.T, provider string, srv *llmtest.Server, o Options) *Summarizer {
+	t.Helper()
 	if o.Backoff == 0 {
 		o.Backoff = time.Millisecond
 	}
@@ -38,7 +45,7 @@ func newSum(t *testing.T, srv *llmtest.Server, o Options) *Summarizer {
 		o.ModelName = "test-model"
 	}
 	// Through NewModel, as cmd/contextd builds it: replies asked in schema.
-	m, err := NewModel(ModelOptions{Provider: "openai", Model: "test-model", BaseURL: srv.URL}, "")
+	m, err := NewModel(ModelOptions{Provider: provider, Model: "test-model", BaseURL: srv.URL}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

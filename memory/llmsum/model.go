@@ -27,7 +27,7 @@ type ModelOptions struct {
 // empty) returns nil, nil: no LLM, the caller uses the extractive summarizer.
 // Building a model does not contact the provider. The openai and ollama
 // models ask for the summarizer's replies in their JSON schema (see
-// schemaTransport); anthropic and googleai get JSON by prompt.
+// schemaTransport); googleai gets JSON mode, anthropic JSON by prompt.
 func NewModel(c ModelOptions, modelOverride string) (llms.Model, error) {
 	model := c.Model
 	if modelOverride != "" {

@@ -88,7 +88,7 @@ func (t *schemaTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	orig, err := io.ReadAll(req.Body)
 	_ = req.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("llmsum: read request: %w", err)
 	}
 	var body map[string]json.RawMessage
 	if json.Unmarshal(orig, &body) != nil {

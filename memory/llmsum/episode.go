@@ -44,7 +44,8 @@ func (s *Summarizer) SummarizeEpisode(ctx context.Context, req memory.EpisodeReq
 	version := memory.EpisodePromptVersion(prompt)
 	user := withPlaceholders(prompt, map[string]string{PlaceholderTranscript: s.episodeTranscript(prompt, req)})
 	var acc memory.SummarizeResult
-	reply, err := s.call(ctx, memory.SummarizeRequest{Model: req.Model, Structured: true}, episodeSystem, user, &acc)
+	format := EpisodeReply()
+	reply, err := s.call(ctx, req.Model, &format, episodeSystem, user, &acc)
 	if err != nil {
 		if ctx.Err() != nil {
 			return memory.EpisodeResult{}, ctx.Err()

@@ -26,8 +26,11 @@ func TestSummarizeEpisodeOneCall(t *testing.T) {
 	u := reqs[0].User()
 	ctxAt, epAt := strings.Index(u, "turn-009"), strings.Index(u, "The episode (turns 10-20)")
 	if !strings.HasPrefix(u, "Summarise the episode") || ctxAt < 0 || epAt < ctxAt || !strings.Contains(u, "turn-020") ||
-		!strings.Contains(u, "Earlier context (not part of this episode)") || !reqs[0].JSONMode() {
+		!strings.Contains(u, "Earlier context (not part of this episode)") {
 		t.Errorf("user prompt %q", u)
+	}
+	if name, _ := reqs[0].Schema(); name != ReplyEpisode {
+		t.Errorf("reply schema %q, want %q", name, ReplyEpisode)
 	}
 	if res.Short != "The user planned the Lisbon move for May." || len(res.Summary.Decisions) != 1 ||
 		res.Summary.CoveredFromSeq != 10 || res.Summary.CoveredToSeq != 20 || len(res.Degraded) != 0 {

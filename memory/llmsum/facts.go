@@ -76,9 +76,7 @@ func factOf(r any, own map[int64]time.Time, chat memory.Chat) (memory.Fact, bool
 	}
 	slices.Sort(seqs)
 	kind, _ := m["kind"].(string)
-	switch kind = strings.ToLower(strings.TrimSpace(kind)); kind {
-	case memory.FactPreference, memory.FactPlan, memory.FactDecision, memory.FactEvent, memory.FactAttribute:
-	default:
+	if kind = strings.ToLower(strings.TrimSpace(kind)); !slices.Contains(FactKinds(), kind) {
 		kind = memory.FactOther
 	}
 	return memory.Fact{ID: memory.FactID(chat.Tenant, chat.ID, seqs, text), ChatID: chat.ID, Text: text,

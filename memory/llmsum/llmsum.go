@@ -96,7 +96,11 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	var res memory.SummarizeResult
 	prompts := ResolvePrompts(req.Prompts, "")
 	system := prompts.System
-	if !req.Structured {
+	var format *ReplyFormat // nil: a narrative in prose
+	if req.Structured {
+		f := SummaryReply()
+		format = &f
+	} else {
 		system += narrativeOnly
 	}
 	var cur *memory.Summary
@@ -116,7 +120,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	for first || len(turns) > 0 {
 		first = false
 		user, n := s.nextCall(prompts, system, req.Structured, cur, turns)
-		reply, err := s.call(ctx, req, system, user, &res)
+		reply, err := s.call(ctx, req.Model, format, system, user, &res)
 		if err != nil {
 			if ctx.Err() != nil {
 				return memory.SummarizeResult{}, ctx.Err()
@@ -212,8 +216,10 @@ func firstSeq(req memory.SummarizeRequest) int64 {
 }
 
 // call runs one LLM request with a deadline, retrying failures with
-// exponential backoff. It counts calls and tokens into res.
-func (s *Summarizer) call(ctx context.Context, req memory.SummarizeRequest, system, user string, res *memory.SummarizeResult) (string, error) {
+// exponential backoff. It counts calls and tokens into res. A call with a
+// format asks for JSON (in the format's schema where the model can); one
+// without asks for prose.
+func (s *Summarizer) call(ctx context.Context, model string, format *ReplyFormat, system, user string, res *memory.SummarizeResult) (string, error) {
 	if s.model == nil {
 		return "", errors.New("llmsum: no model configured")
 	}
@@ -222,11 +228,12 @@ func (s *Summarizer) call(ctx context.Context, req memory.SummarizeRequest, syst
 		llms.TextParts(llms.ChatMessageTypeHuman, user),
 	}
 	opts := []llms.CallOption{llms.WithTemperature(0)}
-	if req.Model != "" {
-		opts = append(opts, llms.WithModel(req.Model))
+	if model != "" {
+		opts = append(opts, llms.WithModel(model))
 	}
-	if req.Structured {
+	if format != nil {
 		opts = append(opts, llms.WithJSONMode())
+		ctx = withReply(ctx, *format)
 	}
 	var lastErr error
 	delay := s.opts.Backoff

@@ -28,6 +28,13 @@ func turns(from, to int) []memory.Message {
 
 func newSum(t *testing.T, srv *llmtest.Server, o Options) *Summarizer {
 	t.Helper()
+	return newSumFor(t, "openai", srv, o)
+}
+
+// newSumFor builds the summarizer on provider's model pointed at srv
+// (llmtest.New for openai, llmtest.NewOllama for ollama).
+func newSumFor(t *testing.T, provider string, srv *llmtest.Server, o Options) *Summarizer {
+	t.Helper()
 	if o.Backoff == 0 {
 		o.Backoff = time.Millisecond
 	}
@@ -37,7 +44,12 @@ func newSum(t *testing.T, srv *llmtest.Server, o Options) *Summarizer {
 	if o.ModelName == "" {
 		o.ModelName = "test-model"
 	}
-	return New(srv.Model(t, "test-model"), o)
+	// Through NewModel, as cmd/contextd builds it: replies asked in schema.
+	m, err := NewModel(ModelOptions{Provider: provider, Model: "test-model", BaseURL: srv.URL}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(m, o)
 }
 
 func TestFirstSummaryUsesCompression(t *testing.T) {
@@ -52,8 +64,8 @@ func TestFirstSummaryUsesCompression(t *testing.T) {
 		t.Fatalf("%d requests, %d calls", len(reqs), res.Calls)
 	}
 	r := reqs[0]
-	if r.System() != DefaultPrompts().System || !r.JSONMode() {
-		t.Errorf("system/json mode wrong: json=%v", r.JSONMode())
+	if name, schema := r.Schema(); r.System() != DefaultPrompts().System || name != ReplySummary || schema == nil {
+		t.Errorf("system/schema wrong: schema %q %s", name, schema)
 	}
 	if !strings.HasPrefix(r.User(), "Summarise this conversation.") || !strings.Contains(r.User(), "[1] user: turn-001") || !strings.Contains(r.User(), "[6] assistant: turn-006") {
 		t.Errorf("user prompt %q", r.User())
@@ -273,8 +285,8 @@ func TestNarrativeOnlyMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
-	if r.JSONMode() || !strings.Contains(r.System(), "narrative only") {
-		t.Errorf("json=%v system=%q", r.JSONMode(), r.System())
+	if r.Structured() || !strings.Contains(r.System(), "narrative only") {
+		t.Errorf("json=%v system=%q", r.Structured(), r.System())
 	}
 	if res.Summary.Narrative != "The team reviewed the quarterly budget." || len(res.Degraded) != 0 {
 		t.Errorf("%+v %v", res.Summary, res.Degraded)

@@ -3,6 +3,9 @@ package llmsum
 import (
 	"context"
 	"fmt"
+	"net/http"
+
+	"github.com/tmc/langchaingo/httputil"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
@@ -22,7 +25,9 @@ type ModelOptions struct {
 // NewModel builds the langchaingo model for the configured provider.
 // modelOverride ("" = c.Model) is memory.summary_model. Provider "none" (or
 // empty) returns nil, nil: no LLM, the caller uses the extractive summarizer.
-// Building a model does not contact the provider.
+// Building a model does not contact the provider. The openai and ollama
+// models ask for the summarizer's replies in their JSON schema (see
+// schemaTransport); googleai gets JSON mode, anthropic JSON by prompt.
 func NewModel(c ModelOptions, modelOverride string) (llms.Model, error) {
 	model := c.Model
 	if modelOverride != "" {
@@ -38,7 +43,8 @@ func NewModel(c ModelOptions, modelOverride string) (llms.Model, error) {
 		if token == "" {
 			token = "unused"
 		}
-		opts := []openai.Option{openai.WithToken(token)}
+		opts := []openai.Option{openai.WithToken(token),
+			openai.WithHTTPClient(&http.Client{Transport: newSchemaTransport(httputil.DefaultTransport, openAISchema)})}
 		if model != "" {
 			opts = append(opts, openai.WithModel(model))
 		}
@@ -51,7 +57,8 @@ func NewModel(c ModelOptions, modelOverride string) (llms.Model, error) {
 		}
 		return m, nil
 	case "ollama":
-		var opts []ollama.Option
+		opts := []ollama.Option{
+			ollama.WithHTTPClient(&http.Client{Transport: newSchemaTransport(httputil.DefaultTransport, ollamaSchema)})}
 		if model != "" {
 			opts = append(opts, ollama.WithModel(model))
 		}

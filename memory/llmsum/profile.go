@@ -50,7 +50,8 @@ func (s *Summarizer) MergeProfile(ctx context.Context, prompt string, existing m
 	user := withPlaceholders(ProfilePrompt(prompt), map[string]string{
 		PlaceholderExistingProfile: string(prof), PlaceholderChatSummary: string(sum)})
 	var acc memory.SummarizeResult
-	reply, err := s.call(ctx, memory.SummarizeRequest{Structured: true}, profileSystem, user, &acc)
+	format := ProfileReply()
+	reply, err := s.call(ctx, "", &format, profileSystem, user, &acc)
 	if err != nil {
 		return memory.Summary{}, err
 	}

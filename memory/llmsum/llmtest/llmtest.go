@@ -1,6 +1,7 @@
-// Package llmtest is a scripted OpenAI-compatible /chat/completions server
-// for tests: it records what it receives and answers with what a Script
-// says, so code under test can use the real langchaingo OpenAI client.
+// Package llmtest holds scripted LLM servers for tests, an OpenAI-compatible
+// /chat/completions one (New) and an Ollama /api/chat one (NewOllama): they
+// record what they receive and answer with what a Script says, so code
+// under test can use the real langchaingo clients.
 package llmtest
 
 import (
@@ -18,11 +19,22 @@ import (
 
 // Request is what the server received on one call.
 type Request struct {
-	Model          string `json:"model"`
-	Messages       []Msg  `json:"messages"`
-	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
+	Model    string `json:"model"`
+	Messages []Msg  `json:"messages"`
+	// ResponseFormat is OpenAI's response_format.
+	ResponseFormat *ResponseFormat `json:"response_format"`
+	// Format is Ollama's format: "json" (a JSON string) or a schema object.
+	Format json.RawMessage `json:"format"`
+}
+
+// ResponseFormat is OpenAI's response_format, json_object or json_schema.
+type ResponseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Strict bool            `json:"strict"`
+		Schema json.RawMessage `json:"schema"`
+	} `json:"json_schema"`
 }
 
 // Msg is one chat message of a request.
@@ -45,15 +57,36 @@ func (r Request) role(role string) string {
 	return out
 }
 
-// JSONMode reports whether the call asked for a JSON object reply.
+// JSONMode reports whether the call asked for any JSON object reply, with
+// no schema (OpenAI json_object, Ollama format "json").
 func (r Request) JSONMode() bool {
-	return r.ResponseFormat != nil && r.ResponseFormat.Type == "json_object"
+	return (r.ResponseFormat != nil && r.ResponseFormat.Type == "json_object") ||
+		strings.TrimSpace(string(r.Format)) == `"json"`
+}
+
+// Structured reports whether the call asked for JSON, with a schema or not.
+func (r Request) Structured() bool {
+	_, schema := r.Schema()
+	return r.JSONMode() || schema != nil
+}
+
+// Schema returns the JSON schema the call asked its reply in, and its name
+// (OpenAI's json_schema.name; "" for Ollama); nil when it asked for none.
+func (r Request) Schema() (name string, schema json.RawMessage) {
+	if f := r.ResponseFormat; f != nil && f.Type == "json_schema" && f.JSONSchema != nil {
+		return f.JSONSchema.Name, f.JSONSchema.Schema
+	}
+	if f := strings.TrimSpace(string(r.Format)); strings.HasPrefix(f, "{") {
+		return "", r.Format
+	}
+	return "", nil
 }
 
 // Reply is the scripted answer to one call.
 type Reply struct {
 	Content string
 	Status  int           // HTTP status; 0 = 200
+	Error   string        // the error message of a failing status
 	Delay   time.Duration // wait before answering (the client may time out)
 	// PromptTokens/CompletionTokens are reported in usage when > 0.
 	PromptTokens, CompletionTokens int
@@ -70,15 +103,24 @@ type Server struct {
 	script   Script
 }
 
-// New starts a server; it is closed when the test ends.
+// New starts an OpenAI-compatible server; it is closed when the test ends.
 func New(t testing.TB, script Script) *Server {
 	s := &Server{script: script}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handleOpenAI))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Model returns a real langchaingo OpenAI client pointed at the server.
+// NewOllama starts an Ollama server; it is closed when the test ends.
+func NewOllama(t testing.TB, script Script) *Server {
+	s := &Server{script: script}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handleOllama))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Model returns a real langchaingo OpenAI client pointed at the server
+// (one New started).
 func (s *Server) Model(t testing.TB, model string) *openai.LLM {
 	m, err := openai.New(openai.WithBaseURL(s.URL), openai.WithToken("test"), openai.WithModel(model))
 	if err != nil {
@@ -94,16 +136,18 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+// receive records a request on path and returns the script's reply, once
+// its delay is over; false when the request was answered already.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request, path string) (Request, Reply, bool) {
+	if !strings.HasSuffix(r.URL.Path, path) {
 		http.NotFound(w, r)
-		return
+		return Request{}, Reply{}, false
 	}
 	body, _ := io.ReadAll(r.Body)
 	var req Request
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return Request{}, Reply{}, false
 	}
 	s.mu.Lock()
 	n := len(s.requests)
@@ -114,13 +158,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(rep.Delay):
 		case <-r.Context().Done():
-			return
+			return Request{}, Reply{}, false
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	return req, rep, true
+}
+
+func (s *Server) handleOpenAI(w http.ResponseWriter, r *http.Request) {
+	req, rep, ok := s.receive(w, r, "/chat/completions")
+	if !ok {
+		return
+	}
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		w.WriteHeader(rep.Status)
-		_, _ = w.Write([]byte(`{"error":{"message":"scripted failure","type":"server_error"}}`))
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": rep.errorText(), "type": "invalid_request_error"}})
 		return
 	}
 	resp := map[string]any{
@@ -131,6 +183,34 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			"total_tokens": rep.PromptTokens + rep.CompletionTokens},
 	}
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// handleOllama answers as Ollama does when not told stream: false (the
+// langchaingo client never says it): newline-delimited JSON, here one line
+// that is also the last.
+func (s *Server) handleOllama(w http.ResponseWriter, r *http.Request) {
+	req, rep, ok := s.receive(w, r, "/api/chat")
+	if !ok {
+		return
+	}
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		w.WriteHeader(rep.Status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": rep.errorText()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"model": req.Model, "created_at": "2025-01-01T00:00:00Z", "done": true, "done_reason": "stop",
+		"message":           map[string]any{"role": "assistant", "content": rep.Content},
+		"prompt_eval_count": rep.PromptTokens, "eval_count": rep.CompletionTokens,
+	})
+}
+
+func (r Reply) errorText() string {
+	if r.Error != "" {
+		return r.Error
+	}
+	return "scripted failure"
 }
 
 // Always answers every call with the same reply.

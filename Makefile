@@ -3,12 +3,14 @@
 #   make test   run the whole test suite (starts a throwaway Postgres itself)
 GO        ?= go
 BIN       := bin/contextd
-LOCOMO    ?= ../shared/bench/locomo/locomo-dev.json
+# LoCoMo (CC BY-NC 4.0) is not shipped with contextd: `make eval` says where
+# to get it. bench/ is ignored by git.
+LOCOMO    ?= bench/locomo10.json
 BEAM      ?= data/beam/100K
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-go test-python chromium test-race bench bench-http eval eval-replay eval-beam fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python test-ts test-docs node chromium eval-replay eval-beam test-race bench bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -16,7 +18,7 @@ run: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/contextd
 
-test: chromium test-go test-python
+test: chromium test-docs test-go test-python test-ts
 
 test-go:
 	$(GO) vet ./...
@@ -31,7 +33,36 @@ test-python: build
 	  echo "test-python: installing python3-httpx python3-pytest (Debian)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest >/dev/null; }
-	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python
+	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider $(addprefix --ignore=,$(PY_PENDING)) clients/python
+
+# Tests of endpoints other branches are still building (DELETE one message,
+# GET facts, GET export, search min_score): left out until those are merged;
+# `make test-python PY_PENDING= test-ts TS_PENDING=` runs them too.
+PY_PENDING ?= clients/python/tests/test_new_endpoints.py
+TS_PENDING ?= new-endpoints.test.mjs
+
+# The TypeScript client (clients/typescript) with its AI SDK and OpenAI Agents
+# adapters, tested by Node's own runner against the real binary. The pinned
+# packages are installed with npm ci when node_modules is missing or older
+# than the lockfile; Node and npm come from Debian when missing.
+TS_DIR   := clients/typescript
+TS_TESTS  = $(filter-out $(TS_PENDING),$(notdir $(wildcard $(TS_DIR)/test/*.test.mjs)))
+test-ts: build node
+	@cd $(TS_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund; }
+	cd $(TS_DIR) && node node_modules/typescript/bin/tsc -p tsconfig.json
+	cd $(TS_DIR) && CONTEXTD_BIN=$(CURDIR)/$(BIN) node --test --test-concurrency=1 $(addprefix test/,$(TS_TESTS))
+
+node:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "make: installing nodejs and npm (Debian)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
+
+# Every relative link in README.md and docs/*.md resolves, and nothing
+# points outside the repository.
+test-docs:
+	$(PYTHON) scripts/check-docs.py
 
 # chromium: the inspector's browser tests (ui/browser_test.go) drive Debian's
 # chromium; install it when missing and we are root or have sudo, else the
@@ -58,7 +89,13 @@ bench-http:
 LOCOMO_MISSING = echo "LoCoMo data not found at $(LOCOMO): get data/locomo10.json from github.com/snap-research/LoCoMo (CC BY-NC 4.0), then make $@ LOCOMO=path/to/locomo10.json"
 
 eval: build
-	@test -f $(LOCOMO) || { $(LOCOMO_MISSING); exit 1; }
+	@if [ ! -f "$(LOCOMO)" ]; then \
+	  echo "make eval: no LoCoMo data at $(LOCOMO)."; \
+	  echo "  LoCoMo is the benchmark of https://github.com/snap-research/LoCoMo (CC BY-NC 4.0); its file is data/locomo10.json:"; \
+	  echo "    mkdir -p bench && curl -fL -o bench/locomo10.json https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json"; \
+	  echo "  or point at a copy: make eval LOCOMO=/path/to/locomo10.json (docs/evaluation.md has the details)"; \
+	  exit 1; \
+	fi
 	./$(BIN) eval locomo --data $(LOCOMO) --budgets 1000,2000,4000,8000
 
 # The LLM path without weights: contextd summarises with a replay LLM that

@@ -58,27 +58,27 @@ func newServer(e Engine, o Options) *mcp.Server {
 			"each turn, and get_context before a model call for a token-budgeted context: relevant past turns and " +
 			"episodes, the running summary, and the recent turns."})
 	t := tools{e: e}
-	mcp.AddTool(s, &mcp.Tool{Name: "get_context", Description: "The assembled, token-budgeted context of a chat for a query, " +
+	addTool(s, &mcp.Tool{Name: "get_context", Description: "The assembled, token-budgeted context of a chat for a query, " +
 		"exactly as POST /v1/context builds it: relevant past turns and episodes, the summary, then the recent turns. " +
 		"The text content is the context; the structured content has messages, sections, usage and degraded.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getContext)
-	mcp.AddTool(s, &mcp.Tool{Name: "search_memory", Description: "Hybrid (dense + lexical) search over stored turns and " +
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, contextSchema, t.getContext)
+	addTool(s, &mcp.Tool{Name: "search_memory", Description: "Hybrid (dense + lexical) search over stored turns and " +
 		"episode summaries of a chat, a user's chats, or the whole tenant; best first.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.search)
-	mcp.AddTool(s, &mcp.Tool{Name: "add_messages", Description: "Store turns of a chat in order. A message id makes the " +
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, searchSchema, t.search)
+	addTool(s, &mcp.Tool{Name: "add_messages", Description: "Store turns of a chat in order. A message id makes the " +
 		"append idempotent: a message whose id the chat already holds is not stored twice.",
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, t.addMessages)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_summary", Description: "A chat's running structured summary (topics, entities, " +
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, addSchema, t.addMessages)
+	addTool(s, &mcp.Tool{Name: "get_summary", Description: "A chat's running structured summary (topics, entities, " +
 		"actions, decisions, open questions, preferences, narrative), its chain of records, and its newest episodes " +
 		"(closed stretches of the chat with their own short and long summaries).",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getSummary)
-	mcp.AddTool(s, &mcp.Tool{Name: "get_user_profile", Description: "What is known about a user across all of their chats: " +
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, chatSchema, t.getSummary)
+	addTool(s, &mcp.Tool{Name: "get_user_profile", Description: "What is known about a user across all of their chats: " +
 		"preferences, people, places and things, recurring topics and open questions, each with the chats and turns it came from.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, t.getUserProfile)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, userSchema, t.getUserProfile)
 	if o.AllowDelete {
 		destructive := true
-		mcp.AddTool(s, &mcp.Tool{Name: "delete_chat", Description: "Erase a chat from every store (turns, summaries, vectors). " +
-			"Irreversible.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, t.deleteChat)
+		addTool(s, &mcp.Tool{Name: "delete_chat", Description: "Erase a chat from every store (turns, summaries, vectors). " +
+			"Irreversible.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, chatSchema, t.deleteChat)
 	}
 	return s
 }
@@ -97,7 +97,11 @@ func (e toolError) Error() string {
 	return string(b)
 }
 
-func asToolError(err error) error {
+func asToolError(err error) toolError {
+	var te toolError
+	if errors.As(err, &te) {
+		return te
+	}
 	if ee, ok := engine.AsError(err); ok {
 		return toolError{Code: ee.Code, Message: ee.Message, Field: ee.Field}
 	}

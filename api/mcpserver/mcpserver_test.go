@@ -100,7 +100,7 @@ func toolErr(t testing.TB, r *mcp.CallToolResult) (code, field string) {
 		Error struct{ Code, Field string } `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(textOf(r)), &e); err != nil {
-		return "", "" // a schema error from the SDK: not the API's shape
+		t.Fatalf("a tool error must be the API's error JSON, got %q", textOf(r))
 	}
 	return e.Error.Code, e.Error.Field
 }
@@ -184,19 +184,78 @@ func TestArgumentErrorsCarryTheAPICodeAndField(t *testing.T) {
 		{"add_messages", map[string]any{"chat_id": "c", "messages": []any{map[string]any{"role": "robot", "content": "x"}}}, "invalid_role", "messages[0].role"},
 		{"add_messages", map[string]any{"chat_id": "c", "messages": []any{map[string]any{"role": "user", "content": "x", "created_at": "noon"}}}, "invalid_time", "messages[0].created_at"},
 		{"search_memory", map[string]any{"query": "x", "kinds": []any{"summary"}}, "invalid_value", "kinds"},
+		// Arguments the schema refuses: the same codes and fields as the
+		// HTTP API's body checks.
+		{"get_context", map[string]any{"budget_tokens": 500}, "missing_field", "chat_id"},
+		{"get_context", map[string]any{"chat_id": "c", "budget_tokens": "many"}, "invalid_type", "budget_tokens"},
+		{"get_context", map[string]any{"chat_id": "c", "budget_tokens": 1.5}, "invalid_type", "budget_tokens"},
+		{"get_context", map[string]any{"chat_id": "c", "budget_tokens": nil}, "invalid_type", "budget_tokens"},
+		{"get_context", map[string]any{"chat_id": "c", "budget": 500}, "unknown_field", "budget"},
+		{"add_messages", map[string]any{"chat_id": "c", "messages": "[]"}, "invalid_type", "messages"},
+		{"add_messages", map[string]any{"chat_id": "c"}, "missing_field", "messages"},
+		{"add_messages", map[string]any{"chat_id": "c", "messages": []any{map[string]any{"role": "user"}}}, "missing_field", "messages[0].content"},
+		{"add_messages", map[string]any{"chat_id": "c", "messages": []any{"hello"}}, "invalid_type", "messages[0]"},
+		{"search_memory", map[string]any{"query": "x", "kinds": "episode"}, "invalid_type", "kinds"},
+		{"search_memory", map[string]any{"query": "x", "k": "ten"}, "invalid_type", "k"},
+		{"get_summary", map[string]any{}, "missing_field", "chat_id"},
+		{"get_user_profile", map[string]any{"user_id": 7}, "invalid_type", "user_id"},
 	} {
 		code, field := toolErr(t, call(t, s, c.tool, c.args))
 		if code != c.code || field != c.field {
 			t.Errorf("%s %v: got %q/%q, want %q/%q", c.tool, c.args, code, field, c.code, c.field)
 		}
 	}
-	// Arguments the schema refuses are a tool error too, and the session
-	// goes on.
-	if r := call(t, s, "get_context", map[string]any{"budget_tokens": "many"}); !r.IsError {
-		t.Error("a schema violation must be a tool error")
-	}
+	// The session goes on after bad arguments.
 	if r := call(t, s, "get_context", map[string]any{"chat_id": "c"}); r.IsError {
 		t.Errorf("session broken after bad arguments: %s", textOf(r))
+	}
+}
+
+// Generic MCP clients fill in arguments from the schema's type: every
+// property has one plain JSON type (no ["null", ...] unions), optional ones
+// are simply not required, and closed sets are enums.
+func TestInputSchemasUsePlainTypes(t *testing.T) {
+	s := connect(t, newServer(t, nil, true), "")
+	list, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(tool, path string, v any)
+	walk = func(tool, path string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Errorf("%s %s: schema is %T", tool, path, v)
+			return
+		}
+		if _, ok := m["type"].(string); !ok {
+			t.Errorf("%s %s: type %v is not one plain type", tool, path, m["type"])
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for k, p := range props {
+				walk(tool, path+"."+k, p)
+			}
+		}
+		if items, ok := m["items"]; ok {
+			walk(tool, path+"[]", items)
+		}
+	}
+	enums := map[string]bool{}
+	for _, tool := range list.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var sch any
+		_ = json.Unmarshal(b, &sch)
+		walk(tool.Name, "", sch)
+		if strings.Contains(string(b), "null") {
+			t.Errorf("%s: schema mentions null: %s", tool.Name, b)
+		}
+		if strings.Contains(string(b), `"enum"`) {
+			enums[tool.Name] = true
+		}
+	}
+	for _, want := range []string{"get_context", "add_messages", "search_memory"} {
+		if !enums[want] {
+			t.Errorf("%s: no enum in its schema (strategy, role or kinds)", want)
+		}
 	}
 }
 

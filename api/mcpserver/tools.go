@@ -31,15 +31,26 @@ func text(s string) *mcp.CallToolResult {
 }
 
 type contextIn struct {
-	ChatID       string `json:"chat_id" jsonschema:"the chat to build the context of"`
-	Query        string `json:"query,omitempty" jsonschema:"the current user query: retrieval looks for what is relevant to it"`
-	Agent        string `json:"agent,omitempty" jsonschema:"the agent whose settings apply (default: the chat's)"`
-	UserID       string `json:"user_id,omitempty" jsonschema:"the chat's user, when this call creates the chat"`
-	BudgetTokens *int   `json:"budget_tokens,omitempty" jsonschema:"the most tokens the context may take (default from the agent's settings)"`
-	Strategy     string `json:"strategy,omitempty" jsonschema:"none, running_summary or rag_augmented (default from the agent's settings)"`
-	Since        string `json:"since,omitempty" jsonschema:"RFC 3339: retrieve only turns and episodes from this time on"`
-	Until        string `json:"until,omitempty" jsonschema:"RFC 3339: retrieve only turns and episodes up to this time"`
+	ChatID       string `json:"chat_id"`
+	Query        string `json:"query,omitempty"`
+	Agent        string `json:"agent,omitempty"`
+	UserID       string `json:"user_id,omitempty"`
+	BudgetTokens *int   `json:"budget_tokens,omitempty"`
+	Strategy     string `json:"strategy,omitempty"`
+	Since        string `json:"since,omitempty"`
+	Until        string `json:"until,omitempty"`
 }
+
+var contextSchema = obj(map[string]schema{
+	"chat_id":       str("the chat to build the context of"),
+	"query":         str("the current user query: retrieval looks for what is relevant to it"),
+	"agent":         str("the agent whose settings apply (default: the chat's)"),
+	"user_id":       str("the chat's user, when this call creates the chat"),
+	"budget_tokens": integer("the most tokens the context may take, at least 1 (default from the agent's settings)"),
+	"strategy":      str("how the context is built (default from the agent's settings)", "none", "running_summary", "rag_augmented"),
+	"since":         str("RFC 3339: retrieve only turns and episodes from this time on"),
+	"until":         str("RFC 3339: retrieve only turns and episodes up to this time"),
+}, "chat_id")
 
 // getContext hands the answer to the SDK as it is (encoded once, on the
 // wire): a context is the largest answer, and a round trip through a map
@@ -56,16 +67,26 @@ func (t tools) getContext(ctx context.Context, req *mcp.CallToolRequest, in cont
 }
 
 type searchIn struct {
-	Query  string   `json:"query" jsonschema:"what to look for"`
-	ChatID string   `json:"chat_id,omitempty" jsonschema:"search this chat only"`
-	UserID string   `json:"user_id,omitempty" jsonschema:"search this user's chats (without chat_id)"`
-	K      int      `json:"k,omitempty" jsonschema:"how many hits, 1 to 100 (default 10)"`
-	Since  string   `json:"since,omitempty" jsonschema:"RFC 3339: only hits from this time on"`
-	Until  string   `json:"until,omitempty" jsonschema:"RFC 3339: only hits up to this time"`
-	Kinds  []string `json:"kinds,omitempty" jsonschema:"any of turn, episode (default both)"`
+	Query  string   `json:"query"`
+	ChatID string   `json:"chat_id,omitempty"`
+	UserID string   `json:"user_id,omitempty"`
+	K      int      `json:"k,omitempty"`
+	Since  string   `json:"since,omitempty"`
+	Until  string   `json:"until,omitempty"`
+	Kinds  []string `json:"kinds,omitempty"`
 }
 
-func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, object, error) {
+var searchSchema = obj(map[string]schema{
+	"query":   str("what to look for"),
+	"chat_id": str("search this chat only"),
+	"user_id": str("search this user's chats (without chat_id)"),
+	"k":       integer("how many hits, 1 to 100 (default 10)"),
+	"since":   str("RFC 3339: only hits from this time on"),
+	"until":   str("RFC 3339: only hits up to this time"),
+	"kinds":   array("which kinds of memory to search (default all)", str("a kind of memory", "turn", "episode", "fact")),
+}, "query")
+
+func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 	hits, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
 		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds})
 	if err != nil {
@@ -90,21 +111,34 @@ func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn
 }
 
 type messageIn struct {
-	ID        string `json:"id,omitempty" jsonschema:"your id for the message: makes the append idempotent"`
-	Role      string `json:"role" jsonschema:"user, assistant, system or tool"`
-	Name      string `json:"name,omitempty" jsonschema:"the speaker, or the agent that wrote it"`
-	Content   string `json:"content" jsonschema:"the text of the turn"`
-	CreatedAt string `json:"created_at,omitempty" jsonschema:"RFC 3339 time of the turn (default now)"`
+	ID        string `json:"id,omitempty"`
+	Role      string `json:"role"`
+	Name      string `json:"name,omitempty"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"created_at,omitempty"`
 }
 
 type addIn struct {
-	ChatID   string      `json:"chat_id" jsonschema:"the chat to append to (created on first use)"`
-	UserID   string      `json:"user_id,omitempty" jsonschema:"the chat's user, fixed by its first append"`
-	Agent    string      `json:"agent,omitempty" jsonschema:"the chat's agent, fixed by its first append"`
-	Messages []messageIn `json:"messages" jsonschema:"the turns, in order"`
+	ChatID   string      `json:"chat_id"`
+	UserID   string      `json:"user_id,omitempty"`
+	Agent    string      `json:"agent,omitempty"`
+	Messages []messageIn `json:"messages"`
 }
 
-func (t tools) addMessages(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, object, error) {
+var addSchema = obj(map[string]schema{
+	"chat_id": str("the chat to append to (created on first use)"),
+	"user_id": str("the chat's user, fixed by its first append"),
+	"agent":   str("the chat's agent, fixed by its first append"),
+	"messages": array("the turns, in order", obj(map[string]schema{
+		"id":         str("your id for the message: makes the append idempotent"),
+		"role":       str("who spoke", "user", "assistant", "system", "tool"),
+		"name":       str("the speaker, or the agent that wrote it"),
+		"content":    str("the text of the turn"),
+		"created_at": str("RFC 3339 time of the turn (default now)"),
+	}, "role", "content")),
+}, "chat_id", "messages")
+
+func (t tools) addMessages(ctx context.Context, req *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
 	msgs := make([]engine.InMessage, len(in.Messages))
 	for i, m := range in.Messages {
 		msgs[i] = engine.InMessage{ID: m.ID, Role: m.Role, Name: m.Name, Content: m.Content}
@@ -126,10 +160,12 @@ func (t tools) addMessages(ctx context.Context, req *mcp.CallToolRequest, in add
 }
 
 type chatIn struct {
-	ChatID string `json:"chat_id" jsonschema:"the chat"`
+	ChatID string `json:"chat_id"`
 }
 
-func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, object, error) {
+var chatSchema = obj(map[string]schema{"chat_id": str("the chat")}, "chat_id")
+
+func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, any, error) {
 	sum, chain, err := t.e.SummaryOf(ctx, tenantOf(req), in.ChatID)
 	if err != nil {
 		return nil, nil, asToolError(err)
@@ -152,7 +188,7 @@ func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chat
 	return text(b.String()), out, nil
 }
 
-func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, object, error) {
+func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, any, error) {
 	if err := t.e.DeleteChat(ctx, tenantOf(req), in.ChatID); err != nil {
 		return nil, nil, asToolError(err)
 	}
@@ -160,10 +196,12 @@ func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chat
 }
 
 type userIn struct {
-	UserID string `json:"user_id" jsonschema:"the user"`
+	UserID string `json:"user_id"`
 }
 
-func (t tools) getUserProfile(ctx context.Context, req *mcp.CallToolRequest, in userIn) (*mcp.CallToolResult, object, error) {
+var userSchema = obj(map[string]schema{"user_id": str("the user")}, "user_id")
+
+func (t tools) getUserProfile(ctx context.Context, req *mcp.CallToolRequest, in userIn) (*mcp.CallToolResult, any, error) {
 	pr, err := t.e.UserProfile(ctx, tenantOf(req), in.UserID)
 	if err != nil {
 		return nil, nil, asToolError(err)

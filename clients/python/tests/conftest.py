@@ -60,3 +60,12 @@ def keyed_server():
     yield url
     proc.terminate()
     proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def summarising_server():
+    # Two recent turns: a summary refresh has older turns to work on.
+    proc, url = _start("supervisor:\n  memory: {summary_recent_turns: 2}\n")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)

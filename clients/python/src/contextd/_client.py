@@ -3,6 +3,7 @@ parsing; only the transport differs."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 import uuid
@@ -17,7 +18,9 @@ RETRY_STATUSES = (429, 503)
 
 
 class ContextdError(Exception):
-    """An API error: the HTTP status and the server's code, message and field."""
+    """Every failure of a call: an API error (the HTTP status and the server's
+    code, message and field), or status 0 with code "unavailable" when no
+    answer came (connection refused, network error, timeout)."""
 
     def __init__(self, status: int, code: str, message: str, field: Optional[str] = None):
         super().__init__(f"{status} {code}: {message}" + (f" (field {field})" if field else ""))
@@ -49,12 +52,40 @@ def _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, 
                        "append": _messages(append) if append else None})
 
 
+def _search_body(query, chat_id, user_id, k, since, until, kinds, min_score):
+    return _drop_none({"query": query, "chat_id": chat_id, "user_id": user_id, "k": k, "since": since,
+                       "until": until, "kinds": list(kinds) if kinds is not None else None,
+                       "min_score": min_score})
+
+
+def _facts_params(after_seq, limit, include_superseded):
+    p = {"after_seq": after_seq, "limit": limit}
+    if include_superseded:
+        p["include_superseded"] = "true"
+    return p
+
+
 def _error(resp: httpx.Response) -> ContextdError:
     try:
         e = resp.json().get("error", {})
     except ValueError:
         e = {}
     return ContextdError(resp.status_code, e.get("code", "http_error"), e.get("message", resp.text[:200]), e.get("field"))
+
+
+def _unavailable(method: str, path: str, err: Exception) -> ContextdError:
+    # No answer at all (refused, reset, timed out): the same error type as an
+    # API error, so callers handle one exception.
+    why = "timed out" if isinstance(err, httpx.TimeoutException) else (str(err) or type(err).__name__)
+    e = ContextdError(0, "unavailable", f"{method} {path}: contextd is unreachable ({why})")
+    e.__cause__ = err
+    return e
+
+
+def _parse(resp: httpx.Response, ndjson: bool) -> Any:
+    if ndjson:
+        return [json.loads(line) for line in resp.text.splitlines() if line.strip()]
+    return resp.json() if resp.content else None
 
 
 def _retry_after(resp: httpx.Response, attempt: int, base: float) -> float:
@@ -78,7 +109,9 @@ class _Base:
 
 class Client(_Base):
     """A synchronous contextd client. Retries 429 and 503 with backoff,
-    honouring Retry-After; raises ContextdError for API errors."""
+    honouring Retry-After; raises ContextdError for every failure: an API
+    error, or code "unavailable" (status 0) when contextd cannot be reached
+    or does not answer within the timeout."""
 
     def __init__(self, base_url: str = "http://localhost:8080", api_key: Optional[str] = None,
                  timeout: float = 30.0, retries: int = 3, backoff: float = 0.2):
@@ -94,15 +127,19 @@ class Client(_Base):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None) -> Any:
+    def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None,
+              ndjson: bool = False) -> Any:
         for attempt in range(self.retries + 1):
-            resp = self._http.request(method, path, json=body, params=params)
+            try:
+                resp = self._http.request(method, path, json=body, params=params)
+            except httpx.TransportError as err:
+                raise _unavailable(method, path, err) from err
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 time.sleep(_retry_after(resp, attempt, self.backoff))
                 continue
             if resp.status_code >= 400:
                 raise _error(resp)
-            return resp.json() if resp.content else None
+            return _parse(resp, ndjson)
         raise AssertionError("unreachable")
 
     def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
@@ -124,9 +161,8 @@ class Client(_Base):
 
     def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
                k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
-               kinds: Optional[Sequence[str]] = None) -> List[SearchHit]:
-        body = _drop_none({"query": query, "chat_id": chat_id, "user_id": user_id, "k": k, "since": since,
-                           "until": until, "kinds": list(kinds) if kinds is not None else None})
+               kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> List[SearchHit]:
+        body = _search_body(query, chat_id, user_id, k, since, until, kinds, min_score)
         return [SearchHit.from_json(h) for h in self._call("POST", "/v1/search", body)["hits"]]
 
     def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
@@ -151,6 +187,28 @@ class Client(_Base):
     def delete_user(self, user_id: str) -> None:
         self._call("DELETE", f"/v1/users/{_seg(user_id)}")
 
+    def delete_message(self, chat_id: str, message_id: str) -> None:
+        """Forget one turn: it stays as a tombstone, and what was derived from it is rebuilt."""
+        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}")
+
+    def forget_profile_item(self, user_id: str, item_id: str) -> None:
+        """Forget a profile item; the same turns never derive it again."""
+        self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}")
+
+    def facts(self, chat_id: str, *, after_seq: int = 0, limit: int = 100,
+              include_superseded: bool = False) -> Dict[str, Any]:
+        """A page of the chat's facts in seq order: {"facts": [...], "next_after_seq"}."""
+        return self._call("GET", f"/v1/chats/{_seg(chat_id)}/facts",
+                          params=_facts_params(after_seq, limit, include_superseded))
+
+    def export_chat(self, chat_id: str) -> List[Dict[str, Any]]:
+        """The chat in the dump format: one dict per record."""
+        return self._call("GET", f"/v1/chats/{_seg(chat_id)}/export", ndjson=True)
+
+    def export_user(self, user_id: str) -> List[Dict[str, Any]]:
+        """Every chat of the user and their profile in the dump format."""
+        return self._call("GET", f"/v1/users/{_seg(user_id)}/export", ndjson=True)
+
 
 class AsyncClient(_Base):
     """The same API as Client, with async methods."""
@@ -169,15 +227,19 @@ class AsyncClient(_Base):
     async def __aexit__(self, *exc) -> None:
         await self.aclose()
 
-    async def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None) -> Any:
+    async def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None,
+                    ndjson: bool = False) -> Any:
         for attempt in range(self.retries + 1):
-            resp = await self._http.request(method, path, json=body, params=params)
+            try:
+                resp = await self._http.request(method, path, json=body, params=params)
+            except httpx.TransportError as err:
+                raise _unavailable(method, path, err) from err
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 await asyncio.sleep(_retry_after(resp, attempt, self.backoff))
                 continue
             if resp.status_code >= 400:
                 raise _error(resp)
-            return resp.json() if resp.content else None
+            return _parse(resp, ndjson)
         raise AssertionError("unreachable")
 
     async def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
@@ -199,9 +261,8 @@ class AsyncClient(_Base):
 
     async def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
                      k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
-                     kinds: Optional[Sequence[str]] = None) -> List[SearchHit]:
-        body = _drop_none({"query": query, "chat_id": chat_id, "user_id": user_id, "k": k, "since": since,
-                           "until": until, "kinds": list(kinds) if kinds is not None else None})
+                     kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> List[SearchHit]:
+        body = _search_body(query, chat_id, user_id, k, since, until, kinds, min_score)
         return [SearchHit.from_json(h) for h in (await self._call("POST", "/v1/search", body))["hits"]]
 
     async def summary(self, chat_id: str) -> Summary:
@@ -219,3 +280,27 @@ class AsyncClient(_Base):
 
     async def delete_user(self, user_id: str) -> None:
         await self._call("DELETE", f"/v1/users/{_seg(user_id)}")
+
+    async def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
+        return await self._call("GET", f"/v1/chats/{_seg(chat_id)}/messages",
+                                params={"after_seq": after_seq, "limit": limit})
+
+    async def refresh_summary(self, chat_id: str) -> Dict[str, Any]:
+        return await self._call("POST", f"/v1/chats/{_seg(chat_id)}/summary/refresh")
+
+    async def delete_message(self, chat_id: str, message_id: str) -> None:
+        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}")
+
+    async def forget_profile_item(self, user_id: str, item_id: str) -> None:
+        await self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}")
+
+    async def facts(self, chat_id: str, *, after_seq: int = 0, limit: int = 100,
+                    include_superseded: bool = False) -> Dict[str, Any]:
+        return await self._call("GET", f"/v1/chats/{_seg(chat_id)}/facts",
+                                params=_facts_params(after_seq, limit, include_superseded))
+
+    async def export_chat(self, chat_id: str) -> List[Dict[str, Any]]:
+        return await self._call("GET", f"/v1/chats/{_seg(chat_id)}/export", ndjson=True)
+
+    async def export_user(self, user_id: str) -> List[Dict[str, Any]]:
+        return await self._call("GET", f"/v1/users/{_seg(user_id)}/export", ndjson=True)

@@ -1,0 +1,211 @@
+// The wire types of the contextd HTTP API (docs/api.md). Answers are
+// returned as the server sends them, so their fields are snake_case.
+
+export type Role = "user" | "assistant" | "system" | "tool";
+export type Strategy = "none" | "running_summary" | "rag_augmented";
+export type Kind = "turn" | "episode" | "fact";
+export type IncludePart = "context" | "messages" | "sections";
+
+/** A turn to store. `id` makes the append idempotent. */
+export interface InputMessage {
+  id?: string;
+  role: Role;
+  name?: string;
+  content: string;
+  /** RFC 3339; default: now. */
+  created_at?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface AppendResult {
+  chat_id: string;
+  appended: number;
+  duplicates: number;
+  last_seq: number;
+  messages: { id: string; seq: number }[];
+}
+
+/** A stored turn. A deleted turn is a tombstone: `deleted: true`, no content. */
+export interface StoredMessage {
+  id: string;
+  seq: number;
+  role: Role;
+  name?: string;
+  content: string;
+  created_at: string;
+  metadata?: Record<string, unknown>;
+  deleted?: boolean;
+}
+
+export interface MessagesPage {
+  messages: StoredMessage[];
+  next_after_seq: number;
+}
+
+/** An OpenAI-style message of the context answer. */
+export interface ChatMessage {
+  role: Role;
+  content: string;
+  name?: string;
+}
+
+export interface Summary {
+  topics: string[];
+  entities: { name: string; type: string; details: string }[];
+  actions_taken: string[];
+  decisions: string[];
+  open_questions: string[];
+  user_preferences: string[];
+  narrative: string;
+  covered_from_seq: number;
+  covered_to_seq: number;
+  stale: boolean;
+  model: string;
+  prompt_version: string;
+  updated_at: string;
+}
+
+export interface SummaryRecord extends Summary {
+  id: string;
+  parent_id?: string;
+  depth: number;
+  from_seq: number;
+  to_seq: number;
+  token_count: number;
+  created_at: string;
+}
+
+export interface Episode {
+  id: string;
+  chat_id: string;
+  from_seq: number;
+  to_seq: number;
+  turns: number;
+  started_at: string;
+  ended_at: string;
+  short: string;
+  summary: Summary;
+  model: string;
+  prompt_version: string;
+  created_at: string;
+}
+
+export interface Source {
+  chat_id: string;
+  from_seq: number;
+  to_seq: number;
+}
+
+export interface ProfileItem {
+  id: string;
+  text: string;
+  sources: Source[];
+}
+
+export interface Profile {
+  user_id: string;
+  entities: { id: string; name: string; type: string; details: string; sources: Source[] }[];
+  user_preferences: ProfileItem[];
+  topics: ProfileItem[];
+  open_questions: ProfileItem[];
+  model: string;
+  updated_at: string;
+}
+
+export interface Fact {
+  id: string;
+  chat_id: string;
+  text: string;
+  seqs: number[];
+  valid_at: string;
+  kind: "preference" | "plan" | "decision" | "event" | "attribute" | "other";
+  source: "llm" | "extractive";
+  superseded_by: string | null;
+  created_at: string;
+}
+
+export interface Usage {
+  budget_tokens: number;
+  total_tokens: number;
+  rag_tokens: number;
+  episode_tokens: number;
+  fact_tokens?: number;
+  profile_tokens: number;
+  summary_tokens: number;
+  recent_tokens: number;
+  summarized_turns?: number;
+  dropped_turns?: number;
+  dropped_seqs?: number[];
+  filtered_turns?: number;
+}
+
+export interface Sections {
+  rag: { seq: number; role: Role; content: string; score: number; created_at: string }[];
+  episodes: { id: string; from_seq: number; to_seq: number; started_at: string; ended_at: string; short: string; score: number }[];
+  facts?: { id: string; text: string; seqs: number[]; valid_at: string; score: number }[];
+  profile: Profile | null;
+  summary: Summary | null;
+  recent: { seq: number; role: Role; name?: string; content: string; created_at: string }[];
+}
+
+/** The answer of POST /v1/context; parts left out by `include` are absent. */
+export interface ContextResult {
+  chat_id: string;
+  agent: string;
+  strategy: Strategy;
+  context?: string;
+  messages?: ChatMessage[];
+  sections?: Sections;
+  usage: Usage;
+  degraded: string[];
+}
+
+export interface SearchHit {
+  kind: Kind;
+  chat_id: string;
+  seq: number;
+  role: Role | "";
+  content: string;
+  score: number;
+  created_at: string;
+  episode_id?: string;
+  from_seq?: number;
+  to_seq?: number;
+  started_at?: string;
+  ended_at?: string;
+  fact_id?: string;
+  seqs?: number[];
+  valid_at?: string;
+}
+
+export interface SummaryAnswer {
+  summary: Summary | null;
+  chain: SummaryRecord[];
+  episodes: Episode[];
+}
+
+export interface EpisodesPage {
+  episodes: Episode[];
+  next_after_seq: number;
+}
+
+export interface FactsPage {
+  facts: Fact[];
+  next_after_seq: number;
+}
+
+/** One line of an export: `type` and `tenant`, then the object's fields. */
+export interface DumpRecord {
+  type: "chat" | "message" | "summary_record" | "episode" | "fact" | "profile";
+  tenant: string;
+  [field: string]: unknown;
+}
+
+/** GET /readyz: each backend's state. */
+export interface Readiness {
+  storage: string;
+  vector: string;
+  embedder: string;
+  llm: string;
+  [field: string]: unknown;
+}

@@ -27,7 +27,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	bench := args[0]
 	fs := flag.NewFlagSet("eval "+bench, flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	dataHelp := "path to the LoCoMo JSON file (e.g. ../shared/bench/locomo/locomo-dev.json)"
+	dataHelp := "path to the LoCoMo JSON file (LoCoMo's data/locomo10.json, see docs/evaluation.md)"
 	defBudgets := "1000,2000,4000,8000"
 	if bench == "beam" {
 		dataHelp, defBudgets = "BEAM chats directory (e.g. data/beam/100K, holding <n>/chat.json and <n>/probing_questions/)", "2000,8000"

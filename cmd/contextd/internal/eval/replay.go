@@ -209,5 +209,10 @@ func (r *Replay) answer(system, user string) (content, kind string, sent, unplac
 	case kindProfile:
 		content = r.m.profileReply(user)
 	}
-	return content, kind, len(turns), unplaced
+	for _, t := range turns {
+		if !t.episode {
+			sent++
+		}
+	}
+	return content, kind, sent, unplaced
 }

@@ -75,7 +75,10 @@ func (m *material) seqOf(i int) int64 {
 var (
 	seqPrefix    = regexp.MustCompile(`^\[\s*(?:seq\s*)?#?(\d+)\s*\]`)
 	roleLabel    = regexp.MustCompile(`^(?:\[[^\]]*\]\s*)*[A-Za-z_]+(?:\s*\([^)]*\))?\s*:\s*`)
-	episodeRange = regexp.MustCompile(`(?i)turns\s+(\d+)\s*[-–]\s*(\d+)`)
+	episodeRange = regexp.MustCompile(`(?i)the episode \(turns\s+(\d+)\s*[-–]\s*(\d+)\)`)
+	// episodeBlock heads a closed episode's summary in a running-summary
+	// request: the episode stands for its turns (read from the dataset).
+	episodeBlock = regexp.MustCompile(`^\[episode, turns (\d+)-(\d+)`)
 	earlierHead  = regexp.MustCompile(`(?i)^earlier context`)
 )
 
@@ -83,6 +86,9 @@ var (
 type sentTurn struct {
 	turn    int  // index into material.turns
 	context bool // earlier context, not part of what is summarised
+	// episode: the turn stands behind an episode's summary in the request
+	// (a running-summary call); its text was not sent.
+	episode bool
 }
 
 // identify finds the turns a request's text carries, one per line: by the
@@ -109,6 +115,16 @@ func (m *material) identify(text string) (out []sentTurn, unknown int) {
 			continue
 		case earlierHead.MatchString(line):
 			inContext = true
+			continue
+		case episodeBlock.MatchString(line):
+			r := episodeBlock.FindStringSubmatch(line)
+			from, _ := strconv.ParseInt(r[1], 10, 64)
+			to, _ := strconv.ParseInt(r[2], 10, 64)
+			for seq := from; seq <= to; seq++ {
+				if i, ok := m.bySeq[seq]; ok {
+					out = append(out, sentTurn{turn: i, episode: true})
+				}
+			}
 			continue
 		}
 		i, ok := m.place(line, last)

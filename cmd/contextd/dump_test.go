@@ -18,7 +18,6 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-
 // smallChats makes the worker close episodes and summaries after few turns.
 func smallChats(c *config.Config) {
 	c.Supervisor.Memory.SummaryRecentTurns = 2

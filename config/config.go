@@ -119,8 +119,11 @@ type Supervisor struct {
 // Memory holds the per-agent memory settings (supervisor.memory, overridden
 // key by key by agents[].memory).
 type Memory struct {
-	Strategy               string // none | running_summary | rag_augmented; default running_summary
-	SummaryRecentTurns     int    // default 10
+	Strategy           string // none | running_summary | rag_augmented; default running_summary
+	SummaryRecentTurns int    // default 10
+	// RecentFloorTurns are the newest turns always shown with a query
+	// (rag_augmented); the rest of the window competes (default 4).
+	RecentFloorTurns       int
 	SummaryModel           string // "" = the llm's default model
 	StructuredOutput       bool   // default true
 	PersistSummary         bool   // default true

@@ -67,6 +67,7 @@ func DefaultMemory() Memory {
 	return Memory{
 		Strategy:               "running_summary",
 		SummaryRecentTurns:     10,
+		RecentFloorTurns:       4,
 		StructuredOutput:       true,
 		RAGFill:                true,
 		RAGMaxHits:             400,

@@ -56,7 +56,7 @@ func (a Agent) Settings() map[string]any {
 // Settings is the memory block in agents.yaml's keys and units.
 func (m Memory) Settings() map[string]any {
 	return map[string]any{
-		"strategy": m.Strategy, "summary_recent_turns": m.SummaryRecentTurns, "summary_model": m.SummaryModel,
+		"strategy": m.Strategy, "summary_recent_turns": m.SummaryRecentTurns, "recent_floor_turns": m.RecentFloorTurns, "summary_model": m.SummaryModel,
 		"structured_output": m.StructuredOutput, "persist_summary": m.PersistSummary, "summary_prompt": m.SummaryPrompt,
 		"rag_namespace": m.RAGNamespace, "rag_k": m.RAGK, "rag_similarity_threshold": m.RAGSimilarityThreshold,
 		"rag_scope": m.RAGScope, "rag_neighbors": m.RAGNeighbors, "rag_fill": m.RAGFill, "rag_max_hits": m.RAGMaxHits,

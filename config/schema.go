@@ -236,6 +236,7 @@ func (d *decoder) memoryFields(m *Memory) fields {
 	return fields{
 		"strategy":                 d.enum(&m.Strategy, Strategies...),
 		"summary_recent_turns":     d.int(&m.SummaryRecentTurns, 0, noMax),
+		"recent_floor_turns":       d.int(&m.RecentFloorTurns, 0, noMax),
 		"summary_model":            d.str(&m.SummaryModel),
 		"structured_output":        d.bool(&m.StructuredOutput),
 		"persist_summary":          d.bool(&m.PersistSummary),

@@ -161,7 +161,8 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	start := time.Now()
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
-		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes})
+		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
+		Ranked: p.strategy == StrategyRAG && strings.TrimSpace(p.query) != "", FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {

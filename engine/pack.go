@@ -31,6 +31,10 @@ func sharesFor(strategy Strategy) shares {
 // order regardless.
 func Assemble(in AssemblyInput) Assembled {
 	p := newPacker(in)
+	if in.Ranked && in.Strategy == StrategyRAG {
+		p.packRanked()
+		return p.layout()
+	}
 	p.packRecent()
 	p.packProfile()
 	p.packSummary()
@@ -135,8 +139,8 @@ func (p *packer) costRAG(i int) int {
 // groupOf memoises each candidate's date header: formatting a date per
 // candidate is a visible cost when hundreds are considered.
 func (p *packer) groupOf(i int) string {
-	if r := p.in.RAG[i]; r.Episode != nil {
-		return "" // an episode carries its own dates
+	if r := p.in.RAG[i]; r.Episode != nil || r.Fact != nil {
+		return "" // an episode or a fact carries its own dates
 	}
 	if p.groups[i] == "" {
 		r := p.in.RAG[i]
@@ -177,35 +181,41 @@ func (p *packer) packVerb(idx []int, capTokens int) {
 
 // packRAG takes retrieved turns in rank order while anything fits.
 func (p *packer) packRAG() {
-	for i, r := range p.in.RAG {
+	for i := range p.in.RAG {
 		if p.remaining < minTurnTokens {
 			return // no turn fits in what is left
 		}
-		if p.keepRAG[i] {
-			continue
-		}
-		if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil {
-			p.packHitAsVerbatim(vi)
-			continue
-		}
-		if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {
-			continue // its own turns are already there: an extractive summary adds little
-		}
-		c := p.costRAG(i)
-		if !p.ragTitlePaid {
-			c += p.titleCost(titleRAG)
-		}
-		g := p.groupOf(i)
-		if g != "" && !p.ragGroups[g] {
-			c += p.tok.Count(g) + 1
-		}
-		if !p.spend(c) {
-			continue // a shorter, lower-ranked hit may still fit
-		}
-		p.ragTitlePaid = true
-		p.ragGroups[g] = true
-		p.keepRAG[i] = true
+		p.takeRAG(i) // when it does not fit, a shorter, lower-ranked hit may
 	}
+}
+
+// takeRAG shows retrieved candidate i when it fits and adds something.
+func (p *packer) takeRAG(i int) {
+	r := p.in.RAG[i]
+	if p.keepRAG[i] {
+		return
+	}
+	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil {
+		p.packHitAsVerbatim(vi)
+		return
+	}
+	if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {
+		return // its own turns are already there: an extractive summary adds little
+	}
+	c := p.costRAG(i)
+	if !p.ragTitlePaid {
+		c += p.titleCost(titleRAG)
+	}
+	g := p.groupOf(i)
+	if g != "" && !p.ragGroups[g] {
+		c += p.tok.Count(g) + 1
+	}
+	if !p.spend(c) {
+		return
+	}
+	p.ragTitlePaid = true
+	p.ragGroups[g] = true
+	p.keepRAG[i] = true
 }
 
 // episodeShown reports whether a retrieved turn inside the episode's range
@@ -301,7 +311,7 @@ func (p *packer) layout() Assembled {
 			over -= freed
 		}
 		if over > 0 { // nothing left to shed
-			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
+			out.Context, out.Sections = "", Sections{RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Facts: []SectionFact{}, Recent: []Turn{}}
 			out.Usage.TotalTokens, text = 0, sectionTexts{}
 			break
 		}
@@ -315,14 +325,16 @@ func (p *packer) layout() Assembled {
 type sectionTexts struct{ rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
-	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Recent: []Turn{}}
+	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Facts: []SectionFact{}, Recent: []Turn{}}
 	var shown []RAGTurn // turns and episodes, rendered together
 	for i, r := range p.in.RAG {
 		if !p.keepRAG[i] {
 			continue
 		}
 		shown = append(shown, r)
-		if e := r.Episode; e != nil {
+		if f := r.Fact; f != nil {
+			s.Facts = append(s.Facts, SectionFact{ID: f.ID, ChatID: r.ChatID, Text: r.Content, Seqs: f.Seqs, ValidAt: f.ValidAt, Score: r.Score})
+		} else if e := r.Episode; e != nil {
 			s.Episodes = append(s.Episodes, SectionEpisode{ID: e.ID, ChatID: r.ChatID, FromSeq: e.FromSeq, ToSeq: e.ToSeq,
 				StartedAt: e.StartedAt, EndedAt: e.EndedAt, Short: r.Content, Score: r.Score})
 		} else {
@@ -362,6 +374,11 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 		}
 		out.Usage.EpisodeTokens = min(out.Usage.EpisodeTokens, out.Usage.RAGTokens)
 		out.Usage.RAGTokens -= out.Usage.EpisodeTokens
+		for _, f := range out.Sections.Facts {
+			out.Usage.FactTokens += p.tok.Count(renderFactLine(f.ChatID, &FactRef{Seqs: f.Seqs, ValidAt: f.ValidAt}, f.Text)) + 1
+		}
+		out.Usage.FactTokens = min(out.Usage.FactTokens, out.Usage.RAGTokens)
+		out.Usage.RAGTokens -= out.Usage.FactTokens
 	} else {
 		// Only the separators between sections are left over: they go to
 		// the first section there is.

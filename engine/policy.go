@@ -45,6 +45,9 @@ type Policy struct {
 	RAGNeighbors int
 	RAGThreshold float32
 	RAGScope     string // chat | user
+	// FloorTurns are the newest turns always shown when a query ranks the
+	// budget (memory.recent_floor_turns).
+	FloorTurns int
 	// RAGEpisodes lets retrieved episodes into the RAG section
 	// (memory.episodes and memory.rag_episodes).
 	RAGEpisodes bool

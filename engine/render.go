@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,9 @@ func renderRAGSection(rs []RAGTurn) string {
 		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
 			at = r.Episode.StartedAt // an episode sits where it began
 		}
+		if r.Fact != nil && !r.Fact.ValidAt.IsZero() {
+			at = r.Fact.ValidAt
+		}
 		y, m, d := at.UTC().Date()
 		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
 	}
@@ -93,7 +97,7 @@ func renderRAGSection(rs []RAGTurn) string {
 	prevDay, prevChat := -1, ""
 	for _, k := range sorted {
 		r := k.r
-		if r.Episode != nil { // its own dates and range; no day header
+		if r.Episode != nil || r.Fact != nil { // its own date; no day header
 			b.WriteString("\n")
 			b.WriteString(renderRAGItem(r))
 			continue
@@ -106,7 +110,7 @@ func renderRAGSection(rs []RAGTurn) string {
 			prevDay, prevChat = k.day, r.ChatID
 		}
 		b.WriteString("\n")
-		b.WriteString(renderTurn(Turn{Role: r.Role, Content: r.Content}))
+		b.WriteString(renderRAGItem(r))
 	}
 	return b.String()
 }
@@ -121,7 +125,55 @@ func renderRAGItem(r RAGTurn) string {
 		}
 		return line
 	}
-	return renderTurn(Turn{Role: r.Role, Content: r.Content})
+	if f := r.Fact; f != nil {
+		return renderFactLine(r.ChatID, f, r.Content)
+	}
+	return renderTurn(Turn{Role: r.Role, Content: passageText(r)})
+}
+
+// renderFactLine is one fact: "[24 March 2022] Nate has had his turtles
+// for 3 years. (turns 212, 215)"; a superseded fact says it is history.
+func renderFactLine(chatID string, f *FactRef, text string) string {
+	var b strings.Builder
+	if !f.ValidAt.IsZero() {
+		b.WriteString("[" + f.ValidAt.UTC().Format("2 January 2006") + "] ")
+	}
+	if chatID != "" {
+		b.WriteString("[chat " + chatID + "] ")
+	}
+	if f.Superseded {
+		b.WriteString("(earlier, since updated) ")
+	}
+	b.WriteString(text)
+	if len(f.Seqs) > 0 {
+		label := "turn"
+		if len(f.Seqs) > 1 {
+			label = "turns"
+		}
+		ss := make([]string, len(f.Seqs))
+		for i, s := range f.Seqs {
+			ss[i] = strconv.FormatInt(s, 10)
+		}
+		b.WriteString(" (" + label + " " + strings.Join(ss, ", ") + ")")
+	}
+	return b.String()
+}
+
+// passageText is a retrieved turn's text: a passage of a long turn shows
+// an elision mark where the turn goes on before or after it.
+func passageText(r RAGTurn) string {
+	pa := r.Passage
+	if pa == nil {
+		return r.Content
+	}
+	text := r.Content
+	if pa.From > 0 {
+		text = "… " + text
+	}
+	if pa.To < pa.Len {
+		text += " …"
+	}
+	return text
 }
 
 func renderEpisodeLine(started, ended time.Time, from, to int64, short string) string {

@@ -100,6 +100,40 @@ type RAGTurn struct {
 	// is its short summary, shown under its dates and range (in place of
 	// its turns), ranked with the turns; Seq is its FromSeq.
 	Episode *EpisodeRef `json:"-"`
+	// Fact, when set, makes this candidate a retrieved fact: Content is
+	// the fact, shown on one line with its date and source turns; Seq is
+	// its first source seq.
+	Fact *FactRef `json:"-"`
+	// Passage, when set, says Content is the matching passage of a long
+	// turn: its byte offsets into the turn's content.
+	Passage *PassageRef `json:"passage,omitempty"`
+}
+
+// FactRef names a retrieved fact's id, source turns and date.
+type FactRef struct {
+	ID      string
+	Seqs    []int64
+	ValidAt time.Time
+	// Superseded: a newer fact updates this one (shown as history).
+	Superseded bool
+}
+
+// PassageRef is a passage's byte offsets [From, To) in its turn's content
+// and the turn's length, so the reader knows what was left out.
+type PassageRef struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+	Len  int `json:"len"`
+}
+
+// SectionFact is one retrieved fact shown in the RAG section.
+type SectionFact struct {
+	ID      string    `json:"id"`
+	ChatID  string    `json:"chat_id,omitempty"`
+	Text    string    `json:"text"`
+	Seqs    []int64   `json:"seqs"`
+	ValidAt time.Time `json:"valid_at"`
+	Score   float32   `json:"score"`
 }
 
 // EpisodeRef names a retrieved episode's range and dates.
@@ -149,6 +183,8 @@ type Sections struct {
 	// Episodes are the retrieved episodes whose short summaries the RAG
 	// section shows, chronologically among its turns.
 	Episodes []SectionEpisode `json:"episodes"`
+	// Facts are the retrieved facts the RAG section shows, one line each.
+	Facts []SectionFact `json:"facts"`
 	// Profile is the user's cross-chat profile shown first in the summary
 	// section (null: none).
 	Profile *memory.Profile `json:"profile"`
@@ -164,6 +200,9 @@ type Usage struct {
 	// EpisodeTokens are the RAG section's episode summaries (not counted
 	// in RAGTokens).
 	EpisodeTokens int `json:"episode_tokens"`
+	// FactTokens are the RAG section's fact lines (not counted in
+	// RAGTokens).
+	FactTokens    int `json:"fact_tokens"`
 	ProfileTokens int `json:"profile_tokens"`
 	SummaryTokens int `json:"summary_tokens"`
 	RecentTokens  int `json:"recent_tokens"`
@@ -209,6 +248,14 @@ type AssemblyInput struct {
 	// episode is kept even when some of its turns are shown. An extractive
 	// episode summary is made of its turns' words and stands aside for them.
 	LLMEpisodes bool
+	// Ranked packs one ranked budget (rag_augmented with a query): a floor
+	// of the FloorTurns newest turns, then every candidate — retrieved
+	// facts, episodes, turns and passages, the rest of the recent window
+	// (with a recency prior), the summary and the profile (by how much of
+	// Query they hold) — competes by relevance per token.
+	Ranked     bool
+	FloorTurns int
+	Query      string
 }
 
 // Assembled is the assembler's output.

@@ -61,6 +61,7 @@ func policyOf(a config.Agent) (engine.Policy, error) {
 		RAGK: m.RAGK, RAGMaxHits: m.RAGMaxHits, RAGFill: m.RAGFill, RAGNeighbors: m.RAGNeighbors,
 		RAGThreshold: float32(m.RAGSimilarityThreshold), RAGScope: m.RAGScope,
 		RAGEpisodes: m.Episodes && m.RAGEpisodes,
+		FloorTurns:  m.RecentFloorTurns,
 		Tokenizer:   tok,
 		UserProfile: m.UserProfile,
 		Filters:     fo,

@@ -1,0 +1,273 @@
+package engine
+
+// The ranked budget (rag_augmented with a query). The fixed section shares
+// of Assemble spend the budget on text the question may not need: a
+// summary about other things, the profile, the whole recent window. Here a
+// floor of the newest turns is shown first (a follow-up such as "ok, do
+// the second one" needs them); then every other candidate competes for the
+// rest by relevance per token:
+//
+//   - retrieved facts, episodes, turns and passages: their fused retrieval
+//     score, relative to the best hit's;
+//   - the rest of the recent window, and the turns the summary does not
+//     cover yet: a recency prior, recentPrior for the turn just before the
+//     floor, decaying by recentDecay per turn further back (recency is
+//     relevance too);
+//   - the summary and the profile, each as a block of its items most
+//     related to the query (trimmed to at most blockShare of the budget):
+//     blockPrior times the share of the query's words the block holds.
+//
+// A candidate's value is its relevance over cost^sizeExponent tokens: a
+// mild preference for short items (a fact over a long turn that matches as
+// well), not a rule that small beats relevant. The text keeps the
+// contract's order (retrieved memory, summary, recent turns).
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/contextd/contextd/memory"
+)
+
+const (
+	// DefaultFloorTurns: the last two exchanges are always shown.
+	DefaultFloorTurns = 4
+	recentPrior       = 0.5
+	recentDecay       = 0.8
+	blockPrior        = 0.8
+	blockShare        = 0.25
+	sizeExponent      = 0.25
+)
+
+type candKind uint8
+
+const (
+	candRAG candKind = iota
+	candVerb
+	candSummary
+	candProfile
+)
+
+type candidate struct {
+	kind  candKind
+	i     int // index into RAG or Verbatim
+	order int // among the verbatim candidates, newest first
+	value float64
+}
+
+// packRanked packs the floor, then every candidate by value.
+func (p *packer) packRanked() {
+	floor := p.in.FloorTurns
+	if floor <= 0 {
+		floor = DefaultFloorTurns
+	}
+	n := min(floor, len(p.recentIdx))
+	p.packVerb(p.recentIdx[:n], p.in.Budget)
+	terms := queryTerms(p.in.Query)
+	cs := p.ragCandidates()
+	verb := append(append([]int(nil), p.recentIdx[n:]...), p.pendingIdx...)
+	for j, i := range verb {
+		rel := recentPrior * math.Pow(recentDecay, float64(j))
+		cs = append(cs, candidate{kind: candVerb, i: i, order: j, value: value(rel, p.verbCost[i])})
+	}
+	sumText, sumShown := p.rankedSummary(terms)
+	if sumText != "" {
+		cost := p.tok.Count(sumText) + p.titleCost(titleSummary)
+		cs = append(cs, candidate{kind: candSummary, value: value(blockPrior*coverage(terms, sumText), cost)})
+	}
+	profText, profShown := p.rankedProfile(terms)
+	if profText != "" {
+		cost := p.tok.Count(profText) + p.titleCost(titleProfile)
+		cs = append(cs, candidate{kind: candProfile, value: value(blockPrior*coverage(terms, profText), cost)})
+	}
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].value > cs[b].value })
+	next := 0 // the newest verbatim candidate not yet decided
+	for _, c := range cs {
+		if p.remaining < minTurnTokens {
+			return
+		}
+		switch c.kind {
+		case candRAG:
+			p.takeRAG(c.i)
+		case candVerb:
+			// Verbatim turns stay a contiguous newest tail: an older one
+			// is taken only after every newer one.
+			if c.order != next {
+				continue
+			}
+			if !p.takeVerb(c.i) {
+				next = len(verb) // nothing older may follow a gap
+				continue
+			}
+			next++
+		case candSummary:
+			if p.spend(p.tok.Count(sumText) + p.titleCost(titleSummary)) {
+				p.summaryText, p.summaryShown, p.summaryTrimmed = sumText, sumShown, !sameSummary(sumShown, p.in.Summary)
+			}
+		case candProfile:
+			if p.spend(p.tok.Count(profText) + p.titleCost(titleProfile)) {
+				p.profileText, p.profileShown = profText, profShown
+			}
+		}
+	}
+}
+
+// value is relevance per token (softened: see sizeExponent).
+func value(rel float64, cost int) float64 {
+	return rel / math.Pow(float64(max(cost, 8)), sizeExponent)
+}
+
+// ragCandidates values every retrieved candidate by its score relative to
+// the best one.
+func (p *packer) ragCandidates() []candidate {
+	best := float32(0)
+	for _, r := range p.in.RAG {
+		best = max(best, r.Score)
+	}
+	out := make([]candidate, 0, len(p.in.RAG)+len(p.in.Verbatim)+2)
+	for i, r := range p.in.RAG {
+		rel := 1.0
+		if best > 0 {
+			rel = float64(max(r.Score, 0) / best)
+		}
+		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
+	}
+	return out
+}
+
+// takeVerb shows verbatim candidate i when it fits.
+func (p *packer) takeVerb(i int) bool {
+	if p.keepVerb[i] {
+		return true
+	}
+	c := p.verbCost[i]
+	if !p.verbTitlePaid {
+		c += p.titleCost(titleRecent)
+	}
+	if !p.spend(c) {
+		return false
+	}
+	p.verbSpent += c
+	p.verbTitlePaid, p.keepVerb[i] = true, true
+	return true
+}
+
+// rankedSummary is the summary with the items most related to the query
+// kept first, trimmed to its share.
+func (p *packer) rankedSummary(terms []string) (string, *memory.Summary) {
+	if p.in.Summary == nil || p.in.Summary.IsEmpty() {
+		return "", nil
+	}
+	s := byRelevance(*p.in.Summary, terms)
+	capTokens := min(int(float64(p.in.Budget)*blockShare), p.remaining) - p.titleCost(titleSummary)
+	fitted, text, _ := fitSummary(s, capTokens, p.tok)
+	if text == "" {
+		return "", nil
+	}
+	mostRelatedFirst(&fitted)
+	text = RenderSummary(fitted)
+	return text, &fitted
+}
+
+// rankedProfile is the profile trimmed to its share.
+func (p *packer) rankedProfile(terms []string) (string, *memory.Profile) {
+	if p.in.Profile == nil || p.in.Profile.IsEmpty() {
+		return "", nil
+	}
+	capTokens := min(int(float64(p.in.Budget)*blockShare), p.remaining) - p.titleCost(titleProfile)
+	pr, text := fitProfile(*p.in.Profile, capTokens, p.tok)
+	if text == "" {
+		return "", nil
+	}
+	return text, &pr
+}
+
+// byRelevance orders each list of s least related to the query first, so
+// that fitSummary, which trims from the front, drops those first.
+func byRelevance(s memory.Summary, terms []string) memory.Summary {
+	out := s.Clone()
+	for _, l := range summaryLists(&out) {
+		sort.SliceStable(*l, func(a, b int) bool { return coverage(terms, (*l)[a]) < coverage(terms, (*l)[b]) })
+	}
+	sort.SliceStable(out.Entities, func(a, b int) bool {
+		return coverage(terms, out.Entities[a].Name+" "+out.Entities[a].Details) < coverage(terms, out.Entities[b].Name+" "+out.Entities[b].Details)
+	})
+	return out
+}
+
+// mostRelatedFirst reverses the lists byRelevance ordered.
+func mostRelatedFirst(s *memory.Summary) {
+	for _, l := range summaryLists(s) {
+		reverse(*l)
+	}
+	for i, j := 0, len(s.Entities)-1; i < j; i, j = i+1, j-1 {
+		s.Entities[i], s.Entities[j] = s.Entities[j], s.Entities[i]
+	}
+}
+
+func reverse(xs []string) {
+	for i, j := 0, len(xs)-1; i < j; i, j = i+1, j-1 {
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+}
+
+func summaryLists(s *memory.Summary) []*[]string {
+	return []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences}
+}
+
+func sameSummary(shown, orig *memory.Summary) bool {
+	if shown == nil || orig == nil {
+		return shown == orig
+	}
+	return RenderSummary(*shown) == RenderSummary(*orig)
+}
+
+// queryTerms are the query's content words (lower case, stopwords out).
+func queryTerms(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words(q) {
+		if len(w) < 2 || stopwords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	return out
+}
+
+// coverage is the share of terms that text holds (a word, or a word
+// starting with the term: "christened" holds "christen").
+func coverage(terms []string, text string) float64 {
+	if len(terms) == 0 {
+		return 0
+	}
+	ws := words(text)
+	n := 0
+	for _, t := range terms {
+		for _, w := range ws {
+			if strings.HasPrefix(w, t) {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(terms))
+}
+
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
+	})
+}
+
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the of to in on at for and or but is are was were be been being do does did what when where
+		who whom which why how with from by as that this these those it its i you he she they we me my your his her their our about
+		has have had will would can could any some into than then there here just not no yes ok okay please tell know`) {
+		m[w] = true
+	}
+	return m
+}()

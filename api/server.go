@@ -13,6 +13,7 @@ import (
 	"github.com/contextd/contextd/api/mcpserver"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/metrics"
@@ -56,6 +57,8 @@ type Deps struct {
 	MCP http.Handler
 	// UI, when set, registers the inspector's routes under /ui.
 	UI func(g *echo.Group)
+	// Tracer, when set, opens a server span per request (api/tracing.go).
+	Tracer trace.Tracer
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.
@@ -70,7 +73,11 @@ func NewHandler(d Deps) http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.IPExtractor = ipExtractor(d.Options.TrustedProxies)
-	e.Use(requestID(), recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
+	e.Use(requestID())
+	if d.Tracer != nil {
+		e.Use(traceRequests(d.Tracer))
+	}
+	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
 	v1 := e.Group("/v1", v1Middleware(d)...)
 	addRoutes(e, d, v1)
 	return e

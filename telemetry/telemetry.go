@@ -124,6 +124,17 @@ func (t *Tracing) Dropped() int64 {
 	return t.queue.dropped.Load()
 }
 
+// ForceFlush exports what is queued now, waiting up to ctx.
+func (t *Tracing) ForceFlush(ctx context.Context) error {
+	if t.sdk == nil {
+		return nil
+	}
+	if err := t.sdk.ForceFlush(ctx); err != nil {
+		return fmt.Errorf("telemetry: flush: %w", err)
+	}
+	return nil
+}
+
 // Shutdown exports what is queued, waiting up to ctx, and stops the
 // exporter. A collector that is down costs the wait, bounded by ctx.
 func (t *Tracing) Shutdown(ctx context.Context) error {

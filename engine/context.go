@@ -37,7 +37,7 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 			return nil, err
 		}
 	}
-	pctx, span := tracing.Start(ctx, s.Tracer, spanPlan, tenant, in.ChatID)
+	pctx, span := s.planSpan(ctx, tenant, in.ChatID)
 	chat, err := s.Store.Chat(pctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
 	if tracing.End(span, err); err != nil {
 		return nil, storeErr("read chat", err)

@@ -19,6 +19,16 @@ const (
 	spanPack     = "contextd.pack"
 )
 
+// planSpan opens the plan stage's span (reading the chat, resolving the
+// plan) and names the chat on the request's span too: the HTTP layer only
+// knows the chat id when it is in the path, /v1/context has it in the body.
+func (s *Service) planSpan(ctx context.Context, tenant, chatID string) (context.Context, trace.Span) {
+	if req := trace.SpanFromContext(ctx); req.IsRecording() {
+		req.SetAttributes(tracing.ChatKey.String(chatID))
+	}
+	return tracing.Start(ctx, s.Tracer, spanPlan, tenant, chatID)
+}
+
 // stage opens the span of one stage of p's assembly, a child of the
 // request's span, carrying the chat's ids, the agent and the strategy.
 func (s *Service) stage(ctx context.Context, name string, p *plan) (context.Context, trace.Span) {

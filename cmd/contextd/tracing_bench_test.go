@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -34,19 +36,70 @@ func BenchmarkContextTracing(b *testing.B) {
 	for _, mode := range []string{"baseline", "off", "on"} {
 		b.Run(mode, func(b *testing.B) {
 			h := benchTracingHandler(b, mode)
-			body := `{"chat_id":"bench","user_id":"u","query":"what did we decide about the launch?","strategy":"rag_augmented"}`
 			b.ReportAllocs()
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/v1/context", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					b.Fatalf("context: %d %s", rec.Code, rec.Body)
-				}
+				serveContext(b, h)
 			}
 		})
 	}
+}
+
+// BenchmarkContextTracingInterleaved runs the three wirings of
+// BenchmarkContextTracing in alternation (one round = 50 requests of each,
+// the order rotating), so a loaded machine slows them alike, and reports the
+// ratios of process CPU time per request (CPU time, unlike wall time, does
+// not count waiting for a core; it does count the exporter's goroutine and
+// the GC). One b.N is one round.
+func BenchmarkContextTracingInterleaved(b *testing.B) {
+	modes := []string{"baseline", "off", "on"}
+	hs := map[string]http.Handler{}
+	for _, m := range modes {
+		hs[m] = benchTracingHandler(b, m)
+	}
+	const chunk = 50
+	cpu := map[string]time.Duration{}
+	wall := map[string]time.Duration{}
+	reqs := 0
+	for round := 0; b.Loop(); round++ {
+		for k := range modes {
+			m := modes[(round+k)%len(modes)]
+			c0, w0 := processCPU(b), time.Now()
+			for range chunk {
+				serveContext(b, hs[m])
+			}
+			cpu[m] += processCPU(b) - c0
+			wall[m] += time.Since(w0)
+		}
+		reqs += chunk
+	}
+	for _, m := range modes {
+		b.ReportMetric(float64(cpu[m].Microseconds())/float64(reqs), m+"-cpu-µs/req")
+	}
+	b.ReportMetric(float64(cpu["off"])/float64(cpu["baseline"]), "off/baseline-cpu")
+	b.ReportMetric(float64(cpu["on"])/float64(cpu["off"]), "on/off-cpu")
+	b.ReportMetric(float64(wall["off"])/float64(wall["baseline"]), "off/baseline-wall")
+	b.ReportMetric(float64(wall["on"])/float64(wall["off"]), "on/off-wall")
+}
+
+const benchContextBody = `{"chat_id":"bench","user_id":"u","query":"what did we decide about the launch?","strategy":"rag_augmented"}`
+
+func serveContext(b *testing.B, h http.Handler) {
+	req := httptest.NewRequest(http.MethodPost, "/v1/context", strings.NewReader(benchContextBody))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("context: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// processCPU is the process's user+system CPU time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchTracingHandler(b *testing.B, mode string) http.Handler {

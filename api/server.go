@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/metrics"
@@ -53,6 +54,8 @@ type Deps struct {
 	MCP http.Handler
 	// UI, when set, registers the inspector's routes under /ui.
 	UI func(g *echo.Group)
+	// Tracer, when set, opens a server span per request (api/tracing.go).
+	Tracer trace.Tracer
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.
@@ -67,7 +70,11 @@ func NewHandler(d Deps) http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = errorHandler(d.Logger)
 	e.IPExtractor = ipExtractor(d.Options.TrustedProxies)
-	e.Use(requestID(), recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
+	e.Use(requestID())
+	if d.Tracer != nil {
+		e.Use(traceRequests(d.Tracer))
+	}
+	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
 	keys := memory.NewKeyring(d.Options.APIKeys)
 	v1 := e.Group("/v1", v1Middleware(d, keys)...)
 	addRoutes(e, d, keys, v1)

@@ -18,6 +18,7 @@ type Config struct {
 	LLM        LLM
 	Supervisor Supervisor
 	Agents     []Agent
+	Telemetry  Telemetry
 	// Warnings are non-fatal remarks (e.g. a legacy key shadowed by memory:).
 	Warnings []string
 }

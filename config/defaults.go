@@ -22,6 +22,8 @@ const (
 	DefaultEmbedderTimeout       = 10 * time.Second
 	DefaultEmbedderBatchSize     = 64
 	DefaultLLMTimeout            = 60 * time.Second
+	DefaultOTLPProtocol          = "http/protobuf"
+	DefaultSampleRatio           = 1.0
 	// DefaultTenant is the tenant of an API key that names none, and of
 	// every request when auth is off.
 	DefaultTenant = memory.DefaultTenant
@@ -54,7 +56,8 @@ func Default() *Config {
 			Timeout:    DefaultEmbedderTimeout,
 			BatchSize:  DefaultEmbedderBatchSize,
 		},
-		LLM: LLM{Provider: "none", Timeout: DefaultLLMTimeout},
+		LLM:       LLM{Provider: "none", Timeout: DefaultLLMTimeout},
+		Telemetry: Telemetry{OTLPProtocol: DefaultOTLPProtocol, SampleRatio: DefaultSampleRatio},
 		Supervisor: Supervisor{
 			Memory:  DefaultMemory(),
 			Filters: Filters{Preset: "supervisor", ToolMessages: "keep"},

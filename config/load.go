@@ -115,6 +115,7 @@ func (d *decoder) finish(c *Config) {
 			c.Server.Addr = addr
 		}
 	}
+	d.telemetryEnv(&c.Telemetry)
 	d.crossChecks(c)
 }
 

@@ -58,7 +58,7 @@ func (d *decoder) root(n *yaml.Node, c *Config) {
 	d.mapping(n, "", fields{
 		"server": keep("server"), "storage": keep("storage"), "vector": keep("vector"),
 		"embedder": keep("embedder"), "llm": keep("llm"), "supervisor": keep("supervisor"),
-		"agents": keep("agents"),
+		"agents": keep("agents"), "telemetry": keep("telemetry"),
 	})
 	// Fixed order: agents merge over the supervisor wherever each appears.
 	d.mapping(sections["server"], "server", d.serverFields(&c.Server))
@@ -68,6 +68,7 @@ func (d *decoder) root(n *yaml.Node, c *Config) {
 	d.mapping(sections["llm"], "llm", d.llmFields(&c.LLM))
 	d.supervisor(sections["supervisor"], "supervisor", &c.Supervisor)
 	d.agents(sections["agents"], "agents", c)
+	d.mapping(sections["telemetry"], "telemetry", d.telemetryFields(&c.Telemetry))
 }
 
 // sub decodes a nested mapping with the given schema.

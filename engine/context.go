@@ -10,6 +10,7 @@ import (
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -30,12 +31,15 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 		toAppend = msgs
 	}
 	if len(toAppend) > 0 {
-		if _, err := s.appendValid(ctx, tenant, in.ChatID, in.UserID, in.Agent, toAppend); err != nil {
+		actx, span := tracing.Start(ctx, s.Tracer, spanAppend, tenant, in.ChatID)
+		_, err := s.appendValid(actx, tenant, in.ChatID, in.UserID, in.Agent, toAppend)
+		if tracing.End(span, err); err != nil {
 			return nil, err
 		}
 	}
-	chat, err := s.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
-	if err != nil {
+	pctx, span := s.planSpan(ctx, tenant, in.ChatID)
+	chat, err := s.Store.Chat(pctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
+	if tracing.End(span, err); err != nil {
 		return nil, storeErr("read chat", err)
 	}
 	if err := checkUser(chat, in.UserID); err != nil {
@@ -159,6 +163,8 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 		return nil, err
 	}
 	start := time.Now()
+	_, pack := s.stage(ctx, spanPack, p)
+	defer pack.End()
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
@@ -177,6 +183,8 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	if p.strategy == StrategyNone {
 		return nil
 	}
+	ctx, span := s.stage(ctx, spanSummary, p)
+	defer span.End()
 	key := p.chat.Key()
 	if p.wait && s.Summaries != nil {
 		wctx, cancel := context.WithTimeout(ctx, summaryWaitLimit)
@@ -266,6 +274,8 @@ type candidates struct {
 // plus (when a summary is kept) the turns it does not cover yet — and runs
 // them through the agent's filters and truncation.
 func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (candidates, error) {
+	ctx, span := s.stage(ctx, spanLoad, p)
+	defer span.End()
 	var c candidates
 	last := p.chat.LastSeq
 	var loadFrom int64 // first seq read
@@ -392,6 +402,8 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	start := time.Now()
 	defer func() { res.RetrievalTime = time.Since(start) }()
+	ctx, span := s.stage(ctx, spanRetrieve, p)
+	defer span.End()
 	if s.Retriever == nil {
 		res.degrade(DegradedVectorStore)
 		return nil, nil

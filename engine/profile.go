@@ -29,6 +29,8 @@ func (s *Service) profileStage(ctx context.Context, p *plan, res *ContextResult)
 	if s.Profiles == nil || !p.policy.UserProfile || p.chat.UserID == "" || p.strategy == StrategyNone {
 		return nil, nil
 	}
+	ctx, span := s.stage(ctx, spanProfile, p)
+	defer span.End()
 	if s.ProfileDegraded != nil {
 		// Fallbacks the profiler took for this user's profile.
 		res.degrade(s.ProfileDegraded(p.chat.Tenant, p.chat.UserID)...)

@@ -16,6 +16,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -85,6 +87,8 @@ type Service struct {
 	Observe func(agent string, a *ContextResult)
 	// OnAppend, when set, is told how many turns each append stored.
 	OnAppend func(tenant string, appended int)
+	// Tracer opens a span per stage of /v1/context (nil: no-op).
+	Tracer   trace.Tracer
 	tokOnce  sync.Once
 	tok      *tokenCache
 	recOnce  sync.Once

@@ -125,6 +125,8 @@ func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c 
 		texts = append(texts, EpisodeText(e))
 	}
 	if len(points) > 0 {
+		ctx, span := ix.indexSpan(ctx, c, memory.KindEpisode, len(points))
+		defer span.End()
 		vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
 		if err != nil {
 			return 0, fmt.Errorf("indexer: embed episodes of %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))

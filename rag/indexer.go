@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -43,6 +46,8 @@ type Indexer struct {
 	// Episodes, when set, is where closed episodes are read and marked:
 	// they are indexed too (memory.rag_episodes).
 	Episodes memory.EpisodeStore
+	// Tracer opens a span per batch indexed (nil: no-op).
+	Tracer trace.Tracer
 
 	once    sync.Once
 	kick    chan struct{}
@@ -250,7 +255,9 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 	}
 }
 
-func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.Message) error {
+func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.Message) (err error) {
+	ctx, span := ix.indexSpan(ctx, c, memory.KindTurn, len(msgs))
+	defer func() { tracing.End(span, err) }()
 	key := c.Key()
 	texts := make([]string, len(msgs))
 	for i, m := range msgs {

@@ -31,6 +31,7 @@ import (
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/rag/embedded"
 	"github.com/contextd/contextd/rag/qdrant"
+	"github.com/contextd/contextd/telemetry"
 )
 
 // App is a wired contextd: the HTTP handler, the service behind it, and the
@@ -46,7 +47,9 @@ type App struct {
 	// Profiler merges changed chat summaries into users' profiles.
 	Profiler *worker.Profiler
 	Metrics  *metrics.Metrics
-	closers  []func() error
+	// Tracing is the OpenTelemetry provider (no-op when tracing is off).
+	Tracing *telemetry.Tracing
+	closers []func() error
 }
 
 // Close releases the backends.
@@ -124,9 +127,23 @@ func ownerID() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 
-// build wires every component from the config.
+// build wires every component from the config, tracing as its telemetry
+// section says.
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, error) {
-	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels})}
+	tr, err := startTracing(ctx, cfg.Telemetry, log)
+	if err != nil {
+		return nil, err
+	}
+	return buildTraced(ctx, cfg, log, tr)
+}
+
+// buildTraced wires every component, tracing into tr (shut down, flushing,
+// by Close).
+func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *telemetry.Tracing) (*App, error) {
+	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels}), Tracing: tr}
+	a.closers = append(a.closers, flushTracing(tr))
+	countDropped(a.Metrics, tr)
+	tracer := tr.Tracer()
 	ok := false
 	defer func() {
 		if !ok {
@@ -141,10 +158,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
 
-	emb, dim, err := newEmbedder(ctx, cfg.Embedder)
+	rawEmb, dim, err := newEmbedder(ctx, cfg.Embedder)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
+	emb := telemetry.NewEmbedder(rawEmb, tracer, gen(cfg.Embedder.Provider, cfg.Embedder.Model, cfg.Embedder.BaseURL))
 	ix, err := openIndex(ctx, cfg, dim, store, log)
 	if err != nil {
 		return nil, err
@@ -157,15 +175,17 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
 	dumper, _ := store.(memory.Dumper) // both SQL stores export
-	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: store, EpisodeStore: episodeStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
+	tracedStore := telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver))
+	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: episodeStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
 		a.closers = append(a.closers, ix.Close)
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
-		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: ix, Store: store}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: ix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer")}
+		tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
+		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
 		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 			// Per-agent keys take effect for that agent alone: episodes are
 			// indexed when any agent retrieves them (retrieval then keeps
@@ -182,6 +202,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return nil, fmt.Errorf("llm: %w", err)
 	}
 	if model != nil {
+		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
 		summarizer = llmsum.New(model, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
 		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
 	}
@@ -191,6 +212,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(pol),
+		Tracer:     tracer,
 		OnJob: func(tenant, outcome string, in, out int) {
 			if outcome == "llm_tokens" {
 				a.Metrics.AddLLMTokens(tenant, in, out)
@@ -203,7 +225,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
-		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic",
+		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
 			Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
 		if lm, ok := summarizer.(worker.ProfileMerger); ok { // an LLM: one merge call per change
 			a.Profiler.Merger, a.Profiler.Model = lm, cfg.LLM.Model
@@ -224,7 +246,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		return b.Unindexed, b.Unsummarised, err
 	})
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg)}
+		UI: a.inspector(cfg), Tracer: tracer}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
 	}
@@ -366,7 +388,7 @@ const queryCacheSize = 4096
 // embedder, so a repeated query costs no round trip. The hashing embedder
 // is faster than a cache lookup's bookkeeping and is left as it is.
 func queryEmbedder(c config.Embedder, emb rag.Embedder, m *metrics.Metrics) rag.Embedder {
-	if _, local := emb.(*rag.HashingEmbedder); local {
+	if c.Provider == "hashing" {
 		return emb
 	}
 	ident := strings.Join([]string{c.Provider, c.Model, c.BaseURL, strconv.Itoa(c.Dimensions)}, "|")

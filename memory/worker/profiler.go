@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -36,6 +39,8 @@ type Profiler struct {
 	Poll     time.Duration // default 2s
 	Now      func() time.Time
 	Logger   *slog.Logger
+	// Tracer opens a span per profile merge (nil: no-op).
+	Tracer trace.Tracer
 
 	mu       sync.Mutex
 	last     map[[2]string]time.Time // (tenant, user) → last merge
@@ -138,6 +143,8 @@ func (p *Profiler) cooling(user [2]string) bool {
 
 // merge folds the chat's current summary into its user's profile.
 func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
+	ctx, span := tracing.Start(ctx, p.Tracer, spanProfileMerge, c.Tenant, c.ID)
+	defer span.End()
 	head, err := p.Store.SummaryHead(ctx, c.Key())
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil // erased meanwhile

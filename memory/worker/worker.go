@@ -13,7 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/extractive"
 )
@@ -85,6 +88,8 @@ type Worker struct {
 	// OnJob, when set, is told the outcome of every extension that ran
 	// ("ok", "degraded", "error") and the LLM tokens it used (metrics).
 	OnJob func(tenant, outcome string, inTokens, outTokens int)
+	// Tracer opens a span per summary job (nil: no-op).
+	Tracer trace.Tracer
 
 	once  sync.Once
 	kick  chan struct{}
@@ -504,6 +509,8 @@ func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool)
 		return nil, nil, ErrLeaseHeld
 	}
 	defer w.startJob(key)()
+	ctx, span := tracing.Start(ctx, w.Tracer, spanSummarise, key.Tenant, key.ChatID)
+	defer span.End()
 	defer func() {
 		// Released even when ctx is cancelled; if this fails the lease
 		// simply expires.

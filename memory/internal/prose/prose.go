@@ -97,8 +97,9 @@ var (
 // links; markdown markers are dropped and their text kept. A block taken
 // out ends the sentence before it; a span taken out leaves a Hole, except
 // a short formula or identifier ("$h = 0.5$", "`make`"), kept as text.
-// Runs of ellipses become one "…".
+// Runs of ellipses become one "…"; curly quotes become straight ones.
 func Clean(text string) string {
+	text = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(text)
 	text = fenceRe.ReplaceAllString(text, "\n")
 	text = displayRe.ReplaceAllString(text, "\n")
 	text = tableLine.ReplaceAllString(text, "")
@@ -156,16 +157,16 @@ var (
 )
 
 // IsProse reports whether a sentence is written in words: no Hole, at
-// least three words of letters, mostly letters, and hardly any signs of
-// code or formulas.
+// least two words of letters, mostly letters and digits, and hardly any
+// signs of code or formulas.
 func IsProse(s string) bool {
-	if strings.Contains(s, Hole) || len(letterWord.FindAllString(s, -1)) < 3 {
+	if strings.Contains(s, Hole) || len(letterWord.FindAllString(s, -1)) < 2 {
 		return false
 	}
 	letters, other := 0, 0
 	for _, r := range s {
 		switch {
-		case unicode.IsLetter(r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			letters++
 		case !unicode.IsSpace(r):
 			other++

@@ -16,7 +16,7 @@ const (
 	// family, pets and belongings one "has": "I have two kids".
 	owned = `(?:kids?|children|child|sons?|daughters?|sisters?|brothers?|siblings?|wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|dogs?|cats?|pets?|pupp(?:y|ies)|kittens?|birds?|parrots?|horses?|rabbits?|bunn(?:y|ies)|turtles?|snakes?|fish|grandkids|grandchildren|twins|cars?|house|apartment|flat|degree|job|garden|bikes?|motorcycle|boat|farm|shop|business|band|blog|podcast|channel)`
 	// people and things that are "my ...".
-	mine = `(?:sister|brother|mom|mum|mother|dad|father|wife|husband|partner|son|daughter|kids|children|family|friend|best friend|boss|dog|cat|puppy|pet|name|job|birthday|hometown|home|house|grandma|grandmother|grandpa|grandfather|parents|team|company|boyfriend|girlfriend|aunt|uncle|cousin|baby|niece|nephew|neighbou?r|roommate|fianc[eé]e?|goal|dream|plan|degree|major|car|garden|band|business|shop|book|novel|thesis)`
+	mine = `(?:sister|brother|mom|mum|mother|dad|father|wife|husband|partner|son|daughter|kid|children|family|friend|boss|dog|cat|puppy|pet|name|job|birthday|hometown|home|house|grandma|grandmother|grandpa|grandfather|parent|team|company|boyfriend|girlfriend|aunt|uncle|cousin|baby|niece|nephew|neighbou?r|roommate|fianc[eé]e?|goal|dream|plan|degree|major|car|garden|band|business|shop|book|novel|thesis)s?`
 	// markers of a time still to come.
 	future = `(?:tomorrow|tonight|next (?:week|month|year|weekend|summer|spring|fall|autumn|winter|semester|time|` + days + `)|this (?:coming )?(?:week|month|year|weekend|summer|spring|fall|autumn|winter|evening|afternoon|` + days + `)|later this (?:week|month|year)|in (?:a few|\d+|two|three|four|five|six) (?:days|weeks|months|years)|on ` + days + `|on ` + months + ` \d{1,2}|on \d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `|in ` + months + `|upcoming|soon)`
 )
@@ -31,7 +31,7 @@ said saw sold sent set shook shot sang sank sat slept spent spoke stood stole sw
 woke wore wrote began become became broke fought hung hid hit hurt sold won withdrew saw`)
 	vaguePast = set(`thought felt knew meant said told heard saw wanted needed guessed wondered noticed realized realised
 figured hoped asked mentioned forgot understood loved liked enjoyed hated appreciated meant seemed supposed used tried
-decided agreed did had got was were`)
+decided agreed did was were`)
 	// vagueObject are the first words of a predicate that refers back to
 	// the conversation, not to the speaker's life: "I love that!",
 	// "I'd love to hear more", "I want to thank you".
@@ -48,6 +48,7 @@ type pattern struct {
 	re     *regexp.Regexp
 	person bool // only from a person talking about themself
 	other  bool // its subject is a thing, never the speaker
+	past   bool // its predicate starts with a past tense
 }
 
 func p(kind string, rank int, person bool, re string) pattern {
@@ -77,6 +78,11 @@ var patterns = []pattern{
 	p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`),
 	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`),
 
+	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`),
+
+	// Feelings about something in one's life.
+	p(memory.FactOther, rankFeeling, true, `\bi(?:'m| am| feel| felt| was) `+adv+`(?:so |very |super |pretty |a bit |a little |kind of )*(?:excited|thrilled|nervous|worried|anxious|stressed|swamped|busy|overwhelmed|struggling|obsessed|curious|scared|afraid|grateful|thankful|keen|inspired|motivated|sad|upset|heartbroken) (?:about|with|by|of|for|to|on) (.+)`),
+
 	// Preferences.
 	p(memory.FactPreference, rankPreference, true, `\bmy (?:all[- ]time )?favou?rite (.+)`),
 	p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`),
@@ -85,6 +91,9 @@ var patterns = []pattern{
 	p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`),
 
 	// Plans.
+	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`),
+	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:determined|committed|eager|ready|set|saving up|working hard|working towards?) (?:to|for) (.+)`),
+	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:searching|looking|hunting|saving|preparing|applying) (?:for|into) (.+)`),
 	p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|getting ready to|preparing to|thinking of|thinking about|considering|looking forward to|signed up for|signing up for|scheduled to|set to|starting|taking up) (.+)`),
 	p(memory.FactPlan, rankPlan, true, `\b(?:i|we) `+adv+`(?:plan|intend|aim|hope|want|need|would like|'d like|have decided|'ve decided|decided) to (.+)`),
 	p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`),
@@ -92,10 +101,12 @@ var patterns = []pattern{
 
 	// Events.
 	p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`),
-	p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`),
+	p(memory.FactEvent, rankEvent, true, `\bi `+adv+`used to (.+)`),
+	past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`)),
 }
 
 func thing(pt pattern) pattern { pt.other = true; return pt }
+func past(pt pattern) pattern  { pt.past = true; return pt }
 
 // classify matches one prose sentence against the patterns; the first
 // pattern whose predicate carries content wins.
@@ -137,8 +148,11 @@ func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
 	if len(ws) == 0 || vagueObject[ws[0]] || content(pred, names) < 1 {
 		return false
 	}
-	if pt.kind == memory.FactEvent && pt.rank == rankEvent && !strings.Contains(strings.ToLower(match), "'ve ") && !strings.Contains(strings.ToLower(match), " have ") {
+	if pt.past {
 		v := ws[0]
+		if v == "had" && len(ws) > 2 && ws[1] == "to" {
+			return content(strings.Join(ws[2:], " "), names) >= 1 // "I had to close my account"
+		}
 		if !(irregularPast[v] || strings.HasSuffix(v, "ed")) || vaguePast[v] || len(ws) < 3 {
 			return false
 		}
@@ -170,13 +184,28 @@ func content(s string, names map[string]bool) int {
 }
 
 var (
-	fillerLead = regexp.MustCompile(`(?i)^(?:(?:oh|wow|woah|whoa|yeah|yes|yep|yup|haha|hahaha|lol|well|so|and|but|btw|anyway|honestly|um|hmm|ah|aw+|omg|ok|okay|hey|hi|man|gosh|ooh|ha|totally|true|right|also|plus|now)[,!.]*\s+)+`)
-	sharesRe   = regexp.MustCompile(`\[shares? [^\]]*\]`)
+	fillerLead      = regexp.MustCompile(`(?i)^(?:(?:oh|wow|woah|whoa|yeah|yes|yep|yup|haha|hahaha|lol|well|so|and|but|btw|anyway|honestly|um|hmm|ah|aw+|omg|ok|okay|hey|hi|man|gosh|ooh|ha|totally|true|right|also|plus|now)[,!.]*\s+)+`)
+	sharesRe        = regexp.MustCompile(`\[shares? [^\]]*\]`)
+	labelLead       = regexp.MustCompile(`(?i)^(?:update|note|fyi|ps|edit|reminder|heads up|correction|btw)\s*[:,-]\s*`)
+	vocative        = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s+`)
+	subjectlessPast = regexp.MustCompile(`(?i)^(?:just |finally |recently )?(?:started|got|had|went|took|made|finished|bought|joined|visited|moved|tried|signed|booked|adopted|spent|met|ran|won|lost|learned|learnt|picked|painted|wrote|built|saw|watched|read|quit|graduated|attended|volunteered|hosted|organized|organised|baked|cooked) `)
+	subjectless     = regexp.MustCompile(`(?i)^(?:gonna|going to|planning to|planning on|about to|hoping to|thinking of|thinking about|trying to|off to) `)
 )
 
-// trimFiller drops leading interjections: "Yeah, I went" says "I went".
+// trimFiller drops leading interjections and a leading name called out:
+// "Yeah, I went" and "Mel, I went" say "I went"; a plan said without its
+// subject ("Gonna continue my studies") gets it back.
 func trimFiller(s string) string {
-	t := fillerLead.ReplaceAllString(s, "")
+	t := fillerLead.ReplaceAllString(labelLead.ReplaceAllString(s, ""), "")
+	t = vocative.ReplaceAllString(t, "")
+	switch {
+	case subjectless.MatchString(t):
+		t = "I'm " + t
+	case strings.HasPrefix(strings.ToLower(t), "been "):
+		t = "I've " + t
+	case subjectlessPast.MatchString(t):
+		t = "I " + t
+	}
 	if t == "" {
 		return s
 	}

@@ -120,6 +120,7 @@ type candidate struct {
 const (
 	rankQuestion = iota + 1
 	rankEvent
+	rankFeeling
 	rankPreference
 	rankAttribute
 	rankPlan

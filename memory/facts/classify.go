@@ -25,10 +25,6 @@ const (
 // verbs of small talk or of thinking, which say nothing about the speaker's
 // life.
 var (
-	irregularPast = set(`went got took made ran met won lost bought brought built caught chose came did drew drove ate fell
-felt found flew forgot gave grew had heard held kept knew led left lent let lit meant paid put quit read rode rang rose
-said saw sold sent set shook shot sang sank sat slept spent spoke stood stole swam taught told thought threw understood
-woke wore wrote began become became broke fought hung hid hit hurt sold won withdrew saw`)
 	vaguePast = set(`thought felt knew meant said told heard saw wanted needed guessed wondered noticed realized realised
 figured hoped asked mentioned forgot understood loved liked enjoyed hated appreciated meant seemed supposed used tried
 decided agreed did was were`)
@@ -153,7 +149,7 @@ func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
 		if v == "had" && len(ws) > 2 && ws[1] == "to" {
 			return content(strings.Join(ws[2:], " "), names) >= 1 // "I had to close my account"
 		}
-		if !(irregularPast[v] || strings.HasSuffix(v, "ed")) || vaguePast[v] || len(ws) < 3 {
+		if !(prose.IrregularPast[v] || strings.HasSuffix(v, "ed")) || vaguePast[v] || len(ws) < 3 {
 			return false
 		}
 		return content(strings.Join(ws[1:], " "), names) >= 1

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/prose"
 )
 
 var t0 = time.Date(2025, 5, 8, 13, 56, 0, 0, time.UTC)
@@ -141,7 +142,7 @@ func TestThirdPerson(t *testing.T) {
 		{"I can swim.", "Caroline can swim."},
 	}
 	for _, c := range cases {
-		if got := thirdPerson(c.in, "Caroline"); got != c.want {
+		if got := prose.ThirdPerson(c.in, "Caroline"); got != c.want {
 			t.Errorf("thirdPerson(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

@@ -181,7 +181,6 @@ func content(s string, names map[string]bool) int {
 
 var (
 	fillerLead      = regexp.MustCompile(`(?i)^(?:(?:oh|wow|woah|whoa|yeah|yes|yep|yup|haha|hahaha|lol|well|so|and|but|btw|anyway|honestly|um|hmm|ah|aw+|omg|ok|okay|hey|hi|man|gosh|ooh|ha|totally|true|right|also|plus|now)[,!.]*\s+)+`)
-	sharesRe        = regexp.MustCompile(`\[shares? [^\]]*\]`)
 	labelLead       = regexp.MustCompile(`(?i)^(?:update|note|fyi|ps|edit|reminder|heads up|correction|btw)\s*[:,-]\s*`)
 	vocative        = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s+`)
 	subjectlessPast = regexp.MustCompile(`(?i)^(?:just |finally |recently )?(?:started|got|had|went|took|made|finished|bought|joined|visited|moved|tried|signed|booked|adopted|spent|met|ran|won|lost|learned|learnt|picked|painted|wrote|built|saw|watched|read|quit|graduated|attended|volunteered|hosted|organized|organised|baked|cooked) `)

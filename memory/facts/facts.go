@@ -20,7 +20,7 @@ import (
 
 // Caps.
 const (
-	MaxPerTurn = 2   // facts drawn from one turn
+	MaxPerTurn = 3   // facts drawn from one turn
 	MaxChars   = 200 // a fact's text, cut at a sentence, clause or word end
 )
 
@@ -82,10 +82,8 @@ func skip(m memory.Message) bool {
 	return m.Deleted || (m.Role != memory.RoleUser && m.Role != memory.RoleAssistant)
 }
 
-// sentences are the prose sentences of a turn's body; a shared image's
-// caption ("[shares a photo of …]") is not the speaker's words.
+// sentences are the prose sentences of a turn's body.
 func sentences(body string) []string {
-	body = sharesRe.ReplaceAllString(body, " ")
 	var out []string
 	for _, s := range prose.Sentences(prose.Clean(body)) {
 		if prose.IsProse(s) {

@@ -91,9 +91,9 @@ func TestExtractCapsPerTurn(t *testing.T) {
 	if len(fs) != MaxPerTurn {
 		t.Fatalf("got %d facts, want %d: %+v", len(fs), MaxPerTurn, fs)
 	}
-	// The higher ranks win (decision, attribute), in sentence order.
-	if fs[0].Kind != memory.FactAttribute || fs[1].Kind != memory.FactDecision {
-		t.Fatalf("kinds %s %s", fs[0].Kind, fs[1].Kind)
+	// The higher ranks win (the event is dropped), in sentence order.
+	if fs[0].Kind != memory.FactPreference || fs[1].Kind != memory.FactAttribute || fs[2].Kind != memory.FactDecision {
+		t.Fatalf("kinds %s %s %s", fs[0].Kind, fs[1].Kind, fs[2].Kind)
 	}
 }
 

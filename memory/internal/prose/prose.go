@@ -73,6 +73,7 @@ func Read(m memory.Message) Turn {
 }
 
 var (
+	captionRe   = regexp.MustCompile(`\[shares? [^\]\n]*\]`)
 	fenceRe     = regexp.MustCompile("(?s)(?:```|~~~).*?(?:```|~~~|$)")
 	displayRe   = regexp.MustCompile(`(?s)\\\[.*?\\\]|\$\$.*?\$\$|\\\(.*?\\\)|\\begin\{[^}]*\}.*?\\end\{[^}]*\}`)
 	inlineMath  = regexp.MustCompile(`\$[^$\n]+?\$`)
@@ -94,12 +95,14 @@ var (
 
 // Clean returns text with what is not prose taken out: fenced code,
 // display and inline LaTeX, LaTeX commands, tables, HTML tags, images and
-// links; markdown markers are dropped and their text kept. A block taken
+// links, and the caption of a shared image ("[shares a photo of …]": not
+// the speaker's words); markdown markers are dropped and their text kept. A block taken
 // out ends the sentence before it; a span taken out leaves a Hole, except
 // a short formula or identifier ("$h = 0.5$", "`make`"), kept as text.
 // Runs of ellipses become one "…"; curly quotes become straight ones.
 func Clean(text string) string {
 	text = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(text)
+	text = captionRe.ReplaceAllString(text, " ")
 	text = fenceRe.ReplaceAllString(text, "\n")
 	text = displayRe.ReplaceAllString(text, "\n")
 	text = tableLine.ReplaceAllString(text, "")
@@ -129,7 +132,7 @@ func Clean(text string) string {
 
 // sentenceEnd splits after ., !, ? or … followed by white space, and at
 // line breaks.
-var sentenceEnd = regexp.MustCompile(`([.!?…]+)["'’”)\]]*\s+|\n+`)
+var sentenceEnd = regexp.MustCompile(`([.!?…]+["'’”)\]]*)\s+|\n+`)
 
 // Sentences cuts text into trimmed, non-empty sentences.
 func Sentences(text string) []string {
@@ -138,7 +141,7 @@ func Sentences(text string) []string {
 	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
 		end := m[1]
 		if m[2] >= 0 {
-			end = m[3] // keep the punctuation, drop the space
+			end = m[3] // keep the punctuation and closing quotes, drop the space
 		}
 		if s := strings.TrimSpace(text[last:end]); s != "" {
 			out = append(out, s)

@@ -108,7 +108,7 @@ func past(pt pattern) pattern  { pt.past = true; return pt }
 // pattern whose predicate carries content wins.
 func classify(s string, sp prose.Speaker, role memory.Role, names map[string]bool) (candidate, bool) {
 	s = trimFiller(s)
-	if strings.HasSuffix(s, "?") || len(prose.Words(s)) < 4 {
+	if strings.HasSuffix(s, "?") || len(prose.Words(s)) < 2 {
 		return candidate{}, false
 	}
 	// An event must say more than its verb: "I went there" is not one.

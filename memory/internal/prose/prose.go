@@ -155,7 +155,7 @@ func Sentences(text string) []string {
 }
 
 var (
-	letterWord = regexp.MustCompile(`\p{L}{2,}`)
+	letterWord = regexp.MustCompile(`\p{L}[\p{L}']*`)
 	codeSigns  = regexp.MustCompile(`==|!=|->|=>|:=|&&|\|\||\w\(|[{};<>\\^_|#]`)
 )
 

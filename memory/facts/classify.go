@@ -45,6 +45,7 @@ type pattern struct {
 	person bool // only from a person talking about themself
 	other  bool // its subject is a thing, never the speaker
 	past   bool // its predicate starts with a past tense
+	need   []string
 }
 
 func p(kind string, rank int, person bool, re string) pattern {
@@ -55,54 +56,59 @@ var selfWords = set(`i i'm i've i'd i'll we we're we've we'd we'll me my our`)
 
 var patterns = []pattern{
 	// Decisions, from anyone.
-	p(memory.FactDecision, rankDecision, false, `^decision:\s*(.+)`),
-	p(memory.FactDecision, rankDecision, false, `\b(?:we|i)(?:'ve| have)? (?:finally |just )?(?:decided|agreed) (?:to|on|that|we'll|we will) (.+)`),
-	p(memory.FactDecision, rankDecision, false, `\blet'?s (?:go with|use|pick|choose|book|settle on|stick with|schedule|switch to|move to|go for|do it on|meet on|meet at) (.+)`),
-	p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`),
-	p(memory.FactDecision, rankDecision, false, `\bwe (?:settled on|went with|chose|picked|opted for) (.+)`),
-	p(memory.FactDecision, rankDecision, false, `\b(?:final (?:decision|answer|choice) is|the plan is to|agreed[,:]? (?:we|let's|to)) (.+)`),
-	thing(p(memory.FactDecision, rankDecision, false, `^(?:the |our |my )?(?:[a-z][\w-]*(?: [a-z][\w-]*){0,3}) (?:is |was |has been |got |have been )?(?:moved|rescheduled|postponed|pushed(?: back)?|brought forward|changed|shifted) to (.*(?:\d|\b`+months+`\b|\b`+days+`\b).*)`)),
+	needs("decision", p(memory.FactDecision, rankDecision, false, `^decision:\s*(.+)`)),
+	needs("decided|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:we|i)(?:'ve| have)? (?:finally |just )?(?:decided|agreed) (?:to|on|that|we'll|we will) (.+)`)),
+	needs("let", p(memory.FactDecision, rankDecision, false, `\blet'?s (?:go with|use|pick|choose|book|settle on|stick with|schedule|switch to|move to|go for|do it on|meet on|meet at) (.+)`)),
+	needs(" we", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`)),
+	needs(" we ", p(memory.FactDecision, rankDecision, false, `\bwe (?:settled on|went with|chose|picked|opted for) (.+)`)),
+	needs("final |plan is|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:final (?:decision|answer|choice) is|the plan is to|agreed[,:]? (?:we|let's|to)) (.+)`)),
+	needs("moved|rescheduled|postponed|pushed|brought forward|changed|shifted", thing(p(memory.FactDecision, rankDecision, false, `^(?:the |our |my )?(?:[a-z][\w-]*(?: [a-z][\w-]*){0,3}) (?:is |was |has been |got |have been )?(?:moved|rescheduled|postponed|pushed(?: back)?|brought forward|changed|shifted) to (.*(?:\d|\b`+months+`\b|\b`+days+`\b).*)`))),
 	p(memory.FactDecision, rankDecision, false, `^(?:ok(?:ay)?,? |so,? |then,? |instead,? )?(?:use|set|make|change|switch) (\S.*?\s(?:=|to)\s.+)`),
 
 	// Attributes.
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|moved|relocated|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
+	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),
+	needs("live|grew up|born|moved|relocated| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|moved|relocated|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
+	needs("moving|relocating", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
+	needs(" have | got |'ve got", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`)),
 	p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`),
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`)),
 
-	p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`),
+	needs("lucky|blessed|grateful|thankful|fortunate", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`)),
 
 	// Feelings about something in one's life.
-	p(memory.FactOther, rankFeeling, true, `\bi(?:'m| am| feel| felt| was) `+adv+`(?:so |very |super |pretty |a bit |a little |kind of )*(?:excited|thrilled|nervous|worried|anxious|stressed|swamped|busy|overwhelmed|struggling|obsessed|curious|scared|afraid|grateful|thankful|keen|inspired|motivated|sad|upset|heartbroken) (?:about|with|by|of|for|to|on) (.+)`),
+	needs(" i'm | i am | i feel | i felt | i was ", p(memory.FactOther, rankFeeling, true, `\bi(?:'m| am| feel| felt| was) `+adv+`(?:so |very |super |pretty |a bit |a little |kind of )*(?:excited|thrilled|nervous|worried|anxious|stressed|swamped|busy|overwhelmed|struggling|obsessed|curious|scared|afraid|grateful|thankful|keen|inspired|motivated|sad|upset|heartbroken) (?:about|with|by|of|for|to|on) (.+)`)),
 
 	// Preferences.
-	p(memory.FactPreference, rankPreference, true, `\bmy (?:all[- ]time )?favou?rite (.+)`),
-	p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`),
-	p(memory.FactPreference, rankPreference, true, `\bi(?:'m| am) `+adv+`(?:a (?:big |huge )?fan of|not a fan of|into|passionate about|obsessed with|crazy about|a big believer in) (.+)`),
-	p(memory.FactPreference, rankPreference, true, `\bi(?:'d| would) `+adv+`(?:rather|prefer|love to|like to) (.+)`),
+	needs("favorite|favourite", p(memory.FactPreference, rankPreference, true, `\bmy (?:all[- ]time )?favou?rite (.+)`)),
+	needs(" i ", p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPreference, rankPreference, true, `\bi(?:'m| am) `+adv+`(?:a (?:big |huge )?fan of|not a fan of|into|passionate about|obsessed with|crazy about|a big believer in) (.+)`)),
+	needs(" i'd | i would ", p(memory.FactPreference, rankPreference, true, `\bi(?:'d| would) `+adv+`(?:rather|prefer|love to|like to) (.+)`)),
 	p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`),
 
 	// Plans.
-	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`),
-	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:determined|committed|eager|ready|set|saving up|working hard|working towards?) (?:to|for) (.+)`),
-	p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:searching|looking|hunting|saving|preparing|applying) (?:for|into) (.+)`),
-	p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|getting ready to|preparing to|thinking of|thinking about|considering|looking forward to|signed up for|signing up for|scheduled to|set to|starting|taking up) (.+)`),
-	p(memory.FactPlan, rankPlan, true, `\b(?:i|we) `+adv+`(?:plan|intend|aim|hope|want|need|would like|'d like|have decided|'ve decided|decided) to (.+)`),
-	p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`),
-	p(memory.FactPlan, rankPlan, true, `\b`+future+`,? (?:i|we) `+adv+`(\w+ .+)`),
+	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:determined|committed|eager|ready|set|saving up|working hard|working towards?) (?:to|for) (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:searching|looking|hunting|saving|preparing|applying) (?:for|into) (.+)`)),
+	needs(" i'm | i am | we're | we are ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|getting ready to|preparing to|thinking of|thinking about|considering|looking forward to|signed up for|signing up for|scheduled to|set to|starting|taking up) (.+)`)),
+	needs(" to ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we) `+adv+`(?:plan|intend|aim|hope|want|need|would like|'d like|have decided|'ve decided|decided) to (.+)`)),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`)),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b`+future+`,? (?:i|we) `+adv+`(\w+ .+)`)),
 
 	// Events.
-	p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`),
-	p(memory.FactEvent, rankEvent, true, `\bi `+adv+`used to (.+)`),
-	past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`)),
+	needs("'ve | have ", p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`)),
+	needs("used to", p(memory.FactEvent, rankEvent, true, `\bi `+adv+`used to (.+)`)),
+	needs(" i | we ", past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`))),
 }
 
 func thing(pt pattern) pattern { pt.other = true; return pt }
-func past(pt pattern) pattern  { pt.past = true; return pt }
+
+// needs gives a pattern the words ("|"-separated) one of which a sentence
+// must hold for the pattern to be tried: a cheap test that spares most
+// sentences most regular expressions.
+func needs(words string, pt pattern) pattern { pt.need = strings.Split(words, "|"); return pt }
+func past(pt pattern) pattern                { pt.past = true; return pt }
 
 // classify matches one prose sentence against the patterns; the first
 // pattern whose predicate carries content wins.
@@ -113,8 +119,9 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 	}
 	// An event must say more than its verb: "I went there" is not one.
 	rich := content(s, names) >= 2
+	norm := " " + strings.Join(prose.Words(s), " ") + " "
 	for _, pt := range patterns {
-		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) {
+		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !holdsAny(norm, pt.need) {
 			continue
 		}
 		m := pt.re.FindStringSubmatch(s)
@@ -131,6 +138,15 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		return candidate{kind: pt.kind, rank: pt.rank, text: render(pt.kind, s, sp)}, true
 	}
 	return candidate{}, false
+}
+
+func holdsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return len(subs) == 0
 }
 
 // meaningful reports whether a matched predicate says something: it does
@@ -191,9 +207,19 @@ var (
 // "Yeah, I went" and "Mel, I went" say "I went"; a plan said without its
 // subject ("Gonna continue my studies") gets it back.
 func trimFiller(s string) string {
-	t := fillerLead.ReplaceAllString(labelLead.ReplaceAllString(s, ""), "")
-	t = vocative.ReplaceAllString(t, "")
+	t := s
+	if first := firstWord(t); labelWords[first] {
+		t = labelLead.ReplaceAllString(t, "")
+	}
+	if fillerWords[firstWord(t)] { // the regular expressions only when they can match
+		t = fillerLead.ReplaceAllString(t, "")
+	}
+	if t != "" && t[0] >= 'A' && t[0] <= 'Z' {
+		t = vocative.ReplaceAllString(t, "")
+	}
+	first := firstWord(t)
 	switch {
+	case !subjectlessFirst[first]:
 	case subjectless.MatchString(t):
 		t = "I'm " + t
 	case strings.HasPrefix(strings.ToLower(t), "been "):
@@ -205,6 +231,21 @@ func trimFiller(s string) string {
 		return s
 	}
 	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+var (
+	labelWords       = set(`update note fyi ps edit reminder heads correction btw`)
+	fillerWords      = set(`oh wow woah whoa yeah yes yep yup haha hahaha lol well so and but btw anyway honestly um hmm ah aw aww awww omg ok okay hey hi man gosh ooh ha totally true right also plus now`)
+	subjectlessFirst = set(`gonna going planning about hoping thinking trying off been just finally recently started got had went took made finished bought joined visited moved tried signed booked adopted spent met ran won lost learned learnt picked painted wrote built saw watched read quit graduated attended volunteered hosted organized organised baked cooked`)
+)
+
+// firstWord is the lowercased first word of s.
+func firstWord(s string) string {
+	end := strings.IndexAny(s, " ,!.:;-\t")
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.ToLower(s[:end])
 }
 
 func set(s string) map[string]bool {

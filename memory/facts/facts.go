@@ -30,20 +30,18 @@ const (
 // ForChat to bind the facts to their chat. System, tool and deleted turns
 // are skipped.
 func Extract(turns []memory.Message) []memory.Fact {
-	names := speakerNames(turns)
+	rs := readAll(turns)
+	names := speakerNames(rs)
 	open := map[int64][]Question{}
-	for _, q := range Unanswered(turns) {
+	for _, q := range unanswered(rs, names) {
 		open[q.Seq] = append(open[q.Seq], q)
 	}
 	var out []memory.Fact
 	seen := map[string]bool{}
-	for _, m := range turns {
-		if skip(m) {
-			continue
-		}
-		t := prose.Read(m)
+	for _, r := range rs {
+		m, t := r.msg, r.turn
 		var cs []candidate
-		for _, s := range sentences(t.Body) {
+		for _, s := range r.sents {
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
 				cs = append(cs, c)
 			}
@@ -78,6 +76,26 @@ func ForChat(key memory.ChatKey, fs []memory.Fact) []memory.Fact {
 	return fs
 }
 
+// read is a turn read once: its speaker, body and prose sentences.
+type read struct {
+	msg   memory.Message
+	turn  prose.Turn
+	sents []string
+}
+
+// readAll reads the user and assistant turns that are not deleted.
+func readAll(turns []memory.Message) []read {
+	var out []read
+	for _, m := range turns {
+		if skip(m) {
+			continue
+		}
+		t := prose.Read(m)
+		out = append(out, read{m, t, sentences(t.Body)})
+	}
+	return out
+}
+
 func skip(m memory.Message) bool {
 	return m.Deleted || (m.Role != memory.RoleUser && m.Role != memory.RoleAssistant)
 }
@@ -95,13 +113,11 @@ func sentences(body string) []string {
 
 // speakerNames are the lowercased names of the people talking: words that
 // are not content in a fact ("Thanks, Caroline!").
-func speakerNames(turns []memory.Message) map[string]bool {
+func speakerNames(rs []read) map[string]bool {
 	out := map[string]bool{}
-	for _, m := range turns {
-		if n := prose.Read(m).Speaker.Name; n != "" {
-			for _, w := range prose.Words(n) {
-				out[w] = true
-			}
+	for _, r := range rs {
+		for _, w := range prose.Words(r.turn.Speaker.Name) {
+			out[w] = true
 		}
 	}
 	return out

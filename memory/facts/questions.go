@@ -31,17 +31,18 @@ func (q Question) Fact() string {
 // "What about you?") and questions with fewer than two content words are
 // not questions worth keeping.
 func Unanswered(turns []memory.Message) []Question {
-	names := speakerNames(turns)
+	rs := readAll(turns)
+	return unanswered(rs, speakerNames(rs))
+}
+
+func unanswered(rs []read, names map[string]bool) []Question {
 	var out []Question
-	for i, m := range turns {
-		if skip(m) {
+	for i, r := range rs {
+		m, t := r.msg, r.turn
+		if !t.Speaker.Person || repliedTo(rs[i+1:], m, t.Speaker.Name) {
 			continue
 		}
-		t := prose.Read(m)
-		if !t.Speaker.Person || repliedTo(turns[i+1:], m, t.Speaker.Name) {
-			continue
-		}
-		for _, s := range sentences(t.Body) {
+		for _, s := range r.sents {
 			s = trimFiller(s)
 			if !strings.HasSuffix(s, "?") || smallTalk.MatchString(s) || content(s, names) < 2 {
 				continue
@@ -53,13 +54,10 @@ func Unanswered(turns []memory.Message) []Question {
 }
 
 // repliedTo reports whether someone other than the asker speaks after.
-func repliedTo(after []memory.Message, asked memory.Message, name string) bool {
-	for _, m := range after {
-		if skip(m) {
-			continue
-		}
-		sp := prose.Read(m).Speaker
-		if m.Role != asked.Role || (name != "" && sp.Name != "" && !strings.EqualFold(sp.Name, name)) {
+func repliedTo(after []read, asked memory.Message, name string) bool {
+	for _, r := range after {
+		sp := r.turn.Speaker
+		if r.msg.Role != asked.Role || (name != "" && sp.Name != "" && !strings.EqualFold(sp.Name, name)) {
 			return true
 		}
 	}

@@ -101,34 +101,77 @@ var (
 // a short formula or identifier ("$h = 0.5$", "`make`"), kept as text.
 // Runs of ellipses become one "…"; curly quotes become straight ones.
 func Clean(text string) string {
-	text = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"").Replace(text)
-	text = captionRe.ReplaceAllString(text, " ")
-	text = fenceRe.ReplaceAllString(text, "\n")
-	text = displayRe.ReplaceAllString(text, "\n")
-	text = tableLine.ReplaceAllString(text, "")
-	text = inlineMath.ReplaceAllStringFunc(text, func(m string) string {
-		if in := strings.TrimSpace(m[1 : len(m)-1]); simpleMath.MatchString(in) && strings.ContainsAny(in, "=+-") {
-			return in
+	has := func(subs ...string) bool {
+		for _, sub := range subs {
+			if strings.Contains(text, sub) {
+				return true
+			}
 		}
-		return Hole
-	})
-	text = inlineCode.ReplaceAllStringFunc(text, func(m string) string {
-		if in := m[1 : len(m)-1]; simpleIdent.MatchString(in) {
-			return in
-		}
-		return Hole
-	})
-	text = latexCmd.ReplaceAllString(text, Hole)
-	text = imageRe.ReplaceAllString(text, "")
-	text = mdLink.ReplaceAllString(text, "$1")
-	text = urlRe.ReplaceAllString(text, Hole)
-	text = htmlTag.ReplaceAllString(text, " ")
-	text = headingRe.ReplaceAllString(text, "")
-	text = bulletRe.ReplaceAllString(text, "")
-	text = emphasisRe.ReplaceAllString(text, "")
-	text = ellipsisRe.ReplaceAllString(text, "…")
-	return spacesRe.ReplaceAllString(text, " ")
+		return false
+	}
+	// Each rewrite runs only when its mark is there: most turns are plain
+	// prose and skip them all.
+	text = quotes.Replace(text)
+	if has("[share") {
+		text = captionRe.ReplaceAllString(text, " ")
+	}
+	if has("```", "~~~") {
+		text = fenceRe.ReplaceAllString(text, "\n")
+	}
+	if has(`\`, "$$") {
+		text = displayRe.ReplaceAllString(text, "\n")
+	}
+	if has("|") {
+		text = tableLine.ReplaceAllString(text, "")
+	}
+	if has("$") {
+		text = inlineMath.ReplaceAllStringFunc(text, func(m string) string {
+			if in := strings.TrimSpace(m[1 : len(m)-1]); simpleMath.MatchString(in) && strings.ContainsAny(in, "=+-") {
+				return in
+			}
+			return Hole
+		})
+	}
+	if has("`") {
+		text = inlineCode.ReplaceAllStringFunc(text, func(m string) string {
+			if in := m[1 : len(m)-1]; simpleIdent.MatchString(in) {
+				return in
+			}
+			return Hole
+		})
+	}
+	if has(`\`) {
+		text = latexCmd.ReplaceAllString(text, Hole)
+	}
+	if has("](") {
+		text = imageRe.ReplaceAllString(text, "")
+		text = mdLink.ReplaceAllString(text, "$1")
+	}
+	if has("://", "www.") {
+		text = urlRe.ReplaceAllString(text, Hole)
+	}
+	if has("<") {
+		text = htmlTag.ReplaceAllString(text, " ")
+	}
+	if has("#", ">") {
+		text = headingRe.ReplaceAllString(text, "")
+	}
+	if has("-", "*", "+", "•", ".", ")") {
+		text = bulletRe.ReplaceAllString(text, "")
+	}
+	if has("**", "__", "~~") {
+		text = emphasisRe.ReplaceAllString(text, "")
+	}
+	if has("...", "…") {
+		text = ellipsisRe.ReplaceAllString(text, "…")
+	}
+	if has("  ", "\t") {
+		text = spacesRe.ReplaceAllString(text, " ")
+	}
+	return text
 }
+
+var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
 
 // sentenceEnd splits after ., !, ? or … followed by white space, and at
 // line breaks.
@@ -155,28 +198,42 @@ func Sentences(text string) []string {
 }
 
 var (
-	letterWord = regexp.MustCompile(`\p{L}[\p{L}']*`)
-	codeSigns  = regexp.MustCompile(`==|!=|->|=>|:=|&&|\|\||\w\(|[{};<>\\^_|#]`)
+	codeSigns = regexp.MustCompile(`==|!=|->|=>|:=|&&|\|\||\w\(|[{};<>\\^_|#]`)
 )
 
 // IsProse reports whether a sentence is written in words: no Hole, at
 // least two words of letters, mostly letters and digits, and hardly any
 // signs of code or formulas.
 func IsProse(s string) bool {
-	if strings.Contains(s, Hole) || len(letterWord.FindAllString(s, -1)) < 2 {
+	if strings.Contains(s, Hole) {
 		return false
 	}
-	letters, other := 0, 0
+	letters, other, wordsOfLetters := 0, 0, 0
+	inWord := false
 	for _, r := range s {
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		case unicode.IsLetter(r):
+			if !inWord {
+				wordsOfLetters++
+			}
+			inWord = true
 			letters++
-		case !unicode.IsSpace(r):
-			other++
+		case unicode.IsDigit(r):
+			letters++
+			inWord = false
+		case r == '\'' && inWord:
+		default:
+			inWord = false
+			if !unicode.IsSpace(r) {
+				other++
+			}
 		}
 	}
-	if letters*10 < (letters+other)*7 {
+	if wordsOfLetters < 2 || letters*10 < (letters+other)*7 {
 		return false
+	}
+	if !strings.ContainsAny(s, "=!-:&|({};<>\\^_#") {
+		return true
 	}
 	return len(codeSigns.FindAllString(s, -1)) < 2
 }

@@ -1,21 +1,36 @@
 package prose
 
 import (
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-var wordRe = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_\-]*`)
-
-// Words returns the lowercased words of s.
+// Words returns the lowercased words of s: runs that start with a letter
+// or digit and go on with letters, digits, ', _ or -; the ', _ and - at
+// their ends trimmed. (A scanner: it runs on every sentence, often.)
 func Words(s string) []string {
-	ws := wordRe.FindAllString(s, -1)
-	for i, w := range ws {
-		ws[i] = strings.ToLower(strings.Trim(w, "'-_"))
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			if w := strings.Trim(s[start:end], "'-_"); w != "" {
+				out = append(out, strings.ToLower(w))
+			}
+			start = -1
+		}
 	}
-	return ws
+	for i, r := range s {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case start < 0 && alnum:
+			start = i
+		case start >= 0 && !alnum && r != '\'' && r != '_' && r != '-':
+			flush(i)
+		}
+	}
+	flush(len(s))
+	return out
 }
 
 // Keyword reports whether a lowercased word carries content: at least

@@ -105,6 +105,9 @@ func MergeEntities(prev, add []Entity, max int) []Entity {
 	return out
 }
 
+// mergeDetails adds the new details to the old as one more "; " clause
+// and, past 2*MaxItemChars, drops the oldest clauses whole: details never
+// pile up cut clauses or ellipses.
 func mergeDetails(old, add string) string {
 	old, add = strings.TrimSpace(old), strings.TrimSpace(add)
 	switch {
@@ -113,7 +116,11 @@ func mergeDetails(old, add string) string {
 	case old == "" || strings.Contains(strings.ToLower(add), strings.ToLower(old)):
 		return clipItem(add, 2*MaxItemChars)
 	}
-	return clipItem(old+"; "+add, 2*MaxItemChars)
+	parts := append(strings.Split(old, "; "), add)
+	for len(parts) > 1 && len(strings.Join(parts, "; ")) > 2*MaxItemChars {
+		parts = parts[1:]
+	}
+	return clipItem(strings.Join(parts, "; "), 2*MaxItemChars)
 }
 
 // normKey is the case- and space-insensitive key items are merged by.
@@ -123,12 +130,14 @@ func normKey(s string) string {
 }
 
 // clipItem collapses spaces and cuts s to about max bytes, at a word
-// boundary when one is near, marking the cut with "…".
+// boundary when one is near, marking the cut with one "…" (a trailing
+// ellipsis is not doubled).
 func clipItem(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= max {
 		return s
 	}
+	s = strings.TrimRight(s, "…. ")
 	cut := s[:max]
 	for !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
@@ -136,5 +145,5 @@ func clipItem(s string, max int) string {
 	if i := strings.LastIndexByte(cut, ' '); i > max/2 {
 		cut = cut[:i]
 	}
-	return strings.TrimRight(cut, " ,;:") + "…"
+	return strings.TrimRight(cut, " ,;:…") + "…"
 }

@@ -54,7 +54,15 @@ var (
 	orgBefore    = toSet(`company client customer vendor joined employer startup firm`)
 	// nonNames are capitalised words that begin sentences or are otherwise
 	// not names by themselves.
-	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah`)
+	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah
+	with at in on for from to by about during since until into over under between through of via per without within like as than
+	wow woah whoa yeah yep yup nope haha lol omg glad sounds definitely totally absolutely exactly congrats congratulations cool nice awesome amazing
+	wonderful lovely great love loving agreed agree true right indeed anyway btw same sweet dear cheers bye goodbye welcome`)
+
+	// dropTypes are matched only to claim their span (the digits of an
+	// amount are not a quantity) and never listed as entities: an amount
+	// or a link is a detail of something, not a thing of its own.
+	dropTypes = map[string]bool{TypeAmount: true, TypeURL: true}
 )
 
 type found struct {
@@ -81,7 +89,7 @@ func findEntities(sentence string, count map[string]int) []found {
 	}
 	for _, p := range patterns {
 		for _, m := range p.re.FindAllStringIndex(sentence, -1) {
-			if !claim(m[0], m[1]) {
+			if !claim(m[0], m[1]) || dropTypes[p.typ] {
 				continue
 			}
 			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: detailsAround(sentence, m[0], m[1])}, m[0]})
@@ -105,6 +113,9 @@ func findEntities(sentence string, count map[string]int) []found {
 			continue
 		}
 		a, b := toks[0][0], toks[len(toks)-1][1]
+		if vocative(sentence, a, b) {
+			continue
+		}
 		fields := strings.Fields(sentence[a:b])
 		name := strings.Join(fields, " ")
 		if !claim(a, b) {
@@ -123,6 +134,25 @@ func findEntities(sentence string, count map[string]int) []found {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// vocative reports whether the name at [a,b) calls someone out ("Wow,
+// John!", "Yeah Maria, …", "…, Caroline!"): that says nothing about them.
+func vocative(sentence string, a, b int) bool {
+	name := strings.TrimRight(sentence[a:b], ",.!?")
+	b = a + len(name)
+	after := strings.TrimSpace(sentence[b:])
+	before := strings.TrimSpace(sentence[:a])
+	if after == "" || strings.ContainsAny(after[:1], ",!?") {
+		lead := true
+		for _, w := range words(before) {
+			lead = lead && nonNames[w]
+		}
+		if lead {
+			return true
+		}
+	}
+	return strings.HasSuffix(before, ",") && (after == "" || after == "!" || after == "?" || after == ".")
 }
 
 func connector(w string) bool {

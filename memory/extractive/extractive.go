@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/facts"
+	"github.com/contextd/contextd/memory/internal/prose"
 )
 
 // Name and PromptVersion recorded on every summary this package writes.
@@ -94,45 +96,75 @@ type batch struct {
 	narrative                                          string
 }
 
+// sentence is one prose sentence of a turn (code, formulas, tables,
+// markup and links are not prose and are never read).
 type sentence struct {
 	text string
 	role memory.Role
+	who  prose.Speaker
 	turn int
+}
+
+// proseOf returns the prose sentences of turns and the lowercased words
+// of the speakers' names (which are nobody's topic or entity: they are the
+// people talking).
+func proseOf(turns []memory.Message) ([]sentence, map[string]bool) {
+	var sents []sentence
+	names := map[string]bool{}
+	for i, t := range turns {
+		if t.Role == memory.RoleSystem || t.Deleted {
+			continue // instructions, not conversation
+		}
+		pt := prose.Read(t)
+		for _, w := range words(pt.Speaker.Name) {
+			names[w] = true
+		}
+		for _, s := range splitSentences(prose.Clean(pt.Body)) {
+			if prose.IsProse(s) {
+				sents = append(sents, sentence{s, t.Role, pt.Speaker, i})
+			}
+		}
+	}
+	return sents, names
 }
 
 func analyse(turns []memory.Message) batch {
 	var b batch
-	var sents []sentence
-	for i, t := range turns {
-		if t.Role == memory.RoleSystem {
-			continue // instructions, not conversation
-		}
-		for _, s := range splitSentences(t.Content) {
-			sents = append(sents, sentence{s, t.Role, i})
-		}
-	}
-	// Frequencies over the batch: keywords, bigrams, capitalised words.
-	freq := map[string]int{}
+	sents, names := proseOf(turns)
+	isKey := func(w string) bool { return keyword(w) && !names[w] }
+	// Frequencies over the batch: keywords, bigrams (within a clause),
+	// capitalised words. weight counts the user's words double, so that
+	// the topics are what the user talks about before what the reply
+	// explains.
+	freq, weight := map[string]int{}, map[string]int{}
 	first := map[string]int{}
 	bigram := map[string]int{}
 	capCount := map[string]int{}
 	pos := 0
 	for _, s := range sents {
-		ws := words(stripLinks(s.text))
-		for j, w := range ws {
-			if !keyword(w) {
-				continue
-			}
-			freq[w]++
-			if _, ok := first[w]; !ok {
-				first[w] = pos
-			}
-			pos++
-			if j+1 < len(ws) && keyword(ws[j+1]) {
-				bg := w + " " + ws[j+1]
-				bigram[bg]++
-				if _, ok := first[bg]; !ok {
-					first[bg] = pos
+		w8 := 1
+		if s.role == memory.RoleUser {
+			w8 = 2
+		}
+		for _, clause := range clauseRe.Split(s.text, -1) {
+			ws := words(clause)
+			for j, w := range ws {
+				if !isKey(w) {
+					continue
+				}
+				freq[w]++
+				weight[w] += w8
+				if _, ok := first[w]; !ok {
+					first[w] = pos
+				}
+				pos++
+				if j+1 < len(ws) && isKey(ws[j+1]) {
+					bg := w + " " + ws[j+1]
+					bigram[bg]++
+					weight[bg] += w8
+					if _, ok := first[bg]; !ok {
+						first[bg] = pos
+					}
 				}
 			}
 		}
@@ -142,14 +174,14 @@ func analyse(turns []memory.Message) batch {
 			}
 		}
 	}
-	b.topics = topics(freq, bigram, first)
+	b.topics = topics(freq, bigram, weight, first)
 
-	// Entities, in order of first appearance.
+	// Entities, in order of first appearance; never a speaker.
 	seen := map[string]bool{}
 	for _, s := range sents {
 		for _, f := range findEntities(s.text, capCount) {
 			k := normKey(f.ent.Name)
-			if seen[k] {
+			if seen[k] || names[k] {
 				continue
 			}
 			seen[k] = true
@@ -157,38 +189,40 @@ func analyse(turns []memory.Message) batch {
 		}
 	}
 
-	lastAssistant := -1
-	for i, t := range turns {
-		if t.Role == memory.RoleAssistant {
-			lastAssistant = i
-		}
-	}
 	for _, s := range sents {
-		question := strings.HasSuffix(s.text, "?")
-		switch s.role {
-		case memory.RoleAssistant:
-			if !question && len(words(s.text)) >= 3 && actionRe.MatchString(s.text) {
-				b.actions = append(b.actions, clip(s.text, MaxItemChars))
-			}
-		case memory.RoleUser:
-			if question && s.turn > lastAssistant {
-				b.questions = append(b.questions, clip(s.text, MaxItemChars))
-			}
-			if prefRe.MatchString(s.text) && (!question || prefPleaseRe.MatchString(s.text)) {
-				b.preferences = append(b.preferences, clip(s.text, MaxItemChars))
-			}
-		}
-		if (s.role == memory.RoleUser || s.role == memory.RoleAssistant) && !question && len(words(s.text)) >= 3 && decisionRe.MatchString(s.text) {
-			b.decisions = append(b.decisions, clip(s.text, MaxItemChars))
+		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(words(s.text)) >= 3 && actionRe.MatchString(s.text) {
+			b.actions = append(b.actions, clip(s.text, MaxItemChars))
 		}
 	}
-	b.narrative = narrative(sents, freq)
+	// Preferences and decisions are the current facts of those kinds; open
+	// questions the ones nobody answered.
+	fs := facts.Extract(turns)
+	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
+	for _, f := range fs {
+		if _, old := updated[f.ID]; old {
+			continue
+		}
+		switch f.Kind {
+		case memory.FactPreference, memory.FactAttribute:
+			b.preferences = append(b.preferences, f.Text)
+		case memory.FactDecision:
+			b.decisions = append(b.decisions, strings.TrimPrefix(f.Text, "Decision: "))
+		}
+	}
+	for _, q := range facts.Unanswered(turns) {
+		b.questions = append(b.questions, q.Text)
+	}
+	b.narrative = narrative(sents, freq, isKey)
 	return b
 }
 
+// clauseRe splits a sentence into clauses: a bigram never spans a comma.
+var clauseRe = regexp.MustCompile(`[,;:()]|\s[-–—]\s`)
+
 // topics picks the batch's salient keywords and bigrams: frequency at least
-// two, bigrams weighted double, ties broken by first appearance.
-func topics(freq, bigram map[string]int, first map[string]int) []string {
+// two, scored by weight (the user's words count double), bigrams weighted
+// double, ties broken by first appearance.
+func topics(freq, bigram, weight map[string]int, first map[string]int) []string {
 	type cand struct {
 		term  string
 		score int
@@ -197,7 +231,7 @@ func topics(freq, bigram map[string]int, first map[string]int) []string {
 	covered := map[string]bool{}
 	for bg, n := range bigram {
 		if n >= 2 {
-			cs = append(cs, cand{bg, 2 * n})
+			cs = append(cs, cand{bg, 2 * weight[bg]})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -219,7 +253,7 @@ func topics(freq, bigram map[string]int, first map[string]int) []string {
 	}
 	for w, n := range freq {
 		if n >= 2 && !covered[w] {
-			cs = append(cs, cand{w, n})
+			cs = append(cs, cand{w, weight[w]})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -242,22 +276,28 @@ func topics(freq, bigram map[string]int, first map[string]int) []string {
 
 // narrative picks the batch's key sentences: the best user sentence and the
 // best assistant sentence (or the two best when one role is missing),
-// scored by the batch frequency of their keywords.
-func narrative(sents []sentence, freq map[string]int) string {
+// scored by the batch frequency of their keywords; a sentence needs two
+// keywords (small talk has none). Each is stated with its speaker, in the
+// third person when they speak of themself ("Caroline went to …"), else
+// quoted ("The assistant said: "…""), never with a raw role label.
+func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
-		total := 0
-		ws := words(stripLinks(s.text))
+		total, n := 0, 0
+		ws := words(s.text)
 		for _, w := range ws {
-			if keyword(w) && !seen[w] && freq[w] >= 2 {
+			if isKey(w) && !seen[w] {
 				seen[w] = true
-				total += freq[w]
+				n++
+				if freq[w] >= 2 {
+					total += freq[w]
+				}
 			}
 		}
-		if len(ws) < 3 {
-			return 0 // "ok", "thanks!" carry nothing
+		if len(ws) < 3 || n < 2 {
+			return 0 // "ok", "thanks!", "Wow, John!" carry nothing
 		}
-		return float64(total) / math.Sqrt(float64(len(ws)))
+		return float64(total+n) / math.Sqrt(float64(len(ws)))
 	}
 	best := func(role memory.Role, skip int) int {
 		bi, bs := -1, 0.0
@@ -287,20 +327,28 @@ func narrative(sents []sentence, freq map[string]int) string {
 	sort.Ints(picked)
 	var parts []string
 	for _, i := range picked {
-		label := "User"
-		switch sents[i].role {
-		case memory.RoleAssistant:
-			label = "Assistant"
-		case memory.RoleTool:
-			label = "Tool"
-		}
-		text := clip(sents[i].text, MaxItemChars)
-		if !strings.ContainsAny(text[len(text)-1:], ".!?…") {
-			text += "."
-		}
-		parts = append(parts, label+": "+text)
+		parts = append(parts, state(sents[i]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// state says one sentence with its speaker, cut at MaxItemChars.
+func state(s sentence) string {
+	text := clip(s.text, MaxItemChars)
+	subject := prose.Subject(s.who, s.role)
+	var out string
+	switch {
+	case s.who.Person && prose.FirstPerson(text) && !strings.HasSuffix(text, "?"):
+		out = prose.SentenceCase(prose.ThirdPerson(text, subject))
+	case strings.HasSuffix(text, "?"):
+		out = prose.SentenceCase(subject) + ` asked: "` + text + `"`
+	default:
+		out = prose.SentenceCase(subject) + ` said: "` + text + `"`
+	}
+	if !strings.ContainsAny(out[len(out)-1:], ".!?…\"") {
+		out += "."
+	}
+	return out
 }
 
 // answered drops previous open questions that the new turns answer: an
@@ -350,14 +398,6 @@ func answered(open []string, turns []memory.Message) []string {
 	return out
 }
 
-var linkRe = regexp.MustCompile(`\bhttps?://\S+|\S+@\S+\.\w+`)
-
-// stripLinks removes URLs and e-mail addresses, whose parts are not topics.
-func stripLinks(s string) string { return linkRe.ReplaceAllString(s, " ") }
-
 var (
-	actionRe     = regexp.MustCompile(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|already\s+|also\s+|successfully\s+)?(?:created|updated|sent|fixed|added|removed|deleted|deployed|scheduled|booked|wrote|written|set up|configured|installed|merged|opened|closed|filed|submitted|renamed|moved|changed|implemented|refactored|ran|tested|generated|uploaded|published|released|reverted|restarted|cancell?ed|ordered|paid|emailed|called|saved|completed|finished|resolved|migrated|built|made|drafted|prepared|shared|posted|reserved|applied|enabled|disabled|upgraded|rolled back)\b|\b(?:done|deployed|completed|finished|all set)\b`)
-	decisionRe   = regexp.MustCompile(`(?i)\b(?:we(?:'ve| have)? decided|decided to|decision is|let'?s go with|let us go with|we'?ll use|we will use|we'?ll go with|we will go with|agreed|going with|we chose|we picked|settled on|final answer is)\b`)
-	prefRe       = regexp.MustCompile(`(?i)\b(?:i(?:'d| would)? prefer|i (?:really )?(?:like|love|hate|dislike)|i (?:don't|do not) (?:want|like)|please (?:always|never)|always use|never use|my favou?rite|i want you to)\b`)
-	prefPleaseRe = regexp.MustCompile(`(?i)\bplease (?:always|never)\b`)
+	actionRe = regexp.MustCompile(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|already\s+|also\s+|successfully\s+)?(?:created|updated|sent|fixed|added|removed|deleted|deployed|scheduled|booked|wrote|written|set up|configured|installed|merged|opened|closed|filed|submitted|renamed|moved|changed|implemented|refactored|ran|tested|generated|uploaded|published|released|reverted|restarted|cancell?ed|ordered|paid|emailed|called|saved|completed|finished|resolved|migrated|built|made|drafted|prepared|shared|posted|reserved|applied|enabled|disabled|upgraded|rolled back)\b|\b(?:done|deployed|completed|finished|all set)\b`)
 )

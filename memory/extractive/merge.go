@@ -12,7 +12,8 @@ import (
 // LLM's output the same way.
 
 // TrimNarrative drops the oldest sentences of a narrative until it fits in
-// maxTokens (<= 0: no cap); a single sentence that is still too long is cut.
+// maxTokens (<= 0: no cap); a single sentence that is still too long is cut
+// at a clause or word boundary (ClipTokens), never inside a word.
 func TrimNarrative(n string, maxTokens int) string {
 	n = strings.TrimSpace(n)
 	if maxTokens <= 0 || tokens.Count(n) <= maxTokens {
@@ -22,7 +23,29 @@ func TrimNarrative(n string, maxTokens int) string {
 	for len(sents) > 1 && tokens.Count(strings.Join(sents, " ")) > maxTokens {
 		sents = sents[1:]
 	}
-	return tokens.Truncate(strings.Join(sents, " "), maxTokens)
+	return ClipTokens(strings.Join(sents, " "), maxTokens)
+}
+
+// ClipTokens cuts s to at most maxTokens cl100k tokens the way prose.Clip
+// cuts to bytes: at a sentence end, a clause break or a word boundary,
+// marked with one "…". It searches the longest such cut that fits.
+func ClipTokens(s string, maxTokens int) string {
+	if maxTokens <= 0 {
+		return ""
+	}
+	if tokens.Count(s) <= maxTokens {
+		return s
+	}
+	lo, hi := 0, len(s) // the longest byte cap whose clip fits lies in [lo, hi)
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if tokens.Count(clip(s, mid)) <= maxTokens {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return clip(s, lo)
 }
 
 // Tokens is the size of a summary in cl100k tokens: the compact JSON of its
@@ -79,7 +102,7 @@ func Fit(s *memory.Summary, maxTokens int) {
 				s.Narrative = strings.Join(sents[1:], " ")
 			} else {
 				over := Tokens(*s) - maxTokens
-				s.Narrative = tokens.Truncate(s.Narrative, max(tokens.Count(s.Narrative)-over, 0))
+				s.Narrative = ClipTokens(s.Narrative, max(tokens.Count(s.Narrative)-over, 0))
 			}
 		case best == 6:
 			s.Entities = s.Entities[1:]

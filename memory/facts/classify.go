@@ -1,0 +1,257 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/prose"
+)
+
+// Building blocks of the patterns. Apostrophes are straight (prose.Clean).
+const (
+	adv    = `(?:(?:really|also|just|recently|finally|actually|still|totally|absolutely|now|currently|already|even|definitely|truly|usually|always|often|sometimes|personally|kinda|officially|lately|then|since|both|all|each|first|originally|eventually|gradually|mostly|only|slowly|seriously) )*`
+	months = `(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)`
+	days   = `(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)`
+	// family, pets and belongings one "has": "I have two kids".
+	owned = `(?:kids?|children|child|sons?|daughters?|sisters?|brothers?|siblings?|wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|dogs?|cats?|pets?|pupp(?:y|ies)|kittens?|birds?|parrots?|horses?|rabbits?|bunn(?:y|ies)|turtles?|snakes?|fish|grandkids|grandchildren|twins|cars?|house|apartment|flat|degree|job|garden|bikes?|motorcycle|boat|farm|shop|business|band|blog|podcast|channel)`
+	// people and things that are "my ...".
+	mine = `(?:sister|brother|mom|mum|mother|dad|father|wife|husband|partner|son|daughter|kid|children|family|friend|boss|dog|cat|puppy|pet|name|job|birthday|hometown|home|house|grandma|grandmother|grandpa|grandfather|parent|team|company|boyfriend|girlfriend|aunt|uncle|cousin|baby|niece|nephew|neighbou?r|roommate|fianc[eé]e?|goal|dream|plan|degree|major|car|garden|band|business|shop|book|novel|thesis)s?`
+	// markers of a time still to come.
+	future = `(?:tomorrow|tonight|next (?:week|month|year|weekend|summer|spring|fall|autumn|winter|semester|time|` + days + `)|this (?:coming )?(?:week|month|year|weekend|summer|spring|fall|autumn|winter|evening|afternoon|` + days + `)|later this (?:week|month|year)|in (?:a few|\d+|two|three|four|five|six) (?:days|weeks|months|years)|on ` + days + `|on ` + months + ` \d{1,2}|on \d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `|in ` + months + `|upcoming|soon)`
+)
+
+// irregular past tenses (and "-ed" forms are past too); vaguePast are past
+// verbs of small talk or of thinking, which say nothing about the speaker's
+// life.
+var (
+	vaguePast = set(`thought felt knew meant said told heard saw wanted needed guessed wondered noticed realized realised
+figured hoped asked mentioned forgot understood loved liked enjoyed hated appreciated meant seemed supposed used tried
+decided agreed did was were`)
+	// vagueObject are the first words of a predicate that refers back to
+	// the conversation, not to the speaker's life: "I love that!",
+	// "I'd love to hear more", "I want to thank you".
+	vagueObject = set(`that this it it's its you your yours how what when those these them him her seeing hearing
+hear see know say thank tell talk chat share ask check catch let go admit mention keep be do help hearing reading
+sure glad happy sorry so too more`)
+)
+
+// A pattern matches a prose sentence; its last group is the predicate that
+// must carry content.
+type pattern struct {
+	kind   string
+	rank   int
+	re     *regexp.Regexp
+	person bool // only from a person talking about themself
+	other  bool // its subject is a thing, never the speaker
+	past   bool // its predicate starts with a past tense
+	need   []string
+}
+
+func p(kind string, rank int, person bool, re string) pattern {
+	return pattern{kind: kind, rank: rank, re: regexp.MustCompile(`(?i)` + re), person: person}
+}
+
+var selfWords = set(`i i'm i've i'd i'll we we're we've we'd we'll me my our`)
+
+var patterns = []pattern{
+	// Decisions, from anyone.
+	needs("decision", p(memory.FactDecision, rankDecision, false, `^decision:\s*(.+)`)),
+	needs("decided|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:we|i)(?:'ve| have)? (?:finally |just )?(?:decided|agreed) (?:to|on|that|we'll|we will) (.+)`)),
+	needs("let", p(memory.FactDecision, rankDecision, false, `\blet'?s (?:go with|use|pick|choose|book|settle on|stick with|schedule|switch to|move to|go for|do it on|meet on|meet at) (.+)`)),
+	needs(" we", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`)),
+	needs(" we ", p(memory.FactDecision, rankDecision, false, `\bwe (?:settled on|went with|chose|picked|opted for) (.+)`)),
+	needs("final |plan is|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:final (?:decision|answer|choice) is|the plan is to|agreed[,:]? (?:we|let's|to)) (.+)`)),
+	needs("moved|rescheduled|postponed|pushed|brought forward|changed|shifted", thing(p(memory.FactDecision, rankDecision, false, `^(?:the |our |my )?(?:[a-z][\w-]*(?: [a-z][\w-]*){0,3}) (?:is |was |has been |got |have been )?(?:moved|rescheduled|postponed|pushed(?: back)?|brought forward|changed|shifted) to (.*(?:\d|\b`+months+`\b|\b`+days+`\b).*)`))),
+	p(memory.FactDecision, rankDecision, false, `^(?:ok(?:ay)?,? |so,? |then,? |instead,? )?(?:use|set|make|change|switch) (\S.*?\s(?:=|to)\s.+)`),
+
+	// Attributes.
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
+	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),
+	needs("live|grew up|born|moved|relocated| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|moved|relocated|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
+	needs("moving|relocating", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
+	needs(" have | got |'ve got", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`)),
+	p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`)),
+
+	needs("lucky|blessed|grateful|thankful|fortunate", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`)),
+
+	// Feelings about something in one's life.
+	needs(" i'm | i am | i feel | i felt | i was ", p(memory.FactOther, rankFeeling, true, `\bi(?:'m| am| feel| felt| was) `+adv+`(?:so |very |super |pretty |a bit |a little |kind of )*(?:excited|thrilled|nervous|worried|anxious|stressed|swamped|busy|overwhelmed|struggling|obsessed|curious|scared|afraid|grateful|thankful|keen|inspired|motivated|sad|upset|heartbroken) (?:about|with|by|of|for|to|on) (.+)`)),
+
+	// Preferences.
+	needs("favorite|favourite", p(memory.FactPreference, rankPreference, true, `\bmy (?:all[- ]time )?favou?rite (.+)`)),
+	needs(" i ", p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPreference, rankPreference, true, `\bi(?:'m| am) `+adv+`(?:a (?:big |huge )?fan of|not a fan of|into|passionate about|obsessed with|crazy about|a big believer in) (.+)`)),
+	needs(" i'd | i would ", p(memory.FactPreference, rankPreference, true, `\bi(?:'d| would) `+adv+`(?:rather|prefer|love to|like to) (.+)`)),
+	p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`),
+
+	// Plans.
+	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:determined|committed|eager|ready|set|saving up|working hard|working towards?) (?:to|for) (.+)`)),
+	needs(" i'm | i am ", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:searching|looking|hunting|saving|preparing|applying) (?:for|into) (.+)`)),
+	needs(" i'm | i am | we're | we are ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|getting ready to|preparing to|thinking of|thinking about|considering|looking forward to|signed up for|signing up for|scheduled to|set to|starting|taking up) (.+)`)),
+	needs(" to ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we) `+adv+`(?:plan|intend|aim|hope|want|need|would like|'d like|have decided|'ve decided|decided) to (.+)`)),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`)),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b`+future+`,? (?:i|we) `+adv+`(\w+ .+)`)),
+
+	// Events.
+	needs("'ve | have ", p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`)),
+	needs("used to", p(memory.FactEvent, rankEvent, true, `\bi `+adv+`used to (.+)`)),
+	needs(" i | we ", past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`))),
+}
+
+func thing(pt pattern) pattern { pt.other = true; return pt }
+
+// needs gives a pattern the words ("|"-separated) one of which a sentence
+// must hold for the pattern to be tried: a cheap test that spares most
+// sentences most regular expressions.
+func needs(words string, pt pattern) pattern { pt.need = strings.Split(words, "|"); return pt }
+func past(pt pattern) pattern                { pt.past = true; return pt }
+
+// classify matches one prose sentence against the patterns; the first
+// pattern whose predicate carries content wins.
+func classify(s string, sp prose.Speaker, role memory.Role, names map[string]bool) (candidate, bool) {
+	s = trimFiller(s)
+	if strings.HasSuffix(s, "?") || len(prose.Words(s)) < 2 {
+		return candidate{}, false
+	}
+	// An event must say more than its verb: "I went there" is not one.
+	rich := content(s, names) >= 2
+	norm := " " + strings.Join(prose.Words(s), " ") + " "
+	for _, pt := range patterns {
+		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !holdsAny(norm, pt.need) {
+			continue
+		}
+		m := pt.re.FindStringSubmatch(s)
+		if m == nil {
+			continue
+		}
+		pred := m[len(m)-1]
+		if !meaningful(pt, m[0], pred, names) {
+			continue
+		}
+		if pt.kind == memory.FactPreference && strings.HasPrefix(strings.ToLower(s), "please") && role != memory.RoleUser {
+			continue
+		}
+		return candidate{kind: pt.kind, rank: pt.rank, text: render(pt.kind, s, sp)}, true
+	}
+	return candidate{}, false
+}
+
+func holdsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return len(subs) == 0
+}
+
+// meaningful reports whether a matched predicate says something: it does
+// not start by pointing back at the conversation, it holds a content word,
+// and an event's verb is a past tense that is not small talk.
+func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
+	ws := prose.Words(pred)
+	if first := prose.Words(match); pt.other && len(first) > 0 && selfWords[first[0]] {
+		return false // "I moved to Denver in May" is where one lives
+	}
+	if len(ws) == 0 || vagueObject[ws[0]] || content(pred, names) < 1 {
+		return false
+	}
+	if pt.past {
+		v := ws[0]
+		if v == "had" && len(ws) > 2 && ws[1] == "to" {
+			return content(strings.Join(ws[2:], " "), names) >= 1 // "I had to close my account"
+		}
+		if !(prose.IrregularPast[v] || strings.HasSuffix(v, "ed")) || vaguePast[v] || len(ws) < 3 {
+			return false
+		}
+		return content(strings.Join(ws[1:], " "), names) >= 1
+	}
+	if pt.kind == memory.FactAttribute && strings.HasPrefix(strings.ToLower(pred), "a") {
+		// "I'm a bit tired", "I'm a big fan" are not who one is.
+		for _, w := range ws {
+			if notIdentity[w] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var notIdentity = set(`bit little lot fan tad sort kind mess wreck bundle sucker fool huge big part moment while way
+long few couple good great`)
+
+// content counts the content words of s that are not a speaker's name.
+func content(s string, names map[string]bool) int {
+	n := 0
+	for _, w := range prose.Keywords(s) {
+		if !names[w] {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	fillerLead      = regexp.MustCompile(`(?i)^(?:(?:oh|wow|woah|whoa|yeah|yes|yep|yup|haha|hahaha|lol|well|so|and|but|btw|anyway|honestly|um|hmm|ah|aw+|omg|ok|okay|hey|hi|man|gosh|ooh|ha|totally|true|right|also|plus|now)[,!.]*\s+)+`)
+	labelLead       = regexp.MustCompile(`(?i)^(?:update|note|fyi|ps|edit|reminder|heads up|correction|btw)\s*[:,-]\s*`)
+	vocative        = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s+`)
+	subjectlessPast = regexp.MustCompile(`(?i)^(?:just |finally |recently )?(?:started|got|had|went|took|made|finished|bought|joined|visited|moved|tried|signed|booked|adopted|spent|met|ran|won|lost|learned|learnt|picked|painted|wrote|built|saw|watched|read|quit|graduated|attended|volunteered|hosted|organized|organised|baked|cooked) `)
+	subjectless     = regexp.MustCompile(`(?i)^(?:gonna|going to|planning to|planning on|about to|hoping to|thinking of|thinking about|trying to|off to) `)
+)
+
+// trimFiller drops leading interjections and a leading name called out:
+// "Yeah, I went" and "Mel, I went" say "I went"; a plan said without its
+// subject ("Gonna continue my studies") gets it back.
+func trimFiller(s string) string {
+	t := s
+	if first := firstWord(t); labelWords[first] {
+		t = labelLead.ReplaceAllString(t, "")
+	}
+	if fillerWords[firstWord(t)] { // the regular expressions only when they can match
+		t = fillerLead.ReplaceAllString(t, "")
+	}
+	if t != "" && t[0] >= 'A' && t[0] <= 'Z' {
+		t = vocative.ReplaceAllString(t, "")
+	}
+	first := firstWord(t)
+	switch {
+	case !subjectlessFirst[first]:
+	case subjectless.MatchString(t):
+		t = "I'm " + t
+	case strings.HasPrefix(strings.ToLower(t), "been "):
+		t = "I've " + t
+	case subjectlessPast.MatchString(t):
+		t = "I " + t
+	}
+	if t == "" {
+		return s
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+var (
+	labelWords       = set(`update note fyi ps edit reminder heads correction btw`)
+	fillerWords      = set(`oh wow woah whoa yeah yes yep yup haha hahaha lol well so and but btw anyway honestly um hmm ah aw aww awww omg ok okay hey hi man gosh ooh ha totally true right also plus now`)
+	subjectlessFirst = set(`gonna going planning about hoping thinking trying off been just finally recently started got had went took made finished bought joined visited moved tried signed booked adopted spent met ran won lost learned learnt picked painted wrote built saw watched read quit graduated attended volunteered hosted organized organised baked cooked`)
+)
+
+// firstWord is the lowercased first word of s.
+func firstWord(s string) string {
+	end := strings.IndexAny(s, " ,!.:;-\t")
+	if end < 0 {
+		end = len(s)
+	}
+	return strings.ToLower(s[:end])
+}
+
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

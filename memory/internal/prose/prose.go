@@ -1,0 +1,324 @@
+// Package prose turns chat turns into the plain sentences the extractive
+// memory reads: who spoke, what they said in words (code, LaTeX, tables,
+// markup and links taken out), cut into sentences. memory/facts and
+// memory/extractive share it so that a fact, a topic and a narrative
+// sentence are all drawn from the same clean text.
+package prose
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// Hole marks where Clean took something out that a sentence cannot be
+// read without (a formula, a code span, a link): a sentence holding one is
+// not prose.
+const Hole = "\uFFFC"
+
+// Speaker is who said a turn.
+type Speaker struct {
+	// Name is the speaker's name ("" when the turn has none): the message's
+	// Name, or a "Name: " prefix of its content.
+	Name string
+	// Person is true when the speaker talks about themself: a user turn, or
+	// an assistant turn that carries a "Name: " prefix (a transcript of
+	// people talking, where each side is stored under a role).
+	Person bool
+}
+
+// Turn is a message read as prose.
+type Turn struct {
+	Speaker Speaker
+	// Body is the content without the speaker prefix, not yet cleaned.
+	Body string
+}
+
+// speakerRe is a "Name: " or "First Last: " prefix.
+var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\-]*)?):[ \t]+`)
+
+// labels are capitalised words that end in a colon without being a
+// speaker: "Decision: cutover on June 15", "Note: ...". Role names are
+// labels too: "User: hi" has no speaker name, only a raw role label.
+var labels = set(`decision decisions note notes update summary question answer step todo action warning error
+example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
+context task problem issue fix bug q a user assistant system tool agent bot human ai proof definition theorem
+lemma hint case option options pros cons source sources reference update edit`)
+
+var roleLabels = set(`user assistant system tool agent bot human ai`)
+
+// Read splits a message into its speaker and its body.
+func Read(m memory.Message) Turn {
+	body := m.Content
+	name := strings.TrimSpace(m.Name)
+	prefixed := false
+	if loc := speakerRe.FindStringSubmatchIndex(body); loc != nil {
+		p := body[loc[2]:loc[3]]
+		lp := strings.ToLower(p)
+		switch {
+		case roleLabels[lp]:
+			body = body[loc[1]:] // a raw role label says nothing
+		case labels[lp]:
+		case name == "" || strings.EqualFold(name, p):
+			name, prefixed, body = p, true, body[loc[1]:]
+		}
+	}
+	return Turn{
+		Speaker: Speaker{Name: name, Person: m.Role == memory.RoleUser || (m.Role == memory.RoleAssistant && prefixed)},
+		Body:    body,
+	}
+}
+
+var (
+	captionRe   = regexp.MustCompile(`\[shares? [^\]\n]*\]`)
+	fenceRe     = regexp.MustCompile("(?s)(?:```|~~~).*?(?:```|~~~|$)")
+	displayRe   = regexp.MustCompile(`(?s)\\\[.*?\\\]|\$\$.*?\$\$|\\\(.*?\\\)|\\begin\{[^}]*\}.*?\\end\{[^}]*\}`)
+	inlineMath  = regexp.MustCompile(`\$[^$\n]+?\$`)
+	inlineCode  = regexp.MustCompile("`[^`\n]*`")
+	latexCmd    = regexp.MustCompile(`\\[A-Za-z]+(?:\{[^{}]*\})*`)
+	tableLine   = regexp.MustCompile(`(?m)^[ \t]*\|.*$|^[ \t]*[-:| ]*\|[-:| ]*$`)
+	htmlTag     = regexp.MustCompile(`</?[A-Za-z][^<>\n]*>`)
+	imageRe     = regexp.MustCompile(`!\[[^\]\n]*\]\([^)\n]*\)`)
+	mdLink      = regexp.MustCompile(`\[([^\]\n]+)\]\([^)\n]*\)`)
+	urlRe       = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
+	headingRe   = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:#{1,6}|>+)[ \t]+`)
+	bulletRe    = regexp.MustCompile(`(?m)^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+`)
+	emphasisRe  = regexp.MustCompile(`\*\*|__|~~`)
+	ellipsisRe  = regexp.MustCompile(`(?:\s*(?:\.{3,}|…))+`)
+	simpleMath  = regexp.MustCompile(`^[A-Za-z0-9 .,=+\-]+$`)
+	simpleIdent = regexp.MustCompile(`^[\w.\-/]{1,40}$`)
+	spacesRe    = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+// Clean returns text with what is not prose taken out: fenced code,
+// display and inline LaTeX, LaTeX commands, tables, HTML tags, images and
+// links, and the caption of a shared image ("[shares a photo of …]": not
+// the speaker's words); markdown markers are dropped and their text kept. A block taken
+// out ends the sentence before it; a span taken out leaves a Hole, except
+// a short formula or identifier ("$h = 0.5$", "`make`"), kept as text.
+// Runs of ellipses become one "…"; curly quotes become straight ones.
+func Clean(text string) string {
+	has := func(subs ...string) bool {
+		for _, sub := range subs {
+			if strings.Contains(text, sub) {
+				return true
+			}
+		}
+		return false
+	}
+	// Each rewrite runs only when its mark is there: most turns are plain
+	// prose and skip them all.
+	text = quotes.Replace(text)
+	if has("[share") {
+		text = captionRe.ReplaceAllString(text, " ")
+	}
+	if has("```", "~~~") {
+		text = fenceRe.ReplaceAllString(text, "\n")
+	}
+	if has(`\`, "$$") {
+		text = displayRe.ReplaceAllString(text, "\n")
+	}
+	if has("|") {
+		text = tableLine.ReplaceAllString(text, "")
+	}
+	if has("$") {
+		text = inlineMath.ReplaceAllStringFunc(text, func(m string) string {
+			if in := strings.TrimSpace(m[1 : len(m)-1]); simpleMath.MatchString(in) && strings.ContainsAny(in, "=+-") {
+				return in
+			}
+			return Hole
+		})
+	}
+	if has("`") {
+		text = inlineCode.ReplaceAllStringFunc(text, func(m string) string {
+			if in := m[1 : len(m)-1]; simpleIdent.MatchString(in) {
+				return in
+			}
+			return Hole
+		})
+	}
+	if has(`\`) {
+		text = latexCmd.ReplaceAllString(text, Hole)
+	}
+	if has("](") {
+		text = imageRe.ReplaceAllString(text, "")
+		text = mdLink.ReplaceAllString(text, "$1")
+	}
+	if has("://", "www.") {
+		text = urlRe.ReplaceAllString(text, Hole)
+	}
+	if has("<") {
+		text = htmlTag.ReplaceAllString(text, " ")
+	}
+	if has("#", ">") {
+		text = headingRe.ReplaceAllString(text, "")
+	}
+	if has("-", "*", "+", "•", ".", ")") {
+		text = bulletRe.ReplaceAllString(text, "")
+	}
+	if has("**", "__", "~~") {
+		text = emphasisRe.ReplaceAllString(text, "")
+	}
+	if has("...", "…") {
+		text = ellipsisRe.ReplaceAllString(text, "…")
+	}
+	if has("  ", "\t") {
+		text = spacesRe.ReplaceAllString(text, " ")
+	}
+	return text
+}
+
+var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
+
+// sentenceEnd splits after ., !, ? or … followed by white space, and at
+// line breaks.
+var sentenceEnd = regexp.MustCompile(`([.!?…]+["'’”)\]]*)\s+|\n+`)
+
+// Sentences cuts text into trimmed, non-empty sentences.
+func Sentences(text string) []string {
+	var out []string
+	last := 0
+	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
+		end := m[1]
+		if m[2] >= 0 {
+			end = m[3] // keep the punctuation and closing quotes, drop the space
+		}
+		if s := strings.TrimSpace(text[last:end]); s != "" {
+			out = append(out, s)
+		}
+		last = m[1]
+	}
+	if s := strings.TrimSpace(text[last:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+var (
+	codeSigns = regexp.MustCompile(`==|!=|->|=>|:=|&&|\|\||\w\(|[{};<>\\^_|#]`)
+)
+
+// IsProse reports whether a sentence is written in words: no Hole, at
+// least two words of letters, mostly letters and digits, and hardly any
+// signs of code or formulas.
+func IsProse(s string) bool {
+	if strings.Contains(s, Hole) {
+		return false
+	}
+	letters, other, wordsOfLetters := 0, 0, 0
+	inWord := false
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			if !inWord {
+				wordsOfLetters++
+			}
+			inWord = true
+			letters++
+		case unicode.IsDigit(r):
+			letters++
+			inWord = false
+		case r == '\'' && inWord:
+		default:
+			inWord = false
+			if !unicode.IsSpace(r) {
+				other++
+			}
+		}
+	}
+	if wordsOfLetters < 2 || letters*10 < (letters+other)*7 {
+		return false
+	}
+	if !strings.ContainsAny(s, "=!-:&|({};<>\\^_#") {
+		return true
+	}
+	return len(codeSigns.FindAllString(s, -1)) < 2
+}
+
+// Kinds of non-prose content, for describing a turn that has no prose.
+const (
+	KindCode    = "code"
+	KindFormula = "formulas"
+	KindTable   = "a table"
+	KindLink    = "a link"
+)
+
+// Shares names what a body holds besides prose, in a fixed order.
+func Shares(body string) []string {
+	var out []string
+	if fenceRe.MatchString(body) || inlineCode.MatchString(body) {
+		out = append(out, KindCode)
+	}
+	if displayRe.MatchString(body) || latexCmd.MatchString(body) || inlineMath.MatchString(body) {
+		out = append(out, KindFormula)
+	}
+	if tableLine.MatchString(body) {
+		out = append(out, KindTable)
+	}
+	if urlRe.MatchString(body) {
+		out = append(out, KindLink)
+	}
+	return out
+}
+
+// Clip shortens s to at most max bytes: at the last sentence end that
+// keeps more than half of it, else at the last clause break (, ; : —), else
+// at the last word boundary; a cut that is not at a sentence end is marked
+// with one "…" (an existing trailing ellipsis is not doubled). Never cuts
+// inside a word unless s is a single word longer than max.
+func Clip(s string, max int) string {
+	s = Tidy(s)
+	if len(s) <= max || max <= 0 {
+		return s
+	}
+	const mark = "…"
+	room := max - len(mark)
+	if room <= 0 {
+		return ""
+	}
+	cut := s[:room+1] // one byte more: a space right after the cut counts
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	if i := lastSentenceEnd(cut); i > max/2 {
+		return strings.TrimSpace(cut[:i])
+	}
+	if i := strings.LastIndexAny(cut, ",;:—"); i > max/2 {
+		return strings.TrimRight(cut[:i], " ,;:—") + mark
+	}
+	if i := strings.LastIndexByte(cut, ' '); i > 0 {
+		return strings.TrimRight(cut[:i], " ,;:—…") + mark
+	}
+	cut = cut[:min(len(cut), room)]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut + mark
+}
+
+// Tidy collapses white space and runs of ellipses.
+func Tidy(s string) string {
+	return ellipsisRe.ReplaceAllString(strings.Join(strings.Fields(s), " "), "…")
+}
+
+// lastSentenceEnd is the byte offset just after the last ".", "!" or "?"
+// of s that is followed by a space or ends s (0: none).
+func lastSentenceEnd(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && (i+1 == len(s) || s[i+1] == ' ') {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

@@ -1,0 +1,149 @@
+package prose
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
+)
+
+func TestRead(t *testing.T) {
+	cases := []struct {
+		name   string
+		msg    memory.Message
+		who    string
+		person bool
+		body   string
+	}{
+		{"prefix on a user turn", memory.Message{Role: "user", Content: "Caroline: I went to a support group."}, "Caroline", true, "I went to a support group."},
+		{"prefix on an assistant turn is a person", memory.Message{Role: "assistant", Content: "Nate: I adopted a puppy."}, "Nate", true, "I adopted a puppy."},
+		{"assistant name alone is not a person", memory.Message{Role: "assistant", Name: "helper", Content: "I fixed it."}, "helper", false, "I fixed it."},
+		{"name field and the same prefix", memory.Message{Role: "user", Name: "Joanna", Content: "Joanna: hi there"}, "Joanna", true, "hi there"},
+		{"name field and a different prefix", memory.Message{Role: "user", Name: "Joanna", Content: "Nate: hi"}, "Joanna", true, "Nate: hi"},
+		{"two-word name", memory.Message{Role: "user", Content: "Mary Ann: hello"}, "Mary Ann", true, "hello"},
+		{"label is not a speaker", memory.Message{Role: "user", Content: "Decision: cutover on June 15"}, "", true, "Decision: cutover on June 15"},
+		{"raw role label is dropped", memory.Message{Role: "assistant", Content: "Assistant: done"}, "", false, "done"},
+		{"no prefix", memory.Message{Role: "user", Content: "I prefer tea: green"}, "", true, "I prefer tea: green"},
+		{"lowercase is not a name", memory.Message{Role: "user", Content: "note: x"}, "", true, "note: x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Read(c.msg)
+			if got.Speaker.Name != c.who || got.Speaker.Person != c.person || got.Body != c.body {
+				t.Fatalf("Read = %+v, want name %q person %v body %q", got, c.who, c.person, c.body)
+			}
+		})
+	}
+}
+
+func TestCleanAndIsProse(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		prose []string // sentences that must survive as prose
+		gone  []string // substrings no prose sentence may hold
+	}{
+		{"display latex", `Use the identity: \[ \tan 2x = \frac{2\tan x}{1-\tan^2 x} \] and solve it for every x.`, []string{"Use the identity:", "and solve it for every x."}, []string{"frac", "tan"}},
+		{"inline latex", `The solutions are $\frac{\pi}{8}$ and more. We checked them all carefully.`, []string{"We checked them all carefully."}, []string{"solutions are"}},
+		{"simple inline math kept", `With $h = 0.5$ the method is unstable here.`, []string{"With h = 0.5 the method is unstable here."}, nil},
+		{"fenced code", "Run this:\n```python\nimport numpy as np\nprint(np.sin(x))\n```\nIt prints the sine values.", []string{"It prints the sine values."}, []string{"numpy", "print("}},
+		{"table", "Here are the results:\n| k | x |\n|---|---|\n| 0 | pi/8 |\nThat covers all four cases.", []string{"That covers all four cases."}, []string{"pi/8", "| k"}},
+		{"markup kept as text", "## Plan for the week\n- **Book** the hotel in Lisbon\n- Call [the agency](https://x.example/a) tomorrow morning", []string{"Plan for the week", "Book the hotel in Lisbon", "Call the agency tomorrow morning"}, []string{"##", "**", "https"}},
+		{"url leaves a hole", "The docs are at https://example.com/docs for reference.", nil, []string{"docs are at"}},
+		{"html", "I <b>really</b> like the new layout a lot.", []string{"I really like the new layout a lot."}, []string{"<b>"}},
+		{"code line without fence", "x = np.linspace(0, 1); y = f(x)", nil, []string{"linspace"}},
+		{"ellipsis pile-up", "Well…… I guess... we will see tomorrow then.", []string{"we will see tomorrow then."}, []string{"……", "..."}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, s := range Sentences(Clean(c.in)) {
+				if IsProse(s) {
+					got = append(got, s)
+				}
+			}
+			joined := strings.Join(got, " | ")
+			for _, w := range c.prose {
+				found := false
+				for _, g := range got {
+					if strings.Contains(g, w) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("missing prose %q in %q", w, joined)
+				}
+			}
+			for _, w := range c.gone {
+				if strings.Contains(joined, w) {
+					t.Errorf("%q survived in %q", w, joined)
+				}
+			}
+		})
+	}
+}
+
+func TestShares(t *testing.T) {
+	got := Shares("```go\nfunc main() {}\n```\nsee https://go.dev and $\\frac{1}{2}$")
+	want := []string{KindCode, KindFormula, KindLink}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("Shares = %q, want %q", got, want)
+	}
+}
+
+func TestClip(t *testing.T) {
+	cases := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short enough", 20, "short enough"},
+		{"First sentence here. Second sentence is long.", 30, "First sentence here."},
+		{"one clause, and then another very long clause", 30, "one clause, and then…"},
+		{"words only without any breaks at all", 20, "words only…"},
+		{"Already cut…", 12, "Already…"},
+		{"Wait...... what happened there", 15, "Wait… what…"},
+		{"Supercalifragilistic", 10, "Superca…"},
+	}
+	for _, c := range cases {
+		if got := Clip(c.in, c.max); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}
+
+func FuzzClip(f *testing.F) {
+	for _, s := range []string{"Hello there. General Kenobi!", "a, b; c: d — e", "ééééééé ééé", "x", "……… …"} {
+		f.Add(s, 10)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if !utf8.ValidString(s) || max < 4 || max > 400 {
+			return
+		}
+		got := Clip(s, max)
+		norm := Tidy(s)
+		switch {
+		case len(got) > max:
+			t.Fatalf("Clip(%q, %d) = %q: %d bytes", s, max, got, len(got))
+		case !utf8.ValidString(got):
+			t.Fatalf("invalid utf-8 %q", got)
+		case strings.Contains(got, "……"):
+			t.Fatalf("ellipsis pile-up %q", got)
+		}
+		if len(norm) <= max {
+			if got != norm {
+				t.Fatalf("Clip cut a text that fits: %q -> %q", s, got)
+			}
+			return
+		}
+		// A cut keeps a prefix of the text, ending at a word end.
+		body := strings.TrimSuffix(got, "…")
+		if !strings.HasPrefix(norm, body) {
+			t.Fatalf("Clip(%q) = %q is not a prefix", s, got)
+		}
+		if rest := norm[len(body):]; len(strings.Fields(norm)[0])+len("…") <= max && body != "" && rest != "" && !strings.ContainsAny(rest[:1], " ,;:—") && !strings.HasSuffix(body, "—") {
+			t.Fatalf("Clip(%q, %d) = %q cuts inside a word", s, max, got)
+		}
+	})
+}

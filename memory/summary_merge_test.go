@@ -1,0 +1,24 @@
+package memory
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestMergeDetailsNoEllipsisPileUp(t *testing.T) {
+	var ents []Entity
+	for i := 0; i < 40; i++ {
+		ents = MergeEntities(ents, []Entity{{Name: "Acme", Type: "organization", Details: strings.Repeat("word ", 10) + "detail number " + strconv.Itoa(i) + " is here"}}, 0)
+	}
+	d := ents[0].Details
+	if len(d) > 2*MaxItemChars || strings.Contains(d, "…") || !strings.HasSuffix(d, "detail number 39 is here") {
+		t.Fatalf("details %q (%d bytes)", d, len(d))
+	}
+	// A single detail too long is cut once, at a word.
+	long := MergeEntities(nil, []Entity{{Name: "B", Details: strings.Repeat("abcdefghi ", 60) + "…"}}, 0)
+	long = MergeEntities(long, []Entity{{Name: "B", Details: "more"}}, 0)
+	if n := strings.Count(long[0].Details, "…"); n > 1 || len(long[0].Details) > 2*MaxItemChars+len("…") {
+		t.Fatalf("details %q", long[0].Details)
+	}
+}

@@ -114,6 +114,17 @@ func queryInt(c echo.Context, name string, def int64) (int64, error) {
 	return n, nil
 }
 
+// queryBool reads a true/false query parameter (absent: false).
+func queryBool(c echo.Context, name string) (bool, error) {
+	switch c.QueryParam(name) {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, badRequest("invalid_value", name, "must be true or false")
+}
+
 func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sum, chain, err := svc.SummaryOf(c.Request().Context(), tenantOf(c), c.Param("chat_id"))

@@ -19,6 +19,7 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))
 	v1.GET("/chats/:chat_id/summary", handleGetSummary(d.Service))
 	v1.GET("/chats/:chat_id/episodes", handleListEpisodes(d.Service))
+	v1.GET("/chats/:chat_id/facts", handleListFacts(d.Service))
 	v1.POST("/chats/:chat_id/summary/refresh", handleRefreshSummary(d.Service))
 	v1.DELETE("/chats/:chat_id", handleDeleteChat(d.Service))
 	v1.DELETE("/users/:user_id", handleDeleteUser(d.Service))

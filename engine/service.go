@@ -68,6 +68,8 @@ type Service struct {
 	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
 	EpisodeStore memory.EpisodeStore
+	// FactStore lists chats' facts (nil: none are kept).
+	FactStore memory.FactStore
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
 	Dumper    memory.Dumper
@@ -302,6 +304,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 		s.OnAppend(tenant, res.Appended)
 	}
 	if res.Appended > 0 {
+		s.factsOnArrival(ctx, res, msgs)
 		if s.Indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
 			s.Indexer.Kick()
 		}

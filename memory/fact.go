@@ -89,6 +89,13 @@ type FactStore interface {
 	// page starts after the last fact's first seq. Superseded facts are
 	// left out unless includeSuperseded.
 	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
+	// AddFacts stores facts drawn from turns that no closed episode owns
+	// yet (extracted as the turns arrive), as CloseEpisodes stores an
+	// episode's: a fact whose id the chat holds is left as it is, a fact
+	// citing a deleted turn is dropped; all or nothing (ErrConflict for a
+	// fact with no text, no seqs or a seq past last_seq). It returns the
+	// facts now stored.
+	AddFacts(ctx context.Context, key ChatKey, facts []Fact) ([]Fact, error)
 	// FactsByID returns the chat's facts with these ids (those that
 	// exist), ordered by (first seq, id).
 	FactsByID(ctx context.Context, key ChatKey, ids []string) ([]Fact, error)

@@ -175,8 +175,9 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
 	dumper, _ := store.(memory.Dumper) // both SQL stores export
+	factStore, _ := store.(memory.FactStore)
 	tracedStore := telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver))
-	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: episodeStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
+	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: episodeStore, FactStore: factStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
@@ -207,7 +208,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
 	}
 	a.Worker = &worker.Worker{
-		Store: store, Episodes: episodeStore, Summarizer: summarizer, Fallback: ext,
+		Store: store, Episodes: episodeStore, Facts: factStore, Summarizer: summarizer, Fallback: ext,
 		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),

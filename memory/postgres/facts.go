@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
 )
 
 var _ memory.FactStore = (*Store)(nil)
@@ -148,4 +149,29 @@ func (s *Store) MarkFactsIndexed(ctx context.Context, key memory.ChatKey, ids []
 func (s *Store) ResetFactsIndexed(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `UPDATE facts SET indexed = false WHERE indexed`)
 	return wrap("reset facts indexed", err)
+}
+
+// AddFacts stores facts not tied to a closed episode; see memory.FactStore.
+func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory.Fact) ([]memory.Fact, error) {
+	var out []memory.Fact
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		pk, chat, err := loadChat(ctx, tx, key, true)
+		if err != nil {
+			return err
+		}
+		prepared, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, "", chat.LastSeq, facts, s.now())
+		if err != nil {
+			return err
+		}
+		gone, err := tombstones(ctx, tx, pk, 1, chat.LastSeq)
+		if err != nil {
+			return err
+		}
+		out, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(prepared, gone))
+		return err
+	})
+	if err != nil {
+		return nil, wrap("add facts", err)
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/sqlbatch"
 )
 
 var _ memory.FactStore = (*Store)(nil)
@@ -196,4 +197,29 @@ func (s *Store) ResetFactsIndexed(ctx context.Context) error {
 		return fmt.Errorf("sqlite: reset facts indexed: %w", err)
 	}
 	return nil
+}
+
+// AddFacts stores facts not tied to a closed episode; see memory.FactStore.
+func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory.Fact) ([]memory.Fact, error) {
+	var out []memory.Fact
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
+		if err != nil {
+			return err
+		}
+		prepared, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, "", chat.LastSeq, facts, s.now())
+		if err != nil {
+			return err
+		}
+		gone, err := tombstones(ctx, tx, pk, 1, chat.LastSeq)
+		if err != nil {
+			return err
+		}
+		out, err = insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(prepared, gone))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: add facts: %w", err)
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,6 +266,44 @@ func testFactsErased(t *testing.T, s memory.Store) {
 	} {
 		if err := fn(); !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("%s of an unknown chat: %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+// testAddFacts: facts of turns no episode owns yet are stored as they
+// arrive, idempotently by id (so the episode that later owns the turns,
+// drawing the same facts, adds nothing twice); a fact citing a deleted turn
+// is dropped; a bad fact rejects the batch.
+func testAddFacts(t *testing.T, s memory.Store) {
+	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+	k := key("t1", "add-facts")
+	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("a", 6)})
+	veg := fact("Alice is vegetarian", 1)
+	veg.ID = memory.FactID(k.Tenant, k.ChatID, veg.Seqs, veg.Text)
+	got, err := fs.AddFacts(ctx, k, []memory.Fact{veg, fact("Alice prefers boutique hotels", 1)})
+	if err != nil || len(got) != 2 || got[0].EpisodeID != "" {
+		t.Fatalf("AddFacts = %+v, %v", got, err)
+	}
+	if _, err := fs.AddFacts(ctx, k, []memory.Fact{fact("x", 9)}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("a seq past last_seq: %v, want ErrConflict", err)
+	}
+	eps, err := es.CloseEpisodes(ctx, k, 0, []memory.Episode{withFacts(episode(1, 4), veg)})
+	if err != nil || len(eps) != 1 {
+		t.Fatal(err)
+	}
+	if all := factTexts(mustFacts(t, fs, k, 0, 0, true)); len(all) != 2 || !slices.Contains(all, "Alice is vegetarian") || !slices.Contains(all, "Alice prefers boutique hotels") {
+		t.Errorf("facts %v: the episode's copy of a stored fact must not be added twice", all)
+	}
+	if _, err := fs.AddFacts(ctx, key("t1", "nope"), []memory.Fact{veg}); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("unknown chat: %v, want ErrNotFound", err)
+	}
+	if mf, ok := s.(memory.MessageForgetter); ok {
+		if _, err := mf.DeleteMessage(ctx, k, "a-6"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fs.AddFacts(ctx, k, []memory.Fact{fact("from a deleted turn", 6)})
+		if err != nil || len(got) != 0 {
+			t.Errorf("a fact citing a deleted turn: stored %+v, %v", got, err)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 		{"FactPaging", testFactPaging},
 		{"FactBacklog", testFactBacklog},
 		{"FactsErased", testFactsErased},
+		{"AddFacts", testAddFacts},
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},

@@ -30,6 +30,7 @@ import (
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
+	"github.com/contextd/contextd/memory/facts"
 )
 
 // EpisodeSettings are one agent's episode settings (memory.episode_*).
@@ -117,6 +118,9 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 			return h, nil, herr
 		} else if err != nil {
 			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
+		}
+		if err := w.supersede(ctx, key, fresh); err != nil {
+			w.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
 		}
 	}
 	for _, ep := range fresh {
@@ -279,6 +283,11 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 	res.Degraded = append(extra, res.Degraded...)
 	ep.Short, ep.Summary, ep.Model, ep.PromptVersion = res.Short, res.Summary, res.Model, res.PromptVersion
 	ep.Facts = res.Facts
+	if len(ep.Facts) == 0 {
+		// Without an LLM (or when it failed) the facts are extracted:
+		// what people say about themselves, plans, decisions.
+		ep.Facts = facts.ForChat(chat.Key(), facts.Extract(own))
+	}
 	if ep.Model == "" {
 		ep.Model, ep.PromptVersion = extractive.Name, extractive.PromptVersion
 	}
@@ -317,4 +326,27 @@ func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
 		clear(w.bases) // a cache: rebuilt from the store when missing
 	}
 	w.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: sum.Clone()}
+}
+
+// supersede marks the chat's older facts that the fresh episodes' facts
+// update (facts.Supersede says how an update is recognised).
+func (w *Worker) supersede(ctx context.Context, key memory.ChatKey, fresh []memory.Episode) error {
+	if w.Facts == nil {
+		return nil
+	}
+	var fs []memory.Fact
+	for _, ep := range fresh {
+		fs = append(fs, ep.Facts...)
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	cur, err := w.Facts.Facts(ctx, key, 0, 0, false)
+	if err != nil {
+		return fmt.Errorf("worker: facts: %w", err)
+	}
+	if m := facts.Supersede(cur, fs); len(m) > 0 {
+		return w.Facts.SupersedeFacts(ctx, key, m)
+	}
+	return nil
 }

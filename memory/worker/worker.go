@@ -59,6 +59,9 @@ type Worker struct {
 	// Episodes keeps closed episodes (nil: no episodes, whatever the
 	// agent's settings).
 	Episodes memory.EpisodeStore
+	// Facts keeps the facts closed episodes carry (nil: a newer fact does
+	// not supersede an older one).
+	Facts memory.FactStore
 	// Fallback is used when the daily token budget is spent (default: the
 	// extractive summarizer).
 	Fallback memory.Summarizer

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/facts"
+)
+
+// Facts pages a chat's facts in seq order (of their first source turn):
+// those whose first seq is after afterSeq, up to limit (a page never splits
+// the facts of one seq), superseded ones only when asked, and the
+// after_seq of the next page.
+func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, int64, error) {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return nil, 0, err
+	}
+	if afterSeq < 0 {
+		return nil, 0, invalid("after_seq", "invalid_value", "must be ≥ 0")
+	}
+	if limit <= 0 || limit > 1000 {
+		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	if s.FactStore == nil {
+		if _, err := s.Store.Chat(ctx, key); err != nil {
+			return nil, 0, storeErr("read chat", err)
+		}
+		return []memory.Fact{}, afterSeq, nil
+	}
+	fs, err := s.FactStore.Facts(ctx, key, afterSeq, limit, includeSuperseded)
+	if err != nil {
+		return nil, 0, storeErr("list facts", err)
+	}
+	next := afterSeq
+	if len(fs) > 0 {
+		next = fs[len(fs)-1].FirstSeq()
+	}
+	if fs == nil {
+		fs = []memory.Fact{}
+	}
+	return fs, next, nil
+}
+
+// factsOnArrival extracts, without an LLM, the facts of the turns just
+// appended (what people say about themselves, plans, decisions), so that a
+// chat remembers them before any episode closes; the episode that later
+// owns the turns draws the same facts (same ids) and adds nothing twice.
+// With an LLM the episode's call writes the facts instead. Facts are
+// derived state: a failure is logged, never the append's.
+func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, msgs []memory.Message) {
+	if s.FactStore == nil || s.LLMEpisodes || len(res.Messages) != len(msgs) {
+		return
+	}
+	turns := make([]memory.Message, 0, len(msgs))
+	now := s.now()
+	for i, m := range msgs {
+		m.Seq = res.Messages[i].Seq
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = now
+		}
+		turns = append(turns, m)
+	}
+	o := s.policy(res.Chat.Agent).Filters
+	o.MaxTurns = 0
+	turns = filters.Apply(turns, o).Kept
+	fs := facts.ForChat(res.Chat.Key(), facts.Extract(turns))
+	if len(fs) == 0 {
+		return
+	}
+	key := res.Chat.Key()
+	stored, err := s.FactStore.AddFacts(ctx, key, fs)
+	if err == nil && len(stored) > 0 {
+		var cur []memory.Fact
+		if cur, err = s.FactStore.Facts(ctx, key, 0, 0, false); err == nil {
+			if m := facts.Supersede(cur, stored); len(m) > 0 {
+				err = s.FactStore.SupersedeFacts(ctx, key, m)
+			}
+		}
+	}
+	if err != nil {
+		s.log().Warn("facts of new turns", "chat", key.ChatID, "err", err)
+	}
+}
+

@@ -44,10 +44,13 @@ const (
 	// DefaultNearDuplicate: hits sharing 80% of their terms (stemmed, no
 	// stopwords) say the same thing; the better-ranked one is kept.
 	DefaultNearDuplicate = 0.8
-	// SupersededFactWeight multiplies the score of a superseded fact, so
-	// the current fact on the same subject, matching about as well, ranks
-	// first (a superseded fact stays findable: "what did I say before?").
-	SupersededFactWeight = 0.5
+	// SupersededFactWeight multiplies the score of a superseded fact. Facts
+	// on one subject match a question about it on both sides of the hybrid
+	// query, where fused scores lie within 2/(RRFK+1)..2/(RRFK+30): 0.8
+	// puts a superseded fact ranked first below its current fact ranked
+	// up to about tenth, and keeps it above hits only one side found (a
+	// superseded fact stays findable: "what did I say before?").
+	SupersededFactWeight = 0.8
 	// MaxPassagesPerTurn is how many matching passages of one long turn a
 	// hit carries (the best ones, shown in content order).
 	MaxPassagesPerTurn = 2
@@ -321,7 +324,7 @@ func joinPassages(ps []Passage, turnBytes int) string {
 			}
 			b.WriteString(Elision + "\n")
 		}
-		b.WriteString(p.Text)
+		b.WriteString(strings.TrimSpace(p.Text))
 		pos = p.To
 	}
 	if pos < turnBytes {

@@ -350,7 +350,7 @@ func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
 		if len(kept) == k {
 			break
 		}
-		ts := r.Sparse.EncodeQuery(t.Content).Indices // sorted, unique
+		ts := termSet(t.Content)
 		dup := false
 		for _, o := range terms {
 			if jaccard(ts, o) >= limit {
@@ -364,6 +364,17 @@ func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
 		}
 	}
 	return kept
+}
+
+// termSet is text's term ids (as in its sparse vector), sorted and unique.
+func termSet(text string) []uint32 {
+	terms := Terms(text)
+	ids := make([]uint32, len(terms))
+	for i, t := range terms {
+		ids[i] = TermID(t)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // jaccard is |a ∩ b| / |a ∪ b| of two sorted, unique sets (0 when both

@@ -71,6 +71,9 @@ func lowerWord(w string) string {
 }
 
 func isCJK(r rune) bool {
+	if r < 0x2E80 { // below the CJK radicals: Latin, Cyrillic, ... (most text); skips the table lookups
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }
 

@@ -151,7 +151,7 @@ const (
 const DefaultK = 5
 
 // Retrieve returns the hits for req plus their neighbours, in chronological
-// order (CreatedAt, then chat, then seq); callers that pack under a budget
+// order (CreatedAt, then chat, seq and kind); callers that pack under a budget
 // sort by Score. Failures wrap ErrEmbedder or ErrIndexUnavailable so the
 // caller can report the degraded reason.
 func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
@@ -192,7 +192,8 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		}
 	}
 	slices.SortFunc(hits, func(a, b Turn) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq))
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq),
+			strings.Compare(a.Kind, b.Kind))
 	})
 	return hits, nil
 }

@@ -61,7 +61,7 @@ func (ix *Index) matcher(f rag.Filter) matcher {
 	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == "", turns: all, episodes: all, facts: all,
 		since: math.MinInt64 + 1, until: math.MaxInt64, fromSeq: f.FromSeq, toSeq: f.ToSeq, citing: f.CitingSeq}
 	for _, k := range f.Kinds {
-		m.turns = m.turns || k == memory.KindTurn
+		m.turns = m.turns || k == memory.KindTurn || k == ""
 		m.episodes = m.episodes || k == memory.KindEpisode
 		m.facts = m.facts || k == memory.KindFact
 	}

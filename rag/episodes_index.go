@@ -125,33 +125,14 @@ func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c 
 		texts = append(texts, EpisodeText(e))
 	}
 	if len(points) > 0 {
-		ctx, span := ix.indexSpan(ctx, c, memory.KindEpisode, len(points))
-		defer span.End()
-		vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
+		sctx, span := ix.indexSpan(ctx, c, memory.KindEpisode, len(points))
+		err := ix.embedUpsert(sctx, key, "episodes", points, texts)
+		span.End()
 		if err != nil {
-			return 0, fmt.Errorf("indexer: embed episodes of %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))
-		}
-		if len(vecs) != len(points) {
-			return 0, fmt.Errorf("indexer: embed episodes of %s/%s: %w: %d vectors for %d texts", key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(points))
-		}
-		for i := range points {
-			points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
-		}
-		if err := ix.Index.Upsert(ctx, points); err != nil {
-			return 0, fmt.Errorf("indexer: upsert episodes of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+			return 0, err
 		}
 	}
-	err = es.MarkEpisodesIndexed(ctx, key, ids)
-	if err == nil {
-		_, err = ix.Store.Chat(ctx, key) // a delete may have raced with the upsert
-	}
-	if errors.Is(err, memory.ErrNotFound) {
-		if derr := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); derr != nil {
-			return 0, fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, derr)
-		}
-		return 0, nil
-	}
-	if err != nil {
+	if err := ix.marked(ctx, key, es.MarkEpisodesIndexed(ctx, key, ids)); err != nil {
 		return 0, fmt.Errorf("indexer: mark episodes indexed %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
 	return len(eps), nil

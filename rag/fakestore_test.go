@@ -12,7 +12,8 @@ import (
 )
 
 // fakeStore is an in-memory store with exactly the roles the indexer
-// (rag.IndexSource) and the retriever (rag.Neighbours) ask for.
+// (rag.IndexSource, memory.FactStore) and the retriever (rag.Neighbors) ask
+// for.
 type fakeStore struct {
 	mu      sync.Mutex
 	chats   map[memory.ChatKey]*fakeChat
@@ -21,9 +22,11 @@ type fakeStore struct {
 }
 
 type fakeChat struct {
-	chat    memory.Chat
-	msgs    []memory.Message
-	indexed map[int64]bool
+	chat         memory.Chat
+	msgs         []memory.Message
+	indexed      map[int64]bool
+	facts        []memory.Fact
+	factsIndexed map[string]bool
 }
 
 func newFakeStore() *fakeStore {
@@ -39,7 +42,8 @@ func (s *fakeStore) add(tenant, chatID, user, agent string, contents ...string) 
 	k := memory.ChatKey{Tenant: tenant, ChatID: chatID}
 	c := s.chats[k]
 	if c == nil {
-		c = &fakeChat{chat: memory.Chat{Tenant: tenant, ID: chatID, UserID: user, Agent: agent}, indexed: map[int64]bool{}}
+		c = &fakeChat{chat: memory.Chat{Tenant: tenant, ID: chatID, UserID: user, Agent: agent}, indexed: map[int64]bool{},
+			factsIndexed: map[string]bool{}}
 		s.chats[k] = c
 	}
 	for _, content := range contents {
@@ -165,8 +169,9 @@ func (s *fakeStore) ResetIndexed(context.Context) error {
 }
 
 var (
-	_ rag.IndexSource = (*fakeStore)(nil)
-	_ rag.Neighbours  = (*fakeStore)(nil)
+	_ rag.IndexSource  = (*fakeStore)(nil)
+	_ rag.Neighbors    = (*fakeStore)(nil)
+	_ memory.FactStore = (*fakeStore)(nil)
 )
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }
@@ -206,4 +211,135 @@ func (s *fakeStore) deleteChat(k memory.ChatKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.chats, k)
+}
+
+// forget tombstones a turn, as deleting one message does, and puts it back
+// in the backlog.
+func (s *fakeStore) forget(k memory.ChatKey, seq int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	m := &c.msgs[seq-1]
+	m.Content, m.Deleted = "", true
+	delete(c.indexed, seq)
+}
+
+// addFacts stores facts of a chat (their ids are derived when empty).
+func (s *fakeStore) addFacts(k memory.ChatKey, facts ...memory.Fact) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	for _, f := range facts {
+		if f.ID == "" {
+			f.ID = memory.FactID(k.Tenant, k.ChatID, f.Seqs, f.Text)
+		}
+		f.ChatID = k.ChatID
+		c.facts = append(c.facts, f)
+	}
+}
+
+func (s *fakeStore) AddFacts(_ context.Context, k memory.ChatKey, facts []memory.Fact) ([]memory.Fact, error) {
+	s.addFacts(k, facts...)
+	return facts, nil
+}
+
+func (s *fakeStore) Facts(_ context.Context, k memory.ChatKey, afterSeq int64, limit int, superseded bool) ([]memory.Fact, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	if c == nil {
+		return nil, memory.ErrNotFound
+	}
+	var out []memory.Fact
+	for _, f := range c.facts {
+		if f.FirstSeq() > afterSeq && (superseded || f.SupersededBy == "") && (limit <= 0 || len(out) < limit) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) FactsByID(_ context.Context, k memory.ChatKey, ids []string) ([]memory.Fact, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memory.Fact
+	if c := s.chats[k]; c != nil {
+		for _, f := range c.facts {
+			if slices.Contains(ids, f.ID) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// SupersedeFacts flags the old facts and puts them back in the backlog, so
+// their points are re-upserted with the flag.
+func (s *fakeStore) SupersedeFacts(_ context.Context, k memory.ChatKey, oldToNew map[string]string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	if c == nil {
+		return memory.ErrNotFound
+	}
+	for i, f := range c.facts {
+		if n, ok := oldToNew[f.ID]; ok {
+			c.facts[i].SupersededBy = n
+			delete(c.factsIndexed, f.ID)
+		}
+	}
+	return nil
+}
+
+func (s *fakeStore) UnindexedFactChats(_ context.Context, limit int) ([]memory.Chat, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failErr != nil {
+		return nil, s.failErr
+	}
+	var out []memory.Chat
+	for _, c := range s.chats {
+		if len(c.factsIndexed) < len(c.facts) && len(out) < limit {
+			out = append(out, c.chat)
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) UnindexedFacts(_ context.Context, k memory.ChatKey, limit int) ([]memory.Fact, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	if c == nil {
+		return nil, memory.ErrNotFound
+	}
+	var out []memory.Fact
+	for _, f := range c.facts {
+		if !c.factsIndexed[f.ID] && len(out) < limit {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *fakeStore) MarkFactsIndexed(_ context.Context, k memory.ChatKey, ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[k]
+	if c == nil {
+		return memory.ErrNotFound
+	}
+	for _, id := range ids {
+		c.factsIndexed[id] = true
+	}
+	return nil
+}
+
+func (s *fakeStore) ResetFactsIndexed(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.chats {
+		c.factsIndexed = map[string]bool{}
+	}
+	return nil
 }

@@ -48,6 +48,13 @@ type Indexer struct {
 	Episodes memory.EpisodeStore
 	// Tracer opens a span per batch indexed (nil: no-op).
 	Tracer trace.Tracer
+	// Facts, when set, is where facts are read and marked: they are
+	// indexed too, superseded ones flagged (nil: no facts in the index).
+	Facts memory.FactStore
+	// PassageTokens is the size, in estimated tokens, above which a turn
+	// is indexed in passages, and the size of a passage; default
+	// DefaultPassageTokens.
+	PassageTokens int
 
 	once    sync.Once
 	kick    chan struct{}
@@ -142,26 +149,30 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	}
 }
 
-// DrainOnce indexes everything pending now — turns, then closed episodes —
-// and returns how many turns and episodes it indexed. Chats leased by
-// another owner are skipped. It stops at the first embedder or index
-// failure (the rest waits for the next round).
+// DrainOnce indexes everything pending now — turns (forgotten ones taken
+// out), then closed episodes, then facts — and returns how many turns,
+// episodes and facts it indexed. Chats leased by another owner are
+// skipped. It stops at the first embedder or index failure (the rest waits
+// for the next round).
 func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	n, err := ix.drainTurns(ctx)
 	if err != nil {
 		return n, err
 	}
-	for {
-		m, err := ix.drainEpisodes(ctx)
-		n += m
-		if err != nil {
-			ix.setErr(err)
-			return n, err
-		}
-		if m == 0 {
-			return n, nil
+	for _, drain := range []func(context.Context) (int, error){ix.drainEpisodes, ix.drainFacts} {
+		for {
+			m, err := drain(ctx)
+			n += m
+			if err != nil {
+				ix.setErr(err)
+				return n, err
+			}
+			if m == 0 {
+				break
+			}
 		}
 	}
+	return n, nil
 }
 
 const leaseReleaseTimeout = 5 * time.Second
@@ -255,50 +266,93 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 	}
 }
 
+// indexBatch indexes a batch of the backlog: live turns are embedded (a
+// long one passage by passage) and upserted; a tombstone's points and the
+// facts citing it are deleted instead. Then the batch is marked indexed.
 func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.Message) (err error) {
 	ctx, span := ix.indexSpan(ctx, c, memory.KindTurn, len(msgs))
 	defer func() { tracing.End(span, err) }()
 	key := c.Key()
-	texts := make([]string, len(msgs))
+	var points []Point
+	var forgotten []int64
+	seqs := make([]int64, len(msgs))
 	for i, m := range msgs {
-		texts[i] = m.Content
+		seqs[i] = m.Seq
+		if m.Deleted {
+			forgotten = append(forgotten, m.Seq)
+			continue
+		}
+		points = append(points, TurnPoints(c, m, ix.PassageTokens)...)
+	}
+	if err := ForgetTurns(ctx, ix.Index, key, forgotten...); err != nil {
+		return fmt.Errorf("indexer: forget turns of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+	}
+	texts := make([]string, len(points))
+	for i, p := range points {
+		texts[i] = p.Content
+	}
+	if err := ix.embedUpsert(ctx, key, "turns", points, texts); err != nil {
+		return err
+	}
+	if err := ix.marked(ctx, key, ix.Store.MarkIndexed(ctx, key, seqs)); err != nil {
+		return fmt.Errorf("indexer: mark indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	return nil
+}
+
+// TurnPoints are a turn's points, vectors left to the caller: one for a
+// turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
+// passage (SplitPassages), the passage as Content.
+func TurnPoints(c memory.Chat, m memory.Message, passageTokens int) []Point {
+	base := Point{Tenant: c.Tenant, UserID: c.UserID, ChatID: c.ID, Agent: c.Agent,
+		Seq: m.Seq, Role: string(m.Role), CreatedAt: m.CreatedAt, TurnBytes: len(m.Content)}
+	spans := SplitPassages(m.Content, PassageBytes(passageTokens))
+	if len(spans) <= 1 {
+		base.Content, base.PassageTo = m.Content, len(m.Content)
+		return []Point{base}
+	}
+	out := make([]Point, len(spans))
+	for i, sp := range spans {
+		out[i] = base
+		out[i].Passage, out[i].PassageFrom, out[i].PassageTo, out[i].Content = i, sp.From, sp.To, m.Content[sp.From:sp.To]
+	}
+	return out
+}
+
+// embedUpsert embeds texts into points' vectors and upserts the points.
+func (ix *Indexer) embedUpsert(ctx context.Context, key memory.ChatKey, what string, points []Point, texts []string) error {
+	if len(points) == 0 {
+		return nil
 	}
 	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("indexer: embed %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))
+		return fmt.Errorf("indexer: embed %s of %s/%s: %w", what, key.Tenant, key.ChatID, asEmbedderErr(err))
 	}
-	if len(vecs) != len(msgs) {
-		return fmt.Errorf("indexer: embed %s/%s: %w: %d vectors for %d texts", key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(msgs))
+	if len(vecs) != len(points) {
+		return fmt.Errorf("indexer: embed %s of %s/%s: %w: %d vectors for %d texts", what, key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(points))
 	}
-	points := make([]Point, len(msgs))
-	seqs := make([]int64, len(msgs))
-	for i, m := range msgs {
-		points[i] = Point{
-			Tenant: key.Tenant, UserID: c.UserID, ChatID: key.ChatID, Agent: c.Agent,
-			Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt,
-			Dense: vecs[i], Sparse: ix.Sparse.EncodeDocument(m.Content),
-		}
-		seqs[i] = m.Seq
+	for i := range points {
+		points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
 	}
 	if err := ix.Index.Upsert(ctx, points); err != nil {
-		return fmt.Errorf("indexer: upsert %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		return fmt.Errorf("indexer: upsert %s of %s/%s: %w: %w", what, key.Tenant, key.ChatID, ErrIndexUnavailable, err)
 	}
-	err = ix.Store.MarkIndexed(ctx, key, seqs)
-	if err == nil {
-		// A delete of the chat may have raced with this upsert (the API
-		// deletes the store rows, then the points): look once more.
-		_, err = ix.Store.Chat(ctx, key)
+	return nil
+}
+
+// marked follows the marking of upserted points (markErr is its result):
+// when the chat was deleted meanwhile — the API deletes the store rows,
+// then the points, so a delete may have raced with the upsert — it takes
+// the chat's points back out so nothing of it is left in the index.
+func (ix *Indexer) marked(ctx context.Context, key memory.ChatKey, markErr error) error {
+	if markErr == nil {
+		_, markErr = ix.Store.Chat(ctx, key)
 	}
-	if errors.Is(err, memory.ErrNotFound) {
-		// Deleted while we embedded: take its points back out so nothing
-		// of the chat is left in the index.
-		if derr := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); derr != nil {
-			return fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, derr)
-		}
-		return nil
+	if !errors.Is(markErr, memory.ErrNotFound) {
+		return markErr
 	}
-	if err != nil {
-		return fmt.Errorf("indexer: mark indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+	if err := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); err != nil {
+		return fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
 	}
 	return nil
 }

@@ -25,7 +25,8 @@ type SparseVector struct {
 	Values  []float32
 }
 
-// Point is one indexed turn: its scope, the payload shown in hits (and in
+// Point is one indexed item: a turn (or one passage of a long turn), an
+// episode or a fact. It carries its scope, the payload shown in hits (and in
 // the Qdrant dashboard), and its dense and sparse vectors.
 type Point struct {
 	Tenant    string
@@ -39,16 +40,44 @@ type Point struct {
 	Dense     []float32
 	Sparse    SparseVector
 
-	// Kind is memory.KindTurn ("" means turn) or memory.KindEpisode. An
-	// episode point's Seq is its FromSeq (identity: tenant, chat, kind,
+	// Kind is memory.KindTurn ("" means turn), memory.KindEpisode or
+	// memory.KindFact.
+	Kind string
+
+	// A turn's passage: a long turn is indexed as several points, passage
+	// 0, 1, ... (identity: tenant, chat, turn, seq, passage), each with the
+	// passage as Content and its byte offsets [PassageFrom, PassageTo) into
+	// the turn's content, whose length is TurnBytes. A short turn is one
+	// point: passage 0, the whole content (TurnBytes 0 or len(Content)).
+	Passage     int
+	PassageFrom int
+	PassageTo   int
+	TurnBytes   int
+
+	// An episode point's Seq is its FromSeq (identity: tenant, chat, kind,
 	// seq), its Content is the episode's short summary and its CreatedAt
 	// is EndedAt.
-	Kind      string
 	EpisodeID string
 	FromSeq   int64 // episodes: first seq owned
 	ToSeq     int64 // episodes: last seq owned
 	StartedAt time.Time
 	EndedAt   time.Time
+
+	// A fact point (identity: tenant, chat, kind, fact id) has the fact as
+	// Content, its first source seq as Seq, its source seqs in Seqs and
+	// CreatedAt = ValidAt (the time of its newest source turn).
+	// Superseded marks a fact a newer one updates: it stays findable, and
+	// the Retriever ranks it below current facts.
+	FactID     string
+	Seqs       []int64
+	ValidAt    time.Time
+	Superseded bool
+}
+
+// IsWhole reports whether a turn point holds the whole turn (not one
+// passage of a longer one).
+func (p Point) IsWhole() bool {
+	return p.PassageFrom == 0 && (p.TurnBytes == 0 || p.PassageTo == p.TurnBytes)
 }
 
 // Filter scopes a query, a count or a delete. Tenant is required; every
@@ -59,17 +88,24 @@ type Filter struct {
 	ChatIDs []string
 	Agent   string
 
-	// Kinds narrows to memory.KindTurn and/or memory.KindEpisode (empty:
-	// both). Since/Until (zero: open) keep points whose time lies in
-	// [Since, Until] — a turn's CreatedAt; an episode whose
-	// [StartedAt, EndedAt] overlaps the range. FromSeq/ToSeq (0: open)
-	// keep points with FromSeq <= seq <= ToSeq (drilling into an
-	// episode). All of them are applied inside the index, before top-k.
+	// Kinds narrows to memory.KindTurn, memory.KindEpisode and/or
+	// memory.KindFact (empty: all kinds). Since/Until (zero: open) keep
+	// points whose time lies in [Since, Until] — a turn's CreatedAt, a
+	// fact's ValidAt; an episode whose [StartedAt, EndedAt] overlaps the
+	// range. FromSeq/ToSeq (0: open) keep points with FromSeq <= seq <=
+	// ToSeq (a turn's seq, every passage of it; an episode's or a fact's
+	// first seq). All of them are applied inside the index, before top-k.
 	Kinds   []string
 	Since   time.Time
 	Until   time.Time
 	FromSeq int64
 	ToSeq   int64
+
+	// CitingSeq (0: unset) keeps only the fact points whose Seqs include
+	// it (forgetting a turn). ItemIDs (empty: unset) keeps only the
+	// episode and fact points with one of these ids.
+	CitingSeq int64
+	ItemIDs   []string
 }
 
 // Query is one hybrid query: dense and sparse candidates (each up to
@@ -99,8 +135,9 @@ type Hit struct {
 // RRFK is the reciprocal rank fusion constant (Qdrant's default).
 const RRFK = 60
 
-// Index stores points and answers hybrid queries. Upsert is idempotent on
-// (Tenant, ChatID, Seq).
+// Index stores points and answers hybrid queries. Upsert is idempotent on a
+// point's identity: (Tenant, ChatID, Seq, Passage) for a turn, (Tenant,
+// ChatID, FromSeq) for an episode, (Tenant, ChatID, FactID) for a fact.
 type Index interface {
 	Upsert(ctx context.Context, points []Point) error
 	Query(ctx context.Context, q Query) ([]Hit, error)

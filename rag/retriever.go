@@ -18,20 +18,47 @@ import (
 // query is truncated (at a rune boundary), not rejected.
 const MaxQueryBytes = 8 << 10
 
-// Neighbours reads the turns around a hit.
-type Neighbours interface {
+// Neighbors reads the turns around a hit.
+type Neighbors interface {
 	MessagesBySeq(ctx context.Context, key memory.ChatKey, seqs []int64) ([]memory.Message, error)
 }
 
 // Retriever serves /v1/context's RAG section and /v1/search: it embeds the
 // query, asks the index for hybrid hits in scope, drops turns the caller
-// already shows verbatim, and adds neighbouring turns from the store.
+// already shows verbatim, groups the passages of a long turn into one hit,
+// ranks superseded facts below current ones, drops near-duplicates, and
+// adds neighbouring turns from the store.
 type Retriever struct {
 	Embedder Embedder
 	Sparse   *SparseEncoder // nil: default parameters
 	Index    Index
-	Store    Neighbours // for neighbours; nil: no neighbours
+	Store    Neighbors // for neighbours; nil: no neighbours
+	// NearDuplicate is the Jaccard similarity of two hits' term sets at or
+	// above which the lower-ranked one is dropped (0: DefaultNearDuplicate;
+	// negative: keep near-duplicates).
+	NearDuplicate float64
 }
+
+// Ranking parameters (docs/retrieval.md).
+const (
+	// DefaultNearDuplicate: hits sharing 80% of their terms (stemmed, no
+	// stopwords) say the same thing; the better-ranked one is kept.
+	DefaultNearDuplicate = 0.8
+	// SupersededFactWeight multiplies the score of a superseded fact. Facts
+	// on one subject match a question about it on both sides of the hybrid
+	// query, where fused scores lie within 2/(RRFK+1)..2/(RRFK+30): 0.8
+	// puts a superseded fact ranked first below its current fact ranked
+	// up to about tenth, and keeps it above hits only one side found (a
+	// superseded fact stays findable: "what did I say before?").
+	SupersededFactWeight = 0.8
+	// MaxPassagesPerTurn is how many matching passages of one long turn a
+	// hit carries (the best ones, shown in content order).
+	MaxPassagesPerTurn = 2
+)
+
+// Elision marks the text of a long turn left out around and between its
+// matching passages in Turn.Content.
+const Elision = "[…]"
 
 // Request is one retrieval.
 type Request struct {
@@ -51,8 +78,9 @@ type Request struct {
 	// ExcludeFromSeq: turns of THIS chat with seq >= it are in the caller's
 	// recent window and are never returned (0 = exclude nothing).
 	ExcludeFromSeq int64
-	// Since/Until (zero: open) and Kinds (empty: turns and episodes) are
-	// applied inside the index query, before top-k.
+	// Since/Until (zero: open; a fact's time is its valid_at) and Kinds
+	// (empty: turns, episodes and facts) are applied inside the index
+	// query, before top-k.
 	Since, Until time.Time
 	Kinds        []string
 	// Drill: the best this many episode hits are drilled into for their
@@ -76,14 +104,40 @@ type Turn struct {
 	// Neighbor marks a turn added for context around a hit.
 	Neighbor bool
 
-	// Kind is memory.KindTurn ("") or memory.KindEpisode. An episode hit
-	// has its short summary as Content, Seq = FromSeq, CreatedAt = EndedAt.
+	// Kind is memory.KindTurn (""), memory.KindEpisode or memory.KindFact.
+	// An episode hit has its short summary as Content, Seq = FromSeq,
+	// CreatedAt = EndedAt.
 	Kind      string
 	EpisodeID string
 	FromSeq   int64
 	ToSeq     int64
 	StartedAt time.Time
 	EndedAt   time.Time
+
+	// A fact hit has the fact as Content, its first source seq as Seq, its
+	// source seqs, and CreatedAt = ValidAt. A superseded fact (a newer one
+	// updates it) has its score multiplied by SupersededFactWeight.
+	FactID     string
+	Seqs       []int64
+	ValidAt    time.Time
+	Superseded bool
+
+	// A turn indexed in passages (longer than the indexer's passage size)
+	// comes once, with up to MaxPassagesPerTurn matching passages in
+	// content order; Content is then their text joined by Elision marks
+	// where the turn's text is left out, and TurnBytes is the whole turn's
+	// length. A turn matched whole has no Passages.
+	Passages  []Passage
+	TurnBytes int
+}
+
+// Passage is a matching passage of a long turn: its number, its byte
+// offsets [From, To) into the turn's content, its text and its score.
+type Passage struct {
+	N        int
+	From, To int
+	Text     string
+	Score    float32
 }
 
 // Scope values.
@@ -97,7 +151,7 @@ const (
 const DefaultK = 5
 
 // Retrieve returns the hits for req plus their neighbours, in chronological
-// order (CreatedAt, then chat, then seq); callers that pack under a budget
+// order (CreatedAt, then chat, seq and kind); callers that pack under a budget
 // sort by Score. Failures wrap ErrEmbedder or ErrIndexUnavailable so the
 // caller can report the degraded reason.
 func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
@@ -138,7 +192,8 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		}
 	}
 	slices.SortFunc(hits, func(a, b Turn) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq))
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq),
+			strings.Compare(a.Kind, b.Kind))
 	})
 	return hits, nil
 }
@@ -149,7 +204,8 @@ type SearchRequest struct {
 	Tenant, ChatID, UserID, Query string
 	K                             int
 	Threshold                     float32
-	// Since/Until/Kinds filter inside the index query, before top-k.
+	// Since/Until/Kinds filter inside the index query, before top-k
+	// (empty Kinds: all kinds).
 	Since, Until time.Time
 	Kinds        []string
 }
@@ -195,23 +251,153 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
 		}
-		out := make([]Turn, 0, k)
-		for _, h := range hits {
-			if excluded != nil && excluded(h.ChatID, h.Seq) {
-				continue
-			}
-			out = append(out, Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
-				CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore,
-				Kind: h.Kind, EpisodeID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt})
-			if len(out) == k {
-				break
-			}
-		}
+		out := r.rank(hits, k, excluded)
 		if len(out) == k || len(hits) < limit || attempt == 3 {
 			return out, nil
 		}
 		limit *= 4
 	}
+}
+
+// rank turns index hits (best first) into the k best results: excluded
+// turns dropped, a long turn's passages grouped into one hit, superseded
+// facts discounted, near-duplicates of better hits dropped.
+func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) []Turn {
+	type turnKey struct {
+		chat string
+		seq  int64
+	}
+	out := make([]Turn, 0, len(hits))
+	grouped := map[turnKey]int{} // a long turn's index in out
+	for _, h := range hits {
+		if excluded != nil && excluded(h.ChatID, h.Seq) {
+			continue
+		}
+		t := hitTurn(h)
+		if len(t.Passages) > 0 {
+			tk := turnKey{h.ChatID, h.Seq}
+			if i, ok := grouped[tk]; ok {
+				if len(out[i].Passages) < MaxPassagesPerTurn {
+					out[i].Passages = append(out[i].Passages, t.Passages[0])
+				}
+				continue
+			}
+			grouped[tk] = len(out)
+		}
+		if t.Superseded {
+			t.Score *= SupersededFactWeight
+		}
+		out = append(out, t)
+	}
+	for i := range out {
+		if len(out[i].Passages) > 0 {
+			out[i].Content = joinPassages(out[i].Passages, out[i].TurnBytes)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Turn) int { return cmp.Compare(b.Score, a.Score) })
+	return r.dropNearDuplicates(out, k)
+}
+
+// hitTurn is a hit as a result; a passage of a long turn carries it in
+// Passages.
+func hitTurn(h Hit) Turn {
+	t := Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
+		CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore,
+		Kind: h.Kind, EpisodeID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt,
+		FactID: h.FactID, Seqs: h.Seqs, ValidAt: h.ValidAt, Superseded: h.Superseded}
+	if (h.Kind == "" || h.Kind == memory.KindTurn) && !h.IsWhole() {
+		t.TurnBytes = h.TurnBytes
+		t.Passages = []Passage{{N: h.Passage, From: h.PassageFrom, To: h.PassageTo, Text: h.Content, Score: h.Score}}
+	}
+	return t
+}
+
+// joinPassages is a long turn's matching passages in content order, with
+// Elision marks where text is left out.
+func joinPassages(ps []Passage, turnBytes int) string {
+	slices.SortFunc(ps, func(a, b Passage) int { return cmp.Compare(a.From, b.From) })
+	var b strings.Builder
+	pos := 0
+	for _, p := range ps {
+		if p.From > pos {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(Elision + "\n")
+		}
+		b.WriteString(strings.TrimSpace(p.Text))
+		pos = p.To
+	}
+	if pos < turnBytes {
+		b.WriteString("\n" + Elision)
+	}
+	return b.String()
+}
+
+// dropNearDuplicates keeps up to k results (best first), skipping each one
+// whose term set has a Jaccard similarity of at least the threshold with
+// one already kept.
+func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
+	limit := r.NearDuplicate
+	if limit == 0 {
+		limit = DefaultNearDuplicate
+	}
+	if limit < 0 {
+		return ranked[:min(k, len(ranked))]
+	}
+	kept := ranked[:0]
+	terms := make([][]uint32, 0, k)
+	for _, t := range ranked {
+		if len(kept) == k {
+			break
+		}
+		ts := termSet(t.Content)
+		dup := false
+		for _, o := range terms {
+			if jaccard(ts, o) >= limit {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			kept = append(kept, t)
+			terms = append(terms, ts)
+		}
+	}
+	return kept
+}
+
+// termSet is text's term ids (as in its sparse vector), sorted and unique.
+func termSet(text string) []uint32 {
+	terms := Terms(text)
+	ids := make([]uint32, len(terms))
+	for i, t := range terms {
+		ids[i] = TermID(t)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// jaccard is |a ∩ b| / |a ∪ b| of two sorted, unique sets (0 when both
+// are empty: texts without terms are never called duplicates).
+func jaccard(a, b []uint32) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // drillTurns is how many turns each drilled episode contributes.
@@ -224,7 +410,7 @@ const drillTurns = 2
 func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
 	have := make(map[string]bool, len(hits))
 	for _, h := range hits {
-		if h.Kind != memory.KindEpisode {
+		if isTurn(h) {
 			have[h.ChatID+"\x00"+strconv.FormatInt(h.Seq, 10)] = true
 		}
 	}
@@ -261,12 +447,14 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 	}
 	have := make(map[key]bool, len(hits))
 	for _, h := range hits {
-		have[key{h.ChatID, h.Seq}] = true
+		if isTurn(h) {
+			have[key{h.ChatID, h.Seq}] = true
+		}
 	}
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
 	for _, h := range hits {
-		if h.Kind == memory.KindEpisode {
-			continue // an episode has no neighbouring turns of its own
+		if !isTurn(h) {
+			continue // an episode or a fact has no neighbouring turns of its own
 		}
 		for d := int64(-n); d <= int64(n); d++ {
 			s := h.Seq + d
@@ -311,6 +499,8 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 	}
 	return hits, nil
 }
+
+func isTurn(t Turn) bool { return t.Kind == "" || t.Kind == memory.KindTurn }
 
 // TruncateQuery cuts q to MaxQueryBytes at a rune boundary.
 func TruncateQuery(q string) string {

@@ -8,16 +8,23 @@ import (
 // words splits text into lowercase runs of unicode letters and digits.
 // Scripts written without spaces (Han, Hiragana, Katakana) are emitted as
 // overlapping character bigrams (a lone character as itself), so that
-// lexical matching works on them at all.
+// lexical matching works on them at all. A word already lowercase ASCII
+// (most of them) is a slice of text, not a copy: this runs for every turn
+// indexed and every hit compared.
 func words(text string) []string {
 	var out []string
-	var cur strings.Builder
 	var cjk []rune
-	flushWord := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
+	start, plain := -1, true // the current word's start; whether it is lowercase ASCII
+	flushWord := func(end int) {
+		if start < 0 {
+			return
 		}
+		w := text[start:end]
+		if !plain {
+			w = lowerWord(w)
+		}
+		out = append(out, w)
+		start, plain = -1, true
 	}
 	flushCJK := func() {
 		switch len(cjk) {
@@ -31,25 +38,42 @@ func words(text string) []string {
 		}
 		cjk = cjk[:0]
 	}
-	for _, r := range text {
+	for i, r := range text {
 		switch {
 		case isCJK(r):
-			flushWord()
+			flushWord(i)
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			flushCJK()
-			cur.WriteRune(unicode.ToLower(r))
+			if start < 0 {
+				start = i
+			}
+			if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+				plain = false
+			}
 		default:
-			flushWord()
+			flushWord(i)
 			flushCJK()
 		}
 	}
-	flushWord()
+	flushWord(len(text))
 	flushCJK()
 	return out
 }
 
+func lowerWord(w string) string {
+	var b strings.Builder
+	b.Grow(len(w))
+	for _, r := range w {
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
 func isCJK(r rune) bool {
+	if r < 0x2E80 { // below the CJK radicals: Latin, Cyrillic, ... (most text); skips the table lookups
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
 }
 

@@ -23,7 +23,7 @@ type Store struct {
 
 var (
 	_ engine.Store   = (*Store)(nil)
-	_ rag.Neighbours = (*Store)(nil)
+	_ rag.Neighbors = (*Store)(nil)
 )
 
 // NewStore wraps inner; system is db.system.name ("sqlite", "postgresql").

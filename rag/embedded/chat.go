@@ -16,8 +16,8 @@ import (
 // per-point allocation.
 type chat struct {
 	id     string
-	seqs   []int64   // ascending; an episode's is -from_seq (its own identity)
-	times  []int64   // unix seconds: a turn's time, an episode's start (noTime: none)
+	seqs   []int64   // point keys (keys.go), ascending
+	times  []int64   // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
 	users  []uint32  // label ids
 	agents []uint32  // label ids
 	scales []float32 // dense[slot] ≈ q * scale
@@ -29,8 +29,8 @@ type chat struct {
 	spIdx   []uint32
 	spVal   []float32
 	garbage int // arena entries no point refers to any more
-	// ends holds each episode's end (unix seconds) by its (negative) seq.
-	ends map[int64]int64
+	// items holds what filters need of each episode and fact, by key.
+	items map[int64]*item
 }
 
 func (c *chat) len() int { return len(c.seqs) }

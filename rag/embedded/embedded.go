@@ -122,7 +122,7 @@ func (ix *Index) init(ctx context.Context) error {
 	if _, err := ix.db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("embedded index: create schema in %s: %w", ix.path, err)
 	}
-	if err := ix.addEpisodeColumns(ctx); err != nil {
+	if err := ix.addColumns(ctx); err != nil {
 		return err
 	}
 	var stored string
@@ -149,8 +149,9 @@ func (ix *Index) init(ctx context.Context) error {
 	return ix.load(ctx)
 }
 
-// addEpisodeColumns upgrades a file written before episodes were indexed.
-func (ix *Index) addEpisodeColumns(ctx context.Context) error {
+// addColumns upgrades a file written before episodes, facts or passages
+// were indexed.
+func (ix *Index) addColumns(ctx context.Context) error {
 	rows, err := ix.db.QueryContext(ctx, `SELECT name FROM pragma_table_info('points')`)
 	if err != nil {
 		return fmt.Errorf("embedded index: read schema: %w", err)
@@ -165,7 +166,7 @@ func (ix *Index) addEpisodeColumns(ctx context.Context) error {
 		have[name] = true
 	}
 	rows.Close()
-	for _, col := range episodeColumns {
+	for _, col := range addedColumns {
 		if name, _, _ := strings.Cut(col, " "); !have[name] {
 			if _, err := ix.db.ExecContext(ctx, `ALTER TABLE points ADD COLUMN `+col); err != nil {
 				return fmt.Errorf("embedded index: add column %s: %w", name, err)
@@ -178,34 +179,45 @@ func (ix *Index) addEpisodeColumns(ctx context.Context) error {
 // load builds the in-memory index from the file: filter fields and vectors
 // only, never the content.
 func (ix *Index) load(ctx context.Context) error {
-	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at FROM points`)
+	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at,
+		episode_id, fact_id, seqs, superseded FROM points`)
 	if err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
 	defer rows.Close()
 	var (
-		tenantID, chatID, user, agent, dense, sp sql.RawBytes
-		seq, created, started                    int64
-		v                                        = make([]float32, ix.dim)
-		q                                        = make([]int8, ix.dim)
-		sv                                       rag.SparseVector
+		tenantID, chatID, user, agent, dense, sp, episodeID, factID, seqs sql.RawBytes
+		key, created, started                                             int64
+		superseded                                                        bool
+		v                                                                 = make([]float32, ix.dim)
+		q                                                                 = make([]int8, ix.dim)
+		sv                                                                rag.SparseVector
 	)
 	for rows.Next() {
-		if err := rows.Scan(&tenantID, &chatID, &seq, &user, &agent, &dense, &sp, &created, &started); err != nil {
+		if err := rows.Scan(&tenantID, &chatID, &key, &user, &agent, &dense, &sp, &created, &started,
+			&episodeID, &factID, &seqs, &superseded); err != nil {
 			return fmt.Errorf("embedded index: load: %w", err)
 		}
 		scale, err := decodeDense(dense, v, q)
 		if err != nil {
-			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
+			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, key, err)
 		}
 		if sv, err = decodeSparse(sp, sv); err != nil {
-			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, seq, err)
+			return fmt.Errorf("embedded index: point %s/%s/%d: %w", tenantID, chatID, key, err)
 		}
-		t, end := nanoToSec(created), nanoToSec(created)
-		if seq < 0 {
+		t := nanoToSec(created)
+		var it *item
+		switch keyKind(key) {
+		case kindEpisode:
+			it = &item{id: string(episodeID), end: t}
 			t = nanoToSec(started)
+		case kindFact:
+			it = &item{id: string(factID), superseded: superseded}
+			if it.seqs, err = decodeSeqs(seqs); err != nil || len(it.seqs) == 0 {
+				return fmt.Errorf("embedded index: fact %s/%s/%s: no source seqs: %v", tenantID, chatID, factID, err)
+			}
 		}
-		ix.put(string(tenantID), string(chatID), seq, t, end, string(user), string(agent), q, scale, canonSparse(sv))
+		ix.put(string(tenantID), string(chatID), key, t, it, string(user), string(agent), q, scale, canonSparse(sv))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
@@ -231,10 +243,8 @@ func (ix *Index) validate(p rag.Point) error {
 		return fmt.Errorf("embedded index: point %s/%s/%d: sparse vector has %d indices and %d values",
 			p.Tenant, p.ChatID, p.Seq, len(p.Sparse.Indices), len(p.Sparse.Values))
 	}
-	switch p.Kind {
-	case "", memory.KindTurn, memory.KindEpisode:
-	default:
-		return fmt.Errorf("embedded index: point %s/%s/%d: unknown kind %q", p.Tenant, p.ChatID, p.Seq, p.Kind)
+	if err := validateKind(p); err != nil {
+		return fmt.Errorf("embedded index: point %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 	}
 	if p.Seq <= 0 {
 		return fmt.Errorf("embedded index: point %s/%s: seq %d must be positive", p.Tenant, p.ChatID, p.Seq)
@@ -242,27 +252,38 @@ func (ix *Index) validate(p rag.Point) error {
 	return nil
 }
 
-// storedSeq is a point's identity within its chat: a turn's seq, or minus
-// an episode's first seq, so an episode never replaces the turn it starts
-// with (identity: tenant, chat, kind, seq).
-func storedSeq(p rag.Point) int64 {
-	if p.Kind == memory.KindEpisode {
-		return -p.Seq
+// pointTime is a point's time in RAM (unix seconds): a turn's time, a
+// fact's valid_at, an episode's start.
+func pointTime(p rag.Point) int64 {
+	switch p.Kind {
+	case memory.KindEpisode:
+		return unixSec(p.StartedAt)
+	case memory.KindFact:
+		return unixSec(factTime(p))
 	}
-	return p.Seq
+	return unixSec(p.CreatedAt)
 }
 
-// pointTimes are a point's time in RAM (unix seconds): a turn's time, or an
-// episode's start and end.
-func pointTimes(p rag.Point) (int64, int64) {
-	if p.Kind == memory.KindEpisode {
-		return unixSec(p.StartedAt), unixSec(p.EndedAt)
+// factTime is a fact's time: ValidAt, else CreatedAt.
+func factTime(p rag.Point) time.Time {
+	if p.ValidAt.IsZero() {
+		return p.CreatedAt
 	}
-	t := unixSec(p.CreatedAt)
-	return t, t
+	return p.ValidAt
 }
 
-// Upsert stores points, replacing any with the same (Tenant, ChatID, Seq).
+// pointItem is what RAM keeps of an episode or a fact (nil for a turn).
+func pointItem(p rag.Point) *item {
+	switch p.Kind {
+	case memory.KindEpisode:
+		return &item{id: p.EpisodeID, end: unixSec(p.EndedAt)}
+	case memory.KindFact:
+		return &item{id: p.FactID, seqs: slices.Clone(p.Seqs), superseded: p.Superseded}
+	}
+	return nil
+}
+
+// Upsert stores points, replacing any with the same identity (see rag.Index).
 // It is durable (committed to the file) when it returns.
 func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	if len(points) == 0 {
@@ -294,28 +315,26 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	defer func() { _ = tx.Rollback() }()
 	keys := make([]payloadKey, len(points))
 	for i, p := range points {
-		keys[i] = payloadKey{p.Tenant, p.ChatID, storedSeq(p)}
+		keys[i] = payloadKey{p.Tenant, p.ChatID, pointKey(p)}
 	}
 	ix.payloads.forget(keys)
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse,
-			to_seq, started_at, episode_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (tenant, chat_id, seq) DO UPDATE SET user_id = excluded.user_id, agent = excluded.agent,
-			role = excluded.role, content = excluded.content, created_at = excluded.created_at,
-			dense = excluded.dense, sparse = excluded.sparse,
-			to_seq = excluded.to_seq, started_at = excluded.started_at, episode_id = excluded.episode_id`)
+	stmt, err := tx.PrepareContext(ctx, upsertPoint)
 	if err != nil {
 		return fmt.Errorf("embedded index: upsert: %w", err)
 	}
 	defer stmt.Close()
 	for i, p := range points {
 		created, started := p.CreatedAt, time.Time{}
-		if p.Kind == memory.KindEpisode {
+		switch p.Kind {
+		case memory.KindEpisode:
 			created, started = p.EndedAt, p.StartedAt
+		case memory.KindFact:
+			created = factTime(p)
 		}
-		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, storedSeq(p), p.UserID, p.Agent, p.Role, p.Content,
+		if _, err := stmt.ExecContext(ctx, p.Tenant, p.ChatID, pointKey(p), p.UserID, p.Agent, p.Role, p.Content,
 			unixNano(created), encodeDense(qs[i*ix.dim:(i+1)*ix.dim], scales[i]), encodeSparse(p.Sparse),
-			p.ToSeq, unixNano(started), p.EpisodeID); err != nil {
+			p.ToSeq, unixNano(started), p.EpisodeID, p.FactID, encodeSeqs(p.Seqs), p.Superseded,
+			p.PassageFrom, p.TurnBytes); err != nil {
 			return fmt.Errorf("embedded index: upsert %s/%s/%d: %w", p.Tenant, p.ChatID, p.Seq, err)
 		}
 	}
@@ -325,8 +344,7 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for i, p := range points {
-		t, end := pointTimes(p)
-		ix.put(p.Tenant, p.ChatID, storedSeq(p), t, end, p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
+		ix.put(p.Tenant, p.ChatID, pointKey(p), pointTime(p), pointItem(p), p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
 	}
 	return nil
 }
@@ -337,9 +355,10 @@ func (ix *Index) isClosed() bool {
 	return ix.closed
 }
 
-// put adds or replaces a point in memory, copying q and sp. sp is
+// put adds or replaces the point with this key in memory, copying q and
+// sp; it is an episode's or a fact's item (nil for a turn). sp is
 // canonical (canonSparse). Caller holds mu (or is loading).
-func (ix *Index) put(tenantID, chatID string, seq, t, end int64, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
+func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
 	tn := ix.tenants[tenantID]
 	if tn == nil {
 		tn = &tenant{chats: map[string]*chat{}}
@@ -363,11 +382,11 @@ func (ix *Index) put(tenantID, chatID string, seq, t, end int64, user, agent str
 		c.insert(slot, ix.dim, seq, t, u, a, q, scale, sp.Indices, sp.Values)
 		ix.n++
 	}
-	if seq < 0 {
-		if c.ends == nil {
-			c.ends = map[int64]int64{}
+	if it != nil {
+		if c.items == nil {
+			c.items = map[int64]*item{}
 		}
-		c.ends[seq] = end
+		c.items[seq] = it
 	}
 	for _, t := range sp.Indices {
 		ix.df[t]++
@@ -385,7 +404,7 @@ func (ix *Index) undf(terms []uint32) {
 // forget releases what point slot of c holds outside c (labels, document
 // frequencies, the count) before c drops it. Caller holds mu.
 func (ix *Index) forget(c *chat, slot int) {
-	delete(c.ends, c.seqs[slot])
+	delete(c.items, c.seqs[slot])
 	ix.labels.release(c.users[slot])
 	ix.labels.release(c.agents[slot])
 	terms, _ := c.terms(slot)
@@ -394,6 +413,8 @@ func (ix *Index) forget(c *chat, slot int) {
 }
 
 // Delete removes every point matching f, from the file and from memory.
+// The points are chosen in memory, by the same matcher as queries: whole
+// chats when every point of a chat in scope matches, else by key.
 func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if f.Tenant == "" {
 		return errors.New("embedded index: delete without tenant")
@@ -403,36 +424,75 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if ix.isClosed() {
 		return ErrClosed
 	}
-	ix.payloads.clear()
-	where, args := whereClause(f)
-	if _, err := ix.db.ExecContext(ctx, `DELETE FROM points WHERE `+where, args...); err != nil {
-		return fmt.Errorf("embedded index: delete: %w", err)
+	// Writers hold wmu, so what is chosen here is still there below.
+	ix.mu.RLock()
+	m := ix.matcher(f)
+	var whole []*chat
+	some := map[*chat][]int64{}
+	if !m.none {
+		for _, c := range ix.scope(f) {
+			if m.all() {
+				whole = append(whole, c)
+				continue
+			}
+			for i, key := range c.seqs {
+				if m.ok(c, i) {
+					some[c] = append(some[c], key)
+				}
+			}
+		}
 	}
+	ix.mu.RUnlock()
+	if len(whole) == 0 && len(some) == 0 {
+		return nil
+	}
+	if err := ix.deleteRows(ctx, f.Tenant, whole, some); err != nil {
+		return err
+	}
+	ix.payloads.clear()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	tn := ix.tenants[f.Tenant]
-	if tn == nil {
-		return nil
-	}
-	m := ix.matcher(f)
-	if m.none {
-		return nil
-	}
-	for _, c := range ix.scope(f) {
-		if m.all() {
-			for i := range c.seqs {
-				ix.forget(c, i)
-			}
-			delete(tn.chats, c.id)
-			continue
+	for _, c := range whole {
+		for i := range c.seqs {
+			ix.forget(c, i)
 		}
-		c.keep(ix.dim, func(i int) bool { return !m.ok(c, i) }, func(i int) { ix.forget(c, i) })
+		delete(tn.chats, c.id)
+	}
+	for c, keys := range some {
+		c.keep(ix.dim, func(i int) bool { _, found := slices.BinarySearch(keys, c.seqs[i]); return !found },
+			func(i int) { ix.forget(c, i) })
 		if c.len() == 0 {
 			delete(tn.chats, c.id)
 		}
 	}
 	if len(tn.chats) == 0 {
 		delete(ix.tenants, f.Tenant)
+	}
+	return nil
+}
+
+// deleteRows deletes whole chats and the points with these keys (ascending
+// per chat) from the file, in one transaction.
+func (ix *Index) deleteRows(ctx context.Context, tenantID string, whole []*chat, some map[*chat][]int64) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("embedded index: delete: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, c := range whole {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM points WHERE tenant = ? AND chat_id = ?`, tenantID, c.id); err != nil {
+			return fmt.Errorf("embedded index: delete chat %s/%s: %w", tenantID, c.id, err)
+		}
+	}
+	for c, keys := range some {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM points WHERE tenant = ? AND chat_id = ? AND seq IN (SELECT value FROM json_each(?))`,
+			tenantID, c.id, encodeSeqs(keys)); err != nil {
+			return fmt.Errorf("embedded index: delete points of %s/%s: %w", tenantID, c.id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("embedded index: delete commit: %w", err)
 	}
 	return nil
 }

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -61,69 +59,37 @@ func (ix *Index) readErr(err error) error {
 	return fmt.Errorf("embedded index: read hits: %w", err)
 }
 
-func whereClause(f rag.Filter) (string, []any) {
-	conds := []string{"tenant = ?"}
-	args := []any{f.Tenant}
-	if f.UserID != "" {
-		conds = append(conds, "user_id = ?")
-		args = append(args, f.UserID)
-	}
-	if f.Agent != "" {
-		conds = append(conds, "agent = ?")
-		args = append(args, f.Agent)
-	}
-	if len(f.ChatIDs) > 0 {
-		conds = append(conds, "chat_id IN (?"+strings.Repeat(", ?", len(f.ChatIDs)-1)+")")
-		for _, id := range f.ChatIDs {
-			args = append(args, id)
-		}
-	}
-	turns, episodes := len(f.Kinds) == 0, len(f.Kinds) == 0
-	for _, k := range f.Kinds {
-		turns, episodes = turns || k == memory.KindTurn, episodes || k == memory.KindEpisode
-	}
-	switch {
-	case !turns && !episodes:
-		conds = append(conds, "0")
-	case !turns:
-		conds = append(conds, "seq < 0")
-	case !episodes:
-		conds = append(conds, "seq > 0")
-	}
-	if f.FromSeq > 0 {
-		conds = append(conds, "abs(seq) >= ?")
-		args = append(args, f.FromSeq)
-	}
-	if f.ToSeq > 0 {
-		conds = append(conds, "abs(seq) <= ?")
-		args = append(args, f.ToSeq)
-	}
-	if !f.Since.IsZero() || !f.Until.IsZero() {
-		// A turn's time is created_at; an episode spans started_at..created_at.
-		conds = append(conds, "created_at != ? AND (seq > 0 OR started_at != ?)")
-		args = append(args, int64(zeroTime), int64(zeroTime))
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "created_at >= ?")
-		args = append(args, time.Unix(f.Since.Unix(), 0).UnixNano())
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "(CASE WHEN seq < 0 THEN started_at ELSE created_at END) < ?")
-		args = append(args, time.Unix(f.Until.Unix()+1, 0).UnixNano())
-	}
-	return strings.Join(conds, " AND "), args
-}
-
-// episodeColumns are added to files written before episodes were indexed
-// (an episode's row has seq = -from_seq; created_at is its end).
-var episodeColumns = []string{
+// addedColumns are added to files written before episodes (an episode's
+// row has seq = its key, created_at its end), facts (created_at is the
+// fact's valid_at; seqs a JSON array) and passages were indexed.
+var addedColumns = []string{
 	"to_seq INTEGER NOT NULL DEFAULT 0",
 	"started_at INTEGER NOT NULL DEFAULT 0",
 	"episode_id TEXT NOT NULL DEFAULT ''",
+	"fact_id TEXT NOT NULL DEFAULT ''",
+	"seqs TEXT NOT NULL DEFAULT ''",
+	"superseded INTEGER NOT NULL DEFAULT 0",
+	"passage_from INTEGER NOT NULL DEFAULT 0",
+	"turn_bytes INTEGER NOT NULL DEFAULT 0",
 }
 
-// readEpisode reads the fields only an episode's row has.
-const readEpisode = `SELECT to_seq, started_at, episode_id FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
+// upsertPoint writes a point, replacing the one with the same key.
+const upsertPoint = `INSERT INTO points (tenant, chat_id, seq, user_id, agent, role, content, created_at, dense, sparse,
+		to_seq, started_at, episode_id, fact_id, seqs, superseded, passage_from, turn_bytes)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (tenant, chat_id, seq) DO UPDATE SET user_id = excluded.user_id, agent = excluded.agent,
+		role = excluded.role, content = excluded.content, created_at = excluded.created_at,
+		dense = excluded.dense, sparse = excluded.sparse,
+		to_seq = excluded.to_seq, started_at = excluded.started_at, episode_id = excluded.episode_id,
+		fact_id = excluded.fact_id, seqs = excluded.seqs, superseded = excluded.superseded,
+		passage_from = excluded.passage_from, turn_bytes = excluded.turn_bytes`
+
+// readEpisode reads the fields only an episode's row has, readPassage
+// those of a passage of a long turn.
+const (
+	readEpisode = `SELECT to_seq, started_at, episode_id FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
+	readPassage = `SELECT passage_from, turn_bytes FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
+)
 
 // noTime marks a point without a known time: a since/until filter never
 // matches it.

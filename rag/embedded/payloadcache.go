@@ -34,6 +34,10 @@ type payload struct {
 	toSeq     int64
 	started   int64
 	episodeID string
+	// A passage's offset and its turn's length, once read (passage true).
+	passage   bool
+	from      int
+	turnBytes int
 }
 
 type cachedPayload struct {

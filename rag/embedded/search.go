@@ -41,25 +41,35 @@ func (ix *Index) scope(f rag.Filter) []*chat {
 	return out
 }
 
-// matcher applies a filter's user, agent, kinds, time range and seq range
-// to points, inside the scan (before top-k).
+// matcher applies a filter's user, agent, kinds, time range, seq range,
+// citing seq and item ids to points, inside the scan (before top-k).
 type matcher struct {
-	user, agent       uint32
-	anyUser, anyAgent bool
-	none              bool // a label no point has: nothing matches
-	turns, episodes   bool // kinds wanted
-	since, until      int64
-	timed             bool // since or until set
-	fromSeq, toSeq    int64
+	user, agent            uint32
+	anyUser, anyAgent      bool
+	none                   bool // a label no point has: nothing matches
+	turns, episodes, facts bool // kinds wanted
+	since, until           int64
+	timed                  bool // since or until set
+	fromSeq, toSeq         int64
+	citing                 int64
+	ids                    map[string]bool // nil: any
 }
 
 // matcher resolves f. Caller holds mu.
 func (ix *Index) matcher(f rag.Filter) matcher {
-	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == "", turns: len(f.Kinds) == 0, episodes: len(f.Kinds) == 0,
-		since: math.MinInt64 + 1, until: math.MaxInt64, fromSeq: f.FromSeq, toSeq: f.ToSeq}
+	all := len(f.Kinds) == 0
+	m := matcher{anyUser: f.UserID == "", anyAgent: f.Agent == "", turns: all, episodes: all, facts: all,
+		since: math.MinInt64 + 1, until: math.MaxInt64, fromSeq: f.FromSeq, toSeq: f.ToSeq, citing: f.CitingSeq}
 	for _, k := range f.Kinds {
-		m.turns = m.turns || k == memory.KindTurn
+		m.turns = m.turns || k == memory.KindTurn || k == ""
 		m.episodes = m.episodes || k == memory.KindEpisode
+		m.facts = m.facts || k == memory.KindFact
+	}
+	if len(f.ItemIDs) > 0 {
+		m.ids = make(map[string]bool, len(f.ItemIDs))
+		for _, id := range f.ItemIDs {
+			m.ids[id] = true
+		}
 	}
 	if !f.Since.IsZero() {
 		m.since, m.timed = f.Since.Unix(), true
@@ -83,20 +93,39 @@ func (ix *Index) matcher(f rag.Filter) matcher {
 
 // all: every point of a chat in scope matches.
 func (m matcher) all() bool {
-	return m.anyUser && m.anyAgent && m.turns && m.episodes && !m.timed && m.fromSeq == 0 && m.toSeq == 0
+	return m.anyUser && m.anyAgent && m.turns && m.episodes && m.facts && !m.timed && m.fromSeq == 0 && m.toSeq == 0 &&
+		m.citing == 0 && m.ids == nil
 }
 
 func (m matcher) ok(c *chat, slot int) bool {
 	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
 		return false
 	}
-	seq := c.seqs[slot]
-	episode := seq < 0
-	if episode && !m.episodes || !episode && !m.turns {
-		return false
+	key := c.seqs[slot]
+	kind := keyKind(key)
+	var it *item
+	seq := key & maxSeq
+	switch kind {
+	case kindTurn:
+		if !m.turns || m.citing > 0 || m.ids != nil {
+			return false
+		}
+	case kindEpisode:
+		if !m.episodes || m.citing > 0 {
+			return false
+		}
+		seq = -key
+	case kindFact:
+		if !m.facts {
+			return false
+		}
 	}
-	if episode {
-		seq = -seq
+	if kind != kindTurn {
+		it = c.items[key]
+		seq = it.firstSeq(key)
+		if m.ids != nil && !m.ids[it.id] || m.citing > 0 && !slices.Contains(it.seqs, m.citing) {
+			return false
+		}
 	}
 	if m.fromSeq > 0 && seq < m.fromSeq || m.toSeq > 0 && seq > m.toSeq {
 		return false
@@ -105,8 +134,8 @@ func (m matcher) ok(c *chat, slot int) bool {
 		return true
 	}
 	start, end := c.times[slot], c.times[slot]
-	if episode {
-		end = c.ends[c.seqs[slot]]
+	if kind == kindEpisode {
+		end = it.end
 	}
 	return start != noTime && end != noTime && start <= m.until && end >= m.since
 }
@@ -178,14 +207,14 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	}
 	hits, err := ix.rank(q, qv, qscale, canonSparse(q.Sparse), prefetch)
 	if err != nil || len(hits) == 0 {
-		return hits, err
+		return nil, err
 	}
 	return ix.fill(ctx, q.Filter.Tenant, hits)
 }
 
 // rank scores the points in scope and returns the fused hits without
 // their file payload (role, content, created_at).
-func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) ([]rag.Hit, error) {
+func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) ([]found, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
@@ -296,9 +325,18 @@ func (t *topKHeap) sorted() []scored {
 	return t.h
 }
 
+// found is a fused hit whose payload is still to be read: its key, and
+// whether it is a passage of a turn split into several (its offsets are
+// then read from the file too).
+type found struct {
+	rag.Hit
+	key   int64
+	split bool
+}
+
 // fuse merges the two ranked lists by reciprocal rank fusion and returns
 // the best limit as hits with their in-memory fields. Caller holds mu.
-func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.Hit {
+func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []found {
 	type acc struct {
 		rrf, cos float32
 	}
@@ -319,11 +357,25 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.
 		top.push(scored{r, a.rrf})
 	}
 	fused := top.sorted()
-	hits := make([]rag.Hit, len(fused))
+	hits := make([]found, len(fused))
 	for i, s := range fused {
 		c, slot := s.c, int(s.slot)
-		hits[i] = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot]), Seq: c.seqs[slot]}, Score: s.score, DenseScore: m[s.ref].cos}
+		f := found{Hit: rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
+			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: m[s.ref].cos}, key: c.seqs[slot]}
+		switch keyKind(f.key) {
+		case kindTurn:
+			f.Seq, f.Passage = turnOf(f.key)
+			_, more := slices.BinarySearch(c.seqs, turnKey(f.Seq, 1))
+			f.split = f.Passage > 0 || more
+		case kindEpisode:
+			it := c.items[f.key]
+			f.Kind, f.Seq, f.FromSeq, f.EpisodeID = memory.KindEpisode, -f.key, -f.key, it.id
+		case kindFact:
+			it := c.items[f.key]
+			f.Kind, f.FactID, f.Seqs, f.Superseded = memory.KindFact, it.id, slices.Clone(it.seqs), it.superseded
+			f.Seq = it.seqs[0]
+		}
+		hits[i] = f
 	}
 	return hits
 }
@@ -331,42 +383,43 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []rag.
 // fill reads role, content and created_at of hits from the file, by
 // primary key (one prepared statement per chat among the hits), and drops
 // the hits whose row is gone (deleted since rank).
-func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]rag.Hit, error) {
+func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag.Hit, error) {
 	got := make([]payload, len(hits))
 	done := make([]bool, len(hits))
 	gen := ix.payloads.generation()
 	for i, h := range hits {
-		got[i], done[i] = ix.payloads.get(payloadKey{tenantID, h.ChatID, h.Seq})
+		got[i], done[i] = ix.payloads.get(payloadKey{tenantID, h.ChatID, h.key})
 	}
 	var b []byte
 	for i, h := range hits {
 		if done[i] {
 			continue
 		}
-		// The seqs of this chat's hits, as a JSON array for json_each.
+		// The keys of this chat's hits, as a JSON array for json_each.
 		pos := map[int64]int{}
-		lo, hi := h.Seq, h.Seq
+		lo, hi := h.key, h.key
 		b = append(b[:0], '[')
 		for j := i; j < len(hits); j++ {
 			if !done[j] && hits[j].ChatID == h.ChatID {
 				done[j] = true
-				pos[hits[j].Seq] = j
-				lo, hi = min(lo, hits[j].Seq), max(hi, hits[j].Seq)
+				pos[hits[j].key] = j
+				lo, hi = min(lo, hits[j].key), max(hi, hits[j].key)
 				if len(b) > 1 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendInt(b, hits[j].Seq, 10)
+				b = strconv.AppendInt(b, hits[j].key, 10)
 			}
 		}
 		b = append(b, ']')
-		// Walk the seq range when the hits fill at least a quarter of it,
-		// else seek each hit.
+		// Walk the key range when the hits fill at least a quarter of it,
+		// else seek each hit. (Unsigned: the range of a fact's key and a
+		// turn's overflows int64.)
 		var rows *sql.Rows
 		var err error
-		if hi-lo < 4*int64(len(pos)) {
+		if uint64(hi)-uint64(lo) < 4*uint64(len(pos)) {
 			mask := make([]byte, hi-lo+1)
-			for seq := range pos {
-				mask[seq-lo] = 1
+			for key := range pos {
+				mask[key-lo] = 1
 			}
 			rows, err = ix.readRange.QueryContext(ctx, tenantID, h.ChatID, lo, hi, mask)
 		} else {
@@ -376,16 +429,16 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 			return nil, ix.readErr(err)
 		}
 		for rows.Next() {
-			var seq int64
+			var key int64
 			var p payload
-			if err := rows.Scan(&seq, &p.role, &p.content, &p.created); err != nil {
+			if err := rows.Scan(&key, &p.role, &p.content, &p.created); err != nil {
 				rows.Close()
 				return nil, ix.readErr(err)
 			}
-			if j, ok := pos[seq]; ok {
+			if j, ok := pos[key]; ok {
 				p.ok = true
 				got[j] = p
-				ix.payloads.put(gen, payloadKey{tenantID, h.ChatID, seq}, p)
+				ix.payloads.put(gen, payloadKey{tenantID, h.ChatID, key}, p)
 			}
 		}
 		err = rows.Err()
@@ -394,39 +447,67 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []rag.Hit) ([]r
 			return nil, ix.readErr(err)
 		}
 	}
-	out := hits[:0]
-	for i, h := range hits {
+	out := make([]rag.Hit, 0, len(hits))
+	for i, f := range hits {
 		p := got[i]
 		if !p.ok {
 			continue
 		}
+		h := f.Hit
 		h.Role, h.Content = p.role, p.content
 		if p.created != zeroTime {
 			h.CreatedAt = time.Unix(0, p.created).UTC()
 		}
-		if h.Seq < 0 {
-			if err := ix.episodeFields(ctx, gen, tenantID, &h, p); err != nil {
-				return nil, err
-			}
+		var err error
+		switch keyKind(f.key) {
+		case kindTurn:
+			err = ix.passageFields(ctx, gen, tenantID, f, &h, p)
+		case kindEpisode:
+			err = ix.episodeFields(ctx, gen, tenantID, f.key, &h, p)
+		case kindFact:
+			h.ValidAt = h.CreatedAt
+		}
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, h)
 	}
 	return out, nil
 }
 
-// episodeFields turns an episode's row (seq = -from_seq, created_at = its
-// end) back into an episode point: kind, id, range and dates.
-// The fields come from the payload cache when it has them.
-func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string, h *rag.Hit, p payload) error {
+// passageFields sets a turn hit's passage offsets: read from the file for
+// a passage of a split turn (or from the payload cache), else the whole
+// content.
+func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string, f found, h *rag.Hit, p payload) error {
+	if !f.split {
+		h.PassageTo, h.TurnBytes = len(h.Content), len(h.Content)
+		return nil
+	}
+	if !p.passage {
+		if err := ix.rdb.QueryRowContext(ctx, readPassage, tenantID, h.ChatID, f.key).Scan(&p.from, &p.turnBytes); err != nil {
+			return ix.readErr(err)
+		}
+		p.passage = true
+		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, f.key}, p)
+	}
+	h.PassageFrom, h.PassageTo, h.TurnBytes = p.from, p.from+len(h.Content), p.turnBytes
+	if h.TurnBytes == 0 {
+		h.TurnBytes = h.PassageTo
+	}
+	return nil
+}
+
+// episodeFields sets an episode hit's range and dates (created_at is its
+// end), from the payload cache when it has them.
+func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string, key int64, h *rag.Hit, p payload) error {
 	if !p.episode {
-		if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, h.Seq).Scan(&p.toSeq, &p.started, &p.episodeID); err != nil {
+		if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, key).Scan(&p.toSeq, &p.started, &p.episodeID); err != nil {
 			return ix.readErr(err)
 		}
 		p.episode = true
-		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, h.Seq}, p)
+		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, key}, p)
 	}
-	h.Kind, h.EpisodeID = memory.KindEpisode, p.episodeID
-	h.Seq, h.FromSeq, h.ToSeq = -h.Seq, -h.Seq, p.toSeq
+	h.EpisodeID, h.ToSeq = p.episodeID, p.toSeq
 	h.EndedAt = h.CreatedAt
 	if p.started != zeroTime {
 		h.StartedAt = time.Unix(0, p.started).UTC()

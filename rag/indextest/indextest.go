@@ -48,6 +48,7 @@ func Run(t *testing.T, newIndex func(t *testing.T, dim int) rag.Index) {
 	t.Run("EmptySparse", func(t *testing.T) { testEmptySparse(t, open(t)) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open(t)) })
 	runEpisodes(t, open)
+	runFacts(t, open)
 }
 
 // vec returns a Dim-sized vector starting with parts.

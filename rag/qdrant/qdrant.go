@@ -75,6 +75,23 @@ const (
 	KeyEndedAt   = "ended_at"
 	KeyTS        = "ts"
 	KeyTSEnd     = "ts_end"
+
+	// Facts (kind "fact"): the fact id, its source seqs (an integer array,
+	// so "seqs" matches any of them), valid_at (RFC 3339; also ts/ts_end)
+	// and superseded (bool). seq is the fact's first source seq.
+	KeyFactID     = "fact_id"
+	KeySeqs       = "seqs"
+	KeyValidAt    = "valid_at"
+	KeySuperseded = "superseded"
+
+	// Turns: passage (0 for a whole turn or a long turn's first passage),
+	// its byte offsets [passage_from, passage_to) into the turn's content
+	// and the turn's length in bytes. Points written before passages have
+	// none of them: they hold the whole turn.
+	KeyPassage     = "passage"
+	KeyPassageFrom = "passage_from"
+	KeyPassageTo   = "passage_to"
+	KeyTurnBytes   = "turn_bytes"
 )
 
 // qdrantRRFK is the k sent to Qdrant. Qdrant scores a point at 0-based
@@ -226,10 +243,24 @@ func (x *Index) Ping(ctx context.Context) error {
 	return x.ensure(ctx)
 }
 
-// PointID is the deterministic point id of a turn, so re-indexing a turn
-// overwrites it.
+// PointID is the deterministic point id of a turn (of its first passage),
+// so re-indexing a turn overwrites it.
 func PointID(tenant, chatID string, seq int64) string {
 	return uuid.NewSHA1(pointNamespace, []byte(tenant+"\x00"+chatID+"\x00"+strconv.FormatInt(seq, 10))).String()
+}
+
+// PassagePointID is the id of a turn's passage: PointID for passage 0.
+func PassagePointID(tenant, chatID string, seq int64, passage int) string {
+	if passage == 0 {
+		return PointID(tenant, chatID, seq)
+	}
+	return uuid.NewSHA1(pointNamespace, []byte(tenant+"\x00"+chatID+"\x00passage\x00"+
+		strconv.FormatInt(seq, 10)+"\x00"+strconv.Itoa(passage))).String()
+}
+
+// FactPointID is the id of a fact's point.
+func FactPointID(tenant, chatID, factID string) string {
+	return uuid.NewSHA1(pointNamespace, []byte(tenant+"\x00"+chatID+"\x00fact\x00"+factID)).String()
 }
 
 // EpisodePointID is the id of the episode that starts at seq: distinct from
@@ -409,7 +440,8 @@ func payloadIndexes() []*qc.CreateFieldIndexCollection {
 	}
 	return []*qc.CreateFieldIndexCollection{
 		kw(KeyTenant, true), kw(KeyUser, false), kw(KeyChat, false), kw(KeyAgent, false), kw(KeyKind, false),
-		integer(KeySeq), integer(KeyTS), integer(KeyTSEnd),
+		kw(KeyEpisodeID, false), kw(KeyFactID, false),
+		integer(KeySeq), integer(KeyTS), integer(KeyTSEnd), integer(KeySeqs),
 	}
 }
 
@@ -451,18 +483,18 @@ func filter(f rag.Filter) (*qc.Filter, error) {
 	if f.Agent != "" {
 		must = append(must, qc.NewMatchKeyword(KeyAgent, f.Agent))
 	}
-	var mustNot []*qc.Condition
-	turns, episodes := len(f.Kinds) == 0, len(f.Kinds) == 0
-	for _, k := range f.Kinds {
-		turns, episodes = turns || k == memory.KindTurn, episodes || k == memory.KindEpisode
+	kinds, mustNot, err := kindConditions(f.Kinds)
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case !turns && !episodes:
-		return nil, fmt.Errorf("qdrant: %w: kinds %v name no known kind", ErrInvalid, f.Kinds)
-	case !turns:
-		must = append(must, qc.NewMatchKeyword(KeyKind, memory.KindEpisode))
-	case !episodes:
-		mustNot = append(mustNot, qc.NewMatchKeyword(KeyKind, memory.KindEpisode)) // older turns have no kind
+	must = append(must, kinds...)
+	if f.CitingSeq > 0 {
+		must = append(must, qc.NewMatchInt(KeySeqs, f.CitingSeq)) // only facts have seqs
+	}
+	if len(f.ItemIDs) > 0 {
+		must = append(must, qc.NewFilterAsCondition(&qc.Filter{Should: []*qc.Condition{
+			qc.NewMatchKeywords(KeyEpisodeID, f.ItemIDs...), qc.NewMatchKeywords(KeyFactID, f.ItemIDs...),
+		}}))
 	}
 	if f.FromSeq > 0 || f.ToSeq > 0 {
 		r := &qc.Range{}
@@ -482,6 +514,38 @@ func filter(f rag.Filter) (*qc.Filter, error) {
 		must = append(must, qc.NewRange(KeyTS, &qc.Range{Lte: ptr(float64(f.Until.Unix()))}))
 	}
 	return &qc.Filter{Must: must, MustNot: mustNot}, nil
+}
+
+// kindConditions maps kinds to conditions: turns written before episodes
+// have no kind, so turns are selected by excluding the other kinds.
+func kindConditions(kinds []string) (must, mustNot []*qc.Condition, err error) {
+	if len(kinds) == 0 {
+		return nil, nil, nil
+	}
+	want := map[string]bool{}
+	for _, k := range kinds {
+		if k == "" {
+			k = memory.KindTurn
+		}
+		want[k] = true
+	}
+	var others, named []string
+	for _, k := range []string{memory.KindEpisode, memory.KindFact} {
+		if want[k] {
+			named = append(named, k)
+		} else {
+			others = append(others, k)
+		}
+	}
+	switch {
+	case want[memory.KindTurn] && len(others) == 0:
+		return nil, nil, nil
+	case want[memory.KindTurn]:
+		return nil, []*qc.Condition{qc.NewMatchKeywords(KeyKind, others...)}, nil
+	case len(named) == 0:
+		return nil, nil, fmt.Errorf("qdrant: %w: kinds %v name no known kind", ErrInvalid, kinds)
+	}
+	return []*qc.Condition{qc.NewMatchKeywords(KeyKind, named...)}, nil, nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -531,9 +595,10 @@ func toStruct(p rag.Point) *qc.PointStruct {
 		KeySource:    qc.NewValueString(sourceValue),
 		KeyKind:      qc.NewValueString(memory.KindTurn),
 	}
-	id := PointID(p.Tenant, p.ChatID, p.Seq)
+	id := PassagePointID(p.Tenant, p.ChatID, p.Seq, p.Passage)
 	start, end := p.CreatedAt, p.CreatedAt
-	if p.Kind == memory.KindEpisode {
+	switch p.Kind {
+	case memory.KindEpisode:
 		id, start, end = EpisodePointID(p.Tenant, p.ChatID, p.Seq), p.StartedAt, p.EndedAt
 		pl[KeyKind] = qc.NewValueString(memory.KindEpisode)
 		pl[KeyEpisodeID] = qc.NewValueString(p.EpisodeID)
@@ -541,6 +606,34 @@ func toStruct(p rag.Point) *qc.PointStruct {
 		pl[KeyToSeq] = qc.NewValueInt(p.ToSeq)
 		pl[KeyStartedAt] = qc.NewValueString(p.StartedAt.UTC().Format(time.RFC3339Nano))
 		pl[KeyEndedAt] = qc.NewValueString(p.EndedAt.UTC().Format(time.RFC3339Nano))
+	case memory.KindFact:
+		valid := p.ValidAt
+		if valid.IsZero() {
+			valid = p.CreatedAt
+		}
+		id, start, end = FactPointID(p.Tenant, p.ChatID, p.FactID), valid, valid
+		seqs := make([]*qc.Value, len(p.Seqs))
+		for i, s := range p.Seqs {
+			seqs[i] = qc.NewValueInt(s)
+		}
+		pl[KeyKind] = qc.NewValueString(memory.KindFact)
+		pl[KeyFactID] = qc.NewValueString(p.FactID)
+		pl[KeySeqs] = qc.NewValueFromList(seqs...)
+		pl[KeyValidAt] = qc.NewValueString(valid.UTC().Format(time.RFC3339Nano))
+		pl[KeySuperseded] = qc.NewValueBool(p.Superseded)
+		pl[KeyCreatedAt] = pl[KeyValidAt]
+	default:
+		to, total := p.PassageTo, p.TurnBytes
+		if to == 0 && p.PassageFrom == 0 {
+			to = len(p.Content)
+		}
+		if total == 0 {
+			total = to
+		}
+		pl[KeyPassage] = qc.NewValueInt(int64(p.Passage))
+		pl[KeyPassageFrom] = qc.NewValueInt(int64(p.PassageFrom))
+		pl[KeyPassageTo] = qc.NewValueInt(int64(to))
+		pl[KeyTurnBytes] = qc.NewValueInt(int64(total))
 	}
 	if !start.IsZero() && !end.IsZero() {
 		pl[KeyTS], pl[KeyTSEnd] = qc.NewValueInt(start.Unix()), qc.NewValueInt(end.Unix())
@@ -561,11 +654,28 @@ func fromPayload(pl map[string]*qc.Value) rag.Point {
 	if t, err := time.Parse(time.RFC3339Nano, pl[KeyCreatedAt].GetStringValue()); err == nil {
 		p.CreatedAt = t
 	}
-	if pl[KeyKind].GetStringValue() == memory.KindEpisode {
+	switch pl[KeyKind].GetStringValue() {
+	case memory.KindEpisode:
 		p.Kind, p.EpisodeID = memory.KindEpisode, pl[KeyEpisodeID].GetStringValue()
 		p.FromSeq, p.ToSeq = pl[KeyFromSeq].GetIntegerValue(), pl[KeyToSeq].GetIntegerValue()
 		p.StartedAt, _ = time.Parse(time.RFC3339Nano, pl[KeyStartedAt].GetStringValue())
 		p.EndedAt, _ = time.Parse(time.RFC3339Nano, pl[KeyEndedAt].GetStringValue())
+	case memory.KindFact:
+		p.Kind, p.FactID, p.Superseded = memory.KindFact, pl[KeyFactID].GetStringValue(), pl[KeySuperseded].GetBoolValue()
+		for _, v := range pl[KeySeqs].GetListValue().GetValues() {
+			p.Seqs = append(p.Seqs, v.GetIntegerValue())
+		}
+		p.ValidAt, _ = time.Parse(time.RFC3339Nano, pl[KeyValidAt].GetStringValue())
+	default:
+		p.Passage = int(pl[KeyPassage].GetIntegerValue())
+		p.PassageFrom = int(pl[KeyPassageFrom].GetIntegerValue())
+		p.PassageTo, p.TurnBytes = len(p.Content), len(p.Content) // points written before passages
+		if v, ok := pl[KeyPassageTo]; ok {
+			p.PassageTo = int(v.GetIntegerValue())
+		}
+		if v, ok := pl[KeyTurnBytes]; ok {
+			p.TurnBytes = int(v.GetIntegerValue())
+		}
 	}
 	return p
 }

@@ -155,8 +155,8 @@ func TestExistingCollectionGetsMissingIndexes(t *testing.T) {
 	}
 	open(t, srv, Config{Collection: "turns"})
 	info, _ := srv.CollectionInfo("turns")
-	if len(info.GetPayloadSchema()) != 8 {
-		t.Errorf("payload indexes = %v, want 8", info.GetPayloadSchema())
+	if len(info.GetPayloadSchema()) != 11 {
+		t.Errorf("payload indexes = %v, want 11", info.GetPayloadSchema())
 	}
 	if srv.Calls("Collections/Create") != 1 {
 		t.Errorf("existing collection created again")
@@ -477,7 +477,7 @@ func TestOutageAndRecovery(t *testing.T) {
 				t.Error("collection schema not re-checked after the outage")
 			}
 			info, ok := srv.CollectionInfo("__memory__")
-			if !ok || len(info.GetPayloadSchema()) != 8 {
+			if !ok || len(info.GetPayloadSchema()) != 11 {
 				t.Errorf("collection after restart: %v", info)
 			}
 		})

@@ -1,0 +1,281 @@
+package rag
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Long turns are indexed in passages so that a question matching one
+// paragraph of a long answer finds that paragraph (and the engine can show
+// it with an elision mark) instead of a diluted vector of the whole turn.
+
+// DefaultPassageTokens is the size above which a turn is split into
+// passages, and the size of a passage, in estimated tokens.
+const DefaultPassageTokens = 200
+
+// bytesPerToken is the estimate behind the passage size: cl100k averages
+// about four bytes of English per token (a CJK character, three bytes, is
+// about one token, so CJK passages come out a little longer in tokens).
+const bytesPerToken = 4
+
+// minPassageBytes keeps a passage able to hold any rune.
+const minPassageBytes = 16
+
+// PassageBytes is the passage size in bytes for a size in tokens (<= 0:
+// DefaultPassageTokens).
+func PassageBytes(tokens int) int {
+	if tokens <= 0 {
+		tokens = DefaultPassageTokens
+	}
+	return max(tokens*bytesPerToken, minPassageBytes)
+}
+
+// Span is the byte range [From, To) of a text.
+type Span struct{ From, To int }
+
+// SplitPassages cuts text into passages of at most maxBytes bytes (at
+// least minPassageBytes), preferring, in this order, boundaries between
+// paragraphs and fenced code blocks, then between sentences (lines inside
+// a code block), then between words, then between runes. A fenced code
+// block is only cut when it alone is longer than maxBytes, and then on line
+// boundaries first. Passages are balanced: a passage is closed once it
+// reaches len(text)/ceil(len(text)/maxBytes) bytes, so a turn just over
+// the size does not leave a sliver.
+//
+// The spans cover text in order with no gap, none is empty, and every
+// boundary is a rune boundary. A text of at most maxBytes is one span; an
+// empty text none.
+func SplitPassages(text string, maxBytes int) []Span {
+	if text == "" {
+		return nil
+	}
+	maxBytes = max(maxBytes, minPassageBytes)
+	if len(text) <= maxBytes {
+		return []Span{{0, len(text)}}
+	}
+	n := (len(text) + maxBytes - 1) / maxBytes
+	s := splitter{text: text, max: maxBytes, target: len(text) / n}
+	s.pack(0, len(text), levelBlock, false)
+	return s.out
+}
+
+// Cut levels, coarsest first.
+const (
+	levelBlock    = iota // paragraphs and fenced code blocks
+	levelSentence        // sentences (text) or lines (code)
+	levelWord
+	levelRune
+)
+
+type splitter struct {
+	text        string
+	max, target int
+	out         []Span
+}
+
+// pack emits passages covering [from, to): pieces of the given level are
+// gathered while they fit; a piece too long on its own is split at the next
+// level.
+func (s *splitter) pack(from, to, level int, code bool) {
+	start, end := from, from
+	for _, pc := range s.pieces(from, to, level, code) {
+		if pc.to-start <= s.max && end-start < s.target {
+			end = pc.to
+			continue
+		}
+		if end > start {
+			s.out = append(s.out, Span{start, end})
+			start = end
+		}
+		if pc.to-pc.from <= s.max {
+			end = pc.to
+			continue
+		}
+		s.pack(pc.from, pc.to, level+1, pc.code)
+		start, end = pc.to, pc.to
+	}
+	if end > start {
+		s.out = append(s.out, Span{start, end})
+	}
+}
+
+type piece struct {
+	from, to int
+	code     bool // a fenced code block (or a part of one)
+}
+
+// pieces cuts [from, to) at the level's boundaries; the separator (blank
+// lines, spaces) stays with the piece before it.
+func (s *splitter) pieces(from, to, level int, code bool) []piece {
+	t := s.text[:to]
+	var ends []int
+	switch {
+	case level == levelBlock:
+		return blocks(t, from)
+	case level == levelSentence && code:
+		ends = lineEnds(t, from)
+	case level == levelSentence:
+		ends = sentenceEnds(t, from)
+	case level == levelWord:
+		ends = wordEnds(t, from)
+	default:
+		ends = runeEnds(t, from)
+	}
+	out := make([]piece, 0, len(ends))
+	prev := from
+	for _, e := range ends {
+		if e > prev {
+			out = append(out, piece{prev, e, code})
+			prev = e
+		}
+	}
+	if prev < to {
+		out = append(out, piece{prev, to, code})
+	}
+	return out
+}
+
+// blocks cuts t[from:] into paragraphs (ending after a run of blank lines)
+// and fenced code blocks (``` or ~~~, closed by a fence of the same
+// character at least as long, or by the end of the text).
+func blocks(t string, from int) []piece {
+	var out []piece
+	start, pos := from, from
+	var fence string // the open fence, "" outside a code block
+	flush := func(end int, code bool) {
+		if end > start {
+			out = append(out, piece{start, end, code})
+			start = end
+		}
+	}
+	for pos < len(t) {
+		lineEnd := strings.IndexByte(t[pos:], '\n')
+		next := len(t)
+		if lineEnd >= 0 {
+			next = pos + lineEnd + 1
+		}
+		line := t[pos:next]
+		switch {
+		case fence != "":
+			if f := fenceOf(line); f != "" && f[0] == fence[0] && len(f) >= len(fence) && strings.TrimSpace(line[strings.Index(line, f)+len(f):]) == "" {
+				fence = ""
+				next = skipBlank(t, next)
+				pos = next
+				flush(next, true)
+				continue
+			}
+		case fenceOf(line) != "":
+			flush(pos, false) // the paragraph before the fence
+			fence = fenceOf(line)
+		case strings.TrimSpace(line) == "":
+			next = skipBlank(t, next)
+			pos = next
+			flush(next, false)
+			continue
+		}
+		pos = next
+	}
+	flush(len(t), fence != "")
+	return out
+}
+
+// fenceOf returns the fence a line opens or closes (``` or ~~~ or longer,
+// indented by at most three spaces), or "".
+func fenceOf(line string) string {
+	trimmed := strings.TrimLeft(line, " ")
+	if len(line)-len(trimmed) > 3 || len(trimmed) < 3 || (trimmed[0] != '`' && trimmed[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(trimmed) && trimmed[n] == trimmed[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return trimmed[:n]
+}
+
+// skipBlank returns the end of the blank lines starting at pos.
+func skipBlank(t string, pos int) int {
+	for pos < len(t) {
+		i := strings.IndexByte(t[pos:], '\n')
+		if i < 0 {
+			if strings.TrimSpace(t[pos:]) == "" {
+				return len(t)
+			}
+			return pos
+		}
+		if strings.TrimSpace(t[pos:pos+i]) != "" {
+			return pos
+		}
+		pos += i + 1
+	}
+	return pos
+}
+
+func lineEnds(t string, from int) []int {
+	var out []int
+	for i := from; i < len(t); i++ {
+		if t[i] == '\n' {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// sentenceEnds are after a sentence terminator and the spaces following it
+// (a Latin terminator needs a space after it, a CJK one does not), and
+// after every line break.
+func sentenceEnds(t string, from int) []int {
+	var out []int
+	for i := from; i < len(t); {
+		r, size := utf8.DecodeRuneInString(t[i:])
+		i += size
+		cjk := strings.ContainsRune("。！？", r)
+		if !cjk && !strings.ContainsRune(".!?…\n", r) {
+			continue
+		}
+		j := i
+		for j < len(t) {
+			r2, s2 := utf8.DecodeRuneInString(t[j:])
+			if !unicode.IsSpace(r2) {
+				break
+			}
+			j += s2
+		}
+		if j > i || cjk || r == '\n' || j == len(t) {
+			out = append(out, j)
+			i = j
+		}
+	}
+	return out
+}
+
+// wordEnds are after every run of spaces.
+func wordEnds(t string, from int) []int {
+	var out []int
+	inSpace := false
+	for i := from; i < len(t); {
+		r, size := utf8.DecodeRuneInString(t[i:])
+		if sp := unicode.IsSpace(r); inSpace && !sp {
+			out = append(out, i)
+			inSpace = false
+		} else if sp {
+			inSpace = true
+		}
+		i += size
+	}
+	return out
+}
+
+func runeEnds(t string, from int) []int {
+	out := make([]int, 0, len(t)-from)
+	for i := from; i < len(t); {
+		_, size := utf8.DecodeRuneInString(t[i:])
+		i += size
+		out = append(out, i)
+	}
+	return out
+}

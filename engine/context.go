@@ -452,7 +452,7 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
 	}
 	if !p.policy.RAGEpisodes {
-		req.Kinds = []string{memory.KindTurn} // inside the index, before top-k
+		req.Kinds = []string{memory.KindTurn, memory.KindFact} // inside the index, before top-k
 	}
 	return req
 }
@@ -475,6 +475,10 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 			}
 			continue
 		}
+		if t.Kind == memory.KindFact {
+			episodes = append(episodes, ragFact(p, t)) // ranked with the turns below
+			continue
+		}
 		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
 			continue // belt and braces: never repeat the recent window
 		}
@@ -492,10 +496,15 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		if i == queryAt {
 			continue
 		}
-		content, _ := s.truncate(ctx, k.content, p.trunc)
 		t := k.t
-		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt, Neighbor: t.Neighbor}
-		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content)}, renderTurn(Turn{Role: rt.Role, Content: content}))
+		content := k.content
+		if len(t.Passages) == 0 { // the matching passages of a long turn are shown whole
+			content, _ = s.truncate(ctx, k.content, p.trunc)
+		}
+		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
+			Neighbor: t.Neighbor, Passages: passageRefs(t)}
+		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: passageKey(t)},
+			renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
 	}
 	if len(episodes) > 0 { // ranked with the turns, best first

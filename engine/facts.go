@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/facts"
+	"github.com/contextd/contextd/rag"
 )
 
 // Facts pages a chat's facts in seq order (of their first source turn):
@@ -84,3 +87,30 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 	}
 }
 
+// ragFact turns a fact hit into a RAG candidate: one line with its date
+// and source turns, ranked with the turns.
+func ragFact(p *plan, t rag.Turn) RAGTurn {
+	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Content: t.Content, Score: t.Score, CreatedAt: t.ValidAt,
+		Fact: &FactRef{ID: t.FactID, Seqs: t.Seqs, ValidAt: t.ValidAt, Superseded: t.Superseded}}
+}
+
+// passageRefs are the offsets of a long turn's matching passages.
+func passageRefs(t rag.Turn) []PassageRef {
+	if len(t.Passages) == 0 {
+		return nil
+	}
+	out := make([]PassageRef, len(t.Passages))
+	for i, pa := range t.Passages {
+		out[i] = PassageRef{From: pa.From, To: pa.To, Len: t.TurnBytes}
+	}
+	return out
+}
+
+// passageKey names the passages shown of a turn (token cache key).
+func passageKey(t rag.Turn) string {
+	var b strings.Builder
+	for _, pa := range t.Passages {
+		fmt.Fprintf(&b, "%d-%d,", pa.From, pa.To)
+	}
+	return b.String()
+}

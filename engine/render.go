@@ -128,7 +128,7 @@ func renderRAGItem(r RAGTurn) string {
 	if f := r.Fact; f != nil {
 		return renderFactLine(r.ChatID, f, r.Content)
 	}
-	return renderTurn(Turn{Role: r.Role, Content: passageText(r)})
+	return renderTurn(Turn{Role: r.Role, Content: r.Content})
 }
 
 // renderFactLine is one fact: "[24 March 2022] Nate has had his turtles
@@ -157,23 +157,6 @@ func renderFactLine(chatID string, f *FactRef, text string) string {
 		b.WriteString(" (" + label + " " + strings.Join(ss, ", ") + ")")
 	}
 	return b.String()
-}
-
-// passageText is a retrieved turn's text: a passage of a long turn shows
-// an elision mark where the turn goes on before or after it.
-func passageText(r RAGTurn) string {
-	pa := r.Passage
-	if pa == nil {
-		return r.Content
-	}
-	text := r.Content
-	if pa.From > 0 {
-		text = "… " + text
-	}
-	if pa.To < pa.Len {
-		text += " …"
-	}
-	return text
 }
 
 func renderEpisodeLine(started, ended time.Time, from, to int64, short string) string {

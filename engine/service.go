@@ -547,6 +547,12 @@ type SearchHit struct {
 	ToSeq     int64      `json:"to_seq,omitempty"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// A fact hit: its id, source turns and date.
+	FactID  string     `json:"fact_id,omitempty"`
+	Seqs    []int64    `json:"seqs,omitempty"`
+	ValidAt *time.Time `json:"valid_at,omitempty"`
+	// Passages are the offsets of a long turn's matching passages.
+	Passages []PassageRef `json:"passages,omitempty"`
 }
 
 // Search runs retrieval over a chat, a user's chats, or the tenant.
@@ -616,11 +622,18 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			hits = append(hits, episodeHit(t))
 			continue
 		}
+		if t.Kind == memory.KindFact {
+			v := t.ValidAt
+			hits = append(hits, SearchHit{Kind: memory.KindFact, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
+				CreatedAt: t.CreatedAt, FactID: t.FactID, Seqs: t.Seqs, ValidAt: &v})
+			continue
+		}
 		content, reason := fopts.Item(memory.Role(t.Role), t.Content)
 		if reason != "" {
 			continue
 		}
-		hits = append(hits, SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt})
+		hits = append(hits, SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score,
+			CreatedAt: t.CreatedAt, Passages: passageRefs(t)})
 	}
 	return hits, nil
 }

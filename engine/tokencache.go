@@ -14,6 +14,7 @@ type turnKey struct {
 	tenant, chat string
 	seq          int64
 	n            int
+	passages     string // the passages shown of a long turn ("" = whole)
 }
 
 // tokenCache remembers the cl100k cost of rendered turns (two generations,

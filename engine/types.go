@@ -104,9 +104,9 @@ type RAGTurn struct {
 	// the fact, shown on one line with its date and source turns; Seq is
 	// its first source seq.
 	Fact *FactRef `json:"-"`
-	// Passage, when set, says Content is the matching passage of a long
-	// turn: its byte offsets into the turn's content.
-	Passage *PassageRef `json:"passage,omitempty"`
+	// Passages, when set, say Content is the matching passages of a long
+	// turn (joined by elision marks): their byte offsets in its content.
+	Passages []PassageRef `json:"passages,omitempty"`
 }
 
 // FactRef names a retrieved fact's id, source turns and date.

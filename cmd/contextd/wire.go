@@ -98,6 +98,11 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 						log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
 					}
 				}
+				if fs, ok := store.(memory.FactStore); ok {
+					if err := fs.ResetFactsIndexed(rctx); err != nil {
+						log.Warn("re-index facts after collection creation", "collection", collection, "err", err)
+					}
+				}
 			}()
 		}
 		ix, err := qdrant.New(ctx, qc)
@@ -193,6 +198,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 			// to the asking agent's rag_episodes).
 			a.Indexer.Episodes = episodeStore
 		}
+		a.Indexer.Facts = factStore
 		svc.Indexer = a.Indexer
 	}
 

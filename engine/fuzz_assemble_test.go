@@ -17,11 +17,12 @@ import (
 // whenever the recent window is shown at all; a RAG hit never repeats a
 // verbatim turn of the chat.
 func FuzzAssemble(f *testing.F) {
-	f.Add(4000, uint8(2), uint8(10), uint8(30), uint8(5), uint8(12), uint8(20), true, false, "word")
-	f.Add(50, uint8(1), uint8(0), uint8(10), uint8(3), uint8(40), uint8(2), true, true, "x y")
-	f.Add(1, uint8(0), uint8(5), uint8(5), uint8(0), uint8(0), uint8(1), false, false, "")
-	f.Add(900, uint8(2), uint8(30), uint8(40), uint8(60), uint8(3), uint8(9), true, true, "héllo 世界 ")
-	f.Fuzz(func(t *testing.T, budget int, strat, pending, window, nRAG, words, ragWords uint8, withSummary, lags bool, text string) {
+	f.Add(4000, uint8(2), uint8(10), uint8(30), uint8(5), uint8(12), uint8(20), true, false, "word", false)
+	f.Add(50, uint8(1), uint8(0), uint8(10), uint8(3), uint8(40), uint8(2), true, true, "x y", true)
+	f.Add(1, uint8(0), uint8(5), uint8(5), uint8(0), uint8(0), uint8(1), false, false, "", true)
+	f.Add(900, uint8(2), uint8(30), uint8(40), uint8(60), uint8(3), uint8(9), true, true, "héllo 世界 ", true)
+	f.Add(1000, uint8(2), uint8(0), uint8(12), uint8(30), uint8(8), uint8(6), true, false, "fact word", true)
+	f.Fuzz(func(t *testing.T, budget int, strat, pending, window, nRAG, words, ragWords uint8, withSummary, lags bool, text string, ranked bool) {
 		if budget <= 0 || budget > 50000 {
 			t.Skip()
 		}
@@ -36,9 +37,12 @@ func FuzzAssemble(f *testing.F) {
 		for i := 0; i < int(nRAG); i++ {
 			r := RAGTurn{Seq: int64(1 + i), Role: "user", Content: strings.Repeat("fact ", 1+(int(ragWords)+i)%40),
 				Score: float32(nRAG) - float32(i), CreatedAt: time.Date(2024, 1, 1+i%20, 0, 0, 0, 0, time.UTC)}
-			if i%3 == 2 { // every third candidate is a retrieved episode
+			switch {
+			case i%3 == 2: // every third candidate is a retrieved episode
 				r.Episode = &EpisodeRef{ID: fmt.Sprint("e", i), FromSeq: int64(1 + i), ToSeq: int64(3 + i),
 					StartedAt: r.CreatedAt, EndedAt: r.CreatedAt.Add(30 * time.Hour)}
+			case i%5 == 4: // and some are facts
+				r.Fact = &FactRef{ID: fmt.Sprint("f", i), Seqs: []int64{int64(1 + i), int64(2 + i)}, ValidAt: r.CreatedAt}
 			}
 			rag = append(rag, r)
 		}
@@ -52,19 +56,24 @@ func FuzzAssemble(f *testing.F) {
 			prof = sampleProfile(int(ragWords) % 12)
 		}
 		in := AssemblyInput{Profile: prof, Budget: budget, Strategy: strategy, RAG: rag, Summary: sum, Verbatim: verb,
-			MustKeepFrom: first + int64(pending), SummaryLags: lags}
+			MustKeepFrom: first + int64(pending), SummaryLags: lags, Ranked: ranked, Query: text, FloorTurns: int(words) % 6}
 		a := Assemble(in)
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
 		}
-		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
-			t.Fatalf("sections %d+%d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.ProfileTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
+		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.FactTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+			t.Fatalf("sections %d+%d+%d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.FactTokens, u.ProfileTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
 		}
 		if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
 			t.Fatalf("shown %d + dropped %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
 		}
-		if len(a.Sections.RAG)+len(a.Sections.Episodes)+a.RAGDropped != len(rag) {
-			t.Fatalf("rag shown %d + episodes %d + dropped %d != %d", len(a.Sections.RAG), len(a.Sections.Episodes), a.RAGDropped, len(rag))
+		if len(a.Sections.RAG)+len(a.Sections.Episodes)+len(a.Sections.Facts)+a.RAGDropped != len(rag) {
+			t.Fatalf("rag shown %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
+		}
+		for _, f := range a.Sections.Facts {
+			if !strings.Contains(a.Context, f.Text) {
+				t.Fatalf("fact %s listed but not in the context", f.ID)
+			}
 		}
 		for _, e := range a.Sections.Episodes {
 			if !strings.Contains(a.Context, EpisodeHeader(e.StartedAt, e.EndedAt, e.FromSeq, e.ToSeq)+" "+e.Short) {

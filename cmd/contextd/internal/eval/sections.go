@@ -28,7 +28,8 @@ type Sectioner func(res *engine.ContextResult) []SectionView
 var sectionNames = []string{"rag", "episodes", "facts", "profile", "summary", "recent"}
 
 // DefaultSections reads the RAG turns, episodes, profile, summary and
-// recent turns of an answer; facts are empty until the engine shows them.
+// recent turns of an answer, and the facts it shows (with the turns they
+// cite).
 func DefaultSections(res *engine.ContextResult) []SectionView {
 	u, s := res.Usage, res.Sections
 	rag := SectionView{Name: "rag", Tokens: u.RAGTokens}
@@ -56,7 +57,16 @@ func DefaultSections(res *engine.ContextResult) []SectionView {
 		b.WriteString(t.Content + "\n")
 	}
 	recent.Text = b.String()
-	return []SectionView{rag, ep, {Name: "facts"},
+	facts := SectionView{Name: "facts", Tokens: u.FactTokens}
+	b.Reset()
+	for _, f := range s.Facts {
+		if f.ChatID == "" {
+			facts.Cites = append(facts.Cites, f.Seqs...)
+		}
+		b.WriteString(f.Text + "\n")
+	}
+	facts.Text = b.String()
+	return []SectionView{rag, ep, facts,
 		{Name: "profile", Tokens: u.ProfileTokens, Text: profileText(s.Profile)},
 		{Name: "summary", Tokens: u.SummaryTokens, Text: summaryText(s.Summary)}, recent}
 }

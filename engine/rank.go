@@ -8,7 +8,7 @@ package engine
 // rest by relevance per token:
 //
 //   - retrieved facts, episodes, turns and passages: their fused retrieval
-//     score, relative to the best hit's;
+//     score, relative to the best hit's (an extractive fact's at half);
 //   - the rest of the recent window, and the turns the summary does not
 //     cover yet: a recency prior, recentPrior for the turn just before the
 //     floor, decaying by recentDecay per turn further back (recency is
@@ -33,11 +33,15 @@ import (
 const (
 	// DefaultFloorTurns: the last two exchanges are always shown.
 	DefaultFloorTurns = 4
-	recentPrior       = 0.5
+	recentPrior       = 0.25
 	recentDecay       = 0.8
 	blockPrior        = 0.8
 	blockShare        = 0.25
 	sizeExponent      = 0.25
+	// extractiveFactWeight: a fact drawn without an LLM is made of its
+	// turn's words, so it counts half against the turn itself (which also
+	// shows what was around it); an LLM's fact counts in full.
+	extractiveFactWeight = 0.5
 )
 
 type candKind uint8
@@ -130,6 +134,9 @@ func (p *packer) ragCandidates() []candidate {
 		rel := 1.0
 		if best > 0 {
 			rel = float64(max(r.Score, 0) / best)
+		}
+		if r.Fact != nil && !p.in.LLMEpisodes {
+			rel *= extractiveFactWeight
 		}
 		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -82,8 +83,45 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 			}
 		}
 	}
+	if err == nil && res.Chat.UserID != "" && s.Profiles != nil {
+		err = s.profileFromFacts(ctx, res.Chat, userFacts(stored, turns))
+	}
 	if err != nil {
 		s.log().Warn("facts of new turns", "chat", key.ChatID, "err", err)
+	}
+}
+
+// userFacts are the facts drawn from the user's own turns.
+func userFacts(fs []memory.Fact, turns []memory.Message) []memory.Fact {
+	role := make(map[int64]memory.Role, len(turns))
+	for _, t := range turns {
+		role[t.Seq] = t.Role
+	}
+	var out []memory.Fact
+	for _, f := range fs {
+		if len(f.Seqs) > 0 && role[f.Seqs[0]] == memory.RoleUser {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// profileFromFacts merges facts about the user into their profile
+// (compare-and-swap; a concurrent writer makes it read and merge again).
+func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs []memory.Fact) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		st, v, err := s.Profiles.Profile(ctx, chat.Tenant, chat.UserID)
+		if err != nil {
+			return err
+		}
+		st = memory.MergeFacts(st, chat.UserID, chat.ID, fs, s.now())
+		err = s.Profiles.SaveProfile(ctx, chat.Tenant, chat.UserID, st, v)
+		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 3 {
+			return err
+		}
 	}
 }
 

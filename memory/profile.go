@@ -118,6 +118,33 @@ func MergeChat(st ProfileState, userID, chatID string, s Summary, now time.Time)
 	return st
 }
 
+// MergeFacts merges what facts say about the user — preferences,
+// constraints and attributes — into the state as user_preferences, each
+// with the turns it came from as its source; items forgotten for this chat
+// are not derived again. Facts of other kinds are left to the summary.
+func MergeFacts(st ProfileState, userID, chatID string, facts []Fact, now time.Time) ProfileState {
+	p := st.Profile
+	p.UserID = userID
+	for _, f := range facts {
+		if (f.Kind != FactPreference && f.Kind != FactAttribute) || len(f.Seqs) == 0 || f.SupersededBy != "" {
+			continue
+		}
+		it := ProfileItem{ID: itemID("preference", f.Text), Text: f.Text}
+		if forgottenFor(st.Forgotten[it.ID], chatID) {
+			continue
+		}
+		src := Source{ChatID: chatID, FromSeq: f.Seqs[0], ToSeq: f.Seqs[len(f.Seqs)-1]}
+		p.UserPreferences = confirm(p.UserPreferences, it, src, now)
+	}
+	p.UserPreferences = capItems(p.UserPreferences)
+	if p.Model == "" {
+		p.Model = "extractive"
+	}
+	p.UpdatedAt = now
+	st.Profile = p
+	return st
+}
+
 func texts(kind string, items []string) []ProfileItem {
 	out := make([]ProfileItem, 0, len(items))
 	for _, t := range items {

@@ -56,8 +56,8 @@ func TestFollowUpKeepsTheTurnBefore(t *testing.T) {
 }
 
 // TestREADMESessionRemembersFacts: the README's curl session, without an
-// LLM, remembers "vegetarian" and "boutique hotels" as facts, and a later
-// question about them gets them back in its context.
+// LLM, remembers "vegetarian" and "boutique hotels" as facts citing their
+// turn, and in alice's profile with that turn as the source.
 func TestREADMESessionRemembersFacts(t *testing.T) {
 	s := startBinary(t, embeddedConfig)
 	s.must(201, "POST", "/v1/chats/trip/messages", map[string]any{"user_id": "alice", "messages": []map[string]any{
@@ -84,6 +84,30 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 	for _, want := range []string{"vegetarian", "boutique hotels"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no fact holds %q; facts:\n%s", want, all)
+		}
+	}
+	var prof struct {
+		Profile struct {
+			UserPreferences []struct {
+				Text    string `json:"text"`
+				Sources []struct {
+					ChatID  string `json:"chat_id"`
+					FromSeq int64  `json:"from_seq"`
+				} `json:"sources"`
+			} `json:"user_preferences"`
+		} `json:"profile"`
+	}
+	s.must(200, "GET", "/v1/users/alice/profile", nil, &prof)
+	prefs := ""
+	for _, it := range prof.Profile.UserPreferences {
+		prefs += it.Text + "\n"
+		if len(it.Sources) == 0 || it.Sources[0].ChatID != "trip" || it.Sources[0].FromSeq != 1 {
+			t.Errorf("profile item %q without its source turn: %+v", it.Text, it.Sources)
+		}
+	}
+	for _, want := range []string{"vegetarian", "boutique hotels"} {
+		if !strings.Contains(prefs, want) {
+			t.Errorf("alice's profile lacks %q:\n%s", want, prefs)
 		}
 	}
 }

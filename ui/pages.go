@@ -65,6 +65,9 @@ type chatData struct {
 	Summary  *memory.Summary
 	Chain    []memory.SummaryRecord
 	Episodes []memory.Episode
+	// Facts are the chat's facts, superseded ones included (they are shown
+	// as history), each linking to its turns.
+	Facts []memory.Fact
 	// Profile is the chat's user's profile across chats (nil: no user).
 	Profile *memory.Profile
 }
@@ -93,13 +96,17 @@ func (h *handler) chat(c echo.Context) error {
 		return h.fail(c, err)
 	}
 	ownEpisodes(turns, eps)
+	facts, _, err := h.d.Service.Facts(ctx, tenant, id, 0, 1000, true)
+	if err != nil {
+		return h.fail(c, err)
+	}
 	var profile *memory.Profile
 	if chat.UserID != "" {
 		if profile, err = h.d.Service.UserProfile(ctx, tenant, chat.UserID); err != nil {
 			return h.fail(c, err)
 		}
 	}
-	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps, Profile: profile,
+	d := chatData{Chat: chat, Turns: turns, Summary: summary, Chain: chain, Episodes: eps, Facts: facts, Profile: profile,
 		HasPrev: after > 0, Prev: max(after-turnsPerPage, 0)}
 	if len(msgs) == turnsPerPage && next < chat.LastSeq {
 		d.Next = next

@@ -405,3 +405,30 @@ func TestPlaygroundRefusesBadBudgets(t *testing.T) {
 		t.Errorf("a good budget is used and kept in the form:\n%s", r.body)
 	}
 }
+
+// TestChatShowsFacts: the chat page lists the chat's facts, the updated
+// ones marked, each linking to the page and row of its turns; text escaped.
+func TestChatShowsFacts(t *testing.T) {
+	h := newHarness(t)
+	h.svc.FactStore = h.store
+	h.seed("default", "f", "alice", 4, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	key := memory.ChatKey{Tenant: "default", ChatID: "f"}
+	fs, err := h.store.AddFacts(context.Background(), key, []memory.Fact{
+		{Text: "Alice lives in <b>Boston</b>", Seqs: []int64{1}, Kind: memory.FactAttribute, Source: memory.FactSourceExtractive},
+		{Text: "Alice moved to Denver", Seqs: []int64{3, 4}, Kind: memory.FactAttribute, Source: memory.FactSourceExtractive},
+	})
+	if err != nil || len(fs) != 2 {
+		t.Fatal(fs, err)
+	}
+	if err := h.store.SupersedeFacts(context.Background(), key, map[string]string{fs[0].ID: fs[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	body := h.get("/ui/chats/f").body
+	for _, want := range []string{"<h3>Facts</h3>", "Alice lives in &lt;b&gt;Boston&lt;/b&gt;", "updated since", "Alice moved to Denver",
+		`href="/ui/chats/f?after=2#turn-3"`, `href="/ui/chats/f?after=0#turn-1"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("chat page lacks %q", want)
+		}
+	}
+
+}

@@ -29,6 +29,8 @@ func str(desc string, enum ...string) schema {
 
 func integer(desc string) schema { return schema{"type": "integer", "description": desc} }
 
+func number(desc string) schema { return schema{"type": "number", "description": desc} }
+
 func array(desc string, items schema) schema {
 	return schema{"type": "array", "description": desc, "items": items}
 }
@@ -78,6 +80,10 @@ func check(s schema, v any, path string) *toolError {
 		n, ok := v.(float64)
 		if !ok || n != math.Trunc(n) {
 			return bad("invalid_type", "expected an integer, got %s", jsonType(v))
+		}
+	case "number":
+		if _, ok := v.(float64); !ok {
+			return bad("invalid_type", "expected a number, got %s", jsonType(v))
 		}
 	}
 	return nil

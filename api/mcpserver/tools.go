@@ -74,21 +74,24 @@ type searchIn struct {
 	Since  string   `json:"since,omitempty"`
 	Until  string   `json:"until,omitempty"`
 	Kinds  []string `json:"kinds,omitempty"`
+	// MinScore overrides the agent's rag_similarity_threshold.
+	MinScore *float64 `json:"min_score,omitempty"`
 }
 
 var searchSchema = obj(map[string]schema{
-	"query":   str("what to look for"),
-	"chat_id": str("search this chat only"),
-	"user_id": str("search this user's chats (without chat_id)"),
-	"k":       integer("how many hits, 1 to 100 (default 10)"),
-	"since":   str("RFC 3339: only hits from this time on"),
-	"until":   str("RFC 3339: only hits up to this time"),
-	"kinds":   array("which kinds of memory to search (default all)", str("a kind of memory", "turn", "episode", "fact")),
+	"query":     str("what to look for"),
+	"chat_id":   str("search this chat only"),
+	"user_id":   str("search this user's chats (without chat_id)"),
+	"k":         integer("how many hits, 1 to 100 (default 10)"),
+	"since":     str("RFC 3339: only hits from this time on"),
+	"until":     str("RFC 3339: only hits up to this time"),
+	"kinds":     array("which kinds of memory to search (default all)", str("a kind of memory", "turn", "episode", "fact")),
+	"min_score": number("leave out hits whose similarity is below this, -1 to 1 (default: the agent's rag_similarity_threshold)"),
 }, "query")
 
 func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 	hits, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
-		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds})
+		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds, MinScore: in.MinScore})
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
@@ -98,9 +101,12 @@ func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn
 		if !h.CreatedAt.IsZero() {
 			when = h.CreatedAt.UTC().Format(time.DateOnly) + " "
 		}
-		if h.Kind == "episode" {
+		switch h.Kind {
+		case "episode":
 			fmt.Fprintf(&b, "[%s%s turns %d-%d, score %.3f] %s\n", when, h.ChatID, h.FromSeq, h.ToSeq, h.Score, h.Content)
-		} else {
+		case "fact":
+			fmt.Fprintf(&b, "[%s%s fact from turns %v, score %.3f] %s\n", when, h.ChatID, h.Seqs, h.Score, h.Content)
+		default:
 			fmt.Fprintf(&b, "[%s%s #%d %s, score %.3f] %s\n", when, h.ChatID, h.Seq, h.Role, h.Score, h.Content)
 		}
 	}

@@ -99,6 +99,10 @@ type plan struct {
 	wait     bool
 	filters  filters.Options    // the agent's, with the current query
 	trunc    truncation.Options // the agent's, with the current query
+	ranked   bool               // one ranked budget (a query, rag_augmented)
+	// verbTrunc truncates the turns offered verbatim (with a ranked
+	// budget, shorter: see rankedTurnChars).
+	verbTrunc truncation.Options
 
 	head        *memory.SummaryRecord
 	cursor      int64 // covered_to_seq of the head (0: none)
@@ -135,6 +139,11 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	p.trunc.Query = p.query
 	p.trunc.Scorer, p.trunc.Condenser = s.Scorer, s.Condenser
 	p.trunc.Tokens = p.tok
+	p.ranked = p.strategy == StrategyRAG && strings.TrimSpace(p.query) != ""
+	p.verbTrunc = p.trunc
+	if p.ranked {
+		p.verbTrunc.MaxChars = rankedTurnChars(p.trunc.MaxChars, p.budget, p.policy.FloorTurns)
+	}
 	last := chat.LastSeq
 	p.windowStart = max(1, last-int64(max(1, p.policy.RecentTurns))+1)
 	return p
@@ -168,7 +177,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
-		Ranked: p.strategy == StrategyRAG && strings.TrimSpace(p.query) != "", FloorTurns: p.policy.FloorTurns, Query: p.query})
+		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {
@@ -308,7 +317,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 	}
 	c.verbatim = make([]Turn, 0, len(fres.Kept))
 	for _, m := range fres.Kept {
-		content, info := s.truncate(ctx, m.Content, p.trunc)
+		content, info := s.truncate(ctx, m.Content, p.verbTrunc)
 		if info.Fallback != "" {
 			res.degrade("truncation_" + info.Fallback)
 		}

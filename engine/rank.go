@@ -278,3 +278,18 @@ var stopwords = func() map[string]bool {
 	}
 	return m
 }()
+
+// rankedTurnChars caps a turn shown verbatim when the budget is ranked: the
+// floor's turns together take at most a quarter of the budget (~4
+// characters a token), so long turns (an assistant's 900-token answer)
+// leave room for the evidence; never above the agent's own cap.
+func rankedTurnChars(agentCap, budget, floor int) int {
+	if floor <= 0 {
+		floor = DefaultFloorTurns
+	}
+	c := max(budget*4/4/floor, 160)
+	if agentCap > 0 {
+		c = min(c, agentCap)
+	}
+	return c
+}

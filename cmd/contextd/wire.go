@@ -200,6 +200,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		},
 	}
 	svc.Summaries = a.Worker
+	svc.Previews = a.Worker
 	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
@@ -232,6 +233,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	ok = true
 	return a, nil
 }
+
+// The worker previews lagging extractive summaries for the request path.
+var _ engine.Previewer = (*worker.Worker)(nil)
 
 // summaryInput applies the agent's filters to the turns a summary reads, so
 // routing noise and agent labels stay out of summaries as they stay out of

@@ -353,7 +353,14 @@ func answered(open []string, turns []memory.Message) []string {
 var linkRe = regexp.MustCompile(`\bhttps?://\S+|\S+@\S+\.\w+`)
 
 // stripLinks removes URLs and e-mail addresses, whose parts are not topics.
-func stripLinks(s string) string { return linkRe.ReplaceAllString(s, " ") }
+// Every match holds ':' (a URL) or '@' (an address): most text holds
+// neither and skips the regular expression.
+func stripLinks(s string) string {
+	if !strings.ContainsAny(s, ":@") {
+		return s
+	}
+	return linkRe.ReplaceAllString(s, " ")
+}
 
 var (
 	actionRe     = regexp.MustCompile(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|already\s+|also\s+|successfully\s+)?(?:created|updated|sent|fixed|added|removed|deleted|deployed|scheduled|booked|wrote|written|set up|configured|installed|merged|opened|closed|filed|submitted|renamed|moved|changed|implemented|refactored|ran|tested|generated|uploaded|published|released|reverted|restarted|cancell?ed|ordered|paid|emailed|called|saved|completed|finished|resolved|migrated|built|made|drafted|prepared|shared|posted|reserved|applied|enabled|disabled|upgraded|rolled back)\b|\b(?:done|deployed|completed|finished|all set)\b`)

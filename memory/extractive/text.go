@@ -31,13 +31,28 @@ func splitSentences(text string) []string {
 	return out
 }
 
-var wordRe = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'_\-]*`)
-
-// words returns the lowercased words of s.
+// words returns the lowercased words of s: runs that start with a letter
+// or digit and go on with letters, digits, ', _ and - (the regular
+// expression [\p{L}\p{N}][\p{L}\p{N}'_\-]*, scanned by hand: it ran on
+// every sentence and was a tenth of the summariser's time).
 func words(s string) []string {
-	ws := wordRe.FindAllString(s, -1)
-	for i, w := range ws {
-		ws[i] = strings.ToLower(strings.Trim(w, "'-_"))
+	var ws []string
+	start := -1
+	for i, r := range s {
+		inner := unicode.IsLetter(r) || unicode.IsNumber(r)
+		if start < 0 {
+			if inner {
+				start = i
+			}
+			continue
+		}
+		if !inner && r != '\'' && r != '_' && r != '-' {
+			ws = append(ws, strings.ToLower(strings.Trim(s[start:i], "'-_")))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		ws = append(ws, strings.ToLower(strings.Trim(s[start:], "'-_")))
 	}
 	return ws
 }

@@ -51,6 +51,14 @@ type Store struct {
 
 var _ memory.Store = (*Store)(nil)
 
+// readConns is the read pool's size. Each request makes a few short point
+// reads (chat row, head id, profile version) while the background workers
+// make long ones (pages of turns); with too few connections requests queue
+// for one in database/sql, which wakes waiters in random order — a tail of
+// tens of milliseconds under load. Connections are cheap (the driver is pure
+// Go; each keeps a page cache of up to 2 MB).
+const readConns = 16
+
 // busyTimeoutMS bounds how long a writer waits for another process's lock.
 const busyTimeoutMS = 10000
 
@@ -109,8 +117,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			w.Close()
 			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
-		r.SetMaxOpenConns(4)
-		r.SetMaxIdleConns(4)
+		r.SetMaxOpenConns(readConns)
+		r.SetMaxIdleConns(readConns)
 		s.r = r
 		cp, err := sql.Open("sqlite", readDSN)
 		if err != nil {

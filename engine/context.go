@@ -208,8 +208,8 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	if err := s.readHead(ctx, p); err != nil {
 		return err
 	}
-	if p.lags && !p.wait && s.extendInline(ctx, p) {
-		return s.readHead(ctx, p)
+	if p.lags && !p.wait {
+		s.preview(ctx, p)
 	}
 	return nil
 }
@@ -225,37 +225,6 @@ func (s *Service) readHead(ctx context.Context, p *plan) error {
 	}
 	p.lags = s.lagging(p.chat, p.cursor)
 	return nil
-}
-
-// inliner is implemented by summarisers that can extend a summary on the
-// request path cheaply (extractive ones).
-type inliner interface {
-	InlineFor(agent string) bool
-}
-
-// inlineSummaryLimit bounds an inline extractive extension: past it the
-// answer goes out with the summary as it was (summary_stale) and the
-// background worker finishes the job.
-const inlineSummaryLimit = 250 * time.Millisecond
-
-// extendInline brings a lagging extractive summary up to date before the
-// answer is assembled, so the first context after a bulk import carries a
-// summary instead of summary_stale. It reports whether it extended.
-func (s *Service) extendInline(ctx context.Context, p *plan) bool {
-	in, ok := s.Summaries.(inliner)
-	if !ok || !in.InlineFor(p.chat.Agent) {
-		return false
-	}
-	ictx, cancel := context.WithTimeout(ctx, inlineSummaryLimit)
-	defer cancel()
-	rec, _, err := s.Summaries.Extend(ictx, p.chat.Key(), true)
-	if err != nil || rec == nil {
-		if err != nil {
-			s.log().Debug("inline summary", "chat", p.chat.ID, "err", err)
-		}
-		return false
-	}
-	return true
 }
 
 // reportLag: when the summary lags, its uncovered turns are shown verbatim

@@ -76,6 +76,9 @@ type Service struct {
 	Index     rag.Index
 	Retriever Retriever
 	Summaries Summaries
+	// Previews, when set, give a lagging summary's answers the extension
+	// the worker is about to write (see preview.go).
+	Previews Previewer
 	// LLMEpisodes: an LLM writes the episodes' summaries (the summariser
 	// declares it); packing then keeps a retrieved episode beside its turns.
 	LLMEpisodes bool

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"github.com/contextd/contextd/internal/tokens"
@@ -20,14 +21,37 @@ type turnKey struct {
 // tokenCache remembers the cl100k cost of rendered turns (two generations,
 // bounded). The counts only steer packing; the assembler still measures the
 // whole context exactly, so a stale entry can never break the budget.
+//
+// Entries are keyed by a 64-bit hash of the turnKey, not the key itself:
+// three strings and two integers made each entry ~160 bytes with the map's
+// overhead (42 MB of a 1,000-chat server's heap); a hash makes it ~16. Two
+// of 2^17 turns share a hash with a chance of about 1e-9, and the exact
+// measure above covers even that.
 type tokenCache struct {
 	mu        sync.Mutex
-	cur, prev map[turnKey]int32
+	seed      maphash.Seed
+	cur, prev map[uint64]int32
 	max       int
 }
 
 func newTokenCache(max int) *tokenCache {
-	return &tokenCache{cur: map[turnKey]int32{}, prev: map[turnKey]int32{}, max: max}
+	return &tokenCache{seed: maphash.MakeSeed(), cur: map[uint64]int32{}, prev: map[uint64]int32{}, max: max}
+}
+
+// hash is k's identity in the cache.
+func (c *tokenCache) hash(k turnKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for _, s := range [...]string{k.tok, k.tenant, k.chat} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	var b [16]byte
+	for i := range 8 {
+		b[i], b[8+i] = byte(k.seq>>(8*i)), byte(int64(k.n)>>(8*i))
+	}
+	h.Write(b[:])
+	return h.Sum64()
 }
 
 // cost returns the tokens of text, the rendering of the turn k names.
@@ -36,11 +60,12 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, text string) int {
 	if c == nil {
 		return tok.Count(text)
 	}
+	key := c.hash(k)
 	c.mu.Lock()
-	n, ok := c.cur[k]
+	n, ok := c.cur[key]
 	if !ok {
-		if n, ok = c.prev[k]; ok {
-			c.put(k, n)
+		if n, ok = c.prev[key]; ok {
+			c.put(key, n)
 		}
 	}
 	c.mu.Unlock()
@@ -49,14 +74,14 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, text string) int {
 	}
 	v := tok.Count(text)
 	c.mu.Lock()
-	c.put(k, int32(v))
+	c.put(key, int32(v))
 	c.mu.Unlock()
 	return v
 }
 
-func (c *tokenCache) put(k turnKey, n int32) {
+func (c *tokenCache) put(k uint64, n int32) {
 	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[turnKey]int32, c.max)
+		c.prev, c.cur = c.cur, make(map[uint64]int32, c.max)
 	}
 	c.cur[k] = n
 }

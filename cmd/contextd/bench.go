@@ -18,13 +18,16 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench noop [--addr 127.0.0.1:8081] | contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
+const benchUsage = "usage: contextd bench noop [--addr 127.0.0.1:8081] | contextd bench churn --addr 127.0.0.1:PORT [--rate 200] [--chats 200] [--prefix chat-] [--users 20] [--duration 0] | contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
 func cmdBench(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "noop" {
 		return cmdBenchNoop(ctx, args[1:], stdout)
+	}
+	if len(args) > 0 && args[0] == "churn" {
+		return cmdBenchChurn(ctx, args[1:], stdout)
 	}
 	if len(args) == 0 || args[0] != "load" {
 		return usageError(benchUsage)
@@ -203,5 +206,34 @@ func cmdBenchNoop(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	return nil
+}
+
+// cmdBenchChurn appends one turn at a time to random chats at a steady rate
+// until --duration passes or it is stopped (SIGINT/SIGTERM), then prints
+// what it sent: the background load of make bench-http's churn mode.
+func cmdBenchChurn(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench churn", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	var o loadgen.ChurnOptions
+	addr := fs.String("addr", "", "the contextd to append to (loopback)")
+	fs.Float64Var(&o.Rate, "rate", 200, "turns/s in total, one turn per request")
+	fs.IntVar(&o.Chats, "chats", 200, "chats appended to: <prefix>0 .. <prefix>(chats-1)")
+	fs.StringVar(&o.ChatPrefix, "prefix", "chat-", "chat id prefix")
+	fs.IntVar(&o.Users, "users", 20, "chat i belongs to user-<i mod users> (as make bench-http seeds them)")
+	fs.IntVar(&o.Clients, "clients", 8, "concurrent senders")
+	fs.DurationVar(&o.Duration, "duration", 0, "stop after this long (0: until stopped)")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the appended text and chat choice")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *addr == "" || fs.NArg() > 0 {
+		return usageError(benchUsage)
+	}
+	rep, err := loadgen.Churn(ctx, *addr, o)
+	if err != nil {
+		return usageError("bench churn: " + err.Error())
+	}
+	rep.Write(stdout)
 	return nil
 }

@@ -229,6 +229,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		},
 	}
 	svc.Summaries = a.Worker
+	svc.Previews = a.Worker
 	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
@@ -261,6 +262,9 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	ok = true
 	return a, nil
 }
+
+// The worker previews lagging extractive summaries for the request path.
+var _ engine.Previewer = (*worker.Worker)(nil)
 
 // summaryInput applies the agent's filters to the turns a summary reads, so
 // routing noise and agent labels stay out of summaries as they stay out of

@@ -40,6 +40,8 @@ type Store struct {
 	// prepares each on every connection of its pool when first used there.
 	rs readStmts
 	ws writeStmts
+	// cp checkpoints the WAL off the write path (nil in memory).
+	cp *checkpointer
 	// heads caches decoded summary heads; every read validates its entry
 	// against the database.
 	heads *headCache
@@ -48,6 +50,14 @@ type Store struct {
 }
 
 var _ memory.Store = (*Store)(nil)
+
+// readConns is the read pool's size. Each request makes a few short point
+// reads (chat row, head id, profile version) while the background workers
+// make long ones (pages of turns); with too few connections requests queue
+// for one in database/sql, which wakes waiters in random order — a tail of
+// tens of milliseconds under load. Connections are cheap (the driver is pure
+// Go; each keeps a page cache of up to 2 MB).
+const readConns = 16
 
 // busyTimeoutMS bounds how long a writer waits for another process's lock.
 const busyTimeoutMS = 10000
@@ -85,6 +95,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	readDSN := path + sep + params.Encode()
 	params.Set("_txlock", "immediate")
+	if !inMemory {
+		// The checkpointer does it off the write path (checkpoint.go).
+		params.Add("_pragma", "wal_autocheckpoint(0)")
+	}
 	writeDSN := path + sep + params.Encode()
 
 	w, err := sql.Open("sqlite", writeDSN)
@@ -103,9 +117,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			w.Close()
 			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
-		r.SetMaxOpenConns(4)
-		r.SetMaxIdleConns(4)
+		r.SetMaxOpenConns(readConns)
+		r.SetMaxIdleConns(readConns)
 		s.r = r
+		cp, err := sql.Open("sqlite", readDSN)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sqlite: open: %w", err)
+		}
+		cp.SetMaxOpenConns(1)
+		s.cp = startCheckpointer(cp, checkpointEvery)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -192,6 +213,10 @@ func (s *Store) Ping(ctx context.Context) error {
 // than once.
 func (s *Store) Close() error {
 	err := errors.Join(s.rs.close(), s.ws.close())
+	if s.cp != nil {
+		err = errors.Join(err, s.cp.close())
+		s.cp = nil
+	}
 	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())

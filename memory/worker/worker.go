@@ -102,6 +102,8 @@ type Worker struct {
 	bases map[memory.ChatKey]rootBase
 	tails map[memory.ChatKey]tailSummary
 	jobs  map[memory.ChatKey]chan struct{} // jobs this process runs, by chat
+	// previews are the request path's in-memory extensions (preview.go).
+	previews map[memory.ChatKey]preview
 }
 
 type chatState struct {

@@ -252,29 +252,16 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 
 func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.Message) error {
 	key := c.Key()
-	texts := make([]string, len(msgs))
-	for i, m := range msgs {
-		texts[i] = m.Content
-	}
-	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("indexer: embed %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))
-	}
-	if len(vecs) != len(msgs) {
-		return fmt.Errorf("indexer: embed %s/%s: %w: %d vectors for %d texts", key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(msgs))
-	}
-	points := make([]Point, len(msgs))
 	seqs := make([]int64, len(msgs))
 	for i, m := range msgs {
-		points[i] = Point{
-			Tenant: key.Tenant, UserID: c.UserID, ChatID: key.ChatID, Agent: c.Agent,
-			Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt,
-			Dense: vecs[i], Sparse: ix.Sparse.EncodeDocument(m.Content),
-		}
 		seqs[i] = m.Seq
 	}
-	if err := ix.Index.Upsert(ctx, points); err != nil {
-		return fmt.Errorf("indexer: upsert %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+	msgs, err := ix.eraseTombstones(ctx, key, msgs)
+	if err != nil {
+		return err
+	}
+	if err := ix.upsertTurns(ctx, c, msgs); err != nil {
+		return err
 	}
 	err = ix.Store.MarkIndexed(ctx, key, seqs)
 	if err == nil {
@@ -292,6 +279,37 @@ func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.
 	}
 	if err != nil {
 		return fmt.Errorf("indexer: mark indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	return nil
+}
+
+// upsertTurns embeds and upserts live turns.
+func (ix *Indexer) upsertTurns(ctx context.Context, c memory.Chat, msgs []memory.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	key := c.Key()
+	texts := make([]string, len(msgs))
+	for i, m := range msgs {
+		texts[i] = m.Content
+	}
+	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("indexer: embed %s/%s: %w", key.Tenant, key.ChatID, asEmbedderErr(err))
+	}
+	if len(vecs) != len(msgs) {
+		return fmt.Errorf("indexer: embed %s/%s: %w: %d vectors for %d texts", key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(msgs))
+	}
+	points := make([]Point, len(msgs))
+	for i, m := range msgs {
+		points[i] = Point{
+			Tenant: key.Tenant, UserID: c.UserID, ChatID: key.ChatID, Agent: c.Agent,
+			Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt,
+			Dense: vecs[i], Sparse: ix.Sparse.EncodeDocument(m.Content),
+		}
+	}
+	if err := ix.Index.Upsert(ctx, points); err != nil {
+		return fmt.Errorf("indexer: upsert %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
 	}
 	return nil
 }

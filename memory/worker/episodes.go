@@ -253,11 +253,8 @@ type tailSummary struct {
 func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
 	ep := memory.Episode{FromSeq: turns[0].Seq, ToSeq: turns[len(turns)-1].Seq,
 		StartedAt: turns[0].CreatedAt, EndedAt: turns[len(turns)-1].CreatedAt}
-	own := turns
-	if w.Prepare != nil {
-		own = w.Prepare(chat.Agent, turns)
-		ctxTurns = w.Prepare(chat.Agent, ctxTurns)
-	}
+	own := w.summaryTurns(chat, turns)
+	ctxTurns = w.summaryTurns(chat, ctxTurns)
 	var sum memory.EpisodeSummarizer = extractive.New()
 	var extra []string
 	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {

@@ -68,7 +68,9 @@ type Service struct {
 	EpisodeStore memory.EpisodeStore
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
-	Dumper    memory.Dumper
+	Dumper memory.Dumper
+	// Forget deletes one message (nil: not implemented).
+	Forget    Forgetter
 	Index     rag.Index
 	Retriever Retriever
 	Summaries Summaries
@@ -366,7 +368,8 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory
 	if err != nil {
 		return nil, nil, storeErr("read summary", err)
 	}
-	if chain == nil {
+	if chain == nil || chat.SummaryDirty {
+		// A dirty chain may hold a deleted message: none until rebuilt.
 		chain = []memory.SummaryRecord{}
 	}
 	for i := range chain {
@@ -596,6 +599,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if err != nil {
 		return nil, unavailable("vector store", err)
 	}
+	turns = s.dropForgotten(ctx, tenant, turns)
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).

@@ -159,6 +159,19 @@ func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chat
 	return text("chat " + in.ChatID + " erased"), object{"deleted": in.ChatID}, nil
 }
 
+type messageRefIn struct {
+	ChatID    string `json:"chat_id" jsonschema:"the chat"`
+	MessageID string `json:"message_id" jsonschema:"the id of the message to forget"`
+}
+
+func (t tools) deleteMessage(ctx context.Context, req *mcp.CallToolRequest, in messageRefIn) (*mcp.CallToolResult, object, error) {
+	if err := t.e.DeleteMessage(ctx, tenantOf(req), in.ChatID, in.MessageID); err != nil {
+		return nil, nil, asToolError(err)
+	}
+	return text("message " + in.MessageID + " of chat " + in.ChatID + " forgotten"),
+		object{"chat_id": in.ChatID, "deleted": in.MessageID}, nil
+}
+
 type userIn struct {
 	UserID string `json:"user_id" jsonschema:"the user"`
 }

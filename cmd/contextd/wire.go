@@ -156,7 +156,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	}
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
-	dumper, _ := store.(memory.Dumper) // both SQL stores export
+	dumper, _ := store.(memory.Dumper)              // both SQL stores export
+	forgetter, _ := store.(memory.MessageForgetter) // and delete one message
 	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: store, EpisodeStore: episodeStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb},
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
@@ -200,9 +201,16 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 		},
 	}
 	svc.Summaries = a.Worker
+	if forgetter != nil {
+		svc.Forget, a.Worker.Forget = forgetter, forgetter
+		if ix != nil {
+			a.Worker.Erase = rag.TurnEraser{Index: ix}
+		}
+	}
 	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
+		a.Worker.Profiles = ps
 		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic",
 			Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
 		if lm, ok := summarizer.(worker.ProfileMerger); ok { // an LLM: one merge call per change

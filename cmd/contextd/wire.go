@@ -204,7 +204,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 	if forgetter != nil {
 		svc.Forget, a.Worker.Forget = forgetter, forgetter
 		if ix != nil {
-			a.Worker.Erase = rag.TurnEraser{Index: ix}
+			a.Worker.Erase = rag.Eraser{Index: ix}
 		}
 	}
 	svc.LLMEpisodes = summarizer.UsesLLM()

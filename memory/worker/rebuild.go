@@ -33,10 +33,12 @@ import (
 	"github.com/contextd/contextd/memory/extractive"
 )
 
-// TurnEraser removes a deleted turn's points from the vector index
-// (rag.TurnEraser).
-type TurnEraser interface {
+// PointEraser removes from the vector index what a deleted turn left
+// there (rag.Eraser): its own points, and an episode's before it is
+// rebuilt (the old summaries).
+type PointEraser interface {
 	EraseTurn(ctx context.Context, f memory.Forget) error
+	EraseEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error
 }
 
 // rebuildBatch bounds the marks one pass reads.
@@ -185,15 +187,39 @@ func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settin
 	if err != nil {
 		return fmt.Errorf("worker: episodes: %w", err)
 	}
-	for _, ep := range eps {
+	for i, ep := range eps {
 		if !ep.Rebuild {
 			continue
+		}
+		if i+1 < len(eps) && !eps[i+1].Rebuild {
+			// The next episode was summarised with this one's last turns
+			// as context (episode_overlap): it may say what a deleted one
+			// said. It goes first: ep's mark keeps the work until both
+			// are done.
+			read, err := w.deletedIn(ctx, chat.Key(), max(ep.FromSeq-1, ep.ToSeq-int64(s.Episodes.Overlap)), ep.ToSeq)
+			if err != nil {
+				return err
+			}
+			if read {
+				if err := w.rebuildEpisode(ctx, chat, s, eps[i+1]); err != nil {
+					return err
+				}
+			}
 		}
 		if err := w.rebuildEpisode(ctx, chat, s, ep); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// deletedIn reports whether a turn in (after, upTo] is a tombstone.
+func (w *Worker) deletedIn(ctx context.Context, key memory.ChatKey, after, upTo int64) (bool, error) {
+	turns, err := w.readTurns(ctx, key, after, upTo)
+	if err != nil {
+		return false, err
+	}
+	return len(alive(turns)) < len(turns), nil
 }
 
 // rebuildEpisode writes ep's summaries and facts anew from its turns (the
@@ -223,6 +249,11 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 	}
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: episode rebuild abandoned: %w", err)
+	}
+	if w.Erase != nil {
+		if err := w.Erase.EraseEpisode(ctx, key, ep); err != nil {
+			return err
+		}
 	}
 	out := ep
 	out.Short, out.Summary, out.Model, out.PromptVersion, out.Facts = fresh.Short, fresh.Summary, fresh.Model, fresh.PromptVersion, res.Facts

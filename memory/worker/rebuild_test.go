@@ -25,6 +25,17 @@ type recEraser struct {
 	mu    sync.Mutex
 	down  bool
 	turns []memory.Forget
+	eps   []int64 // from_seq of the episodes erased
+}
+
+func (e *recEraser) EraseEpisode(_ context.Context, _ memory.ChatKey, ep memory.Episode) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down {
+		return errors.New("index down")
+	}
+	e.eps = append(e.eps, ep.FromSeq)
+	return nil
 }
 
 func (e *recEraser) EraseTurn(_ context.Context, f memory.Forget) error {
@@ -147,6 +158,9 @@ func checkRebuilt(t *testing.T, st *sqlite.Store, er *recEraser) {
 		t.Errorf("chat %+v: want clean, cursor kept", c)
 	}
 	for _, e := range allEpisodes(t, st) {
+		if e.FromSeq <= 30 && 30 <= e.ToSeq && (len(er.eps) == 0 || er.eps[len(er.eps)-1] != e.FromSeq) {
+			t.Errorf("episode %d..%d rebuilt without erasing its point first (erased %v)", e.FromSeq, e.ToSeq, er.eps)
+		}
 		if e.Rebuild || (e.FromSeq <= 30 && 30 <= e.ToSeq && e.Short == "") {
 			t.Errorf("episode %d..%d rebuild %v short %q", e.FromSeq, e.ToSeq, e.Rebuild, e.Short)
 		}

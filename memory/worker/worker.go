@@ -90,7 +90,7 @@ type Worker struct {
 	// deletes a forgotten turn's vectors (nil: no index); Profiles loses
 	// the profile items sourced from it (nil: no profiles).
 	Forget   memory.MessageForgetter
-	Erase    TurnEraser
+	Erase    PointEraser
 	Profiles memory.ProfileStore
 
 	once  sync.Once

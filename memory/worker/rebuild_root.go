@@ -26,7 +26,7 @@ func (w *Worker) rebuildSummary(ctx context.Context, chat memory.Chat, s Setting
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: summary rebuild abandoned: %w", err)
 	}
-	root.CoveredFromSeq, root.CoveredToSeq = min(1, cursor), cursor
+	root.CoveredFromSeq, root.CoveredToSeq = 1, cursor
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	root.Normalize()
 	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}

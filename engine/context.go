@@ -421,7 +421,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 		s.log().Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
 		return nil, nil
 	}
-	turns = s.dropForgotten(ctx, p.chat.Tenant, turns)
+	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	// The retriever answers chronologically; the packer packs best first.
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	return s.ragTurns(ctx, p, turns), nil

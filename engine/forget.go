@@ -96,6 +96,15 @@ func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
 	}
 }
 
+// cleanChat is chat's id when its summary is not dirty (its hits need no
+// check), else "".
+func cleanChat(chat memory.Chat) string {
+	if chat.SummaryDirty {
+		return ""
+	}
+	return chat.ID
+}
+
 // drop forgets the chat's cached turns (one was deleted).
 func (c *recentCache) drop(key memory.ChatKey) {
 	c.mu.Lock()
@@ -128,14 +137,16 @@ func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 // dropForgotten checks retrieval hits against the store: tombstoned turns
 // go, an episode hit shows the stored short summary, or goes while marked
 // for rebuild. A chat whose state cannot be read loses its hits (nothing
-// unchecked is served).
-func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.Turn) []rag.Turn {
+// unchecked is served). The hits of clean, a chat the caller read without
+// a dirty summary, are kept as they are: the rebuild erases a deleted
+// turn's points and rebuilds its episodes before it clears the mark.
+func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.Turn, clean string) []rag.Turn {
 	if len(hits) == 0 {
 		return hits
 	}
 	seqs := map[string][]int64{}
 	for _, h := range hits {
-		if h.Kind != memory.KindEpisode {
+		if h.ChatID != clean && h.Kind != memory.KindEpisode {
 			seqs[h.ChatID] = append(seqs[h.ChatID], h.Seq)
 		}
 	}
@@ -153,6 +164,10 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 	}
 	out := hits[:0]
 	for _, h := range hits {
+		if h.ChatID == clean {
+			out = append(out, h)
+			continue
+		}
 		if h.Kind == memory.KindEpisode {
 			if ep, ok := s.storedEpisode(ctx, tenant, h); ok {
 				h.Content = ep.Short

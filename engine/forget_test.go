@@ -100,3 +100,36 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 		t.Errorf("without a forgetter: %v", err)
 	}
 }
+
+// BenchmarkDropForgotten: what checking a context's retrieval hits against
+// the store costs (8 turn hits and 2 episode hits of one chat, SQLite).
+func BenchmarkDropForgotten(b *testing.B) {
+	ctx := context.Background()
+	s := newTestService(b)
+	st := s.Store.(interface {
+		memory.Store
+		memory.EpisodeStore
+	})
+	s.EpisodeStore = st
+	appendN(b, s, "c", 1, 200, 20)
+	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+	var eps []memory.Episode
+	for from := int64(1); from < 190; from += 10 {
+		eps = append(eps, memory.Episode{FromSeq: from, ToSeq: from + 9, Short: "gist"})
+	}
+	if _, err := st.CloseEpisodes(ctx, key, 0, eps); err != nil {
+		b.Fatal(err)
+	}
+	var hits []rag.Turn
+	for i := range 8 {
+		hits = append(hits, rag.Turn{ChatID: "c", Seq: int64(10 + 17*i), Content: "x"})
+	}
+	hits = append(hits, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 41, ToSeq: 50}, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 121, ToSeq: 130})
+	b.ReportAllocs()
+	for b.Loop() {
+		in := append([]rag.Turn(nil), hits...)
+		if out := s.dropForgotten(ctx, "default", in, ""); len(out) != 10 {
+			b.Fatalf("%d hits kept", len(out))
+		}
+	}
+}

@@ -580,7 +580,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	}
 	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,
 		Since: times.since, Until: times.until, Kinds: in.Kinds}
-	agent := memory.DefaultAgent
+	agent, clean := memory.DefaultAgent, ""
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
 		chat, err := s.Store.Chat(ctx, key)
@@ -588,7 +588,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			return nil, storeErr("read chat", err)
 		}
 		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
-		agent = chat.Agent
+		agent, clean = chat.Agent, cleanChat(chat)
 	} else if in.UserID != "" {
 		req.Scope = rag.ScopeUser
 	}
@@ -599,7 +599,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if err != nil {
 		return nil, unavailable("vector store", err)
 	}
-	turns = s.dropForgotten(ctx, tenant, turns)
+	turns = s.dropForgotten(ctx, tenant, turns, clean)
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).

@@ -14,9 +14,10 @@ package worker
 //     root call with the compression prompt over the episodes' summaries
 //     and the open tail's turns (without episodes: over the covered turns);
 //     without, the extractive root over the remaining turns;
-//  3. each Forget row: the turn's points are deleted (Erase), the user's
-//     profile items sourced from a stretch holding the turn removed, then
-//     ForgetDone.
+//  3. each Forget row: the user's profile items sourced from a stretch
+//     holding the turn are removed, then ForgetDone. (The turn's points
+//     are deleted (Erase) before step 1: once the summary is clean, the
+//     read path trusts the chat's retrieval hits.)
 //
 // Every step is idempotent and the marks stay until their step is done, so
 // a crash anywhere is finished by the next pass. So an LLM rebuild costs at
@@ -133,6 +134,13 @@ func (w *Worker) rebuildLeased(ctx context.Context, key memory.ChatKey, forgets 
 	}
 	s := w.settings(chat.Agent)
 	w.forgetCaches(key) // they may hold what the deleted turn said
+	// The points go first: once the summary is clean, the read path
+	// trusts the chat's hits.
+	for _, f := range forgets {
+		if err := w.eraseTurn(ctx, f); err != nil {
+			return err
+		}
+	}
 	if err := w.rebuildEpisodes(ctx, chat, s); err != nil {
 		return err
 	}
@@ -264,14 +272,17 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 	return nil
 }
 
-// forgetTurn deletes the forgotten turn's points and the profile items
-// sourced from it, then drops the Forget row.
-func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
-	if w.Erase != nil {
-		if err := w.Erase.EraseTurn(ctx, f); err != nil {
-			return err
-		}
+// eraseTurn deletes the forgotten turn's points.
+func (w *Worker) eraseTurn(ctx context.Context, f memory.Forget) error {
+	if w.Erase == nil {
+		return nil
 	}
+	return w.Erase.EraseTurn(ctx, f)
+}
+
+// forgetTurn removes the profile items sourced from the forgotten turn
+// (its points are gone already), then drops the Forget row.
+func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
 	if w.Profiles != nil && f.UserID != "" {
 		if err := w.forgetInProfile(ctx, f); err != nil {
 			return err

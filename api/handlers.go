@@ -74,6 +74,9 @@ type messageOut struct {
 	Content   string         `json:"content"`
 	CreatedAt time.Time      `json:"created_at"`
 	Metadata  map[string]any `json:"metadata"`
+	// Deleted marks a tombstone: a message deleted on its own keeps its
+	// seq and role, nothing else.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 func handleListMessages(svc *engine.Service) echo.HandlerFunc {
@@ -96,7 +99,7 @@ func handleListMessages(svc *engine.Service) echo.HandlerFunc {
 			if md == nil {
 				md = map[string]any{}
 			}
-			out = append(out, messageOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: m.Content, CreatedAt: m.CreatedAt, Metadata: md})
+			out = append(out, messageOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: m.Content, CreatedAt: m.CreatedAt, Metadata: md, Deleted: m.Deleted})
 		}
 		return encode(c, http.StatusOK, map[string]any{"messages": out, "next_after_seq": next})
 	}
@@ -155,6 +158,17 @@ func handleRefreshSummary(svc *engine.Service) echo.HandlerFunc {
 func handleDeleteChat(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := svc.DeleteChat(c.Request().Context(), tenantOf(c), c.Param("chat_id")); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+// handleDeleteMessage forgets one message: 204, or 404 for an unknown (or
+// already deleted) message.
+func handleDeleteMessage(svc *engine.Service) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := svc.DeleteMessage(c.Request().Context(), tenantOf(c), c.Param("chat_id"), c.Param("message_id")); err != nil {
 			return err
 		}
 		return c.NoContent(http.StatusNoContent)

@@ -17,6 +17,7 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 
 	v1.POST("/chats/:chat_id/messages", handleAppend(d.Service))
 	v1.GET("/chats/:chat_id/messages", handleListMessages(d.Service))
+	v1.DELETE("/chats/:chat_id/messages/:message_id", handleDeleteMessage(d.Service))
 	v1.GET("/chats/:chat_id/summary", handleGetSummary(d.Service))
 	v1.GET("/chats/:chat_id/episodes", handleListEpisodes(d.Service))
 	v1.GET("/chats/:chat_id/facts", handleListFacts(d.Service))

@@ -108,6 +108,7 @@ type plan struct {
 	cursor      int64 // covered_to_seq of the head (0: none)
 	windowStart int64 // first seq of the recent window
 	lags        bool  // the summary lags its trigger (summary_stale)
+	rebuilding  bool  // the summary is dirty: not served (summary_rebuilding)
 }
 
 func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
@@ -224,16 +225,21 @@ func (s *Service) readHead(ctx context.Context, p *plan) error {
 		p.cursor = head.CoveredToSeq
 	}
 	p.lags = s.lagging(p.chat, p.cursor)
-	return nil
+	return s.unlessRebuilding(ctx, p)
 }
 
 // reportLag: when the summary lags, its uncovered turns are shown verbatim
 // instead, ahead of RAG hits, and the worker is woken.
 func (s *Service) reportLag(p *plan, res *ContextResult) {
+	if p.rebuilding {
+		res.degrade(DegradedSummaryRebuilding)
+	}
 	if !p.lags {
 		return
 	}
-	res.degrade(DegradedSummaryStale)
+	if !p.rebuilding {
+		res.degrade(DegradedSummaryStale)
+	}
 	if s.Summaries != nil {
 		s.Summaries.Kick()
 	}
@@ -406,6 +412,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 		s.log().Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
 		return nil, nil
 	}
+	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	// The retriever answers chronologically; the packer packs best first.
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	return s.ragTurns(ctx, p, turns), nil

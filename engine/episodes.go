@@ -41,7 +41,7 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 	if len(eps) > 0 {
 		next = eps[len(eps)-1].ToSeq
 	}
-	return eps, next, nil
+	return blankRebuilding(eps), next, nil
 }
 
 // LatestEpisodes returns a chat's newest closed episodes, in seq order.
@@ -54,7 +54,7 @@ func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n i
 	if err != nil {
 		return nil, storeErr("list episodes", err)
 	}
-	return eps, nil
+	return withoutRebuilding(eps), nil
 }
 
 // ragEpisode turns an episode hit into a RAG candidate: its short summary,

@@ -9,8 +9,9 @@ import (
 )
 
 // recentCache keeps each hot chat's newest turns in RAM, so a context does
-// not read the same turns from the store on every call. Stored turns never
-// change; an entry is valid only for the chat it was read from (its
+// not read the same turns from the store on every call. Stored turns change
+// only when deleted, which moves the chat's dirty mark (checked below) and
+// drops this process's entry; an entry is valid only for the chat it was read from (its
 // created_at) up to the last_seq it covers, both checked against the chat row
 // every request reads anyway. So appends (last_seq moves: the new turns
 // are read and added), erasure (the chat is gone, or re-created with another
@@ -25,6 +26,7 @@ type recentCache struct {
 
 type recentEntry struct {
 	created time.Time
+	mark    int64 // the chat's DirtyMark: a delete (here or elsewhere) changes it
 	from    int64 // first seq held
 	msgs    []memory.Message
 	used    uint64
@@ -77,7 +79,7 @@ func (c *recentCache) get(chat memory.Chat, from int64) *recentEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[chat.Key()]
-	if e == nil || !e.created.Equal(chat.CreatedAt) || from < e.from || from > e.from+int64(len(e.msgs)) {
+	if e == nil || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark || from < e.from || from > e.from+int64(len(e.msgs)) {
 		return nil
 	}
 	if last := e.from + int64(len(e.msgs)) - 1; last > chat.LastSeq {
@@ -92,7 +94,7 @@ func (c *recentCache) put(chat memory.Chat, from int64, msgs []memory.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clock++
-	c.entries[chat.Key()] = &recentEntry{created: chat.CreatedAt, from: from, msgs: msgs, used: c.clock}
+	c.entries[chat.Key()] = &recentEntry{created: chat.CreatedAt, mark: chat.DirtyMark, from: from, msgs: msgs, used: c.clock}
 	if len(c.entries) > c.max {
 		c.evict()
 	}

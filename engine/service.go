@@ -72,7 +72,9 @@ type Service struct {
 	FactStore memory.FactStore
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
-	Dumper    memory.Dumper
+	Dumper memory.Dumper
+	// Forget deletes one message (nil: not implemented).
+	Forget    Forgetter
 	Index     rag.Index
 	Retriever Retriever
 	Summaries Summaries
@@ -376,7 +378,8 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory
 	if err != nil {
 		return nil, nil, storeErr("read summary", err)
 	}
-	if chain == nil {
+	if chain == nil || chat.SummaryDirty {
+		// A dirty chain may hold a deleted message: none until rebuilt.
 		chain = []memory.SummaryRecord{}
 	}
 	for i := range chain {
@@ -593,7 +596,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	}
 	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,
 		Since: times.since, Until: times.until, Kinds: in.Kinds}
-	agent := memory.DefaultAgent
+	agent, clean := memory.DefaultAgent, ""
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
 		chat, err := s.Store.Chat(ctx, key)
@@ -601,7 +604,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			return nil, storeErr("read chat", err)
 		}
 		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
-		agent = chat.Agent
+		agent, clean = chat.Agent, cleanChat(chat)
 	} else if in.UserID != "" {
 		req.Scope = rag.ScopeUser
 	}
@@ -612,6 +615,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	if err != nil {
 		return nil, unavailable("vector store", err)
 	}
+	turns = s.dropForgotten(ctx, tenant, turns, clean)
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).

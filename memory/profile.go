@@ -249,6 +249,36 @@ func (st *ProfileState) WithoutChat(chatID string) {
 	}
 }
 
+// WithoutTurn removes the items one of whose sources is a stretch of the
+// chat holding seq (a deleted message may have stated them; whatever else
+// the item says cannot be told apart from it) and reports how many went.
+// They are not remembered as forgotten: a summary rebuilt without the turn
+// may state them again.
+func (st *ProfileState) WithoutTurn(chatID string, seq int64) int {
+	n := 0
+	for _, l := range st.lists() {
+		kept := (*l)[:0]
+		for _, it := range *l {
+			if sourcedFrom(it.Sources, chatID, seq) {
+				n++
+				continue
+			}
+			kept = append(kept, it)
+		}
+		*l = kept
+	}
+	return n
+}
+
+func sourcedFrom(srcs []Source, chatID string, seq int64) bool {
+	for _, s := range srcs {
+		if s.ChatID == chatID && s.FromSeq <= seq && seq <= s.ToSeq {
+			return true
+		}
+	}
+	return false
+}
+
 func (st *ProfileState) lists() []*[]ProfileItem {
 	p := &st.Profile
 	return []*[]ProfileItem{&p.Entities, &p.UserPreferences, &p.Topics, &p.OpenQuestions}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -86,5 +87,42 @@ func BenchmarkMergeUser200Chats(b *testing.B) {
 		for i, s := range sums {
 			st = MergeChat(st, "u", fmt.Sprintf("c%d", i), s, now.Add(time.Duration(i)))
 		}
+	}
+}
+
+func TestWithoutTurn(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var st ProfileState
+	st = MergeChat(st, "alice", "c1", sum(1, 10, "vegetarian"), t0)
+	st = MergeChat(st, "alice", "c2", sum(1, 5, "boutique hotels"), t0)
+	st = MergeChat(st, "alice", "c1", Summary{CoveredFromSeq: 11, CoveredToSeq: 20, Topics: []string{"trains"}}, t0)
+	for _, tc := range []struct {
+		chat string
+		seq  int64
+		gone int
+		left string
+	}{
+		{"c3", 4, 0, "[boutique hotels vegetarian] [trains]"},
+		{"c2", 6, 0, "[boutique hotels vegetarian] [trains]"},
+		{"c1", 15, 1, "[boutique hotels vegetarian] []"},
+		// The entity came from both chats: a deleted turn of either takes it.
+		{"c2", 5, 2, "[vegetarian] []"},
+		{"c1", 4, 1, "[] []"},
+	} {
+		n := st.WithoutTurn(tc.chat, tc.seq)
+		var prefs, topics []string
+		for _, it := range st.Profile.UserPreferences {
+			prefs = append(prefs, it.Text)
+		}
+		for _, it := range st.Profile.Topics {
+			topics = append(topics, it.Text)
+		}
+		slices.Sort(prefs)
+		if got := fmt.Sprint(prefs, " ", topics); n != tc.gone || got != tc.left {
+			t.Errorf("WithoutTurn(%s, %d) = %d, left %s; want %d, %s", tc.chat, tc.seq, n, got, tc.gone, tc.left)
+		}
+	}
+	if len(st.Forgotten) != 0 {
+		t.Errorf("WithoutTurn remembered %v as forgotten", st.Forgotten)
 	}
 }

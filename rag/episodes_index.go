@@ -118,6 +118,14 @@ func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c 
 	)
 	for _, e := range eps {
 		ids = append(ids, e.ID)
+		if e.Rebuild {
+			// A turn of it was deleted: its point goes now, and the
+			// rebuilt episode comes back unindexed.
+			if err := ix.Index.Delete(ctx, episodeFilter(key, e)); err != nil {
+				return 0, fmt.Errorf("indexer: delete episode of %s/%s to rebuild: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+			}
+			continue
+		}
 		if strings.TrimSpace(e.Short) == "" {
 			continue // nothing to find it by (its turns were all noise)
 		}

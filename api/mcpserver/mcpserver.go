@@ -31,12 +31,14 @@ type Engine interface {
 	LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error)
 	UserProfile(ctx context.Context, tenant, userID string) (*memory.Profile, error)
 	DeleteChat(ctx context.Context, tenant, chatID string) error
+	DeleteMessage(ctx context.Context, tenant, chatID, messageID string) error
 }
 
 // Options configure the server.
 type Options struct {
 	Version string
-	// AllowDelete registers the destructive delete_chat tool.
+	// AllowDelete registers the destructive delete_chat and delete_message
+	// tools.
 	AllowDelete bool
 }
 
@@ -79,6 +81,10 @@ func newServer(e Engine, o Options) *mcp.Server {
 		destructive := true
 		addTool(s, &mcp.Tool{Name: "delete_chat", Description: "Erase a chat from every store (turns, summaries, vectors). " +
 			"Irreversible.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, chatSchema, t.deleteChat)
+		addTool(s, &mcp.Tool{Name: "delete_message", Description: "Forget one message of a chat: it stays as a " +
+			"tombstone (seq and role), its content leaves every store, and what was derived from it (facts, its episode's " +
+			"summary, the running summary, profile items) is rebuilt without it. Irreversible.",
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, deleteMessageSchema, t.deleteMessage)
 	}
 	return s
 }

@@ -27,7 +27,7 @@ func newServer(t testing.TB, keys []api.APIKey, allowDelete bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st}
+	svc := &engine.Service{Store: st, Forget: st}
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys},
 		MCP: mcpserver.NewHandler(svc, mcpserver.Options{Version: "test", AllowDelete: allowDelete})})
 	srv := httptest.NewServer(h)
@@ -130,8 +130,8 @@ func TestToolsListAndEachTool(t *testing.T) {
 			t.Errorf("tool %s missing: %v", want, names)
 		}
 	}
-	if names["delete_chat"] {
-		t.Error("delete_chat must be off unless server.mcp.allow_delete")
+	if names["delete_chat"] || names["delete_message"] {
+		t.Error("delete_chat and delete_message must be off unless server.mcp.allow_delete")
 	}
 	add := call(t, s, "add_messages", map[string]any{"chat_id": "trip", "user_id": "alice", "messages": turns})
 	if add.IsError || structured(t, add)["appended"].(float64) != 3 {
@@ -306,5 +306,47 @@ func TestFiftyConcurrentSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestDeleteMessageTool: delete_message forgets one turn (destructive, a
+// plain schema); a second delete and another tenant's chat are not_found,
+// as in the API's error JSON.
+func TestDeleteMessageTool(t *testing.T) {
+	url := newServer(t, []api.APIKey{{Key: "key-a-0123456789", Tenant: "a"}, {Key: "key-b-0123456789", Tenant: "b"}}, true)
+	a, b := connect(t, url, "key-a-0123456789"), connect(t, url, "key-b-0123456789")
+	list, err := a.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool *mcp.Tool
+	for _, tl := range list.Tools {
+		if tl.Name == "delete_message" {
+			tool = tl
+		}
+	}
+	if tool == nil || tool.Annotations == nil || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint {
+		t.Fatalf("delete_message missing or not destructive: %+v", tool)
+	}
+	schema, _ := json.Marshal(tool.InputSchema)
+	if !strings.Contains(string(schema), `"message_id"`) || strings.Contains(string(schema), `"type":[`) {
+		t.Errorf("delete_message schema %s: want message_id with plain types", schema)
+	}
+	call(t, a, "add_messages", map[string]any{"chat_id": "trip", "messages": turns})
+	if code, _ := toolErr(t, call(t, b, "delete_message", map[string]any{"chat_id": "trip", "message_id": "m3"})); code != "not_found" {
+		t.Fatalf("tenant b deletes tenant a's message: code %q", code)
+	}
+	if r := call(t, a, "delete_message", map[string]any{"chat_id": "trip", "message_id": "m3"}); r.IsError {
+		t.Fatalf("delete_message: %s", textOf(r))
+	}
+	if code, _ := toolErr(t, call(t, a, "delete_message", map[string]any{"chat_id": "trip", "message_id": "m3"})); code != "not_found" {
+		t.Errorf("second delete: code %q, want not_found", code)
+	}
+	if code, field := toolErr(t, call(t, a, "delete_message", map[string]any{"chat_id": "trip", "message_id": ""})); code != "missing_field" || field != "message_id" {
+		t.Errorf("empty message_id: %q %q", code, field)
+	}
+	r := call(t, a, "get_context", map[string]any{"chat_id": "trip"})
+	if r.IsError || strings.Contains(textOf(r), "Sintra") || !strings.Contains(textOf(r), "Casa Amora") {
+		t.Errorf("context after the delete: %s", textOf(r))
 	}
 }

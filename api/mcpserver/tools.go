@@ -201,6 +201,24 @@ func (t tools) deleteChat(ctx context.Context, req *mcp.CallToolRequest, in chat
 	return text("chat " + in.ChatID + " erased"), object{"deleted": in.ChatID}, nil
 }
 
+var deleteMessageSchema = obj(map[string]schema{
+	"chat_id":    str("the chat"),
+	"message_id": str("the id of the message to forget"),
+}, "chat_id", "message_id")
+
+type messageRefIn struct {
+	ChatID    string `json:"chat_id" jsonschema:"the chat"`
+	MessageID string `json:"message_id" jsonschema:"the id of the message to forget"`
+}
+
+func (t tools) deleteMessage(ctx context.Context, req *mcp.CallToolRequest, in messageRefIn) (*mcp.CallToolResult, any, error) {
+	if err := t.e.DeleteMessage(ctx, tenantOf(req), in.ChatID, in.MessageID); err != nil {
+		return nil, nil, asToolError(err)
+	}
+	return text("message " + in.MessageID + " of chat " + in.ChatID + " forgotten"),
+		object{"chat_id": in.ChatID, "deleted": in.MessageID}, nil
+}
+
 type userIn struct {
 	UserID string `json:"user_id"`
 }

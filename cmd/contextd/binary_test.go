@@ -46,6 +46,7 @@ type binServer struct {
 	t    *testing.T
 	base string
 	log  string
+	dir  string // the data directory (%DATA%)
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -60,7 +61,7 @@ func startBinary(t *testing.T, cfgYAML string) *binServer {
 	if err := os.WriteFile(cfg, bytes.ReplaceAll([]byte(cfgYAML), []byte("%DATA%"), []byte(dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &binServer{t: t, log: filepath.Join(dir, "server.log"), done: make(chan struct{})}
+	s := &binServer{t: t, log: filepath.Join(dir, "server.log"), dir: dir, done: make(chan struct{})}
 	f, err := os.Create(s.log)
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +107,18 @@ func startBinary(t *testing.T, cfgYAML string) *binServer {
 		}
 	}
 	return s
+}
+
+// stop ends the server (SIGINT: it drains and exits), so its files can be
+// read as they are.
+func (s *binServer) stop() {
+	s.t.Helper()
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		s.t.Fatal("contextd did not stop")
+	}
 }
 
 func tail(s string, n int) string {

@@ -88,7 +88,9 @@ func TestCrashRecovery(t *testing.T) {
 	// Restart once more and verify everything through the HTTP API.
 	srv = h.start()
 	t0 := time.Now()
+	lg.waitRebuilt(t, srv)
 	v := lg.verify(t, srv)
+	forgotten := lg.verifyForgotten(t, srv)
 	verifyTime := time.Since(t0)
 	probeRefresh(t, srv)
 	if err := srv.term(); err != nil {
@@ -96,6 +98,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	lg.report(t)
 	h.reportWarnings()
+	t.Logf("deletes sent %d: %d surely landed (%d checked everywhere), %d with an unknown outcome", lg.fg.sent, len(lg.fg.deleted), forgotten, len(lg.fg.maybe))
 	t.Logf("kill -9 rounds %d (+1 SIGTERM round), starts %d (slowest ready %s), acknowledged turns verified %d, stored turns %d, summary records %d, episodes %d, verify %s, runtime %s (build %s)",
 		kills, h.starts, h.slowestReady.Round(time.Millisecond), v.acked, v.stored, v.summaries, v.episodes,
 		verifyTime.Round(time.Millisecond), time.Since(started).Round(time.Millisecond), built.Sub(started).Round(time.Millisecond))
@@ -405,6 +408,7 @@ type ledger struct {
 	retried, retriedLanded, retriedNew      int
 	refreshOK, refreshTimeout, refreshOther int
 	refreshGaveUp                           int
+	fg                                      forgetLedger // deletes (crash_forget_test.go)
 }
 
 func newLedger() *ledger {
@@ -546,6 +550,7 @@ func runLoad(s *crashServer, l *ledger, seed uint64) (wait func()) {
 	}
 	wg.Go(func() { contextClient(s, l, rand.New(rand.NewPCG(seed, 100))) })
 	wg.Go(func() { refresher(s, l, rand.New(rand.NewPCG(seed, 200))) })
+	wg.Go(func() { deleter(s, l, rand.New(rand.NewPCG(seed, 300))) })
 	return wg.Wait
 }
 
@@ -656,6 +661,7 @@ type storedMsg struct {
 	Seq     int64  `json:"seq"`
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	Deleted bool   `json:"deleted"`
 }
 
 type summaryRec struct {
@@ -702,7 +708,11 @@ func (l *ledger) verify(t *testing.T, s *crashServer) verified {
 			switch {
 			case !ok:
 				t.Errorf("%s: stored id %q was never sent", at, m.ID)
-			case sent.chat != chat || sent.content != m.Content || sent.role != m.Role:
+			case m.Deleted && (!l.mayBeDeleted(m.ID) || m.Content != "" || sent.role != m.Role || sent.chat != chat):
+				t.Errorf("%s: id %s is a tombstone %+v, but no delete of it was sent (or it kept content)", at, m.ID, m)
+			case !m.Deleted && l.fg.deleted[m.ID]:
+				t.Errorf("%s: id %s was deleted (204) but is stored with its content", at, m.ID)
+			case !m.Deleted && (sent.chat != chat || sent.content != m.Content || sent.role != m.Role):
 				t.Errorf("%s: id %s stored as %s %q, sent to %s as %s %q", at, m.ID, m.Role, m.Content, sent.chat, sent.role, sent.content)
 			}
 		}
@@ -826,7 +836,7 @@ func (l *ledger) verifySummary(t *testing.T, s *crashServer, chat string, msgs [
 	// turns after the cursor that are not routing noise.
 	var want, gotSeqs []int64
 	for _, m := range msgs {
-		if m.Seq > ctxCursor && !isNoise(m.Content) {
+		if m.Seq > ctxCursor && !isNoise(m.Content) && !m.Deleted { // a tombstone is filtered
 			want = append(want, m.Seq)
 		}
 	}

@@ -179,7 +179,8 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	}
 	// Both SQL stores keep episodes.
 	episodeStore, _ := store.(memory.EpisodeStore)
-	dumper, _ := store.(memory.Dumper) // both SQL stores export
+	dumper, _ := store.(memory.Dumper)              // both SQL stores export
+	forgetter, _ := store.(memory.MessageForgetter) // and delete one message
 	factStore, _ := store.(memory.FactStore)
 	tracedStore := telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver))
 	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: episodeStore, FactStore: factStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
@@ -230,9 +231,16 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	}
 	svc.Summaries = a.Worker
 	svc.Previews = a.Worker
+	if forgetter != nil {
+		svc.Forget, a.Worker.Forget = forgetter, forgetter
+		if ix != nil {
+			a.Worker.Erase = rag.Eraser{Index: ix}
+		}
+	}
 	svc.LLMEpisodes = summarizer.UsesLLM()
 	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
 		svc.Profiles = ps
+		a.Worker.Profiles = ps
 		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
 			Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
 		if lm, ok := summarizer.(worker.ProfileMerger); ok { // an LLM: one merge call per change

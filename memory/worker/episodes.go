@@ -259,11 +259,8 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 		StartedAt: turns[0].CreatedAt, EndedAt: turns[len(turns)-1].CreatedAt}
 	ctx, span := w.episodeSpan(ctx, chat, ep)
 	defer span.End()
-	own := turns
-	if w.Prepare != nil {
-		own = w.Prepare(chat.Agent, turns)
-		ctxTurns = w.Prepare(chat.Agent, ctxTurns)
-	}
+	own := w.summaryTurns(chat, turns)
+	ctxTurns = w.summaryTurns(chat, ctxTurns)
 	var sum memory.EpisodeSummarizer = extractive.New()
 	var extra []string
 	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {

@@ -17,6 +17,7 @@ import (
 // ProfileSource is what the profiler reads and writes.
 type ProfileSource interface {
 	memory.ProfileStore
+	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 }
 
@@ -157,6 +158,11 @@ func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
 		if err != nil {
 			return fmt.Errorf("profiler: %w", err)
 		}
+		// Checked after the profile is read: a message deleted later
+		// removes its items after this save or makes it conflict.
+		if ok, err := p.current(ctx, c.Key(), head.ID); !ok || err != nil {
+			return err // the summary is merged once rebuilt without it
+		}
 		next, ok := p.mergeOne(ctx, c, st, head.Summary)
 		if !ok { // the previous profile stands; the change is not retried
 			break
@@ -200,4 +206,24 @@ func (p *Profiler) mergeOne(ctx context.Context, c memory.Chat, st memory.Profil
 	next := memory.ApplyMerged(st, c.UserID, c.ID, sum, merged, p.now())
 	next.Profile.Model = p.Model
 	return next, true
+}
+
+// current reports whether the chat's head is still headID and not waiting
+// for a rebuild (a message it may hold was deleted).
+func (p *Profiler) current(ctx context.Context, key memory.ChatKey, headID string) (bool, error) {
+	c, err := p.Store.Chat(ctx, key)
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, nil // erased meanwhile: nothing to merge
+	}
+	if err != nil {
+		return false, fmt.Errorf("profiler: %w", err)
+	}
+	if c.SummaryDirty {
+		return false, nil
+	}
+	head, err := p.Store.SummaryHead(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("profiler: %w", err)
+	}
+	return head != nil && head.ID == headID, nil
 }

@@ -93,6 +93,13 @@ type Worker struct {
 	OnJob func(tenant, outcome string, inTokens, outTokens int)
 	// Tracer opens a span per summary job (nil: no-op).
 	Tracer trace.Tracer
+	// Forget, when set, is where deleted messages leave their marks: Run
+	// and Drain rebuild what was derived from them (rebuild.go). Erase
+	// deletes a forgotten turn's vectors (nil: no index); Profiles loses
+	// the profile items sourced from it (nil: no profiles).
+	Forget   memory.MessageForgetter
+	Erase    PointEraser
+	Profiles memory.ProfileStore
 
 	once  sync.Once
 	kick  chan struct{}
@@ -182,6 +189,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		minInterval = 250 * time.Millisecond
 	}
 	for {
+		if _, err := w.Rebuild(ctx); err != nil && ctx.Err() == nil {
+			w.Logger.Warn("rebuild after a deleted message failed", "err", err)
+		}
 		if _, err := w.pass(ctx, nil); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("summary scan failed", "err", err)
 		}
@@ -223,6 +233,9 @@ func (w *Worker) markIdle(c memory.Chat) {
 // the rest of the drain; the errors are returned joined.
 func (w *Worker) Drain(ctx context.Context) error {
 	w.init()
+	if _, err := w.Rebuild(ctx); err != nil {
+		return err
+	}
 	failed := map[memory.ChatKey]error{}
 	for i := 0; i < 10000; i++ {
 		n, err := w.pass(ctx, failed)
@@ -531,6 +544,9 @@ func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool)
 	defer cancel(nil)
 	go w.renew(work, cancel, key)
 
+	if err := w.rebuildIfDirty(work, key); err != nil {
+		return nil, nil, err
+	}
 	return w.extendLeased(work, key, force)
 }
 

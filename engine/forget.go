@@ -1,0 +1,278 @@
+package engine
+
+// Forgetting one message. DeleteMessage tombstones the turn and leaves
+// durable marks (memory.MessageForgetter); the background worker rebuilds
+// what was derived from it (memory/worker/rebuild.go). Until then the read
+// path serves nothing derived from the turn:
+//
+//   - a chat whose summary is dirty gets no running summary: its context
+//     shows the turns the summary covered verbatim (or counts them as
+//     dropped) and says summary_rebuilding; GET …/summary answers a null
+//     summary and an empty chain;
+//   - an episode marked for rebuild is left out of the RAG section and of
+//     the summary's newest episodes; the episodes endpoint lists it with
+//     its range and "rebuild": true but without its summaries;
+//   - retrieval hits are checked against the store: a tombstoned turn is
+//     dropped, an episode hit takes the stored short summary (the index may
+//     still hold the old one) or is dropped while marked;
+//   - the export leaves out a dirty summary chain and a marked episode's
+//     summaries.
+//
+// A tombstone in the recent window is shown as nothing and counted in
+// usage.filtered_turns (it is empty), so no turn is silently lost.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+)
+
+// DegradedSummaryRebuilding: a message the running summary may hold was
+// deleted; the summary is not served until it is rebuilt without it.
+const DegradedSummaryRebuilding = "summary_rebuilding"
+
+// Forgetter deletes one message, leaving marks for the rebuild
+// (memory.MessageForgetter).
+type Forgetter interface {
+	DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error)
+}
+
+// DeleteMessage deletes one message of a chat: not_found for an unknown
+// chat or message, or one already deleted. The turn's points and the
+// profile items sourced from it go at once when the backends answer (the
+// worker does it again from the durable mark otherwise); the rest is
+// rebuilt in the background.
+func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID string) error {
+	if err := ValidateID("chat_id", chatID, true); err != nil {
+		return err
+	}
+	if err := ValidateID("message_id", messageID, true); err != nil {
+		return err
+	}
+	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
+	chat, err := s.Store.Chat(ctx, key)
+	if err != nil {
+		return storeErr("read chat", err)
+	}
+	if s.Forget == nil {
+		return &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot delete one message"}
+	}
+	m, err := s.Forget.DeleteMessage(ctx, key, messageID)
+	if errors.Is(err, memory.ErrNotFound) {
+		return notFound("message")
+	}
+	if err != nil {
+		return storeErr("delete message", err)
+	}
+	s.recent().drop(key)
+	s.forgetNow(ctx, chat, m.Seq)
+	if s.Indexer != nil {
+		s.Indexer.Kick()
+	}
+	if s.Summaries != nil {
+		s.Summaries.Kick()
+	}
+	return nil
+}
+
+// forgetNow deletes the turn's points and its profile items right away,
+// best effort: the Forget row makes the worker do both again.
+func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
+	if s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.TurnFilter(chat.Key(), seq)); err != nil {
+			s.log().Warn("delete message: vectors left to the worker", "chat", chat.ID, "err", err)
+		}
+	}
+	if s.Profiles != nil && chat.UserID != "" {
+		err := s.updateProfile(ctx, chat.Tenant, chat.UserID, func(st *memory.ProfileState) error {
+			st.WithoutTurn(chat.ID, seq)
+			return nil
+		})
+		if err != nil {
+			s.log().Warn("delete message: profile left to the worker", "chat", chat.ID, "err", err)
+		}
+	}
+}
+
+// cleanChat is chat's id when its summary is not dirty (its hits need no
+// check), else "".
+func cleanChat(chat memory.Chat) string {
+	if chat.SummaryDirty {
+		return ""
+	}
+	return chat.ID
+}
+
+// drop forgets the chat's cached turns (one was deleted).
+func (c *recentCache) drop(key memory.ChatKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, key)
+}
+
+// unlessRebuilding hides a dirty summary: the plan goes on as if the chat
+// had none. The chat is read again first, once a head was read: the
+// rebuild may have finished since the request read it.
+func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
+	if !p.chat.SummaryDirty {
+		return nil
+	}
+	if p.head != nil {
+		c, err := s.Store.Chat(ctx, p.chat.Key())
+		if err != nil {
+			return storeErr("read chat", err)
+		}
+		if !c.SummaryDirty {
+			p.chat.SummaryDirty = false
+			return nil
+		}
+	}
+	p.head, p.cursor, p.rebuilding = nil, 0, true
+	p.lags = s.lagging(p.chat, 0)
+	return nil
+}
+
+// dropForgotten checks retrieval hits against the store: tombstoned turns
+// go, an episode hit shows the stored short summary, or goes while marked
+// for rebuild. A chat whose state cannot be read loses its hits (nothing
+// unchecked is served). The hits of clean, a chat the caller read without
+// a dirty summary, are kept as they are: the rebuild erases a deleted
+// turn's points and rebuilds its episodes before it clears the mark.
+func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.Turn, clean string) []rag.Turn {
+	if len(hits) == 0 {
+		return hits
+	}
+	seqs := map[string][]int64{}
+	factIDs := map[string][]string{}
+	for _, h := range hits {
+		switch {
+		case h.ChatID == clean || h.Kind == memory.KindEpisode:
+		case h.Kind == memory.KindFact:
+			factIDs[h.ChatID] = append(factIDs[h.ChatID], h.FactID)
+		default:
+			seqs[h.ChatID] = append(seqs[h.ChatID], h.Seq)
+		}
+	}
+	facts := s.storedFacts(ctx, tenant, factIDs)
+	live := map[string]map[int64]bool{}
+	for chat, ss := range seqs {
+		msgs, err := s.Store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, ss)
+		if err != nil {
+			s.log().Warn("check retrieved turns", "chat", chat, "err", err)
+			continue
+		}
+		live[chat] = map[int64]bool{}
+		for _, m := range msgs {
+			live[chat][m.Seq] = !m.Deleted
+		}
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if h.ChatID == clean {
+			out = append(out, h)
+			continue
+		}
+		if h.Kind == memory.KindEpisode {
+			if ep, ok := s.storedEpisode(ctx, tenant, h); ok {
+				h.Content = ep.Short
+				out = append(out, h)
+			}
+			continue
+		}
+		if h.Kind == memory.KindFact { // a fact citing a deleted turn is gone from the store
+			if facts[h.FactID] {
+				out = append(out, h)
+			}
+			continue
+		}
+		if live[h.ChatID][h.Seq] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// storedFacts reports which of the facts named still exist in the store.
+func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	if s.FactStore == nil {
+		return out
+	}
+	for chat, fids := range ids {
+		fs, err := s.FactStore.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
+		if err != nil {
+			s.log().Warn("check retrieved facts", "chat", chat, "err", err)
+			continue
+		}
+		for _, f := range fs {
+			out[f.ID] = true
+		}
+	}
+	return out
+}
+
+// storedEpisode is the episode an episode hit names, unless it is marked
+// for rebuild, gone, or without a short summary.
+func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn) (memory.Episode, bool) {
+	if s.EpisodeStore == nil {
+		return memory.Episode{Short: h.Content}, true
+	}
+	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.FromSeq-1, 1)
+	if err != nil {
+		s.log().Warn("check retrieved episode", "chat", h.ChatID, "err", err)
+		return memory.Episode{}, false
+	}
+	if len(eps) == 0 || eps[0].FromSeq != h.FromSeq || eps[0].Rebuild || eps[0].Short == "" {
+		return memory.Episode{}, false
+	}
+	return eps[0], true
+}
+
+// withoutRebuilding leaves out the episodes marked for rebuild.
+func withoutRebuilding(eps []memory.Episode) []memory.Episode {
+	out := eps[:0]
+	for _, e := range eps {
+		if !e.Rebuild {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// blankRebuilding keeps the episodes marked for rebuild with their range
+// only.
+func blankRebuilding(eps []memory.Episode) []memory.Episode {
+	for i, e := range eps {
+		if e.Rebuild {
+			eps[i] = blankEpisode(e)
+		}
+	}
+	return eps
+}
+
+func blankEpisode(e memory.Episode) memory.Episode {
+	e.Short, e.Facts = "", nil
+	e.Summary = memory.Summary{CoveredFromSeq: e.FromSeq, CoveredToSeq: e.ToSeq}
+	e.Summary.Normalize()
+	return e
+}
+
+// exportFilter leaves out of a dump what waits for a rebuild: a dirty
+// chat's summary records and a marked episode's summaries.
+func exportFilter(emit func(memory.DumpRecord) error) func(memory.DumpRecord) error {
+	dirty := map[string]bool{}
+	return func(r memory.DumpRecord) error {
+		switch {
+		case r.Type == memory.DumpChat && r.Chat != nil:
+			dirty[r.Chat.ID] = r.Chat.SummaryDirty
+		case r.Type == memory.DumpSummaryRecord && dirty[r.ChatID]:
+			return nil
+		case r.Type == memory.DumpEpisode && r.Episode != nil && r.Episode.Rebuild:
+			e := blankEpisode(*r.Episode)
+			r.Episode = &e
+		}
+		return emit(r)
+	}
+}

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+)
+
+// TestDeletedMessageWhileRebuilding: with the marks left and no worker to
+// rebuild, nothing derived from the deleted turn is served: no summary
+// (summary_rebuilding), the marked episode without its summaries and not
+// among the newest, retrieval hits of the tombstone or the marked episode
+// dropped, the export without the dirty chain; the tombstone is counted in
+// filtered_turns; a second delete is not_found.
+func TestDeletedMessageWhileRebuilding(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	st := s.Store.(interface {
+		memory.Store
+		memory.EpisodeStore
+		memory.MessageForgetter
+		memory.Dumper
+	})
+	s.EpisodeStore, s.Forget, s.Dumper = st, st, st
+	appendN(t, s, "c", 1, 30, 1)
+	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+	if _, err := st.AppendSummary(ctx, key, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "SECRET narrative", CoveredFromSeq: 1, CoveredToSeq: 20}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CloseEpisodes(ctx, key, 0, []memory.Episode{{FromSeq: 1, ToSeq: 10, Short: "SECRET short"}, {FromSeq: 11, ToSeq: 20, Short: "kept"}}); err != nil {
+		t.Fatal(err)
+	}
+	ret := &fakeRetriever{turns: []rag.Turn{
+		{ChatID: "c", Seq: 5, Role: "user", Content: "SECRET turn", Score: 0.9},
+		{ChatID: "c", Seq: 6, Role: "assistant", Content: "message 6", Score: 0.8},
+		{ChatID: "c", Kind: memory.KindEpisode, EpisodeID: "e1", FromSeq: 1, ToSeq: 10, Seq: 1, Content: "SECRET short", Score: 0.7},
+		{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 11, ToSeq: 20, Seq: 11, Content: "stale index text", Score: 0.6},
+	}}
+	s.Retriever = ret
+	if err := s.DeleteMessage(ctx, "default", "c", "m5"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ chat, id, code string }{{"c", "m5", "not_found"}, {"c", "nope", "not_found"}, {"nope", "m5", "not_found"}, {"c", "", "missing_field"}} {
+		err := s.DeleteMessage(ctx, "default", tc.chat, tc.id)
+		if e, ok := AsError(err); !ok || e.Code != tc.code {
+			t.Errorf("DeleteMessage(%q, %q) = %v, want %s", tc.chat, tc.id, err, tc.code)
+		}
+	}
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "what was said", Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), "SECRET") || strings.Contains(string(b), "stale index text") || res.Sections.Summary != nil {
+		t.Errorf("context serves what the delete marked: %s", b)
+	}
+	if !containsString(res.Degraded, DegradedSummaryRebuilding) || containsString(res.Degraded, DegradedSummaryStale) {
+		t.Errorf("degraded %v, want summary_rebuilding", res.Degraded)
+	}
+	kept := false
+	for _, e := range res.Sections.Episodes {
+		kept = kept || e.Short == "kept"
+	}
+	if !kept || res.Usage.FilteredTurns != 1 {
+		t.Errorf("episodes %+v, filtered %d: want the stored short of the unmarked episode, the tombstone filtered", res.Sections.Episodes, res.Usage.FilteredTurns)
+	}
+	sum, chain, err := s.SummaryOf(ctx, "default", "c")
+	if err != nil || sum != nil || len(chain) != 0 {
+		t.Errorf("SummaryOf = %v, %v, %v: want none while rebuilding", sum, chain, err)
+	}
+	eps, _, err := s.Episodes(ctx, "default", "c", 0, 10)
+	if err != nil || len(eps) != 2 || eps[0].Short != "" || !eps[0].Rebuild || eps[1].Short != "kept" {
+		t.Errorf("Episodes = %+v, %v", eps, err)
+	}
+	if latest, _ := s.LatestEpisodes(ctx, "default", "c", 5); len(latest) != 1 || latest[0].Short != "kept" {
+		t.Errorf("LatestEpisodes = %+v, want the unmarked one", latest)
+	}
+	var dump strings.Builder
+	if err := s.ExportChat(ctx, "default", "c", func(r memory.DumpRecord) error {
+		b, _ := json.Marshal(r)
+		dump.Write(b)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(dump.String(), "SECRET") {
+		t.Errorf("export holds marked state: %s", dump.String())
+	}
+	msgs, _, _ := s.Messages(ctx, "default", "c", 4, 1)
+	if len(msgs) != 1 || !msgs[0].Deleted || msgs[0].Content != "" {
+		t.Errorf("listing %+v, want the tombstone", msgs)
+	}
+	s.Forget = nil
+	if err := s.DeleteMessage(ctx, "default", "c", "m6"); !errors.As(err, new(*Error)) {
+		t.Errorf("without a forgetter: %v", err)
+	}
+}
+
+// BenchmarkDropForgotten: what checking a context's retrieval hits against
+// the store costs (8 turn hits and 2 episode hits of one chat, SQLite).
+func BenchmarkDropForgotten(b *testing.B) {
+	ctx := context.Background()
+	s := newTestService(b)
+	st := s.Store.(interface {
+		memory.Store
+		memory.EpisodeStore
+	})
+	s.EpisodeStore = st
+	appendN(b, s, "c", 1, 200, 20)
+	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+	var eps []memory.Episode
+	for from := int64(1); from < 190; from += 10 {
+		eps = append(eps, memory.Episode{FromSeq: from, ToSeq: from + 9, Short: "gist"})
+	}
+	if _, err := st.CloseEpisodes(ctx, key, 0, eps); err != nil {
+		b.Fatal(err)
+	}
+	var hits []rag.Turn
+	for i := range 8 {
+		hits = append(hits, rag.Turn{ChatID: "c", Seq: int64(10 + 17*i), Content: "x"})
+	}
+	hits = append(hits, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 41, ToSeq: 50}, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 121, ToSeq: 130})
+	b.ReportAllocs()
+	for b.Loop() {
+		in := append([]rag.Turn(nil), hits...)
+		if out := s.dropForgotten(ctx, "default", in, ""); len(out) != 10 {
+			b.Fatalf("%d hits kept", len(out))
+		}
+	}
+}

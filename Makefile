@@ -33,20 +33,14 @@ test-python: build
 	  echo "test-python: installing python3-httpx python3-pytest (Debian)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest >/dev/null; }
-	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider $(addprefix --ignore=,$(PY_PENDING)) clients/python
-
-# Tests of endpoints other branches are still building (DELETE one message,
-# GET facts, GET export, search min_score): left out until those are merged;
-# `make test-python PY_PENDING= test-ts TS_PENDING=` runs them too.
-PY_PENDING ?= clients/python/tests/test_new_endpoints.py
-TS_PENDING ?= new-endpoints.test.mjs
+	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python
 
 # The TypeScript client (clients/typescript) with its AI SDK and OpenAI Agents
 # adapters, tested by Node's own runner against the real binary. The pinned
 # packages are installed with npm ci when node_modules is missing or older
 # than the lockfile; Node and npm come from Debian when missing.
 TS_DIR   := clients/typescript
-TS_TESTS  = $(filter-out $(TS_PENDING),$(notdir $(wildcard $(TS_DIR)/test/*.test.mjs)))
+TS_TESTS  = $(notdir $(wildcard $(TS_DIR)/test/*.test.mjs))
 test-ts: build node
 	@cd $(TS_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund; }
 	cd $(TS_DIR) && node node_modules/typescript/bin/tsc -p tsconfig.json

@@ -36,8 +36,8 @@ func parseTimeRange(since, until string) (timeRange, error) {
 // parseKinds validates search kinds: any of turn, episode (empty: both).
 func parseKinds(kinds []string) error {
 	for _, k := range kinds {
-		if k != memory.KindTurn && k != memory.KindEpisode {
-			return invalid("kinds", "invalid_value", "%q is not one of turn, episode", truncateForError(k))
+		if k != memory.KindTurn && k != memory.KindEpisode && k != memory.KindFact {
+			return invalid("kinds", "invalid_value", "%q is not one of turn, episode, fact", truncateForError(k))
 		}
 	}
 	return nil

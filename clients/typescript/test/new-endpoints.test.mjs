@@ -1,7 +1,5 @@
-// Endpoints built in parallel with this client (DELETE one message, GET
-// facts, GET export, search min_score and the fact kind). `make test-ts`
-// leaves this file out until they are merged; run it with
-// `make test-ts TS_PENDING=`.
+// The newer endpoints: DELETE one message, GET facts, GET export, search
+// min_score and the fact kind.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Agent, Runner } from "@openai/agents";

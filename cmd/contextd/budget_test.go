@@ -35,7 +35,7 @@ func TestFollowUpKeepsTheTurnBefore(t *testing.T) {
 			role = "assistant"
 		}
 		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("t%d", i), "role": role,
-			"content": fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
+			"content":    fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
 			"created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
 	}
 	options := "Here are three plans: 1) repaint the fence in blue, 2) rebuild the shed with cedar boards, 3) tile the patio."

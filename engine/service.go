@@ -67,7 +67,7 @@ type Service struct {
 	// merge took (reported in that user's contexts).
 	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
-	EpisodeStore memory.EpisodeStore
+	EpisodeStore memory.EpisodeReader
 	// FactStore lists chats' facts (nil: none are kept).
 	FactStore memory.FactStore
 	// Dumper exports chats and users in the dump format (nil: export is

@@ -98,7 +98,7 @@ func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int,
 	return fn()
 }
 
-func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c memory.Chat) (int, error) {
+func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, c memory.Chat) (int, error) {
 	key := c.Key()
 	bs := ix.BatchSize
 	if bs <= 0 {

@@ -45,7 +45,7 @@ type Indexer struct {
 	LeaseTTL time.Duration
 	// Episodes, when set, is where closed episodes are read and marked:
 	// they are indexed too (memory.rag_episodes).
-	Episodes memory.EpisodeStore
+	Episodes memory.EpisodeBacklog
 	// Tracer opens a span per batch indexed (nil: no-op).
 	Tracer trace.Tracer
 	// Facts, when set, is where facts are read and marked: they are

@@ -47,7 +47,7 @@ type Store struct {
 	now func() time.Time
 }
 
-var _ memory.Store = (*Store)(nil)
+var _ memory.Backend = (*Store)(nil)
 
 // busyTimeoutMS bounds how long a writer waits for another process's lock.
 const busyTimeoutMS = 10000

@@ -48,7 +48,7 @@ type rootBase struct {
 	sum     memory.Summary
 }
 
-func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
+func (w *Worker) episodeStore(s Settings) (memory.EpisodeCloser, bool) {
 	if !s.Episodes.Enabled || !s.Persist || w.Episodes == nil {
 		return nil, false
 	}
@@ -57,7 +57,7 @@ func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
 
 // extendEpisodes closes the episodes that ended in (last closed, upTo] and
 // writes the new root. It holds the chat's summary lease.
-func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
+func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
 	key := chat.Key()
 	cursor := chat.SummaryCursor
 	upTo := chat.LastSeq - int64(s.RecentTurns)

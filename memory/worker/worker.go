@@ -58,7 +58,7 @@ type Worker struct {
 	Summarizer memory.Summarizer
 	// Episodes keeps closed episodes (nil: no episodes, whatever the
 	// agent's settings).
-	Episodes memory.EpisodeStore
+	Episodes memory.EpisodeCloser
 	// Facts keeps the facts closed episodes carry (nil: a newer fact does
 	// not supersede an older one).
 	Facts memory.FactStore

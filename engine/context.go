@@ -218,12 +218,6 @@ func (s *Service) readHead(ctx context.Context, p *plan) error {
 	return nil
 }
 
-// inliner is implemented by summarisers that can extend a summary on the
-// request path cheaply (extractive ones).
-type inliner interface {
-	InlineFor(agent string) bool
-}
-
 // inlineSummaryLimit bounds an inline extractive extension: past it the
 // answer goes out with the summary as it was (summary_stale) and the
 // background worker finishes the job.
@@ -233,8 +227,7 @@ const inlineSummaryLimit = 250 * time.Millisecond
 // answer is assembled, so the first context after a bulk import carries a
 // summary instead of summary_stale. It reports whether it extended.
 func (s *Service) extendInline(ctx context.Context, p *plan) bool {
-	in, ok := s.Summaries.(inliner)
-	if !ok || !in.InlineFor(p.chat.Agent) {
+	if s.Summaries == nil || !s.Summaries.InlineFor(p.chat.Agent) {
 		return false
 	}
 	ictx, cancel := context.WithTimeout(ctx, inlineSummaryLimit)
@@ -325,8 +318,8 @@ func (s *Service) summaryStage(p *plan, res *ContextResult) *memory.Summary {
 	if p.head == nil || p.strategy == StrategyNone {
 		return nil
 	}
-	if dr, ok := s.Summaries.(degradedReporter); ok {
-		res.degrade(dr.LastDegraded(p.chat.Key())...)
+	if s.Summaries != nil {
+		res.degrade(s.Summaries.LastDegraded(p.chat.Key())...)
 	}
 	sum := p.head.Summary
 	sum.Normalize()
@@ -379,12 +372,6 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// degradedReporter is implemented by summarisers that remember which
-// fallbacks a chat's current summary was written with.
-type degradedReporter interface {
-	LastDegraded(key memory.ChatKey) []string
 }
 
 func (s *Service) maxLoad(def int) int {

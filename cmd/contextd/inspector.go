@@ -14,6 +14,7 @@ import (
 
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/worker"
 	"github.com/contextd/contextd/ui"
 )
 
@@ -25,12 +26,12 @@ func (a *App) inspector(cfg *config.Config) func(g *echo.Group) {
 	act := &activity{counts: map[string]int{}}
 	if a.Worker != nil {
 		next := a.Worker.OnJob
-		a.Worker.OnJob = func(tenant, outcome string, in, out int) {
-			if outcome != "llm_tokens" {
-				act.record(outcome)
+		a.Worker.OnJob = func(ev worker.JobEvent) {
+			if ev.Outcome != "" {
+				act.record(ev.Outcome)
 			}
 			if next != nil {
-				next(tenant, outcome, in, out)
+				next(ev)
 			}
 		}
 	}

@@ -34,6 +34,10 @@ import (
 	"github.com/contextd/contextd/telemetry"
 )
 
+// The engine's summariser contract is declared, never asked for by type
+// assertion: the worker must provide every method the engine calls.
+var _ engine.Summaries = (*worker.Worker)(nil)
+
 // App is a wired contextd: the HTTP handler, the service behind it, and the
 // background workers.
 type App struct {
@@ -218,12 +222,13 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(pol),
 		Tracer:     tracer,
-		OnJob: func(tenant, outcome string, in, out int) {
-			if outcome == "llm_tokens" {
-				a.Metrics.AddLLMTokens(tenant, in, out)
-				return
+		OnJob: func(ev worker.JobEvent) {
+			if ev.InTokens+ev.OutTokens > 0 {
+				a.Metrics.AddLLMTokens(ev.Tenant, ev.InTokens, ev.OutTokens)
 			}
-			a.Metrics.SummaryJobs.WithLabelValues(outcome).Inc()
+			if ev.Outcome != "" {
+				a.Metrics.SummaryJobs.WithLabelValues(ev.Outcome).Inc()
+			}
 		},
 	}
 	svc.Summaries = a.Worker

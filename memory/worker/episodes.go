@@ -107,7 +107,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
 	}
 	if w.OnJob != nil && calls > 0 {
-		w.OnJob(chat.Tenant, "llm_tokens", in, out)
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: in, OutTokens: out})
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, nil, fmt.Errorf("worker: episodes abandoned: %w", err)
@@ -152,7 +152,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
-	root.Model, root.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
+	root.Model, root.PromptVersion = w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts)
 	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
@@ -191,7 +191,7 @@ func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *mem
 		}
 		return *prev, nil
 	}
-	res, err := extractive.New().Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
+	res, err := w.Fallback.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
 	if err != nil {
 		return memory.Summary{}, fmt.Errorf("worker: extractive root: %w", err)
 	}
@@ -224,7 +224,7 @@ func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.
 		sum = prev.Clone()
 	}
 	if len(tail) > 0 {
-		res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
+		res, err := w.Fallback.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
 		if err == nil {
 			sum = res.Summary
 		}
@@ -264,13 +264,10 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 		own = w.Prepare(chat.Agent, turns)
 		ctxTurns = w.Prepare(chat.Agent, ctxTurns)
 	}
-	var sum memory.EpisodeSummarizer = extractive.New()
+	var sum memory.EpisodeSummarizer = w.Summarizer
 	var extra []string
-	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {
-		sum = es
-		if w.DailyTokenBudget > 0 && w.Summarizer.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
-			sum, extra = extractive.New(), []string{DegradedBudgetExhausted}
-		}
+	if w.budgetSpent(chat.Tenant, w.Summarizer) {
+		sum, extra = w.Fallback, []string{DegradedBudgetExhausted}
 	}
 	var res memory.EpisodeResult
 	if len(own) > 0 {
@@ -289,7 +286,7 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 		ep.Facts = facts.ForChat(chat.Key(), facts.Extract(own))
 	}
 	if ep.Model == "" {
-		ep.Model, ep.PromptVersion = extractive.Name, extractive.PromptVersion
+		ep.Model, ep.PromptVersion = w.Fallback.Name(), w.Fallback.PromptVersion(memory.Prompts{})
 	}
 	ep.Summary.CoveredFromSeq, ep.Summary.CoveredToSeq = ep.FromSeq, ep.ToSeq
 	return ep, res, nil

@@ -89,8 +89,8 @@ type Worker struct {
 	// cursor.
 	Prepare func(agent string, turns []memory.Message) []memory.Message
 	// OnJob, when set, is told the outcome of every extension that ran
-	// ("ok", "degraded", "error") and the LLM tokens it used (metrics).
-	OnJob func(tenant, outcome string, inTokens, outTokens int)
+	// and the LLM tokens each summariser call used (metrics).
+	OnJob func(JobEvent)
 	// Tracer opens a span per summary job (nil: no-op).
 	Tracer trace.Tracer
 
@@ -119,6 +119,26 @@ type dayUsage struct {
 	day    string
 	tokens int64
 }
+
+// JobEvent is what OnJob is told: a job's outcome, or the LLM tokens a
+// summariser call used (reported as the call returns, so a job that fails
+// afterwards still counts what it spent).
+type JobEvent struct {
+	Tenant string
+	// Outcome is JobOK, JobDegraded or JobError; empty on an event that
+	// reports tokens only.
+	Outcome string
+	// InTokens and OutTokens are the LLM tokens of one summariser call (0
+	// on an outcome event).
+	InTokens, OutTokens int
+}
+
+// Job outcomes.
+const (
+	JobOK       = "ok"
+	JobDegraded = "degraded"
+	JobError    = "error"
+)
 
 // ErrLeaseHeld: another worker holds the chat's summary lease.
 var ErrLeaseHeld = errors.New("worker: summary lease held by another worker")
@@ -400,17 +420,18 @@ func (w *Worker) triggered(ctx context.Context, c memory.Chat) (bool, error) {
 // agent's current ones (a summary the extractive summarizer wrote is never
 // stale: it uses no prompts).
 func (w *Worker) Stale(agent string, head *memory.SummaryRecord) bool {
-	if head == nil || head.PromptVersion == extractive.PromptVersion {
+	w.init()
+	p := w.settings(agent).Prompts
+	if head == nil || head.PromptVersion == w.Fallback.PromptVersion(p) {
 		return false
 	}
-	return head.PromptVersion != promptVersion(w.Summarizer, w.settings(agent).Prompts)
+	return head.PromptVersion != w.Summarizer.PromptVersion(p)
 }
 
-func promptVersion(s memory.Summarizer, p memory.Prompts) string {
-	if v, ok := s.(interface{ PromptVersion(memory.Prompts) string }); ok {
-		return v.PromptVersion(p)
-	}
-	return p.Version()
+// budgetSpent reports whether sum writes with an LLM and the tenant's
+// daily token budget is spent: the fallback then does the work.
+func (w *Worker) budgetSpent(tenant string, sum memory.Summarizer) bool {
+	return w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(tenant) >= w.DailyTokenBudget
 }
 
 // Extend summarises the chat's turns in (cursor, last_seq - RecentTurns]
@@ -493,11 +514,11 @@ func (w *Worker) extend(ctx context.Context, key memory.ChatKey, force bool) (*m
 		switch {
 		case errors.Is(err, ErrLeaseHeld):
 		case err != nil:
-			w.OnJob(key.Tenant, "error", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobError})
 		case rec != nil && rec.CoveredToSeq != before && len(degraded) > 0:
-			w.OnJob(key.Tenant, "degraded", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobDegraded})
 		case rec != nil && rec.CoveredToSeq != before:
-			w.OnJob(key.Tenant, "ok", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobOK})
 		}
 	}
 	return rec, degraded, err
@@ -627,7 +648,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		req.Prev = &prev
 	}
 	sum, degraded := w.Summarizer, []string(nil)
-	if w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+	if w.budgetSpent(chat.Tenant, sum) {
 		sum, degraded = w.Fallback, []string{DegradedBudgetExhausted}
 	}
 	res, err := sum.Summarize(ctx, req)
@@ -639,7 +660,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	}
 	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
 	if w.OnJob != nil && res.Calls > 0 {
-		w.OnJob(chat.Tenant, "llm_tokens", res.InputTokens, res.OutputTokens)
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
 	}
 	degraded = append(degraded, res.Degraded...)
 	if err := context.Cause(ctx); err != nil {

@@ -41,7 +41,8 @@ type Indexer struct {
 	Logger    *slog.Logger
 	// PollInterval is how often Run looks for work without a Kick; default 2s.
 	PollInterval time.Duration
-	// LeaseTTL bounds how long a crashed indexer blocks a chat; default 2m.
+	// LeaseTTL bounds how long a crashed indexer blocks a chat; default
+	// memory.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Episodes, when set, is where closed episodes are read and marked:
 	// they are indexed too (memory.rag_episodes).
@@ -66,7 +67,6 @@ type Indexer struct {
 const (
 	DefaultIndexBatch   = 64
 	DefaultPollInterval = 2 * time.Second
-	DefaultLeaseTTL     = 15 * time.Second
 	MaxIndexBackoff     = 30 * time.Second
 	minIndexBackoff     = 250 * time.Millisecond
 	chatsPerPass        = 100
@@ -175,8 +175,6 @@ func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-const leaseReleaseTimeout = 5 * time.Second
-
 func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 	total := 0
 	skipped := map[memory.ChatKey]bool{}
@@ -213,33 +211,31 @@ func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 
 func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 	key := c.Key()
-	owner := ix.Owner
-	if owner == "" {
-		owner = "contextd-indexer"
-	}
-	ttl := ix.LeaseTTL
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
 	bs := ix.BatchSize
 	if bs <= 0 {
 		bs = DefaultIndexBatch
 	}
-	ok, err := ix.Store.TryLease(ctx, key, memory.LeaseIndex, owner, ttl)
+	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.owner(), ix.LeaseTTL)
 	if err != nil {
 		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
-	if !ok {
+	if lease == nil {
 		return 0, nil
 	}
-	defer func() {
-		// Release even when ctx is cancelled: a stale lease would block
-		// another replica until it expires.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = ix.Store.ReleaseLease(rctx, key, memory.LeaseIndex, owner)
-	}()
+	defer func() { _ = lease.Release(ctx) }()
+	work, stop := lease.Keep(ctx)
+	defer stop()
+	done, err := ix.indexBacklog(work, c, bs)
+	if err != nil && errors.Is(context.Cause(work), memory.ErrLeaseLost) {
+		return done, nil // another owner took the chat and goes on with it
+	}
+	return done, err
+}
 
+// indexBacklog indexes the chat's turn backlog batch by batch, under its
+// lease.
+func (ix *Indexer) indexBacklog(ctx context.Context, c memory.Chat, bs int) (int, error) {
+	key := c.Key()
 	done := 0
 	for {
 		msgs, err := ix.Store.UnindexedMessages(ctx, key, bs)
@@ -259,11 +255,15 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 		if len(msgs) < bs {
 			return done, nil
 		}
-		// Renew the lease for the next batch.
-		if ok, err := ix.Store.RenewLease(ctx, key, memory.LeaseIndex, owner, ttl); err != nil || !ok {
-			return done, err
-		}
 	}
+}
+
+// owner is the lease owner id.
+func (ix *Indexer) owner() string {
+	if ix.Owner == "" {
+		return "contextd-indexer"
+	}
+	return ix.Owner
 }
 
 // indexBatch indexes a batch of the backlog: live turns are embedded (a

@@ -122,12 +122,6 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Ba
 	}
 }
 
-// leaseTTL bounds how long a chat's background work stays claimed by a
-// process that died (kill -9): leases are renewed every third of it while
-// work runs, so a short TTL costs little and a crashed replica's chats are
-// picked up again within seconds.
-const leaseTTL = 15 * time.Second
-
 func ownerID() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
@@ -190,7 +184,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		svc.Index = ix
 		tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
 		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
 		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 			// Per-agent keys take effect for that agent alone: episodes are
 			// indexed when any agent retrieves them (retrieval then keeps
@@ -217,7 +211,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	}
 	a.Worker = &worker.Worker{
 		Store: store, Episodes: store, Facts: store, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
+		Settings: workerSettings(cfg), Owner: owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(pol),

@@ -67,7 +67,7 @@ type Worker struct {
 	Fallback memory.Summarizer
 	Settings func(agent string) Settings
 	Owner    string        // lease owner id, unique per process (default "worker")
-	Lease    time.Duration // lease ttl, renewed while working (default 2m)
+	Lease    time.Duration // lease ttl, renewed while working (default memory.DefaultLeaseTTL)
 	Poll     time.Duration // idle poll interval (default 2s)
 	// DailyTokenBudget caps LLM tokens per tenant per UTC day; 0 = off.
 	// Counted in this process.
@@ -152,7 +152,7 @@ func (w *Worker) init() {
 			w.Owner = "worker"
 		}
 		if w.Lease <= 0 {
-			w.Lease = 2 * time.Minute
+			w.Lease = memory.DefaultLeaseTTL
 		}
 		if w.Poll <= 0 {
 			w.Poll = 2 * time.Second
@@ -525,54 +525,25 @@ func (w *Worker) extend(ctx context.Context, key memory.ChatKey, force bool) (*m
 }
 
 func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
-	ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+	lease, err := memory.TakeLease(ctx, w.Store, key, memory.LeaseSummary, w.Owner, w.Lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: lease: %w", err)
 	}
-	if !ok {
+	if lease == nil {
 		return nil, nil, ErrLeaseHeld
 	}
 	defer w.startJob(key)()
 	ctx, span := tracing.Start(ctx, w.Tracer, spanSummarise, key.Tenant, key.ChatID)
 	defer span.End()
 	defer func() {
-		// Released even when ctx is cancelled; if this fails the lease
-		// simply expires.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := w.Store.ReleaseLease(rctx, key, memory.LeaseSummary, w.Owner); err != nil {
+		if err := lease.Release(ctx); err != nil {
 			w.Logger.Warn("release summary lease", "chat", key.ChatID, "err", err)
 		}
 	}()
-
-	// Renew the lease while working; losing it abandons the work.
-	work, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go w.renew(work, cancel, key)
-
+	// Renewed while working; losing it abandons the work.
+	work, stop := lease.Keep(ctx)
+	defer stop()
 	return w.extendLeased(work, key, force)
-}
-
-var errLeaseLost = errors.New("worker: summary lease lost")
-
-func (w *Worker) renew(ctx context.Context, cancel context.CancelCauseFunc, key memory.ChatKey) {
-	t := time.NewTicker(max(w.Lease/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			ok, err := w.Store.RenewLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
-			if ctx.Err() != nil {
-				return
-			}
-			if err == nil && !ok {
-				cancel(errLeaseLost)
-				return
-			}
-		}
-	}
 }
 
 func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {

@@ -72,7 +72,7 @@ func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
 // holds it).
 func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int, error)) (int, error) {
 	key := c.Key()
-	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.owner(), ix.LeaseTTL)
+	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
 	if errors.Is(err, memory.ErrNotFound) {
 		return 0, nil
 	}
@@ -89,9 +89,6 @@ func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int,
 func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, c memory.Chat) (int, error) {
 	key := c.Key()
 	bs := ix.BatchSize
-	if bs <= 0 {
-		bs = DefaultIndexBatch
-	}
 	eps, err := es.UnindexedEpisodes(ctx, key, bs)
 	if errors.Is(err, memory.ErrNotFound) {
 		return 0, nil

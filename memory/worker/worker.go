@@ -68,7 +68,7 @@ type Worker struct {
 	Settings func(agent string) Settings
 	Owner    string        // lease owner id, unique per process (default "worker")
 	Lease    time.Duration // lease ttl, renewed while working (default memory.DefaultLeaseTTL)
-	Poll     time.Duration // idle poll interval (default 2s)
+	Poll     time.Duration // idle poll interval (default DefaultPoll)
 	// DailyTokenBudget caps LLM tokens per tenant per UTC day; 0 = off.
 	// Counted in this process.
 	DailyTokenBudget int64
@@ -145,39 +145,63 @@ var ErrLeaseHeld = errors.New("worker: summary lease held by another worker")
 
 func (w *Worker) init() {
 	w.once.Do(func() {
+		w.EnsureDefaults()
 		w.kick = make(chan struct{}, 1)
 		w.chats = map[memory.ChatKey]*chatState{}
 		w.usage = map[string]dayUsage{}
-		if w.Owner == "" {
-			w.Owner = "worker"
-		}
-		if w.Lease <= 0 {
-			w.Lease = memory.DefaultLeaseTTL
-		}
-		if w.Poll <= 0 {
-			w.Poll = 2 * time.Second
-		}
-		if w.Logger == nil {
-			w.Logger = slog.New(slog.DiscardHandler)
-		}
-		if w.Now == nil {
-			w.Now = time.Now
-		}
-		if w.Fallback == nil {
-			w.Fallback = extractive.New()
-		}
-		if w.BatchSize <= 0 {
-			w.BatchSize = 200
-		}
-		if w.MinPending <= 0 {
-			w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
-		}
 	})
+}
+
+// EnsureDefaults fills the optional fields left zero with their defaults:
+// the one place the worker's defaults live. Run, Drain, Extend and Kick
+// call it (once) themselves; call it before reading the fields.
+func (w *Worker) EnsureDefaults() {
+	if w.Owner == "" {
+		w.Owner = "worker"
+	}
+	if w.Lease <= 0 {
+		w.Lease = memory.DefaultLeaseTTL
+	}
+	if w.Poll <= 0 {
+		w.Poll = DefaultPoll
+	}
+	if w.MinInterval <= 0 {
+		w.MinInterval = DefaultMinInterval
+	}
+	if w.Logger == nil {
+		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	if w.Now == nil {
+		w.Now = time.Now
+	}
+	if w.Fallback == nil {
+		w.Fallback = extractive.New()
+	}
+	if w.BatchSize <= 0 {
+		w.BatchSize = DefaultBatchSize
+	}
+	if w.MinPending <= 0 {
+		w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
+	}
+}
+
+// Worker defaults.
+const (
+	DefaultPoll        = 2 * time.Second
+	DefaultMinInterval = 250 * time.Millisecond
+	DefaultBatchSize   = 200
+)
+
+// DefaultSettings are the settings of every agent when Settings is nil;
+// they equal config.DefaultMemory's (a test in cmd/contextd checks it).
+func DefaultSettings() Settings {
+	return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, MaxTokens: 800,
+		Structured: true, Persist: true, Enabled: true}
 }
 
 func (w *Worker) settings(agent string) Settings {
 	if w.Settings == nil {
-		return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, Structured: true, Persist: true, Enabled: true}
+		return DefaultSettings()
 	}
 	return w.Settings(agent)
 }
@@ -195,10 +219,6 @@ func (w *Worker) Kick() {
 // flight when ctx ends is abandoned without writing anything.
 func (w *Worker) Run(ctx context.Context) error {
 	w.init()
-	minInterval := w.MinInterval
-	if minInterval <= 0 {
-		minInterval = 250 * time.Millisecond
-	}
 	for {
 		if _, err := w.pass(ctx, nil); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("summary scan failed", "err", err)
@@ -216,7 +236,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(minInterval):
+		case <-time.After(w.MinInterval):
 		}
 	}
 }

@@ -85,33 +85,11 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	prev, open := all[:cut], all[cut:]
 	spans := episodes.Cut(prev[max(0, len(prev)-s.Episodes.Params.Lookback()):], open, upTo, s.Episodes.Params)
 
-	var (
-		fresh    []memory.Episode
-		degraded []string
-		in, out  int
-		calls    int
-	)
-	for _, sp := range spans {
-		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
-		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
-		if err != nil {
-			return nil, nil, err
-		}
-		fresh = append(fresh, ep)
-		for _, d := range res.Degraded {
-			if !slices.Contains(degraded, d) {
-				degraded = append(degraded, d)
-			}
-		}
-		in, out, calls = in+res.InputTokens, out+res.OutputTokens, calls+res.Calls
-		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
+	fresh, cost, err := w.summariseSpans(ctx, chat, s, all, cut, spans)
+	if err != nil {
+		return nil, nil, err
 	}
-	if w.OnJob != nil && calls > 0 {
-		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: in, OutTokens: out})
-	}
-	if err := context.Cause(ctx); err != nil {
-		return nil, nil, fmt.Errorf("worker: episodes abandoned: %w", err)
-	}
+	degraded, in, calls := cost.degraded, cost.in, cost.calls
 	if len(fresh) > 0 {
 		if fresh, err = es.CloseEpisodes(ctx, key, lastTo, fresh); errors.Is(err, memory.ErrCursorMoved) {
 			h, herr := w.Store.SummaryHead(ctx, key) // another worker closed them first
@@ -143,11 +121,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 			return nil, nil, err
 		}
 		root = r.sum
-		for _, d := range r.degraded {
-			if !slices.Contains(degraded, d) {
-				degraded = append(degraded, d)
-			}
-		}
+		degraded = addDegraded(degraded, r.degraded)
 		calls, in = calls+r.calls, in+r.in
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
@@ -158,6 +132,50 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}
 	return w.write(ctx, key, cursor, s, rec, degraded, calls, in)
+}
+
+// jobCost is what a job's summariser calls cost, and the fallbacks taken.
+type jobCost struct {
+	degraded       []string
+	in, out, calls int
+}
+
+// summariseSpans summarises the spans episodes.Cut found (open =
+// all[cut:]), each with the overlap turns before it as context, and
+// reports their cost. It fails when the work was abandoned (shutdown,
+// lease lost), so that nothing is closed.
+func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
+	var fresh []memory.Episode
+	var c jobCost
+	open := all[cut:]
+	for _, sp := range spans {
+		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
+		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
+		if err != nil {
+			return nil, c, err
+		}
+		fresh = append(fresh, ep)
+		c.degraded = addDegraded(c.degraded, res.Degraded)
+		c.in, c.out, c.calls = c.in+res.InputTokens, c.out+res.OutputTokens, c.calls+res.Calls
+		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
+	}
+	if w.OnJob != nil && c.calls > 0 {
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: c.in, OutTokens: c.out})
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, c, fmt.Errorf("worker: episodes abandoned: %w", err)
+	}
+	return fresh, c, nil
+}
+
+// addDegraded appends the reasons to degraded, each once.
+func addDegraded(degraded, reasons []string) []string {
+	for _, d := range reasons {
+		if !slices.Contains(degraded, d) {
+			degraded = append(degraded, d)
+		}
+	}
+	return degraded
 }
 
 // sumTurns is how many turns the episodes own.

@@ -578,7 +578,6 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	}
 	s := w.settings(chat.Agent)
 	cursor := chat.SummaryCursor
-	upTo := chat.LastSeq - int64(s.RecentTurns)
 	stale := w.Stale(chat.Agent, head)
 	if !force && !s.Enabled {
 		return head, nil, nil
@@ -586,21 +585,9 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if es, ok := w.episodeStore(s); ok {
 		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
-	var turns []memory.Message
-	for after := cursor; after < upTo; {
-		page, err := w.Store.Messages(ctx, key, after, int(min(upTo-after, 500)))
-		if err != nil {
-			return nil, nil, fmt.Errorf("worker: messages: %w", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			if m.Seq <= upTo {
-				turns = append(turns, m)
-			}
-		}
-		after = page[len(page)-1].Seq
+	turns, err := w.readTurns(ctx, key, cursor, chat.LastSeq-int64(s.RecentTurns))
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(turns) == 0 && (!stale || head == nil) {
 		return head, nil, nil // nothing to add
@@ -612,20 +599,51 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if w.Prepare != nil && len(turns) > 0 {
 		turns = w.Prepare(chat.Agent, turns)
 		if len(turns) == 0 {
-			// Only noise since the cursor: advance over it, keeping the
-			// summary as it is.
-			var out memory.Summary
-			if head != nil {
-				out = head.Summary.Clone()
-			}
-			out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
-			if out.CoveredFromSeq == 0 {
-				out.CoveredFromSeq = cursor + 1
-			}
-			return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+			return w.skipNoise(ctx, key, cursor, s, head, lastEligible)
 		}
 	}
+	res, degraded, err := w.summarizeTurns(ctx, chat, head, s, turns)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := res.Summary
+	if len(turns) > 0 {
+		if out.CoveredToSeq != turns[len(turns)-1].Seq {
+			return nil, nil, fmt.Errorf("worker: summarizer covered to %d, want %d", out.CoveredToSeq, turns[len(turns)-1].Seq)
+		}
+		out.CoveredToSeq = lastEligible // filtered-out turns after the last kept one
+	} else {
+		out.CoveredToSeq = cursor
+	}
+	if out.CoveredFromSeq == 0 && head != nil {
+		out.CoveredFromSeq = head.CoveredFromSeq
+	}
+	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
+	if len(turns) > 0 {
+		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
+	}
+	return w.write(ctx, key, cursor, s, rec, degraded, res.Calls, res.InputTokens)
+}
 
+// skipNoise advances the cursor over turns the agent's filters drop
+// entirely (only noise since the cursor), keeping the summary as it is.
+func (w *Worker) skipNoise(ctx context.Context, key memory.ChatKey, cursor int64, s Settings, head *memory.SummaryRecord, lastEligible int64) (*memory.SummaryRecord, []string, error) {
+	var out memory.Summary
+	if head != nil {
+		out = head.Summary.Clone()
+	}
+	out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
+	if out.CoveredFromSeq == 0 {
+		out.CoveredFromSeq = cursor + 1
+	}
+	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+}
+
+// summarizeTurns extends the head's summary with turns: with the
+// summarizer, or its fallback once the tenant's daily budget is spent. It
+// counts and reports the tokens used, and fails when the work was
+// abandoned (shutdown, lease lost) so that nothing is written.
+func (w *Worker) summarizeTurns(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, s Settings, turns []memory.Message) (memory.SummarizeResult, []string, error) {
 	req := memory.SummarizeRequest{
 		Chat:       chat,
 		Turns:      turns,
@@ -645,38 +663,20 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	res, err := sum.Summarize(ctx, req)
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil {
-			return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", cause)
+			return res, nil, fmt.Errorf("worker: summarise abandoned: %w", cause)
 		}
-		return nil, nil, fmt.Errorf("worker: summarise: %w", err)
+		return res, nil, fmt.Errorf("worker: summarise: %w", err)
 	}
 	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
 	if w.OnJob != nil && res.Calls > 0 {
 		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
 	}
-	degraded = append(degraded, res.Degraded...)
 	if err := context.Cause(ctx); err != nil {
 		// Cancelled (shutdown) or lease lost after the summarizer returned:
 		// write nothing; the cursor is unchanged and the work is redone.
-		return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", err)
+		return res, nil, fmt.Errorf("worker: summarise abandoned: %w", err)
 	}
-
-	out := res.Summary
-	if len(turns) > 0 {
-		if out.CoveredToSeq != turns[len(turns)-1].Seq {
-			return nil, nil, fmt.Errorf("worker: summarizer covered to %d, want %d", out.CoveredToSeq, turns[len(turns)-1].Seq)
-		}
-		out.CoveredToSeq = lastEligible // filtered-out turns after the last kept one
-	} else {
-		out.CoveredToSeq = cursor
-	}
-	if out.CoveredFromSeq == 0 && head != nil {
-		out.CoveredFromSeq = head.CoveredFromSeq
-	}
-	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
-	if len(turns) > 0 {
-		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
-	}
-	return w.write(ctx, key, cursor, s, rec, degraded, res.Calls, res.InputTokens)
+	return res, append(degraded, res.Degraded...), nil
 }
 
 // LastDegraded returns the fallbacks taken when this process last wrote the

@@ -309,8 +309,8 @@ func (s *Service) summaryStage(p *plan, res *ContextResult) *memory.Summary {
 	if p.head == nil || p.strategy == StrategyNone {
 		return nil
 	}
-	if dr, ok := s.Summaries.(degradedReporter); ok {
-		res.degrade(dr.LastDegraded(p.chat.Key())...)
+	if s.Summaries != nil {
+		res.degrade(s.Summaries.LastDegraded(p.chat.Key())...)
 	}
 	sum := p.head.Summary
 	sum.Normalize()
@@ -363,12 +363,6 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// degradedReporter is implemented by summarisers that remember which
-// fallbacks a chat's current summary was written with.
-type degradedReporter interface {
-	LastDegraded(key memory.ChatKey) []string
 }
 
 func (s *Service) maxLoad(def int) int {

@@ -40,8 +40,20 @@ type Retriever interface {
 
 // Summaries extends chat summaries (memory/worker.Worker).
 type Summaries interface {
+	// Extend brings the chat's summary up to date now (force: even below
+	// the trigger) and returns the new head and the fallbacks taken.
 	Extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error)
+	// Kick wakes the background summariser.
 	Kick()
+	// InlineFor reports whether an extension for the agent is cheap enough
+	// to run on the request path (the summariser declares it: no LLM).
+	InlineFor(agent string) bool
+	// LastDegraded names the fallbacks the chat's current summary was
+	// written with.
+	LastDegraded(key memory.ChatKey) []string
+	// Stale reports whether head was written with other prompts than the
+	// agent's current ones.
+	Stale(agent string, head *memory.SummaryRecord) bool
 }
 
 // Kicker wakes a background worker (the indexer).
@@ -67,7 +79,7 @@ type Service struct {
 	// merge took (reported in that user's contexts).
 	ProfileDegraded func(tenant, userID string) []string
 	// Episodes lists chats' closed episodes (nil: none are kept).
-	EpisodeStore memory.EpisodeStore
+	EpisodeStore memory.EpisodeReader
 	// FactStore lists chats' facts (nil: none are kept).
 	FactStore memory.FactStore
 	// Dumper exports chats and users in the dump format (nil: export is
@@ -393,12 +405,6 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory
 	return &head, chain, nil
 }
 
-// staleChecker is implemented by summarisers that know when a stored
-// summary was written with other prompts than the agent's current ones.
-type staleChecker interface {
-	Stale(agent string, head *memory.SummaryRecord) bool
-}
-
 // lagging reports whether the summary is behind what the agent's settings
 // promise: as many turns outside the recent window await it as trigger a
 // summary. Fewer uncovered turns are normal between two extensions (they
@@ -418,8 +424,7 @@ func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
 // promptsChanged: the record was written with other prompts than the
 // agent's current ones.
 func (s *Service) promptsChanged(agent string, rec *memory.SummaryRecord) bool {
-	sc, ok := s.Summaries.(staleChecker)
-	return ok && sc.Stale(agent, rec)
+	return s.Summaries != nil && s.Summaries.Stale(agent, rec)
 }
 
 // RefreshSummary forces a summary extension now.

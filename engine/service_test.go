@@ -73,6 +73,11 @@ func (f *fakeSummaries) Extend(ctx context.Context, key memory.ChatKey, force bo
 }
 func (f *fakeSummaries) Kick() { f.kicks++ }
 
+// InlineFor is false: the fake stands for a background (LLM) summariser.
+func (f *fakeSummaries) InlineFor(string) bool                    { return false }
+func (f *fakeSummaries) LastDegraded(memory.ChatKey) []string     { return nil }
+func (f *fakeSummaries) Stale(string, *memory.SummaryRecord) bool { return false }
+
 // Invariant 2: every stored turn except the current query is summarised,
 // shown verbatim, filtered, or counted as dropped — at every budget.
 func TestNoTurnSilentlyLost(t *testing.T) {

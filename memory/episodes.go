@@ -6,10 +6,28 @@ import (
 	"encoding/hex"
 )
 
-// EpisodeStore keeps a chat's closed episodes (the summary tree's children).
-// Implementations: memory/sqlite, memory/postgres; both pass
-// memory/storetest. Episodes go with their chat: DeleteChat erases them.
+// EpisodeStore keeps a chat's closed episodes (the summary tree's children):
+// every episode role. Implementations: memory/sqlite, memory/postgres; both
+// pass memory/storetest. Episodes go with their chat: DeleteChat erases
+// them. Consumers take the role they use: EpisodeCloser (the summariser),
+// EpisodeReader (the engine, the inspector), EpisodeBacklog (the indexer).
 type EpisodeStore interface {
+	EpisodeCloser
+	EpisodeBacklog
+}
+
+// EpisodeReader reads a chat's closed episodes.
+type EpisodeReader interface {
+	// Episodes returns up to limit episodes with from_seq > afterSeq, in
+	// seq order (limit <= 0: all). ErrNotFound for an unknown chat.
+	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
+	// LatestEpisodes returns the chat's newest n episodes, in seq order.
+	LatestEpisodes(ctx context.Context, key ChatKey, n int) ([]Episode, error)
+}
+
+// EpisodeCloser closes episodes (and reads the ones closed before).
+type EpisodeCloser interface {
+	EpisodeReader
 	// CloseEpisodes stores eps in one transaction: all of them or none.
 	// They must be in seq order, contiguous, and the first must start right
 	// after the chat's last closed episode, which must end at expectTo (0:
@@ -18,12 +36,11 @@ type EpisodeStore interface {
 	// last_seq). The store sets ID when empty, Turns and CreatedAt, and
 	// returns the stored episodes. ErrNotFound for an unknown chat.
 	CloseEpisodes(ctx context.Context, key ChatKey, expectTo int64, eps []Episode) ([]Episode, error)
-	// Episodes returns up to limit episodes with from_seq > afterSeq, in
-	// seq order (limit <= 0: all). ErrNotFound for an unknown chat.
-	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
-	// LatestEpisodes returns the chat's newest n episodes, in seq order.
-	LatestEpisodes(ctx context.Context, key ChatKey, n int) ([]Episode, error)
+}
 
+// EpisodeBacklog is the durable list of episodes not yet in the vector
+// index.
+type EpisodeBacklog interface {
 	// UnindexedEpisodeChats lists chats holding episodes not yet indexed.
 	UnindexedEpisodeChats(ctx context.Context, limit int) ([]Chat, error)
 	// UnindexedEpisodes returns up to limit of the chat's episodes not yet

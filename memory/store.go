@@ -5,10 +5,25 @@ import (
 	"time"
 )
 
-// Store is the whole backend contract: every role below. Every method
-// takes the tenant (inside ChatKey or explicitly): no method reads across
-// tenants. Implementations: memory/sqlite, memory/postgres; both pass
-// memory/storetest. Consumers ask only for the roles they use.
+// Backend is the whole backend contract: every role a storage backend
+// provides. Wiring (cmd/contextd) takes a Backend, so the compiler, not a
+// type assertion at start-up, tells a new backend which role it forgot.
+// Implementations: memory/sqlite, memory/postgres; each checks itself with
+// var _ memory.Backend = (*Store)(nil), and both pass memory/storetest,
+// which requires every role. Consumers ask only for the roles they use.
+type Backend interface {
+	Store
+	EpisodeStore
+	FactStore
+	MessageForgetter
+	ProfileStore
+	ChatLister
+	Dumper
+}
+
+// Store is the core of the backend contract: chats, summaries, the index
+// backlog and leases. Every method takes the tenant (inside ChatKey or
+// explicitly): no method reads across tenants.
 type Store interface {
 	Chats
 	Summaries

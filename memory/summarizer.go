@@ -10,8 +10,18 @@ import (
 // re-reads history: it gets the previous summary and only the turns after
 // its cursor. Implementations: memory/extractive (no LLM, deterministic) and
 // memory/llmsum (langchaingo).
+//
+// The contract is declared, never found by type assertion: every
+// summarizer summarises episodes too, names the prompt version it records,
+// and says whether it writes with an LLM. memory/summarizertest checks the
+// coverage contract (both implementations pass it).
 type Summarizer interface {
+	EpisodeSummarizer
 	Summarize(ctx context.Context, req SummarizeRequest) (SummarizeResult, error)
+	// PromptVersion is the PromptVersion the summarizer records for a
+	// summary written with these prompts (a summarizer that reads no prompt
+	// returns a constant).
+	PromptVersion(p Prompts) string
 	// Name is the model name recorded in Summary.Model ("extractive" for the
 	// extractive summarizer).
 	Name() string

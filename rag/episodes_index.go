@@ -72,38 +72,23 @@ func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
 // holds it).
 func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int, error)) (int, error) {
 	key := c.Key()
-	owner := ix.Owner
-	if owner == "" {
-		owner = "contextd-indexer"
-	}
-	ttl := ix.LeaseTTL
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
-	ok, err := ix.Store.TryLease(ctx, key, memory.LeaseIndex, owner, ttl)
+	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
 	if errors.Is(err, memory.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
-	if !ok {
+	if lease == nil {
 		return 0, nil
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
-		defer cancel()
-		_ = ix.Store.ReleaseLease(rctx, key, memory.LeaseIndex, owner)
-	}()
+	defer func() { _ = lease.Release(ctx) }()
 	return fn()
 }
 
-func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeStore, c memory.Chat) (int, error) {
+func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, c memory.Chat) (int, error) {
 	key := c.Key()
 	bs := ix.BatchSize
-	if bs <= 0 {
-		bs = DefaultIndexBatch
-	}
 	eps, err := es.UnindexedEpisodes(ctx, key, bs)
 	if errors.Is(err, memory.ErrNotFound) {
 		return 0, nil

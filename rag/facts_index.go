@@ -60,9 +60,6 @@ func (ix *Indexer) drainFacts(ctx context.Context) (int, error) {
 func (ix *Indexer) indexFacts(ctx context.Context, fs memory.FactStore, c memory.Chat) (int, error) {
 	key := c.Key()
 	bs := ix.BatchSize
-	if bs <= 0 {
-		bs = DefaultIndexBatch
-	}
 	facts, err := fs.UnindexedFacts(ctx, key, bs)
 	if errors.Is(err, memory.ErrNotFound) {
 		return 0, nil

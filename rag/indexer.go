@@ -41,11 +41,12 @@ type Indexer struct {
 	Logger    *slog.Logger
 	// PollInterval is how often Run looks for work without a Kick; default 2s.
 	PollInterval time.Duration
-	// LeaseTTL bounds how long a crashed indexer blocks a chat; default 2m.
+	// LeaseTTL bounds how long a crashed indexer blocks a chat; default
+	// memory.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Episodes, when set, is where closed episodes are read and marked:
 	// they are indexed too (memory.rag_episodes).
-	Episodes memory.EpisodeStore
+	Episodes memory.EpisodeBacklog
 	// Tracer opens a span per batch indexed (nil: no-op).
 	Tracer trace.Tracer
 	// Facts, when set, is where facts are read and marked: they are
@@ -66,14 +67,42 @@ type Indexer struct {
 const (
 	DefaultIndexBatch   = 64
 	DefaultPollInterval = 2 * time.Second
-	DefaultLeaseTTL     = 15 * time.Second
 	MaxIndexBackoff     = 30 * time.Second
 	minIndexBackoff     = 250 * time.Millisecond
 	chatsPerPass        = 100
 )
 
+// EnsureDefaults fills the optional fields left zero with their defaults:
+// the one place the indexer's defaults live. Run, DrainOnce and Kick call
+// it (once) themselves; call it before reading the fields.
+func (ix *Indexer) EnsureDefaults() {
+	if ix.Owner == "" {
+		ix.Owner = "contextd-indexer"
+	}
+	if ix.BatchSize <= 0 {
+		ix.BatchSize = DefaultIndexBatch
+	}
+	if ix.PollInterval <= 0 {
+		ix.PollInterval = DefaultPollInterval
+	}
+	if ix.LeaseTTL <= 0 {
+		ix.LeaseTTL = memory.DefaultLeaseTTL
+	}
+	if ix.Logger == nil {
+		ix.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// init sets the defaults and the kick channel, once.
+func (ix *Indexer) init() {
+	ix.once.Do(func() {
+		ix.EnsureDefaults()
+		ix.kick = make(chan struct{}, 1)
+	})
+}
+
 func (ix *Indexer) kickCh() chan struct{} {
-	ix.once.Do(func() { ix.kick = make(chan struct{}, 1) })
+	ix.init()
 	return ix.kick
 }
 
@@ -98,23 +127,13 @@ func (ix *Indexer) setErr(err error) {
 	ix.mu.Unlock()
 }
 
-func (ix *Indexer) logger() *slog.Logger {
-	if ix.Logger != nil {
-		return ix.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
 // Run drains the backlog until ctx is done: on every Kick, every
 // PollInterval, and after a failure with exponential backoff (capped at
 // MaxIndexBackoff; kicks do not shorten a backoff, so an outage is not
 // hammered by every append). It returns nil when ctx ends.
 func (ix *Indexer) Run(ctx context.Context) error {
-	poll := ix.PollInterval
-	if poll <= 0 {
-		poll = DefaultPollInterval
-	}
 	kick := ix.kickCh()
+	poll := ix.PollInterval
 	var backoff time.Duration
 	for {
 		n, err := ix.DrainOnce(ctx)
@@ -125,11 +144,11 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		if err != nil {
 			backoff = min(max(2*backoff, minIndexBackoff), MaxIndexBackoff)
 			wait = backoff
-			ix.logger().Warn("indexer: backlog not drained, retrying", "err", err, "indexed", n, "retry_in", wait)
+			ix.Logger.Warn("indexer: backlog not drained, retrying", "err", err, "indexed", n, "retry_in", wait)
 		} else {
 			backoff = 0
 			if n > 0 {
-				ix.logger().Debug("indexer: indexed turns", "count", n)
+				ix.Logger.Debug("indexer: indexed turns", "count", n)
 			}
 		}
 		timer := time.NewTimer(wait)
@@ -155,6 +174,7 @@ func (ix *Indexer) Run(ctx context.Context) error {
 // skipped. It stops at the first embedder or index failure (the rest waits
 // for the next round).
 func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
+	ix.init()
 	n, err := ix.drainTurns(ctx)
 	if err != nil {
 		return n, err
@@ -174,8 +194,6 @@ func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-const leaseReleaseTimeout = 5 * time.Second
 
 func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 	total := 0
@@ -213,33 +231,27 @@ func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
 
 func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 	key := c.Key()
-	owner := ix.Owner
-	if owner == "" {
-		owner = "contextd-indexer"
-	}
-	ttl := ix.LeaseTTL
-	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
-	}
-	bs := ix.BatchSize
-	if bs <= 0 {
-		bs = DefaultIndexBatch
-	}
-	ok, err := ix.Store.TryLease(ctx, key, memory.LeaseIndex, owner, ttl)
+	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
 	if err != nil {
 		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
-	if !ok {
+	if lease == nil {
 		return 0, nil
 	}
-	defer func() {
-		// Release even when ctx is cancelled: a stale lease would block
-		// another replica until it expires.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = ix.Store.ReleaseLease(rctx, key, memory.LeaseIndex, owner)
-	}()
+	defer func() { _ = lease.Release(ctx) }()
+	work, stop := lease.Keep(ctx)
+	defer stop()
+	done, err := ix.indexBacklog(work, c, ix.BatchSize)
+	if err != nil && errors.Is(context.Cause(work), memory.ErrLeaseLost) {
+		return done, nil // another owner took the chat and goes on with it
+	}
+	return done, err
+}
 
+// indexBacklog indexes the chat's turn backlog batch by batch, under its
+// lease.
+func (ix *Indexer) indexBacklog(ctx context.Context, c memory.Chat, bs int) (int, error) {
+	key := c.Key()
 	done := 0
 	for {
 		msgs, err := ix.Store.UnindexedMessages(ctx, key, bs)
@@ -258,10 +270,6 @@ func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
 		done += len(msgs)
 		if len(msgs) < bs {
 			return done, nil
-		}
-		// Renew the lease for the next batch.
-		if ok, err := ix.Store.RenewLease(ctx, key, memory.LeaseIndex, owner, ttl); err != nil || !ok {
-			return done, err
 		}
 	}
 }

@@ -22,7 +22,7 @@ type Store struct {
 }
 
 var (
-	_ engine.Store   = (*Store)(nil)
+	_ engine.Store  = (*Store)(nil)
 	_ rag.Neighbors = (*Store)(nil)
 )
 

@@ -11,38 +11,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/postgres"
-	"github.com/contextd/contextd/memory/sqlite"
 )
-
-// dumpStore is a store that exports and imports: both SQL stores.
-type dumpStore interface {
-	memory.Store
-	memory.Dumper
-}
-
-var (
-	_ dumpStore = (*sqlite.Store)(nil)
-	_ dumpStore = (*postgres.Store)(nil)
-)
-
-// openDumpStore opens the configured store as openStore does.
-func openDumpStore(ctx context.Context, c config.Storage) (dumpStore, error) {
-	if c.Driver == "postgres" {
-		s, err := postgres.Open(ctx, c.PostgresDSN)
-		if err != nil {
-			return nil, fmt.Errorf("storage postgres: %w", err)
-		}
-		return s, nil
-	}
-	s, err := sqlite.Open(ctx, c.SQLitePath)
-	if err != nil {
-		return nil, fmt.Errorf("storage sqlite %s: %w", c.SQLitePath, err)
-	}
-	return s, nil
-}
 
 // cmdExport writes a dump of a tenant, one chat or one user to stdout.
 func cmdExport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -65,7 +35,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("config %s: %w", src, err)
 	}
-	store, err := openDumpStore(ctx, cfg.Storage)
+	store, err := openStore(ctx, cfg.Storage)
 	if err != nil {
 		return err
 	}
@@ -116,7 +86,7 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("config %s: %w", src, err)
 	}
-	store, err := openDumpStore(ctx, cfg.Storage)
+	store, err := openStore(ctx, cfg.Storage)
 	if err != nil {
 		return err
 	}

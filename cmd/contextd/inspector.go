@@ -14,44 +14,41 @@ import (
 
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/worker"
 	"github.com/contextd/contextd/ui"
 )
 
-// inspector builds the /ui registration, or nil when server.ui is off or
-// the store cannot list chats.
+// inspector builds the /ui registration, or nil when server.ui is off.
 func (a *App) inspector(cfg *config.Config) func(g *echo.Group) {
-	lister, ok := a.Store.(memory.ChatLister)
-	if !cfg.Server.UI.Enabled || !ok {
+	if !cfg.Server.UI.Enabled {
 		return nil
 	}
 	act := &activity{counts: map[string]int{}}
 	if a.Worker != nil {
 		next := a.Worker.OnJob
-		a.Worker.OnJob = func(tenant, outcome string, in, out int) {
-			if outcome != "llm_tokens" {
-				act.record(outcome)
+		a.Worker.OnJob = func(ev worker.JobEvent) {
+			if ev.Outcome != "" {
+				act.record(ev.Outcome)
 			}
 			if next != nil {
-				next(tenant, outcome, in, out)
+				next(ev)
 			}
 		}
 	}
-	d := ui.Deps{Service: a.Service, Lister: lister, Ready: a.ready, Config: redactedConfig(cfg),
+	d := ui.Deps{Service: a.Service, Lister: a.Store, Ready: a.ready, Config: redactedConfig(cfg),
 		Agents: agentSettings(cfg), Activity: func() map[string]string { return a.activity(act) },
 		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) },
-		Keys:    cfg.Server.Auth.APIKeys}
-	if es, ok := a.Store.(memory.EpisodeStore); ok {
-		d.Episodes = func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
-			return allEpisodes(ctx, es, key)
-		}
-	}
+		Keys:    cfg.Server.Auth.APIKeys,
+		Episodes: func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
+			return allEpisodes(ctx, a.Store, key)
+		}}
 	return func(g *echo.Group) { ui.Register(g, d) }
 }
 
 // allEpisodes pages through a chat's closed episodes in seq order (an
 // episode holds up to episode_max_turns turns, so even a 50,000-turn chat
 // has a few thousand at most).
-func allEpisodes(ctx context.Context, es memory.EpisodeStore, key memory.ChatKey) ([]memory.Episode, error) {
+func allEpisodes(ctx context.Context, es memory.EpisodeReader, key memory.ChatKey) ([]memory.Episode, error) {
 	var out []memory.Episode
 	after := int64(0)
 	for {

@@ -34,13 +34,17 @@ import (
 	"github.com/contextd/contextd/telemetry"
 )
 
+// The engine's summariser contract is declared, never asked for by type
+// assertion: the worker must provide every method the engine calls.
+var _ engine.Summaries = (*worker.Worker)(nil)
+
 // App is a wired contextd: the HTTP handler, the service behind it, and the
 // background workers.
 type App struct {
 	Config  *config.Config
 	Service *engine.Service
 	Handler http.Handler
-	Store   memory.Store
+	Store   memory.Backend
 	Index   rag.Index
 	Indexer *rag.Indexer
 	Worker  *worker.Worker
@@ -59,7 +63,10 @@ func (a *App) Close() {
 	}
 }
 
-func openStore(ctx context.Context, c config.Storage) (memory.Store, error) {
+// openStore opens the configured backend. Both stores are checked against
+// memory.Backend by the compiler, so wiring never asks a store what it can
+// do.
+func openStore(ctx context.Context, c config.Storage) (memory.Backend, error) {
 	switch c.Driver {
 	case "postgres":
 		s, err := postgres.Open(ctx, c.PostgresDSN)
@@ -78,7 +85,7 @@ func openStore(ctx context.Context, c config.Storage) (memory.Store, error) {
 
 // openIndex opens the configured vector index; nil when vector.driver is
 // none. store lets Qdrant re-index everything when it lost its collection.
-func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Store, log *slog.Logger) (rag.Index, error) {
+func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Backend, log *slog.Logger) (rag.Index, error) {
 	switch cfg.Vector.Driver {
 	case "none":
 		return nil, nil
@@ -93,15 +100,11 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 				if err := store.ResetIndexed(rctx); err != nil {
 					log.Warn("re-index after collection creation", "collection", collection, "err", err)
 				}
-				if es, ok := store.(memory.EpisodeStore); ok {
-					if err := es.ResetEpisodesIndexed(rctx); err != nil {
-						log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
-					}
+				if err := store.ResetEpisodesIndexed(rctx); err != nil {
+					log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
 				}
-				if fs, ok := store.(memory.FactStore); ok {
-					if err := fs.ResetFactsIndexed(rctx); err != nil {
-						log.Warn("re-index facts after collection creation", "collection", collection, "err", err)
-					}
+				if err := store.ResetFactsIndexed(rctx); err != nil {
+					log.Warn("re-index facts after collection creation", "collection", collection, "err", err)
 				}
 			}()
 		}
@@ -118,12 +121,6 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.St
 		return ix, nil
 	}
 }
-
-// leaseTTL bounds how long a chat's background work stays claimed by a
-// process that died (kill -9): leases are renewed every third of it while
-// work runs, so a short TTL costs little and a crashed replica's chats are
-// picked up again within seconds.
-const leaseTTL = 15 * time.Second
 
 func ownerID() string {
 	host, _ := os.Hostname()
@@ -177,13 +174,8 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	if err != nil {
 		return nil, err
 	}
-	// Both SQL stores keep episodes.
-	episodeStore, _ := store.(memory.EpisodeStore)
-	dumper, _ := store.(memory.Dumper)              // both SQL stores export
-	forgetter, _ := store.(memory.MessageForgetter) // and delete one message
-	factStore, _ := store.(memory.FactStore)
 	tracedStore := telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver))
-	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: episodeStore, FactStore: factStore, Dumper: dumper, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
+	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: store, FactStore: store, Dumper: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
 	if ix != nil {
 		a.Index = ix
@@ -192,62 +184,61 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		svc.Index = ix
 		tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
 		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: leaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
+		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
 		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 			// Per-agent keys take effect for that agent alone: episodes are
 			// indexed when any agent retrieves them (retrieval then keeps
 			// to the asking agent's rag_episodes).
-			a.Indexer.Episodes = episodeStore
+			a.Indexer.Episodes = store
 		}
-		a.Indexer.Facts = factStore
+		a.Indexer.Facts = store
 		svc.Indexer = a.Indexer
 	}
 
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
+	// merger is the LLM's profile merge (nil: the deterministic merge).
+	var merger worker.ProfileMerger
 	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
 		return nil, fmt.Errorf("llm: %w", err)
 	}
 	if model != nil {
 		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
-		summarizer = llmsum.New(model, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
+		ls := llmsum.New(model, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
+		summarizer, merger = ls, ls
 		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
 	}
 	a.Worker = &worker.Worker{
-		Store: store, Episodes: episodeStore, Facts: factStore, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: owner, Lease: leaseTTL, Poll: 2 * time.Second,
+		Store: store, Episodes: store, Facts: store, Summarizer: summarizer, Fallback: ext,
+		Settings: workerSettings(cfg), Owner: owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(pol),
 		Tracer:     tracer,
-		OnJob: func(tenant, outcome string, in, out int) {
-			if outcome == "llm_tokens" {
-				a.Metrics.AddLLMTokens(tenant, in, out)
-				return
+		OnJob: func(ev worker.JobEvent) {
+			if ev.InTokens+ev.OutTokens > 0 {
+				a.Metrics.AddLLMTokens(ev.Tenant, ev.InTokens, ev.OutTokens)
 			}
-			a.Metrics.SummaryJobs.WithLabelValues(outcome).Inc()
+			if ev.Outcome != "" {
+				a.Metrics.SummaryJobs.WithLabelValues(ev.Outcome).Inc()
+			}
 		},
 	}
 	svc.Summaries = a.Worker
 	svc.Previews = a.Worker
-	if forgetter != nil {
-		svc.Forget, a.Worker.Forget = forgetter, forgetter
-		if ix != nil {
-			a.Worker.Erase = rag.Eraser{Index: ix}
-		}
+	svc.Forget, a.Worker.Forget, a.Worker.Profiles = store, store, store
+	if ix != nil {
+		a.Worker.Erase = rag.Eraser{Index: ix}
 	}
 	svc.LLMEpisodes = summarizer.UsesLLM()
-	if ps, ok := store.(worker.ProfileSource); ok { // both SQL stores keep profiles
-		svc.Profiles = ps
-		a.Worker.Profiles = ps
-		a.Profiler = &worker.Profiler{Store: ps, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
-			Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
-		if lm, ok := summarizer.(worker.ProfileMerger); ok { // an LLM: one merge call per change
-			a.Profiler.Merger, a.Profiler.Model = lm, cfg.LLM.Model
-		}
-		svc.ProfileDegraded = a.Profiler.LastDegraded
+	svc.Profiles = store
+	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
+		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
+	if merger != nil { // an LLM: one merge call per change
+		a.Profiler.Merger, a.Profiler.Model = merger, cfg.LLM.Model
 	}
+	svc.ProfileDegraded = a.Profiler.LastDegraded
 	svc.Observe = observe(a.Metrics)
 	svc.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }
 	tenants := []string{memory.DefaultTenant}

@@ -35,6 +35,8 @@ type Summarizer struct {
 	now func() time.Time
 }
 
+var _ memory.Summarizer = (*Summarizer)(nil)
+
 // New returns the extractive summarizer.
 func New() *Summarizer { return &Summarizer{now: time.Now} }
 

@@ -57,6 +57,8 @@ type Summarizer struct {
 	now   func() time.Time
 }
 
+var _ memory.Summarizer = (*Summarizer)(nil)
+
 // New returns an LLM summarizer. model may be nil (no LLM configured): every
 // call then goes to the fallback with "llm_unavailable".
 func New(model llms.Model, opts Options) *Summarizer {

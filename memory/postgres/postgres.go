@@ -42,7 +42,7 @@ type Store struct {
 	now  func() time.Time
 }
 
-var _ memory.Store = (*Store)(nil)
+var _ memory.Backend = (*Store)(nil)
 
 // Open connects to dsn (a postgres:// URL or keyword/value string; pool
 // settings such as pool_max_conns are read from it) and migrates the

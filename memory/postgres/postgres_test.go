@@ -26,7 +26,7 @@ func open(tb testing.TB, dsn string) *postgres.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) memory.Store { return open(t, pgtest.DSN(t)) })
+	storetest.Run(t, func(t *testing.T) memory.Backend { return open(t, pgtest.DSN(t)) })
 }
 
 // TestMigrateConcurrently starts several "replicas" on one fresh database at
@@ -89,9 +89,9 @@ func TestOpenUnreachable(t *testing.T) {
 }
 
 func BenchmarkAppendBatch50(b *testing.B) {
-	storetest.BenchmarkAppend(b, func(b *testing.B) memory.Store { return open(b, pgtest.DSN(b)) }, 50)
+	storetest.BenchmarkAppend(b, func(b *testing.B) memory.Backend { return open(b, pgtest.DSN(b)) }, 50)
 }
 
 func BenchmarkAppendParallel(b *testing.B) {
-	storetest.BenchmarkAppendParallel(b, func(b *testing.B) memory.Store { return open(b, pgtest.DSN(b)) }, 50, 4)
+	storetest.BenchmarkAppendParallel(b, func(b *testing.B) memory.Backend { return open(b, pgtest.DSN(b)) }, 50, 4)
 }

@@ -49,7 +49,7 @@ type Store struct {
 	now func() time.Time
 }
 
-var _ memory.Store = (*Store)(nil)
+var _ memory.Backend = (*Store)(nil)
 
 // readConns is the read pool's size. Each request makes a few short point
 // reads (chat row, head id, profile version) while the background workers

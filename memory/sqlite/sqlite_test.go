@@ -12,7 +12,7 @@ import (
 	"github.com/contextd/contextd/memory/storetest"
 )
 
-func open(tb testing.TB) memory.Store {
+func open(tb testing.TB) memory.Backend {
 	tb.Helper()
 	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "sub", "dir", "contextd.db"))
 	if err != nil {
@@ -22,14 +22,14 @@ func open(tb testing.TB) memory.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) memory.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) memory.Backend { return open(t) })
 }
 
 func TestConformanceInMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	storetest.Run(t, func(t *testing.T) memory.Store {
+	storetest.Run(t, func(t *testing.T) memory.Backend {
 		s, err := sqlite.Open(context.Background(), ":memory:")
 		if err != nil {
 			t.Fatal(err)
@@ -135,9 +135,9 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func BenchmarkAppendBatch50(b *testing.B) {
-	storetest.BenchmarkAppend(b, func(b *testing.B) memory.Store { return open(b) }, 50)
+	storetest.BenchmarkAppend(b, func(b *testing.B) memory.Backend { return open(b) }, 50)
 }
 
 func BenchmarkAppendParallel(b *testing.B) {
-	storetest.BenchmarkAppendParallel(b, func(b *testing.B) memory.Store { return open(b) }, 50, 4)
+	storetest.BenchmarkAppendParallel(b, func(b *testing.B) memory.Backend { return open(b) }, 50, 4)
 }

@@ -14,21 +14,12 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-func dumper(t *testing.T, s memory.Store) memory.Dumper {
-	t.Helper()
-	d, ok := s.(memory.Dumper)
-	if !ok {
-		t.Fatalf("%T does not implement memory.Dumper", s)
-	}
-	return d
-}
-
 // DumpLines dumps scope from s and returns its lines as the dump format
 // writes them.
-func DumpLines(t testing.TB, s memory.Store, scope memory.DumpScope) [][]byte {
+func DumpLines(t testing.TB, s memory.Backend, scope memory.DumpScope) [][]byte {
 	t.Helper()
 	var lines [][]byte
-	err := s.(memory.Dumper).Dump(ctxT(t), scope, func(r memory.DumpRecord) error {
+	err := s.Dump(ctxT(t), scope, func(r memory.DumpRecord) error {
 		b, err := json.Marshal(r)
 		lines = append(lines, b)
 		return err
@@ -40,7 +31,7 @@ func DumpLines(t testing.TB, s memory.Store, scope memory.DumpScope) [][]byte {
 }
 
 // loadLines parses and loads lines into s; it returns how many were added.
-func loadLines(t *testing.T, s memory.Store, lines [][]byte) int {
+func loadLines(t *testing.T, s memory.Backend, lines [][]byte) int {
 	t.Helper()
 	added := 0
 	for i, l := range lines {
@@ -48,7 +39,7 @@ func loadLines(t *testing.T, s memory.Store, lines [][]byte) int {
 		if err != nil {
 			t.Fatalf("line %d %s: %v", i+1, l, err)
 		}
-		ok, err := dumper(t, s).Load(ctxT(t), rec)
+		ok, err := s.Load(ctxT(t), rec)
 		if err != nil {
 			t.Fatalf("Load line %d %s: %v", i+1, l, err)
 		}
@@ -62,17 +53,17 @@ func loadLines(t *testing.T, s memory.Store, lines [][]byte) int {
 // dumpSource fills s: tenant t1 with chats a (ann: the forget scenario,
 // one turn deleted), b (ann) and c (bob), ann's profile; tenant t2 with a
 // chat a of its own and a profile of its own ann.
-func dumpSource(t *testing.T, s memory.Store) {
+func dumpSource(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	a := key("t1", "a")
 	forgetChat(t, s, a)
-	if _, err := forgetter(t, s).DeleteMessage(ctx, a, "m-8"); err != nil {
+	if _, err := s.DeleteMessage(ctx, a, "m-8"); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "b"), UserID: "ann", Messages: turns("b", 3)})
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "c"), UserID: "bob", Messages: turns("c", 2)})
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t2", "a"), UserID: "ann", Messages: []memory.Message{msg("x", memory.RoleUser, "t2-only words")}})
-	ps := profileStore(t, s)
+	ps := s
 	for _, tenant := range []string{"t1", "t2"} {
 		st := memory.MergeChat(memory.ProfileState{}, "ann", "a", memory.Summary{CoveredToSeq: 4,
 			UserPreferences: []string{tenant + " tea"}, Entities: []memory.Entity{{Name: "Lisbon", Type: "place"}}}, time.Unix(1000, 0).UTC())
@@ -84,7 +75,7 @@ func dumpSource(t *testing.T, s memory.Store) {
 }
 
 // chatJSON is everything a chat holds, as the API shows it.
-func chatJSON(t *testing.T, s memory.Store, k memory.ChatKey) string {
+func chatJSON(t *testing.T, s memory.Backend, k memory.ChatKey) string {
 	t.Helper()
 	ctx := ctxT(t)
 	c := mustChat(t, s, k)
@@ -92,22 +83,22 @@ func chatJSON(t *testing.T, s memory.Store, k memory.ChatKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, err := episodeStore(t, s).Episodes(ctx, k, 0, 0)
+	eps, err := s.Episodes(ctx, k, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(map[string]any{"user": c.UserID, "agent": c.Agent, "created": c.CreatedAt, "updated": c.UpdatedAt,
 		"last_seq": c.LastSeq, "cursor": c.SummaryCursor, "dirty": c.SummaryDirty, "messages": mustMessages(t, s, k),
-		"chain": chain, "episodes": eps, "facts": mustFacts(t, factStore(t, s), k, 0, 0, true)})
+		"chain": chain, "episodes": eps, "facts": mustFacts(t, s, k, 0, 0, true)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-func profileJSON(t *testing.T, s memory.Store, tenant, user string) string {
+func profileJSON(t *testing.T, s memory.Backend, tenant, user string) string {
 	t.Helper()
-	st, _, err := profileStore(t, s).Profile(ctxT(t), tenant, user)
+	st, _, err := s.Profile(ctxT(t), tenant, user)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +108,7 @@ func profileJSON(t *testing.T, s memory.Store, tenant, user string) string {
 
 // testDumpRoundTrip: a chat, then its user, dumped and loaded into an empty
 // store hold the same rows, unindexed; loading again adds nothing.
-func testDumpRoundTrip(t *testing.T, src, dst memory.Store) {
+func testDumpRoundTrip(t *testing.T, src, dst memory.Backend) {
 	ctx := ctxT(t)
 	dumpSource(t, src)
 	a := key("t1", "a")
@@ -140,10 +131,10 @@ func testDumpRoundTrip(t *testing.T, src, dst memory.Store) {
 	if un, _ := dst.UnindexedMessages(ctx, a, 0); len(un) != 10 {
 		t.Errorf("%d loaded messages unindexed, want all 10", len(un))
 	}
-	if un, _ := episodeStore(t, dst).UnindexedEpisodes(ctx, a, 0); len(un) != 2 {
+	if un, _ := dst.UnindexedEpisodes(ctx, a, 0); len(un) != 2 {
 		t.Errorf("%d loaded episodes unindexed, want 2", len(un))
 	}
-	if un, _ := factStore(t, dst).UnindexedFacts(ctx, a, 0); len(un) != len(mustFacts(t, factStore(t, src), a, 0, 0, true)) {
+	if un, _ := dst.UnindexedFacts(ctx, a, 0); len(un) != len(mustFacts(t, src, a, 0, 0, true)) {
 		t.Errorf("%d loaded facts unindexed, want all", len(un))
 	}
 	if n := loadLines(t, dst, lines); n != 0 {
@@ -184,7 +175,7 @@ func joinLines(lines [][]byte) []byte {
 
 // testDumpScopes: a tenant's dump holds its chats and profiles and nothing
 // of another tenant; unknown chats and users are ErrNotFound.
-func testDumpScopes(t *testing.T, s memory.Store) {
+func testDumpScopes(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	dumpSource(t, s)
 	lines := DumpLines(t, s, memory.DumpScope{Tenant: "t1"})
@@ -212,7 +203,7 @@ func testDumpScopes(t *testing.T, s memory.Store) {
 	if strings.Contains(t2, `"tenant":"t1"`) || strings.Contains(t2, Secret) || !strings.Contains(t2, "t2-only") {
 		t.Errorf("t2's ann dump:\n%s", t2)
 	}
-	d := dumper(t, s)
+	d := s
 	for name, scope := range map[string]memory.DumpScope{
 		"an unknown chat":       {Tenant: "t1", ChatID: "nope"},
 		"another tenant's chat": {Tenant: "t3", ChatID: "a"},
@@ -232,11 +223,11 @@ func testDumpScopes(t *testing.T, s memory.Store) {
 
 // testLoadConflicts: a load into a store holding other data adds only what
 // it does not have and refuses what contradicts it.
-func testLoadConflicts(t *testing.T, s memory.Store) {
-	ctx, d := ctxT(t), dumper(t, s)
+func testLoadConflicts(t *testing.T, s memory.Backend) {
+	ctx, d := ctxT(t), s
 	k := key("t1", "held")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "ann", Messages: turns("h", 4)})
-	if _, err := episodeStore(t, s).CloseEpisodes(ctx, k, 0, []memory.Episode{episode(1, 2)}); err != nil {
+	if _, err := s.CloseEpisodes(ctx, k, 0, []memory.Episode{episode(1, 2)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "held")}); err != nil {
@@ -283,7 +274,7 @@ func testLoadConflicts(t *testing.T, s memory.Store) {
 	}
 
 	// A profile adds only the items the stored one lacks.
-	ps := profileStore(t, s)
+	ps := s
 	mine := memory.MergeChat(memory.ProfileState{}, "ann", "held", memory.Summary{CoveredToSeq: 2, UserPreferences: []string{"tea"}}, time.Unix(10, 0).UTC())
 	if err := ps.SaveProfile(ctx, "t1", "ann", mine, 0); err != nil {
 		t.Fatal(err)

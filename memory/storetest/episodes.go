@@ -1,7 +1,7 @@
 package storetest
 
 // The episode part of the suite: memory.EpisodeStore, which both stores
-// implement beside memory.Store.
+// implement beside memory.Backend.
 
 import (
 	"errors"
@@ -11,15 +11,6 @@ import (
 
 	"github.com/contextd/contextd/memory"
 )
-
-func episodeStore(t *testing.T, s memory.Store) memory.EpisodeStore {
-	t.Helper()
-	es, ok := s.(memory.EpisodeStore)
-	if !ok {
-		t.Fatalf("%T does not implement memory.EpisodeStore", s)
-	}
-	return es
-}
 
 var epT0 = time.Date(2023, 5, 3, 9, 0, 0, 123456789, time.FixedZone("X", 3600))
 
@@ -53,8 +44,8 @@ func sameRanges(t *testing.T, what string, got []memory.Episode, want ...[2]int6
 	}
 }
 
-func testEpisodes(t *testing.T, s memory.Store) {
-	ctx, es := ctxT(t), episodeStore(t, s)
+func testEpisodes(t *testing.T, s memory.Backend) {
+	ctx, es := ctxT(t), s
 	k := key("t1", "ep")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("ep", 30)})
 	if eps, err := es.Episodes(ctx, k, 0, 0); err != nil || eps == nil || len(eps) != 0 {
@@ -112,8 +103,8 @@ func testEpisodes(t *testing.T, s memory.Store) {
 
 // testEpisodesWholeOrNothing: a batch that does not continue the chat's
 // closed episodes exactly stores nothing, not even its valid first part.
-func testEpisodesWholeOrNothing(t *testing.T, s memory.Store) {
-	ctx, es := ctxT(t), episodeStore(t, s)
+func testEpisodesWholeOrNothing(t *testing.T, s memory.Backend) {
+	ctx, es := ctxT(t), s
 	k := key("t1", "whole")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("w", 20)})
 	if _, err := es.CloseEpisodes(ctx, k, 0, []memory.Episode{episode(1, 5)}); err != nil {
@@ -147,8 +138,8 @@ func testEpisodesWholeOrNothing(t *testing.T, s memory.Store) {
 	}
 }
 
-func testEpisodeBacklog(t *testing.T, s memory.Store) {
-	ctx, es := ctxT(t), episodeStore(t, s)
+func testEpisodeBacklog(t *testing.T, s memory.Backend) {
+	ctx, es := ctxT(t), s
 	a, b := key("t1", "a"), key("t1", "b")
 	mustAppend(t, s, memory.AppendRequest{Chat: a, Messages: turns("a", 10)})
 	mustAppend(t, s, memory.AppendRequest{Chat: b, Messages: turns("b", 10)})
@@ -189,8 +180,8 @@ func testEpisodeBacklog(t *testing.T, s memory.Store) {
 
 // testEpisodesErased: a deleted chat leaves no episode row behind, and a
 // new chat under the same id starts without episodes.
-func testEpisodesErased(t *testing.T, s memory.Store) {
-	ctx, es := ctxT(t), episodeStore(t, s)
+func testEpisodesErased(t *testing.T, s memory.Backend) {
+	ctx, es := ctxT(t), s
 	k, other := key("t1", "gone"), key("t2", "gone")
 	for _, c := range []memory.ChatKey{k, other} {
 		mustAppend(t, s, memory.AppendRequest{Chat: c, Messages: turns(c.Tenant, 8)})

@@ -14,15 +14,6 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-func factStore(t *testing.T, s memory.Store) memory.FactStore {
-	t.Helper()
-	fs, ok := s.(memory.FactStore)
-	if !ok {
-		t.Fatalf("%T does not implement memory.FactStore", s)
-	}
-	return fs
-}
-
 var factT0 = time.Date(2024, 2, 3, 4, 5, 6, 789123456, time.FixedZone("Y", -7200))
 
 func fact(text string, seqs ...int64) memory.Fact {
@@ -58,8 +49,8 @@ func mustFacts(t *testing.T, fs memory.FactStore, k memory.ChatKey, after int64,
 // testFacts: CloseEpisodes stores each episode's facts with it (ids kept
 // or derived, seqs sorted, chat and episode set, duplicates ignored), and a
 // bad fact stores nothing of the batch.
-func testFacts(t *testing.T, s memory.Store) {
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+func testFacts(t *testing.T, s memory.Backend) {
+	ctx, es, fs := ctxT(t), s, s
 	k := key("t1", "facts")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("f", 12)})
 	given := fact("Ann lives in Lisbon", 4, 2, 4)
@@ -124,8 +115,8 @@ func testFacts(t *testing.T, s memory.Store) {
 
 // testFactPaging: pages by first seq never split the facts of one first
 // seq; superseded facts are left out unless asked for.
-func testFactPaging(t *testing.T, s memory.Store) {
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+func testFactPaging(t *testing.T, s memory.Backend) {
+	ctx, es, fs := ctxT(t), s, s
 	k := key("t1", "pages")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("p", 10)})
 	if _, err := es.CloseEpisodes(ctx, k, 0, []memory.Episode{withFacts(episode(1, 10),
@@ -181,8 +172,8 @@ func testFactPaging(t *testing.T, s memory.Store) {
 
 // testFactBacklog: facts wait unindexed until marked; superseding one
 // makes it unindexed again; a reset marks all; BacklogSizes counts them.
-func testFactBacklog(t *testing.T, s memory.Store) {
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+func testFactBacklog(t *testing.T, s memory.Backend) {
+	ctx, es, fs := ctxT(t), s, s
 	a, b := key("t1", "a"), key("t2", "b")
 	for _, k := range []memory.ChatKey{a, b} {
 		mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns(k.ChatID, 6)})
@@ -234,8 +225,8 @@ func testFactBacklog(t *testing.T, s memory.Store) {
 // testFactsErased: facts go with their chat (and so with their user),
 // stay in their tenant, and every chat-scoped method says ErrNotFound for
 // an unknown chat.
-func testFactsErased(t *testing.T, s memory.Store) {
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+func testFactsErased(t *testing.T, s memory.Backend) {
+	ctx, es, fs := ctxT(t), s, s
 	k, other := key("t1", "gone"), key("t2", "gone")
 	for _, c := range []memory.ChatKey{k, other} {
 		mustAppend(t, s, memory.AppendRequest{Chat: c, UserID: "u", Messages: turns(c.Tenant, 4)})
@@ -274,8 +265,8 @@ func testFactsErased(t *testing.T, s memory.Store) {
 // arrive, idempotently by id (so the episode that later owns the turns,
 // drawing the same facts, adds nothing twice); a fact citing a deleted turn
 // is dropped; a bad fact rejects the batch.
-func testAddFacts(t *testing.T, s memory.Store) {
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+func testAddFacts(t *testing.T, s memory.Backend) {
+	ctx, es, fs := ctxT(t), s, s
 	k := key("t1", "add-facts")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("a", 6)})
 	veg := fact("Alice is vegetarian", 1)
@@ -297,8 +288,8 @@ func testAddFacts(t *testing.T, s memory.Store) {
 	if _, err := fs.AddFacts(ctx, key("t1", "nope"), []memory.Fact{veg}); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("unknown chat: %v, want ErrNotFound", err)
 	}
-	if mf, ok := s.(memory.MessageForgetter); ok {
-		if _, err := mf.DeleteMessage(ctx, k, "a-6"); err != nil {
+	{
+		if _, err := s.DeleteMessage(ctx, k, "a-6"); err != nil {
 			t.Fatal(err)
 		}
 		got, err := fs.AddFacts(ctx, k, []memory.Fact{fact("from a deleted turn", 6)})

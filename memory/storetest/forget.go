@@ -13,15 +13,6 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-func forgetter(t *testing.T, s memory.Store) memory.MessageForgetter {
-	t.Helper()
-	f, ok := s.(memory.MessageForgetter)
-	if !ok {
-		t.Fatalf("%T does not implement memory.MessageForgetter", s)
-	}
-	return f
-}
-
 // Secret is what the forget scenario's turn 3 says (its name is
 // SecretMark, which Secret holds); after ForgetAndRebuild a store's own
 // test counts the rows still holding SecretMark (there must be none).
@@ -33,9 +24,9 @@ const (
 // forgetChat appends a chat whose turn m-3 says Secret (in content, name
 // and metadata) and derives from it: facts, the episode 1..5, a summary
 // chain of two records; everything is marked indexed.
-func forgetChat(t *testing.T, s memory.Store, k memory.ChatKey) {
+func forgetChat(t *testing.T, s memory.Backend, k memory.ChatKey) {
 	t.Helper()
-	ctx, es, fs := ctxT(t), episodeStore(t, s), factStore(t, s)
+	ctx, es, fs := ctxT(t), s, s
 	msgs := turns("m", 10)
 	msgs[2] = memory.Message{ID: "m-3", Role: memory.RoleUser, Name: SecretMark, Content: Secret,
 		Metadata: map[string]any{"card": Secret}}
@@ -82,8 +73,8 @@ func factsByText(t *testing.T, fs memory.FactStore, k memory.ChatKey) map[string
 
 // testDeleteMessage: the tombstone, and every mark the delete leaves, in
 // the chat of the deleted turn only.
-func testDeleteMessage(t *testing.T, s memory.Store) {
-	ctx, es, fs, mf := ctxT(t), episodeStore(t, s), factStore(t, s), forgetter(t, s)
+func testDeleteMessage(t *testing.T, s memory.Backend) {
+	ctx, es, fs, mf := ctxT(t), s, s, s
 	k, other := key("t1", "forget"), key("t2", "forget")
 	forgetChat(t, s, k)
 	forgetChat(t, s, other)
@@ -178,8 +169,8 @@ func testDeleteMessage(t *testing.T, s memory.Store) {
 // testRebuildEpisode: the marked episode is listed with its chat; a
 // rebuild overwrites its summaries and facts and clears the mark, unless
 // another turn of it was deleted since it was read.
-func testRebuildEpisode(t *testing.T, s memory.Store) {
-	ctx, es, fs, mf := ctxT(t), episodeStore(t, s), factStore(t, s), forgetter(t, s)
+func testRebuildEpisode(t *testing.T, s memory.Backend) {
+	ctx, es, fs, mf := ctxT(t), s, s, s
 	k := key("t1", "rebuild")
 	forgetChat(t, s, k)
 	if work, err := mf.EpisodesToRebuild(ctx, 0); err != nil || len(work) != 0 {
@@ -258,8 +249,8 @@ func work0(t *testing.T, eps []memory.Episode) memory.Episode {
 
 // testReplaceSummary: the chain becomes one record; the cursor is checked;
 // the dirty mark is cleared unless a message was deleted meanwhile.
-func testReplaceSummary(t *testing.T, s memory.Store) {
-	ctx, mf := ctxT(t), forgetter(t, s)
+func testReplaceSummary(t *testing.T, s memory.Backend) {
+	ctx, mf := ctxT(t), s
 	k := key("t1", "replace")
 	forgetChat(t, s, k)
 	if _, err := mf.DeleteMessage(ctx, k, "m-3"); err != nil {
@@ -322,8 +313,8 @@ func testReplaceSummary(t *testing.T, s memory.Store) {
 // testLateWorkOnDeletedTurn: a summariser that read a turn before it was
 // deleted writes late: the episode it closes is marked for rebuild, its
 // facts citing the turn are dropped, and a summary covering it is dirty.
-func testLateWorkOnDeletedTurn(t *testing.T, s memory.Store) {
-	ctx, es, fs, mf := ctxT(t), episodeStore(t, s), factStore(t, s), forgetter(t, s)
+func testLateWorkOnDeletedTurn(t *testing.T, s memory.Backend) {
+	ctx, es, fs, mf := ctxT(t), s, s, s
 	k := key("t1", "late")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("l", 8)})
 	if _, err := mf.DeleteMessage(ctx, k, "l-2"); err != nil {
@@ -361,9 +352,9 @@ func testLateWorkOnDeletedTurn(t *testing.T, s memory.Store) {
 // forgetChat, its turn m-3 deleted, the episode rebuilt and the summary
 // replaced with text that no longer holds Secret, the forget work done. A
 // store's own test then counts the rows still holding Secret.
-func ForgetAndRebuild(t *testing.T, s memory.Store) memory.ChatKey {
+func ForgetAndRebuild(t *testing.T, s memory.Backend) memory.ChatKey {
 	t.Helper()
-	ctx, mf := ctxT(t), forgetter(t, s)
+	ctx, mf := ctxT(t), s
 	k := key("t1", "forget-all")
 	forgetChat(t, s, k)
 	if _, err := mf.DeleteMessage(ctx, k, "m-3"); err != nil {

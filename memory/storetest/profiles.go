@@ -11,20 +11,11 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-func profileStore(t *testing.T, s memory.Store) memory.ProfileStore {
-	t.Helper()
-	ps, ok := s.(memory.ProfileStore)
-	if !ok {
-		t.Fatalf("%T does not implement memory.ProfileStore", s)
-	}
-	return ps
-}
-
 // A profile is saved and read back, versioned (a stale version is a
 // conflict), kept per tenant and user, and erased.
-func testProfiles(t *testing.T, s memory.Store) {
+func testProfiles(t *testing.T, s memory.Backend) {
 	ctx := context.Background()
-	ps := profileStore(t, s)
+	ps := s
 	st, v, err := ps.Profile(ctx, "t1", "alice")
 	if err != nil || v != 0 || !st.Profile.IsEmpty() {
 		t.Fatalf("no profile yet: %+v %d %v", st, v, err)
@@ -72,9 +63,9 @@ func testProfiles(t *testing.T, s memory.Store) {
 
 // The profile work is derived from stored state: chats of a user whose
 // summary moved past what was merged; erased with the chat.
-func testProfileWork(t *testing.T, s memory.Store) {
+func testProfileWork(t *testing.T, s memory.Backend) {
 	ctx := context.Background()
-	ps := profileStore(t, s)
+	ps := s
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "c1"), UserID: "alice", Messages: turns("a", 6)})
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "nouser"), Messages: turns("n", 6)})
 	for _, k := range []memory.ChatKey{key("t1", "c1"), key("t1", "nouser")} {

@@ -1,8 +1,8 @@
-// Package storetest is the conformance suite every memory.Store passes (the
+// Package storetest is the conformance suite every memory.Backend passes (the
 // Go CDK "drivertest" pattern): a backend's test calls Run with a function
 // that opens a fresh, empty store, and its benchmarks call BenchmarkAppend.
 //
-// Beyond memory.Store's comments, the suite pins down these shared choices:
+// Beyond memory.Backend's comments, the suite pins down these shared choices:
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
 //     SummaryChain, AppendSummary, UnindexedMessages, MarkIndexed, TryLease,
 //     DeleteChat) return an error wrapping memory.ErrNotFound for an unknown
@@ -34,10 +34,10 @@ import (
 // Run runs the conformance suite. open must return a fresh, empty store for
 // the given test; Run closes it when the test ends (Close must therefore be
 // safe to call twice, should open register a Close of its own).
-func Run(t *testing.T, open func(t *testing.T) memory.Store) {
+func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s memory.Store)
+		fn   func(t *testing.T, s memory.Backend)
 	}{
 		{"AppendAndRead", testAppendAndRead},
 		{"IDsAndTimes", testIDsAndTimes},
@@ -89,7 +89,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Store) {
 	// Tests from one fresh store into another.
 	for _, tc := range []struct {
 		name string
-		fn   func(t *testing.T, a, b memory.Store)
+		fn   func(t *testing.T, a, b memory.Backend)
 	}{
 		{"DumpRoundTrip", testDumpRoundTrip},
 	} {
@@ -126,7 +126,7 @@ func turns(prefix string, n int) []memory.Message {
 	return out
 }
 
-func mustAppend(t testing.TB, s memory.Store, req memory.AppendRequest) memory.AppendResult {
+func mustAppend(t testing.TB, s memory.Backend, req memory.AppendRequest) memory.AppendResult {
 	t.Helper()
 	res, err := s.Append(ctxT(t), req)
 	if err != nil {
@@ -135,7 +135,7 @@ func mustAppend(t testing.TB, s memory.Store, req memory.AppendRequest) memory.A
 	return res
 }
 
-func mustMessages(t testing.TB, s memory.Store, k memory.ChatKey) []memory.Message {
+func mustMessages(t testing.TB, s memory.Backend, k memory.ChatKey) []memory.Message {
 	t.Helper()
 	msgs, err := s.Messages(ctxT(t), k, 0, 0)
 	if err != nil {
@@ -144,7 +144,7 @@ func mustMessages(t testing.TB, s memory.Store, k memory.ChatKey) []memory.Messa
 	return msgs
 }
 
-func mustChat(t testing.TB, s memory.Store, k memory.ChatKey) memory.Chat {
+func mustChat(t testing.TB, s memory.Backend, k memory.ChatKey) memory.Chat {
 	t.Helper()
 	c, err := s.Chat(ctxT(t), k)
 	if err != nil {
@@ -187,7 +187,7 @@ func sameMessage(t testing.TB, got, want memory.Message) {
 	}
 }
 
-func testAppendAndRead(t *testing.T, s memory.Store) {
+func testAppendAndRead(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "chat-1")
 	at := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -262,7 +262,7 @@ func testAppendAndRead(t *testing.T, s memory.Store) {
 	}
 }
 
-func testIDsAndTimes(t *testing.T, s memory.Store) {
+func testIDsAndTimes(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "ids")
 	before := time.Now().UTC().Truncate(time.Microsecond)
@@ -303,7 +303,7 @@ func testIDsAndTimes(t *testing.T, s memory.Store) {
 	}
 }
 
-func testMetadata(t *testing.T, s memory.Store) {
+func testMetadata(t *testing.T, s memory.Backend) {
 	k := key("t1", "meta")
 	in := []memory.Message{
 		{ID: "nil", Role: memory.RoleUser, Content: "a"},
@@ -329,7 +329,7 @@ func testMetadata(t *testing.T, s memory.Store) {
 	}
 }
 
-func testUnicode(t *testing.T, s memory.Store) {
+func testUnicode(t *testing.T, s memory.Backend) {
 	k := key("tenant-ü", "chat-日本語-🙂")
 	contents := []string{
 		"emoji 🙂👍🏽🇨🇭 and a family 👨‍👩‍👧",
@@ -363,7 +363,7 @@ func testUnicode(t *testing.T, s memory.Store) {
 	}
 }
 
-func testIdempotentRetry(t *testing.T, s memory.Store) {
+func testIdempotentRetry(t *testing.T, s memory.Backend) {
 	k := key("t1", "retry")
 	batch := turns("r", 5)
 	first := mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: batch})
@@ -385,7 +385,7 @@ func testIdempotentRetry(t *testing.T, s memory.Store) {
 	}
 }
 
-func testDuplicatesWithinBatch(t *testing.T, s memory.Store) {
+func testDuplicatesWithinBatch(t *testing.T, s memory.Backend) {
 	k := key("t1", "dups")
 	a, b := msg("a", memory.RoleUser, "A"), msg("b", memory.RoleAssistant, "B")
 	res := mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: []memory.Message{a, b, a, a}})
@@ -405,7 +405,7 @@ func testDuplicatesWithinBatch(t *testing.T, s memory.Store) {
 	}
 }
 
-func testConflictWithinBatch(t *testing.T, s memory.Store) {
+func testConflictWithinBatch(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "conflict")
 	_, err := s.Append(ctx, memory.AppendRequest{Chat: k, Messages: []memory.Message{
@@ -419,7 +419,7 @@ func testConflictWithinBatch(t *testing.T, s memory.Store) {
 	}
 }
 
-func testInvalidInput(t *testing.T, s memory.Store) {
+func testInvalidInput(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "invalid")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("ok", 1)})
@@ -449,7 +449,7 @@ func testInvalidInput(t *testing.T, s memory.Store) {
 	}
 }
 
-func testConcurrentAppends(t *testing.T, s memory.Store) {
+func testConcurrentAppends(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "busy")
 	const workers, batches, size = 8, 12, 5
@@ -528,7 +528,7 @@ func testConcurrentAppends(t *testing.T, s memory.Store) {
 	}
 }
 
-func testTenantIsolation(t *testing.T, s memory.Store) {
+func testTenantIsolation(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	a, b := key("tenant-a", "same"), key("tenant-b", "same")
 	mustAppend(t, s, memory.AppendRequest{Chat: a, UserID: "u", Agent: "agent-a", Messages: []memory.Message{msg("m1", memory.RoleUser, "secret of a")}})
@@ -576,7 +576,7 @@ func testTenantIsolation(t *testing.T, s memory.Store) {
 	}
 }
 
-func testNotFound(t *testing.T, s memory.Store) {
+func testNotFound(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "exists"), Messages: turns("x", 2)})
 	k := key("t1", "missing")
@@ -638,7 +638,7 @@ func sameRecord(t testing.TB, got, want memory.SummaryRecord) {
 	}
 }
 
-func testSummaryChain(t *testing.T, s memory.Store) {
+func testSummaryChain(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "sum")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("s", 10)})
@@ -728,7 +728,7 @@ func testSummaryChain(t *testing.T, s memory.Store) {
 	}
 }
 
-func testSummaryCursorRace(t *testing.T, s memory.Store) {
+func testSummaryCursorRace(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	const rounds, writers = 4, 4
 	for r := 0; r < rounds; r++ {
@@ -781,7 +781,7 @@ func chatIDs(chats []memory.Chat) []string {
 	return out
 }
 
-func backlog(t testing.TB, s memory.Store) memory.Backlog {
+func backlog(t testing.TB, s memory.Backend) memory.Backlog {
 	t.Helper()
 	b, err := s.BacklogSizes(ctxT(t))
 	if err != nil {
@@ -790,7 +790,7 @@ func backlog(t testing.TB, s memory.Store) memory.Backlog {
 	return b
 }
 
-func testBacklogs(t *testing.T, s memory.Store) {
+func testBacklogs(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	if b := backlog(t, s); b != (memory.Backlog{}) {
 		t.Fatalf("empty store backlog = %+v", b)
@@ -897,7 +897,7 @@ func testBacklogs(t *testing.T, s memory.Store) {
 
 func sorted(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
 
-func testSummaryWorkOrder(t *testing.T, s memory.Store) {
+func testSummaryWorkOrder(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	names := []string{"first", "second", "third"}
 	for _, n := range names {
@@ -922,7 +922,7 @@ func testSummaryWorkOrder(t *testing.T, s memory.Store) {
 	}
 }
 
-func testLeases(t *testing.T, s memory.Store) {
+func testLeases(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "leased")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("l", 1)})
@@ -962,7 +962,7 @@ func testLeases(t *testing.T, s memory.Store) {
 	try(memory.LeaseSummary, "w1", false)
 }
 
-func testLeaseExpiry(t *testing.T, s memory.Store) {
+func testLeaseExpiry(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "expiring")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("e", 1)})
@@ -994,7 +994,7 @@ func testLeaseExpiry(t *testing.T, s memory.Store) {
 	}
 }
 
-func testLeaseContention(t *testing.T, s memory.Store) {
+func testLeaseContention(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	const rounds, workers = 5, 6
 	for r := 0; r < rounds; r++ {
@@ -1029,7 +1029,7 @@ func testLeaseContention(t *testing.T, s memory.Store) {
 	}
 }
 
-func testDeleteChat(t *testing.T, s memory.Store) {
+func testDeleteChat(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k, other := key("t1", "doomed"), key("t1", "kept")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("d", 6)})
@@ -1095,7 +1095,7 @@ func testDeleteChat(t *testing.T, s memory.Store) {
 	}
 }
 
-func testChatsOfUser(t *testing.T, s memory.Store) {
+func testChatsOfUser(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	for _, c := range []struct{ tenant, chat, user string }{
 		{"t1", "c1", "ann"}, {"t1", "c2", "ann"}, {"t1", "c3", "bob"}, {"t2", "c4", "ann"},
@@ -1120,7 +1120,7 @@ func testChatsOfUser(t *testing.T, s memory.Store) {
 	}
 }
 
-func testPing(t *testing.T, s memory.Store) {
+func testPing(t *testing.T, s memory.Backend) {
 	if err := s.Ping(ctxT(t)); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
@@ -1130,7 +1130,7 @@ func testPing(t *testing.T, s memory.Store) {
 // with metadata) to one chat and reports turns/s. Run it with
 // -benchtime=Nx to fix the number of batches (200x = 10,000 turns in
 // batches of 50).
-func BenchmarkAppend(b *testing.B, open func(b *testing.B) memory.Store, batchSize int) {
+func BenchmarkAppend(b *testing.B, open func(b *testing.B) memory.Backend, batchSize int) {
 	s := open(b)
 	defer s.Close()
 	ctx := context.Background()
@@ -1169,7 +1169,7 @@ func ref(id string, seq int64) memory.MessageRef { return memory.MessageRef{ID: 
 // goroutines, each appending to a chat of its own (writers of different
 // chats do not wait for each other in PostgreSQL; in SQLite they queue on
 // the single writer).
-func BenchmarkAppendParallel(b *testing.B, open func(b *testing.B) memory.Store, batchSize, parallelism int) {
+func BenchmarkAppendParallel(b *testing.B, open func(b *testing.B) memory.Backend, batchSize, parallelism int) {
 	s := open(b)
 	defer s.Close()
 	ctx := context.Background()

@@ -48,7 +48,7 @@ type rootBase struct {
 	sum     memory.Summary
 }
 
-func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
+func (w *Worker) episodeStore(s Settings) (memory.EpisodeCloser, bool) {
 	if !s.Episodes.Enabled || !s.Persist || w.Episodes == nil {
 		return nil, false
 	}
@@ -57,7 +57,7 @@ func (w *Worker) episodeStore(s Settings) (memory.EpisodeStore, bool) {
 
 // extendEpisodes closes the episodes that ended in (last closed, upTo] and
 // writes the new root. It holds the chat's summary lease.
-func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
+func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
 	key := chat.Key()
 	cursor := chat.SummaryCursor
 	upTo := chat.LastSeq - int64(s.RecentTurns)
@@ -85,33 +85,11 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 	prev, open := all[:cut], all[cut:]
 	spans := episodes.Cut(prev[max(0, len(prev)-s.Episodes.Params.Lookback()):], open, upTo, s.Episodes.Params)
 
-	var (
-		fresh    []memory.Episode
-		degraded []string
-		in, out  int
-		calls    int
-	)
-	for _, sp := range spans {
-		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
-		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
-		if err != nil {
-			return nil, nil, err
-		}
-		fresh = append(fresh, ep)
-		for _, d := range res.Degraded {
-			if !slices.Contains(degraded, d) {
-				degraded = append(degraded, d)
-			}
-		}
-		in, out, calls = in+res.InputTokens, out+res.OutputTokens, calls+res.Calls
-		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
+	fresh, cost, err := w.summariseSpans(ctx, chat, s, all, cut, spans)
+	if err != nil {
+		return nil, nil, err
 	}
-	if w.OnJob != nil && calls > 0 {
-		w.OnJob(chat.Tenant, "llm_tokens", in, out)
-	}
-	if err := context.Cause(ctx); err != nil {
-		return nil, nil, fmt.Errorf("worker: episodes abandoned: %w", err)
-	}
+	degraded, in, calls := cost.degraded, cost.in, cost.calls
 	if len(fresh) > 0 {
 		if fresh, err = es.CloseEpisodes(ctx, key, lastTo, fresh); errors.Is(err, memory.ErrCursorMoved) {
 			h, herr := w.Store.SummaryHead(ctx, key) // another worker closed them first
@@ -143,21 +121,61 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeStore, cha
 			return nil, nil, err
 		}
 		root = r.sum
-		for _, d := range r.degraded {
-			if !slices.Contains(degraded, d) {
-				degraded = append(degraded, d)
-			}
-		}
+		degraded = addDegraded(degraded, r.degraded)
 		calls, in = calls+r.calls, in+r.in
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
-	root.Model, root.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
+	root.Model, root.PromptVersion = w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts)
 	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}
 	return w.write(ctx, key, cursor, s, rec, degraded, calls, in)
+}
+
+// jobCost is what a job's summariser calls cost, and the fallbacks taken.
+type jobCost struct {
+	degraded       []string
+	in, out, calls int
+}
+
+// summariseSpans summarises the spans episodes.Cut found (open =
+// all[cut:]), each with the overlap turns before it as context, and
+// reports their cost. It fails when the work was abandoned (shutdown,
+// lease lost), so that nothing is closed.
+func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
+	var fresh []memory.Episode
+	var c jobCost
+	open := all[cut:]
+	for _, sp := range spans {
+		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
+		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
+		if err != nil {
+			return nil, c, err
+		}
+		fresh = append(fresh, ep)
+		c.degraded = addDegraded(c.degraded, res.Degraded)
+		c.in, c.out, c.calls = c.in+res.InputTokens, c.out+res.OutputTokens, c.calls+res.Calls
+		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
+	}
+	if w.OnJob != nil && c.calls > 0 {
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: c.in, OutTokens: c.out})
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, c, fmt.Errorf("worker: episodes abandoned: %w", err)
+	}
+	return fresh, c, nil
+}
+
+// addDegraded appends the reasons to degraded, each once.
+func addDegraded(degraded, reasons []string) []string {
+	for _, d := range reasons {
+		if !slices.Contains(degraded, d) {
+			degraded = append(degraded, d)
+		}
+	}
+	return degraded
 }
 
 // sumTurns is how many turns the episodes own.
@@ -191,7 +209,7 @@ func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *mem
 		}
 		return *prev, nil
 	}
-	res, err := extractive.New().Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
+	res, err := w.Fallback.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
 	if err != nil {
 		return memory.Summary{}, fmt.Errorf("worker: extractive root: %w", err)
 	}
@@ -224,7 +242,7 @@ func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.
 		sum = prev.Clone()
 	}
 	if len(tail) > 0 {
-		res, err := extractive.New().Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
+		res, err := w.Fallback.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
 		if err == nil {
 			sum = res.Summary
 		}
@@ -261,13 +279,10 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 	defer span.End()
 	own := w.summaryTurns(chat, turns)
 	ctxTurns = w.summaryTurns(chat, ctxTurns)
-	var sum memory.EpisodeSummarizer = extractive.New()
+	var sum memory.EpisodeSummarizer = w.Summarizer
 	var extra []string
-	if es, ok := w.Summarizer.(memory.EpisodeSummarizer); ok {
-		sum = es
-		if w.DailyTokenBudget > 0 && w.Summarizer.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
-			sum, extra = extractive.New(), []string{DegradedBudgetExhausted}
-		}
+	if w.budgetSpent(chat.Tenant, w.Summarizer) {
+		sum, extra = w.Fallback, []string{DegradedBudgetExhausted}
 	}
 	var res memory.EpisodeResult
 	if len(own) > 0 {
@@ -286,7 +301,7 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 		ep.Facts = facts.ForChat(chat.Key(), facts.Extract(own))
 	}
 	if ep.Model == "" {
-		ep.Model, ep.PromptVersion = extractive.Name, extractive.PromptVersion
+		ep.Model, ep.PromptVersion = w.Fallback.Name(), w.Fallback.PromptVersion(memory.Prompts{})
 	}
 	ep.Summary.CoveredFromSeq, ep.Summary.CoveredToSeq = ep.FromSeq, ep.ToSeq
 	return ep, res, nil

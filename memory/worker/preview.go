@@ -76,7 +76,7 @@ func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.Sum
 	case sum.CoveredFromSeq == 0:
 		sum.CoveredFromSeq = cursor + 1
 	}
-	sum.Model, sum.PromptVersion = w.Summarizer.Name(), promptVersion(w.Summarizer, s.Prompts)
+	sum.Model, sum.PromptVersion = w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts)
 	rec := memory.SummaryRecord{Summary: sum, TokenCount: extractive.Tokens(sum), FromSeq: cursor + 1, ToSeq: last}
 	w.keepPreview(chat.Key(), pk, rec)
 	w.Kick() // the worker persists it (or its own equivalent) under the lease

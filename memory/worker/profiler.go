@@ -36,13 +36,14 @@ type Profiler struct {
 	Merger   ProfileMerger
 	Prompt   func(agent string) string // the agent's user_profile_prompt ("" = default)
 	Model    string
-	Cooldown time.Duration // per user; default 10s
-	Poll     time.Duration // default 2s
+	Cooldown time.Duration // per user; default DefaultProfileCooldown
+	Poll     time.Duration // default DefaultPoll
 	Now      func() time.Time
 	Logger   *slog.Logger
 	// Tracer opens a span per profile merge (nil: no-op).
 	Tracer trace.Tracer
 
+	once     sync.Once
 	mu       sync.Mutex
 	last     map[[2]string]time.Time // (tenant, user) → last merge
 	degraded map[[2]string][]string  // (tenant, user) → fallbacks of its last merge
@@ -75,21 +76,36 @@ func (p *Profiler) note(user [2]string, reasons ...string) {
 	p.degraded[user] = reasons
 }
 
-func (p *Profiler) now() time.Time {
-	if p.Now != nil {
-		return p.Now().UTC()
+// DefaultProfileCooldown is the least time between two merges into one
+// user's profile.
+const DefaultProfileCooldown = 10 * time.Second
+
+// EnsureDefaults fills the optional fields left zero with their defaults:
+// the one place the profiler's defaults live. Run and Pass call it (once)
+// themselves; call it before reading the fields.
+func (p *Profiler) EnsureDefaults() {
+	if p.Cooldown <= 0 {
+		p.Cooldown = DefaultProfileCooldown
 	}
-	return time.Now().UTC()
+	if p.Poll <= 0 {
+		p.Poll = DefaultPoll
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
 }
+
+func (p *Profiler) now() time.Time { return p.Now().UTC() }
 
 // Run merges until ctx ends.
 func (p *Profiler) Run(ctx context.Context) error {
+	p.once.Do(p.EnsureDefaults)
 	poll := p.Poll
-	if poll <= 0 {
-		poll = 2 * time.Second
-	}
 	for {
-		if _, err := p.Pass(ctx, false); err != nil && ctx.Err() == nil && p.Logger != nil {
+		if _, err := p.Pass(ctx, false); err != nil && ctx.Err() == nil {
 			p.Logger.Warn("profile pass", "err", err)
 		}
 		select {
@@ -103,6 +119,7 @@ func (p *Profiler) Run(ctx context.Context) error {
 // Pass merges the pending chat summaries (all of them when force, else
 // skipping users inside their cooldown) and reports how many it merged.
 func (p *Profiler) Pass(ctx context.Context, force bool) (int, error) {
+	p.once.Do(p.EnsureDefaults)
 	chats, err := p.Store.ProfileWork(ctx, 200)
 	if err != nil {
 		return 0, fmt.Errorf("profiler: %w", err)
@@ -132,14 +149,10 @@ func (p *Profiler) Pass(ctx context.Context, force bool) (int, error) {
 }
 
 func (p *Profiler) cooling(user [2]string) bool {
-	cd := p.Cooldown
-	if cd <= 0 {
-		cd = 10 * time.Second
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t, ok := p.last[user]
-	return ok && p.now().Before(t.Add(cd))
+	return ok && p.now().Before(t.Add(p.Cooldown))
 }
 
 // merge folds the chat's current summary into its user's profile.
@@ -197,9 +210,7 @@ func (p *Profiler) mergeOne(ctx context.Context, c memory.Chat, st memory.Profil
 			reason = DegradedProfileInvalid
 		}
 		p.note(user, reason)
-		if p.Logger != nil {
-			p.Logger.Warn("profile merge", "err", err)
-		}
+		p.Logger.Warn("profile merge", "err", err)
 		return st, false
 	}
 	p.note(user)

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/extractive"
@@ -104,24 +103,21 @@ func (w *Worker) rebuildWork(ctx context.Context) ([]memory.ChatKey, map[memory.
 // withLease runs fn under the chat's summary lease, renewed while it runs
 // (ErrLeaseHeld when another job holds it).
 func (w *Worker) withLease(ctx context.Context, key memory.ChatKey, fn func(context.Context) error) error {
-	ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+	lease, err := memory.TakeLease(ctx, w.Store, key, memory.LeaseSummary, w.Owner, w.Lease)
 	if err != nil {
 		return fmt.Errorf("worker: lease: %w", err)
 	}
-	if !ok {
+	if lease == nil {
 		return ErrLeaseHeld
 	}
 	defer w.startJob(key)()
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := w.Store.ReleaseLease(rctx, key, memory.LeaseSummary, w.Owner); err != nil {
+		if err := lease.Release(ctx); err != nil {
 			w.Logger.Warn("release summary lease", "chat", key.ChatID, "err", err)
 		}
 	}()
-	work, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go w.renew(work, cancel, key)
+	work, stop := lease.Keep(ctx)
+	defer stop()
 	return fn(work)
 }
 
@@ -252,7 +248,7 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 		}
 		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
 		if w.OnJob != nil && res.Calls > 0 {
-			w.OnJob(chat.Tenant, "llm_tokens", res.InputTokens, res.OutputTokens)
+			w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
 		}
 	}
 	if err := context.Cause(ctx); err != nil {

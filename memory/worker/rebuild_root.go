@@ -112,10 +112,10 @@ func (w *Worker) llmRebuiltRoot(ctx context.Context, chat memory.Chat, s Setting
 	}
 	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
 	if w.OnJob != nil && res.Calls > 0 {
-		w.OnJob(chat.Tenant, "llm_tokens", res.InputTokens, res.OutputTokens)
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
 	}
 	if res.Summary.PromptVersion == "" {
-		res.Summary.PromptVersion = promptVersion(w.Summarizer, s.Prompts)
+		res.Summary.PromptVersion = w.Summarizer.PromptVersion(s.Prompts)
 	}
 	return res.Summary, res.Degraded, res.Calls, nil
 }

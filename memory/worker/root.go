@@ -41,7 +41,7 @@ type rootResult struct {
 // llmRoot builds the root over the closed episodes up to lastTo and the
 // open tail up to covered. open are the turns after the last episode
 // closed before this pass (read by extendEpisodes).
-func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeStore, chat memory.Chat, head *memory.SummaryRecord,
+func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memory.Chat, head *memory.SummaryRecord,
 	s Settings, stale bool, lastTo, covered int64, open []memory.Message) (rootResult, error) {
 	base, baseTo, haveBase := w.llmBase(chat, head)
 	newEps, err := w.episodesAfter(ctx, es, chat.Key(), baseTo, lastTo)
@@ -117,7 +117,7 @@ func (w *Worker) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.S
 
 // episodesAfter returns the closed episodes ending in (after, upTo], in seq
 // order.
-func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeStore, key memory.ChatKey, after, upTo int64) ([]memory.Episode, error) {
+func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeCloser, key memory.ChatKey, after, upTo int64) ([]memory.Episode, error) {
 	if upTo <= after {
 		return nil, nil
 	}

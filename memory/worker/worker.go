@@ -58,7 +58,7 @@ type Worker struct {
 	Summarizer memory.Summarizer
 	// Episodes keeps closed episodes (nil: no episodes, whatever the
 	// agent's settings).
-	Episodes memory.EpisodeStore
+	Episodes memory.EpisodeCloser
 	// Facts keeps the facts closed episodes carry (nil: a newer fact does
 	// not supersede an older one).
 	Facts memory.FactStore
@@ -67,8 +67,8 @@ type Worker struct {
 	Fallback memory.Summarizer
 	Settings func(agent string) Settings
 	Owner    string        // lease owner id, unique per process (default "worker")
-	Lease    time.Duration // lease ttl, renewed while working (default 2m)
-	Poll     time.Duration // idle poll interval (default 2s)
+	Lease    time.Duration // lease ttl, renewed while working (default memory.DefaultLeaseTTL)
+	Poll     time.Duration // idle poll interval (default DefaultPoll)
 	// DailyTokenBudget caps LLM tokens per tenant per UTC day; 0 = off.
 	// Counted in this process.
 	DailyTokenBudget int64
@@ -89,8 +89,8 @@ type Worker struct {
 	// cursor.
 	Prepare func(agent string, turns []memory.Message) []memory.Message
 	// OnJob, when set, is told the outcome of every extension that ran
-	// ("ok", "degraded", "error") and the LLM tokens it used (metrics).
-	OnJob func(tenant, outcome string, inTokens, outTokens int)
+	// and the LLM tokens each summariser call used (metrics).
+	OnJob func(JobEvent)
 	// Tracer opens a span per summary job (nil: no-op).
 	Tracer trace.Tracer
 	// Forget, when set, is where deleted messages leave their marks: Run
@@ -129,44 +129,88 @@ type dayUsage struct {
 	tokens int64
 }
 
+// JobEvent is what OnJob is told: a job's outcome, or the LLM tokens a
+// summariser call used (reported as the call returns, so a job that fails
+// afterwards still counts what it spent).
+type JobEvent struct {
+	Tenant string
+	// Outcome is JobOK, JobDegraded or JobError; empty on an event that
+	// reports tokens only.
+	Outcome string
+	// InTokens and OutTokens are the LLM tokens of one summariser call (0
+	// on an outcome event).
+	InTokens, OutTokens int
+}
+
+// Job outcomes.
+const (
+	JobOK       = "ok"
+	JobDegraded = "degraded"
+	JobError    = "error"
+)
+
 // ErrLeaseHeld: another worker holds the chat's summary lease.
 var ErrLeaseHeld = errors.New("worker: summary lease held by another worker")
 
 func (w *Worker) init() {
 	w.once.Do(func() {
+		w.EnsureDefaults()
 		w.kick = make(chan struct{}, 1)
 		w.chats = map[memory.ChatKey]*chatState{}
 		w.usage = map[string]dayUsage{}
-		if w.Owner == "" {
-			w.Owner = "worker"
-		}
-		if w.Lease <= 0 {
-			w.Lease = 2 * time.Minute
-		}
-		if w.Poll <= 0 {
-			w.Poll = 2 * time.Second
-		}
-		if w.Logger == nil {
-			w.Logger = slog.New(slog.DiscardHandler)
-		}
-		if w.Now == nil {
-			w.Now = time.Now
-		}
-		if w.Fallback == nil {
-			w.Fallback = extractive.New()
-		}
-		if w.BatchSize <= 0 {
-			w.BatchSize = 200
-		}
-		if w.MinPending <= 0 {
-			w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
-		}
 	})
+}
+
+// EnsureDefaults fills the optional fields left zero with their defaults:
+// the one place the worker's defaults live. Run, Drain, Extend and Kick
+// call it (once) themselves; call it before reading the fields.
+func (w *Worker) EnsureDefaults() {
+	if w.Owner == "" {
+		w.Owner = "worker"
+	}
+	if w.Lease <= 0 {
+		w.Lease = memory.DefaultLeaseTTL
+	}
+	if w.Poll <= 0 {
+		w.Poll = DefaultPoll
+	}
+	if w.MinInterval <= 0 {
+		w.MinInterval = DefaultMinInterval
+	}
+	if w.Logger == nil {
+		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	if w.Now == nil {
+		w.Now = time.Now
+	}
+	if w.Fallback == nil {
+		w.Fallback = extractive.New()
+	}
+	if w.BatchSize <= 0 {
+		w.BatchSize = DefaultBatchSize
+	}
+	if w.MinPending <= 0 {
+		w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
+	}
+}
+
+// Worker defaults.
+const (
+	DefaultPoll        = 2 * time.Second
+	DefaultMinInterval = 250 * time.Millisecond
+	DefaultBatchSize   = 200
+)
+
+// DefaultSettings are the settings of every agent when Settings is nil;
+// they equal config.DefaultMemory's (a test in cmd/contextd checks it).
+func DefaultSettings() Settings {
+	return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, MaxTokens: 800,
+		Structured: true, Persist: true, Enabled: true}
 }
 
 func (w *Worker) settings(agent string) Settings {
 	if w.Settings == nil {
-		return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, Structured: true, Persist: true, Enabled: true}
+		return DefaultSettings()
 	}
 	return w.Settings(agent)
 }
@@ -184,10 +228,6 @@ func (w *Worker) Kick() {
 // flight when ctx ends is abandoned without writing anything.
 func (w *Worker) Run(ctx context.Context) error {
 	w.init()
-	minInterval := w.MinInterval
-	if minInterval <= 0 {
-		minInterval = 250 * time.Millisecond
-	}
 	for {
 		if _, err := w.Rebuild(ctx); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("rebuild after a deleted message failed", "err", err)
@@ -208,7 +248,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(minInterval):
+		case <-time.After(w.MinInterval):
 		}
 	}
 }
@@ -415,17 +455,18 @@ func (w *Worker) triggered(ctx context.Context, c memory.Chat) (bool, error) {
 // agent's current ones (a summary the extractive summarizer wrote is never
 // stale: it uses no prompts).
 func (w *Worker) Stale(agent string, head *memory.SummaryRecord) bool {
-	if head == nil || head.PromptVersion == extractive.PromptVersion {
+	w.init()
+	p := w.settings(agent).Prompts
+	if head == nil || head.PromptVersion == w.Fallback.PromptVersion(p) {
 		return false
 	}
-	return head.PromptVersion != promptVersion(w.Summarizer, w.settings(agent).Prompts)
+	return head.PromptVersion != w.Summarizer.PromptVersion(p)
 }
 
-func promptVersion(s memory.Summarizer, p memory.Prompts) string {
-	if v, ok := s.(interface{ PromptVersion(memory.Prompts) string }); ok {
-		return v.PromptVersion(p)
-	}
-	return p.Version()
+// budgetSpent reports whether sum writes with an LLM and the tenant's
+// daily token budget is spent: the fallback then does the work.
+func (w *Worker) budgetSpent(tenant string, sum memory.Summarizer) bool {
+	return w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(tenant) >= w.DailyTokenBudget
 }
 
 // Extend summarises the chat's turns in (cursor, last_seq - RecentTurns]
@@ -508,68 +549,40 @@ func (w *Worker) extend(ctx context.Context, key memory.ChatKey, force bool) (*m
 		switch {
 		case errors.Is(err, ErrLeaseHeld):
 		case err != nil:
-			w.OnJob(key.Tenant, "error", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobError})
 		case rec != nil && rec.CoveredToSeq != before && len(degraded) > 0:
-			w.OnJob(key.Tenant, "degraded", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobDegraded})
 		case rec != nil && rec.CoveredToSeq != before:
-			w.OnJob(key.Tenant, "ok", 0, 0)
+			w.OnJob(JobEvent{Tenant: key.Tenant, Outcome: JobOK})
 		}
 	}
 	return rec, degraded, err
 }
 
 func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
-	ok, err := w.Store.TryLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
+	lease, err := memory.TakeLease(ctx, w.Store, key, memory.LeaseSummary, w.Owner, w.Lease)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: lease: %w", err)
 	}
-	if !ok {
+	if lease == nil {
 		return nil, nil, ErrLeaseHeld
 	}
 	defer w.startJob(key)()
 	ctx, span := tracing.Start(ctx, w.Tracer, spanSummarise, key.Tenant, key.ChatID)
 	defer span.End()
 	defer func() {
-		// Released even when ctx is cancelled; if this fails the lease
-		// simply expires.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := w.Store.ReleaseLease(rctx, key, memory.LeaseSummary, w.Owner); err != nil {
+		if err := lease.Release(ctx); err != nil {
 			w.Logger.Warn("release summary lease", "chat", key.ChatID, "err", err)
 		}
 	}()
-
-	// Renew the lease while working; losing it abandons the work.
-	work, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go w.renew(work, cancel, key)
+	// Renewed while working; losing it abandons the work.
+	work, stop := lease.Keep(ctx)
+	defer stop()
 
 	if err := w.rebuildIfDirty(work, key); err != nil {
 		return nil, nil, err
 	}
 	return w.extendLeased(work, key, force)
-}
-
-var errLeaseLost = errors.New("worker: summary lease lost")
-
-func (w *Worker) renew(ctx context.Context, cancel context.CancelCauseFunc, key memory.ChatKey) {
-	t := time.NewTicker(max(w.Lease/3, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			ok, err := w.Store.RenewLease(ctx, key, memory.LeaseSummary, w.Owner, w.Lease)
-			if ctx.Err() != nil {
-				return
-			}
-			if err == nil && !ok {
-				cancel(errLeaseLost)
-				return
-			}
-		}
-	}
 }
 
 func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error) {
@@ -584,7 +597,6 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	}
 	s := w.settings(chat.Agent)
 	cursor := chat.SummaryCursor
-	upTo := chat.LastSeq - int64(s.RecentTurns)
 	stale := w.Stale(chat.Agent, head)
 	if !force && !s.Enabled {
 		return head, nil, nil
@@ -592,21 +604,9 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if es, ok := w.episodeStore(s); ok {
 		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
-	var turns []memory.Message
-	for after := cursor; after < upTo; {
-		page, err := w.Store.Messages(ctx, key, after, int(min(upTo-after, 500)))
-		if err != nil {
-			return nil, nil, fmt.Errorf("worker: messages: %w", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			if m.Seq <= upTo {
-				turns = append(turns, m)
-			}
-		}
-		after = page[len(page)-1].Seq
+	turns, err := w.readTurns(ctx, key, cursor, chat.LastSeq-int64(s.RecentTurns))
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(turns) == 0 && (!stale || head == nil) {
 		return head, nil, nil // nothing to add
@@ -618,54 +618,13 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if w.Prepare != nil && len(turns) > 0 {
 		turns = w.Prepare(chat.Agent, turns)
 		if len(turns) == 0 {
-			// Only noise since the cursor: advance over it, keeping the
-			// summary as it is.
-			var out memory.Summary
-			if head != nil {
-				out = head.Summary.Clone()
-			}
-			out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
-			if out.CoveredFromSeq == 0 {
-				out.CoveredFromSeq = cursor + 1
-			}
-			return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+			return w.skipNoise(ctx, key, cursor, s, head, lastEligible)
 		}
 	}
-
-	req := memory.SummarizeRequest{
-		Chat:       chat,
-		Turns:      turns,
-		Prompts:    s.Prompts,
-		Model:      s.Model,
-		Structured: s.Structured,
-		MaxTokens:  s.MaxTokens,
-	}
-	if head != nil {
-		prev := head.Summary.Clone()
-		req.Prev = &prev
-	}
-	sum, degraded := w.Summarizer, []string(nil)
-	if w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
-		sum, degraded = w.Fallback, []string{DegradedBudgetExhausted}
-	}
-	res, err := sum.Summarize(ctx, req)
+	res, degraded, err := w.summarizeTurns(ctx, chat, head, s, turns)
 	if err != nil {
-		if cause := context.Cause(ctx); cause != nil {
-			return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", cause)
-		}
-		return nil, nil, fmt.Errorf("worker: summarise: %w", err)
+		return nil, nil, err
 	}
-	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
-	if w.OnJob != nil && res.Calls > 0 {
-		w.OnJob(chat.Tenant, "llm_tokens", res.InputTokens, res.OutputTokens)
-	}
-	degraded = append(degraded, res.Degraded...)
-	if err := context.Cause(ctx); err != nil {
-		// Cancelled (shutdown) or lease lost after the summarizer returned:
-		// write nothing; the cursor is unchanged and the work is redone.
-		return nil, nil, fmt.Errorf("worker: summarise abandoned: %w", err)
-	}
-
 	out := res.Summary
 	if len(turns) > 0 {
 		if out.CoveredToSeq != turns[len(turns)-1].Seq {
@@ -683,6 +642,60 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
 	}
 	return w.write(ctx, key, cursor, s, rec, degraded, res.Calls, res.InputTokens)
+}
+
+// skipNoise advances the cursor over turns the agent's filters drop
+// entirely (only noise since the cursor), keeping the summary as it is.
+func (w *Worker) skipNoise(ctx context.Context, key memory.ChatKey, cursor int64, s Settings, head *memory.SummaryRecord, lastEligible int64) (*memory.SummaryRecord, []string, error) {
+	var out memory.Summary
+	if head != nil {
+		out = head.Summary.Clone()
+	}
+	out.CoveredToSeq, out.UpdatedAt = lastEligible, w.Now().UTC()
+	if out.CoveredFromSeq == 0 {
+		out.CoveredFromSeq = cursor + 1
+	}
+	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+}
+
+// summarizeTurns extends the head's summary with turns: with the
+// summarizer, or its fallback once the tenant's daily budget is spent. It
+// counts and reports the tokens used, and fails when the work was
+// abandoned (shutdown, lease lost) so that nothing is written.
+func (w *Worker) summarizeTurns(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, s Settings, turns []memory.Message) (memory.SummarizeResult, []string, error) {
+	req := memory.SummarizeRequest{
+		Chat:       chat,
+		Turns:      turns,
+		Prompts:    s.Prompts,
+		Model:      s.Model,
+		Structured: s.Structured,
+		MaxTokens:  s.MaxTokens,
+	}
+	if head != nil {
+		prev := head.Summary.Clone()
+		req.Prev = &prev
+	}
+	sum, degraded := w.Summarizer, []string(nil)
+	if w.budgetSpent(chat.Tenant, sum) {
+		sum, degraded = w.Fallback, []string{DegradedBudgetExhausted}
+	}
+	res, err := sum.Summarize(ctx, req)
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return res, nil, fmt.Errorf("worker: summarise abandoned: %w", cause)
+		}
+		return res, nil, fmt.Errorf("worker: summarise: %w", err)
+	}
+	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
+	if w.OnJob != nil && res.Calls > 0 {
+		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
+	}
+	if err := context.Cause(ctx); err != nil {
+		// Cancelled (shutdown) or lease lost after the summarizer returned:
+		// write nothing; the cursor is unchanged and the work is redone.
+		return res, nil, fmt.Errorf("worker: summarise abandoned: %w", err)
+	}
+	return res, append(degraded, res.Degraded...), nil
 }
 
 // LastDegraded returns the fallbacks taken when this process last wrote the

@@ -51,9 +51,20 @@ func baseSettings() Settings {
 	return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 0, Cooldown: time.Hour, MaxTokens: 800, Structured: true, Persist: true, Enabled: true}
 }
 
+// extractiveEpisodes gives a fake summarizer the extractive episode
+// summaries and prompt version, so a fake only overrides what it tests.
+type extractiveEpisodes struct{}
+
+func (extractiveEpisodes) SummarizeEpisode(ctx context.Context, req memory.EpisodeRequest) (memory.EpisodeResult, error) {
+	return extractive.New().SummarizeEpisode(ctx, req)
+}
+
+func (extractiveEpisodes) PromptVersion(memory.Prompts) string { return extractive.PromptVersion }
+
 // fakeSum wraps the extractive summarizer, records what it is given and can
 // block until released or report token usage like an LLM.
 type fakeSum struct {
+	extractiveEpisodes
 	mu        sync.Mutex
 	name      string
 	reqs      []memory.SummarizeRequest
@@ -250,7 +261,10 @@ func TestBackoffOnFailure(t *testing.T) {
 	}
 }
 
-type failingSum struct{ n int }
+type failingSum struct {
+	extractiveEpisodes
+	n int
+}
 
 func (f *failingSum) Name() string  { return "failing" }
 func (f *failingSum) UsesLLM() bool { return true }
@@ -387,7 +401,10 @@ func TestCursorMovedIsNotAnError(t *testing.T) {
 	}
 }
 
-type sneakySum struct{ st memory.Store }
+type sneakySum struct {
+	extractiveEpisodes
+	st memory.Store
+}
 
 func (s *sneakySum) Name() string  { return "sneaky" }
 func (s *sneakySum) UsesLLM() bool { return true }

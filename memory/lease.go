@@ -1,0 +1,83 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DefaultLeaseTTL is the one lease TTL of background work (summaries,
+// indexing): how long a chat stays claimed by a process that died (kill
+// -9). A held lease is renewed every third of it, so a short TTL costs
+// little and a crashed replica's chats are picked up within seconds.
+const DefaultLeaseTTL = 15 * time.Second
+
+// leaseReleaseTimeout bounds a release run after the work's context ended.
+const leaseReleaseTimeout = 5 * time.Second
+
+// ErrLeaseLost is the cause of a Keep context cancelled because another
+// owner took the lease (it expired between two renewals).
+var ErrLeaseLost = errors.New("memory: lease lost")
+
+// HeldLease is a lease TakeLease took: the one take/renew/release loop of
+// every background worker. Leases are never re-entered (TryLease takes only
+// a free or expired lease; RenewLease extends one's own), so a HeldLease is
+// released exactly once, by its taker.
+type HeldLease struct {
+	l           Leases
+	key         ChatKey
+	kind, owner string
+	ttl         time.Duration
+}
+
+// TakeLease takes the named lease on the chat for owner (ttl <= 0:
+// DefaultLeaseTTL). It returns nil and no error when another owner holds
+// it.
+func TakeLease(ctx context.Context, l Leases, key ChatKey, kind, owner string, ttl time.Duration) (*HeldLease, error) {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	ok, err := l.TryLease(ctx, key, kind, owner, ttl)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &HeldLease{l: l, key: key, kind: kind, owner: owner, ttl: ttl}, nil
+}
+
+// Keep renews the lease every third of its TTL until stop is called. The
+// returned context is cancelled, with cause ErrLeaseLost, when a renewal
+// finds the lease taken by another owner: the work must then stop without
+// writing. A failed renewal (the store unreachable) is retried at the next
+// tick; the lease may expire meanwhile, which the next renewal notices.
+func (h *HeldLease) Keep(ctx context.Context) (work context.Context, stop func()) {
+	work, cancel := context.WithCancelCause(ctx)
+	go func() {
+		t := time.NewTicker(max(h.ttl/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-work.Done():
+				return
+			case <-t.C:
+				ok, err := h.l.RenewLease(work, h.key, h.kind, h.owner, h.ttl)
+				if work.Err() != nil {
+					return
+				}
+				if err == nil && !ok {
+					cancel(ErrLeaseLost)
+					return
+				}
+			}
+		}
+	}()
+	return work, func() { cancel(nil) }
+}
+
+// Release drops the lease, even when ctx is cancelled (a stale lease would
+// block other replicas until it expires). When it fails the lease simply
+// expires.
+func (h *HeldLease) Release(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+	defer cancel()
+	return h.l.ReleaseLease(rctx, h.key, h.kind, h.owner)
+}

@@ -69,3 +69,20 @@ func TestDefines(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigWarnsAboutKeysWithNoEffect: a key set where the owner's
+// other settings switch its feature off is a warning at its line; a
+// supervisor key an agent uses is not.
+func TestCheckConfigWarnsAboutKeysWithNoEffect(t *testing.T) {
+	cfg := mustParse(t, "supervisor:\n  memory:\n    strategy: running_summary\n    episodes: false\n    rag_k: 8\n"+
+		"agents:\n  - name: h\n    memory:\n      rag_episodes: true\n  - name: r\n    memory:\n      episodes: true\n      episode_gap: 1h\n", env())
+	got := strings.Join(cfg.Warnings, "\n")
+	for _, want := range []string{"5: supervisor.memory.rag_k: has no effect", "9: agents[0].memory.rag_episodes: has no effect: episodes is false"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "episode_gap") {
+		t.Errorf("an agent with episodes on is warned about its own episode key:\n%s", got)
+	}
+}

@@ -431,10 +431,48 @@ func (d *decoder) crossChecks(c *Config) {
 
 	d.memoryRanges("supervisor", c.Supervisor.Memory)
 	d.memoryWarnings(c, "supervisor", c.Supervisor.Memory)
+	d.noEffect(c, "supervisor", c.Supervisor.Memory)
 	for i, a := range c.Agents {
 		d.memoryRanges(fmt.Sprintf("agents[%d]", i), a.Memory)
 		d.memoryWarnings(c, fmt.Sprintf("agents[%d]", i), a.Memory)
+		d.noEffect(c, fmt.Sprintf("agents[%d]", i), c.Agent(a.Name).Memory)
 	}
+}
+
+// noEffect warns about a key its owner set that can have no effect under
+// the owner's other settings (episode keys with episodes off, retrieval
+// keys without rag_augmented). A supervisor key is one only when no agent
+// would use it either (an agent inherits it).
+func (d *decoder) noEffect(c *Config, owner string, m Memory) {
+	mp := owner + ".memory"
+	usedBy := func(on func(Memory) bool) bool {
+		if on(m) {
+			return true
+		}
+		if owner != "supervisor" {
+			return false
+		}
+		for _, a := range c.Agents {
+			if on(c.Agent(a.Name).Memory) {
+				return true
+			}
+		}
+		return false
+	}
+	check := func(on func(Memory) bool, why string, keys ...string) {
+		if usedBy(on) {
+			return
+		}
+		for _, k := range keys {
+			if n := d.key(mp + "." + k); n != nil {
+				d.warn(n, mp+"."+k, "has no effect: %s", why)
+			}
+		}
+	}
+	episodes := func(m Memory) bool { return m.Episodes }
+	check(episodes, "episodes is false", "rag_episodes", "episode_min_turns", "episode_max_turns", "episode_gap", "episode_overlap")
+	rag := func(m Memory) bool { return m.Strategy == "rag_augmented" }
+	check(rag, "the strategy is not rag_augmented (retrieval is off)", "rag_k", "rag_similarity_threshold", "recent_floor_turns")
 }
 
 // memoryRanges refuses a minimum above its maximum. An agent is blamed only

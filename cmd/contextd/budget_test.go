@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +112,49 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 		if !strings.Contains(prefs, want) {
 			t.Errorf("alice's profile lacks %q:\n%s", want, prefs)
 		}
+	}
+}
+
+// TestREADMECommands runs the README's curl session as written against the
+// real binary (localhost:8080 replaced by its address), and its
+// check-config command on the repo's agents.yaml: the front page's
+// commands work on a fresh clone.
+func TestREADMECommands(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("curl is required in CI for the README's session")
+		}
+		t.Skip("no curl")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	i := strings.Index(text, "A session with curl")
+	start := strings.Index(text[i:], "```sh\n") + i + len("```sh\n")
+	end := strings.Index(text[start:], "```") + start
+	session := text[start:end]
+	if !strings.Contains(session, "curl -s -X POST localhost:8080/v1/chats/trip/messages") {
+		t.Fatalf("the README's session moved:\n%s", session)
+	}
+	s := startBinary(t, embeddedConfig)
+	addr := strings.TrimPrefix(s.base, "http://")
+	script := strings.ReplaceAll(session, "localhost:8080", addr)
+	cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(curl)+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's session failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"appended":5`, `"sections"`, `"storage":"ok"`, "204"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the session's output lacks %s:\n%s", want, out)
+		}
+	}
+	check, err := exec.Command(contextdBinary(t), "check-config", "--config", "../../agents.yaml").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(check), "ok") {
+		t.Errorf("check-config on agents.yaml: %v\n%s", err, check)
 	}
 }

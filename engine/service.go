@@ -18,6 +18,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -630,24 +631,30 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		if len(hits) == in.K {
 			break
 		}
-		if t.Kind == memory.KindEpisode {
-			hits = append(hits, episodeHit(t))
-			continue
+		if h, ok := searchHit(t, fopts); ok {
+			hits = append(hits, h)
 		}
-		if t.Kind == memory.KindFact {
-			v := t.ValidAt
-			hits = append(hits, SearchHit{Kind: memory.KindFact, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
-				CreatedAt: t.CreatedAt, FactID: t.FactID, Seqs: t.Seqs, ValidAt: &v})
-			continue
-		}
-		content, reason := fopts.Item(memory.Role(t.Role), t.Content)
-		if reason != "" {
-			continue
-		}
-		hits = append(hits, SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score,
-			CreatedAt: t.CreatedAt, Passages: passageRefs(t)})
 	}
 	return hits, nil
+}
+
+// searchHit is one retrieved item as a search hit; a turn the agent's
+// filters drop (routing noise) is none.
+func searchHit(t rag.Turn, fopts filters.Options) (SearchHit, bool) {
+	switch t.Kind {
+	case memory.KindEpisode:
+		return episodeHit(t), true
+	case memory.KindFact:
+		v := t.ValidAt
+		return SearchHit{Kind: memory.KindFact, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
+			CreatedAt: t.CreatedAt, FactID: t.FactID, Seqs: t.Seqs, ValidAt: &v}, true
+	}
+	content, reason := fopts.Item(memory.Role(t.Role), t.Content)
+	if reason != "" {
+		return SearchHit{}, false
+	}
+	return SearchHit{Kind: memory.KindTurn, ChatID: t.ChatID, Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score,
+		CreatedAt: t.CreatedAt, Passages: passageRefs(t)}, true
 }
 
 func episodeHit(t rag.Turn) SearchHit {

@@ -31,7 +31,7 @@ func TestInspectorCLI(t *testing.T) {
 	insp := inspector{t: t, dir: dir, url: url + "/mcp", key: key}
 
 	list := insp.run("--method", "tools/list")
-	for _, want := range []string{"add_messages", "get_context", "search_memory", "get_summary", "get_user_profile", "delete_chat"} {
+	for _, want := range []string{"add_messages", "get_context", "search_memory", "get_summary", "get_user_profile", "delete_chat", "delete_message"} {
 		if !strings.Contains(list, `"name": "`+want+`"`) {
 			t.Fatalf("tools/list lacks %s:\n%s", want, list)
 		}
@@ -76,6 +76,21 @@ func TestInspectorCLI(t *testing.T) {
 	if r := insp.call("get_user_profile", "user_id=alice"); r.IsError || r.Structured["user_id"] != "alice" {
 		t.Fatalf("get_user_profile: %+v", r)
 	}
+	var facts []any // facts are indexed in the background too
+	for deadline := time.Now().Add(30 * time.Second); len(facts) == 0 && time.Now().Before(deadline); {
+		r := insp.call("search_memory", "query=vegetarian", "chat_id=trip", `kinds=["fact"]`, "min_score=0.1")
+		if r.IsError {
+			t.Fatalf("search_memory for facts: %+v", r)
+		}
+		facts, _ = r.Structured["hits"].([]any)
+	}
+	if len(facts) == 0 || facts[0].(map[string]any)["kind"] != "fact" {
+		t.Fatalf("no fact hit for vegetarian: %v", facts)
+	}
+	if r := insp.call("delete_message", "chat_id=trip", "message_id=m3"); r.IsError {
+		t.Fatalf("delete_message: %+v", r)
+	}
+	insp.wantError(insp.call("delete_message", "chat_id=trip", "message_id=m3"), "not_found", "")
 	insp.wantError(insp.call("get_context", "budget_tokens=500"), "missing_field", "chat_id")
 	insp.wantError(insp.call("get_context", "chat_id=trip", "budget_tokens=0"), "invalid_value", "budget_tokens")
 	insp.wantError(insp.call("add_messages", "chat_id=trip", `messages=[{"role":"robot","content":"x"}]`), "invalid_role", "messages[0].role")

@@ -196,7 +196,9 @@ func (p *packer) takeRAG(i int) {
 		return
 	}
 	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil {
-		p.packHitAsVerbatim(vi)
+		if p.in.Verbatim[vi].Seq < p.in.MustKeepFrom {
+			p.packHitAsVerbatim(vi)
+		} // a recent-window turn is shown as part of the newest tail, never out of order
 		return
 	}
 	if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {

@@ -21,7 +21,7 @@ func Words(s string) []string {
 		}
 	}
 	for i, r := range s {
-		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		alnum := unicode.IsLetter(r) || unicode.IsNumber(r)
 		switch {
 		case start < 0 && alnum:
 			start = i

@@ -77,6 +77,7 @@ func DefaultMemory() Memory {
 		PersistSummary:         true,
 		RAGNamespace:           "__memory__",
 		RAGK:                   5,
+		RAGNeighbors:           1,
 		RAGSimilarityThreshold: 0.5,
 		RAGScope:               "chat",
 		StoreTurns:             true,

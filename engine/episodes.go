@@ -69,9 +69,13 @@ func ragEpisode(t rag.Turn, chatID string) RAGTurn {
 // while further down the ranking the turns themselves serve better.
 func topEpisodesOnly(rs []RAGTurn, k int) []RAGTurn {
 	out := rs[:0]
-	for i, r := range rs {
-		if r.Episode == nil || i < k {
+	rank := 0 // among the hits: a neighbour shares its hit's score, not a rank
+	for _, r := range rs {
+		if r.Episode == nil || rank < k {
 			out = append(out, r)
+		}
+		if !r.Neighbor {
+			rank++
 		}
 	}
 	return out

@@ -68,7 +68,7 @@ type Policy struct {
 func DefaultPolicy() Policy {
 	return Policy{
 		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
-		RAGK: 5, RAGMaxHits: 400, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
+		RAGK: 5, RAGMaxHits: 400, RAGNeighbors: 1, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
 		Tokenizer: tokens.CL100K, UserProfile: true, FloorTurns: DefaultFloorTurns,
 		Filters:    supervisorFilters(),
 		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},

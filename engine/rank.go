@@ -42,6 +42,10 @@ const (
 	// turn's words, so it counts half against the turn itself (which also
 	// shows what was around it); an LLM's fact counts in full.
 	extractiveFactWeight = 0.5
+	// neighborWeight: a turn retrieved for context around a hit (the
+	// question before an answer, rag_neighbors) counts half its hit's
+	// score: it fills the room the hits leave, it does not displace them.
+	neighborWeight = 0.5
 )
 
 type candKind uint8
@@ -137,6 +141,9 @@ func (p *packer) ragCandidates() []candidate {
 		}
 		if r.Fact != nil && !p.in.LLMEpisodes {
 			rel *= extractiveFactWeight
+		}
+		if r.Neighbor {
+			rel *= neighborWeight
 		}
 		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
 	}

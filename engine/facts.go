@@ -91,7 +91,9 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 	}
 }
 
-// userFacts are the facts drawn from the user's own turns.
+// userFacts are the facts about the user drawn from their own turns
+// (preferences, attributes): the others leave the profile unchanged, so
+// they cost no profile write.
 func userFacts(fs []memory.Fact, turns []memory.Message) []memory.Fact {
 	role := make(map[int64]memory.Role, len(turns))
 	for _, t := range turns {
@@ -99,7 +101,8 @@ func userFacts(fs []memory.Fact, turns []memory.Message) []memory.Fact {
 	}
 	var out []memory.Fact
 	for _, f := range fs {
-		if len(f.Seqs) > 0 && role[f.Seqs[0]] == memory.RoleUser {
+		about := f.Kind == memory.FactPreference || f.Kind == memory.FactAttribute
+		if about && len(f.Seqs) > 0 && role[f.Seqs[0]] == memory.RoleUser {
 			out = append(out, f)
 		}
 	}

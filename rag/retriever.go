@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -37,6 +38,8 @@ type Retriever struct {
 	// above which the lower-ranked one is dropped (0: DefaultNearDuplicate;
 	// negative: keep near-duplicates).
 	NearDuplicate float64
+
+	terms termCache // hits' term sets, by hit identity and length
 }
 
 // Ranking parameters (docs/retrieval.md).
@@ -298,7 +301,11 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Turn) int { return cmp.Compare(b.Score, a.Score) })
-	return r.dropNearDuplicates(out, k)
+	tenant := ""
+	if len(hits) > 0 {
+		tenant = hits[0].Tenant // one query, one tenant
+	}
+	return r.dropNearDuplicates(tenant, out, k)
 }
 
 // hitTurn is a hit as a result; a passage of a long turn carries it in
@@ -340,7 +347,7 @@ func joinPassages(ps []Passage, turnBytes int) string {
 // dropNearDuplicates keeps up to k results (best first), skipping each one
 // whose term set has a Jaccard similarity of at least the threshold with
 // one already kept.
-func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
+func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Turn {
 	limit := r.NearDuplicate
 	if limit == 0 {
 		limit = DefaultNearDuplicate
@@ -354,9 +361,13 @@ func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
 		if len(kept) == k {
 			break
 		}
-		ts := termSet(t.Content)
+		ts := r.terms.get(tenant, t)
 		dup := false
 		for _, o := range terms {
+			// |a∩b|/|a∪b| <= min/max of the sizes: most pairs need no merge.
+			if small, large := min(len(ts), len(o)), max(len(ts), len(o)); float64(small) < limit*float64(large) {
+				continue
+			}
 			if jaccard(ts, o) >= limit {
 				dup = true
 				break
@@ -368,6 +379,45 @@ func (r *Retriever) dropNearDuplicates(ranked []Turn, k int) []Turn {
 		}
 	}
 	return kept
+}
+
+// termCache keeps hits' term sets: the same turns come back query after
+// query, and tokenising them was a fifth of a rag_augmented request's CPU.
+// Bounded; past termCacheSize it starts over.
+type termCache struct {
+	mu sync.Mutex
+	m  map[termKey][]uint32
+}
+
+type termKey struct {
+	tenant, chat    string
+	id              string
+	kind            string
+	seq             int64
+	passage, length int
+}
+
+const termCacheSize = 50_000
+
+func (c *termCache) get(tenant string, t Turn) []uint32 {
+	k := termKey{tenant: tenant, chat: t.ChatID, id: t.FactID + t.EpisodeID, kind: t.Kind, seq: t.Seq, length: len(t.Content)}
+	if len(t.Passages) > 0 {
+		k.passage = t.Passages[0].From
+	}
+	c.mu.Lock()
+	ts, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return ts
+	}
+	ts = termSet(t.Content)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= termCacheSize {
+		c.m = make(map[termKey][]uint32, 1024)
+	}
+	c.m[k] = ts
+	c.mu.Unlock()
+	return ts
 }
 
 // termSet is text's term ids (as in its sparse vector), sorted and unique.

@@ -250,8 +250,7 @@ func TestRetrieveErrorsWrapSentinels(t *testing.T) {
 	ctx := context.Background()
 	req := rag.Request{Tenant: "t", ChatID: "c", Query: "hello"}
 
-	bad := *e.ret
-	bad.Embedder = failingEmbedder{}
+	bad := rag.Retriever{Embedder: failingEmbedder{}, Sparse: e.ret.Sparse, Index: e.ret.Index, Store: e.ret.Store}
 	if _, err := bad.Retrieve(ctx, req); !errors.Is(err, rag.ErrEmbedder) {
 		t.Errorf("embedder down: %v, want ErrEmbedder", err)
 	}

@@ -183,6 +183,19 @@ func (s *Store) listChats(ctx context.Context, st *sql.Stmt, args ...any) ([]mem
 	if err != nil {
 		return nil, err
 	}
+	return scanChats(rows)
+}
+
+// queryChats lists the chats a query over the read pool selects (chatCols).
+func (s *Store) queryChats(ctx context.Context, query string, args ...any) ([]memory.Chat, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanChats(rows)
+}
+
+func scanChats(rows *sql.Rows) ([]memory.Chat, error) {
 	defer rows.Close()
 	out := []memory.Chat{}
 	for rows.Next() {

@@ -167,22 +167,13 @@ func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) (
 
 // UnindexedEpisodeChats lists chats holding unindexed episodes.
 func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+chatCols+` FROM chats
+	chats, err := s.queryChats(ctx, `SELECT `+chatCols+` FROM chats
 		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE indexed = 0)
 		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
 	}
-	defer rows.Close()
-	out := []memory.Chat{}
-	for rows.Next() {
-		_, c, err := scanChat(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return chats, nil
 }
 
 // UnindexedEpisodes returns up to limit unindexed episodes of the chat.

@@ -138,22 +138,13 @@ func (s *Store) SupersedeFacts(ctx context.Context, key memory.ChatKey, oldToNew
 
 // UnindexedFactChats lists chats holding unindexed facts.
 func (s *Store) UnindexedFactChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+chatCols+` FROM chats
+	chats, err := s.queryChats(ctx, `SELECT `+chatCols+` FROM chats
 		WHERE id IN (SELECT DISTINCT chat FROM facts WHERE indexed = 0)
 		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: unindexed fact chats: %w", err)
 	}
-	defer rows.Close()
-	out := []memory.Chat{}
-	for rows.Next() {
-		_, c, err := scanChat(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: unindexed fact chats: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return chats, nil
 }
 
 // UnindexedFacts returns up to limit unindexed facts of the chat.

@@ -77,21 +77,12 @@ func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memor
 // ProfileWork lists chats with a user whose summary moved past what their
 // user's profile merged, oldest change first.
 func (s *Store) ProfileWork(ctx context.Context, limit int) ([]memory.Chat, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("c.", chatCols)+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
+	chats, err := s.queryChats(ctx, `SELECT `+prefixed("c.", chatCols)+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
 		WHERE c.user_id != '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT CAST(? AS INTEGER)`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: profile work: %w", err)
 	}
-	defer rows.Close()
-	out := []memory.Chat{}
-	for rows.Next() {
-		_, c, err := scanChat(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: profile work: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return chats, nil
 }
 
 // MarkProfileMerged records that the chat's summary up to seq is merged.

@@ -75,13 +75,8 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 	}
 	key := res.Chat.Key()
 	stored, err := s.FactStore.AddFacts(ctx, key, fs)
-	if err == nil && len(stored) > 0 {
-		var cur []memory.Fact
-		if cur, err = s.FactStore.Facts(ctx, key, 0, 0, false); err == nil {
-			if m := facts.Supersede(cur, stored); len(m) > 0 {
-				err = s.FactStore.SupersedeFacts(ctx, key, m)
-			}
-		}
+	if err == nil {
+		err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
 	}
 	if err == nil && res.Chat.UserID != "" && s.Profiles != nil {
 		err = s.profileFromFacts(ctx, res.Chat, userFacts(stored, turns))

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -31,11 +32,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("export: unexpected argument %q", fs.Arg(0)))
 	}
-	cfg, src, err := loadConfig(*cfgPath, getenv)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", src, err)
-	}
-	store, err := openStore(ctx, cfg.Storage)
+	_, store, err := configuredStore(ctx, *cfgPath, getenv)
 	if err != nil {
 		return err
 	}
@@ -82,11 +79,7 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 		defer f.Close()
 		in = f
 	}
-	cfg, src, err := loadConfig(*cfgPath, getenv)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", src, err)
-	}
-	store, err := openStore(ctx, cfg.Storage)
+	cfg, store, err := configuredStore(ctx, *cfgPath, getenv)
 	if err != nil {
 		return err
 	}
@@ -123,4 +116,18 @@ func importDump(ctx context.Context, store memory.Dumper, r io.Reader) (added, p
 			return added, present, nil
 		}
 	}
+}
+
+// configuredStore loads the config (path "" = the default lookup) and opens
+// its store: what export, import and migrate start with.
+func configuredStore(ctx context.Context, path string, getenv func(string) string) (*config.Config, memory.Backend, error) {
+	cfg, src, err := loadConfig(path, getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config %s: %w", src, err)
+	}
+	store, err := openStore(ctx, cfg.Storage)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, store, nil
 }

@@ -150,11 +150,7 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, src, err := loadConfig(*cfgPath, getenv)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", src, err)
-	}
-	store, err := openStore(ctx, cfg.Storage)
+	cfg, store, err := configuredStore(ctx, *cfgPath, getenv)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -168,4 +170,20 @@ func singular(w string) string {
 		return w[:len(w)-1]
 	}
 	return w
+}
+
+// SupersedeStored marks the chat's stored current facts that fresh (already
+// stored) facts update, by the rule of Supersede.
+func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.ChatKey, fresh []memory.Fact) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	cur, err := store.Facts(ctx, key, 0, 0, false)
+	if err != nil {
+		return fmt.Errorf("facts: read current: %w", err)
+	}
+	if m := Supersede(cur, fresh); len(m) > 0 {
+		return store.SupersedeFacts(ctx, key, m)
+	}
+	return nil
 }

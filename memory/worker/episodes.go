@@ -350,15 +350,5 @@ func (w *Worker) supersede(ctx context.Context, key memory.ChatKey, fresh []memo
 	for _, ep := range fresh {
 		fs = append(fs, ep.Facts...)
 	}
-	if len(fs) == 0 {
-		return nil
-	}
-	cur, err := w.Facts.Facts(ctx, key, 0, 0, false)
-	if err != nil {
-		return fmt.Errorf("worker: facts: %w", err)
-	}
-	if m := facts.Supersede(cur, fs); len(m) > 0 {
-		return w.Facts.SupersedeFacts(ctx, key, m)
-	}
-	return nil
+	return facts.SupersedeStored(ctx, w.Facts, key, fs)
 }

@@ -173,9 +173,15 @@ func singular(w string) string {
 }
 
 // SupersedeStored marks the chat's stored current facts that fresh (already
-// stored) facts update, by the rule of Supersede.
+// stored) facts update, by the rule of Supersede. Fresh facts that state no
+// slot update nothing: the chat's facts are then not read at all (the
+// common case, and the one on the append path).
 func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.ChatKey, fresh []memory.Fact) error {
-	if len(fresh) == 0 {
+	slotted := false
+	for _, f := range fresh {
+		slotted = slotted || len(Slots(f)) > 0
+	}
+	if !slotted {
 		return nil
 	}
 	cur, err := store.Facts(ctx, key, 0, 0, false)

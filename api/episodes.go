@@ -12,15 +12,11 @@ import (
 // {"episodes":[Episode],"next_after_seq"}.
 func handleListEpisodes(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		after, err := queryInt(c, "after_seq", 0)
+		after, limit, err := page(c)
 		if err != nil {
 			return err
 		}
-		limit, err := queryInt(c, "limit", 100)
-		if err != nil {
-			return err
-		}
-		eps, next, err := svc.Episodes(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, int(limit))
+		eps, next, err := svc.Episodes(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, limit)
 		if err != nil {
 			return err
 		}

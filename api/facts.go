@@ -11,11 +11,7 @@ import (
 // handleListFacts pages a chat's facts: {"facts":[Fact],"next_after_seq"}.
 func handleListFacts(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		after, err := queryInt(c, "after_seq", 0)
-		if err != nil {
-			return err
-		}
-		limit, err := queryInt(c, "limit", 100)
+		after, limit, err := page(c)
 		if err != nil {
 			return err
 		}
@@ -23,7 +19,7 @@ func handleListFacts(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		fs, next, err := svc.Facts(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, int(limit), superseded)
+		fs, next, err := svc.Facts(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, limit, superseded)
 		if err != nil {
 			return err
 		}

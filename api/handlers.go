@@ -81,15 +81,11 @@ type messageOut struct {
 
 func handleListMessages(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		after, err := queryInt(c, "after_seq", 0)
+		after, limit, err := page(c)
 		if err != nil {
 			return err
 		}
-		limit, err := queryInt(c, "limit", 100)
-		if err != nil {
-			return err
-		}
-		msgs, next, err := svc.Messages(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, int(limit))
+		msgs, next, err := svc.Messages(c.Request().Context(), tenantOf(c), c.Param("chat_id"), after, limit)
 		if err != nil {
 			return err
 		}
@@ -115,6 +111,15 @@ func queryInt(c echo.Context, name string, def int64) (int64, error) {
 		return 0, badRequest("invalid_value", name, "must be an integer")
 	}
 	return n, nil
+}
+
+// page reads a listing's after_seq (default 0) and limit (default 100).
+func page(c echo.Context) (after int64, limit int, err error) {
+	if after, err = queryInt(c, "after_seq", 0); err != nil {
+		return 0, 0, err
+	}
+	n, err := queryInt(c, "limit", 100)
+	return after, int(n), err
 }
 
 // queryBool reads a true/false query parameter (absent: false).

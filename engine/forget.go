@@ -31,7 +31,7 @@ import (
 
 // DegradedSummaryRebuilding: a message the running summary may hold was
 // deleted; the summary is not served until it is rebuilt without it.
-const DegradedSummaryRebuilding = "summary_rebuilding"
+const DegradedSummaryRebuilding = memory.DegradedSummaryRebuilding
 
 // Forgetter deletes one message, leaving marks for the rebuild
 // (memory.MessageForgetter).

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -99,6 +100,9 @@ func (s *Service) Refresh(ctx context.Context, tenant, chatID string) (RefreshRe
 		return res, err
 	}
 	res.Reason = s.noSummaryReason(chat)
+	if slices.Contains(degraded, DegradedSummaryRebuilding) {
+		res.Reason = "a deleted message's summary is being rebuilt without it; refresh again shortly"
+	}
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -443,6 +444,9 @@ func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*m
 	rec, degraded, err := s.Summaries.Extend(ctx, key, true)
 	if err != nil {
 		return nil, degraded, storeErr("refresh summary", err)
+	}
+	if slices.Contains(degraded, DegradedSummaryRebuilding) {
+		return nil, degraded, nil // the stored summary may hold a deleted message
 	}
 	if rec == nil {
 		head, err := s.Store.SummaryHead(ctx, key)

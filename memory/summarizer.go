@@ -39,6 +39,9 @@ const (
 	// DegradedNarrativeOnly: the model's reply was not a valid JSON
 	// summary.
 	DegradedNarrativeOnly = "summary_narrative_only"
+	// DegradedSummaryRebuilding: a message the running summary may hold was
+	// deleted; the summary is rebuilt without it and not served until then.
+	DegradedSummaryRebuilding = "summary_rebuilding"
 )
 
 // SummarizeRequest carries one extension.

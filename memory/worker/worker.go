@@ -579,7 +579,12 @@ func (w *Worker) extendOnce(ctx context.Context, key memory.ChatKey, force bool)
 	work, stop := lease.Keep(ctx)
 	defer stop()
 
-	if err := w.rebuildIfDirty(work, key); err != nil {
+	if err := w.rebuildIfDirty(work, key); errors.Is(err, errEpisodeMarked) {
+		// A message was deleted again while the chat was being rebuilt:
+		// nothing may be served or extended until the next pass rebuilds it.
+		w.Kick()
+		return nil, []string{memory.DegradedSummaryRebuilding}, nil
+	} else if err != nil {
 		return nil, nil, err
 	}
 	return w.extendLeased(work, key, force)

@@ -283,7 +283,7 @@ func Clip(s string, max int) string {
 	for !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
 	}
-	if i := lastSentenceEnd(cut); i > max/2 {
+	if i := lastSentenceEnd(s, len(cut)); i > max/2 {
 		return strings.TrimSpace(cut[:i])
 	}
 	if i := strings.LastIndexAny(cut, ",;:—"); i > max/2 {
@@ -305,9 +305,11 @@ func Tidy(s string) string {
 }
 
 // lastSentenceEnd is the byte offset just after the last ".", "!" or "?"
-// of s that is followed by a space or ends s (0: none).
-func lastSentenceEnd(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
+// within s[:n] that ends a sentence of s: followed, in s, by a space or
+// its end (0: none). The whole text is read past n, so a "!" inside
+// "0!000" is not taken for an end because the cut falls right after it.
+func lastSentenceEnd(s string, n int) int {
+	for i := min(n, len(s)) - 1; i >= 0; i-- {
 		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && (i+1 == len(s) || s[i+1] == ' ') {
 			return i + 1
 		}

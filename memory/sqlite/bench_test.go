@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/contextd/contextd/memory"
@@ -113,6 +114,30 @@ func BenchmarkHotReadParallel(b *testing.B) {
 		for i := 0; pb.Next(); i++ {
 			k := memory.ChatKey{Tenant: "bench", ChatID: fmt.Sprintf("hot-%d", i%chats)}
 			if err := hotRead(ctx, s, k, hotSeqs); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkAppendOneTurnParallel appends one turn per call from 32 goroutines
+// across 200 chats (make bench-http's append route, without HTTP): what
+// group commit is for. Compare with -cpu 2 against the build before it.
+func BenchmarkAppendOneTurnParallel(b *testing.B) {
+	s := open(b)
+	defer s.Close()
+	ctx := context.Background()
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			k := memory.ChatKey{Tenant: "bench", ChatID: fmt.Sprintf("c-%d", i%200)}
+			if _, err := s.Append(ctx, memory.AppendRequest{Chat: k, Messages: []memory.Message{{
+				ID: fmt.Sprint("m", i), Role: memory.RoleUser, Content: "a turn of about the size of a short chat message, say forty words or so"}}}); err != nil {
 				b.Error(err)
 				return
 			}

@@ -65,7 +65,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		return memory.AppendResult{}, err
 	}
 	var res memory.AppendResult
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res = memory.AppendResult{}
 		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), req.Chat)
 		switch {

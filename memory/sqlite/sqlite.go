@@ -47,6 +47,8 @@ type Store struct {
 	heads *headCache
 	// now is the clock (UTC); tests of the store use the real one.
 	now func() time.Time
+	// group queues concurrent appends into one write transaction.
+	group grouper
 }
 
 var _ memory.Backend = (*Store)(nil)

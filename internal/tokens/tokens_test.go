@@ -34,18 +34,36 @@ func TestCount(t *testing.T) {
 }
 
 func TestMemoEvicts(t *testing.T) {
-	m := &memo{cur: map[string]int{}, prev: map[string]int{}, max: 2, maxBytes: 1 << 10}
-	m.put("a", 1)
-	m.put("b", 2)
-	m.put("c", 3) // rotates: prev={a,b}, cur={c}
-	if n, ok := m.get("a"); !ok || n != 1 {
+	sh := &memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 2, maxBytes: 1 << 10}
+	for i, s := range []string{"a", "b", "c"} { // the third rotates: prev={a,b}, cur={c}
+		sh.putLocked(uint64(i), memoEntry{s: s, n: i})
+	}
+	if e, ok := sh.prev[0]; !ok || e.s != "a" {
 		t.Fatalf("a should survive one rotation")
 	}
-	m.put("d", 4)
-	m.put("e", 5)
-	m.put("f", 6)
-	if _, ok := m.get("b"); ok {
+	for i, s := range []string{"d", "e", "f"} {
+		sh.putLocked(uint64(10+i), memoEntry{s: s, n: i})
+	}
+	if _, ok := sh.cur[1]; ok {
 		t.Fatalf("b should have been evicted")
+	}
+	if _, ok := sh.prev[1]; ok {
+		t.Fatalf("b should have been evicted")
+	}
+}
+
+// TestMemoChecksTheString: a hit is a hit on the same string, never on
+// another one with the same hash.
+func TestMemoChecksTheString(t *testing.T) {
+	m := newMemo()
+	m.put("hello world", 2)
+	if n, ok := m.get("hello world"); !ok || n != 2 {
+		t.Fatalf("get = %d, %v", n, ok)
+	}
+	sh, h := m.shard("hello world")
+	sh.cur[h] = memoEntry{s: "another string", n: 9} // as a collision would
+	if _, ok := m.get("hello world"); ok {
+		t.Fatal("a colliding entry must be a miss")
 	}
 }
 
@@ -96,17 +114,17 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestMemoByteBound(t *testing.T) {
-	m := &memo{cur: map[string]int{}, prev: map[string]int{}, max: 1000, maxBytes: 100}
+	sh := &memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 1000, maxBytes: 100}
 	for i := range 50 {
-		m.put(strings.Repeat("x", 30)+fmt.Sprint(i), i)
-		if m.curBytes > m.maxBytes {
-			t.Fatalf("generation holds %d bytes > %d", m.curBytes, m.maxBytes)
+		sh.putLocked(uint64(i), memoEntry{s: strings.Repeat("x", 30) + fmt.Sprint(i), n: i})
+		if sh.curBytes > sh.maxBytes {
+			t.Fatalf("generation holds %d bytes > %d", sh.curBytes, sh.maxBytes)
 		}
 	}
-	if n, ok := m.get(strings.Repeat("x", 30) + "49"); !ok || n != 49 {
+	if e, ok := sh.cur[49]; !ok || e.n != 49 {
 		t.Fatalf("latest entry missing")
 	}
-	if _, ok := m.get(strings.Repeat("x", 30) + "0"); ok {
+	if _, ok := sh.prev[0]; ok {
 		t.Fatalf("oldest entry should have been evicted")
 	}
 }

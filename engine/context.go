@@ -216,7 +216,7 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 }
 
 func (s *Service) readHead(ctx context.Context, p *plan) error {
-	head, err := s.Store.SummaryHead(ctx, p.chat.Key())
+	head, err := s.heads().head(ctx, s.Store, p.chat, p.wait)
 	if err != nil {
 		return storeErr("read summary", err)
 	}

@@ -35,7 +35,7 @@ func (s *Service) profileStage(ctx context.Context, p *plan, res *ContextResult)
 		// Fallbacks the profiler took for this user's profile.
 		res.degrade(s.ProfileDegraded(p.chat.Tenant, p.chat.UserID)...)
 	}
-	pr, err := s.profiles().get(ctx, s.Profiles, p.chat.Tenant, p.chat.UserID)
+	pr, err := s.profiles().get(ctx, s.Profiles, p.chat.Tenant, p.chat.UserID, p.chat.ProfileVersion)
 	if err != nil {
 		return nil, storeErr("read profile", err)
 	}
@@ -232,15 +232,20 @@ func (s *Service) profiles() *profileCache {
 }
 
 // get returns the user's profile (read-only: callers copy before changing).
-func (c *profileCache) get(ctx context.Context, ps Profiles, tenant, userID string) (memory.Profile, error) {
+// seen is the profile's version as read with the chat row (0: not known
+// there); a cached profile of that version needs no other read.
+func (c *profileCache) get(ctx context.Context, ps Profiles, tenant, userID string, seen int64) (memory.Profile, error) {
 	k := [2]string{tenant, userID}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if ok && seen > 0 && e.version == seen {
+		return e.p, nil
+	}
 	v, err := ps.ProfileVersion(ctx, tenant, userID)
 	if err != nil || v == 0 {
 		return memory.Profile{}, err
 	}
-	c.mu.Lock()
-	e, ok := c.m[k]
-	c.mu.Unlock()
 	if ok && e.version == v {
 		return e.p, nil
 	}

@@ -116,6 +116,8 @@ type Service struct {
 	rec      *recentCache
 	profOnce sync.Once
 	prof     *profileCache
+	headOnce sync.Once
+	headc    *headCache
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.

@@ -76,6 +76,14 @@ type Chat struct {
 	// clean); ReplaceSummary clears SummaryDirty only when no message was
 	// deleted since the caller read it.
 	DirtyMark int64 `json:"-"`
+	// HeadID and ProfileVersion are read with the row by Store.Chat (the
+	// listings leave them empty): the id of the chat's current summary
+	// record ("": none) and the version of its user's profile (0: none).
+	// A reader holding a decoded head or profile checks it against them
+	// instead of asking again: one read where there were three, and a
+	// consistent one.
+	HeadID         string `json:"-"`
+	ProfileVersion int64  `json:"-"`
 }
 
 // Key returns the chat's key.

@@ -36,3 +36,26 @@ func BenchmarkSummarizeChat(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExtendOneTurn extends a 40-turn summary by one turn: what a read
+// previews under churn, each time a chat gains a turn.
+func BenchmarkExtendOneTurn(b *testing.B) {
+	chats := benchTurns(16, 41)
+	s := New()
+	prevs := make([]memory.Summary, len(chats))
+	for i, turns := range chats {
+		res, err := s.Summarize(context.Background(), memory.SummarizeRequest{Turns: turns[:40], Structured: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		prevs[i] = res.Summary
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % len(chats)
+		prev := prevs[k].Clone()
+		if _, err := s.Summarize(context.Background(), memory.SummarizeRequest{Prev: &prev, Turns: chats[k][40:], Structured: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -217,11 +217,34 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 	return res, nil
 }
 
-// Chat returns the chat or ErrNotFound.
+// Chat returns the chat or ErrNotFound,
+// with its head's id and its user's profile version.
 func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
-	_, c, err := loadChat(ctx, s.pool, key, false)
+	var (
+		pk      int64
+		c       memory.Chat
+		headID  *string
+		profile *int64
+	)
+	err := s.pool.QueryRow(ctx, `SELECT `+chatCols+`, (SELECT s.id::text FROM conversation_summaries s
+		WHERE s.chat = c.id ORDER BY s.depth DESC LIMIT 1),
+		(SELECT p.version FROM profiles p WHERE p.tenant = c.tenant AND p.user_id = c.user_id)
+		FROM chats c WHERE c.tenant = $1 AND c.chat_id = $2`, key.Tenant, key.ChatID).Scan(
+		&pk, &c.Tenant, &c.ID, &c.UserID, &c.Agent, &c.LastSeq, &c.SummaryCursor, &c.CreatedAt, &c.UpdatedAt, &c.DirtyMark,
+		&headID, &profile)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return memory.Chat{}, wrap("chat", notFound(key))
+	}
 	if err != nil {
 		return memory.Chat{}, wrap("chat", err)
+	}
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	c.SummaryDirty = c.DirtyMark > 0
+	if headID != nil {
+		c.HeadID = *headID
+	}
+	if profile != nil {
+		c.ProfileVersion = *profile
 	}
 	return c, nil
 }

@@ -169,12 +169,28 @@ func existingSeqs(ctx context.Context, st *sql.Stmt, pk int64, msgs []memory.Mes
 	return out, nil
 }
 
-// Chat returns the chat or ErrNotFound.
+// Chat returns the chat, with its head's id and its user's profile
+// version, or ErrNotFound.
 func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
-	_, c, err := loadChat(ctx, s.rs.chat, key)
-	if err != nil {
-		return memory.Chat{}, fmt.Errorf("sqlite: %w", err)
+	var (
+		pk      int64
+		c       memory.Chat
+		cat     int64
+		uat     int64
+		headID  sql.NullString
+		profile sql.NullInt64
+	)
+	err := s.rs.chat.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk, &c.Tenant, &c.ID, &c.UserID, &c.Agent,
+		&c.LastSeq, &c.SummaryCursor, &cat, &uat, &c.DirtyMark, &headID, &profile)
+	if errors.Is(err, sql.ErrNoRows) {
+		return memory.Chat{}, fmt.Errorf("sqlite: %w", notFound(key))
 	}
+	if err != nil {
+		return memory.Chat{}, fmt.Errorf("sqlite: load chat: %w", err)
+	}
+	c.CreatedAt, c.UpdatedAt = fromMicros(cat), fromMicros(uat)
+	c.SummaryDirty = c.DirtyMark > 0
+	c.HeadID, c.ProfileVersion = headID.String, profile.Int64
 	return c, nil
 }
 

@@ -37,7 +37,10 @@ type readStmts struct {
 
 func (r *readStmts) list() []stmtSQL {
 	return []stmtSQL{
-		{&r.chat, `SELECT ` + chatCols + ` FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&r.chat, `SELECT ` + chatCols + `, (SELECT s.id FROM conversation_summaries s
+			WHERE s.chat = c.id ORDER BY s.depth DESC LIMIT 1),
+			(SELECT p.version FROM profiles p WHERE p.tenant = c.tenant AND p.user_id = c.user_id)
+			FROM chats c WHERE c.tenant = ? AND c.chat_id = ?`},
 		{&r.chatPK, `SELECT id FROM chats WHERE tenant = ? AND chat_id = ?`},
 		{&r.head, `SELECT c.id, (SELECT s.id FROM conversation_summaries s
 			WHERE s.chat = c.id ORDER BY s.depth DESC LIMIT 1)

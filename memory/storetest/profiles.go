@@ -30,6 +30,15 @@ func testProfiles(t *testing.T, s memory.Backend) {
 	if v, err := ps.ProfileVersion(ctx, "t1", "alice"); err != nil || v != 1 {
 		t.Fatalf("ProfileVersion = %d %v, want 1", v, err)
 	}
+	// The chat row carries its user's profile version.
+	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "alice-chat"), UserID: "alice", Messages: turns("pv", 1)})
+	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "bob-chat"), UserID: "bob", Messages: turns("pv", 1)})
+	if c := mustChat(t, s, key("t1", "alice-chat")); c.ProfileVersion != 1 {
+		t.Fatalf("alice's chat: profile version %d, want 1", c.ProfileVersion)
+	}
+	if c := mustChat(t, s, key("t1", "bob-chat")); c.ProfileVersion != 0 || c.HeadID != "" {
+		t.Fatalf("bob's chat: profile version %d, head %q; want 0, none", c.ProfileVersion, c.HeadID)
+	}
 	if v, err := ps.ProfileVersion(ctx, "t1", "bob"); err != nil || v != 0 {
 		t.Fatalf("ProfileVersion of a user without a profile = %d %v, want 0", v, err)
 	}

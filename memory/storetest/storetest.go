@@ -662,8 +662,8 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	if r1.FromSeq != 1 || r1.ToSeq != 6 || r1.TokenCount != 42 || r1.Narrative != "first six turns ✓" {
 		t.Errorf("first record lost fields: %+v", r1)
 	}
-	if c := mustChat(t, s, k); c.SummaryCursor != 6 {
-		t.Errorf("cursor = %d, want 6", c.SummaryCursor)
+	if c := mustChat(t, s, k); c.SummaryCursor != 6 || c.HeadID != r1.ID {
+		t.Errorf("cursor = %d, head id %q; want 6, %q (the chat row carries its head's id)", c.SummaryCursor, c.HeadID, r1.ID)
 	}
 	h, err := s.SummaryHead(ctx, k)
 	if err != nil || h == nil {
@@ -692,6 +692,9 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	}
 	if r2.ParentID == nil || *r2.ParentID != r1.ID || r2.Depth != 1 || r2.ID == r1.ID {
 		t.Errorf("second record = %+v, want parent %s, depth 1", r2, r1.ID)
+	}
+	if c := mustChat(t, s, k); c.HeadID != r2.ID {
+		t.Errorf("head id after a second record = %q, want %q", c.HeadID, r2.ID)
 	}
 	// The summary may be rewritten without new turns (cursor stays).
 	r3, err := s.AppendSummary(ctx, k, 10, memory.SummaryRecord{Summary: sampleSummary(1, 10, "rewritten"), FromSeq: 11, ToSeq: 10})

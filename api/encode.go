@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -87,17 +88,33 @@ func jsonError(err error, t reflect.Type, body []byte) *apiError {
 // Content-Length: a context answer is tens of kilobytes, which a streaming
 // encoder would send as many chunked writes (a system call each).
 func encode(c echo.Context, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := answerBufs.Get().(*bytes.Buffer)
+	defer putAnswerBuf(buf)
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // Encode ends the answer with '\n'
 		return fmt.Errorf("encode answer: %w", err)
 	}
-	b = append(b, '\n')
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(b)))
+	h.Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
 	c.Response().WriteHeader(status)
-	_, err = c.Response().Write(b)
+	_, err := c.Response().Write(buf.Bytes())
 	return err
+}
+
+// answerBufs recycles the buffers answers are encoded into: a context is
+// 10-40 KB of JSON, which json.Marshal grew and copied afresh for every
+// request.
+var answerBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putAnswerBuf returns buf to the pool unless an unusually large answer
+// grew it (kept, it would pin that memory).
+func putAnswerBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 256<<10 {
+		answerBufs.Put(buf)
+	}
 }
 
 // errorHandler renders every error in the one JSON shape.

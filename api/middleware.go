@@ -102,10 +102,13 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			if c.Request().Context() != before {
 				tenant = tenantOf(c)
 			}
-			log.Log(c.Request().Context(), level, "request",
-				"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
-				"method", c.Request().Method, "route", route, "status", status,
-				"duration_ms", float64(d.Microseconds())/1000, "tenant", tenant)
+			if !log.Enabled(c.Request().Context(), level) {
+				return nil
+			}
+			log.LogAttrs(c.Request().Context(), level, "request", // attrs, not key-value pairs: no boxing per request
+				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
+				slog.String("method", c.Request().Method), slog.String("route", route), slog.Int("status", status),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("tenant", tenant))
 			return nil
 		}
 	}

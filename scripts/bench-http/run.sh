@@ -89,7 +89,7 @@ else
   # Right after the import, the background busy: no drain, no warm-up, and
   # a steady stream of appends keeps the workers busy throughout.
   echo "churn: $CHURN turns/s across the chats; backlog right after the import: $(backlog)"
-  bin/contextd bench churn --addr "127.0.0.1:$PORT" --rate "$CHURN" --chats "$CHATS" >"$OUT/churn.log" 2>&1 &
+  bin/contextd bench churn --addr "127.0.0.1:$PORT" --rate "$CHURN" --chats "$CHATS" --clients 32 >"$OUT/churn.log" 2>&1 &
   churn_pid=$!
   pids+=($churn_pid)
 fi

@@ -193,7 +193,8 @@ func (s *Store) ResetFactsIndexed(ctx context.Context) error {
 // AddFacts stores facts not tied to a closed episode; see memory.FactStore.
 func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory.Fact) ([]memory.Fact, error) {
 	var out []memory.Fact
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error { // beside the appends whose facts these are
+		out = nil
 		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
 		if err != nil {
 			return err

@@ -6,7 +6,8 @@ import (
 	"sync"
 )
 
-// Group commit for appends.
+// Group commit for the request path's writes: appends, and the facts
+// drawn from them as they arrive.
 //
 // Every write goes through the single writer connection, one transaction
 // each. Under concurrent appends most of an append's cost is its commit:
@@ -16,8 +17,9 @@ import (
 // database/sql hands the writer to its waiters in random order, which
 // made a few appends wait many turns.
 //
-// So appends that arrive while one is being written queue (in order) and
-// the next leader writes all of them in one transaction, each under its own
+// So appends (and AddFacts) that arrive while one is being written queue,
+// in order, and the next leader writes all of them in one transaction, each
+// under its own
 // SAVEPOINT: a failing append rolls back only itself, and each sees the
 // ones before it exactly as if they had run one after another (a duplicate
 // message id in two appends of a group is found; a chat the first creates,

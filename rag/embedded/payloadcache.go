@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"container/list"
+	"hash/maphash"
 	"sync"
 	"unsafe"
 )
@@ -19,7 +20,11 @@ type payloadCache struct {
 	bytes    int
 	gen      uint64
 	order    *list.List // front: most recently used
-	byKey    map[payloadKey]*list.Element
+	// byKey finds an entry by its key's hash (the entry holds the key and
+	// is checked; a colliding key replaces it): a hash keeps the map's
+	// slots at 16 bytes instead of 48.
+	byKey map[uint64]*list.Element
+	seed  maphash.Seed
 }
 
 // payloadKey names a point. chat is the in-memory chat's own id string
@@ -54,13 +59,36 @@ type cachedPayload struct {
 const defaultPayloadCacheBytes = 16 << 20
 
 // entryOverhead is what an entry costs besides its own strings: the list
-// element, the entry, and the map's key, value and slack (a map slot costs
-// about 1.5 times its key and value at Go's load factor).
-const entryOverhead = int(unsafe.Sizeof(list.Element{})+unsafe.Sizeof(cachedPayload{})) +
-	3*int(unsafe.Sizeof(payloadKey{})+unsafe.Sizeof(uintptr(0)))/2
+// element, the entry and its map slot (measured: a map slot with its share
+// of the control words, tombstones left by evictions and the slack of the
+// last growth costs about four times its 16 bytes).
+const entryOverhead = int(unsafe.Sizeof(list.Element{})+unsafe.Sizeof(cachedPayload{})) + 64
 
 func newPayloadCache(maxBytes int) *payloadCache {
-	return &payloadCache{maxBytes: maxBytes, order: list.New(), byKey: map[payloadKey]*list.Element{}}
+	return &payloadCache{maxBytes: maxBytes, order: list.New(), byKey: map[uint64]*list.Element{}, seed: maphash.MakeSeed()}
+}
+
+func (c *payloadCache) hash(k payloadKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(k.tenant)
+	h.WriteByte(0)
+	h.WriteString(k.chat)
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(k.seq >> (8 * i))
+	}
+	h.Write(b[:])
+	return h.Sum64()
+}
+
+// find returns k's entry, if cached. Caller holds mu.
+func (c *payloadCache) find(k payloadKey) (uint64, *list.Element) {
+	h := c.hash(k)
+	if e, ok := c.byKey[h]; ok && e.Value.(*cachedPayload).key == k {
+		return h, e
+	}
+	return h, nil
 }
 
 // payloadSize is what an entry holds on the heap. Tenant and chat ids are
@@ -86,7 +114,7 @@ func (c *payloadCache) getAll(keys func(i int) payloadKey, got []payload, done [
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range got {
-		if e, ok := c.byKey[keys(i)]; ok {
+		if _, e := c.find(keys(i)); e != nil {
 			c.order.MoveToFront(e)
 			got[i], done[i] = e.Value.(*cachedPayload).p, true
 		}
@@ -100,10 +128,14 @@ func (c *payloadCache) put(gen uint64, k payloadKey, p payload) {
 	if gen != c.gen || c.maxBytes <= 0 {
 		return
 	}
-	if _, ok := c.byKey[k]; ok {
+	h, e := c.find(k)
+	if e != nil {
 		return
 	}
-	c.byKey[k] = c.order.PushFront(&cachedPayload{k, p})
+	if old, ok := c.byKey[h]; ok { // another key with the same hash
+		c.remove(old)
+	}
+	c.byKey[h] = c.order.PushFront(&cachedPayload{k, p})
 	c.bytes += payloadSize(p)
 	for c.bytes > c.maxBytes && c.order.Len() > 0 {
 		c.remove(c.order.Back())
@@ -113,7 +145,7 @@ func (c *payloadCache) put(gen uint64, k payloadKey, p payload) {
 func (c *payloadCache) remove(e *list.Element) {
 	cp := e.Value.(*cachedPayload)
 	c.order.Remove(e)
-	delete(c.byKey, cp.key)
+	delete(c.byKey, c.hash(cp.key))
 	c.bytes -= payloadSize(cp.p)
 }
 
@@ -125,7 +157,7 @@ func (c *payloadCache) update(gen uint64, k payloadKey, p payload) {
 	if gen != c.gen {
 		return
 	}
-	if e, ok := c.byKey[k]; ok {
+	if _, e := c.find(k); e != nil {
 		cp := e.Value.(*cachedPayload)
 		c.bytes += payloadSize(p) - payloadSize(cp.p)
 		cp.p = p
@@ -138,7 +170,7 @@ func (c *payloadCache) forget(keys []payloadKey) {
 	defer c.mu.Unlock()
 	c.gen++
 	for _, k := range keys {
-		if e, ok := c.byKey[k]; ok {
+		if _, e := c.find(k); e != nil {
 			c.remove(e)
 		}
 	}
@@ -150,6 +182,6 @@ func (c *payloadCache) clear() {
 	defer c.mu.Unlock()
 	c.gen++
 	c.order.Init()
-	c.byKey = map[payloadKey]*list.Element{}
+	c.byKey = map[uint64]*list.Element{}
 	c.bytes = 0
 }

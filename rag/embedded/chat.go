@@ -28,9 +28,25 @@ type chat struct {
 	spLen   []uint32
 	spIdx   []uint32
 	spVal   []uint16 // bfloat16
-	garbage int // arena entries no point refers to any more
+	garbage int      // arena entries no point refers to any more
 	// items holds what filters need of each episode and fact, by key.
 	items map[int64]*item
+	// user and agent are the label ids every point of the chat has, unless
+	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
+	// scoped to a user or an agent then skips or takes the chat whole.
+	user, agent           uint32
+	mixedUser, mixedAgent bool
+}
+
+// label records that a point with these labels was put in c (before it is
+// inserted: an empty chat takes them as its own).
+func (c *chat) label(user, agent uint32) {
+	if c.len() == 0 {
+		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
+		return
+	}
+	c.mixedUser = c.mixedUser || user != c.user
+	c.mixedAgent = c.mixedAgent || agent != c.agent
 }
 
 func (c *chat) len() int { return len(c.seqs) }

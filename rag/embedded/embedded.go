@@ -370,6 +370,7 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		tn.chats[c.id] = c
 	}
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
+	c.label(u, a)
 	if slot, found := slices.BinarySearch(c.seqs, seq); found {
 		ix.labels.release(c.users[slot])
 		ix.labels.release(c.agents[slot])

@@ -97,6 +97,19 @@ func (m *matcher) all() bool {
 		m.citing == 0 && m.ids == nil
 }
 
+// skips reports that no point of c can match: the chat's points all have
+// another user or agent than the filter's.
+func (m *matcher) skips(c *chat) bool {
+	return !m.anyUser && !c.mixedUser && c.user != m.user || !m.anyAgent && !c.mixedAgent && c.agent != m.agent
+}
+
+// takes reports that every point of c matches: the filter asks for no
+// more than a user and an agent, which all of c's points have.
+func (m *matcher) takes(c *chat) bool {
+	return m.turns && m.episodes && m.facts && !m.timed && m.fromSeq == 0 && m.toSeq == 0 && m.citing == 0 && m.ids == nil &&
+		(m.anyUser || !c.mixedUser && c.user == m.user) && (m.anyAgent || !c.mixedAgent && c.agent == m.agent)
+}
+
 func (m *matcher) ok(c *chat, slot int) bool {
 	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
 		return false
@@ -240,7 +253,9 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 		sq = newSparseQuery(qs.Indices, w)
 	}
 	for _, c := range chats {
-		ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop)
+		if !m.skips(c) {
+			ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop)
+		}
 	}
 	var dense, sparse []scored
 	if dtop != nil {
@@ -258,7 +273,7 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 // into stop (when sq is set; points sharing no term left out). The matcher
 // is skipped when it accepts every point. Caller holds mu.
 func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) {
-	dim, all := ix.dim, m.all()
+	dim, all := ix.dim, m.takes(c)
 	for i := range c.seqs {
 		if !all && !m.ok(c, i) {
 			continue

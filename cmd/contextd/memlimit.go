@@ -10,11 +10,13 @@ import (
 
 // defaultMemoryLimit is serve's soft memory limit for the Go runtime when
 // GOMEMLIMIT is not set: at 1,000 chats × 200 turns on the embedded default
-// the live heap is ~200 MB, and Go's default (GOGC=100, no limit) let the
+// the live heap is ~180 MB, and Go's default (GOGC=100, no limit) let the
 // heap reach twice that between collections (peak RSS ~620 MB). The limit
 // makes the GC collect before the heap passes it, and return freed memory
-// to the OS. docs/operations.md, "Memory".
-const defaultMemoryLimit = 256 << 20
+// to the OS. It leaves ~45 MB of a 300 MB RSS to what Go does not count:
+// SQLite's page caches (C memory) and the binary. docs/operations.md,
+// "Memory".
+const defaultMemoryLimit = 240 << 20
 
 // memoryLimitFloor is the limit for a live heap of live bytes: the default,
 // or, when the live heap outgrows it, live + 25%, so a larger server never

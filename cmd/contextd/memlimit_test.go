@@ -10,16 +10,16 @@ import (
 )
 
 func TestMemoryLimitFloor(t *testing.T) {
-	const base = 256 << 20
+	const base = 240 << 20
 	for _, tc := range []struct {
 		name       string
 		live, want uint64
 	}{
 		{"empty server", 0, base},
 		{"live set well under the limit", 100 << 20, base},
-		{"live + 25% just under", 200 << 20, base},
+		{"live + 25% just under", 190 << 20, base},
 		{"live + 25% over: raised", 240 << 20, 300 << 20},
-		{"ten times the default", 2560 << 20, 3200 << 20},
+		{"ten times the default", 2400 << 20, 3000 << 20},
 	} {
 		if got := memoryLimitFloor(base, tc.live); got != tc.want {
 			t.Errorf("%s: memoryLimitFloor(%d, %d) = %d, want %d", tc.name, base, tc.live, got, tc.want)

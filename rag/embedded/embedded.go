@@ -99,7 +99,10 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 		return nil, err
 	}
 	if !memory { // an in-memory database exists on its one connection only
-		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+		// A reader's page cache is 512 KiB, not SQLite's 2 MB: its reads are
+		// point lookups the OS page cache serves as well, and each
+		// connection's cache is memory outside Go's heap and its limit.
+		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)&_pragma=cache_size(-512)")
 		if err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("embedded index: open %s for reading: %w", path, err)

@@ -55,8 +55,10 @@ type cachedPayload struct {
 
 // defaultPayloadCacheBytes bounds the cache's real footprint: at 1,000
 // chats × 200 turns a 32 MB budget that counted content only held 44 MB of
-// heap, the second owner after the index's columns.
-const defaultPayloadCacheBytes = 16 << 20
+// heap, the second owner after the index's columns, for a hit rate that a
+// corpus that size keeps low anyway. 8 MB holds about 25,000 hits: every
+// hit of a few hundred hot chats.
+const defaultPayloadCacheBytes = 8 << 20
 
 // entryOverhead is what an entry costs besides its own strings: the list
 // element, the entry and its map slot (measured: a map slot with its share

@@ -48,10 +48,10 @@ var ErrClosed = errors.New("embedded index closed")
 type Index struct {
 	db  *sql.DB // writes (one connection)
 	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
-	// readRange and readSeek prepared on rdb.
-	readRange, readSeek *sql.Stmt
-	dim                 int
-	path                string
+	// readRange, readSeek and readExtra prepared on rdb.
+	readRange, readSeek, readExtraStmt *sql.Stmt
+	dim                                int
+	path                               string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
@@ -113,6 +113,9 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	}
 	if ix.readRange, err = ix.rdb.PrepareContext(ctx, readRange); err == nil {
 		ix.readSeek, err = ix.rdb.PrepareContext(ctx, readSeek)
+	}
+	if err == nil {
+		ix.readExtraStmt, err = ix.rdb.PrepareContext(ctx, readExtra)
 	}
 	if err != nil {
 		_ = ix.close()
@@ -558,7 +561,7 @@ func (ix *Index) Close() error {
 
 func (ix *Index) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek} {
+	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

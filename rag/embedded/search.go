@@ -520,10 +520,9 @@ func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string,
 		return nil
 	}
 	if !p.passage {
-		if err := ix.rdb.QueryRowContext(ctx, readPassage, tenantID, h.ChatID, f.key).Scan(&p.from, &p.turnBytes); err != nil {
-			return ix.readErr(err)
+		if err := ix.readExtra(ctx, tenantID, h.ChatID, f.key, &p); err != nil {
+			return err
 		}
-		p.passage = true
 		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, f.key}, p)
 	}
 	h.PassageFrom, h.PassageTo, h.TurnBytes = int(p.from), int(p.from)+len(h.Content), int(p.turnBytes)
@@ -537,10 +536,9 @@ func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string,
 // end), from the payload cache when it has them.
 func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string, key int64, h *rag.Hit, p payload) error {
 	if !p.episode {
-		if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, key).Scan(&p.toSeq, &p.started, &p.episodeID); err != nil {
-			return ix.readErr(err)
+		if err := ix.readExtra(ctx, tenantID, h.ChatID, key, &p); err != nil {
+			return err
 		}
-		p.episode = true
 		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, key}, p)
 	}
 	h.EpisodeID, h.ToSeq = p.episodeID, p.toSeq
@@ -548,5 +546,15 @@ func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string,
 	if p.started != zeroTime {
 		h.StartedAt = time.Unix(0, p.started).UTC()
 	}
+	return nil
+}
+
+// readExtra reads a point's episode and passage fields into p (both: one
+// row read, whichever the caller wanted).
+func (ix *Index) readExtra(ctx context.Context, tenantID, chatID string, key int64, p *payload) error {
+	if err := ix.readExtraStmt.QueryRowContext(ctx, tenantID, chatID, key).Scan(&p.toSeq, &p.started, &p.episodeID, &p.from, &p.turnBytes); err != nil {
+		return ix.readErr(err)
+	}
+	p.episode, p.passage = true, true
 	return nil
 }

@@ -9,14 +9,15 @@ import (
 )
 
 // defaultMemoryLimit is serve's soft memory limit for the Go runtime when
-// GOMEMLIMIT is not set: at 1,000 chats × 200 turns on the embedded default
-// the live heap is ~180 MB, and Go's default (GOGC=100, no limit) let the
-// heap reach twice that between collections (peak RSS ~620 MB). The limit
+// GOMEMLIMIT is not set. At 1,000 chats × 200 turns on the embedded default
+// the live heap is ~190 MB, and Go's default (GOGC=100, no limit) let the
+// heap reach twice that between collections (peak RSS ~620 MB); the limit
 // makes the GC collect before the heap passes it, and return freed memory
-// to the OS. It leaves ~45 MB of a 300 MB RSS to what Go does not count:
-// SQLite's page caches (C memory) and the binary. docs/operations.md,
-// "Memory".
-const defaultMemoryLimit = 240 << 20
+// to the OS. It is where throughput stays (the GC collects about 1.5 times
+// as often as GOGC=100 would there): 240 MiB holds RSS to 300 MB but
+// collects four times as often and costs a third of the req/s (measured,
+// docs/performance.md "Memory"). docs/operations.md, "Memory".
+const defaultMemoryLimit = 320 << 20
 
 // memoryLimitFloor is the limit for a live heap of live bytes: the default,
 // or, when the live heap outgrows it, live + 25%, so a larger server never

@@ -12,8 +12,8 @@ import (
 // a query returns.
 //
 // Per point: dim bytes of int8 vector, a float32 scale, the seq, two
-// interned label ids (user, agent) and 8 bytes per sparse term, with no
-// per-point allocation.
+// interned label ids (user, agent) and 6 bytes per sparse term (its id
+// and its weight as a bfloat16, see toBF16), with no per-point allocation.
 type chat struct {
 	id     string
 	seqs   []int64   // point keys (keys.go), ascending
@@ -27,17 +27,33 @@ type chat struct {
 	spOff   []uint32
 	spLen   []uint32
 	spIdx   []uint32
-	spVal   []float32
-	garbage int // arena entries no point refers to any more
+	spVal   []uint16 // bfloat16
+	garbage int      // arena entries no point refers to any more
 	// items holds what filters need of each episode and fact, by key.
 	items map[int64]*item
+	// user and agent are the label ids every point of the chat has, unless
+	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
+	// scoped to a user or an agent then skips or takes the chat whole.
+	user, agent           uint32
+	mixedUser, mixedAgent bool
+}
+
+// label records that a point with these labels was put in c (before it is
+// inserted: an empty chat takes them as its own).
+func (c *chat) label(user, agent uint32) {
+	if c.len() == 0 {
+		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
+		return
+	}
+	c.mixedUser = c.mixedUser || user != c.user
+	c.mixedAgent = c.mixedAgent || agent != c.agent
 }
 
 func (c *chat) len() int { return len(c.seqs) }
 
 func (c *chat) vec(slot, dim int) []int8 { return c.dense[slot*dim : (slot+1)*dim : (slot+1)*dim] }
 
-func (c *chat) terms(slot int) ([]uint32, []float32) {
+func (c *chat) terms(slot int) ([]uint32, []uint16) {
 	o, n := c.spOff[slot], c.spLen[slot]
 	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
 }
@@ -81,7 +97,7 @@ func (c *chat) insert(slot, dim int, seq, t int64, user, agent uint32, q []int8,
 	c.spOff = slices.Insert(c.spOff, slot, uint32(len(c.spIdx)))
 	c.spLen = slices.Insert(c.spLen, slot, uint32(len(idx)))
 	c.spIdx = append(c.spIdx, idx...)
-	c.spVal = append(c.spVal, val...)
+	c.spVal = appendBF16(c.spVal, val)
 }
 
 // setTerms replaces slot's sparse terms, in place when they fit.
@@ -89,13 +105,13 @@ func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
 	o, n := c.spOff[slot], c.spLen[slot]
 	if uint32(len(idx)) <= n {
 		copy(c.spIdx[o:], idx)
-		copy(c.spVal[o:], val)
+		appendBF16(c.spVal[o:o], val) // writes over slot's old weights: len(val) <= n
 		c.garbage += int(n) - len(idx)
 	} else {
 		c.spOff[slot] = uint32(len(c.spIdx))
 		c.spIdx, c.spVal = grow(c.spIdx, len(idx), 128), grow(c.spVal, len(val), 128)
 		c.spIdx = append(c.spIdx, idx...)
-		c.spVal = append(c.spVal, val...)
+		c.spVal = appendBF16(c.spVal, val)
 		c.garbage += int(n)
 	}
 	c.spLen[slot] = uint32(len(idx))
@@ -140,7 +156,7 @@ func (c *chat) maybeCompact() {
 		return
 	}
 	total := len(c.spIdx) - c.garbage
-	idx, val := make([]uint32, 0, total), make([]float32, 0, total)
+	idx, val := make([]uint32, 0, total), make([]uint16, 0, total)
 	for s := range c.seqs {
 		i, v := c.terms(s)
 		c.spOff[s] = uint32(len(idx))

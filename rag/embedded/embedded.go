@@ -48,10 +48,10 @@ var ErrClosed = errors.New("embedded index closed")
 type Index struct {
 	db  *sql.DB // writes (one connection)
 	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
-	// readRange and readSeek prepared on rdb.
-	readRange, readSeek *sql.Stmt
-	dim                 int
-	path                string
+	// readRange, readSeek and readExtra prepared on rdb.
+	readRange, readSeek, readExtraStmt *sql.Stmt
+	dim                                int
+	path                               string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
@@ -99,7 +99,10 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 		return nil, err
 	}
 	if !memory { // an in-memory database exists on its one connection only
-		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)")
+		// A reader's page cache is 512 KiB, not SQLite's 2 MB: its reads are
+		// point lookups the OS page cache serves as well, and each
+		// connection's cache is memory outside Go's heap and its limit.
+		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)&_pragma=cache_size(-512)")
 		if err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("embedded index: open %s for reading: %w", path, err)
@@ -110,6 +113,9 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	}
 	if ix.readRange, err = ix.rdb.PrepareContext(ctx, readRange); err == nil {
 		ix.readSeek, err = ix.rdb.PrepareContext(ctx, readSeek)
+	}
+	if err == nil {
+		ix.readExtraStmt, err = ix.rdb.PrepareContext(ctx, readExtra)
 	}
 	if err != nil {
 		_ = ix.close()
@@ -370,6 +376,7 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		tn.chats[c.id] = c
 	}
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
+	c.label(u, a)
 	if slot, found := slices.BinarySearch(c.seqs, seq); found {
 		ix.labels.release(c.users[slot])
 		ix.labels.release(c.agents[slot])
@@ -554,7 +561,7 @@ func (ix *Index) Close() error {
 
 func (ix *Index) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek} {
+	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -276,5 +277,70 @@ func TestPayloadCacheFollowsWrites(t *testing.T) {
 	}
 	if got := content(); got != p.Content {
 		t.Fatalf("content %q, want %q", got, p.Content)
+	}
+}
+
+// A query scoped to a user or an agent skips the chats whose points all
+// have another (and takes whole those whose points all have it): a chat
+// that gains a point of another user, or whose point changes hands, is
+// searched point by point from then on.
+func TestUserScopeSkipsOtherUsersChats(t *testing.T) {
+	ctx := context.Background()
+	ix := open(t, filepath.Join(t.TempDir(), "v.db"), 4)
+	var points []rag.Point
+	for c, user := range []string{"ann", "bob", "cy"} {
+		for seq := int64(1); seq <= 3; seq++ {
+			p := pt(fmt.Sprintf("c%d", c), seq, []float32{1, float32(seq), 0, 0}, 7)
+			p.UserID = user
+			points = append(points, p)
+		}
+	}
+	if err := ix.Upsert(ctx, points); err != nil {
+		t.Fatal(err)
+	}
+	count := func(user, agent string) map[string]int {
+		t.Helper()
+		got := map[string]int{}
+		for _, q := range []rag.Query{
+			{Dense: []float32{1, 1, 0, 0}}, {Sparse: rag.SparseVector{Indices: []uint32{7}, Values: []float32{1}}},
+		} {
+			q.Filter, q.Limit = rag.Filter{Tenant: "t", UserID: user, Agent: agent}, 100
+			hits, err := ix.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				if user != "" && h.UserID != user || agent != "" && h.Agent != agent {
+					t.Errorf("query for %q/%q: hit %s/%d of %q/%q", user, agent, h.ChatID, h.Seq, h.UserID, h.Agent)
+				}
+				got[h.ChatID]++
+			}
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		step        string
+		change      func() rag.Point
+		user, agent string
+		want        map[string]int // hits per chat, dense + sparse
+	}{
+		{"one user a chat", nil, "bob", "", map[string]int{"c1": 6}},
+		{"an agent no chat has", nil, "", "zed", map[string]int{}},
+		{"bob's turn in ann's chat", func() rag.Point { p := pt("c0", 4, []float32{1, 0, 0, 0}, 7); p.UserID = "bob"; return p },
+			"bob", "", map[string]int{"c0": 2, "c1": 6}},
+		{"still only ann's turns for ann", nil, "ann", "", map[string]int{"c0": 6}},
+		{"cy's turn handed to ann", func() rag.Point { p := pt("c2", 2, []float32{1, 2, 0, 0}, 7); p.UserID = "ann"; return p },
+			"cy", "", map[string]int{"c2": 4}},
+		{"other agent in bob's chat", func() rag.Point { p := pt("c1", 1, []float32{1, 1, 0, 0}, 7); p.UserID, p.Agent = "bob", "b"; return p },
+			"bob", "a", map[string]int{"c0": 2, "c1": 4}},
+	} {
+		if tc.change != nil {
+			if err := ix.Upsert(ctx, []rag.Point{tc.change()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := count(tc.user, tc.agent); !maps.Equal(got, tc.want) {
+			t.Errorf("%s: hits per chat %v, want %v", tc.step, got, tc.want)
+		}
 	}
 }

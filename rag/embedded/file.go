@@ -84,12 +84,11 @@ const upsertPoint = `INSERT INTO points (tenant, chat_id, seq, user_id, agent, r
 		fact_id = excluded.fact_id, seqs = excluded.seqs, superseded = excluded.superseded,
 		passage_from = excluded.passage_from, turn_bytes = excluded.turn_bytes`
 
-// readEpisode reads the fields only an episode's row has, readPassage
-// those of a passage of a long turn.
-const (
-	readEpisode = `SELECT to_seq, started_at, episode_id FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
-	readPassage = `SELECT passage_from, turn_bytes FROM points WHERE tenant = ? AND chat_id = ? AND seq = ?`
-)
+// readExtra reads the fields only an episode's row (to_seq, started_at,
+// episode_id) or a passage of a long turn's (passage_from, turn_bytes) has;
+// prepared once, like readRange and readSeek.
+const readExtra = `SELECT to_seq, started_at, episode_id, passage_from, turn_bytes FROM points
+	WHERE tenant = ? AND chat_id = ? AND seq = ?`
 
 // noTime marks a point without a known time: a since/until filter never
 // matches it.

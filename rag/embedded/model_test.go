@@ -190,7 +190,7 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 				}
 				want := canonSparse(p.Sparse)
 				gi, gv := c.terms(i)
-				if !slices.Equal(gi, want.Indices) || !slices.Equal(gv, want.Values) {
+				if !slices.Equal(gi, want.Indices) || !slices.Equal(gv, appendBF16(nil, want.Values)) {
 					fail("%s/%d terms %v %v, want %v %v", id, c.seqs[i], gi, gv, want.Indices, want.Values)
 				}
 				q := make([]int8, ix.dim)
@@ -248,10 +248,10 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 			for j, tm := range sp.Indices {
 				switch tm {
 				case term:
-					score[k] += idf(tm) * float64(sp.Values[j])
+					score[k] += idf(tm) * float64(bf16(sp.Values[j]))
 					shared = true
 				case term + 1:
-					score[k] += 0.5 * idf(tm) * float64(sp.Values[j])
+					score[k] += 0.5 * idf(tm) * float64(bf16(sp.Values[j]))
 					shared = true
 				}
 			}

@@ -2,24 +2,33 @@ package embedded
 
 import (
 	"container/list"
+	"hash/maphash"
 	"sync"
+	"unsafe"
 )
 
 // payloadCache keeps the payload (role, content, time) of recently returned
 // hits in RAM, so a chat asked about again reads its hits from memory
-// instead of the file. It is bounded by bytes and least-recently-used.
-// Writes invalidate: Upsert forgets the keys it writes, Delete forgets
-// everything, and a generation counter stops a read that raced a write from
-// caching what it read before the write.
+// instead of the file. It is bounded by bytes — counted honestly: the
+// entry's structs, its map slot and list element, and the strings only it
+// holds — and least-recently-used. Writes invalidate: Upsert forgets the
+// keys it writes, Delete forgets everything, and a generation counter stops
+// a read that raced a write from caching what it read before the write.
 type payloadCache struct {
 	mu       sync.Mutex
 	maxBytes int
 	bytes    int
 	gen      uint64
 	order    *list.List // front: most recently used
-	byKey    map[payloadKey]*list.Element
+	// byKey finds an entry by its key's hash (the entry holds the key and
+	// is checked; a colliding key replaces it): a hash keeps the map's
+	// slots at 16 bytes instead of 48.
+	byKey map[uint64]*list.Element
+	seed  maphash.Seed
 }
 
+// payloadKey names a point. chat is the in-memory chat's own id string
+// (shared, not copied per entry).
 type payloadKey struct {
 	tenant, chat string
 	seq          int64
@@ -31,13 +40,12 @@ type payload struct {
 	ok            bool
 	// An episode's own fields, once read (episode is then true).
 	episode   bool
+	passage   bool // A passage's offset and its turn's length, once read.
 	toSeq     int64
 	started   int64
 	episodeID string
-	// A passage's offset and its turn's length, once read (passage true).
-	passage   bool
-	from      int
-	turnBytes int
+	from      int32
+	turnBytes int32
 }
 
 type cachedPayload struct {
@@ -45,34 +53,75 @@ type cachedPayload struct {
 	p   payload
 }
 
-// defaultPayloadCacheBytes holds the hits of a few thousand recent queries.
-const defaultPayloadCacheBytes = 32 << 20
+// defaultPayloadCacheBytes bounds the cache's real footprint: at 1,000
+// chats × 200 turns a 32 MB budget that counted content only held 44 MB of
+// heap, the second owner after the index's columns, for a hit rate that a
+// corpus that size keeps low anyway. 8 MB holds about 25,000 hits: every
+// hit of a few hundred hot chats.
+const defaultPayloadCacheBytes = 8 << 20
+
+// entryOverhead is what an entry costs besides its own strings: the list
+// element, the entry and its map slot (measured: a map slot with its share
+// of the control words, tombstones left by evictions and the slack of the
+// last growth costs about four times its 16 bytes).
+const entryOverhead = int(unsafe.Sizeof(list.Element{})+unsafe.Sizeof(cachedPayload{})) + 64
 
 func newPayloadCache(maxBytes int) *payloadCache {
-	return &payloadCache{maxBytes: maxBytes, order: list.New(), byKey: map[payloadKey]*list.Element{}}
+	return &payloadCache{maxBytes: maxBytes, order: list.New(), byKey: map[uint64]*list.Element{}, seed: maphash.MakeSeed()}
 }
 
-func payloadSize(k payloadKey, p payload) int {
-	return len(k.tenant) + len(k.chat) + len(p.role) + len(p.content) + 96
-}
-
-// generation is read before a file read; put ignores results read under an
-// older generation.
-func (c *payloadCache) generation() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
-
-func (c *payloadCache) get(k payloadKey) (payload, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byKey[k]
-	if !ok {
-		return payload{}, false
+func (c *payloadCache) hash(k payloadKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(k.tenant)
+	h.WriteByte(0)
+	h.WriteString(k.chat)
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(k.seq >> (8 * i))
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cachedPayload).p, true
+	h.Write(b[:])
+	return h.Sum64()
+}
+
+// find returns k's entry, if cached. Caller holds mu.
+func (c *payloadCache) find(k payloadKey) (uint64, *list.Element) {
+	h := c.hash(k)
+	if e, ok := c.byKey[h]; ok && e.Value.(*cachedPayload).key == k {
+		return h, e
+	}
+	return h, nil
+}
+
+// payloadSize is what an entry holds on the heap. Tenant and chat ids are
+// shared with the index (not counted); roles are interned (internRole).
+func payloadSize(p payload) int {
+	return entryOverhead + len(p.content) + len(p.episodeID)
+}
+
+// internRole returns the shared copy of a common role, so cached payloads
+// do not each hold one.
+func internRole(b []byte) string {
+	for _, r := range [...]string{"user", "assistant", "system", "tool"} {
+		if string(b) == r {
+			return r
+		}
+	}
+	return string(b)
+}
+
+// getAll looks up every key under one lock, filling got and done where
+// the cache has the payload, and returns the generation to pass to put.
+func (c *payloadCache) getAll(keys func(i int) payloadKey, got []payload, done []bool) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range got {
+		if _, e := c.find(keys(i)); e != nil {
+			c.order.MoveToFront(e)
+			got[i], done[i] = e.Value.(*cachedPayload).p, true
+		}
+	}
+	return c.gen
 }
 
 func (c *payloadCache) put(gen uint64, k payloadKey, p payload) {
@@ -81,11 +130,15 @@ func (c *payloadCache) put(gen uint64, k payloadKey, p payload) {
 	if gen != c.gen || c.maxBytes <= 0 {
 		return
 	}
-	if _, ok := c.byKey[k]; ok {
+	h, e := c.find(k)
+	if e != nil {
 		return
 	}
-	c.byKey[k] = c.order.PushFront(&cachedPayload{k, p})
-	c.bytes += payloadSize(k, p)
+	if old, ok := c.byKey[h]; ok { // another key with the same hash
+		c.remove(old)
+	}
+	c.byKey[h] = c.order.PushFront(&cachedPayload{k, p})
+	c.bytes += payloadSize(p)
 	for c.bytes > c.maxBytes && c.order.Len() > 0 {
 		c.remove(c.order.Back())
 	}
@@ -94,8 +147,8 @@ func (c *payloadCache) put(gen uint64, k payloadKey, p payload) {
 func (c *payloadCache) remove(e *list.Element) {
 	cp := e.Value.(*cachedPayload)
 	c.order.Remove(e)
-	delete(c.byKey, cp.key)
-	c.bytes -= payloadSize(cp.key, cp.p)
+	delete(c.byKey, c.hash(cp.key))
+	c.bytes -= payloadSize(cp.p)
 }
 
 // update replaces a cached payload (e.g. with an episode's fields), unless a
@@ -106,9 +159,9 @@ func (c *payloadCache) update(gen uint64, k payloadKey, p payload) {
 	if gen != c.gen {
 		return
 	}
-	if e, ok := c.byKey[k]; ok {
+	if _, e := c.find(k); e != nil {
 		cp := e.Value.(*cachedPayload)
-		c.bytes += len(p.episodeID) - len(cp.p.episodeID)
+		c.bytes += payloadSize(p) - payloadSize(cp.p)
 		cp.p = p
 	}
 }
@@ -119,7 +172,7 @@ func (c *payloadCache) forget(keys []payloadKey) {
 	defer c.mu.Unlock()
 	c.gen++
 	for _, k := range keys {
-		if e, ok := c.byKey[k]; ok {
+		if _, e := c.find(k); e != nil {
 			c.remove(e)
 		}
 	}
@@ -131,6 +184,6 @@ func (c *payloadCache) clear() {
 	defer c.mu.Unlock()
 	c.gen++
 	c.order.Init()
-	c.byKey = map[payloadKey]*list.Element{}
+	c.byKey = map[uint64]*list.Element{}
 	c.bytes = 0
 }

@@ -134,8 +134,8 @@ func newSparseQuery(idx []uint32, w []float32) *sparseQuery {
 func (q *sparseQuery) slot(t uint32) uint32 { return (t * 0x9E3779B1) >> q.shift }
 
 // score is Σ w[k]*dw[j] over the terms the query and the document (sorted,
-// unique) share, and whether they share any.
-func (q *sparseQuery) score(di []uint32, dw []float32) (float32, bool) {
+// unique; weights as bfloat16) share, and whether they share any.
+func (q *sparseQuery) score(di []uint32, dw []uint16) (float32, bool) {
 	var s float32
 	hit := false
 	dw = dw[:len(di)]
@@ -147,11 +147,39 @@ func (q *sparseQuery) score(di []uint32, dw []float32) (float32, bool) {
 				break
 			}
 			if q.idx[k-1] == t {
-				s += q.w[k-1] * dw[j]
+				s += q.w[k-1] * fromBF16(dw[j])
 				hit = true
 				break
 			}
 		}
 	}
 	return s, hit
+}
+
+// Sparse term weights are kept in RAM as bfloat16: float32's sign, exponent
+// and top 7 mantissa bits, so 2 bytes instead of 4 (a quarter of the sparse
+// columns; 11 MB at 1,000 chats × 200 turns). A weight keeps 8 significant
+// bits: at most 0.4% off (rounded to nearest, ties to even), far below
+// what separates BM25 weights of different term frequencies or lengths.
+// The file keeps the float32 weights.
+func toBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 { // NaN: keep it a NaN
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// bf16 rounds f to the bfloat16 the index keeps of it.
+func bf16(f float32) float32 { return fromBF16(toBF16(f)) }
+
+// appendBF16 appends vals as bfloat16 to dst.
+func appendBF16(dst []uint16, vals []float32) []uint16 {
+	for _, v := range vals {
+		dst = append(dst, toBF16(v))
+	}
+	return dst
 }

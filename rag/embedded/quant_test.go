@@ -191,9 +191,36 @@ func TestSparseQueryScore(t *testing.T) {
 				wantHit = true
 			}
 		}
-		got, hit := sq.score(di, dw)
+		got, hit := sq.score(di, appendBF16(nil, dw)) // j%4 + 0.5 is exact in bfloat16
 		if hit != wantHit || math.Abs(float64(got-want)) > 1e-3 {
 			t.Fatalf("trial %d: score = %v, %v; want %v, %v", trial, got, hit, want, wantHit)
 		}
+	}
+}
+
+// bfloat16 round trips: exact for values with 8 significant bits, within
+// 0.4% (half a unit in the last place) for any other finite weight, and
+// order-preserving.
+func TestBF16(t *testing.T) {
+	for _, f := range []float32{0, 1, 0.5, 2.25, -3, 1 << 20, float32(math.Inf(1))} {
+		if got := bf16(f); got != f {
+			t.Errorf("bf16(%v) = %v, want exact", f, got)
+		}
+	}
+	if got := bf16(float32(math.NaN())); !math.IsNaN(float64(got)) {
+		t.Errorf("bf16(NaN) = %v", got)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	prev, prevH := float32(0), float32(0)
+	for range 100000 {
+		f := float32(r.Float64() * 3)
+		h := bf16(f)
+		if d := math.Abs(float64(h-f)) / float64(f); d > 1.0/256 {
+			t.Fatalf("bf16(%v) = %v: %.4f%% off", f, h, 100*d)
+		}
+		if (f > prev && h < prevH) || (f < prev && h > prevH) {
+			t.Fatalf("order: %v < %v but bf16 %v > %v", prev, f, prevH, h)
+		}
+		prev, prevH = f, h
 	}
 }

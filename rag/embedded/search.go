@@ -92,12 +92,25 @@ func (ix *Index) matcher(f rag.Filter) matcher {
 }
 
 // all: every point of a chat in scope matches.
-func (m matcher) all() bool {
+func (m *matcher) all() bool {
 	return m.anyUser && m.anyAgent && m.turns && m.episodes && m.facts && !m.timed && m.fromSeq == 0 && m.toSeq == 0 &&
 		m.citing == 0 && m.ids == nil
 }
 
-func (m matcher) ok(c *chat, slot int) bool {
+// skips reports that no point of c can match: the chat's points all have
+// another user or agent than the filter's.
+func (m *matcher) skips(c *chat) bool {
+	return !m.anyUser && !c.mixedUser && c.user != m.user || !m.anyAgent && !c.mixedAgent && c.agent != m.agent
+}
+
+// takes reports that every point of c matches: the filter asks for no
+// more than a user and an agent, which all of c's points have.
+func (m *matcher) takes(c *chat) bool {
+	return m.turns && m.episodes && m.facts && !m.timed && m.fromSeq == 0 && m.toSeq == 0 && m.citing == 0 && m.ids == nil &&
+		(m.anyUser || !c.mixedUser && c.user == m.user) && (m.anyAgent || !c.mixedAgent && c.agent == m.agent)
+}
+
+func (m *matcher) ok(c *chat, slot int) bool {
 	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
 		return false
 	}
@@ -225,49 +238,59 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 		return nil, nil
 	}
 	chats := ix.scope(q.Filter)
-	dim := ix.dim
 
-	var dense []scored
+	var dtop, stop *topKHeap
+	var sq *sparseQuery
 	if len(qv) > 0 {
-		top := newTopK(prefetch)
-		for _, c := range chats {
-			for i := range c.seqs {
-				if !m.ok(c, i) {
-					continue
-				}
-				s := float32(dotI8(qv, c.dense[i*dim:(i+1)*dim])) * qscale * c.scales[i]
-				if q.ScoreThreshold > 0 && s < q.ScoreThreshold {
-					continue
-				}
-				top.push(scored{ref{c, int32(i)}, s})
-			}
-		}
-		dense = top.sorted()
+		dtop = newTopK(prefetch)
 	}
-
-	var sparse []scored
 	if len(qs.Indices) > 0 {
-		top := newTopK(prefetch)
+		stop = newTopK(prefetch)
 		w := make([]float32, len(qs.Indices))
 		for k, term := range qs.Indices {
 			w[k] = qs.Values[k] * ix.idf(term)
 		}
-		sq := newSparseQuery(qs.Indices, w)
-		for _, c := range chats {
-			for i := range c.seqs {
-				if !m.ok(c, i) {
-					continue
-				}
-				di, dw := c.terms(i)
-				if s, hit := sq.score(di, dw); hit {
-					top.push(scored{ref{c, int32(i)}, s})
-				}
-			}
+		sq = newSparseQuery(qs.Indices, w)
+	}
+	for _, c := range chats {
+		if !m.skips(c) {
+			ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop)
 		}
-		sparse = top.sorted()
+	}
+	var dense, sparse []scored
+	if dtop != nil {
+		dense = dtop.sorted()
+	}
+	if stop != nil {
+		sparse = stop.sorted()
 	}
 
 	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), nil
+}
+
+// scan scores chat c's points that m accepts, in one pass: dense into
+// dtop (when qv is set; below threshold dropped when it is > 0), sparse
+// into stop (when sq is set; points sharing no term left out). The matcher
+// is skipped when it accepts every point. Caller holds mu.
+func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) {
+	dim, all := ix.dim, m.takes(c)
+	for i := range c.seqs {
+		if !all && !m.ok(c, i) {
+			continue
+		}
+		if dtop != nil {
+			s := float32(dotI8(qv, c.dense[i*dim:(i+1)*dim])) * qscale * c.scales[i]
+			if (threshold <= 0 || s >= threshold) && dtop.admits(s) {
+				dtop.push(scored{ref{c, int32(i)}, s})
+			}
+		}
+		if sq != nil {
+			di, dw := c.terms(i)
+			if s, hit := sq.score(di, dw); hit && stop.admits(s) {
+				stop.push(scored{ref{c, int32(i)}, s})
+			}
+		}
+	}
 }
 
 // idf is Qdrant's IDF modifier: ln(1 + (N - n + 0.5)/(n + 0.5)).
@@ -286,6 +309,10 @@ func newTopK(k int) *topKHeap { return &topKHeap{k: k, h: make([]scored, 0, min(
 
 // worse reports whether a ranks after b.
 func worse(a, b scored) bool { return cmpScored(a, b) > 0 }
+
+// admits reports whether a candidate scoring s may enter: the heap is not
+// full or s is not below its worst (a tie is settled by push).
+func (t *topKHeap) admits(s float32) bool { return len(t.h) < t.k || t.k > 0 && s >= t.h[0].score }
 
 func (t *topKHeap) push(x scored) {
 	if len(t.h) < t.k {
@@ -386,23 +413,21 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []foun
 func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag.Hit, error) {
 	got := make([]payload, len(hits))
 	done := make([]bool, len(hits))
-	gen := ix.payloads.generation()
-	for i, h := range hits {
-		got[i], done[i] = ix.payloads.get(payloadKey{tenantID, h.ChatID, h.key})
-	}
+	gen := ix.payloads.getAll(func(i int) payloadKey { return payloadKey{tenantID, hits[i].ChatID, hits[i].key} }, got, done)
 	var b []byte
+	var pos []int // hits of the chat being read
 	for i, h := range hits {
 		if done[i] {
 			continue
 		}
 		// The keys of this chat's hits, as a JSON array for json_each.
-		pos := map[int64]int{}
+		pos = pos[:0]
 		lo, hi := h.key, h.key
 		b = append(b[:0], '[')
 		for j := i; j < len(hits); j++ {
 			if !done[j] && hits[j].ChatID == h.ChatID {
 				done[j] = true
-				pos[hits[j].key] = j
+				pos = append(pos, j)
 				lo, hi = min(lo, hits[j].key), max(hi, hits[j].key)
 				if len(b) > 1 {
 					b = append(b, ',')
@@ -411,40 +436,8 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 			}
 		}
 		b = append(b, ']')
-		// Walk the key range when the hits fill at least a quarter of it,
-		// else seek each hit. (Unsigned: the range of a fact's key and a
-		// turn's overflows int64.)
-		var rows *sql.Rows
-		var err error
-		if uint64(hi)-uint64(lo) < 4*uint64(len(pos)) {
-			mask := make([]byte, hi-lo+1)
-			for key := range pos {
-				mask[key-lo] = 1
-			}
-			rows, err = ix.readRange.QueryContext(ctx, tenantID, h.ChatID, lo, hi, mask)
-		} else {
-			rows, err = ix.readSeek.QueryContext(ctx, tenantID, h.ChatID, string(b))
-		}
-		if err != nil {
-			return nil, ix.readErr(err)
-		}
-		for rows.Next() {
-			var key int64
-			var p payload
-			if err := rows.Scan(&key, &p.role, &p.content, &p.created); err != nil {
-				rows.Close()
-				return nil, ix.readErr(err)
-			}
-			if j, ok := pos[key]; ok {
-				p.ok = true
-				got[j] = p
-				ix.payloads.put(gen, payloadKey{tenantID, h.ChatID, key}, p)
-			}
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, ix.readErr(err)
+		if err := ix.readChat(ctx, gen, tenantID, h.ChatID, hits, pos, lo, hi, b, got); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]rag.Hit, 0, len(hits))
@@ -475,6 +468,49 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 	return out, nil
 }
 
+// readChat reads the payloads of one chat's hits (hits[pos[k]], keys in
+// [lo, hi], keys the same as a JSON array) into got and the cache. It
+// walks the key range when the hits fill at least a quarter of it, else
+// seeks each hit. (Unsigned: the range of a fact's key and a turn's
+// overflows int64.)
+func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID string, hits []found, pos []int, lo, hi int64, keys []byte, got []payload) error {
+	var rows *sql.Rows
+	var err error
+	if uint64(hi)-uint64(lo) < 4*uint64(len(pos)) {
+		mask := make([]byte, hi-lo+1)
+		for _, j := range pos {
+			mask[hits[j].key-lo] = 1
+		}
+		rows, err = ix.readRange.QueryContext(ctx, tenantID, chatID, lo, hi, mask)
+	} else {
+		rows, err = ix.readSeek.QueryContext(ctx, tenantID, chatID, string(keys))
+	}
+	if err != nil {
+		return ix.readErr(err)
+	}
+	defer rows.Close()
+	var role sql.RawBytes
+	for rows.Next() {
+		var key int64
+		var p payload
+		if err := rows.Scan(&key, &role, &p.content, &p.created); err != nil {
+			return ix.readErr(err)
+		}
+		for _, j := range pos {
+			if hits[j].key == key {
+				p.ok, p.role = true, internRole(role)
+				got[j] = p
+				ix.payloads.put(gen, payloadKey{tenantID, hits[j].ChatID, key}, p)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ix.readErr(err)
+	}
+	return nil
+}
+
 // passageFields sets a turn hit's passage offsets: read from the file for
 // a passage of a split turn (or from the payload cache), else the whole
 // content.
@@ -484,13 +520,12 @@ func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string,
 		return nil
 	}
 	if !p.passage {
-		if err := ix.rdb.QueryRowContext(ctx, readPassage, tenantID, h.ChatID, f.key).Scan(&p.from, &p.turnBytes); err != nil {
-			return ix.readErr(err)
+		if err := ix.readExtra(ctx, tenantID, h.ChatID, f.key, &p); err != nil {
+			return err
 		}
-		p.passage = true
 		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, f.key}, p)
 	}
-	h.PassageFrom, h.PassageTo, h.TurnBytes = p.from, p.from+len(h.Content), p.turnBytes
+	h.PassageFrom, h.PassageTo, h.TurnBytes = int(p.from), int(p.from)+len(h.Content), int(p.turnBytes)
 	if h.TurnBytes == 0 {
 		h.TurnBytes = h.PassageTo
 	}
@@ -501,10 +536,9 @@ func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string,
 // end), from the payload cache when it has them.
 func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string, key int64, h *rag.Hit, p payload) error {
 	if !p.episode {
-		if err := ix.rdb.QueryRowContext(ctx, readEpisode, tenantID, h.ChatID, key).Scan(&p.toSeq, &p.started, &p.episodeID); err != nil {
-			return ix.readErr(err)
+		if err := ix.readExtra(ctx, tenantID, h.ChatID, key, &p); err != nil {
+			return err
 		}
-		p.episode = true
 		ix.payloads.update(gen, payloadKey{tenantID, h.ChatID, key}, p)
 	}
 	h.EpisodeID, h.ToSeq = p.episodeID, p.toSeq
@@ -512,5 +546,15 @@ func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string,
 	if p.started != zeroTime {
 		h.StartedAt = time.Unix(0, p.started).UTC()
 	}
+	return nil
+}
+
+// readExtra reads a point's episode and passage fields into p (both: one
+// row read, whichever the caller wanted).
+func (ix *Index) readExtra(ctx context.Context, tenantID, chatID string, key int64, p *payload) error {
+	if err := ix.readExtraStmt.QueryRowContext(ctx, tenantID, chatID, key).Scan(&p.toSeq, &p.started, &p.episodeID, &p.from, &p.turnBytes); err != nil {
+		return ix.readErr(err)
+	}
+	p.episode, p.passage = true, true
 	return nil
 }

@@ -608,7 +608,9 @@ func TestRealQdrant(t *testing.T) {
 func TestConcurrentCallersShareSetup(t *testing.T) {
 	srv := qdranttest.Start(t)
 	srv.SetHang(true)
-	ix := open(t, srv, Config{Timeout: time.Second})
+	// Long enough that the seven late callers surely arrive while the first
+	// attempt hangs, even on a loaded machine (1 s flaked under load 9).
+	ix := open(t, srv, Config{Timeout: 3 * time.Second})
 	srv.ResetCalls()
 	errs := make(chan error, 8)
 	count := func() {

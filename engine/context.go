@@ -180,6 +180,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
 		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
+	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {
 		s.Observe(p.agent, res)

@@ -81,6 +81,16 @@ type ContextResult struct {
 	// Timings are for the eval harness and metrics; not serialised.
 	RetrievalTime time.Duration `json:"-"`
 	AssemblyTime  time.Duration `json:"-"`
+	// Offered is what the packer chose from (the eval's loss breakdown:
+	// was evidence never retrieved, or retrieved and not packed?); not
+	// serialised. It shares the request's slices: read, never modify.
+	Offered Offered `json:"-"`
+}
+
+// Offered are the candidates one answer was packed from.
+type Offered struct {
+	RAG      []RAGTurn // retrieved facts, episodes, turns and passages, best first
+	Verbatim []Turn    // the recent window and the turns the summary does not cover yet
 }
 
 // RAGTurn is one retrieved past turn offered to the assembler, best first.

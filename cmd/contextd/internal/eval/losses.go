@@ -23,8 +23,11 @@ import (
 // diagnoseDepth is the deep retrieval's size.
 const diagnoseDepth = 1000
 
-// depthBuckets bound the deep rank of an evidence message never offered.
-var depthBuckets = []int{100, 200, 400, 1000}
+// depthBuckets bound an evidence message's rank in the deep retrieval.
+var depthBuckets = []int{10, 25, 50, 100, 200, 400, 1000}
+
+// Rank classes of the deep-rank table.
+var rankClasses = []string{lossPacked, "offered, not packed", lossNotOffered}
 
 // Where an evidence message was lost first.
 const (
@@ -43,7 +46,9 @@ type LossStats struct {
 	n      map[string]int
 	byCat  map[string]map[string]int
 	byRole map[string]map[string]int
-	depth  map[int]int // deep rank bucket (0: beyond diagnoseDepth) of messages never offered
+	// depth: by rank class, how many evidence messages ranked in each
+	// deep bucket (0: beyond diagnoseDepth).
+	depth map[string]map[int]int
 	// Of evidence offered as a retrieved turn: its rank among the offered
 	// candidates (best first) and its cost, packed or not.
 	lostRank, lostCost, packedRank, packedCost []int
@@ -55,7 +60,7 @@ type LossStats struct {
 }
 
 func newLossStats() *LossStats {
-	return &LossStats{n: map[string]int{}, byCat: map[string]map[string]int{}, byRole: map[string]map[string]int{}, depth: map[int]int{}}
+	return &LossStats{n: map[string]int{}, byCat: map[string]map[string]int{}, byRole: map[string]map[string]int{}, depth: map[string]map[int]int{}}
 }
 
 func (s *LossStats) count(cat, role, outcome string) {
@@ -139,9 +144,14 @@ func (s *LossStats) diagnose(res *engine.ContextResult, cat string, ev []int, re
 		} else if outcome == lossHit || outcome == lossNeighbor {
 			s.lostRank, s.lostCost = append(s.lostRank, rank), append(s.lostCost, cost)
 		}
-		if outcome == lossNotOffered {
-			s.depth[depthBucket(deep[seq])]++
+		class := rankClasses[1]
+		if outcome == lossPacked || outcome == lossNotOffered {
+			class = outcome
 		}
+		if s.depth[class] == nil {
+			s.depth[class] = map[int]int{}
+		}
+		s.depth[class][depthBucket(deep[seq])]++
 		s.count(cat, in.kept[e].role, outcome)
 	}
 }
@@ -221,17 +231,30 @@ func (r *Report) writeLosses(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "\nNever retrieved: rank in a deep retrieval (1,000 hits, no neighbours); offered turns: rank among the candidates (best first) and tokens; RAG tokens packed by kind")
+	fmt.Fprintln(w, "\nEvidence messages by their rank in a deep retrieval (1,000 hits, no neighbours; neighbours and facts are not ranked)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| budget | not retrieved | ≤100 | ≤200 | ≤400 | ≤1000 | deeper | candidates offered | RAG items packed | lost rank p50 | lost tokens p50 | packed rank p50 | packed tokens p50 | whole-hit tokens | passage tokens | neighbour tokens |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| budget | outcome | ≤10 | ≤25 | ≤50 | ≤100 | ≤200 | ≤400 | ≤1000 | deeper |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, b := range r.Budgets {
+		for _, c := range rankClasses {
+			d := r.Losses[b].depth[c]
+			cells := make([]string, 0, len(depthBuckets)+1)
+			for _, k := range append(append([]int(nil), depthBuckets...), 0) {
+				cells = append(cells, fmt.Sprint(d[k]))
+			}
+			fmt.Fprintf(w, "| %d | %s | %s |\n", b, c, strings.Join(cells, " | "))
+		}
+	}
+	fmt.Fprintln(w, "\nPer answer: candidates offered, RAG items packed; evidence offered as a retrieved turn: rank among the candidates (best first) and tokens, lost or packed; RAG tokens packed by kind")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| budget | candidates offered | RAG items packed | lost rank p50 | lost tokens p50 | packed rank p50 | packed tokens p50 | whole-turn tokens | passage or snippet tokens | neighbour tokens |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, b := range r.Budgets {
 		s := r.Losses[b]
-		q := max(s.questions, 1)
-		fmt.Fprintf(w, "| %d | %d | %d | %d | %d | %d | %d | %.0f | %.1f | %d | %d | %d | %d | %.0f | %.0f | %.0f |\n", b, s.n[lossNotOffered],
-			s.depth[100], s.depth[200], s.depth[400], s.depth[1000], s.depth[0], float64(s.offered)/float64(q), float64(s.ragPacked)/float64(q),
+		q := float64(max(s.questions, 1))
+		fmt.Fprintf(w, "| %d | %.0f | %.1f | %d | %d | %d | %d | %.0f | %.0f | %.0f |\n", b, float64(s.offered)/q, float64(s.ragPacked)/q,
 			median(s.lostRank), median(s.lostCost), median(s.packedRank), median(s.packedCost),
-			float64(s.hitTokens)/float64(q), float64(s.passageTokens)/float64(q), float64(s.neighborTokens)/float64(q))
+			float64(s.hitTokens)/q, float64(s.passageTokens)/q, float64(s.neighborTokens)/q)
 	}
 }
 

@@ -41,7 +41,7 @@ func TestDiagnoseLosses(t *testing.T) {
 			t.Errorf("%s: %d, want %d (all: %v)", o, s.n[o], n, s.n)
 		}
 	}
-	if s.depth[200] != 1 || s.depth[0] != 1 {
+	if nr := s.depth[lossNotOffered]; nr[200] != 1 || nr[0] != 1 {
 		t.Errorf("depth buckets %v, want seq 5 at <=200 and seq 7 beyond", s.depth)
 	}
 	if got := s.byRole["assistant"][lossHit]; got != 1 {

@@ -292,17 +292,34 @@ func runeEnds(t string, from int) []int {
 
 // WindowQuery is a query's terms (as Terms gives them; the first 64
 // count), prepared once for every BestWindow of a request.
-type WindowQuery map[string]uint64
+type WindowQuery struct {
+	bit   map[string]uint64
+	first uint64 // the ASCII letters and digits the terms start with
+}
 
 // NewWindowQuery prepares terms for BestWindow.
 func NewWindowQuery(terms []string) WindowQuery {
-	q := make(WindowQuery, len(terms))
+	q := WindowQuery{bit: make(map[string]uint64, len(terms))}
 	for _, t := range terms {
-		if _, ok := q[t]; !ok && len(q) < 64 {
-			q[t] = 1 << len(q)
+		if _, ok := q.bit[t]; ok || len(q.bit) == 64 || t == "" {
+			continue
 		}
+		q.bit[t] = 1 << len(q.bit)
+		q.first |= firstBit(t[0])
 	}
 	return q
+}
+
+// firstBit is an ASCII lower-case letter's or digit's bit; every other
+// byte shares the last one (never skipped).
+func firstBit(c byte) uint64 {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return 1 << (c - 'a')
+	case c >= '0' && c <= '9':
+		return 1 << (26 + c - '0')
+	}
+	return 1 << 63
 }
 
 // BestWindow is the span of text, at most maxBytes long, starting at a
@@ -352,7 +369,7 @@ type termMatch struct {
 
 // termMatches are the offsets of the words of text whose stem is a wanted
 // term (scripts without spaces are not matched: their terms are bigrams).
-func termMatches(text string, want map[string]uint64) []termMatch {
+func termMatches(text string, q WindowQuery) []termMatch {
 	var out []termMatch
 	start, plain := -1, true
 	flush := func(end int) {
@@ -360,10 +377,14 @@ func termMatches(text string, want map[string]uint64) []termMatch {
 			return
 		}
 		w := text[start:end]
+		if plain && q.first&firstBit(w[0]) == 0 {
+			start = -1 // no term starts so: no stem needed (a stem keeps its word's first letter)
+			return
+		}
 		if !plain {
 			w = lowerWord(w)
 		}
-		if bit, ok := want[stem(w)]; ok && !stopwords[w] {
+		if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
 			out = append(out, termMatch{start, bit})
 		}
 		start, plain = -1, true

@@ -114,8 +114,11 @@ type RAGTurn struct {
 	// the fact, shown on one line with its date and source turns; Seq is
 	// its first source seq.
 	Fact *FactRef `json:"-"`
-	// Passages, when set, say Content is the matching passages of a long
-	// turn (joined by elision marks): their byte offsets in its content.
+	// Passages, when set, say Content is part of a long turn: its matching
+	// passages, or its window best matching the query (a snippet), joined
+	// by elision marks; their byte offsets in its content (a snippet of a
+	// whole turn: in its content as filtered, which is the stored text
+	// unless a filter stripped an agent label).
 	Passages []PassageRef `json:"passages,omitempty"`
 }
 

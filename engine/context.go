@@ -180,6 +180,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
 		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
+	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {
 		s.Observe(p.agent, res)
@@ -471,18 +472,26 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		ks = append(ks, kept{t, content})
 	}
 	out := make([]RAGTurn, 0, len(ks))
+	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
+	hits := 0 // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut
 	for i, k := range ks {
 		if i == queryAt {
 			continue
 		}
 		t := k.t
-		content := k.content
-		if len(t.Passages) == 0 { // the matching passages of a long turn are shown whole
+		content, refs := k.content, passageRefs(t)
+		if t.Neighbor || hits >= p.policy.RAGK {
+			content, refs = snippet(k.content, t, terms, snip)
+		}
+		if !t.Neighbor {
+			hits++
+		}
+		if len(t.Passages) == 0 && len(refs) == 0 {
 			content, _ = s.truncate(ctx, k.content, p.trunc)
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
-			Neighbor: t.Neighbor, Passages: passageRefs(t)}
-		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: passageKey(t)},
+			Neighbor: t.Neighbor, Passages: refs}
+		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: refsKey(refs)},
 			renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
 	}

@@ -142,10 +142,10 @@ func passageRefs(t rag.Turn) []PassageRef {
 	return out
 }
 
-// passageKey names the passages shown of a turn (token cache key).
-func passageKey(t rag.Turn) string {
+// refsKey names the passages shown of a turn (token cache key).
+func refsKey(refs []PassageRef) string {
 	var b strings.Builder
-	for _, pa := range t.Passages {
+	for _, pa := range refs {
 		fmt.Fprintf(&b, "%d-%d,", pa.From, pa.To)
 	}
 	return b.String()

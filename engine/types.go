@@ -81,6 +81,16 @@ type ContextResult struct {
 	// Timings are for the eval harness and metrics; not serialised.
 	RetrievalTime time.Duration `json:"-"`
 	AssemblyTime  time.Duration `json:"-"`
+	// Offered is what the packer chose from (the eval's loss breakdown:
+	// was evidence never retrieved, or retrieved and not packed?); not
+	// serialised. It shares the request's slices: read, never modify.
+	Offered Offered `json:"-"`
+}
+
+// Offered are the candidates one answer was packed from.
+type Offered struct {
+	RAG      []RAGTurn // retrieved facts, episodes, turns and passages, best first
+	Verbatim []Turn    // the recent window and the turns the summary does not cover yet
 }
 
 // RAGTurn is one retrieved past turn offered to the assembler, best first.
@@ -104,8 +114,11 @@ type RAGTurn struct {
 	// the fact, shown on one line with its date and source turns; Seq is
 	// its first source seq.
 	Fact *FactRef `json:"-"`
-	// Passages, when set, say Content is the matching passages of a long
-	// turn (joined by elision marks): their byte offsets in its content.
+	// Passages, when set, say Content is part of a long turn: its matching
+	// passages, or its window best matching the query (a snippet), joined
+	// by elision marks; their byte offsets in its content (a snippet of a
+	// whole turn: in its content as filtered, which is the stored text
+	// unless a filter stripped an agent label).
 	Passages []PassageRef `json:"passages,omitempty"`
 }
 

@@ -1,6 +1,8 @@
 package rag
 
 import (
+	"math/bits"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -235,6 +237,10 @@ func lineEnds(t string, from int) []int {
 func sentenceEnds(t string, from int) []int {
 	var out []int
 	for i := from; i < len(t); {
+		if c := t[i]; c < utf8.RuneSelf && c != '.' && c != '!' && c != '?' && c != '\n' {
+			i++ // most bytes: no terminator, no decoding
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(t[i:])
 		i += size
 		cjk := strings.ContainsRune("。！？", r)
@@ -282,4 +288,154 @@ func runeEnds(t string, from int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// WindowQuery is a query's terms (as Terms gives them; the first 64
+// count), prepared once for every BestWindow of a request.
+type WindowQuery struct {
+	bit   map[string]uint64
+	first uint64 // the ASCII letters and digits the terms start with
+}
+
+// NewWindowQuery prepares terms for BestWindow.
+func NewWindowQuery(terms []string) WindowQuery {
+	q := WindowQuery{bit: make(map[string]uint64, len(terms))}
+	for _, t := range terms {
+		if _, ok := q.bit[t]; ok || len(q.bit) == 64 || t == "" {
+			continue
+		}
+		q.bit[t] = 1 << len(q.bit)
+		q.first |= firstBit(t[0])
+	}
+	return q
+}
+
+// firstBit is an ASCII lower-case letter's or digit's bit; every other
+// byte shares the last one (never skipped).
+func firstBit(c byte) uint64 {
+	switch {
+	case c >= 'a' && c <= 'z':
+		return 1 << (c - 'a')
+	case c >= '0' && c <= '9':
+		return 1 << (26 + c - '0')
+	}
+	return 1 << 63
+}
+
+// BestWindow is the span of text, at most maxBytes long, starting at a
+// sentence (or line) start and ending at a sentence end when one fits (else
+// at a word, else a rune boundary), that holds the most distinct query
+// terms; the earliest such span, and the text's head when no term matches.
+// A text of at most maxBytes is its own window. Linear in the text and
+// allocation light: it runs for every long hit of a request.
+//
+// A long hit shown under a small budget is cut to it: the sentences that
+// match the question, with those around them as the room allows.
+func (q WindowQuery) BestWindow(text string, maxBytes int) Span {
+	maxBytes = max(maxBytes, minPassageBytes)
+	if len(text) <= maxBytes {
+		return Span{0, len(text)}
+	}
+	matches := termMatches(text, q)
+	starts := append([]int{0}, sentenceEnds(text, 0)...)
+	best, bestScore := Span{0, windowEnd(text, 0, maxBytes, starts)}, -1
+	m := 0 // first match at or after the window's start
+	for _, from := range starts {
+		if from >= len(text) {
+			break
+		}
+		to := windowEnd(text, from, maxBytes, starts)
+		for m < len(matches) && matches[m].at < from {
+			m++
+		}
+		var seen uint64
+		for j := m; j < len(matches) && matches[j].at < to; j++ {
+			seen |= matches[j].bit
+		}
+		if n := bits.OnesCount64(seen); n > bestScore {
+			best, bestScore = Span{from, to}, n
+		}
+		if to == len(text) {
+			break // every later window is a suffix of this one
+		}
+	}
+	return best
+}
+
+type termMatch struct {
+	at  int
+	bit uint64
+}
+
+// termMatches are the offsets of the words of text whose stem is a wanted
+// term (scripts without spaces are not matched: their terms are bigrams).
+func termMatches(text string, q WindowQuery) []termMatch {
+	var out []termMatch
+	start, plain := -1, true
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := text[start:end]
+		if plain && q.first&firstBit(w[0]) == 0 {
+			start = -1 // no term starts so: no stem needed (a stem keeps its word's first letter)
+			return
+		}
+		if !plain {
+			w = lowerWord(w)
+		}
+		if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+			out = append(out, termMatch{start, bit})
+		}
+		start, plain = -1, true
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf { // ASCII: no decoding, no tables
+			lower, upper := c >= 'a' && c <= 'z' || c >= '0' && c <= '9', c >= 'A' && c <= 'Z'
+			switch {
+			case lower || upper:
+				if start < 0 {
+					start = i
+				}
+				plain = plain && lower
+			default:
+				flush(i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+			if start < 0 {
+				start = i
+			}
+			plain = false
+		} else {
+			flush(i)
+		}
+		i += size
+	}
+	flush(len(text))
+	return out
+}
+
+// windowEnd is where a window starting at from ends: the last sentence end
+// within maxBytes, else the last word end, else a rune boundary.
+func windowEnd(text string, from, maxBytes int, ends []int) int {
+	limit := from + maxBytes
+	if limit >= len(text) {
+		return len(text)
+	}
+	i := sort.SearchInts(ends, limit+1) - 1 // the last end <= limit
+	if i >= 0 && ends[i] > from {
+		return ends[i]
+	}
+	if sp := strings.LastIndexByte(text[from:limit], ' '); sp > 0 {
+		return from + sp + 1
+	}
+	for limit > from && !utf8.RuneStart(text[limit]) {
+		limit--
+	}
+	return max(limit, from+1)
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/contextd/contextd/config"
 )
 
-const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--limit N] [--config agents.yaml]
-       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--limit N] [--config agents.yaml]`
+const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--diagnose] [--limit N] [--config agents.yaml]
+       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--diagnose] [--limit N] [--config agents.yaml]`
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || (args[0] != "locomo" && args[0] != "beam") {
@@ -38,6 +38,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	strategy := fs.String("strategy", "rag_augmented", "strategy to evaluate")
 	llm := fs.String("llm", "none", "none: no LLM (the LLM-free protocol); replay: summarise with the replay LLM over LoCoMo's own observations and session summaries (locomo only)")
 	limit := fs.Int("limit", 0, "evaluate only the first N conversations (0: all)")
+	diagnose := fs.Bool("diagnose", false, "add the loss breakdown: where each evidence message was lost first (never retrieved, retrieved and not packed, packed)")
 	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -68,7 +69,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	opts := eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout, Replay: *llm == "replay", PassageTokens: *passageTokens}
+	opts := eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout, Replay: *llm == "replay", PassageTokens: *passageTokens, Diagnose: *diagnose}
 	var rep *eval.Report
 	if bench == "beam" {
 		chats, err := eval.LoadBEAM(*data)

@@ -88,6 +88,7 @@ type Report struct {
 	Systems       []string
 	Cells         map[string]map[int]*Cell // system → budget
 	Sections      map[int]*SectionStats    // budget → contextd's sections
+	Losses        map[int]*LossStats       // budget → where evidence was lost (Options.Diagnose)
 	Conversations int
 	Turns         int
 	// Questions are in the headline categories, QuestionsAside in the
@@ -121,6 +122,12 @@ func newReport(d dataset, o Options) *Report {
 	}
 	for _, b := range o.Budgets {
 		r.Sections[b] = &SectionStats{tokens: map[string]int{}, held: map[string]int{}}
+	}
+	if o.Diagnose {
+		r.Losses = map[int]*LossStats{}
+		for _, b := range o.Budgets {
+			r.Losses[b] = newLossStats()
+		}
 	}
 	return r
 }
@@ -219,6 +226,7 @@ func (r *Report) Write(w io.Writer) {
 	}
 	r.writeCategories(w, "answer-token containment (share of the gold answer's content words anywhere in the context text)", func(c *Cell) map[string][]float64 { return c.contain })
 	r.writeSections(w)
+	r.writeLosses(w)
 }
 
 func (r *Report) writeCost(w io.Writer) {

@@ -45,6 +45,9 @@ type Options struct {
 	// PassageTokens sizes the passages of BEAM's passage baseline (0:
 	// DefaultPassageTokens).
 	PassageTokens int
+	// Diagnose adds the loss breakdown: where each evidence message was
+	// lost first (never retrieved, retrieved and not packed, packed).
+	Diagnose bool
 }
 
 // System names in reports.
@@ -234,6 +237,7 @@ func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQues
 		r.QuestionsAside++
 	}
 	answer := contentWords(q.answer)
+	var deep map[int64]int // the deep retrieval's ranks, when diagnosing
 	for _, b := range o.Budgets {
 		budget := b
 		res, err := sys.Service.Context(ctx, "eval", engine.ContextInput{ChatID: chat, Query: q.text, BudgetTokens: &budget, Strategy: o.Strategy})
@@ -263,6 +267,14 @@ func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQues
 		cell.retrieval = append(cell.retrieval, res.RetrievalTime)
 		cell.assembly = append(cell.assembly, res.AssemblyTime)
 		r.Sections[b].add(views, ev, in)
+		if l := r.Losses[b]; l != nil {
+			if deep == nil {
+				if deep, err = deepRanks(ctx, sys, chat, q.text, res.Offered); err != nil {
+					return err
+				}
+			}
+			l.diagnose(res, q.cat, ev, reach, in, deep)
+		}
 
 		for _, base := range bases {
 			var p packed

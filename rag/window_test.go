@@ -1,0 +1,56 @@
+package rag
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// BestWindow keeps the sentences holding the most query terms, cut on
+// sentence boundaries, within the size; the head when nothing matches.
+func TestBestWindow(t *testing.T) {
+	filler := "The weather was mild and nothing much happened that week. "
+	target := "The budget tracker stores categories with each transaction. "
+	cases := []struct {
+		name, text, query string
+		max               int
+		want              string // the window's text, trimmed
+	}{
+		{"short text whole", "A short turn.", "budget", 64, "A short turn."},
+		{"best sentence", strings.Repeat(filler, 4) + target + strings.Repeat(filler, 4), "budget tracker categories", 80, strings.TrimSpace(target)},
+		{"no match: the head", strings.Repeat(filler, 6), "budget", 70, strings.TrimSpace(filler)},
+		{"most distinct terms win over repeats", "Budget budget budget budget talk here. " + filler + "The budget tracker handles categories. " + filler,
+			"budget tracker categories", 60, "The budget tracker handles categories."},
+		{"stems match", filler + "We categorised the transactions. " + filler, "transaction", 60, "We categorised the transactions."},
+	}
+	for _, c := range cases {
+		q := NewWindowQuery(Terms(c.query))
+		w := q.BestWindow(c.text, c.max)
+		if w.To-w.From > max(c.max, minPassageBytes) || w.From < 0 || w.To > len(c.text) || w.From >= w.To {
+			t.Fatalf("%s: window %v of %d bytes (max %d)", c.name, w, len(c.text), c.max)
+		}
+		if got := strings.TrimSpace(c.text[w.From:w.To]); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A window never splits a rune, whatever the text.
+func TestBestWindowRunes(t *testing.T) {
+	for _, text := range []string{strings.Repeat("東京都は日本の首都です。", 20), strings.Repeat("é", 300), strings.Repeat("x", 500)} {
+		for _, size := range []int{16, 40, 100} {
+			w := NewWindowQuery(Terms("首都 x")).BestWindow(text, size)
+			if w.To-w.From > size || !utf8.ValidString(text[w.From:w.To]) || w.From >= w.To {
+				t.Errorf("%q… at %d: window %v", text[:12], size, w)
+			}
+		}
+	}
+}
+
+func BenchmarkBestWindow(b *testing.B) {
+	text := strings.Repeat("The budget tracker stores each transaction with its category and amount. ", 9)
+	q := NewWindowQuery(Terms("how did the budget tracker handle categories"))
+	for b.Loop() {
+		q.BestWindow(text, 256)
+	}
+}

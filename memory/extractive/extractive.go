@@ -231,6 +231,16 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 	}
 	var cs []cand
 	covered := map[string]bool{}
+	// earlier orders terms by first appearance. A bigram and its second
+	// word share one (the position after the bigram's first word): the
+	// bigram, which starts a word before, comes first, so that the order
+	// never depends on the maps' iteration order.
+	earlier := func(a, b string) bool {
+		if first[a] != first[b] {
+			return first[a] < first[b]
+		}
+		return strings.Count(a, " ") > strings.Count(b, " ")
+	}
 	for bg, n := range bigram {
 		if n >= 2 {
 			cs = append(cs, cand{bg, 2 * weight[bg]})
@@ -240,7 +250,7 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return first[cs[i].term] < first[cs[j].term]
+		return earlier(cs[i].term, cs[j].term)
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
@@ -262,13 +272,13 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return first[cs[i].term] < first[cs[j].term]
+		return earlier(cs[i].term, cs[j].term)
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
 	}
 	// Emit in order of first appearance so the list reads naturally.
-	sort.SliceStable(cs, func(i, j int) bool { return first[cs[i].term] < first[cs[j].term] })
+	sort.SliceStable(cs, func(i, j int) bool { return earlier(cs[i].term, cs[j].term) })
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.term

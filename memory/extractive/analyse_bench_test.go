@@ -23,11 +23,10 @@ func BenchmarkSummarizeLong(b *testing.B) {
 
 func benchSummarize(b *testing.B, chats [][]memory.Message) {
 	s := New()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	prosetest.ReportCPU(b, func(i int) {
 		turns := chats[i%len(chats)]
 		if _, err := s.Summarize(context.Background(), memory.SummarizeRequest{Turns: turns, Structured: true}); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }

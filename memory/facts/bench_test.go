@@ -16,9 +16,7 @@ func BenchmarkExtractLong(b *testing.B) { benchExtract(b, prosetest.LongChats())
 
 func benchExtract(b *testing.B, chats [][]memory.Message) {
 	n := 0
-	for i := 0; i < b.N; i++ {
-		n += len(Extract(chats[i%len(chats)]))
-	}
+	prosetest.ReportCPU(b, func(i int) { n += len(Extract(chats[i%len(chats)])) })
 	if b.N >= len(chats) && n == 0 {
 		b.Fatal("no facts drawn")
 	}

@@ -141,3 +141,19 @@ func locomoPath() string {
 	}
 	return ""
 }
+
+// ReportCPU runs op b.N times and reports, besides ns/op, the process's
+// CPU time per op (cpu-ns/op, GC included): on a machine shared with other
+// work the wall clock says more about the neighbours than about the code.
+func ReportCPU(b *testing.B, op func(i int)) {
+	b.Helper()
+	start, ok := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		op(i)
+	}
+	b.StopTimer()
+	if end, ok2 := cpuTime(); ok && ok2 {
+		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+	}
+}

@@ -143,12 +143,13 @@ func analyse(turns []memory.Message) batch {
 	bigram := map[string]int{}
 	capCount := map[string]int{}
 	pos := 0
-	for _, s := range sents {
+	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
+	for i, s := range sents {
 		w8 := 1
 		if s.role == memory.RoleUser {
 			w8 = 2
 		}
-		for _, clause := range clauseRe.Split(s.text, -1) {
+		clauses(s.text, func(clause string) {
 			ws := words(clause)
 			for j, w := range ws {
 				if !isKey(w) {
@@ -169,9 +170,10 @@ func analyse(turns []memory.Message) batch {
 					}
 				}
 			}
-		}
-		for _, m := range properRe.FindAllString(s.text, -1) {
-			for _, f := range strings.Fields(m) {
+		})
+		proper[i] = properNames(s.text)
+		for _, m := range proper[i] {
+			for _, f := range strings.Fields(s.text[m[0]:m[1]]) {
 				capCount[strings.ToLower(f)]++
 			}
 		}
@@ -180,8 +182,8 @@ func analyse(turns []memory.Message) batch {
 
 	// Entities, in order of first appearance; never a speaker.
 	seen := map[string]bool{}
-	for _, s := range sents {
-		for _, f := range findEntities(s.text, capCount) {
+	for i, s := range sents {
+		for _, f := range findEntities(s.text, proper[i], capCount) {
 			k := normKey(f.ent.Name)
 			if seen[k] || names[k] {
 				continue
@@ -192,7 +194,7 @@ func analyse(turns []memory.Message) batch {
 	}
 
 	for _, s := range sents {
-		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(words(s.text)) >= 3 && actionRe.MatchString(s.text) {
+		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(words(s.text)) >= 3 && mayBeAction(s.text) && actionRe.MatchString(s.text) {
 			b.actions = append(b.actions, clip(s.text, MaxItemChars))
 		}
 	}
@@ -217,9 +219,6 @@ func analyse(turns []memory.Message) batch {
 	b.narrative = narrative(sents, freq, isKey)
 	return b
 }
-
-// clauseRe splits a sentence into clauses: a bigram never spans a comma.
-var clauseRe = regexp.MustCompile(`[,;:()]|\s[-–—]\s`)
 
 // topics picks the batch's salient keywords and bigrams: frequency at least
 // two, scored by weight (the user's words count double), bigrams weighted

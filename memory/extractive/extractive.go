@@ -200,7 +200,7 @@ func analyse(turns []memory.Message) batch {
 	}
 	// Preferences and decisions are the current facts of those kinds; open
 	// questions the ones nobody answered.
-	fs := facts.Extract(turns)
+	fs, open := facts.ExtractAll(turns)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
 		if _, old := updated[f.ID]; old {
@@ -213,7 +213,7 @@ func analyse(turns []memory.Message) batch {
 			b.decisions = append(b.decisions, strings.TrimPrefix(f.Text, "Decision: "))
 		}
 	}
-	for _, q := range facts.Unanswered(turns) {
+	for _, q := range open {
 		b.questions = append(b.questions, q.Text)
 	}
 	b.narrative = narrative(sents, freq, isKey)

@@ -30,10 +30,22 @@ const (
 // ForChat to bind the facts to their chat. System, tool and deleted turns
 // are skipped.
 func Extract(turns []memory.Message) []memory.Fact {
+	fs, _ := ExtractAll(turns)
+	return fs
+}
+
+// ExtractAll returns what Extract and Unanswered return, reading the
+// turns once for both.
+func ExtractAll(turns []memory.Message) ([]memory.Fact, []Question) {
 	rs := readAll(turns)
 	names := speakerNames(rs)
+	qs := unanswered(rs, names)
+	return extract(rs, names, qs), qs
+}
+
+func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	open := map[int64][]Question{}
-	for _, q := range unanswered(rs, names) {
+	for _, q := range qs {
 		open[q.Seq] = append(open[q.Seq], q)
 	}
 	var out []memory.Fact

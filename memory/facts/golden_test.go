@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,7 +26,11 @@ func goldenFacts(t *testing.T, chats [][]memory.Message) []byte {
 	}
 	var out []chatFacts
 	for _, turns := range chats {
-		out = append(out, chatFacts{Extract(turns), Unanswered(turns)})
+		fs, qs := ExtractAll(turns)
+		out = append(out, chatFacts{fs, qs})
+		if !reflect.DeepEqual(fs, Extract(turns)) || !reflect.DeepEqual(qs, Unanswered(turns)) {
+			t.Fatalf("ExtractAll differs from Extract and Unanswered on %q…", turns[0].Content)
+		}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

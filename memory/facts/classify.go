@@ -137,34 +137,74 @@ func isASCII(s string) bool {
 	return true
 }
 
-// mayMatch applies a pattern's pre-checks to a sentence s, norm its words
-// between spaces, lower its lowercase (ASCII sentences only, else "").
-func (pt pattern) mayMatch(norm, lower, lead string, ascii bool) bool {
-	if !holdsAny(norm, pt.need) {
+// view is a sentence as the pre-checks read it, each part worked out
+// once: its words between spaces; for an ASCII sentence its lowercase and
+// first word; which need lists it holds (by needGroup).
+type view struct {
+	norm        string
+	ascii       bool
+	lower, lead string
+	held        [64]int8 // 0 unknown, 1 no, 2 yes
+}
+
+func newView(s string, ws []string) *view {
+	v := &view{norm: " " + strings.Join(ws, " ") + " ", ascii: isASCII(s)}
+	if v.ascii {
+		v.lower, v.lead = strings.ToLower(s), asciiLead(s)
+	}
+	return v
+}
+
+// needGroup maps each pattern to the first pattern with the same need
+// list, so that a list shared by several (" i'm | i am ") is looked for
+// once per sentence.
+var needGroup = func() []int {
+	out := make([]int, len(patterns))
+	first := map[string]int{}
+	for i, pt := range patterns {
+		k := strings.Join(pt.need, "|")
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+		out[i] = first[k]
+	}
+	return out
+}()
+
+// mayMatch applies pattern i's pre-checks to the sentence v views.
+func (v *view) mayMatch(i int) bool {
+	pt, g := patterns[i], needGroup[i]
+	if v.held[g] == 0 {
+		v.held[g] = 1
+		if holdsAny(v.norm, pt.need) {
+			v.held[g] = 2
+		}
+	}
+	if v.held[g] == 1 {
 		return false
 	}
-	if !ascii {
+	if !v.ascii {
 		return true
 	}
-	return (pt.lead == nil || pt.lead[lead]) && (pt.also == nil || holdsAny(lower, pt.also))
+	return (pt.lead == nil || pt.lead[v.lead]) && (pt.also == nil || holdsAny(v.lower, pt.also))
 }
 
 // classify matches one prose sentence against the patterns; the first
 // pattern whose predicate carries content wins.
 func classify(s string, sp prose.Speaker, role memory.Role, names map[string]bool) (candidate, bool) {
 	s = trimFiller(s)
-	if strings.HasSuffix(s, "?") || len(prose.Words(s)) < 2 {
+	if strings.HasSuffix(s, "?") {
+		return candidate{}, false
+	}
+	ws := prose.Words(s)
+	if len(ws) < 2 {
 		return candidate{}, false
 	}
 	// An event must say more than its verb: "I went there" is not one.
-	rich := content(s, names) >= 2
-	norm := " " + strings.Join(prose.Words(s), " ") + " "
-	ascii, lower, lead := isASCII(s), "", ""
-	if ascii {
-		lower, lead = strings.ToLower(s), asciiLead(s)
-	}
-	for _, pt := range patterns {
-		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !pt.mayMatch(norm, lower, lead, ascii) {
+	rich := countContent(ws, names) >= 2
+	v := newView(s, ws)
+	for i, pt := range patterns {
+		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !v.mayMatch(i) {
 			continue
 		}
 		m := pt.re.FindStringSubmatch(s)
@@ -228,10 +268,14 @@ var notIdentity = set(`bit little lot fan tad sort kind mess wreck bundle sucker
 long few couple good great`)
 
 // content counts the content words of s that are not a speaker's name.
-func content(s string, names map[string]bool) int {
+func content(s string, names map[string]bool) int { return countContent(prose.Words(s), names) }
+
+// countContent counts the content words among ws (prose.Words) that are
+// not a speaker's name.
+func countContent(ws []string, names map[string]bool) int {
 	n := 0
-	for _, w := range prose.Keywords(s) {
-		if !names[w] {
+	for _, w := range ws {
+		if prose.Keyword(w) && !names[w] {
 			n++
 		}
 	}
@@ -250,16 +294,15 @@ var (
 // subject ("Gonna continue my studies") gets it back.
 func trimFiller(s string) string {
 	t := s
-	if first := firstWord(t); labelWords[first] {
+	if firstWordIn(labelWords, t) {
 		t = labelLead.ReplaceAllString(t, "")
 	}
-	if fillerWords[firstWord(t)] { // the regular expressions only when they can match
+	if firstWordIn(fillerWords, t) { // the regular expressions only when they can match
 		t = fillerLead.ReplaceAllString(t, "")
 	}
 	t = t[vocativeEnd(t):]
-	first := firstWord(t)
 	switch {
-	case !subjectlessFirst[first]:
+	case !firstWordIn(subjectlessFirst, t):
 	case subjectless.MatchString(t):
 		t = "I'm " + t
 	case strings.HasPrefix(strings.ToLower(t), "been "):
@@ -270,6 +313,9 @@ func trimFiller(s string) string {
 	if t == "" {
 		return s
 	}
+	if c := t[0]; c < 0x80 && (c < 'a' || c > 'z') {
+		return t // already starts in upper case
+	}
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
@@ -279,13 +325,27 @@ var (
 	subjectlessFirst = set(`gonna going planning about hoping thinking trying off been just finally recently started got had went took made finished bought joined visited moved tried signed booked adopted spent met ran won lost learned learnt picked painted wrote built saw watched read quit graduated attended volunteered hosted organized organised baked cooked`)
 )
 
-// firstWord is the lowercased first word of s.
-func firstWord(s string) string {
+// firstWordIn reports whether the lowercased first word of s is in set
+// (lowered without allocating when it is short ASCII: it runs on every
+// sentence).
+func firstWordIn(set map[string]bool, s string) bool {
 	end := strings.IndexAny(s, " ,!.:;-\t")
 	if end < 0 {
 		end = len(s)
 	}
-	return strings.ToLower(s[:end])
+	w := s[:end]
+	var buf [24]byte
+	if len(w) > len(buf) || !isASCII(w) {
+		return set[strings.ToLower(w)]
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
 }
 
 func set(s string) map[string]bool {

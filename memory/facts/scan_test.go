@@ -2,7 +2,6 @@ package facts
 
 import (
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/contextd/contextd/memory/internal/prose"
@@ -42,12 +41,17 @@ func FuzzPreChecks(f *testing.F) {
 		if !isASCII(s) {
 			return
 		}
-		lower, lead := strings.ToLower(s), asciiLead(s)
-		norm := " " + strings.Join(prose.Words(s), " ") + " "
+		v := newView(s, prose.Words(s))
 		for i, pt := range patterns {
-			if holdsAny(norm, pt.need) && !pt.mayMatch(norm, lower, lead, true) && pt.re.MatchString(s) {
+			if holdsAny(v.norm, pt.need) && !v.mayMatch(i) && pt.re.MatchString(s) {
 				t.Fatalf("pattern %d refuses %q, which it matches (%q)", i, s, pt.re.FindString(s))
 			}
 		}
 	})
+}
+
+func TestViewHoldsEveryPattern(t *testing.T) {
+	if len(patterns) > len(view{}.held) {
+		t.Fatalf("%d patterns, view.held has room for %d", len(patterns), len(view{}.held))
+	}
 }

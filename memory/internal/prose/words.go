@@ -14,14 +14,25 @@ func Words(s string) []string {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
-			if w := strings.Trim(s[start:end], "'-_"); w != "" {
-				out = append(out, strings.ToLower(w))
+			// A word starts with a letter or digit: only its end can hold
+			// the ', - and _ that strings.Trim(w, "'-_") would take off.
+			for end > start && (s[end-1] == '\'' || s[end-1] == '-' || s[end-1] == '_') {
+				end--
 			}
+			if out == nil {
+				out = make([]string, 0, len(s)/6+1)
+			}
+			out = append(out, strings.ToLower(s[start:end]))
 			start = -1
 		}
 	}
 	for i, r := range s {
-		alnum := unicode.IsLetter(r) || unicode.IsNumber(r)
+		var alnum bool
+		if r < utf8.RuneSelf {
+			alnum = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		} else {
+			alnum = unicode.IsLetter(r) || unicode.IsNumber(r)
+		}
 		switch {
 		case start < 0 && alnum:
 			start = i

@@ -138,12 +138,11 @@ func analyse(turns []memory.Message) batch {
 	// capitalised words. weight counts the user's words double, so that
 	// the topics are what the user talks about before what the reply
 	// explains.
-	freq, weight := map[string]int{}, map[string]int{}
-	first := map[string]int{}
-	bigram := map[string]int{}
+	terms := termStats{}
 	capCount := map[string]int{}
 	pos := 0
 	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
+	var keys []bool
 	for i, s := range sents {
 		w8 := 1
 		if s.role == memory.RoleUser {
@@ -151,23 +150,22 @@ func analyse(turns []memory.Message) batch {
 		}
 		clauses(s.text, func(clause string) {
 			ws := words(clause)
+			keys = keys[:0]
+			for _, w := range ws {
+				keys = append(keys, isKey(w))
+			}
 			for j, w := range ws {
-				if !isKey(w) {
+				if !keys[j] {
 					continue
 				}
-				freq[w]++
-				weight[w] += w8
-				if _, ok := first[w]; !ok {
-					first[w] = pos
-				}
+				t := terms.get(w, pos)
+				t.freq++
+				t.weight += w8
 				pos++
-				if j+1 < len(ws) && isKey(ws[j+1]) {
-					bg := w + " " + ws[j+1]
-					bigram[bg]++
-					weight[bg] += w8
-					if _, ok := first[bg]; !ok {
-						first[bg] = pos
-					}
+				if j+1 < len(ws) && keys[j+1] {
+					bg := terms.get(w+" "+ws[j+1], pos)
+					bg.bigram++
+					bg.weight += w8
 				}
 			}
 		})
@@ -178,7 +176,7 @@ func analyse(turns []memory.Message) batch {
 			}
 		}
 	}
-	b.topics = topics(freq, bigram, weight, first)
+	b.topics = topics(terms)
 
 	// Entities, in order of first appearance; never a speaker.
 	seen := map[string]bool{}
@@ -216,14 +214,42 @@ func analyse(turns []memory.Message) batch {
 	for _, q := range open {
 		b.questions = append(b.questions, q.Text)
 	}
-	b.narrative = narrative(sents, freq, isKey)
+	b.narrative = narrative(sents, terms, isKey)
 	return b
+}
+
+// term is what the batch says of a keyword or a bigram (two keywords
+// within a clause): how often it occurs (freq for a word, bigram for a
+// bigram), its weight (the user's words count double) and where it first
+// appears.
+type term struct{ freq, bigram, weight, first int }
+
+// termStats are the batch's terms by text (a bigram holds a space, a word
+// never does).
+type termStats map[string]*term
+
+// get returns the term t, adding it as first seen at pos when new.
+func (ts termStats) get(t string, pos int) *term {
+	x := ts[t]
+	if x == nil {
+		x = &term{first: pos}
+		ts[t] = x
+	}
+	return x
+}
+
+// freq is how often the word w occurs (0: never, or not a keyword).
+func (ts termStats) freq(w string) int {
+	if x := ts[w]; x != nil {
+		return x.freq
+	}
+	return 0
 }
 
 // topics picks the batch's salient keywords and bigrams: frequency at least
 // two, scored by weight (the user's words count double), bigrams weighted
 // double, ties broken by first appearance.
-func topics(freq, bigram, weight map[string]int, first map[string]int) []string {
+func topics(terms termStats) []string {
 	type cand struct {
 		term  string
 		score int
@@ -235,14 +261,14 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 	// bigram, which starts a word before, comes first, so that the order
 	// never depends on the maps' iteration order.
 	earlier := func(a, b string) bool {
-		if first[a] != first[b] {
-			return first[a] < first[b]
+		if fa, fb := terms[a].first, terms[b].first; fa != fb {
+			return fa < fb
 		}
 		return strings.Count(a, " ") > strings.Count(b, " ")
 	}
-	for bg, n := range bigram {
-		if n >= 2 {
-			cs = append(cs, cand{bg, 2 * weight[bg]})
+	for bg, t := range terms {
+		if t.bigram >= 2 {
+			cs = append(cs, cand{bg, 2 * t.weight})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -257,14 +283,14 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 	for _, c := range cs {
 		for _, w := range strings.Fields(c.term) {
 			// A word seen mostly inside the bigram is not a topic of its own.
-			if freq[w] <= bigram[c.term]+1 {
+			if terms.freq(w) <= terms[c.term].bigram+1 {
 				covered[w] = true
 			}
 		}
 	}
-	for w, n := range freq {
-		if n >= 2 && !covered[w] {
-			cs = append(cs, cand{w, weight[w]})
+	for w, t := range terms {
+		if t.freq >= 2 && !covered[w] {
+			cs = append(cs, cand{w, t.weight})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -291,7 +317,7 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 // keywords (small talk has none). Each is stated with its speaker, in the
 // third person when they speak of themself ("Caroline went to …"), else
 // quoted ("The assistant said: "…""), never with a raw role label.
-func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) string {
+func narrative(sents []sentence, terms termStats, isKey func(string) bool) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
 		total, n := 0, 0
@@ -300,8 +326,8 @@ func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) s
 			if isKey(w) && !seen[w] {
 				seen[w] = true
 				n++
-				if freq[w] >= 2 {
-					total += freq[w]
+				if f := terms.freq(w); f >= 2 {
+					total += f
 				}
 			}
 		}
@@ -310,13 +336,20 @@ func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) s
 		}
 		return float64(total+n) / math.Sqrt(float64(len(ws)))
 	}
+	// Each sentence is scored once, though up to four picks read it.
+	scores := make([]float64, len(sents))
+	for i, s := range sents {
+		if s.role == memory.RoleUser || s.role == memory.RoleAssistant {
+			scores[i] = score(s)
+		}
+	}
 	best := func(role memory.Role, skip int) int {
 		bi, bs := -1, 0.0
 		for i, s := range sents {
 			if s.role != role || i == skip {
 				continue
 			}
-			if sc := score(s); sc > bs {
+			if sc := scores[i]; sc > bs {
 				bi, bs = i, sc
 			}
 		}

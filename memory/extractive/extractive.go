@@ -105,34 +105,38 @@ type sentence struct {
 	role memory.Role
 	who  prose.Speaker
 	turn int
+	// words are words(text), keys which of them are keywords and no
+	// speaker's name: analyse fills them in, clause by clause.
+	words []string
+	keys  []bool
 }
 
-// proseOf returns the prose sentences of turns and the lowercased words
-// of the speakers' names (which are nobody's topic or entity: they are the
-// people talking).
-func proseOf(turns []memory.Message) ([]sentence, map[string]bool) {
+// proseOf returns the prose sentences of turns, the lowercased words of
+// the speakers' names (which are nobody's topic or entity: they are the
+// people talking) and the turns as read, which facts reads again.
+func proseOf(turns []memory.Message) ([]sentence, map[string]bool, []prose.Reading) {
 	var sents []sentence
+	var rs []prose.Reading
 	names := map[string]bool{}
 	for i, t := range turns {
 		if t.Role == memory.RoleSystem || t.Deleted {
 			continue // instructions, not conversation
 		}
-		pt := prose.Read(t)
-		for _, w := range words(pt.Speaker.Name) {
+		r := prose.ReadProse(t)
+		rs = append(rs, r)
+		for _, w := range words(r.Turn.Speaker.Name) {
 			names[w] = true
 		}
-		for _, s := range splitSentences(prose.Clean(pt.Body)) {
-			if prose.IsProse(s) {
-				sents = append(sents, sentence{s, t.Role, pt.Speaker, i})
-			}
+		for _, s := range r.Sents {
+			sents = append(sents, sentence{text: s, role: t.Role, who: r.Turn.Speaker, turn: i})
 		}
 	}
-	return sents, names
+	return sents, names, rs
 }
 
 func analyse(turns []memory.Message) batch {
 	var b batch
-	sents, names := proseOf(turns)
+	sents, names, readings := proseOf(turns)
 	isKey := func(w string) bool { return keyword(w) && !names[w] }
 	// Frequencies over the batch: keywords, bigrams (within a clause),
 	// capitalised words. weight counts the user's words double, so that
@@ -142,18 +146,22 @@ func analyse(turns []memory.Message) batch {
 	capCount := map[string]int{}
 	pos := 0
 	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
-	var keys []bool
-	for i, s := range sents {
+	for i := range sents {
+		s := &sents[i]
 		w8 := 1
 		if s.role == memory.RoleUser {
 			w8 = 2
 		}
+		// A clause's words are the sentence's words between its breaks
+		// (every break ends a word): the sentence's words are theirs.
 		clauses(s.text, func(clause string) {
 			ws := words(clause)
-			keys = keys[:0]
+			from := len(s.words)
+			s.words = append(s.words, ws...)
 			for _, w := range ws {
-				keys = append(keys, isKey(w))
+				s.keys = append(s.keys, isKey(w))
 			}
+			keys := s.keys[from:]
 			for j, w := range ws {
 				if !keys[j] {
 					continue
@@ -192,13 +200,13 @@ func analyse(turns []memory.Message) batch {
 	}
 
 	for _, s := range sents {
-		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(words(s.text)) >= 3 && mayBeAction(s.text) && actionRe.MatchString(s.text) {
+		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(s.words) >= 3 && mayBeAction(s.text) && actionRe.MatchString(s.text) {
 			b.actions = append(b.actions, clip(s.text, MaxItemChars))
 		}
 	}
 	// Preferences and decisions are the current facts of those kinds; open
 	// questions the ones nobody answered.
-	fs, open := facts.ExtractAll(turns)
+	fs, open := facts.FromReadings(readings)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
 		if _, old := updated[f.ID]; old {
@@ -214,7 +222,7 @@ func analyse(turns []memory.Message) batch {
 	for _, q := range open {
 		b.questions = append(b.questions, q.Text)
 	}
-	b.narrative = narrative(sents, terms, isKey)
+	b.narrative = narrative(sents, terms)
 	return b
 }
 
@@ -317,13 +325,13 @@ func topics(terms termStats) []string {
 // keywords (small talk has none). Each is stated with its speaker, in the
 // third person when they speak of themself ("Caroline went to …"), else
 // quoted ("The assistant said: "…""), never with a raw role label.
-func narrative(sents []sentence, terms termStats, isKey func(string) bool) string {
+func narrative(sents []sentence, terms termStats) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
 		total, n := 0, 0
-		ws := words(s.text)
-		for _, w := range ws {
-			if isKey(w) && !seen[w] {
+		ws := s.words
+		for j, w := range ws {
+			if s.keys[j] && !seen[w] {
 				seen[w] = true
 				n++
 				if f := terms.freq(w); f >= 2 {

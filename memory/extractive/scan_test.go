@@ -84,3 +84,18 @@ func FuzzPreChecks(f *testing.F) {
 		}
 	})
 }
+
+// FuzzClauseWords: the words of a sentence are the words of its clauses,
+// which analyse relies on to read each sentence's words once.
+func FuzzClauseWords(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got []string
+		clauses(s, func(c string) { got = append(got, words(c)...) })
+		if want := words(s); !slices.Equal(got, want) {
+			t.Fatalf("words of the clauses of %q = %q, want %q", s, got, want)
+		}
+	})
+}

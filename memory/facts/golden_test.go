@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/prose"
 	"github.com/contextd/contextd/memory/internal/prose/prosetest"
 )
 
@@ -78,4 +79,29 @@ func TestExtractGoldenLong(t *testing.T) {
 func TestExtractGoldenLoCoMo(t *testing.T) {
 	sum := sha256.Sum256(goldenFacts(t, prosetest.LoCoMo(t)))
 	checkGolden(t, "locomo.sha256", []byte(hex.EncodeToString(sum[:])+"\n"))
+}
+
+// FromReadings skips the turns Extract skips: given every turn read, it
+// returns what ExtractAll returns.
+func TestFromReadingsSkipsAsExtract(t *testing.T) {
+	turns := []memory.Message{
+		{Seq: 1, Role: memory.RoleSystem, Content: "I love answering in French."},
+		{Seq: 2, Role: memory.RoleUser, Content: "I'm a nurse and I live in Lisbon. Can you plan my trip to Osaka next spring?"},
+		{Seq: 3, Role: memory.RoleTool, Content: "We decided to use the cheapest flight on 2025-04-02."},
+		{Seq: 4, Role: memory.RoleUser, Content: "I prefer window seats on long flights.", Deleted: true},
+		{Seq: 5, Role: memory.RoleAssistant, Content: "Let's go with the morning flight on Friday."},
+		{Seq: 6, Role: memory.RoleUser, Content: "What hotel do you suggest near the old castle in Osaka?"},
+	}
+	var rs []prose.Reading
+	for _, m := range turns {
+		rs = append(rs, prose.ReadProse(m))
+	}
+	gotF, gotQ := FromReadings(rs)
+	wantF, wantQ := ExtractAll(turns)
+	if len(wantF) == 0 || len(wantQ) == 0 {
+		t.Fatalf("the case draws %d facts and %d questions: it tests nothing", len(wantF), len(wantQ))
+	}
+	if !reflect.DeepEqual(gotF, wantF) || !reflect.DeepEqual(gotQ, wantQ) {
+		t.Fatalf("FromReadings = %+v, %+v; want %+v, %+v", gotF, gotQ, wantF, wantQ)
+	}
 }

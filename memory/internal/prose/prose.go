@@ -72,6 +72,27 @@ func Read(m memory.Message) Turn {
 	}
 }
 
+// Reading is a turn read once: its message, speaker and body, and the
+// prose sentences of its body (Clean, Sentences, IsProse), which facts and
+// the summariser read alike.
+type Reading struct {
+	Msg   memory.Message
+	Turn  Turn
+	Sents []string
+}
+
+// ReadProse reads a turn once for everything that reads its prose.
+func ReadProse(m memory.Message) Reading {
+	t := Read(m)
+	var sents []string
+	for _, s := range Sentences(Clean(t.Body)) {
+		if IsProse(s) {
+			sents = append(sents, s)
+		}
+	}
+	return Reading{Msg: m, Turn: t, Sents: sents}
+}
+
 var (
 	captionRe   = regexp.MustCompile(`\[shares? [^\]\n]*\]`)
 	fenceRe     = regexp.MustCompile("(?s)(?:```|~~~).*?(?:```|~~~|$)")

@@ -96,6 +96,17 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		}
 		return true
 	}
+	// A short sentence is the details of each of its entities: joined once.
+	var whole string
+	details := func(a, b int) string {
+		if len(sentence) > maxDetails {
+			return detailsAround(sentence, a, b)
+		}
+		if whole == "" {
+			whole = detailsAround(sentence, a, b)
+		}
+		return whole
+	}
 	for _, p := range patterns {
 		if !strings.ContainsAny(sentence, p.need) || (p.may != nil && !p.may(sentence)) {
 			continue
@@ -104,18 +115,17 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 			if !claim(m[0], m[1]) || dropTypes[p.typ] {
 				continue
 			}
-			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: detailsAround(sentence, m[0], m[1])}, m[0]})
+			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: details(m[0], m[1])}, m[0]})
 		}
 	}
 	for _, m := range proper {
 		toks := spaceFields(sentence, m[0], m[1])
-		tokText := func(t [2]int) string { return strings.ToLower(strings.Trim(sentence[t[0]:t[1]], ",.&-")) }
 		// Drop leading words that are capitalised only because they start
 		// the sentence or are pronouns/greetings, and trailing connectors.
-		for len(toks) > 0 && nonNames[tokText(toks[0])] {
+		for len(toks) > 0 && tokIn(nonNames, sentence, toks[0]) {
 			toks = toks[1:]
 		}
-		for len(toks) > 0 && (nonNames[tokText(toks[len(toks)-1])] || connector(tokText(toks[len(toks)-1]))) {
+		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
 			toks = toks[:len(toks)-1]
 		}
 		if len(toks) == 0 {
@@ -139,7 +149,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 			}
 			typ = TypeName
 		}
-		out = append(out, found{memory.Entity{Name: name, Type: typ, Details: detailsAround(sentence, a, b)}, a})
+		out = append(out, found{memory.Entity{Name: name, Type: typ, Details: details(a, b)}, a})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
@@ -165,12 +175,36 @@ func vocative(sentence string, a, b int) bool {
 
 }
 
-func connector(w string) bool {
-	switch strings.ToLower(w) {
-	case "of", "de", "la", "van", "von", "der", "and", "&":
-		return true
+var connectors = toSet(`of de la van von der and &`)
+
+// tokIn reports whether the token t of sentence, trimmed of ",.&-" and
+// lowercased, is in set (lowered without allocating when it is short
+// ASCII: it runs for every capitalised word).
+func tokIn(set map[string]bool, sentence string, t [2]int) bool {
+	a, b := t[0], t[1]
+	trim := func(c byte) bool { return c == ',' || c == '.' || c == '&' || c == '-' }
+	for a < b && trim(sentence[a]) {
+		a++
 	}
-	return false
+	for b > a && trim(sentence[b-1]) {
+		b--
+	}
+	w := sentence[a:b]
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return set[strings.ToLower(w)]
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 0x80 {
+			return set[strings.ToLower(w)]
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
 }
 
 // nameType guesses what kind of thing a capitalised name is from words in
@@ -183,8 +217,8 @@ func nameType(sentence string, a, b int, fields []string) string {
 	if placeWords[last] {
 		return TypePlace
 	}
-	before := words(sentence[:a])
-	after := words(sentence[b:])
+	before := lastWords(sentence[:a], 2)
+	after := firstWords(sentence[b:], 2)
 	prev, prev2 := "", ""
 	if n := len(before); n > 0 {
 		prev = before[n-1]
@@ -213,12 +247,14 @@ func nameType(sentence string, a, b int, fields []string) string {
 	return ""
 }
 
+// maxDetails is the longest sentence that is its entities' details whole.
+const maxDetails = 120
+
 // detailsAround returns a short phrase of the sentence around [a,b).
 func detailsAround(sentence string, a, b int) string {
-	const maxLen = 120
-	s := strings.Join(strings.Fields(sentence), " ")
+	const maxLen = maxDetails
 	if len(sentence) <= maxLen {
-		return s
+		return strings.Join(strings.Fields(sentence), " ")
 	}
 	// A window of words around the match.
 	before := strings.Fields(sentence[:a])

@@ -267,3 +267,38 @@ func mayBeAction(s string) bool {
 	}
 	return false
 }
+
+// wordBreak reports whether the byte c is an ASCII rune that ends a word
+// of words() and starts none: where words(s[:i]) and words(s[i:]) (for
+// s[i] or s[i-1] such a byte) split words(s) without cutting a word.
+func wordBreak(c byte) bool {
+	return c < utf8.RuneSelf && !isWordByte(c) && c != '\'' && c != '-'
+}
+
+// firstWords is words(s)[:n] (all of them when fewer), reading no further
+// into s than it takes.
+func firstWords(s string, n int) []string {
+	for i := 0; i < len(s); i++ {
+		if wordBreak(s[i]) {
+			if ws := words(s[:i]); len(ws) >= n {
+				return ws[:n]
+			}
+		}
+	}
+	ws := words(s)
+	return ws[:min(n, len(ws))]
+}
+
+// lastWords is the last n words of words(s) (all of them when fewer),
+// reading no further back into s than it takes.
+func lastWords(s string, n int) []string {
+	for i := len(s) - 1; i > 0; i-- {
+		if wordBreak(s[i-1]) {
+			if ws := words(s[i:]); len(ws) >= n {
+				return ws[len(ws)-n:]
+			}
+		}
+	}
+	ws := words(s)
+	return ws[max(0, len(ws)-n):]
+}

@@ -3,6 +3,7 @@ package extractive
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,39 @@ func FuzzClauseWords(f *testing.F) {
 		clauses(s, func(c string) { got = append(got, words(c)...) })
 		if want := words(s); !slices.Equal(got, want) {
 			t.Fatalf("words of the clauses of %q = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func FuzzFirstLastWords(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add(s, 2)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 4 {
+			return
+		}
+		ws := words(s)
+		if got, want := firstWords(s, n), ws[:min(n, len(ws))]; !slices.Equal(got, want) {
+			t.Fatalf("firstWords(%q, %d) = %q, want %q", s, n, got, want)
+		}
+		if got, want := lastWords(s, n), ws[max(0, len(ws)-n):]; !slices.Equal(got, want) {
+			t.Fatalf("lastWords(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	})
+}
+
+func FuzzTokIn(f *testing.F) {
+	for _, s := range []string{"The", "Of,", "-&and.", "I'M", "Ünal", "\xffthe", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := nonNames[strings.ToLower(strings.Trim(s, ",.&-"))]
+		if got := tokIn(nonNames, s, [2]int{0, len(s)}); got != want {
+			t.Fatalf("tokIn(nonNames, %q) = %v, want %v", s, got, want)
+		}
+		if got, want := tokIn(connectors, s, [2]int{0, len(s)}), connectors[strings.ToLower(strings.Trim(s, ",.&-"))]; got != want {
+			t.Fatalf("tokIn(connectors, %q) = %v, want %v", s, got, want)
 		}
 	})
 }

@@ -115,8 +115,8 @@ type sentence struct {
 // the speakers' names (which are nobody's topic or entity: they are the
 // people talking) and the turns as read, which facts reads again.
 func proseOf(turns []memory.Message) ([]sentence, map[string]bool, []prose.Reading) {
-	var sents []sentence
-	var rs []prose.Reading
+	sents := make([]sentence, 0, 4*len(turns))
+	rs := make([]prose.Reading, 0, len(turns))
 	names := map[string]bool{}
 	for i, t := range turns {
 		if t.Role == memory.RoleSystem || t.Deleted {
@@ -142,7 +142,7 @@ func analyse(turns []memory.Message) batch {
 	// capitalised words. weight counts the user's words double, so that
 	// the topics are what the user talks about before what the reply
 	// explains.
-	terms := termStats{}
+	terms := newTermStats(len(turns))
 	capCount := map[string]int{}
 	pos := 0
 	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
@@ -166,12 +166,12 @@ func analyse(turns []memory.Message) batch {
 				if !keys[j] {
 					continue
 				}
-				t := terms.get(w, pos)
+				t := terms.word(w, pos)
 				t.freq++
 				t.weight += w8
 				pos++
 				if j+1 < len(ws) && keys[j+1] {
-					bg := terms.get(w+" "+ws[j+1], pos)
+					bg := terms.bigram(w, ws[j+1], pos)
 					bg.bigram++
 					bg.weight += w8
 				}
@@ -233,22 +233,55 @@ func analyse(turns []memory.Message) batch {
 type term struct{ freq, bigram, weight, first int }
 
 // termStats are the batch's terms by text (a bigram holds a space, a word
-// never does).
-type termStats map[string]*term
+// never does): an index into one slice, so that counting allocates only
+// for a new term.
+type termStats struct {
+	at    map[string]int
+	terms []term
+	buf   []byte // a bigram's text while it is looked up
+}
 
-// get returns the term t, adding it as first seen at pos when new.
-func (ts termStats) get(t string, pos int) *term {
-	x := ts[t]
-	if x == nil {
-		x = &term{first: pos}
-		ts[t] = x
+func newTermStats(turns int) *termStats {
+	return &termStats{at: make(map[string]int, 8*turns), terms: make([]term, 0, 8*turns)}
+}
+
+// word returns the word w's term, added as first seen at pos when new.
+func (ts *termStats) word(w string, pos int) *term {
+	i, ok := ts.at[w]
+	if !ok {
+		i = ts.add(w, pos)
 	}
-	return x
+	return &ts.terms[i]
+}
+
+// bigram returns the term of the bigram "a b", added as first seen at pos
+// when new.
+func (ts *termStats) bigram(a, b string, pos int) *term {
+	ts.buf = append(append(append(ts.buf[:0], a...), ' '), b...)
+	i, ok := ts.at[string(ts.buf)] // no allocation for a lookup
+	if !ok {
+		i = ts.add(string(ts.buf), pos)
+	}
+	return &ts.terms[i]
+}
+
+func (ts *termStats) add(t string, pos int) int {
+	ts.terms = append(ts.terms, term{first: pos})
+	ts.at[t] = len(ts.terms) - 1
+	return len(ts.terms) - 1
+}
+
+// get returns the term t (nil: not a term of the batch).
+func (ts *termStats) get(t string) *term {
+	if i, ok := ts.at[t]; ok {
+		return &ts.terms[i]
+	}
+	return nil
 }
 
 // freq is how often the word w occurs (0: never, or not a keyword).
-func (ts termStats) freq(w string) int {
-	if x := ts[w]; x != nil {
+func (ts *termStats) freq(w string) int {
+	if x := ts.get(w); x != nil {
 		return x.freq
 	}
 	return 0
@@ -257,7 +290,7 @@ func (ts termStats) freq(w string) int {
 // topics picks the batch's salient keywords and bigrams: frequency at least
 // two, scored by weight (the user's words count double), bigrams weighted
 // double, ties broken by first appearance.
-func topics(terms termStats) []string {
+func topics(terms *termStats) []string {
 	type cand struct {
 		term  string
 		score int
@@ -269,13 +302,13 @@ func topics(terms termStats) []string {
 	// bigram, which starts a word before, comes first, so that the order
 	// never depends on the maps' iteration order.
 	earlier := func(a, b string) bool {
-		if fa, fb := terms[a].first, terms[b].first; fa != fb {
+		if fa, fb := terms.get(a).first, terms.get(b).first; fa != fb {
 			return fa < fb
 		}
 		return strings.Count(a, " ") > strings.Count(b, " ")
 	}
-	for bg, t := range terms {
-		if t.bigram >= 2 {
+	for bg, i := range terms.at {
+		if t := terms.terms[i]; t.bigram >= 2 {
 			cs = append(cs, cand{bg, 2 * t.weight})
 		}
 	}
@@ -291,13 +324,13 @@ func topics(terms termStats) []string {
 	for _, c := range cs {
 		for _, w := range strings.Fields(c.term) {
 			// A word seen mostly inside the bigram is not a topic of its own.
-			if terms.freq(w) <= terms[c.term].bigram+1 {
+			if terms.freq(w) <= terms.get(c.term).bigram+1 {
 				covered[w] = true
 			}
 		}
 	}
-	for w, t := range terms {
-		if t.freq >= 2 && !covered[w] {
+	for w, i := range terms.at {
+		if t := terms.terms[i]; t.freq >= 2 && !covered[w] {
 			cs = append(cs, cand{w, t.weight})
 		}
 	}
@@ -325,7 +358,7 @@ func topics(terms termStats) []string {
 // keywords (small talk has none). Each is stated with its speaker, in the
 // third person when they speak of themself ("Caroline went to …"), else
 // quoted ("The assistant said: "…""), never with a raw role label.
-func narrative(sents []sentence, terms termStats) string {
+func narrative(sents []sentence, terms *termStats) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
 		total, n := 0, 0

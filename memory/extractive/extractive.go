@@ -142,7 +142,7 @@ func analyse(turns []memory.Message) batch {
 	// capitalised words. weight counts the user's words double, so that
 	// the topics are what the user talks about before what the reply
 	// explains.
-	terms := newTermStats(len(turns))
+	terms := newTermStats(8 * len(sents))
 	capCount := map[string]int{}
 	pos := 0
 	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
@@ -241,8 +241,9 @@ type termStats struct {
 	buf   []byte // a bigram's text while it is looked up
 }
 
-func newTermStats(turns int) *termStats {
-	return &termStats{at: make(map[string]int, 8*turns), terms: make([]term, 0, 8*turns)}
+// newTermStats makes room for about n terms.
+func newTermStats(n int) *termStats {
+	return &termStats{at: make(map[string]int, n), terms: make([]term, 0, n)}
 }
 
 // word returns the word w's term, added as first seen at pos when new.
@@ -292,8 +293,9 @@ func (ts *termStats) freq(w string) int {
 // double, ties broken by first appearance.
 func topics(terms *termStats) []string {
 	type cand struct {
-		term  string
-		score int
+		term         string
+		score, first int
+		bigram       bool
 	}
 	var cs []cand
 	covered := map[string]bool{}
@@ -301,22 +303,22 @@ func topics(terms *termStats) []string {
 	// word share one (the position after the bigram's first word): the
 	// bigram, which starts a word before, comes first, so that the order
 	// never depends on the maps' iteration order.
-	earlier := func(a, b string) bool {
-		if fa, fb := terms.get(a).first, terms.get(b).first; fa != fb {
-			return fa < fb
+	earlier := func(a, b cand) bool {
+		if a.first != b.first {
+			return a.first < b.first
 		}
-		return strings.Count(a, " ") > strings.Count(b, " ")
+		return a.bigram && !b.bigram
 	}
 	for bg, i := range terms.at {
 		if t := terms.terms[i]; t.bigram >= 2 {
-			cs = append(cs, cand{bg, 2 * t.weight})
+			cs = append(cs, cand{bg, 2 * t.weight, t.first, true})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return earlier(cs[i].term, cs[j].term)
+		return earlier(cs[i], cs[j])
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
@@ -331,20 +333,20 @@ func topics(terms *termStats) []string {
 	}
 	for w, i := range terms.at {
 		if t := terms.terms[i]; t.freq >= 2 && !covered[w] {
-			cs = append(cs, cand{w, t.weight})
+			cs = append(cs, cand{w, t.weight, t.first, false})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return earlier(cs[i].term, cs[j].term)
+		return earlier(cs[i], cs[j])
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
 	}
 	// Emit in order of first appearance so the list reads naturally.
-	sort.SliceStable(cs, func(i, j int) bool { return earlier(cs[i].term, cs[j].term) })
+	sort.SliceStable(cs, func(i, j int) bool { return earlier(cs[i], cs[j]) })
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.term

@@ -131,7 +131,9 @@ func Clean(text string) string {
 	}
 	// Each rewrite runs only when its mark is there: most turns are plain
 	// prose and skip them all.
-	text = quotes.Replace(text)
+	if strings.Contains(text, "\xe2\x80") { // the first two bytes of every curly quote
+		text = quotes.Replace(text)
+	}
 	if has("[share") {
 		text = captionRe.ReplaceAllString(text, " ")
 	}

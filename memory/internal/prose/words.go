@@ -48,7 +48,7 @@ func Words(s string) []string {
 // three letters long, holding a letter, not a stop word, not chit-chat
 // filler ("wow", "awesome").
 func Keyword(w string) bool {
-	if utf8.RuneCountInString(w) < 3 || stopwords[w] || filler[w] {
+	if utf8.RuneCountInString(w) < 3 || notKeywords[w] {
 		return false
 	}
 	for _, r := range w {
@@ -97,3 +97,15 @@ who's whom whose why why's will with within without won't would wouldn't yeah ye
 you'll you're you've your yours yourself yourselves able actually already anyhow got gotta i'll
 let's lets mean means okay sounds sure thing yep nope course first last also etc e.g i.e via per
 help helps helped call calls can could should would will shall might near far lot bit kind sort prefer like love hate`)
+
+// notKeywords are the stop words and the filler in one set: Keyword runs
+// on every word of every sentence, one lookup instead of two.
+var notKeywords = func() map[string]bool {
+	m := make(map[string]bool, len(stopwords)+len(filler))
+	for _, set := range []map[string]bool{stopwords, filler} {
+		for w := range set {
+			m[w] = true
+		}
+	}
+	return m
+}()

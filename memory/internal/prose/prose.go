@@ -306,7 +306,7 @@ func Clip(s string, max int) string {
 	for !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
 	}
-	return cut + mark
+	return strings.TrimRight(cut, mark) + mark // "00000000…0000" cut after its "…"
 }
 
 // Tidy collapses white space and runs of ellipses.

@@ -32,26 +32,24 @@ const months = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|Ju
 // sentences hold no digit, '@' or "://", and the check skips running the
 // regular expression on them (the backtracker was a tenth of the CPU of a
 // busy server).
+//
+// may, when set, is a finer pre-check: false when the pattern cannot
+// match (scan.go).
 var patterns = []struct {
 	typ  string
 	need string
+	may  func(string) bool
 	re   *regexp.Regexp
 }{
-	{TypeEmail, "@", regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`)},
-	{TypeURL, ":", regexp.MustCompile(`\bhttps?://[^\s<>"'()]+[^\s<>"'().,;:!?]`)},
-	{TypeDate, digits, regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b` + months + `\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `(?: \d{4})?\b`)},
-	{TypeAmount, digits, regexp.MustCompile(`[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|m|M|bn|million|billion|thousand)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|dollars?|euros?|pounds?)\b`)},
-	{TypeVersion, digits, regexp.MustCompile(`\b[A-Z][A-Za-z0-9+#\-]*\s(?:v|version\s)?\d+(?:\.\d+){1,2}\b|\bv\d+(?:\.\d+)+\b|\b\d+\.\d+\.\d+\b`)},
-	{TypeQuantity, digits, regexp.MustCompile(`\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|[KMGT]i?B\b|ms\b|seconds?\b|minutes?\b|hours?\b|days?\b|weeks?\b|months?\b|years?\b|km\b|miles?\b|kg\b|lbs?\b|users?\b|requests?\b|tokens?\b|items?\b|people\b|nights?\b)`)},
+	{TypeEmail, "@", nil, regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`)},
+	{TypeURL, ":", nil, regexp.MustCompile(`\bhttps?://[^\s<>"'()]+[^\s<>"'().,;:!?]`)},
+	{TypeDate, digits, mayHoldDate, regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b` + months + `\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `(?: \d{4})?\b`)},
+	{TypeAmount, digits, mayHoldAmount, regexp.MustCompile(`[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|K|m|M|bn|million|billion|thousand)\b)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|dollars?|euros?|pounds?)\b`)},
+	{TypeVersion, digits, mayHoldVersion, regexp.MustCompile(`\b[A-Z][A-Za-z0-9+#\-]*\s(?:v|version\s)?\d+(?:\.\d+){1,2}\b|\bv\d+(?:\.\d+)+\b|\b\d+\.\d+\.\d+\b`)},
+	{TypeQuantity, digits, mayHoldQuantity, regexp.MustCompile(`\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|[KMGT]i?B\b|ms\b|seconds?\b|minutes?\b|hours?\b|days?\b|weeks?\b|months?\b|years?\b|km\b|miles?\b|kg\b|lbs?\b|users?\b|requests?\b|tokens?\b|items?\b|people\b|nights?\b)`)},
 }
 
 const digits = "0123456789"
-
-// properRe finds runs of capitalised words (allowing a few lowercase
-// connectors inside): candidate names.
-var tokRe = regexp.MustCompile(`\S+`)
-
-var properRe = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|de|la|van|von|der|and|&)?\s*[A-Z][\p{L}&\-]*)*`)
 
 var (
 	orgWords     = toSet(`inc inc. corp corp. corporation ltd ltd. llc gmbh ag plc company co co. university college bank labs lab group foundation institute agency team systems technologies software partners ministry department`)
@@ -79,10 +77,12 @@ type found struct {
 	start int // byte offset in the sentence, for stable ordering
 }
 
-// findEntities extracts entities from one sentence. count reports how many
-// times each lowercased single-word name occurs in the whole batch, so that a
-// context-free capitalised word is kept only when it recurs.
-func findEntities(sentence string, count map[string]int) []found {
+// findEntities extracts entities from one sentence. proper are the spans
+// of its runs of capitalised words (properNames: candidate names); count
+// reports how many times each lowercased single-word name occurs in the
+// whole batch, so that a context-free capitalised word is kept only when
+// it recurs.
+func findEntities(sentence string, proper [][2]int, count map[string]int) []found {
 	var out []found
 	claimed := make([]bool, len(sentence)+1)
 	claim := func(a, b int) bool {
@@ -96,33 +96,36 @@ func findEntities(sentence string, count map[string]int) []found {
 		}
 		return true
 	}
+	// A short sentence is the details of each of its entities: joined once.
+	var whole string
+	details := func(a, b int) string {
+		if len(sentence) > maxDetails {
+			return detailsAround(sentence, a, b)
+		}
+		if whole == "" {
+			whole = detailsAround(sentence, a, b)
+		}
+		return whole
+	}
 	for _, p := range patterns {
-		if !strings.ContainsAny(sentence, p.need) {
+		if !strings.ContainsAny(sentence, p.need) || (p.may != nil && !p.may(sentence)) {
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(sentence, -1) {
 			if !claim(m[0], m[1]) || dropTypes[p.typ] {
 				continue
 			}
-			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: detailsAround(sentence, m[0], m[1])}, m[0]})
+			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: details(m[0], m[1])}, m[0]})
 		}
 	}
-	if !hasUpperASCII(sentence) { // properRe starts every match at [A-Z]
-		sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
-		return out
-	}
-	for _, m := range properRe.FindAllStringIndex(sentence, -1) {
-		var toks [][2]int
-		for _, t := range tokRe.FindAllStringIndex(sentence[m[0]:m[1]], -1) {
-			toks = append(toks, [2]int{m[0] + t[0], m[0] + t[1]})
-		}
-		tokText := func(t [2]int) string { return strings.ToLower(strings.Trim(sentence[t[0]:t[1]], ",.&-")) }
+	for _, m := range proper {
+		toks := spaceFields(sentence, m[0], m[1])
 		// Drop leading words that are capitalised only because they start
 		// the sentence or are pronouns/greetings, and trailing connectors.
-		for len(toks) > 0 && nonNames[tokText(toks[0])] {
+		for len(toks) > 0 && tokIn(nonNames, sentence, toks[0]) {
 			toks = toks[1:]
 		}
-		for len(toks) > 0 && (nonNames[tokText(toks[len(toks)-1])] || connector(tokText(toks[len(toks)-1]))) {
+		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
 			toks = toks[:len(toks)-1]
 		}
 		if len(toks) == 0 {
@@ -146,7 +149,7 @@ func findEntities(sentence string, count map[string]int) []found {
 			}
 			typ = TypeName
 		}
-		out = append(out, found{memory.Entity{Name: name, Type: typ, Details: detailsAround(sentence, a, b)}, a})
+		out = append(out, found{memory.Entity{Name: name, Type: typ, Details: details(a, b)}, a})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
@@ -172,21 +175,36 @@ func vocative(sentence string, a, b int) bool {
 
 }
 
-func hasUpperASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' {
-			return true
-		}
-	}
-	return false
-}
+var connectors = toSet(`of de la van von der and &`)
 
-func connector(w string) bool {
-	switch strings.ToLower(w) {
-	case "of", "de", "la", "van", "von", "der", "and", "&":
-		return true
+// tokIn reports whether the token t of sentence, trimmed of ",.&-" and
+// lowercased, is in set (lowered without allocating when it is short
+// ASCII: it runs for every capitalised word).
+func tokIn(set map[string]bool, sentence string, t [2]int) bool {
+	a, b := t[0], t[1]
+	trim := func(c byte) bool { return c == ',' || c == '.' || c == '&' || c == '-' }
+	for a < b && trim(sentence[a]) {
+		a++
 	}
-	return false
+	for b > a && trim(sentence[b-1]) {
+		b--
+	}
+	w := sentence[a:b]
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return set[strings.ToLower(w)]
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 0x80 {
+			return set[strings.ToLower(w)]
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
 }
 
 // nameType guesses what kind of thing a capitalised name is from words in
@@ -199,8 +217,8 @@ func nameType(sentence string, a, b int, fields []string) string {
 	if placeWords[last] {
 		return TypePlace
 	}
-	before := words(sentence[:a])
-	after := words(sentence[b:])
+	before := lastWords(sentence[:a], 2)
+	after := firstWords(sentence[b:], 2)
 	prev, prev2 := "", ""
 	if n := len(before); n > 0 {
 		prev = before[n-1]
@@ -229,12 +247,14 @@ func nameType(sentence string, a, b int, fields []string) string {
 	return ""
 }
 
+// maxDetails is the longest sentence that is its entities' details whole.
+const maxDetails = 120
+
 // detailsAround returns a short phrase of the sentence around [a,b).
 func detailsAround(sentence string, a, b int) string {
-	const maxLen = 120
-	s := strings.Join(strings.Fields(sentence), " ")
+	const maxLen = maxDetails
 	if len(sentence) <= maxLen {
-		return s
+		return strings.Join(strings.Fields(sentence), " ")
 	}
 	// A window of words around the match.
 	before := strings.Fields(sentence[:a])

@@ -50,7 +50,7 @@ func Short(s memory.Summary) string {
 // turns without prose, what the first one shared ("The assistant shared
 // code."); "" only when no turn has content.
 func FirstWords(turns []memory.Message) string {
-	sents, _ := proseOf(turns)
+	sents, _, _ := proseOf(turns)
 	if len(sents) > 0 {
 		return clip(state(sents[0]), MaxShortChars)
 	}

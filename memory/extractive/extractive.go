@@ -105,83 +105,91 @@ type sentence struct {
 	role memory.Role
 	who  prose.Speaker
 	turn int
+	// words are words(text), keys which of them are keywords and no
+	// speaker's name: analyse fills them in, clause by clause.
+	words []string
+	keys  []bool
 }
 
-// proseOf returns the prose sentences of turns and the lowercased words
-// of the speakers' names (which are nobody's topic or entity: they are the
-// people talking).
-func proseOf(turns []memory.Message) ([]sentence, map[string]bool) {
-	var sents []sentence
+// proseOf returns the prose sentences of turns, the lowercased words of
+// the speakers' names (which are nobody's topic or entity: they are the
+// people talking) and the turns as read, which facts reads again.
+func proseOf(turns []memory.Message) ([]sentence, map[string]bool, []prose.Reading) {
+	sents := make([]sentence, 0, 4*len(turns))
+	rs := make([]prose.Reading, 0, len(turns))
 	names := map[string]bool{}
 	for i, t := range turns {
 		if t.Role == memory.RoleSystem || t.Deleted {
 			continue // instructions, not conversation
 		}
-		pt := prose.Read(t)
-		for _, w := range words(pt.Speaker.Name) {
+		r := prose.ReadProse(t)
+		rs = append(rs, r)
+		for _, w := range words(r.Turn.Speaker.Name) {
 			names[w] = true
 		}
-		for _, s := range splitSentences(prose.Clean(pt.Body)) {
-			if prose.IsProse(s) {
-				sents = append(sents, sentence{s, t.Role, pt.Speaker, i})
-			}
+		for _, s := range r.Sents {
+			sents = append(sents, sentence{text: s, role: t.Role, who: r.Turn.Speaker, turn: i})
 		}
 	}
-	return sents, names
+	return sents, names, rs
 }
 
 func analyse(turns []memory.Message) batch {
 	var b batch
-	sents, names := proseOf(turns)
+	sents, names, readings := proseOf(turns)
 	isKey := func(w string) bool { return keyword(w) && !names[w] }
 	// Frequencies over the batch: keywords, bigrams (within a clause),
 	// capitalised words. weight counts the user's words double, so that
 	// the topics are what the user talks about before what the reply
 	// explains.
-	freq, weight := map[string]int{}, map[string]int{}
-	first := map[string]int{}
-	bigram := map[string]int{}
+	terms := newTermStats(8 * len(sents))
 	capCount := map[string]int{}
 	pos := 0
-	for _, s := range sents {
+	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
+	for i := range sents {
+		s := &sents[i]
 		w8 := 1
 		if s.role == memory.RoleUser {
 			w8 = 2
 		}
-		for _, clause := range clauseRe.Split(s.text, -1) {
+		// A clause's words are the sentence's words between its breaks
+		// (every break ends a word): the sentence's words are theirs.
+		clauses(s.text, func(clause string) {
 			ws := words(clause)
+			from := len(s.words)
+			s.words = append(s.words, ws...)
+			for _, w := range ws {
+				s.keys = append(s.keys, isKey(w))
+			}
+			keys := s.keys[from:]
 			for j, w := range ws {
-				if !isKey(w) {
+				if !keys[j] {
 					continue
 				}
-				freq[w]++
-				weight[w] += w8
-				if _, ok := first[w]; !ok {
-					first[w] = pos
-				}
+				t := terms.word(w, pos)
+				t.freq++
+				t.weight += w8
 				pos++
-				if j+1 < len(ws) && isKey(ws[j+1]) {
-					bg := w + " " + ws[j+1]
-					bigram[bg]++
-					weight[bg] += w8
-					if _, ok := first[bg]; !ok {
-						first[bg] = pos
-					}
+				if j+1 < len(ws) && keys[j+1] {
+					bg := terms.bigram(w, ws[j+1], pos)
+					bg.bigram++
+					bg.weight += w8
 				}
 			}
-		}
-		for _, m := range properRe.FindAllString(s.text, -1) {
-			for _, f := range strings.Fields(m) {
+		})
+		proper[i] = properNames(s.text)
+		for _, m := range proper[i] {
+			for _, f := range strings.Fields(s.text[m[0]:m[1]]) {
 				capCount[strings.ToLower(f)]++
 			}
 		}
 	}
-	b.topics = topics(freq, bigram, weight, first)
+	b.topics = topics(terms)
 
 	// Entities, in order of first appearance; never a speaker.
 	seen := map[string]bool{}
-	for _, s := range sents {
-		for _, f := range findEntities(s.text, capCount) {
+	for i, s := range sents {
+		for _, f := range findEntities(s.text, proper[i], capCount) {
 			k := normKey(f.ent.Name)
 			if seen[k] || names[k] {
 				continue
@@ -192,13 +200,13 @@ func analyse(turns []memory.Message) batch {
 	}
 
 	for _, s := range sents {
-		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(words(s.text)) >= 3 && actionRe.MatchString(s.text) {
+		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(s.words) >= 3 && mayBeAction(s.text) && actionRe.MatchString(s.text) {
 			b.actions = append(b.actions, clip(s.text, MaxItemChars))
 		}
 	}
 	// Preferences and decisions are the current facts of those kinds; open
 	// questions the ones nobody answered.
-	fs := facts.Extract(turns)
+	fs, open := facts.FromReadings(readings)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
 		if _, old := updated[f.ID]; old {
@@ -211,36 +219,106 @@ func analyse(turns []memory.Message) batch {
 			b.decisions = append(b.decisions, strings.TrimPrefix(f.Text, "Decision: "))
 		}
 	}
-	for _, q := range facts.Unanswered(turns) {
+	for _, q := range open {
 		b.questions = append(b.questions, q.Text)
 	}
-	b.narrative = narrative(sents, freq, isKey)
+	b.narrative = narrative(sents, terms)
 	return b
 }
 
-// clauseRe splits a sentence into clauses: a bigram never spans a comma.
-var clauseRe = regexp.MustCompile(`[,;:()]|\s[-–—]\s`)
+// term is what the batch says of a keyword or a bigram (two keywords
+// within a clause): how often it occurs (freq for a word, bigram for a
+// bigram), its weight (the user's words count double) and where it first
+// appears.
+type term struct{ freq, bigram, weight, first int }
+
+// termStats are the batch's terms by text (a bigram holds a space, a word
+// never does): an index into one slice, so that counting allocates only
+// for a new term.
+type termStats struct {
+	at    map[string]int
+	terms []term
+	buf   []byte // a bigram's text while it is looked up
+}
+
+// newTermStats makes room for about n terms.
+func newTermStats(n int) *termStats {
+	return &termStats{at: make(map[string]int, n), terms: make([]term, 0, n)}
+}
+
+// word returns the word w's term, added as first seen at pos when new.
+func (ts *termStats) word(w string, pos int) *term {
+	i, ok := ts.at[w]
+	if !ok {
+		i = ts.add(w, pos)
+	}
+	return &ts.terms[i]
+}
+
+// bigram returns the term of the bigram "a b", added as first seen at pos
+// when new.
+func (ts *termStats) bigram(a, b string, pos int) *term {
+	ts.buf = append(append(append(ts.buf[:0], a...), ' '), b...)
+	i, ok := ts.at[string(ts.buf)] // no allocation for a lookup
+	if !ok {
+		i = ts.add(string(ts.buf), pos)
+	}
+	return &ts.terms[i]
+}
+
+func (ts *termStats) add(t string, pos int) int {
+	ts.terms = append(ts.terms, term{first: pos})
+	ts.at[t] = len(ts.terms) - 1
+	return len(ts.terms) - 1
+}
+
+// get returns the term t (nil: not a term of the batch).
+func (ts *termStats) get(t string) *term {
+	if i, ok := ts.at[t]; ok {
+		return &ts.terms[i]
+	}
+	return nil
+}
+
+// freq is how often the word w occurs (0: never, or not a keyword).
+func (ts *termStats) freq(w string) int {
+	if x := ts.get(w); x != nil {
+		return x.freq
+	}
+	return 0
+}
 
 // topics picks the batch's salient keywords and bigrams: frequency at least
 // two, scored by weight (the user's words count double), bigrams weighted
 // double, ties broken by first appearance.
-func topics(freq, bigram, weight map[string]int, first map[string]int) []string {
+func topics(terms *termStats) []string {
 	type cand struct {
-		term  string
-		score int
+		term         string
+		score, first int
+		bigram       bool
 	}
 	var cs []cand
 	covered := map[string]bool{}
-	for bg, n := range bigram {
-		if n >= 2 {
-			cs = append(cs, cand{bg, 2 * weight[bg]})
+	// earlier orders terms by first appearance. A bigram and its second
+	// word share one (the position after the bigram's first word): the
+	// bigram, which starts a word before, comes first, so that the order
+	// never depends on the maps' iteration order.
+	earlier := func(a, b cand) bool {
+		if a.first != b.first {
+			return a.first < b.first
+		}
+		return a.bigram && !b.bigram
+	}
+	for bg, i := range terms.at {
+		if t := terms.terms[i]; t.bigram >= 2 {
+			cs = append(cs, cand{bg, 2 * t.weight, t.first, true})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return first[cs[i].term] < first[cs[j].term]
+		return earlier(cs[i], cs[j])
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
@@ -248,27 +326,27 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 	for _, c := range cs {
 		for _, w := range strings.Fields(c.term) {
 			// A word seen mostly inside the bigram is not a topic of its own.
-			if freq[w] <= bigram[c.term]+1 {
+			if terms.freq(w) <= terms.get(c.term).bigram+1 {
 				covered[w] = true
 			}
 		}
 	}
-	for w, n := range freq {
-		if n >= 2 && !covered[w] {
-			cs = append(cs, cand{w, weight[w]})
+	for w, i := range terms.at {
+		if t := terms.terms[i]; t.freq >= 2 && !covered[w] {
+			cs = append(cs, cand{w, t.weight, t.first, false})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return first[cs[i].term] < first[cs[j].term]
+		return earlier(cs[i], cs[j])
 	})
 	if len(cs) > topicsPerBatch {
 		cs = cs[:topicsPerBatch]
 	}
 	// Emit in order of first appearance so the list reads naturally.
-	sort.SliceStable(cs, func(i, j int) bool { return first[cs[i].term] < first[cs[j].term] })
+	sort.SliceStable(cs, func(i, j int) bool { return earlier(cs[i], cs[j]) })
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.term
@@ -282,17 +360,17 @@ func topics(freq, bigram, weight map[string]int, first map[string]int) []string 
 // keywords (small talk has none). Each is stated with its speaker, in the
 // third person when they speak of themself ("Caroline went to …"), else
 // quoted ("The assistant said: "…""), never with a raw role label.
-func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) string {
+func narrative(sents []sentence, terms *termStats) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
 		total, n := 0, 0
-		ws := words(s.text)
-		for _, w := range ws {
-			if isKey(w) && !seen[w] {
+		ws := s.words
+		for j, w := range ws {
+			if s.keys[j] && !seen[w] {
 				seen[w] = true
 				n++
-				if freq[w] >= 2 {
-					total += freq[w]
+				if f := terms.freq(w); f >= 2 {
+					total += f
 				}
 			}
 		}
@@ -301,13 +379,20 @@ func narrative(sents []sentence, freq map[string]int, isKey func(string) bool) s
 		}
 		return float64(total+n) / math.Sqrt(float64(len(ws)))
 	}
+	// Each sentence is scored once, though up to four picks read it.
+	scores := make([]float64, len(sents))
+	for i, s := range sents {
+		if s.role == memory.RoleUser || s.role == memory.RoleAssistant {
+			scores[i] = score(s)
+		}
+	}
 	best := func(role memory.Role, skip int) int {
 		bi, bs := -1, 0.0
 		for i, s := range sents {
 			if s.role != role || i == skip {
 				continue
 			}
-			if sc := score(s); sc > bs {
+			if sc := scores[i]; sc > bs {
 				bi, bs = i, sc
 			}
 		}

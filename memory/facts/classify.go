@@ -46,6 +46,11 @@ type pattern struct {
 	other  bool // its subject is a thing, never the speaker
 	past   bool // its predicate starts with a past tense
 	need   []string
+	// lead and also are finer pre-checks on an ASCII sentence, exact
+	// (false only when the expression cannot match): the sentence's first
+	// word must be one of lead, its lowercased text hold one of also.
+	lead map[string]bool
+	also []string
 }
 
 func p(kind string, rank int, person bool, re string) pattern {
@@ -59,11 +64,11 @@ var patterns = []pattern{
 	needs("decision", p(memory.FactDecision, rankDecision, false, `^decision:\s*(.+)`)),
 	needs("decided|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:we|i)(?:'ve| have)? (?:finally |just )?(?:decided|agreed) (?:to|on|that|we'll|we will) (.+)`)),
 	needs("let", p(memory.FactDecision, rankDecision, false, `\blet'?s (?:go with|use|pick|choose|book|settle on|stick with|schedule|switch to|move to|go for|do it on|meet on|meet at) (.+)`)),
-	needs(" we", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`)),
+	needs(" we", also("we'll |we will |we're |we are ", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`))),
 	needs(" we ", p(memory.FactDecision, rankDecision, false, `\bwe (?:settled on|went with|chose|picked|opted for) (.+)`)),
 	needs("final |plan is|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:final (?:decision|answer|choice) is|the plan is to|agreed[,:]? (?:we|let's|to)) (.+)`)),
 	needs("moved|rescheduled|postponed|pushed|brought forward|changed|shifted", thing(p(memory.FactDecision, rankDecision, false, `^(?:the |our |my )?(?:[a-z][\w-]*(?: [a-z][\w-]*){0,3}) (?:is |was |has been |got |have been )?(?:moved|rescheduled|postponed|pushed(?: back)?|brought forward|changed|shifted) to (.*(?:\d|\b`+months+`\b|\b`+days+`\b).*)`))),
-	p(memory.FactDecision, rankDecision, false, `^(?:ok(?:ay)?,? |so,? |then,? |instead,? )?(?:use|set|make|change|switch) (\S.*?\s(?:=|to)\s.+)`),
+	leads("ok okay so then instead use set make change switch", p(memory.FactDecision, rankDecision, false, `^(?:ok(?:ay)?,? |so,? |then,? |instead,? )?(?:use|set|make|change|switch) (\S.*?\s(?:=|to)\s.+)`)),
 
 	// Attributes.
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
@@ -72,7 +77,7 @@ var patterns = []pattern{
 	needs("live|grew up|born|moved|relocated| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|moved|relocated|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
 	needs("moving|relocating", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
 	needs(" have | got |'ve got", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`)),
-	p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`),
+	leads("and but so also oh well plus btw my", p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`)),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`)),
 
 	needs("lucky|blessed|grateful|thankful|fortunate", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`)),
@@ -82,10 +87,10 @@ var patterns = []pattern{
 
 	// Preferences.
 	needs("favorite|favourite", p(memory.FactPreference, rankPreference, true, `\bmy (?:all[- ]time )?favou?rite (.+)`)),
-	needs(" i ", p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`)),
+	needs(" i ", also("prefer|love|like|enjoy|adore|hate|detest|stand|don't|do not|never|avoid", p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`))),
 	needs(" i'm | i am ", p(memory.FactPreference, rankPreference, true, `\bi(?:'m| am) `+adv+`(?:a (?:big |huge )?fan of|not a fan of|into|passionate about|obsessed with|crazy about|a big believer in) (.+)`)),
 	needs(" i'd | i would ", p(memory.FactPreference, rankPreference, true, `\bi(?:'d| would) `+adv+`(?:rather|prefer|love to|like to) (.+)`)),
-	p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`),
+	leads("please", p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`)),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
@@ -93,11 +98,11 @@ var patterns = []pattern{
 	needs(" i'm | i am ", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`(?:searching|looking|hunting|saving|preparing|applying) (?:for|into) (.+)`)),
 	needs(" i'm | i am | we're | we are ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:going to|gonna|planning to|planning on|about to|hoping to|aiming to|getting ready to|preparing to|thinking of|thinking about|considering|looking forward to|signed up for|signing up for|scheduled to|set to|starting|taking up) (.+)`)),
 	needs(" to ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we) `+adv+`(?:plan|intend|aim|hope|want|need|would like|'d like|have decided|'ve decided|decided) to (.+)`)),
-	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`)),
-	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", p(memory.FactPlan, rankPlan, true, `\b`+future+`,? (?:i|we) `+adv+`(\w+ .+)`)),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", also("i'll |i will |i'm |i am |we'll |we will |we're |we are ", p(memory.FactPlan, rankPlan, true, `\b(?:i|we)(?:'ll| will|'m| am|'re| are) `+adv+`(\w+ .*\b`+future+`\b.*)`))),
+	needs("tomorrow|tonight|next |this |later this| in | on |upcoming|soon", also(" i | we ", p(memory.FactPlan, rankPlan, true, `\b`+future+`,? (?:i|we) `+adv+`(\w+ .+)`))),
 
 	// Events.
-	needs("'ve | have ", p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`)),
+	needs("'ve | have ", also("i've |i have |we've |we have ", p(memory.FactEvent, rankEvent, true, `\b(?:i|we)(?:'ve| have) `+adv+`((?:been \w+ing|[a-z]+ed|gone|done|taken|begun|started|seen|won|made|bought|written|joined|built|grown|become) .+)`))),
 	needs("used to", p(memory.FactEvent, rankEvent, true, `\bi `+adv+`used to (.+)`)),
 	needs(" i | we ", past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`))),
 }
@@ -109,19 +114,97 @@ func thing(pt pattern) pattern { pt.other = true; return pt }
 // sentences most regular expressions.
 func needs(words string, pt pattern) pattern { pt.need = strings.Split(words, "|"); return pt }
 func past(pt pattern) pattern                { pt.past = true; return pt }
+func leads(words string, pt pattern) pattern { pt.lead = set(words); return pt }
+func also(words string, pt pattern) pattern  { pt.also = strings.Split(words, "|"); return pt }
+
+// asciiLead is an ASCII sentence's first run of letters, lowercased.
+// Case folding reaches beyond ASCII ("ſo" is "so" to (?i)), so lead and
+// also judge only ASCII sentences.
+func asciiLead(s string) string {
+	end := 0
+	for end < len(s) && (s[end]|0x20 >= 'a' && s[end]|0x20 <= 'z') {
+		end++
+	}
+	return strings.ToLower(s[:end])
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// view is a sentence as the pre-checks read it, each part worked out
+// once: its words between spaces; for an ASCII sentence its lowercase and
+// first word; which need lists it holds (by needGroup).
+type view struct {
+	norm        string
+	ascii       bool
+	lower, lead string
+	held        [64]int8 // 0 unknown, 1 no, 2 yes
+}
+
+func newView(s string, ws []string) *view {
+	v := &view{norm: " " + strings.Join(ws, " ") + " ", ascii: isASCII(s)}
+	if v.ascii {
+		v.lower, v.lead = strings.ToLower(s), asciiLead(s)
+	}
+	return v
+}
+
+// needGroup maps each pattern to the first pattern with the same need
+// list, so that a list shared by several (" i'm | i am ") is looked for
+// once per sentence.
+var needGroup = func() []int {
+	out := make([]int, len(patterns))
+	first := map[string]int{}
+	for i, pt := range patterns {
+		k := strings.Join(pt.need, "|")
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+		out[i] = first[k]
+	}
+	return out
+}()
+
+// mayMatch applies pattern i's pre-checks to the sentence v views.
+func (v *view) mayMatch(i int) bool {
+	pt, g := patterns[i], needGroup[i]
+	if v.held[g] == 0 {
+		v.held[g] = 1
+		if holdsAny(v.norm, pt.need) {
+			v.held[g] = 2
+		}
+	}
+	if v.held[g] == 1 {
+		return false
+	}
+	if !v.ascii {
+		return true
+	}
+	return (pt.lead == nil || pt.lead[v.lead]) && (pt.also == nil || holdsAny(v.lower, pt.also))
+}
 
 // classify matches one prose sentence against the patterns; the first
 // pattern whose predicate carries content wins.
 func classify(s string, sp prose.Speaker, role memory.Role, names map[string]bool) (candidate, bool) {
 	s = trimFiller(s)
-	if strings.HasSuffix(s, "?") || len(prose.Words(s)) < 2 {
+	if strings.HasSuffix(s, "?") {
+		return candidate{}, false
+	}
+	ws := prose.Words(s)
+	if len(ws) < 2 {
 		return candidate{}, false
 	}
 	// An event must say more than its verb: "I went there" is not one.
-	rich := content(s, names) >= 2
-	norm := " " + strings.Join(prose.Words(s), " ") + " "
-	for _, pt := range patterns {
-		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !holdsAny(norm, pt.need) {
+	rich := countContent(ws, names) >= 2
+	v := newView(s, ws)
+	for i, pt := range patterns {
+		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !v.mayMatch(i) {
 			continue
 		}
 		m := pt.re.FindStringSubmatch(s)
@@ -185,10 +268,14 @@ var notIdentity = set(`bit little lot fan tad sort kind mess wreck bundle sucker
 long few couple good great`)
 
 // content counts the content words of s that are not a speaker's name.
-func content(s string, names map[string]bool) int {
+func content(s string, names map[string]bool) int { return countContent(prose.Words(s), names) }
+
+// countContent counts the content words among ws (prose.Words) that are
+// not a speaker's name.
+func countContent(ws []string, names map[string]bool) int {
 	n := 0
-	for _, w := range prose.Keywords(s) {
-		if !names[w] {
+	for _, w := range ws {
+		if prose.Keyword(w) && !names[w] {
 			n++
 		}
 	}
@@ -198,7 +285,6 @@ func content(s string, names map[string]bool) int {
 var (
 	fillerLead      = regexp.MustCompile(`(?i)^(?:(?:oh|wow|woah|whoa|yeah|yes|yep|yup|haha|hahaha|lol|well|so|and|but|btw|anyway|honestly|um|hmm|ah|aw+|omg|ok|okay|hey|hi|man|gosh|ooh|ha|totally|true|right|also|plus|now)[,!.]*\s+)+`)
 	labelLead       = regexp.MustCompile(`(?i)^(?:update|note|fyi|ps|edit|reminder|heads up|correction|btw)\s*[:,-]\s*`)
-	vocative        = regexp.MustCompile(`^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s+`)
 	subjectlessPast = regexp.MustCompile(`(?i)^(?:just |finally |recently )?(?:started|got|had|went|took|made|finished|bought|joined|visited|moved|tried|signed|booked|adopted|spent|met|ran|won|lost|learned|learnt|picked|painted|wrote|built|saw|watched|read|quit|graduated|attended|volunteered|hosted|organized|organised|baked|cooked) `)
 	subjectless     = regexp.MustCompile(`(?i)^(?:gonna|going to|planning to|planning on|about to|hoping to|thinking of|thinking about|trying to|off to) `)
 )
@@ -208,18 +294,15 @@ var (
 // subject ("Gonna continue my studies") gets it back.
 func trimFiller(s string) string {
 	t := s
-	if first := firstWord(t); labelWords[first] {
+	if firstWordIn(labelWords, t) {
 		t = labelLead.ReplaceAllString(t, "")
 	}
-	if fillerWords[firstWord(t)] { // the regular expressions only when they can match
+	if firstWordIn(fillerWords, t) { // the regular expressions only when they can match
 		t = fillerLead.ReplaceAllString(t, "")
 	}
-	if t != "" && t[0] >= 'A' && t[0] <= 'Z' {
-		t = vocative.ReplaceAllString(t, "")
-	}
-	first := firstWord(t)
+	t = t[vocativeEnd(t):]
 	switch {
-	case !subjectlessFirst[first]:
+	case !firstWordIn(subjectlessFirst, t):
 	case subjectless.MatchString(t):
 		t = "I'm " + t
 	case strings.HasPrefix(strings.ToLower(t), "been "):
@@ -230,6 +313,9 @@ func trimFiller(s string) string {
 	if t == "" {
 		return s
 	}
+	if c := t[0]; c < 0x80 && (c < 'a' || c > 'z') {
+		return t // already starts in upper case
+	}
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
@@ -239,13 +325,27 @@ var (
 	subjectlessFirst = set(`gonna going planning about hoping thinking trying off been just finally recently started got had went took made finished bought joined visited moved tried signed booked adopted spent met ran won lost learned learnt picked painted wrote built saw watched read quit graduated attended volunteered hosted organized organised baked cooked`)
 )
 
-// firstWord is the lowercased first word of s.
-func firstWord(s string) string {
+// firstWordIn reports whether the lowercased first word of s is in set
+// (lowered without allocating when it is short ASCII: it runs on every
+// sentence).
+func firstWordIn(set map[string]bool, s string) bool {
 	end := strings.IndexAny(s, " ,!.:;-\t")
 	if end < 0 {
 		end = len(s)
 	}
-	return strings.ToLower(s[:end])
+	w := s[:end]
+	var buf [24]byte
+	if len(w) > len(buf) || !isASCII(w) {
+		return set[strings.ToLower(w)]
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
 }
 
 func set(s string) map[string]bool {
@@ -254,4 +354,45 @@ func set(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// vocativeEnd is the length of a name called out at the start of s (what
+// `^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s+` matches: "Mel, "), 0 when there
+// is none.
+func vocativeEnd(s string) int {
+	i := capitalised(s, 0)
+	if i == 0 {
+		return 0
+	}
+	if i < len(s) && s[i] == ' ' {
+		if j := capitalised(s, i+1); j > 0 {
+			i = j
+		}
+	}
+	if i >= len(s) || (s[i] != ',' && s[i] != '!') {
+		return 0
+	}
+	j := i + 1
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\f' || s[j] == '\r') {
+		j++
+	}
+	if j == i+1 {
+		return 0
+	}
+	return j
+}
+
+// capitalised is where a `[A-Z][a-z]+` at s[i:] ends, 0 when there is none.
+func capitalised(s string, i int) int {
+	if i >= len(s) || s[i] < 'A' || s[i] > 'Z' {
+		return 0
+	}
+	j := i + 1
+	for j < len(s) && s[j] >= 'a' && s[j] <= 'z' {
+		j++
+	}
+	if j == i+1 {
+		return 0
+	}
+	return j
 }

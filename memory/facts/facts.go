@@ -30,18 +30,42 @@ const (
 // ForChat to bind the facts to their chat. System, tool and deleted turns
 // are skipped.
 func Extract(turns []memory.Message) []memory.Fact {
-	rs := readAll(turns)
+	fs, _ := ExtractAll(turns)
+	return fs
+}
+
+// ExtractAll returns what Extract and Unanswered return, reading the
+// turns once for both.
+func ExtractAll(turns []memory.Message) ([]memory.Fact, []Question) {
+	return FromReadings(readAll(turns))
+}
+
+// FromReadings is ExtractAll over turns already read (prose.ReadProse), in
+// seq order: what a caller that reads the turns' prose itself passes on.
+// The turns Extract skips are skipped here too.
+func FromReadings(all []prose.Reading) ([]memory.Fact, []Question) {
+	var rs []read
+	for _, r := range all {
+		if !skip(r.Msg) {
+			rs = append(rs, r)
+		}
+	}
 	names := speakerNames(rs)
+	qs := unanswered(rs, names)
+	return extract(rs, names, qs), qs
+}
+
+func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	open := map[int64][]Question{}
-	for _, q := range unanswered(rs, names) {
+	for _, q := range qs {
 		open[q.Seq] = append(open[q.Seq], q)
 	}
 	var out []memory.Fact
 	seen := map[string]bool{}
 	for _, r := range rs {
-		m, t := r.msg, r.turn
+		m, t := r.Msg, r.Turn
 		var cs []candidate
-		for _, s := range r.sents {
+		for _, s := range r.Sents {
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
 				cs = append(cs, c)
 			}
@@ -77,11 +101,7 @@ func ForChat(key memory.ChatKey, fs []memory.Fact) []memory.Fact {
 }
 
 // read is a turn read once: its speaker, body and prose sentences.
-type read struct {
-	msg   memory.Message
-	turn  prose.Turn
-	sents []string
-}
+type read = prose.Reading
 
 // readAll reads the user and assistant turns that are not deleted.
 func readAll(turns []memory.Message) []read {
@@ -90,8 +110,7 @@ func readAll(turns []memory.Message) []read {
 		if skip(m) {
 			continue
 		}
-		t := prose.Read(m)
-		out = append(out, read{m, t, sentences(t.Body)})
+		out = append(out, prose.ReadProse(m))
 	}
 	return out
 }
@@ -100,23 +119,12 @@ func skip(m memory.Message) bool {
 	return m.Deleted || (m.Role != memory.RoleUser && m.Role != memory.RoleAssistant)
 }
 
-// sentences are the prose sentences of a turn's body.
-func sentences(body string) []string {
-	var out []string
-	for _, s := range prose.Sentences(prose.Clean(body)) {
-		if prose.IsProse(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // speakerNames are the lowercased names of the people talking: words that
 // are not content in a fact ("Thanks, Caroline!").
 func speakerNames(rs []read) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rs {
-		for _, w := range prose.Words(r.turn.Speaker.Name) {
+		for _, w := range prose.Words(r.Turn.Speaker.Name) {
 			out[w] = true
 		}
 	}

@@ -38,11 +38,11 @@ func Unanswered(turns []memory.Message) []Question {
 func unanswered(rs []read, names map[string]bool) []Question {
 	var out []Question
 	for i, r := range rs {
-		m, t := r.msg, r.turn
+		m, t := r.Msg, r.Turn
 		if !t.Speaker.Person || repliedTo(rs[i+1:], m, t.Speaker.Name) {
 			continue
 		}
-		for _, s := range r.sents {
+		for _, s := range r.Sents {
 			s = trimFiller(s)
 			if !strings.HasSuffix(s, "?") || smallTalk.MatchString(s) || content(s, names) < 2 {
 				continue
@@ -56,8 +56,8 @@ func unanswered(rs []read, names map[string]bool) []Question {
 // repliedTo reports whether someone other than the asker speaks after.
 func repliedTo(after []read, asked memory.Message, name string) bool {
 	for _, r := range after {
-		sp := r.turn.Speaker
-		if r.msg.Role != asked.Role || (name != "" && sp.Name != "" && !strings.EqualFold(sp.Name, name)) {
+		sp := r.Turn.Speaker
+		if r.Msg.Role != asked.Role || (name != "" && sp.Name != "" && !strings.EqualFold(sp.Name, name)) {
 			return true
 		}
 	}

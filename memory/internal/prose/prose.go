@@ -72,6 +72,27 @@ func Read(m memory.Message) Turn {
 	}
 }
 
+// Reading is a turn read once: its message, speaker and body, and the
+// prose sentences of its body (Clean, Sentences, IsProse), which facts and
+// the summariser read alike.
+type Reading struct {
+	Msg   memory.Message
+	Turn  Turn
+	Sents []string
+}
+
+// ReadProse reads a turn once for everything that reads its prose.
+func ReadProse(m memory.Message) Reading {
+	t := Read(m)
+	var sents []string
+	for _, s := range Sentences(Clean(t.Body)) {
+		if IsProse(s) {
+			sents = append(sents, s)
+		}
+	}
+	return Reading{Msg: m, Turn: t, Sents: sents}
+}
+
 var (
 	captionRe   = regexp.MustCompile(`\[shares? [^\]\n]*\]`)
 	fenceRe     = regexp.MustCompile("(?s)(?:```|~~~).*?(?:```|~~~|$)")
@@ -85,7 +106,6 @@ var (
 	mdLink      = regexp.MustCompile(`\[([^\]\n]+)\]\([^)\n]*\)`)
 	urlRe       = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
 	headingRe   = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:#{1,6}|>+)[ \t]+`)
-	bulletRe    = regexp.MustCompile(`(?m)^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+`)
 	emphasisRe  = regexp.MustCompile(`\*\*|__|~~`)
 	ellipsisRe  = regexp.MustCompile(`(?:\s*(?:\.{3,}|…))+`)
 	simpleMath  = regexp.MustCompile(`^[A-Za-z0-9 .,=+\-]+$`)
@@ -111,7 +131,9 @@ func Clean(text string) string {
 	}
 	// Each rewrite runs only when its mark is there: most turns are plain
 	// prose and skip them all.
-	text = quotes.Replace(text)
+	if strings.Contains(text, "\xe2\x80") { // the first two bytes of every curly quote
+		text = quotes.Replace(text)
+	}
 	if has("[share") {
 		text = captionRe.ReplaceAllString(text, " ")
 	}
@@ -124,7 +146,7 @@ func Clean(text string) string {
 	if has("|") {
 		text = tableLine.ReplaceAllString(text, "")
 	}
-	if has("$") {
+	if strings.Count(text, "$") >= 2 { // a formula needs two
 		text = inlineMath.ReplaceAllStringFunc(text, func(m string) string {
 			if in := strings.TrimSpace(m[1 : len(m)-1]); simpleMath.MatchString(in) && strings.ContainsAny(in, "=+-") {
 				return in
@@ -156,9 +178,7 @@ func Clean(text string) string {
 	if has("#", ">") {
 		text = headingRe.ReplaceAllString(text, "")
 	}
-	if has("-", "*", "+", "•", ".", ")") {
-		text = bulletRe.ReplaceAllString(text, "")
-	}
+	text = dropBullets(text)
 	if has("**", "__", "~~") {
 		text = emphasisRe.ReplaceAllString(text, "")
 	}
@@ -173,37 +193,27 @@ func Clean(text string) string {
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
 
-// sentenceEnd splits after ., !, ? or … followed by white space, and at
-// line breaks.
-var sentenceEnd = regexp.MustCompile(`([.!?…]+["'’”)\]]*)\s+|\n+`)
-
-// Sentences cuts text into trimmed, non-empty sentences.
+// Sentences cuts text into trimmed, non-empty sentences: after ., !, ? or
+// … (with the closing quotes or brackets that follow) followed by white
+// space, and at line breaks (sentenceEnds).
 func Sentences(text string) []string {
 	var out []string
 	last := 0
-	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
-		end := m[1]
-		if m[2] >= 0 {
-			end = m[3] // keep the punctuation and closing quotes, drop the space
-		}
+	sentenceEnds(text, func(end, next int) {
 		if s := strings.TrimSpace(text[last:end]); s != "" {
 			out = append(out, s)
 		}
-		last = m[1]
-	}
+		last = next
+	})
 	if s := strings.TrimSpace(text[last:]); s != "" {
 		out = append(out, s)
 	}
 	return out
 }
 
-var (
-	codeSigns = regexp.MustCompile(`==|!=|->|=>|:=|&&|\|\||\w\(|[{};<>\\^_|#]`)
-)
-
 // IsProse reports whether a sentence is written in words: no Hole, at
 // least two words of letters, mostly letters and digits, and hardly any
-// signs of code or formulas.
+// signs of code or formulas (two are enough: codeSignsAtLeast2).
 func IsProse(s string) bool {
 	if strings.Contains(s, Hole) {
 		return false
@@ -235,7 +245,7 @@ func IsProse(s string) bool {
 	if !strings.ContainsAny(s, "=!-:&|({};<>\\^_#") {
 		return true
 	}
-	return len(codeSigns.FindAllString(s, -1)) < 2
+	return !codeSignsAtLeast2(s)
 }
 
 // Kinds of non-prose content, for describing a turn that has no prose.
@@ -296,7 +306,7 @@ func Clip(s string, max int) string {
 	for !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
 	}
-	return cut + mark
+	return strings.TrimRight(cut, mark) + mark // "00000000…0000" cut after its "…"
 }
 
 // Tidy collapses white space and runs of ellipses.

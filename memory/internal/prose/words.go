@@ -14,14 +14,25 @@ func Words(s string) []string {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
-			if w := strings.Trim(s[start:end], "'-_"); w != "" {
-				out = append(out, strings.ToLower(w))
+			// A word starts with a letter or digit: only its end can hold
+			// the ', - and _ that strings.Trim(w, "'-_") would take off.
+			for end > start && (s[end-1] == '\'' || s[end-1] == '-' || s[end-1] == '_') {
+				end--
 			}
+			if out == nil {
+				out = make([]string, 0, len(s)/6+1)
+			}
+			out = append(out, strings.ToLower(s[start:end]))
 			start = -1
 		}
 	}
 	for i, r := range s {
-		alnum := unicode.IsLetter(r) || unicode.IsNumber(r)
+		var alnum bool
+		if r < utf8.RuneSelf {
+			alnum = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		} else {
+			alnum = unicode.IsLetter(r) || unicode.IsNumber(r)
+		}
 		switch {
 		case start < 0 && alnum:
 			start = i
@@ -37,7 +48,7 @@ func Words(s string) []string {
 // three letters long, holding a letter, not a stop word, not chit-chat
 // filler ("wow", "awesome").
 func Keyword(w string) bool {
-	if utf8.RuneCountInString(w) < 3 || stopwords[w] || filler[w] {
+	if utf8.RuneCountInString(w) < 3 || notKeywords[w] {
 		return false
 	}
 	for _, r := range w {
@@ -86,3 +97,15 @@ who's whom whose why why's will with within without won't would wouldn't yeah ye
 you'll you're you've your yours yourself yourselves able actually already anyhow got gotta i'll
 let's lets mean means okay sounds sure thing yep nope course first last also etc e.g i.e via per
 help helps helped call calls can could should would will shall might near far lot bit kind sort prefer like love hate`)
+
+// notKeywords are the stop words and the filler in one set: Keyword runs
+// on every word of every sentence, one lookup instead of two.
+var notKeywords = func() map[string]bool {
+	m := make(map[string]bool, len(stopwords)+len(filler))
+	for _, set := range []map[string]bool{stopwords, filler} {
+		for w := range set {
+			m[w] = true
+		}
+	}
+	return m
+}()

@@ -17,8 +17,8 @@ import (
 	"github.com/contextd/contextd/config"
 )
 
-const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--limit N] [--config agents.yaml]
-       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--limit N] [--config agents.yaml]`
+const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--limit N] [--config agents.yaml] [--retrieval]
+       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--limit N] [--config agents.yaml] [--retrieval]`
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || (args[0] != "locomo" && args[0] != "beam") {
@@ -39,6 +39,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	llm := fs.String("llm", "none", "none: no LLM (the LLM-free protocol); replay: summarise with the replay LLM over LoCoMo's own observations and session summaries (locomo only)")
 	limit := fs.Int("limit", 0, "evaluate only the first N conversations (0: all)")
 	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
+	retrieval := fs.Bool("retrieval", false, "measure retrieval alone: evidence recall@5/10/20/50 of the ranked turns, dense, sparse and fused (no budgets, no packing)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -69,6 +70,9 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer os.RemoveAll(tmp)
 	opts := eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout, Replay: *llm == "replay", PassageTokens: *passageTokens}
+	if *retrieval {
+		return evalRetrieval(ctx, bench, *data, *limit, evalSystem(base), opts, stdout)
+	}
 	var rep *eval.Report
 	if bench == "beam" {
 		chats, err := eval.LoadBEAM(*data)
@@ -136,7 +140,8 @@ func evalSystem(base *config.Config) eval.NewSystem {
 		if err != nil {
 			return nil, err
 		}
-		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close}, nil
+		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close,
+			Probe: retrievalProbe(app)}, nil
 	}
 }
 

@@ -22,7 +22,7 @@ const (
 )
 
 // RecallKs are the depths RunRetrieval reports evidence recall at.
-var RecallKs = []int{5, 10, 20, 50}
+var RecallKs = []int{5, 10, 20, 50, 100, 200}
 
 var probeSides = []string{SideDense, SideSparse, SideFused}
 

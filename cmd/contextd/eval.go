@@ -39,7 +39,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	llm := fs.String("llm", "none", "none: no LLM (the LLM-free protocol); replay: summarise with the replay LLM over LoCoMo's own observations and session summaries (locomo only)")
 	limit := fs.Int("limit", 0, "evaluate only the first N conversations (0: all)")
 	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
-	retrieval := fs.Bool("retrieval", false, "measure retrieval alone: evidence recall@5/10/20/50/100/200 of the ranked turns, dense, sparse and fused (no budgets, no packing)")
+	retrieval := fs.Bool("retrieval", false, "measure retrieval alone: evidence recall@5/10/20/50/100/200 of the ranked turns: dense, sparse, fused as /v1/context runs it, fused without the similarity threshold (no budgets, no packing)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

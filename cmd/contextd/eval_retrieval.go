@@ -42,15 +42,22 @@ func evalRetrieval(ctx context.Context, bench, data string, limit int, newSystem
 }
 
 // retrievalProbe ranks a chat's turns with the app's retriever, on one
-// side of the hybrid query or both (nil without an index).
+// side of the hybrid query or both (nil without an index). The fused side
+// drops dense candidates below the default agent's rag_similarity_threshold,
+// as /v1/context does; the dense side and SideFusedAll keep them all.
 func retrievalProbe(app *App) eval.Probe {
 	if app.Retriever == nil {
 		return nil
 	}
+	threshold := app.Service.PolicyOf(memory.DefaultAgent).RAGThreshold
 	return func(ctx context.Context, chat, query string, k int, side string) ([]int64, error) {
 		r := &rag.Retriever{Embedder: app.Retriever.Embedder, Sparse: app.Retriever.Sparse,
 			Index: sideIndex{Index: app.Retriever.Index, side: side}}
-		turns, err := r.Search(ctx, rag.SearchRequest{Tenant: "eval", ChatID: chat, Query: query, K: k, Kinds: []string{memory.KindTurn}})
+		req := rag.SearchRequest{Tenant: "eval", ChatID: chat, Query: query, K: k, Kinds: []string{memory.KindTurn}}
+		if side == eval.SideFused {
+			req.Threshold = threshold
+		}
+		turns, err := r.Search(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("retrieval probe: %w", err)
 		}
@@ -63,7 +70,7 @@ func retrievalProbe(app *App) eval.Probe {
 }
 
 // sideIndex keeps one side of every hybrid query: eval.SideDense drops the
-// sparse vector, eval.SideSparse the dense one, eval.SideFused keeps both.
+// sparse vector, eval.SideSparse the dense one, the fused sides keep both.
 type sideIndex struct {
 	rag.Index
 	side string

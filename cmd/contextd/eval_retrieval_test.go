@@ -41,7 +41,7 @@ func TestEvalRetrievalAlone(t *testing.T) {
 	}
 	var out strings.Builder
 	rep.Write(&out)
-	for _, want := range []string{"| dense |", "| sparse |", "| fused |", "@200"} {
+	for _, want := range []string{"| dense |", "| sparse |", "| fused |", "| fused, no threshold |", "@200"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

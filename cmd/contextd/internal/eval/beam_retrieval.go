@@ -9,22 +9,26 @@ import (
 )
 
 // Probe ranks a chat's turns for a query by one side of the hybrid search
-// (SideDense, SideSparse or SideFused): up to k turn seqs, best first, a
-// passage counting for its turn. It measures retrieval alone, before any
-// packing under a budget.
+// (SideDense, SideSparse, SideFused or SideFusedAll): up to k turn seqs,
+// best first, a passage counting for its turn. It measures retrieval alone,
+// before any packing under a budget.
 type Probe func(ctx context.Context, chat, query string, k int, side string) ([]int64, error)
 
 // The sides a Probe ranks by.
 const (
-	SideDense  = "dense"
-	SideSparse = "sparse"
-	SideFused  = "fused"
+	SideDense  = "dense"  // the embedder alone, every candidate
+	SideSparse = "sparse" // BM25 alone
+	// SideFused is the hybrid query as /v1/context runs it: dense
+	// candidates below the agent's rag_similarity_threshold dropped.
+	SideFused = "fused"
+	// SideFusedAll fuses with every dense candidate (no threshold).
+	SideFusedAll = "fused, no threshold"
 )
 
 // RecallKs are the depths RunRetrieval reports evidence recall at.
 var RecallKs = []int{5, 10, 20, 50, 100, 200}
 
-var probeSides = []string{SideDense, SideSparse, SideFused}
+var probeSides = []string{SideDense, SideSparse, SideFused, SideFusedAll}
 
 // RetrievalReport is evidence recall@k of the retriever's ranked turns,
 // per side, over the headline questions.

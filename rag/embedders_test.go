@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,6 +126,29 @@ func TestSparseEncoder(t *testing.T) {
 	}
 	if e := enc.EncodeQuery("the and of"); len(e.Indices) != 0 {
 		t.Errorf("stopword query gave %d terms", len(e.Indices))
+	}
+	// Words about the conversation or the request are left out of a query
+	// (not of a document), unless nothing else is left.
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"Can you summarize what we discussed about the Postgres migration across our conversations?", []string{"postgr", "migration"}},
+		{"List the items I mentioned earlier", []string{"list", "item", "mention", "earlier"}},
+		{"summarize my walk", []string{"walk"}},
+		{"the summary of the invoice", []string{"invoic"}},
+	} {
+		want := make([]uint32, 0, len(tc.want))
+		for _, w := range tc.want {
+			want = append(want, rag.TermID(w))
+		}
+		slices.Sort(want)
+		if got := enc.EncodeQuery(tc.query).Indices; !slices.Equal(got, want) {
+			t.Errorf("EncodeQuery(%q) terms %v, want %v (%q)", tc.query, got, want, tc.want)
+		}
+	}
+	if d := enc.EncodeDocument("we discussed the summary"); len(d.Indices) != 2 {
+		t.Errorf("a document keeps discuss and summary: %d terms", len(d.Indices))
 	}
 	var nilEnc *rag.SparseEncoder
 	if got := nilEnc.EncodeDocument("error error error timeout in the deploy"); !equalSparse(got, doc) {

@@ -17,7 +17,8 @@ import (
 // with len the document's token count after stopwords and avglen a fixed
 // constant (AvgLen, default 24 — a typical chat turn; a fixed value keeps a
 // point's weights independent of the rest of the index, so they can be
-// stored once). Query weights are 1 per unique term. IDF is not in either
+// stored once). Query weights are 1 per unique term, the words about the
+// conversation or the request left out (queryStopwords). IDF is not in either
 // weight: the index applies it at query time (Qdrant's sparse vectors with
 // the IDF modifier; rag/embedded does the same).
 //
@@ -86,14 +87,43 @@ func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 	})
 }
 
-// EncodeQuery returns weight 1 for each unique term of text.
+// EncodeQuery returns weight 1 for each unique term of text, leaving out
+// the words that point at the conversation or phrase the request rather
+// than name its subject (queryStopwords), unless nothing else is left.
 func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	terms := Terms(text)
+	content := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if !queryStopwords[t] {
+			content = append(content, t)
+		}
+	}
+	if len(content) > 0 {
+		terms = content
+	}
 	if len(terms) == 0 {
 		return SparseVector{}
 	}
 	return build(counts(terms), func(int) float32 { return 1 })
 }
+
+// queryStopwords (stemmed) are the words a question to a conversation
+// memory uses about the conversation itself ("what did we discuss across
+// our conversations", "as I mentioned earlier", "summarize") or to phrase
+// the request ("list", "describe", "explain", "please"). They carry nothing
+// about the turns wanted, and the rarer they are in a chat the more IDF
+// weight they get, so they pull in whatever turn happens to say "summary"
+// or "items". Words that are often content too ("walk", "remind", "order")
+// stay. Queries only: documents keep them, so no reindex.
+var queryStopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`conversation chat discuss discussed discussion mention mentioned talk talked
+		brought bring earlier previously recall remember summarize summary throughout across aspects
+		items list describe explain tell please`) {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // counts maps term ids to counts (hash collisions merge, as they would in
 // any hashed vocabulary).

@@ -17,8 +17,8 @@ import (
 	"github.com/contextd/contextd/config"
 )
 
-const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--diagnose] [--limit N] [--config agents.yaml]
-       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--diagnose] [--limit N] [--config agents.yaml]`
+const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--diagnose] [--retrieval] [--limit N] [--config agents.yaml]
+       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--diagnose] [--retrieval] [--limit N] [--config agents.yaml]`
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 || (args[0] != "locomo" && args[0] != "beam") {
@@ -40,6 +40,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	limit := fs.Int("limit", 0, "evaluate only the first N conversations (0: all)")
 	diagnose := fs.Bool("diagnose", false, "add the loss breakdown: where each evidence message was lost first (never retrieved, retrieved and not packed, packed)")
 	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
+	retrieval := fs.Bool("retrieval", false, "measure retrieval alone: evidence recall@5/10/20/50/100/200 of the ranked turns: dense, sparse, fused as /v1/context runs it, fused without the similarity threshold (no budgets, no packing)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -70,6 +71,9 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer os.RemoveAll(tmp)
 	opts := eval.Options{Budgets: bs, Strategy: *strategy, TempDir: tmp, Progress: stdout, Replay: *llm == "replay", PassageTokens: *passageTokens, Diagnose: *diagnose}
+	if *retrieval {
+		return evalRetrieval(ctx, bench, *data, *limit, evalSystem(base), opts, stdout)
+	}
 	var rep *eval.Report
 	if bench == "beam" {
 		chats, err := eval.LoadBEAM(*data)
@@ -137,7 +141,8 @@ func evalSystem(base *config.Config) eval.NewSystem {
 		if err != nil {
 			return nil, err
 		}
-		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close}, nil
+		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close,
+			Probe: retrievalProbe(app)}, nil
 	}
 }
 

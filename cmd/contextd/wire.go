@@ -47,7 +47,10 @@ type App struct {
 	Store   memory.Backend
 	Index   rag.Index
 	Indexer *rag.Indexer
-	Worker  *worker.Worker
+	// Retriever serves the service's retrieval (nil when vector.driver is
+	// none); the eval's retrieval probe ranks with it.
+	Retriever *rag.Retriever
+	Worker    *worker.Worker
 	// Profiler merges changed chat summaries into users' profiles.
 	Profiler *worker.Profiler
 	Metrics  *metrics.Metrics
@@ -183,7 +186,8 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		sparse := rag.NewSparseEncoder()
 		svc.Index = ix
 		tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
-		svc.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
+		a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
+		svc.Retriever = a.Retriever
 		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
 		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 			// Per-agent keys take effect for that agent alone: episodes are

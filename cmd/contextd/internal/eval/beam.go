@@ -248,8 +248,24 @@ func beamEvidence(raw json.RawMessage) []int {
 // BM25 fill over whole turns and one over passages.
 func RunBEAM(ctx context.Context, chats []BEAMChat, newSystem NewSystem, o Options) (*Report, error) {
 	o.Replay = false // BEAM ships no LLM-written memory to replay
-	samples := make([]*sample, 0, len(chats))
+	samples := beamSamples(chats)
 	cats := map[string]bool{}
+	for _, s := range samples {
+		for _, q := range s.questions {
+			cats[q.cat] = true
+		}
+	}
+	d := beamDataset
+	for c := range cats {
+		d.cats = append(d.cats, c)
+	}
+	sort.Strings(d.cats)
+	return run(ctx, d, samples, newSystem, o)
+}
+
+// beamSamples are the chats as the harness's samples.
+func beamSamples(chats []BEAMChat) []*sample {
+	samples := make([]*sample, 0, len(chats))
 	for _, c := range chats {
 		s := &sample{id: c.ID}
 		for _, t := range c.Turns {
@@ -261,16 +277,10 @@ func RunBEAM(ctx context.Context, chats []BEAMChat, newSystem NewSystem, o Optio
 				ev = append(ev, beamTurnID(id))
 			}
 			s.questions = append(s.questions, sampleQuestion{text: q.Question, answer: q.Answer, evidence: ev, cat: q.Ability})
-			cats[q.Ability] = true
 		}
 		samples = append(samples, s)
 	}
-	d := beamDataset
-	for c := range cats {
-		d.cats = append(d.cats, c)
-	}
-	sort.Strings(d.cats)
-	return run(ctx, d, samples, newSystem, o)
+	return samples
 }
 
 func beamTurnID(id int) string { return "m" + strconv.Itoa(id) }

@@ -18,6 +18,9 @@ type System struct {
 	Service *engine.Service
 	Drain   func(ctx context.Context) error
 	Close   func()
+	// Probe ranks turns by retrieval alone (RetrievalBEAM,
+	// RetrievalLoCoMo); nil when the system has no index.
+	Probe Probe
 }
 
 // Spec is what a fresh system is built from.

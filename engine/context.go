@@ -473,6 +473,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 	}
 	out := make([]RAGTurn, 0, len(ks))
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
+	nsnip := rag.PassageBytes(neighborSnippetTokens)
 	hits := 0 // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut
 	for i, k := range ks {
 		if i == queryAt {
@@ -480,7 +481,10 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		}
 		t := k.t
 		content, refs := k.content, passageRefs(t)
-		if t.Neighbor || hits >= p.policy.RAGK {
+		switch {
+		case t.Neighbor:
+			content, refs = snippet(k.content, t, terms, nsnip)
+		case hits >= p.policy.RAGK:
 			content, refs = snippet(k.content, t, terms, snip)
 		}
 		if !t.Neighbor {

@@ -16,6 +16,10 @@ import (
 // hit: 0.606/0.690, 0.814/0.832); LoCoMo a little up at every budget.
 const snippetTokens = 64
 
+// neighborSnippetTokens is the most shown of a neighbour (the turn next to
+// a hit, shown as context for it): enough to show what was asked.
+const neighborSnippetTokens = 32
+
 // snippet is what is shown of retrieved turn t (content: its text once
 // filtered) and where that is in the turn: its matching passage, or the
 // whole turn, cut to its best window of at most maxBytes. A turn shown

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -46,5 +47,52 @@ func TestSnippet(t *testing.T) {
 		if strings.HasPrefix(got, rag.Elision) != c.head || strings.HasSuffix(got, rag.Elision) != c.tail {
 			t.Errorf("%s: elision marks wrong in %q", c.name, got)
 		}
+	}
+}
+
+// Through Context: the best rag_k hits are shown as retrieved, the hits
+// beyond them by a window of at most snippetTokens, and a neighbour by a
+// shorter one of at most neighborSnippetTokens. (The hits are of another
+// chat: this chat's unsummarised turns are all shown verbatim.)
+func TestRAGWindowsByPlace(t *testing.T) {
+	s := newTestService(t)
+	appendN(t, s, "old", 1, 20, 1) // the hits' turns must be live
+	appendN(t, s, "c", 1, 40, 1)
+	filler := strings.Repeat("Nothing of note was said about the weather that day. ", 12)
+	long := filler + "The shed gets cedar boards and a green roof. " + filler
+	k := DefaultPolicy().RAGK
+	var hits []rag.Turn
+	for i := range k + 2 { // k whole, two cut
+		hits = append(hits, rag.Turn{ChatID: "old", Seq: int64(2*i + 2), Role: "assistant", Content: long, Score: 0.9 - 0.01*float32(i)})
+	}
+	hits = append(hits, rag.Turn{ChatID: "old", Seq: 1, Role: "user", Content: long, Score: 0.9, Neighbor: true})
+	s.Retriever = &fakeRetriever{turns: hits}
+	budget := 8000
+	res, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c", Query: "what boards for the shed", Strategy: string(StrategyRAG), BudgetTokens: &budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole, cut, neighbour int
+	for _, r := range res.Sections.RAG {
+		switch {
+		case r.Neighbor:
+			if len(r.Passages) != 1 || r.Passages[0].To-r.Passages[0].From > rag.PassageBytes(neighborSnippetTokens) {
+				t.Errorf("neighbour %d: passages %v, want one window of <= %d bytes", r.Seq, r.Passages, rag.PassageBytes(neighborSnippetTokens))
+			}
+			neighbour++
+		case len(r.Passages) == 0:
+			whole++
+		default:
+			if w := r.Passages[0].To - r.Passages[0].From; w > rag.PassageBytes(snippetTokens) || w <= rag.PassageBytes(neighborSnippetTokens) {
+				t.Errorf("hit %d: window of %d bytes, want (%d, %d]", r.Seq, w, rag.PassageBytes(neighborSnippetTokens), rag.PassageBytes(snippetTokens))
+			}
+			cut++
+		}
+		if len(r.Passages) == 1 && !strings.Contains(r.Content, "cedar boards") { // (whole turns are truncated)
+			t.Errorf("seq %d: %q lacks the matching sentence", r.Seq, r.Content)
+		}
+	}
+	if whole != k || cut != 2 || neighbour != 1 {
+		t.Errorf("whole %d, cut %d, neighbours %d: want %d, 2, 1", whole, cut, neighbour, k)
 	}
 }

@@ -499,12 +499,35 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 			renderTurn(Turn{Role: rt.Role, Content: content}))
 		out = append(out, rt)
 	}
+	markPairs(out)
 	if len(episodes) > 0 { // ranked with the turns, best first
 		out = append(out, episodes...)
 		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
 		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out
+}
+
+// markPairs marks the neighbours that are the other half of a hit's
+// exchange: a user turn and the assistant turn after it.
+func markPairs(rs []RAGTurn) {
+	type key struct {
+		chat string
+		seq  int64
+	}
+	hits := map[key]string{} // role of each hit
+	for _, r := range rs {
+		if !r.Neighbor {
+			hits[key{r.ChatID, r.Seq}] = r.Role
+		}
+	}
+	for i, r := range rs {
+		if !r.Neighbor {
+			continue
+		}
+		next, prev := hits[key{r.ChatID, r.Seq + 1}], hits[key{r.ChatID, r.Seq - 1}]
+		rs[i].pair = (r.Role == "user" && next == "assistant") || (r.Role == "assistant" && prev == "user")
+	}
 }
 
 // chatIDIfOther names the chat only for hits from another chat, keeping

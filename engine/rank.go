@@ -46,6 +46,11 @@ const (
 	// question before an answer, rag_neighbors) counts half its hit's
 	// score: it fills the room the hits leave, it does not displace them.
 	neighborWeight = 0.5
+	// pairWeight: a neighbour that is the other half of its hit's exchange
+	// (the user's question before a matched answer, the answer after a
+	// matched question) says what the hit answers or what came of it, so
+	// it counts 0.75 of its hit's score; other neighbours count half.
+	pairWeight = 0.75
 )
 
 type candKind uint8
@@ -142,7 +147,10 @@ func (p *packer) ragCandidates() []candidate {
 		if r.Fact != nil && !p.in.LLMEpisodes {
 			rel *= extractiveFactWeight
 		}
-		if r.Neighbor {
+		switch {
+		case r.pair:
+			rel *= pairWeight
+		case r.Neighbor:
 			rel *= neighborWeight
 		}
 		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})

@@ -96,3 +96,32 @@ func TestRAGWindowsByPlace(t *testing.T) {
 		t.Errorf("whole %d, cut %d, neighbours %d: want %d, 2, 1", whole, cut, neighbour, k)
 	}
 }
+
+// A neighbour is paired with its hit when the two make one exchange: the
+// user turn before an assistant hit, the assistant turn after a user hit
+// (in the same chat); the packer counts it above other neighbours.
+func TestMarkPairs(t *testing.T) {
+	rs := []RAGTurn{
+		{Seq: 5, Role: "assistant"},
+		{Seq: 4, Role: "user", Neighbor: true},       // the question before the answer
+		{Seq: 6, Role: "user", Neighbor: true},       // the next question
+		{Seq: 10, Role: "user"},                      //
+		{Seq: 11, Role: "assistant", Neighbor: true}, // the answer after the question
+		{Seq: 9, Role: "assistant", Neighbor: true},  // the answer before it
+		{ChatID: "o", Seq: 4, Role: "user", Neighbor: true},
+	}
+	markPairs(rs)
+	want := []bool{false, true, false, false, true, false, false}
+	for i, r := range rs {
+		if r.pair != want[i] {
+			t.Errorf("%s %d (chat %q): pair %v, want %v", r.Role, r.Seq, r.ChatID, r.pair, want[i])
+		}
+	}
+	p := &packer{in: AssemblyInput{RAG: []RAGTurn{{Score: 1, Tokens: 20}, rs[1], rs[2]}}, ragCost: make([]int, 3)}
+	p.in.RAG[1].Score, p.in.RAG[1].Tokens = 1, 20
+	p.in.RAG[2].Score, p.in.RAG[2].Tokens = 1, 20
+	c := p.ragCandidates()
+	if !(c[0].value > c[1].value && c[1].value > c[2].value) {
+		t.Errorf("values hit %.3f, paired %.3f, other %.3f: want decreasing", c[0].value, c[1].value, c[2].value)
+	}
+}

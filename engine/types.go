@@ -103,6 +103,9 @@ type RAGTurn struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Neighbor marks a turn added for context around a hit.
 	Neighbor bool `json:"neighbor,omitempty"`
+	// pair marks a neighbour that is the other half of its hit's exchange
+	// (the question before an answer, the answer after a question).
+	pair bool
 	// Tokens, when set, is the cost of the rendered turn (a hint from the
 	// engine's cache; 0 = count it).
 	Tokens int `json:"-"`

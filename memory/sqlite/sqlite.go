@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +96,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	readDSN := path + sep + params.Encode()
+	// Each read connection keeps a small page cache: under writes SQLite
+	// drops a reader's cache at every commit anyway, and 16 connections
+	// with the default 2 MB each held up to 32 MB outside Go's heap and
+	// its memory limit.
+	readParams := url.Values{}
+	for k, v := range params {
+		readParams[k] = slices.Clone(v) // not shared: the writer's pragmas are added to params below
+	}
+	readParams.Add("_pragma", "cache_size(-512)")
+	readDSN := path + sep + readParams.Encode()
 	params.Set("_txlock", "immediate")
 	if !inMemory {
 		// The checkpointer does it off the write path (checkpoint.go).

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/contextd/contextd/memory"
@@ -40,14 +39,14 @@ func (c *headCache) head(ctx context.Context, st interface {
 		rec, ok := c.m[key]
 		c.mu.Unlock()
 		if ok && rec.ID == chat.HeadID {
-			return cloneHead(rec), nil
+			return rec.Copy(), nil
 		}
 	}
 	rec, err := st.SummaryHead(ctx, key)
 	if err != nil || rec == nil {
 		return rec, err
 	}
-	kept := cloneHead(rec)
+	kept := rec.Copy()
 	c.mu.Lock()
 	if len(c.m) >= headCacheChats {
 		c.m = map[memory.ChatKey]*memory.SummaryRecord{}
@@ -55,21 +54,4 @@ func (c *headCache) head(ctx context.Context, st interface {
 	c.m[key] = kept
 	c.mu.Unlock()
 	return rec, nil
-}
-
-// cloneHead copies r deeply enough that the copy's lists can change without
-// touching the cache.
-func cloneHead(r *memory.SummaryRecord) *memory.SummaryRecord {
-	c := *r
-	if r.ParentID != nil {
-		p := *r.ParentID
-		c.ParentID = &p
-	}
-	c.Topics = slices.Clone(r.Topics)
-	c.Entities = slices.Clone(r.Entities)
-	c.ActionsTaken = slices.Clone(r.ActionsTaken)
-	c.Decisions = slices.Clone(r.Decisions)
-	c.OpenQuestions = slices.Clone(r.OpenQuestions)
-	c.UserPreferences = slices.Clone(r.UserPreferences)
-	return &c
 }

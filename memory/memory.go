@@ -5,6 +5,7 @@ package memory
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -175,6 +176,24 @@ type SummaryRecord struct {
 	ToSeq      int64     `json:"to_seq"`
 	TokenCount int       `json:"token_count"`
 	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Copy returns a copy of r whose parent id and lists can change without
+// touching r (an empty list stays empty, not nil: it encodes as []). The
+// caches of decoded heads hand out copies.
+func (r *SummaryRecord) Copy() *SummaryRecord {
+	c := *r
+	if r.ParentID != nil {
+		p := *r.ParentID
+		c.ParentID = &p
+	}
+	c.Topics = slices.Clone(r.Topics)
+	c.Entities = slices.Clone(r.Entities)
+	c.ActionsTaken = slices.Clone(r.ActionsTaken)
+	c.Decisions = slices.Clone(r.Decisions)
+	c.OpenQuestions = slices.Clone(r.OpenQuestions)
+	c.UserPreferences = slices.Clone(r.UserPreferences)
+	return &c
 }
 
 // Errors the stores return; match with errors.Is.

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"slices"
 	"sync"
 
 	"github.com/contextd/contextd/memory"
@@ -40,14 +39,14 @@ func (c *headCache) get(key memory.ChatKey, pk int64, id string) (*memory.Summar
 	if !ok || e.pk != pk || e.rec.ID != id {
 		return nil, false
 	}
-	return cloneRecord(e.rec), true
+	return e.rec.Copy(), true
 }
 
 // put caches a copy of rec as the head of key (chat pk), unless a deeper
 // record of the same chat is cached already (a reader that saw an older
 // head finishing after an append).
 func (c *headCache) put(key memory.ChatKey, pk int64, rec *memory.SummaryRecord) {
-	rec = cloneRecord(rec)
+	rec = rec.Copy()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[key]
@@ -67,21 +66,4 @@ func (c *headCache) drop(key memory.ChatKey) {
 	c.mu.Lock()
 	delete(c.m, key)
 	c.mu.Unlock()
-}
-
-// cloneRecord copies r deeply enough that callers may change the copy's
-// lists without touching the cache.
-func cloneRecord(r *memory.SummaryRecord) *memory.SummaryRecord {
-	c := *r
-	if r.ParentID != nil {
-		p := *r.ParentID
-		c.ParentID = &p
-	}
-	c.Topics = slices.Clone(r.Topics)
-	c.Entities = slices.Clone(r.Entities)
-	c.ActionsTaken = slices.Clone(r.ActionsTaken)
-	c.Decisions = slices.Clone(r.Decisions)
-	c.OpenQuestions = slices.Clone(r.OpenQuestions)
-	c.UserPreferences = slices.Clone(r.UserPreferences)
-	return &c
 }

@@ -63,11 +63,11 @@ func shared(a, b reflect.Value, path string) string {
 }
 
 // TestCloneRecordDeep guards the head cache against a new list or pointer
-// field in memory.SummaryRecord that cloneRecord would share with callers.
+// field in memory.SummaryRecord that SummaryRecord.Copy would share with callers.
 func TestCloneRecordDeep(t *testing.T) {
 	var r memory.SummaryRecord
 	fill(t, reflect.ValueOf(&r).Elem())
-	c := cloneRecord(&r)
+	c := r.Copy()
 	if !reflect.DeepEqual(*c, r) {
 		t.Fatalf("clone differs:\n%+v\n%+v", *c, r)
 	}
@@ -77,7 +77,7 @@ func TestCloneRecordDeep(t *testing.T) {
 	// nil and empty lists stay as they were.
 	var e memory.SummaryRecord
 	e.Topics = []string{}
-	c = cloneRecord(&e)
+	c = e.Copy()
 	if c.Topics == nil || len(c.Topics) != 0 || c.Entities != nil || c.ParentID != nil {
 		t.Errorf("clone of empty/nil lists = %+v", *c)
 	}

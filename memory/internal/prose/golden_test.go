@@ -1,12 +1,8 @@
 package prose
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/contextd/contextd/memory"
@@ -48,36 +44,14 @@ func goldenRead(t *testing.T, chats [][]memory.Message) []byte {
 	return b
 }
 
-// checkGoldenHash compares the hash of got with the golden file (rewritten
-// with -update). The golden hashes were computed on the regular-expression
-// code before the hand-written scanners replaced it.
-func checkGoldenHash(t *testing.T, name string, got []byte) {
-	t.Helper()
-	sum := sha256.Sum256(got)
-	h := hex.EncodeToString(sum[:]) + "\n"
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(h), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h != string(want) {
-		t.Fatalf("%s: the text reads differently (hash %s, want %s)", name, h, want)
-	}
-}
-
 func TestReadGoldenBench(t *testing.T) {
-	checkGoldenHash(t, "bench.sha256", goldenRead(t, prosetest.BenchChats(16, 40)))
+	prosetest.CheckGoldenHash(t, "bench.sha256", goldenRead(t, prosetest.BenchChats(16, 40)), *update)
 }
 
 func TestReadGoldenLong(t *testing.T) {
-	checkGoldenHash(t, "long.sha256", goldenRead(t, prosetest.LongChats()))
+	prosetest.CheckGoldenHash(t, "long.sha256", goldenRead(t, prosetest.LongChats()), *update)
 }
 
 func TestReadGoldenLoCoMo(t *testing.T) {
-	checkGoldenHash(t, "locomo.sha256", goldenRead(t, prosetest.LoCoMo(t)))
+	prosetest.CheckGoldenHash(t, "locomo.sha256", goldenRead(t, prosetest.LoCoMo(t)), *update)
 }

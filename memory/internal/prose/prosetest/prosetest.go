@@ -5,7 +5,9 @@
 package prosetest
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -156,4 +158,40 @@ func ReportCPU(b *testing.B, op func(i int)) {
 	if end, ok2 := cpuTime(); ok && ok2 {
 		b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// CheckGolden compares got with testdata/golden/name, first rewriting the
+// file when update is set (-update). The analysis packages' golden files
+// were computed on the regular-expression code before hand-written
+// scanners replaced it: a speed-up must not change a byte.
+func CheckGolden(t testing.TB, name string, got []byte, update bool) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) == string(want) {
+		return
+	}
+	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := 0; i < len(gl) && i < len(wl); i++ {
+		if gl[i] != wl[i] {
+			t.Fatalf("%s differs at line %d:\n got %s\nwant %s", name, i+1, gl[i], wl[i])
+		}
+	}
+	t.Fatalf("%s differs: %d lines, want %d", name, len(gl), len(wl))
+}
+
+// CheckGoldenHash is CheckGolden on the hex SHA-256 of got: for text that
+// stays outside the repository (LoCoMo) or is too large to keep.
+func CheckGoldenHash(t testing.TB, name string, got []byte, update bool) {
+	t.Helper()
+	sum := sha256.Sum256(got)
+	CheckGolden(t, name, []byte(hex.EncodeToString(sum[:])+"\n"), update)
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 )
 
@@ -70,8 +71,31 @@ func (s *Store) writeGrouped(ctx context.Context, run func(ctx context.Context, 
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
+	// Even if a write panics, the queue moves on and nobody waits forever;
+	// the group's writes then count as failed (the transaction is rolled
+	// back) and the panic goes on up the leader's stack.
+	done := false
+	defer func() {
+		if !done {
+			for _, o := range jobs {
+				o.err = errGroupAborted
+			}
+		}
+		s.handOff(jobs)
+	}()
 	s.commitGroup(jobs)
+	done = true
+	return j.err
+}
 
+// errGroupAborted is the outcome of the writes of a group whose leader
+// panicked: none of them was committed.
+var errGroupAborted = errors.New("sqlite: write aborted: another write of its group panicked")
+
+// handOff passes the leadership to the next queued write (or ends it) and
+// tells the group's other writers their outcome.
+func (s *Store) handOff(jobs []*groupJob) {
+	g := &s.group
 	g.mu.Lock()
 	if len(g.queue) > 0 {
 		next := g.queue[0]
@@ -85,7 +109,6 @@ func (s *Store) writeGrouped(ctx context.Context, run func(ctx context.Context, 
 	for _, o := range jobs[1:] {
 		o.wake <- false
 	}
-	return j.err
 }
 
 // commitGroup writes jobs in one transaction, each under a savepoint. When
@@ -118,25 +141,31 @@ func (s *Store) tryGroup(jobs []*groupJob) bool {
 	if err != nil {
 		return false
 	}
+	// Rolled back on every way out but a commit, a panic included: the
+	// group's context is never cancelled, so database/sql would never
+	// roll it back for us and the writer connection would stay taken.
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
 	for _, j := range jobs {
 		if err := j.ctx.Err(); err != nil {
 			j.err = err
 			continue
 		}
 		if _, err := tx.ExecContext(gctx, `SAVEPOINT g`); err != nil {
-			_ = tx.Rollback()
 			return false
 		}
 		if err := j.run(context.WithoutCancel(j.ctx), tx); err != nil {
 			j.err = err
 			if _, rerr := tx.ExecContext(gctx, `ROLLBACK TO g`); rerr != nil {
-				_ = tx.Rollback()
 				clearErrs(jobs, j)
 				return false
 			}
 		}
 		if _, err := tx.ExecContext(gctx, `RELEASE g`); err != nil {
-			_ = tx.Rollback()
 			clearErrs(jobs, nil)
 			return false
 		}
@@ -145,6 +174,7 @@ func (s *Store) tryGroup(jobs []*groupJob) bool {
 		clearErrs(jobs, nil)
 		return false
 	}
+	committed = true
 	return true
 }
 

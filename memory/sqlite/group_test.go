@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -136,5 +138,56 @@ func TestConcurrentAppendsOneChat(t *testing.T) {
 	}
 	if appended != 50 || dups != 50 || len(seqs) != 50 || chat.LastSeq != 50 {
 		t.Fatalf("appended %d, duplicates %d, distinct seqs %d, last_seq %d; want 50 each", appended, dups, len(seqs), chat.LastSeq)
+	}
+}
+
+// TestGroupedWritePanicMovesOn: a write that panics takes its group down
+// (nothing of it is committed, its callers are told) but not the writer:
+// every other caller returns, and the next write commits.
+func TestGroupedWritePanicMovesOn(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		s := openGroupStore(t)
+		ctx := context.Background()
+		n := 50
+		if alone {
+			n = 1
+		}
+		var panics atomic.Int32
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				defer func() {
+					if recover() != nil {
+						panics.Add(1)
+					}
+				}()
+				_ = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					if i == n/2 {
+						panic("boom")
+					}
+					_, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES (?)`, fmt.Sprint(i))
+					return err
+				})
+			})
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("writers still waiting 20 s after a panic") // the queue did not move on
+		}
+		if panics.Load() != 1 {
+			t.Fatalf("alone %v: %d panics reached a caller, want 1", alone, panics.Load())
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := s.writeGrouped(wctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES ('after')`)
+			return err
+		})
+		cancel()
+		if err != nil {
+			t.Fatalf("alone %v: a write after the panic: %v (the writer was left taken)", alone, err)
+		}
 	}
 }

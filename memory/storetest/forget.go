@@ -378,3 +378,46 @@ func ForgetAndRebuild(t *testing.T, s memory.Backend) memory.ChatKey {
 	}
 	return k
 }
+
+// testSummaryHeadWhileReplaced: a chain replaced over and over (a rebuild
+// after each forgotten message) never makes SummaryHead report the chat
+// gone or fail: a reader sees the old head or the new one.
+func testSummaryHeadWhileReplaced(t *testing.T, s memory.Backend) {
+	ctx := ctxT(t)
+	k := key("t1", "head-while-replaced")
+	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("h", 10)})
+	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 10, "first"), FromSeq: 1, ToSeq: 10}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	replaced := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; err == nil; i++ {
+			select {
+			case <-stop:
+				replaced <- nil
+				return
+			default:
+			}
+			var c memory.Chat
+			if c, err = s.Chat(ctx, k); err != nil { // not mustChat: no t.Fatal off the test's goroutine
+				break
+			}
+			_, err = s.ReplaceSummary(ctx, k, c.SummaryCursor, c.DirtyMark,
+				memory.SummaryRecord{Summary: sampleSummary(1, 10, fmt.Sprint("rebuilt ", i)), FromSeq: 1, ToSeq: 10})
+		}
+		replaced <- err
+	}()
+	for i := 0; i < 300; i++ {
+		h, err := s.SummaryHead(ctx, k)
+		if err != nil || h == nil {
+			close(stop)
+			t.Fatalf("read %d while the chain is replaced: %v, %v", i, h, err)
+		}
+	}
+	close(stop)
+	if err := <-replaced; err != nil {
+		t.Fatalf("ReplaceSummary: %v", err)
+	}
+}

@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},
+		{"SummaryHeadWhileReplaced", testSummaryHeadWhileReplaced},
 		{"LateWorkOnDeletedTurn", testLateWorkOnDeletedTurn},
 		{"DumpScopes", testDumpScopes},
 		{"LoadConflicts", testLoadConflicts},

@@ -124,6 +124,13 @@ func tombstones(ctx context.Context, tx *sql.Tx, pk, from, to int64) (map[int64]
 }
 
 func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Episode, error) {
+	return queryOfChat(ctx, s, key, scanEpisode, query, args...)
+}
+
+// queryOfChat runs query over the read pool with the chat's row id as its
+// first parameter (ErrNotFound: no such chat) and scans every row: the
+// listings of a chat's episodes and facts.
+func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan func(scanner, string) (T, error), query string, args ...any) ([]T, error) {
 	pk, err := chatPK(ctx, s.rs.chatPK, key)
 	if err != nil {
 		return nil, err
@@ -133,13 +140,13 @@ func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, 
 		return nil, err
 	}
 	defer rows.Close()
-	out := []memory.Episode{}
+	out := []T{}
 	for rows.Next() {
-		e, err := scanEpisode(rows, key.ChatID)
+		v, err := scan(rows, key.ChatID)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, e)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }

@@ -52,24 +52,7 @@ func insertFacts(ctx context.Context, tx *sql.Tx, pk int64, facts []memory.Fact)
 }
 
 func (s *Store) facts(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Fact, error) {
-	pk, err := chatPK(ctx, s.rs.chatPK, key)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.r.QueryContext(ctx, query, append([]any{pk}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []memory.Fact{}
-	for rows.Next() {
-		f, err := scanFact(rows, key.ChatID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return queryOfChat(ctx, s, key, scanFact, query, args...)
 }
 
 // Facts pages the chat's facts by first seq, never splitting one first seq

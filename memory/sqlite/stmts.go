@@ -28,8 +28,8 @@ const limitParam = `CAST(? AS INTEGER)`
 type readStmts struct {
 	chat, chatPK *sql.Stmt
 	// head is the chat's row id and its head record's id (NULL: none);
-	// headByID loads one record.
-	head, headByID, chain                  *sql.Stmt
+	// headRecord loads the newest record of a chat row id.
+	head, headRecord, chain                *sql.Stmt
 	messages, messagesBySeq, unindexedMsgs *sql.Stmt
 	summaryWork, unindexedChats            *sql.Stmt
 	profile, profileVersion                *sql.Stmt
@@ -45,7 +45,8 @@ func (r *readStmts) list() []stmtSQL {
 		{&r.head, `SELECT c.id, (SELECT s.id FROM conversation_summaries s
 			WHERE s.chat = c.id ORDER BY s.depth DESC LIMIT 1)
 			FROM chats c WHERE c.tenant = ? AND c.chat_id = ?`},
-		{&r.headByID, `SELECT ` + summaryCols + ` FROM conversation_summaries WHERE id = ? AND chat = ?`},
+		{&r.headRecord, `SELECT ` + summaryCols + ` FROM conversation_summaries
+			WHERE chat = ? ORDER BY depth DESC LIMIT 1`},
 		{&r.chain, `SELECT ` + summaryCols + ` FROM conversation_summaries WHERE chat = ? ORDER BY depth DESC`},
 		{&r.messages, `SELECT ` + msgCols + ` FROM messages
 			WHERE chat = ` + chatOf + ` AND seq > ? ORDER BY seq LIMIT ` + limitParam},

@@ -48,59 +48,40 @@ func decodeSummary(js []byte) (memory.Summary, error) {
 // SummaryHead returns the chat's newest summary record, or nil.
 //
 // One indexed lookup gives the chat's row id and its head record's id; the
-// decoded record comes from the head cache when it holds that very record,
-// and is read and decoded only otherwise.
+// decoded record comes from the head cache when it holds that very record.
+// Otherwise the newest record is read afresh, in one statement: reading
+// the record by the id just read would be a second snapshot, and a rebuild
+// after a forgotten message replaces the whole chain (ReplaceSummary,
+// atomically) in between, so that record could be gone.
 func (s *Store) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
-	for attempt := 1; ; attempt++ {
-		rec, gone, err := s.summaryHead(ctx, key)
-		// The two reads are two snapshots: a rebuild after a forgotten
-		// message replaces the whole chain (ReplaceSummary) between them,
-		// and the record read first is gone. The new head is read then; a
-		// chat that is gone itself is ErrNotFound from the first read.
-		if gone && attempt < headReadAttempts {
-			continue
-		}
-		if gone {
-			return nil, fmt.Errorf("sqlite: summary head of %q: replaced %d times while being read: %w", key.ChatID, attempt, memory.ErrUnavailable)
-		}
-		return rec, err
-	}
-}
-
-// headReadAttempts bounds SummaryHead's re-reads of a head replaced while
-// it was being read (each needs a whole rebuild to land in between).
-const headReadAttempts = 3
-
-// summaryHead reads the head once; gone reports that its record was
-// replaced between the id's read and the record's.
-func (s *Store) summaryHead(ctx context.Context, key memory.ChatKey) (rec *memory.SummaryRecord, gone bool, err error) {
 	var (
 		pk     int64
 		headID sql.NullString
 	)
-	err = s.rs.head.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk, &headID)
+	err := s.rs.head.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk, &headID)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.heads.drop(key)
-		return nil, false, fmt.Errorf("sqlite: %w", notFound(key))
+		return nil, fmt.Errorf("sqlite: %w", notFound(key))
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: summary head: %w", err)
+		return nil, fmt.Errorf("sqlite: summary head: %w", err)
 	}
 	if !headID.Valid {
-		return nil, false, nil
+		return nil, nil
 	}
 	if rec, ok := s.heads.get(key, pk, headID.String); ok {
-		return rec, false, nil
+		return rec, nil
 	}
-	r, err := scanSummary(s.rs.headByID.QueryRowContext(ctx, headID.String, pk))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, true, nil
+	rec, err := scanSummary(s.rs.headRecord.QueryRowContext(ctx, pk))
+	if errors.Is(err, sql.ErrNoRows) { // no record now (the chat or its chain erased meanwhile)
+		s.heads.drop(key)
+		return nil, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("sqlite: summary head: %w", err)
+		return nil, fmt.Errorf("sqlite: summary head: %w", err)
 	}
-	s.heads.put(key, pk, &r)
-	return &r, false, nil
+	s.heads.put(key, pk, &rec)
+	return &rec, nil
 }
 
 // SummaryChain returns the chat's summary records, head first.

@@ -460,6 +460,9 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 		case kindFact:
 			h.ValidAt = h.CreatedAt
 		}
+		if errors.Is(err, errPointGone) {
+			continue // deleted since its payload was read, like a row gone since rank
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -552,9 +555,18 @@ func (ix *Index) episodeFields(ctx context.Context, gen uint64, tenantID string,
 // readExtra reads a point's episode and passage fields into p (both: one
 // row read, whichever the caller wanted).
 func (ix *Index) readExtra(ctx context.Context, tenantID, chatID string, key int64, p *payload) error {
-	if err := ix.readExtraStmt.QueryRowContext(ctx, tenantID, chatID, key).Scan(&p.toSeq, &p.started, &p.episodeID, &p.from, &p.turnBytes); err != nil {
+	err := ix.readExtraStmt.QueryRowContext(ctx, tenantID, chatID, key).Scan(&p.toSeq, &p.started, &p.episodeID, &p.from, &p.turnBytes)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errPointGone
+	}
+	if err != nil {
 		return ix.readErr(err)
 	}
 	p.episode, p.passage = true, true
 	return nil
 }
+
+// errPointGone: a hit's point was deleted (a forgotten turn, a rebuilt
+// episode) between the read of its payload and that of its own fields; the
+// hit is dropped, not the whole query failed.
+var errPointGone = errors.New("embedded index: point deleted meanwhile")

@@ -122,6 +122,24 @@ func (l *ledger) chatRebuilt(t *testing.T, s *crashServer, chat string) bool {
 	return true
 }
 
+// waitIndexed waits until the vector index holds every stored turn: a
+// restart leaves the turns appended since the last indexer batch to be
+// indexed again, and controlSearch must not race that backlog.
+func waitIndexed(t *testing.T, s *crashServer) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		status, raw, err := s.call(http.MethodGet, "/metrics", nil, nil)
+		if err == nil && status == http.StatusOK && strings.Contains(string(raw), "\ncontextd_backlog_unindexed_turns 0\n") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("turns still unindexed 90 s after the restart (status %d, %v)", status, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // verifyForgotten: the id of every surely deleted turn (its content holds
 // the id) is in no summary, episode, search hit or context of its chat.
 func (l *ledger) verifyForgotten(t *testing.T, s *crashServer) int {

@@ -90,6 +90,7 @@ func TestCrashRecovery(t *testing.T) {
 	t0 := time.Now()
 	lg.waitRebuilt(t, srv)
 	v := lg.verify(t, srv)
+	waitIndexed(t, srv)
 	forgotten := lg.verifyForgotten(t, srv)
 	verifyTime := time.Since(t0)
 	probeRefresh(t, srv)

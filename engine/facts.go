@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
@@ -142,11 +140,3 @@ func passageRefs(t rag.Turn) []PassageRef {
 	return out
 }
 
-// refsKey names the passages shown of a turn (token cache key).
-func refsKey(refs []PassageRef) string {
-	var b strings.Builder
-	for _, pa := range refs {
-		fmt.Fprintf(&b, "%d-%d,", pa.From, pa.To)
-	}
-	return b.String()
-}

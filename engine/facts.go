@@ -139,4 +139,3 @@ func passageRefs(t rag.Turn) []PassageRef {
 	}
 	return out
 }
-

@@ -298,7 +298,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 			res.degrade("truncation_" + info.Fallback)
 		}
 		t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
-		t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, renderTurn(t))
+		t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, t)
 		c.verbatim = append(c.verbatim, t)
 	}
 	return c, nil
@@ -495,8 +495,8 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
 			Neighbor: t.Neighbor, Passages: refs}
-		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: refsKey(refs)},
-			renderTurn(Turn{Role: rt.Role, Content: content}))
+		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: refs},
+			Turn{Role: rt.Role, Content: content})
 		out = append(out, rt)
 	}
 	markPairs(out)

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
@@ -140,13 +138,4 @@ func passageRefs(t rag.Turn) []PassageRef {
 		out[i] = PassageRef{From: pa.From, To: pa.To, Len: t.TurnBytes}
 	}
 	return out
-}
-
-// refsKey names the passages shown of a turn (token cache key).
-func refsKey(refs []PassageRef) string {
-	var b strings.Builder
-	for _, pa := range refs {
-		fmt.Fprintf(&b, "%d-%d,", pa.From, pa.To)
-	}
-	return b.String()
 }

@@ -327,8 +327,18 @@ func (p *packer) layout() Assembled {
 type sectionTexts struct{ rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
-	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, RAG: []RAGTurn{}, Episodes: []SectionEpisode{}, Facts: []SectionFact{}, Recent: []Turn{}}
-	var shown []RAGTurn // turns and episodes, rendered together
+	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, Episodes: []SectionEpisode{}, Facts: []SectionFact{}}
+	// Sized up front: a RAGTurn is ~200 bytes and a large budget keeps
+	// hundreds, so growing by appends copied them several times over.
+	kept := 0
+	for _, k := range p.keepRAG {
+		if k {
+			kept++
+		}
+	}
+	s.RAG = make([]RAGTurn, 0, kept)
+	s.Recent = make([]Turn, 0, len(p.in.Verbatim))
+	shown := make([]RAGTurn, 0, kept) // turns and episodes, rendered together
 	for i, r := range p.in.RAG {
 		if !p.keepRAG[i] {
 			continue

@@ -20,6 +20,11 @@ const (
 
 func joinNonEmpty(parts ...string) string {
 	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 2
+	}
+	b.Grow(n)
 	for _, p := range parts {
 		if p == "" {
 			continue
@@ -93,6 +98,11 @@ func renderRAGSection(rs []RAGTurn) string {
 		return a.r.Seq < b.r.Seq
 	})
 	var b strings.Builder
+	n := len(titleRAG)
+	for _, k := range sorted {
+		n += len(k.r.Content) + len(k.r.Role) + 64 // a line's marks and a day header, about
+	}
+	b.Grow(n)
 	b.WriteString(titleRAG)
 	prevDay, prevChat := -1, ""
 	for _, k := range sorted {

@@ -15,7 +15,7 @@ type turnKey struct {
 	tenant, chat string
 	seq          int64
 	n            int
-	passages     string // the passages shown of a long turn ("" = whole)
+	passages     []PassageRef // the passages shown of a long turn (nil = whole)
 }
 
 // tokenCache remembers the cl100k cost of rendered turns (two generations,
@@ -47,18 +47,27 @@ func (c *tokenCache) hash(k turnKey) uint64 {
 		h.WriteByte(0)
 	}
 	var b [16]byte
-	for i := range 8 {
-		b[i], b[8+i] = byte(k.seq>>(8*i)), byte(int64(k.n)>>(8*i))
+	put := func(x, y int64) {
+		for i := range 8 {
+			b[i], b[8+i] = byte(x>>(8*i)), byte(y>>(8*i))
+		}
+		h.Write(b[:])
 	}
-	h.Write(b[:])
+	put(k.seq, int64(k.n))
+	// Two snippets of one turn can have the same length: their offsets
+	// tell them apart.
+	for _, pa := range k.passages {
+		put(int64(pa.From), int64(pa.To))
+	}
 	return h.Sum64()
 }
 
-// cost returns the tokens of text, the rendering of the turn k names.
-func (c *tokenCache) cost(tok tokens.Counter, k turnKey, text string) int {
+// cost returns the tokens of t's rendering (renderTurn); k names it. The
+// rendering is built only on a miss: most requests find every turn here.
+func (c *tokenCache) cost(tok tokens.Counter, k turnKey, t Turn) int {
 	k.tok = tok.Name()
 	if c == nil {
-		return tok.Count(text)
+		return tok.Count(renderTurn(t))
 	}
 	key := c.hash(k)
 	c.mu.Lock()
@@ -72,7 +81,7 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, text string) int {
 	if ok {
 		return int(n)
 	}
-	v := tok.Count(text)
+	v := tok.Count(renderTurn(t))
 	c.mu.Lock()
 	c.put(key, int32(v))
 	c.mu.Unlock()

@@ -130,6 +130,13 @@ type Hit struct {
 	Point      // vectors left empty
 	Score      float32
 	DenseScore float32
+	// Terms, when not nil, are a turn hit's sparse term ids (its sparse
+	// vector's indices, sorted and unique): an index that holds them in
+	// memory hands them over, so the retriever need not re-tokenise the
+	// content to find near-duplicates. Nil: the retriever derives them
+	// from Content. Episodes and facts leave it nil (their indexed text
+	// is not their Content).
+	Terms []uint32
 }
 
 // RRFK is the reciprocal rank fusion constant (Qdrant's default).

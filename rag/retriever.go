@@ -135,6 +135,9 @@ type Turn struct {
 	// length. A turn matched whole has no Passages.
 	Passages  []Passage
 	TurnBytes int
+
+	// terms: Hit.Terms (nil: derive from Content)
+	terms []uint32
 }
 
 // Passage is a matching passage of a long turn: its number, its byte
@@ -285,6 +288,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 			if i, ok := grouped[tk]; ok {
 				if len(out[i].Passages) < MaxPassagesPerTurn {
 					out[i].Passages = append(out[i].Passages, t.Passages[0])
+					out[i].terms = nil // its content joins passages now
 				}
 				continue
 			}
@@ -314,7 +318,7 @@ func hitTurn(h Hit) Turn {
 	t := Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
 		CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore,
 		Kind: h.Kind, EpisodeID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt,
-		FactID: h.FactID, Seqs: h.Seqs, ValidAt: h.ValidAt, Superseded: h.Superseded}
+		FactID: h.FactID, Seqs: h.Seqs, ValidAt: h.ValidAt, Superseded: h.Superseded, terms: h.Terms}
 	if (h.Kind == "" || h.Kind == memory.KindTurn) && !h.IsWhole() {
 		t.TurnBytes = h.TurnBytes
 		t.Passages = []Passage{{N: h.Passage, From: h.PassageFrom, To: h.PassageTo, Text: h.Content, Score: h.Score}}
@@ -361,7 +365,10 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Tu
 		if len(kept) == k {
 			break
 		}
-		ts := r.terms.get(tenant, t)
+		ts := t.terms
+		if ts == nil {
+			ts = r.terms.get(tenant, t)
+		}
 		dup := false
 		for _, o := range terms {
 			// |a∩b|/|a∪b| <= min/max of the sizes: most pairs need no merge.
@@ -523,10 +530,13 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 		}
 	}
 	chats := make([]string, 0, len(want))
-	for c := range want {
+	extra := 0
+	for c, m := range want {
 		chats = append(chats, c)
+		extra += len(m)
 	}
 	slices.Sort(chats)
+	hits = slices.Grow(hits, extra) // once: a Turn is ~300 bytes
 	for _, chat := range chats {
 		seqs := make([]int64, 0, len(want[chat]))
 		for s := range want[chat] {

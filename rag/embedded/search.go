@@ -385,12 +385,24 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []foun
 	}
 	fused := top.sorted()
 	hits := make([]found, len(fused))
+	// The turns' term ids, copied out of the chats' arenas (which change
+	// once mu is released) into one allocation.
+	n := 0
+	for _, s := range fused {
+		if keyKind(s.c.seqs[s.slot]) == kindTurn {
+			n += int(s.c.spLen[s.slot])
+		}
+	}
+	terms := make([]uint32, 0, n)
 	for i, s := range fused {
 		c, slot := s.c, int(s.slot)
 		f := found{Hit: rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
 			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: m[s.ref].cos}, key: c.seqs[slot]}
 		switch keyKind(f.key) {
 		case kindTurn:
+			idx, _ := c.terms(slot)
+			terms = append(terms, idx...)
+			f.Terms = terms[len(terms)-len(idx) : len(terms) : len(terms)]
 			f.Seq, f.Passage = turnOf(f.key)
 			_, more := slices.BinarySearch(c.seqs, turnKey(f.Seq, 1))
 			f.split = f.Passage > 0 || more

@@ -219,6 +219,20 @@ func testIdempotent(t *testing.T, ix rag.Index) {
 	if len(hits) != 1 || hits[0].ChatID != "c1" || hits[0].Seq != 1 || hits[0].Content != "replaced" {
 		t.Fatalf("replaced point not found by its new vectors: %+v", hits)
 	}
+	checkTerms(t, hits[0], 9)
+	// Terms come sorted whatever order the vector was given in.
+	p.Sparse = rag.SparseVector{Indices: []uint32{30, 10, 20}, Values: []float32{1, 1, 1}}
+	upsert(t, ix, p)
+	hits = query(t, ix, rag.Query{Filter: rag.Filter{Tenant: "t1", ChatIDs: []string{"c1"}}, Sparse: sparse(20, 1), Limit: 1})
+	if len(hits) != 1 {
+		t.Fatalf("re-upserted point not found by a term: %v", keys(hits))
+	}
+	checkTerms(t, hits[0], 10, 20, 30)
+	hits = query(t, ix, rag.Query{Filter: rag.Filter{Tenant: "t1", ChatIDs: []string{"c1"}}, Sparse: sparse(2, 1), Limit: 1})
+	if len(hits) != 1 || hits[0].Seq != 2 {
+		t.Fatalf("query by seq 2's term: %v", keys(hits))
+	}
+	checkTerms(t, hits[0], 2)
 	// The old vectors no longer match it.
 	hits = query(t, ix, rag.Query{Filter: rag.Filter{Tenant: "t1"}, Dense: unit(0), Sparse: sparse(1, 1), Limit: 5, ScoreThreshold: 0.5})
 	if len(hits) != 0 {
@@ -257,6 +271,16 @@ func testPayload(t *testing.T, ix rag.Index) {
 	}
 	if len(got.Dense) != 0 || len(got.Sparse.Indices) != 0 {
 		t.Errorf("hit carries vectors; want them left empty")
+	}
+	checkTerms(t, got, 7, 4000000000)
+}
+
+// checkTerms checks a turn hit's Terms, when the index sets them: its
+// sparse vector's indices, sorted and unique.
+func checkTerms(t *testing.T, h rag.Hit, want ...uint32) {
+	t.Helper()
+	if h.Terms != nil && !slices.Equal(h.Terms, want) {
+		t.Errorf("hit %s/%d Terms = %v, want %v (its sparse indices, sorted, unique)", h.ChatID, h.Seq, h.Terms, want)
 	}
 }
 

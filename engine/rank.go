@@ -26,6 +26,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -210,12 +212,30 @@ func (p *packer) rankedProfile(terms []string) (string, *memory.Profile) {
 func byRelevance(s memory.Summary, terms []string) memory.Summary {
 	out := s.Clone()
 	for _, l := range summaryLists(&out) {
-		sort.SliceStable(*l, func(a, b int) bool { return coverage(terms, (*l)[a]) < coverage(terms, (*l)[b]) })
+		sortByCoverage(*l, terms, func(x string) string { return x })
 	}
-	sort.SliceStable(out.Entities, func(a, b int) bool {
-		return coverage(terms, out.Entities[a].Name+" "+out.Entities[a].Details) < coverage(terms, out.Entities[b].Name+" "+out.Entities[b].Details)
-	})
+	sortByCoverage(out.Entities, terms, func(e memory.Entity) string { return e.Name + " " + e.Details })
 	return out
+}
+
+// sortByCoverage orders xs by the coverage of their text, least first,
+// stably, measuring each once (not once per comparison).
+func sortByCoverage[T any](xs []T, terms []string, text func(T) string) {
+	if len(xs) < 2 {
+		return
+	}
+	type item struct {
+		x   T
+		cov float64
+	}
+	items := make([]item, len(xs))
+	for i, x := range xs {
+		items[i] = item{x, coverage(terms, text(x))}
+	}
+	sort.SliceStable(items, func(a, b int) bool { return items[a].cov < items[b].cov })
+	for i, it := range items {
+		xs[i] = it.x
+	}
 }
 
 // mostRelatedFirst reverses the lists byRelevance ordered.
@@ -261,19 +281,43 @@ func queryTerms(q string) []string {
 
 // coverage is the share of terms that text holds (a word, or a word
 // starting with the term: "christened" holds "christen").
+// It reads text's words (as words does) one at a time into one buffer:
+// it runs for every candidate of every request.
 func coverage(terms []string, text string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	ws := words(text)
+	var held [32]bool
+	var found []bool
+	if len(terms) <= len(held) {
+		found = held[:len(terms)]
+	} else {
+		found = make([]bool, len(terms))
+	}
 	n := 0
-	for _, t := range terms {
-		for _, w := range ws {
-			if strings.HasPrefix(w, t) {
+	var buf [64]byte
+	w := buf[:0]
+	check := func() {
+		for i, t := range terms {
+			if !found[i] && len(w) >= len(t) && string(w[:len(t)]) == t { // HasPrefix, without a string of w
+				found[i] = true
 				n++
-				break
 			}
 		}
+		w = w[:0]
+	}
+	for _, r := range text {
+		r = unicode.ToLower(r)
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			w = utf8.AppendRune(w, r)
+			continue
+		}
+		if len(w) > 0 {
+			check()
+		}
+	}
+	if len(w) > 0 {
+		check()
 	}
 	return float64(n) / float64(len(terms))
 }

@@ -442,21 +442,22 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 // turn cap) and truncation, best first.
 func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAGTurn {
 	type kept struct {
-		t       rag.Turn
+		i       int // in turns (a rag.Turn is ~300 bytes: not copied)
 		content string
 	}
 	ks := make([]kept, 0, len(turns))
 	queryAt := -1 // the last hit that is the current query is excluded
 	var episodes []RAGTurn
-	for _, t := range turns {
+	for i := range turns {
+		t := &turns[i]
 		if t.Kind == memory.KindEpisode {
 			if p.policy.RAGEpisodes {
-				episodes = append(episodes, ragEpisode(t, p.chat.ID))
+				episodes = append(episodes, ragEpisode(*t, p.chat.ID))
 			}
 			continue
 		}
 		if t.Kind == memory.KindFact {
-			episodes = append(episodes, ragFact(p, t)) // ranked with the turns below
+			episodes = append(episodes, ragFact(p, *t)) // ranked with the turns below
 			continue
 		}
 		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
@@ -469,7 +470,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		if p.filters.IsQuery(memory.Role(t.Role), t.Content, content) {
 			queryAt = len(ks)
 		}
-		ks = append(ks, kept{t, content})
+		ks = append(ks, kept{i, content})
 	}
 	out := make([]RAGTurn, 0, len(ks))
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
@@ -479,13 +480,13 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		if i == queryAt {
 			continue
 		}
-		t := k.t
-		content, refs := k.content, passageRefs(t)
+		t := &turns[k.i]
+		content, refs := k.content, passageRefs(*t)
 		switch {
 		case t.Neighbor:
-			content, refs = snippet(k.content, t, terms, nsnip)
+			content, refs = snippet(k.content, *t, terms, nsnip)
 		case hits >= p.policy.RAGK:
-			content, refs = snippet(k.content, t, terms, snip)
+			content, refs = snippet(k.content, *t, terms, snip)
 		}
 		if !t.Neighbor {
 			hits++

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -468,14 +467,19 @@ const drillTurns = 2
 // only) and adds those not already there, with the episode's score, so the
 // packer weighs the turns against the episode's summary.
 func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
-	have := make(map[string]bool, len(hits))
+	type key struct {
+		chat string
+		seq  int64
+	}
+	have := make(map[key]bool, len(hits))
 	for _, h := range hits {
 		if isTurn(h) {
-			have[h.ChatID+"\x00"+strconv.FormatInt(h.Seq, 10)] = true
+			have[key{h.ChatID, h.Seq}] = true
 		}
 	}
 	drilled := 0
-	for _, ep := range slices.Clone(hits) {
+	for i, n := 0, len(hits); i < n; i++ { // the hits as they came: drilled turns are appended
+		ep := hits[i]
 		if ep.Kind != memory.KindEpisode || drilled == req.Drill {
 			continue
 		}
@@ -487,7 +491,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 			return nil, err
 		}
 		for _, t := range turns {
-			if k := t.ChatID + "\x00" + strconv.FormatInt(t.Seq, 10); !have[k] {
+			if k := (key{t.ChatID, t.Seq}); !have[k] {
 				have[k] = true
 				t.Score = ep.Score
 				hits = append(hits, t)

@@ -31,12 +31,12 @@ func TestHitDroppedWhenItsRowGoes(t *testing.T) {
 	q := rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 0, 0, 0}, Limit: 10}
 	qv := make([]int8, 4)
 	hits, err := ix.rank(q, qv, quantise(q.Dense, qv), rag.SparseVector{}, 40)
-	if err != nil || len(hits) != 2 {
-		t.Fatalf("rank: %d hits, %v", len(hits), err)
+	if err != nil || len(hits.hits) != 2 {
+		t.Fatalf("rank: %d hits, %v", len(hits.hits), err)
 	}
 	// The episode's payload is cached without its own fields, then its row
 	// is deleted behind the index's back, as a rebuild would meanwhile.
-	for _, h := range hits {
+	for _, h := range hits.keys {
 		if keyKind(h.key) == kindEpisode {
 			ix.payloads.put(ix.payloads.getAll(func(int) payloadKey { return payloadKey{} }, nil, nil),
 				payloadKey{"t", "c", h.key}, payload{ok: true, role: "user", content: "an episode", created: at.UnixNano()})

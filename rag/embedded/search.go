@@ -219,7 +219,7 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 		qscale = quantise(q.Dense, qv)
 	}
 	hits, err := ix.rank(q, qv, qscale, canonSparse(q.Sparse), prefetch)
-	if err != nil || len(hits) == 0 {
+	if err != nil || len(hits.hits) == 0 {
 		return nil, err
 	}
 	return ix.fill(ctx, q.Filter.Tenant, hits)
@@ -227,15 +227,15 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 
 // rank scores the points in scope and returns the fused hits without
 // their file payload (role, content, created_at).
-func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) ([]found, error) {
+func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) (ranked, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
-		return nil, ErrClosed
+		return ranked{}, ErrClosed
 	}
 	m := ix.matcher(q.Filter)
 	if m.none {
-		return nil, nil
+		return ranked{}, nil
 	}
 	chats := ix.scope(q.Filter)
 
@@ -352,18 +352,23 @@ func (t *topKHeap) sorted() []scored {
 	return t.h
 }
 
-// found is a fused hit whose payload is still to be read: its key, and
-// whether it is a passage of a turn split into several (its offsets are
-// then read from the file too).
-type found struct {
-	rag.Hit
+// ranked are fused hits whose payload is still to be read, and beside
+// each its key and whether it is a passage of a turn split into several
+// (its offsets are then read from the file too). fill completes the hits
+// in place: a rag.Hit is ~350 bytes, and a query returns hundreds.
+type ranked struct {
+	hits []rag.Hit
+	keys []hitKey
+}
+
+type hitKey struct {
 	key   int64
 	split bool
 }
 
 // fuse merges the two ranked lists by reciprocal rank fusion and returns
 // the best limit as hits with their in-memory fields. Caller holds mu.
-func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []found {
+func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked {
 	type acc struct {
 		rrf, cos float32
 	}
@@ -384,7 +389,7 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []foun
 		top.push(scored{r, a.rrf})
 	}
 	fused := top.sorted()
-	hits := make([]found, len(fused))
+	r := ranked{hits: make([]rag.Hit, len(fused)), keys: make([]hitKey, len(fused))}
 	// The turns' term ids, copied out of the chats' arenas (which change
 	// once mu is released) into one allocation.
 	n := 0
@@ -396,36 +401,38 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) []foun
 	terms := make([]uint32, 0, n)
 	for i, s := range fused {
 		c, slot := s.c, int(s.slot)
-		f := found{Hit: rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: m[s.ref].cos}, key: c.seqs[slot]}
-		switch keyKind(f.key) {
+		f, k := &r.hits[i], &r.keys[i]
+		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
+			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: m[s.ref].cos}
+		k.key = c.seqs[slot]
+		switch keyKind(k.key) {
 		case kindTurn:
 			idx, _ := c.terms(slot)
 			terms = append(terms, idx...)
 			f.Terms = terms[len(terms)-len(idx) : len(terms) : len(terms)]
-			f.Seq, f.Passage = turnOf(f.key)
+			f.Seq, f.Passage = turnOf(k.key)
 			_, more := slices.BinarySearch(c.seqs, turnKey(f.Seq, 1))
-			f.split = f.Passage > 0 || more
+			k.split = f.Passage > 0 || more
 		case kindEpisode:
-			it := c.items[f.key]
-			f.Kind, f.Seq, f.FromSeq, f.EpisodeID = memory.KindEpisode, -f.key, -f.key, it.id
+			it := c.items[k.key]
+			f.Kind, f.Seq, f.FromSeq, f.EpisodeID = memory.KindEpisode, -k.key, -k.key, it.id
 		case kindFact:
-			it := c.items[f.key]
+			it := c.items[k.key]
 			f.Kind, f.FactID, f.Seqs, f.Superseded = memory.KindFact, it.id, slices.Clone(it.seqs), it.superseded
 			f.Seq = it.seqs[0]
 		}
-		hits[i] = f
 	}
-	return hits
+	return r
 }
 
 // fill reads role, content and created_at of hits from the file, by
 // primary key (one prepared statement per chat among the hits), and drops
 // the hits whose row is gone (deleted since rank).
-func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag.Hit, error) {
+func (ix *Index) fill(ctx context.Context, tenantID string, r ranked) ([]rag.Hit, error) {
+	hits, keys := r.hits, r.keys
 	got := make([]payload, len(hits))
 	done := make([]bool, len(hits))
-	gen := ix.payloads.getAll(func(i int) payloadKey { return payloadKey{tenantID, hits[i].ChatID, hits[i].key} }, got, done)
+	gen := ix.payloads.getAll(func(i int) payloadKey { return payloadKey{tenantID, hits[i].ChatID, keys[i].key} }, got, done)
 	var b []byte
 	var pos []int // hits of the chat being read
 	for i, h := range hits {
@@ -434,41 +441,41 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 		}
 		// The keys of this chat's hits, as a JSON array for json_each.
 		pos = pos[:0]
-		lo, hi := h.key, h.key
+		lo, hi := keys[i].key, keys[i].key
 		b = append(b[:0], '[')
 		for j := i; j < len(hits); j++ {
 			if !done[j] && hits[j].ChatID == h.ChatID {
 				done[j] = true
 				pos = append(pos, j)
-				lo, hi = min(lo, hits[j].key), max(hi, hits[j].key)
+				lo, hi = min(lo, keys[j].key), max(hi, keys[j].key)
 				if len(b) > 1 {
 					b = append(b, ',')
 				}
-				b = strconv.AppendInt(b, hits[j].key, 10)
+				b = strconv.AppendInt(b, keys[j].key, 10)
 			}
 		}
 		b = append(b, ']')
-		if err := ix.readChat(ctx, gen, tenantID, h.ChatID, hits, pos, lo, hi, b, got); err != nil {
+		if err := ix.readChat(ctx, gen, tenantID, h.ChatID, r, pos, lo, hi, b, got); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]rag.Hit, 0, len(hits))
-	for i, f := range hits {
+	out := hits[:0] // in place: out never passes i
+	for i := range hits {
 		p := got[i]
 		if !p.ok {
 			continue
 		}
-		h := f.Hit
+		h := &hits[i]
 		h.Role, h.Content = p.role, p.content
 		if p.created != zeroTime {
 			h.CreatedAt = time.Unix(0, p.created).UTC()
 		}
 		var err error
-		switch keyKind(f.key) {
+		switch keyKind(keys[i].key) {
 		case kindTurn:
-			err = ix.passageFields(ctx, gen, tenantID, f, &h, p)
+			err = ix.passageFields(ctx, gen, tenantID, keys[i], h, p)
 		case kindEpisode:
-			err = ix.episodeFields(ctx, gen, tenantID, f.key, &h, p)
+			err = ix.episodeFields(ctx, gen, tenantID, keys[i].key, h, p)
 		case kindFact:
 			h.ValidAt = h.CreatedAt
 		}
@@ -478,7 +485,7 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, h)
+		out = append(out, *h)
 	}
 	return out, nil
 }
@@ -488,13 +495,13 @@ func (ix *Index) fill(ctx context.Context, tenantID string, hits []found) ([]rag
 // walks the key range when the hits fill at least a quarter of it, else
 // seeks each hit. (Unsigned: the range of a fact's key and a turn's
 // overflows int64.)
-func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID string, hits []found, pos []int, lo, hi int64, keys []byte, got []payload) error {
+func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID string, r ranked, pos []int, lo, hi int64, keys []byte, got []payload) error {
 	var rows *sql.Rows
 	var err error
 	if uint64(hi)-uint64(lo) < 4*uint64(len(pos)) {
 		mask := make([]byte, hi-lo+1)
 		for _, j := range pos {
-			mask[hits[j].key-lo] = 1
+			mask[r.keys[j].key-lo] = 1
 		}
 		rows, err = ix.readRange.QueryContext(ctx, tenantID, chatID, lo, hi, mask)
 	} else {
@@ -512,10 +519,10 @@ func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID stri
 			return ix.readErr(err)
 		}
 		for _, j := range pos {
-			if hits[j].key == key {
+			if r.keys[j].key == key {
 				p.ok, p.role = true, internRole(role)
 				got[j] = p
-				ix.payloads.put(gen, payloadKey{tenantID, hits[j].ChatID, key}, p)
+				ix.payloads.put(gen, payloadKey{tenantID, r.hits[j].ChatID, key}, p)
 				break
 			}
 		}
@@ -529,7 +536,7 @@ func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID stri
 // passageFields sets a turn hit's passage offsets: read from the file for
 // a passage of a split turn (or from the payload cache), else the whole
 // content.
-func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string, f found, h *rag.Hit, p payload) error {
+func (ix *Index) passageFields(ctx context.Context, gen uint64, tenantID string, f hitKey, h *rag.Hit, p payload) error {
 	if !f.split {
 		h.PassageTo, h.TurnBytes = len(h.Content), len(h.Content)
 		return nil

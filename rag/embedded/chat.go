@@ -11,17 +11,20 @@ import (
 // memory; role, content and created_at are read from the file for the hits
 // a query returns.
 //
-// Per point: dim bytes of int8 vector, a float32 scale, the seq, two
-// interned label ids (user, agent) and 6 bytes per sparse term (its id
-// and its weight as a bfloat16, see toBF16), with no per-point allocation.
+// Per point: a float32 scale, the position of its int8 vector in the
+// chat's region of the scratch file (vecFile), the seq, two interned label
+// ids (user, agent) and 6 bytes per sparse term (its id and its weight as
+// a bfloat16, see toBF16), with no per-point allocation.
 type chat struct {
 	id     string
 	seqs   []int64   // point keys (keys.go), ascending
 	times  []int64   // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
 	users  []uint32  // label ids
 	agents []uint32  // label ids
-	scales []float32 // dense[slot] ≈ q * scale
-	dense  []int8    // slot*dim : (slot+1)*dim
+	scales []float32 // vector[slot] ≈ q * scale
+	vpos   []uint32  // position of slot's vector in vecs
+	vecs   region    // the chat's vectors in the scratch file, in the order written
+	holes  uint32    // positions in vecs no slot refers to any more
 	// Sparse terms live in one arena per chat: point slot's terms are
 	// spIdx/spVal[spOff[slot] : spOff[slot]+spLen[slot]], sorted by index.
 	spOff   []uint32
@@ -51,8 +54,6 @@ func (c *chat) label(user, agent uint32) {
 
 func (c *chat) len() int { return len(c.seqs) }
 
-func (c *chat) vec(slot, dim int) []int8 { return c.dense[slot*dim : (slot+1)*dim : (slot+1)*dim] }
-
 func (c *chat) terms(slot int) ([]uint32, []uint16) {
 	o, n := c.spOff[slot], c.spLen[slot]
 	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
@@ -76,14 +77,14 @@ func grow[S ~[]E, E any](s S, n, minExtra int) S {
 }
 
 // insert puts a new point at slot (keeping seqs ascending).
-func (c *chat) insert(slot, dim int, seq, t int64, user, agent uint32, q []int8, scale float32, idx []uint32, val []float32) {
+func (c *chat) insert(slot int, pos uint32, seq, t int64, user, agent uint32, scale float32, idx []uint32, val []float32) {
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
 	c.times = grow(c.times, 1, minPoints)
 	c.users = grow(c.users, 1, minPoints)
 	c.agents = grow(c.agents, 1, minPoints)
 	c.scales = grow(c.scales, 1, minPoints)
-	c.dense = grow(c.dense, dim, minPoints*dim)
+	c.vpos = grow(c.vpos, 1, minPoints)
 	c.spOff = grow(c.spOff, 1, minPoints)
 	c.spLen = grow(c.spLen, 1, minPoints)
 	c.spIdx = grow(c.spIdx, len(idx), 16*minPoints)
@@ -93,7 +94,7 @@ func (c *chat) insert(slot, dim int, seq, t int64, user, agent uint32, q []int8,
 	c.users = slices.Insert(c.users, slot, user)
 	c.agents = slices.Insert(c.agents, slot, agent)
 	c.scales = slices.Insert(c.scales, slot, scale)
-	c.dense = slices.Insert(c.dense, slot*dim, q...)
+	c.vpos = slices.Insert(c.vpos, slot, pos)
 	c.spOff = slices.Insert(c.spOff, slot, uint32(len(c.spIdx)))
 	c.spLen = slices.Insert(c.spLen, slot, uint32(len(idx)))
 	c.spIdx = append(c.spIdx, idx...)
@@ -120,19 +121,20 @@ func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
 
 // keep retains the slots for which keep is true, in order, and compacts
 // the arena. It calls gone for every slot it drops, before dropping it.
-func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
+func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	w := 0
 	for r := range c.seqs {
 		if !keep(r) {
 			gone(r)
 			c.garbage += int(c.spLen[r])
+			c.holes++
 			continue
 		}
 		if w != r {
 			c.seqs[w], c.users[w], c.agents[w], c.scales[w] = c.seqs[r], c.users[r], c.agents[r], c.scales[r]
 			c.times[w] = c.times[r]
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
-			copy(c.dense[w*dim:(w+1)*dim], c.dense[r*dim:(r+1)*dim])
+			c.vpos[w] = c.vpos[r]
 		}
 		w++
 	}
@@ -141,11 +143,11 @@ func (c *chat) keep(dim int, keep func(slot int) bool, gone func(slot int)) {
 	}
 	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
 	c.times = c.times[:w]
-	c.spOff, c.spLen, c.dense = c.spOff[:w], c.spLen[:w], c.dense[:w*dim]
+	c.spOff, c.spLen, c.vpos = c.spOff[:w], c.spLen[:w], c.vpos[:w]
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
 		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
 		c.times = slices.Clone(c.times)
-		c.spOff, c.spLen, c.dense = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.dense)
+		c.spOff, c.spLen, c.vpos = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.vpos)
 	}
 	c.maybeCompact()
 }

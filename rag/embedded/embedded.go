@@ -14,13 +14,16 @@
 // Qdrant sparse vector with the IDF modifier. The two candidate lists are
 // fused by reciprocal rank fusion (k = rag.RRFK).
 //
-// Memory: about dim + 40 bytes per point plus 8 bytes per sparse term (700
-// bytes for a 384-dimensional turn of 35 words, against 3.4 KB with float32
-// vectors and the content in memory). Role, content and created_at stay in
-// the file: a query reads them, by primary key, for the hits it returns
-// only (about 2 µs a hit). The file stores the int8 vectors and their
-// scales; files from earlier versions, with float32 vectors, open as they
-// are (their vectors are quantised when loaded).
+// Memory: about 44 bytes per point plus 6 bytes per sparse term in Go's
+// heap (250 bytes for a turn of 35 words, against 3.4 KB with float32
+// vectors and the content in memory); the int8 vectors (dim bytes a point)
+// sit in a scratch file beside the index file, one region per chat, which
+// a query reads with one pread per chat in scope (vecfile.go): the
+// kernel's page cache keeps them, not the process. Role, content and
+// created_at stay in the index file: a query reads them, by primary key,
+// for the hits it returns only (about 2 µs a hit). The file stores the
+// int8 vectors and their scales; files from earlier versions, with float32
+// vectors, open as they are (their vectors are quantised when loaded).
 package embedded
 
 import (
@@ -63,6 +66,7 @@ type Index struct {
 	labels  *labels          // interned user and agent ids
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
+	vf      *vecFile         // the vectors (chat.vecs regions)
 }
 
 type tenant struct {
@@ -94,7 +98,16 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	db.SetMaxOpenConns(1)
 	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
 		labels: newLabels(), df: map[uint32]int32{}}
+	vdir := filepath.Dir(path)
+	if memory {
+		vdir = ""
+	}
+	if ix.vf, err = openVecFile(vdir, filepath.Base(path), dim); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := ix.init(ctx); err != nil {
+		_ = ix.vf.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -223,7 +236,9 @@ func (ix *Index) load(ctx context.Context) error {
 				return fmt.Errorf("embedded index: fact %s/%s/%s: no source seqs: %v", tenantID, chatID, factID, err)
 			}
 		}
-		ix.put(string(tenantID), string(chatID), key, t, it, string(user), string(agent), q, scale, canonSparse(sv))
+		if err := ix.put(string(tenantID), string(chatID), key, t, it, string(user), string(agent), q, scale, canonSparse(sv)); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
@@ -350,7 +365,11 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for i, p := range points {
-		ix.put(p.Tenant, p.ChatID, pointKey(p), pointTime(p), pointItem(p), p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
+		// The file has them all; memory has those before a failure, and
+		// the caller retries the batch (an upsert of a point is idempotent).
+		if err := ix.put(p.Tenant, p.ChatID, pointKey(p), pointTime(p), pointItem(p), p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -364,7 +383,7 @@ func (ix *Index) isClosed() bool {
 // put adds or replaces the point with this key in memory, copying q and
 // sp; it is an episode's or a fact's item (nil for a turn). sp is
 // canonical (canonSparse). Caller holds mu (or is loading).
-func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agent string, q []int8, scale float32, sp rag.SparseVector) {
+func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agent string, q []int8, scale float32, sp rag.SparseVector) error {
 	tn := ix.tenants[tenantID]
 	if tn == nil {
 		tn = &tenant{chats: map[string]*chat{}}
@@ -375,18 +394,35 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		c = &chat{id: strings.Clone(chatID)}
 		tn.chats[c.id] = c
 	}
+	// The vector first: when the scratch file fails, nothing changes in
+	// memory (and a new chat is dropped again), so the point is as if not
+	// put and the caller's retry puts it whole.
+	slot, found := slices.BinarySearch(c.seqs, seq)
+	var pos uint32
+	var err error
+	if found {
+		err = ix.vf.write(c.vecs, c.vpos[slot], q)
+	} else {
+		pos, err = ix.appendVec(c, q)
+	}
+	if err != nil {
+		if c.len() == 0 {
+			ix.vf.release(c.vecs)
+			delete(tn.chats, c.id)
+		}
+		return err
+	}
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
 	c.label(u, a)
-	if slot, found := slices.BinarySearch(c.seqs, seq); found {
+	if found {
 		ix.labels.release(c.users[slot])
 		ix.labels.release(c.agents[slot])
 		c.users[slot], c.agents[slot], c.scales[slot], c.times[slot] = u, a, scale, t
-		copy(c.vec(slot, ix.dim), q)
 		old, _ := c.terms(slot)
 		ix.undf(old)
 		c.setTerms(slot, sp.Indices, sp.Values)
 	} else {
-		c.insert(slot, ix.dim, seq, t, u, a, q, scale, sp.Indices, sp.Values)
+		c.insert(slot, pos, seq, t, u, a, scale, sp.Indices, sp.Values)
 		ix.n++
 	}
 	if it != nil {
@@ -398,6 +434,63 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 	for _, t := range sp.Indices {
 		ix.df[t]++
 	}
+	return nil
+}
+
+// appendVec writes q at the end of c's region, moving the region to a
+// larger one when it is full (or compacting it in place of growing when
+// half of it is holes), and returns its position. Caller holds mu.
+func (ix *Index) appendVec(c *chat, q []int8) (uint32, error) {
+	if !c.vecs.ok {
+		c.vecs = ix.vf.alloc(1)
+	}
+	if c.vecs.n == c.vecs.capacity() {
+		if 2*c.holes > c.vecs.n {
+			if err := ix.compactVecs(c); err != nil {
+				return 0, err
+			}
+		}
+		if c.vecs.n == c.vecs.capacity() {
+			r, err := ix.vf.grow(c.vecs)
+			if err != nil {
+				return 0, err
+			}
+			c.vecs = r
+		}
+	}
+	if err := ix.vf.write(c.vecs, c.vecs.n, q); err != nil {
+		return 0, err
+	}
+	c.vecs.n++
+	return c.vecs.n - 1, nil
+}
+
+// compactVecs rewrites c's vectors in slot order into a region just large
+// enough, dropping the holes. c is unchanged when it fails. Caller holds
+// mu.
+func (ix *Index) compactVecs(c *chat) error {
+	bp, err := ix.vf.read(c.vecs)
+	if err != nil {
+		return err
+	}
+	defer ix.vf.put(bp)
+	dim := ix.dim
+	out := make([]byte, c.len()*dim)
+	for s, p := range c.vpos {
+		copy(out[s*dim:(s+1)*dim], (*bp)[int(p)*dim:(int(p)+1)*dim])
+	}
+	r := ix.vf.alloc(uint32(c.len()))
+	if _, err := ix.vf.f.WriteAt(out, r.off); err != nil {
+		ix.vf.release(r)
+		return fmt.Errorf("embedded index: write scratch vector file: %w", err)
+	}
+	ix.vf.release(c.vecs)
+	r.n = uint32(c.len())
+	c.vecs, c.holes = r, 0
+	for s := range c.vpos {
+		c.vpos[s] = uint32(s)
+	}
+	return nil
 }
 
 func (ix *Index) undf(terms []uint32) {
@@ -464,13 +557,17 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		for i := range c.seqs {
 			ix.forget(c, i)
 		}
+		ix.vf.release(c.vecs)
 		delete(tn.chats, c.id)
 	}
 	for c, keys := range some {
-		c.keep(ix.dim, func(i int) bool { _, found := slices.BinarySearch(keys, c.seqs[i]); return !found },
+		c.keep(func(i int) bool { _, found := slices.BinarySearch(keys, c.seqs[i]); return !found },
 			func(i int) { ix.forget(c, i) })
 		if c.len() == 0 {
+			ix.vf.release(c.vecs)
 			delete(tn.chats, c.id)
+		} else if 2*c.holes > c.vecs.n {
+			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
 		}
 	}
 	if len(tn.chats) == 0 {
@@ -568,6 +665,9 @@ func (ix *Index) close() error {
 	}
 	if ix.rdb != ix.db {
 		errs = append(errs, ix.rdb.Close())
+	}
+	if ix.vf != nil {
+		errs = append(errs, ix.vf.close())
 	}
 	return errors.Join(append(errs, ix.db.Close())...)
 }

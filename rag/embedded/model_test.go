@@ -181,7 +181,26 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 				fail("chat %s seqs not strictly ascending: %v", id, c.seqs)
 			}
 			used := 0
+			bp, err := ix.vf.read(c.vecs)
+			if err != nil {
+				fail("chat %s: read vectors: %v", id, err)
+				continue
+			}
+			vecs := make([]int8, len(*bp))
+			for i, b := range *bp {
+				vecs[i] = int8(b)
+			}
+			ix.vf.put(bp)
+			if c.vecs.n > c.vecs.capacity() || uint32(c.len())+c.holes != c.vecs.n {
+				fail("chat %s: %d points + %d holes in a region of %d used, %d capacity", id, c.len(), c.holes, c.vecs.n, c.vecs.capacity())
+			}
+			seen := map[uint32]bool{}
 			for i := range c.seqs {
+				if c.vpos[i] >= c.vecs.n || seen[c.vpos[i]] {
+					fail("%s/%d: vector position %d out of range or shared", id, c.seqs[i], c.vpos[i])
+					continue
+				}
+				seen[c.vpos[i]] = true
 				used += int(c.spLen[i])
 				p, ok := model[pkey{id, c.seqs[i]}]
 				if !ok {
@@ -194,7 +213,8 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 					fail("%s/%d terms %v %v, want %v %v", id, c.seqs[i], gi, gv, want.Indices, want.Values)
 				}
 				q := make([]int8, ix.dim)
-				if s := quantise(p.Dense, q); s != c.scales[i] || !slices.Equal(q, c.vec(i, ix.dim)) {
+				at := int(c.vpos[i]) * ix.dim
+				if s := quantise(p.Dense, q); s != c.scales[i] || !slices.Equal(q, vecs[at:at+ix.dim]) {
 					fail("%s/%d dense vector differs", id, c.seqs[i])
 				}
 				if ix.labels.str(c.users[i]) != p.UserID || ix.labels.str(c.agents[i]) != p.Agent {

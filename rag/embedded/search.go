@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -254,7 +255,9 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	for _, c := range chats {
 		if !m.skips(c) {
-			ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop)
+			if err := ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop); err != nil {
+				return ranked{}, err
+			}
 		}
 	}
 	var dense, sparse []scored
@@ -272,14 +275,24 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 // dtop (when qv is set; below threshold dropped when it is > 0), sparse
 // into stop (when sq is set; points sharing no term left out). The matcher
 // is skipped when it accepts every point. Caller holds mu.
-func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) {
+func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) error {
 	dim, all := ix.dim, m.takes(c)
+	var vecs []int8
+	if dtop != nil { // the chat's vectors, in one read
+		bp, err := ix.vf.read(c.vecs)
+		if err != nil {
+			return err
+		}
+		defer ix.vf.put(bp)
+		vecs = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(*bp))), len(*bp))
+	}
 	for i := range c.seqs {
 		if !all && !m.ok(c, i) {
 			continue
 		}
 		if dtop != nil {
-			s := float32(dotI8(qv, c.dense[i*dim:(i+1)*dim])) * qscale * c.scales[i]
+			p := int(c.vpos[i]) * dim
+			s := float32(dotI8(qv, vecs[p:p+dim])) * qscale * c.scales[i]
 			if (threshold <= 0 || s >= threshold) && dtop.admits(s) {
 				dtop.push(scored{ref{c, int32(i)}, s})
 			}
@@ -291,6 +304,7 @@ func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32,
 			}
 		}
 	}
+	return nil
 }
 
 // idf is Qdrant's IDF modifier: ln(1 + (N - n + 0.5)/(n + 0.5)).

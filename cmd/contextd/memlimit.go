@@ -9,14 +9,14 @@ import (
 )
 
 // defaultMemoryLimit is serve's soft memory limit for the Go runtime when
-// GOMEMLIMIT is not set. At 1,000 chats × 200 turns on the embedded default
-// the live heap is ~190 MB, and Go's default (GOGC=100, no limit) let the
-// heap reach twice that between collections (peak RSS ~620 MB); the limit
-// makes the GC collect before the heap passes it, and return freed memory
-// to the OS. It is where throughput stays (the GC collects about 1.5 times
-// as often as GOGC=100 would there): 240 MiB holds RSS to 300 MB but
-// collects four times as often and costs a third of the req/s (measured,
-// docs/performance.md "Memory"). docs/operations.md, "Memory".
+// GOMEMLIMIT is not set: the GC collects before the heap passes it, and
+// returns freed memory to the OS, instead of letting a large live heap
+// double between collections. At 1,000 chats × 200 turns on the embedded
+// default the live heap is ~100 MB since the index's vectors moved to a
+// scratch file, so Go's own pacing stays under it (peak RSS ~295 MB); it
+// binds on larger servers, and when the live heap was ~190 MB it held RSS
+// at ~380 MB instead of ~620 (docs/performance.md "Memory";
+// docs/operations.md, "Memory").
 const defaultMemoryLimit = 320 << 20
 
 // memoryLimitFloor is the limit for a live heap of live bytes: the default,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,16 @@ const (
 	// its room serves another turn (BEAM 100K at 8k: recall 0.765 with one
 	// against 0.715 with two, containment equal).
 	MaxPassagesPerTurn = 1
+	// SplitTurnDiscount weighs down a turn indexed in several passages:
+	// its score, that of its best passage, is divided by
+	// 1 + SplitTurnDiscount·ln(P), P being the turn's length in passages.
+	// A turn of P passages has P chances to rank first where a short turn
+	// has one, so the best of its passages overstates how well the turn
+	// matches (the same bias as a long document scored by its best
+	// passage). Turns of one passage are left alone. 0.5: BEAM 100K recall
+	// at 2k 0.641 → 0.685, 8k 0.872 → 0.891; 0.2 to 1 gave 0.675–0.695 at
+	// 2k (docs/evaluation.md).
+	SplitTurnDiscount = 0.5
 )
 
 // Elision marks the text of a long turn left out around and between its
@@ -293,6 +304,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 		if t.Superseded {
 			t.Score *= SupersededFactWeight
 		}
+		t.Score *= splitTurnWeight(t)
 		out = append(out, t)
 	}
 	for i := range out {
@@ -306,6 +318,21 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 		tenant = hits[0].Tenant // one query, one tenant
 	}
 	return r.dropNearDuplicates(tenant, out, k)
+}
+
+// splitTurnWeight is the weight of a hit for the passages its turn was
+// split into (SplitTurnDiscount): 1 for a turn matched whole, or for
+// anything not a passage of a longer turn.
+func splitTurnWeight(t Turn) float32 {
+	if len(t.Passages) == 0 {
+		return 1
+	}
+	p := t.Passages[0]
+	size := p.To - p.From
+	if size <= 0 || t.TurnBytes <= size {
+		return 1
+	}
+	return float32(1 / (1 + SplitTurnDiscount*math.Log(float64(t.TurnBytes)/float64(size))))
 }
 
 // hitTurn is a hit as a result; a passage of a long turn carries it in

@@ -2,6 +2,7 @@ package rag
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestRankDiscountsSplitTurns(t *testing.T) {
 		{Point: Point{Tenant: "t", ChatID: "c", Seq: 9, Content: "another short turn"}, Score: 1 / float32(RRFK+3)},
 	}
 	var r Retriever
-	got := r.rank(hits, 3, nil)
+	got := r.rank(hits, 3, nil, true)
 	var seqs []int64
 	for _, h := range got {
 		seqs = append(seqs, h.Seq)
@@ -58,9 +59,9 @@ func TestRankDiscountsSplitTurns(t *testing.T) {
 }
 
 // A turn whose neighbour is a candidate too gains a share of the
-// neighbour's score: a question and its answer overtake a lone turn ranked
-// above both; a fact next to a turn's seq neither gives nor takes, nor
-// does a turn of another chat.
+// neighbours' scores (both sides): a question and its answer overtake a
+// lone turn ranked above both; a fact next to a turn's seq neither gives
+// nor takes, nor does a turn of another chat.
 func TestRankAddsAdjacentScores(t *testing.T) {
 	score := func(rank int) float32 { return 1 / float32(RRFK+rank) }
 	hits := []Hit{
@@ -71,12 +72,26 @@ func TestRankAddsAdjacentScores(t *testing.T) {
 		{Point: Point{Tenant: "t", ChatID: "c", Seq: 31, Content: "next to the fact"}, Score: score(4)},
 		{Point: Point{Tenant: "t", ChatID: "c", Seq: 21, Content: "its answer"}, Score: score(5)},
 		{Point: Point{Tenant: "t", ChatID: "other", Seq: 11, Content: "same seq, other chat"}, Score: score(6)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 40, Content: "before"}, Score: score(50)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 41, Content: "between"}, Score: score(60)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 42, Content: "after"}, Score: score(70)},
 	}
 	var r Retriever
-	got := r.rank(hits, len(hits), nil)
+	own := map[string]float32{}
+	for _, h := range hits {
+		own[h.ChatID+"/"+strconv.FormatInt(h.Seq, 10)] = h.Score
+	}
+	for _, h := range r.rank(slices.Clone(hits), len(hits), nil, false) {
+		if k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10); h.Score != own[k] {
+			t.Fatalf("without adjacent scores, %s scores %v, want its own %v", k, h.Score, own[k])
+		}
+	}
+	got := r.rank(hits, len(hits), nil, true)
 	want := map[string]float32{
 		"c/10": score(1), "c/20": score(2) + AdjacentTurnWeight*score(5), "c/30": score(3), "c/31": score(4),
 		"c/21": score(5) + AdjacentTurnWeight*score(2), "other/11": score(6),
+		"c/40": score(50) + AdjacentTurnWeight*score(60), "c/42": score(70) + AdjacentTurnWeight*score(60),
+		"c/41": score(60) + AdjacentTurnWeight*(score(50)+score(70)),
 	}
 	for _, h := range got {
 		k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10)

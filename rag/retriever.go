@@ -71,13 +71,16 @@ const (
 	// at 2k 0.641 → 0.685, 8k 0.872 → 0.891; 0.2 to 1 gave 0.675–0.695 at
 	// 2k (docs/evaluation.md).
 	SplitTurnDiscount = 0.5
-	// AdjacentTurnWeight adds to a turn's score this share of the better
-	// score of the turns just before and after it among the candidates. A
-	// conversation answers in exchanges: a turn whose question or answer
-	// matches the query too sits in a stretch about the subject, where a
-	// turn matching alone is more often a passing mention. 0.3: BEAM 100K
-	// recall at 2k 0.682 → 0.690, 8k 0.882 → 0.899; LoCoMo dev recall up
-	// at 1k, 4k and 8k (0.2 to 0.5 alike; docs/evaluation.md).
+	// AdjacentTurnWeight adds to a turn's score this share of the scores
+	// of the turns just before and after it among the candidates, when
+	// hits are shown with their neighbours (Retrieve with Neighbors; not
+	// Search). A conversation answers in exchanges: a turn whose question
+	// or answer matches the query too sits in a stretch about the subject,
+	// which its neighbours then show, where a turn matching alone is more
+	// often a passing mention. 0.3: BEAM 100K recall at 2k 0.682 → 0.697,
+	// 8k 0.882 → 0.907; LoCoMo dev recall up at every budget. Without
+	// neighbours shown it costs the first ranks (LoCoMo BM25 recall@5
+	// 0.551 → 0.437), hence not in Search (docs/evaluation.md).
 	AdjacentTurnWeight = 0.3
 )
 
@@ -202,7 +205,9 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	excluded := func(chat string, seq int64) bool {
 		return req.ExcludeFromSeq > 0 && chat == req.ChatID && seq >= req.ExcludeFromSeq
 	}
-	hits, err := r.search(ctx, f, req.Query, k, req.Threshold, excluded)
+	// Hits shown with their neighbours rank by their exchange too.
+	adjacent := req.Neighbors > 0 && r.Store != nil
+	hits, err := r.search(ctx, f, req.Query, k, req.Threshold, excluded, adjacent)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
@@ -248,13 +253,15 @@ func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, erro
 	if k <= 0 {
 		k = DefaultK
 	}
-	return r.search(ctx, f, req.Query, k, req.Threshold, nil)
+	return r.search(ctx, f, req.Query, k, req.Threshold, nil, false)
 }
 
 // search runs the hybrid query, over-fetching until k hits survive the
-// exclusion (or the index has nothing more). Hits come best first.
+// exclusion (or the index has nothing more). Hits come best first;
+// adjacent adds the scores of adjacent hits (addAdjacentScores), for hits
+// that will be shown with their neighbours.
 func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, threshold float32,
-	excluded func(string, int64) bool) ([]Turn, error) {
+	excluded func(string, int64) bool, adjacent bool) ([]Turn, error) {
 	query = TruncateQuery(query)
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
@@ -276,7 +283,7 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
 		}
-		out := r.rank(hits, k, excluded)
+		out := r.rank(hits, k, excluded, adjacent)
 		if len(out) == k || len(hits) < limit || attempt == 3 {
 			return out, nil
 		}
@@ -286,8 +293,9 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 
 // rank turns index hits (best first) into the k best results: excluded
 // turns dropped, a long turn's passages grouped into one hit, superseded
-// facts discounted, near-duplicates of better hits dropped.
-func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) []Turn {
+// facts and split turns discounted, adjacent hits' scores added (when
+// adjacent), near-duplicates of better hits dropped.
+func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, adjacent bool) []Turn {
 	type turnKey struct {
 		chat string
 		seq  int64
@@ -320,7 +328,9 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 			out[i].Content = joinPassages(out[i].Passages, out[i].TurnBytes)
 		}
 	}
-	addAdjacentScores(out)
+	if adjacent {
+		addAdjacentScores(out)
+	}
 	slices.SortStableFunc(out, func(a, b Turn) int { return cmp.Compare(b.Score, a.Score) })
 	tenant := ""
 	if len(hits) > 0 {
@@ -329,9 +339,9 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool) [
 	return r.dropNearDuplicates(tenant, out, k)
 }
 
-// addAdjacentScores adds to each turn AdjacentTurnWeight times the better
-// score of the turns next to it (same chat, seq ± 1) among ranked, as they
-// were before any was added to. Facts and episodes neither give nor take.
+// addAdjacentScores adds to each turn AdjacentTurnWeight times the scores
+// of the turns next to it (same chat, seq ± 1) among ranked, as they were
+// before any was added to. Facts and episodes neither give nor take.
 func addAdjacentScores(ranked []Turn) {
 	type key struct {
 		chat string
@@ -345,7 +355,7 @@ func addAdjacentScores(ranked []Turn) {
 	}
 	for i, t := range ranked {
 		if isTurn(t) {
-			next := max(base[key{t.ChatID, t.Seq - 1}], base[key{t.ChatID, t.Seq + 1}])
+			next := base[key{t.ChatID, t.Seq - 1}] + base[key{t.ChatID, t.Seq + 1}]
 			ranked[i].Score += AdjacentTurnWeight * next
 		}
 	}
@@ -533,7 +543,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 		drilled++
 		g := f
 		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
-		turns, err := r.search(ctx, g, req.Query, drillTurns, req.Threshold, excluded)
+		turns, err := r.search(ctx, g, req.Query, drillTurns, req.Threshold, excluded, false)
 		if err != nil {
 			return nil, err
 		}

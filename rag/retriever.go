@@ -68,7 +68,7 @@ const (
 	// has one, so the best of its passages overstates how well the turn
 	// matches (the same bias as a long document scored by its best
 	// passage). Turns of one passage are left alone. 0.5: BEAM 100K recall
-	// at 2k 0.641 → 0.685, 8k 0.872 → 0.891; 0.2 to 1 gave 0.675–0.695 at
+	// at 2k 0.641 → 0.682, 8k 0.872 → 0.882; 0.2 to 1 gave 0.675–0.695 at
 	// 2k (docs/evaluation.md).
 	SplitTurnDiscount = 0.5
 	// AdjacentTurnWeight adds to a turn's score this share of the scores
@@ -77,7 +77,7 @@ const (
 	// Search). A conversation answers in exchanges: a turn whose question
 	// or answer matches the query too sits in a stretch about the subject,
 	// which its neighbours then show, where a turn matching alone is more
-	// often a passing mention. 0.3: BEAM 100K recall at 2k 0.682 → 0.697,
+	// often a passing mention. 0.3: BEAM 100K recall at 2k 0.682 → 0.695,
 	// 8k 0.882 → 0.907; LoCoMo dev recall up at every budget. Without
 	// neighbours shown it costs the first ranks (LoCoMo BM25 recall@5
 	// 0.551 → 0.437), hence not in Search (docs/evaluation.md).

@@ -1,0 +1,105 @@
+package rag
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A turn split into passages is weighed down by its length in passages; a
+// turn matched whole, a fact or an episode is not.
+func TestSplitTurnWeight(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		turn Turn
+		want float64
+	}{
+		{"whole turn", Turn{Content: "short"}, 1},
+		{"fact", Turn{Kind: "fact", Content: "a fact"}, 1},
+		{"one passage of two", Turn{TurnBytes: 1280, Passages: []Passage{{From: 640, To: 1280}}},
+			1 / (1 + SplitTurnDiscount*math.Ln2)},
+		{"one passage of eight", Turn{TurnBytes: 8 * 600, Passages: []Passage{{From: 0, To: 600}}},
+			1 / (1 + SplitTurnDiscount*math.Log(8))},
+		{"passage as long as its turn", Turn{TurnBytes: 500, Passages: []Passage{{From: 0, To: 500}}}, 1},
+		{"empty passage", Turn{TurnBytes: 500, Passages: []Passage{{From: 10, To: 10}}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := float64(splitTurnWeight(tc.turn)); math.Abs(got-tc.want) > 1e-6 {
+				t.Fatalf("weight %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// rank puts a short turn above a long turn whose best passage the index
+// ranked just ahead of it, and keeps the order of two short turns (none
+// next to another, so no adjacent score is added).
+func TestRankDiscountsSplitTurns(t *testing.T) {
+	long := strings.Repeat("x", 640)
+	hits := []Hit{
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 1, Passage: 2, Content: long, PassageFrom: 1280, PassageTo: 1920,
+			TurnBytes: 10 * 640}, Score: 1 / float32(RRFK+1)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 5, Content: "short turn"}, Score: 1 / float32(RRFK+2)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 9, Content: "another short turn"}, Score: 1 / float32(RRFK+3)},
+	}
+	var r Retriever
+	got := r.rank(hits, 3, nil, true)
+	var seqs []int64
+	for _, h := range got {
+		seqs = append(seqs, h.Seq)
+	}
+	if len(seqs) != 3 || seqs[0] != 5 || seqs[1] != 9 || seqs[2] != 1 {
+		t.Fatalf("order %v, want [5 9 1]", seqs)
+	}
+	if w := got[2].Score * float32(1+SplitTurnDiscount*math.Log(10)); math.Abs(float64(w-1/float32(RRFK+1))) > 1e-6 {
+		t.Fatalf("the split turn's score %v is not its passage's score over its weight", got[2].Score)
+	}
+}
+
+// A turn whose neighbour is a candidate too gains a share of the
+// neighbours' scores (both sides): a question and its answer overtake a
+// lone turn ranked above both; a fact next to a turn's seq neither gives
+// nor takes, nor does a turn of another chat.
+func TestRankAddsAdjacentScores(t *testing.T) {
+	score := func(rank int) float32 { return 1 / float32(RRFK+rank) }
+	hits := []Hit{
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 10, Content: "alone"}, Score: score(1)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 20, Content: "the question"}, Score: score(2)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 30, Kind: "fact", FactID: "f", Seqs: []int64{30}, Content: "a fact"},
+			Score: score(3)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 31, Content: "next to the fact"}, Score: score(4)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 21, Content: "its answer"}, Score: score(5)},
+		{Point: Point{Tenant: "t", ChatID: "other", Seq: 11, Content: "same seq, other chat"}, Score: score(6)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 40, Content: "before"}, Score: score(50)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 41, Content: "between"}, Score: score(60)},
+		{Point: Point{Tenant: "t", ChatID: "c", Seq: 42, Content: "after"}, Score: score(70)},
+	}
+	var r Retriever
+	own := map[string]float32{}
+	for _, h := range hits {
+		own[h.ChatID+"/"+strconv.FormatInt(h.Seq, 10)] = h.Score
+	}
+	for _, h := range r.rank(slices.Clone(hits), len(hits), nil, false) {
+		if k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10); h.Score != own[k] {
+			t.Fatalf("without adjacent scores, %s scores %v, want its own %v", k, h.Score, own[k])
+		}
+	}
+	got := r.rank(hits, len(hits), nil, true)
+	want := map[string]float32{
+		"c/10": score(1), "c/20": score(2) + AdjacentTurnWeight*score(5), "c/30": score(3), "c/31": score(4),
+		"c/21": score(5) + AdjacentTurnWeight*score(2), "other/11": score(6),
+		"c/40": score(50) + AdjacentTurnWeight*score(60), "c/42": score(70) + AdjacentTurnWeight*score(60),
+		"c/41": score(60) + AdjacentTurnWeight*(score(50)+score(70)),
+	}
+	for _, h := range got {
+		k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10)
+		if math.Abs(float64(h.Score-want[k])) > 1e-7 {
+			t.Errorf("%s: score %v, want %v", k, h.Score, want[k])
+		}
+	}
+	if got[0].Seq != 20 || got[1].Seq != 21 || got[2].Seq != 10 {
+		t.Fatalf("first three %d, %d, %d; want the exchange (20, 21) before the lone turn (10)", got[0].Seq, got[1].Seq, got[2].Seq)
+	}
+}

@@ -299,19 +299,15 @@ func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, t
 // facts and split turns discounted, adjacent hits' scores added (when
 // adjacent), near-duplicates of better hits dropped.
 func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, adjacent bool) []Turn {
-	type turnKey struct {
-		chat string
-		seq  int64
-	}
 	out := make([]Turn, 0, len(hits))
-	grouped := map[turnKey]int{} // a long turn's index in out
+	grouped := map[turnRef]int{} // a long turn's index in out
 	for _, h := range hits {
 		if excluded != nil && excluded(h.ChatID, h.Seq) {
 			continue
 		}
 		t := hitTurn(h)
 		if len(t.Passages) > 0 {
-			tk := turnKey{h.ChatID, h.Seq}
+			tk := turnRef{h.ChatID, h.Seq}
 			if i, ok := grouped[tk]; ok {
 				if len(out[i].Passages) < MaxPassagesPerTurn {
 					out[i].Passages = append(out[i].Passages, t.Passages[0])
@@ -347,19 +343,15 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 // of the turns next to it (same chat, seq ± 1) among ranked, as they were
 // before any was added to. Facts and episodes neither give nor take.
 func addAdjacentScores(ranked []Turn) {
-	type key struct {
-		chat string
-		seq  int64
-	}
-	base := make(map[key]float32, len(ranked))
+	base := make(map[turnRef]float32, len(ranked))
 	for _, t := range ranked {
 		if isTurn(t) {
-			base[key{t.ChatID, t.Seq}] = t.Score
+			base[turnRef{t.ChatID, t.Seq}] = t.Score
 		}
 	}
 	for i, t := range ranked {
 		if isTurn(t) {
-			next := base[key{t.ChatID, t.Seq - 1}] + base[key{t.ChatID, t.Seq + 1}]
+			next := base[turnRef{t.ChatID, t.Seq - 1}] + base[turnRef{t.ChatID, t.Seq + 1}]
 			ranked[i].Score += AdjacentTurnWeight * next
 		}
 	}
@@ -570,16 +562,7 @@ const drillTurns = 2
 // only) and adds those not already there, with the episode's score, so the
 // packer weighs the turns against the episode's summary.
 func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
-	type key struct {
-		chat string
-		seq  int64
-	}
-	have := make(map[key]bool, len(hits))
-	for _, h := range hits {
-		if isTurn(h) {
-			have[key{h.ChatID, h.Seq}] = true
-		}
-	}
+	have := turnsIn(hits)
 	drilled := 0
 	for i, n := 0, len(hits); i < n; i++ { // the hits as they came: drilled turns are appended
 		ep := hits[i]
@@ -594,7 +577,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 			return nil, err
 		}
 		for _, t := range turns {
-			if k := (key{t.ChatID, t.Seq}); !have[k] {
+			if k := (turnRef{t.ChatID, t.Seq}); !have[k] {
 				have[k] = true
 				t.Score = ep.Score
 				hits = append(hits, t)
@@ -608,16 +591,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 // excluded and not already present, fetched from the store.
 func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn, n int,
 	excluded func(string, int64) bool) ([]Turn, error) {
-	type key struct {
-		chat string
-		seq  int64
-	}
-	have := make(map[key]bool, len(hits))
-	for _, h := range hits {
-		if isTurn(h) {
-			have[key{h.ChatID, h.Seq}] = true
-		}
-	}
+	have := turnsIn(hits)
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
 	for _, h := range hits {
 		if !isTurn(h) {
@@ -625,7 +599,7 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 		}
 		for d := int64(-n); d <= int64(n); d++ {
 			s := h.Seq + d
-			if d == 0 || s < 1 || have[key{h.ChatID, s}] || excluded(h.ChatID, s) {
+			if d == 0 || s < 1 || have[turnRef{h.ChatID, s}] || excluded(h.ChatID, s) {
 				continue
 			}
 			m := want[h.ChatID]
@@ -659,15 +633,32 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 		}
 		for _, m := range msgs {
 			score, ok := want[chat][m.Seq]
-			if !ok || have[key{chat, m.Seq}] {
+			if !ok || have[turnRef{chat, m.Seq}] {
 				continue
 			}
-			have[key{chat, m.Seq}] = true
+			have[turnRef{chat, m.Seq}] = true
 			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
 				CreatedAt: m.CreatedAt, Score: score, Neighbor: true})
 		}
 	}
 	return hits, nil
+}
+
+// turnsIn is the set of the turns among hits (episodes and facts left out).
+func turnsIn(hits []Turn) map[turnRef]bool {
+	have := make(map[turnRef]bool, len(hits))
+	for _, h := range hits {
+		if isTurn(h) {
+			have[turnRef{h.ChatID, h.Seq}] = true
+		}
+	}
+	return have
+}
+
+// turnRef names a turn among hits of several chats.
+type turnRef struct {
+	chat string
+	seq  int64
 }
 
 func isTurn(t Turn) bool { return t.Kind == "" || t.Kind == memory.KindTurn }

@@ -297,7 +297,7 @@ func Clip(s string, max int) string {
 		return strings.TrimSpace(cut[:i])
 	}
 	if i := strings.LastIndexAny(cut, ",;:—"); i > max/2 {
-		return strings.TrimRight(cut[:i], " ,;:—") + mark
+		return strings.TrimRight(cut[:i], " ,;:—…") + mark // "…," would end "……"
 	}
 	if i := strings.LastIndexByte(cut, ' '); i > 0 {
 		return strings.TrimRight(cut[:i], " ,;:—…") + mark

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -196,11 +195,7 @@ func loadAvg() string {
 // process_cpu_seconds_total from /metrics; -1 when unknown.
 func (m memProbe) cpuTime(ctx context.Context) time.Duration {
 	if m.inProcess {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			return -1
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return selfCPUTime()
 	}
 	v, err := scrape(ctx, m.client, m.base, "process_cpu_seconds_total")
 	if err != nil {

@@ -27,7 +27,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -282,7 +281,7 @@ func (c *Cluster) startWatchdog() {
 	script := `while kill -0 "$1" 2>/dev/null; do sleep 2; done; shift; dir="$1"; shift; "$@" >/dev/null 2>&1; rm -rf "$dir"`
 	args := append([]string{"-c", script, "watchdog", strconv.Itoa(os.Getpid()), c.dir}, stop...)
 	cmd := exec.Command("/bin/sh", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // not killed with our process group
+	detach(cmd) // not killed with our process group
 	if err := cmd.Start(); err == nil {
 		c.watchdog = cmd
 	}

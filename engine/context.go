@@ -410,7 +410,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	// The retriever answers chronologically; the packer packs best first.
 	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
-	return s.ragTurns(ctx, p, turns), nil
+	return s.ragTurns(ctx, p, s.withStanding(ctx, p, turns)), nil
 }
 
 // drillEpisodes: the best this many retrieved episodes are drilled into for

@@ -67,6 +67,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 		return storeErr("delete message", err)
 	}
 	s.recent().drop(key)
+	s.standing().drop(key)
 	s.forgetNow(ctx, chat, m.Seq)
 	if s.Indexer != nil {
 		s.Indexer.Kick()

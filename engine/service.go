@@ -118,6 +118,7 @@ type Service struct {
 	prof     *profileCache
 	headOnce sync.Once
 	headc    *headCache
+	stand    standingCache
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
@@ -141,6 +142,9 @@ func (s *Service) tokens() *tokenCache {
 	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 17) })
 	return s.tok
 }
+
+// standing returns the service's cache of chats' standing instructions.
+func (s *Service) standing() *standingCache { return &s.stand }
 
 // recent returns the service's cache of hot chats' newest turns.
 func (s *Service) recent() *recentCache {

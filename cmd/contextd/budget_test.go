@@ -158,3 +158,51 @@ func TestREADMECommands(t *testing.T) {
 		t.Errorf("check-config on agents.yaml: %v\n%s", err, check)
 	}
 }
+
+// TestStandingInstructionShownForAnyQuestion: a standing instruction
+// stated early in a long chat is in the context of a later question that
+// shares none of its words, and is gone once the turn is deleted.
+func TestStandingInstructionShownForAnyQuestion(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
+	instruction := "Always include version numbers when I ask about software libraries."
+	msgs := []map[string]any{{"id": "rule", "role": "user", "content": instruction, "created_at": t0.Format(time.RFC3339)}}
+	for i := 2; i <= 150; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("t%d", i), "role": role,
+			"content":    fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
+			"created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
+	}
+	s.must(201, "POST", "/v1/chats/rules/messages", map[string]any{"messages": msgs}, nil)
+	// ask answers whether turn 1 is among the retrieved turns, and the
+	// context text. (The profile and the summary may quote the instruction
+	// too; the turn itself must be there.)
+	ask := func() (bool, string) {
+		var ans struct {
+			Context  string `json:"context"`
+			Sections struct {
+				RAG []struct {
+					Seq int64 `json:"seq"`
+				} `json:"rag"`
+			} `json:"sections"`
+		}
+		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "rules", "query": "Which packages does our project depend on?",
+			"budget_tokens": 1000, "strategy": "rag_augmented"}, &ans)
+		for _, r := range ans.Sections.RAG {
+			if r.Seq == 1 {
+				return true, ans.Context
+			}
+		}
+		return false, ans.Context
+	}
+	if shown, ctx := ask(); !shown || !strings.Contains(ctx, instruction) {
+		t.Fatalf("the standing instruction's turn is not in the context:\n%s", ctx)
+	}
+	s.must(204, "DELETE", "/v1/chats/rules/messages/rule", nil, nil)
+	if shown, ctx := ask(); shown || strings.Contains(ctx, "version numbers") {
+		t.Fatalf("the deleted instruction is still in the context:\n%s", ctx)
+	}
+}

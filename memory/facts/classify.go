@@ -51,11 +51,17 @@ type pattern struct {
 	// word must be one of lead, its lowercased text hold one of also.
 	lead map[string]bool
 	also []string
+	// standing: the sentence is a standing instruction (rendered with
+	// StandingPrefix, shown whatever the question: see IsStanding).
+	standing bool
 }
 
 func p(kind string, rank int, person bool, re string) pattern {
 	return pattern{kind: kind, rank: rank, re: regexp.MustCompile(`(?i)` + re), person: person}
 }
+
+// imperativeLeads start a request to the assistant, not a statement.
+var imperativeLeads = set(`please always never`)
 
 var selfWords = set(`i i'm i've i'd i'll we we're we've we'd we'll me my our`)
 
@@ -90,6 +96,12 @@ var patterns = []pattern{
 	needs(" i ", also("prefer|love|like|enjoy|adore|hate|detest|stand|don't|do not|never|avoid", p(memory.FactPreference, rankPreference, true, `\bi `+adv+`(?:prefer|love|like|enjoy|adore|hate|dislike|detest|can't stand|cannot stand|don't (?:really )?(?:like|eat|drink|do)|do not (?:like|eat|drink)|never (?:eat|drink)|avoid) (.+)`))),
 	needs(" i'm | i am ", p(memory.FactPreference, rankPreference, true, `\bi(?:'m| am) `+adv+`(?:a (?:big |huge )?fan of|not a fan of|into|passionate about|obsessed with|crazy about|a big believer in) (.+)`)),
 	needs(" i'd | i would ", p(memory.FactPreference, rankPreference, true, `\bi(?:'d| would) `+adv+`(?:rather|prefer|love to|like to) (.+)`)),
+	// A standing instruction to the assistant ("Always include version
+	// numbers when I ask about libraries", "Please never use emojis"): a
+	// preference about every later answer, from the user only (the
+	// assistant's "Always back up" is advice). The verb must shape an
+	// answer, so "Never give up!" and "Always here to help" are not one.
+	standing(leads("please always never", p(memory.FactPreference, rankPreference, true, `^(?:please,? )?(?:always|never) (?:`+answerVerbs+`) .+`))),
 	leads("please", p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`)),
 
 	// Plans.
@@ -107,7 +119,23 @@ var patterns = []pattern{
 	needs(" i | we ", past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`))),
 }
 
-func thing(pt pattern) pattern { pt.other = true; return pt }
+func thing(pt pattern) pattern    { pt.other = true; return pt }
+func standing(pt pattern) pattern { pt.standing = true; return pt }
+
+// answerVerbs shape an answer: what a standing instruction asks of the
+// assistant.
+const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|respond|explain|cite|mention|list|structure|present|highlight|number|summari[sz]e|label|avoid|omit|start|end|keep|put|break|follow|maintain|give me|tell me|ask me|remind me|refer|double-check|check|compare|offer|suggest|recommend|state|specify|note|clarify|link|quote|translate`
+
+// StandingPrefix starts the text of a standing instruction's fact.
+const StandingPrefix = "Standing instruction: "
+
+// IsStanding reports whether f is a standing instruction: the user's
+// request about every later answer. It holds whatever the question is
+// about (its words rarely meet the question's), so a context shows it
+// beside what retrieval finds.
+func IsStanding(f memory.Fact) bool {
+	return f.Kind == memory.FactPreference && strings.HasPrefix(f.Text, StandingPrefix)
+}
 
 // needs gives a pattern the words ("|"-separated) one of which a sentence
 // must hold for the pattern to be tried: a cheap test that spares most
@@ -215,8 +243,11 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		if !meaningful(pt, m[0], pred, names) {
 			continue
 		}
-		if pt.kind == memory.FactPreference && strings.HasPrefix(strings.ToLower(s), "please") && role != memory.RoleUser {
+		if pt.kind == memory.FactPreference && firstWordIn(imperativeLeads, s) && role != memory.RoleUser {
 			continue
+		}
+		if pt.standing {
+			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + prose.SentenceCase(s)}, true
 		}
 		return candidate{kind: pt.kind, rank: pt.rank, text: render(pt.kind, s, sp)}, true
 	}

@@ -42,6 +42,8 @@ func TestExtract(t *testing.T) {
 		{"my favourite", "user", "My favourite editor is Vim.", memory.FactPreference, "The user's favourite editor is Vim."},
 		{"we went", "user", "Melanie: We went camping in the mountains last weekend.", memory.FactEvent, `Melanie said: "We went camping in the mountains last weekend."`},
 		{"set a value", "user", "Use h = 0.25 instead.", memory.FactDecision, "Decision: Use h = 0.25 instead."},
+		{"standing instruction", "user", "Always include version numbers when I ask about libraries.", memory.FactPreference, "Standing instruction: Always include version numbers when I ask about libraries."},
+		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: Please never use emojis in your answers"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,6 +65,9 @@ func TestExtract(t *testing.T) {
 func TestExtractRejects(t *testing.T) {
 	cases := []struct{ name, role, content string }{
 		{"greeting", "user", "Hey Mel! Good to see you! How have you been?"},
+		{"assistant's advice", "assistant", "Always back up your data before an upgrade."},
+		{"exhortation", "user", "Never give up!"},
+		{"clipped statement", "user", "Always here to help."},
 		{"love that", "user", "Caroline: I love that! It's so cool."},
 		{"hear more", "user", "I'd love to hear more about it."},
 		{"thanks", "user", "Thanks, I appreciate it so much!"},
@@ -144,6 +149,24 @@ func TestThirdPerson(t *testing.T) {
 	for _, c := range cases {
 		if got := prose.ThirdPerson(c.in, "Caroline"); got != c.want {
 			t.Errorf("thirdPerson(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestIsStanding(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    bool
+	}{
+		{"Always cite the source when I ask about statistics.", true},
+		{"I prefer boutique hotels.", false},
+		{"Please always answer in French.", true},
+		{"Never give up on your dreams.", false},
+	} {
+		fs := extractOne("user", c.content)
+		got := len(fs) == 1 && IsStanding(fs[0])
+		if got != c.want {
+			t.Errorf("%q: standing %v (facts %+v), want %v", c.content, got, fs, c.want)
 		}
 	}
 }

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/facts"
+	"github.com/contextd/contextd/rag"
+)
+
+// Standing instructions ("Always include version numbers when I ask about
+// libraries") govern every later answer, yet share few words with the
+// questions they govern, so retrieval rarely finds them. Facts drawn on
+// arrival mark them (facts.IsStanding); a context with a query offers the
+// turns that state the chat's newest maxStanding of them beside what
+// retrieval found, each as relevant as half the best hit: short, so they
+// are packed unless the budget is tiny. The turn itself is shown, the
+// user's own words.
+const (
+	maxStanding    = 8
+	standingWeight = 0.5
+)
+
+// standingCache keeps each hot chat's standing-instruction turns, read once
+// and then only for the turns appended since. An entry is valid for the
+// chat it was read from (its created_at) while the chat's dirty mark is
+// unchanged: a deleted turn takes its facts with it and moves the mark (the
+// recent-turns cache relies on the same rule), and this process drops the
+// entry when it deletes one.
+type standingCache struct {
+	mu      sync.Mutex
+	entries map[memory.ChatKey]standingEntry
+}
+
+type standingEntry struct {
+	created time.Time
+	mark    int64
+	upTo    int64            // facts read whose first seq is <= upTo
+	turns   []memory.Message // oldest first
+}
+
+// standingCacheChats bounds the entries (cleared when full).
+const standingCacheChats = 4096
+
+func (c *standingCache) drop(key memory.ChatKey) {
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.mu.Unlock()
+}
+
+// get returns the turns that state chat's standing instructions, oldest
+// first.
+func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.ChatReader, chat memory.Chat) ([]memory.Message, error) {
+	key := chat.Key()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && e.created.Equal(chat.CreatedAt) && e.mark == chat.DirtyMark && e.upTo >= chat.LastSeq {
+		return e.turns, nil
+	}
+	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
+		e = standingEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
+	}
+	more, err := fs.Facts(ctx, key, e.upTo, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int64
+	for _, f := range more {
+		if facts.IsStanding(f) && (len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0]) {
+			seqs = append(seqs, f.Seqs[0])
+		}
+	}
+	if len(seqs) > 0 {
+		msgs, err := st.MessagesBySeq(ctx, key, seqs)
+		if err != nil {
+			return nil, err
+		}
+		e.turns = append(slices.Clip(e.turns), msgs...) // never into a slice a reader holds
+	}
+	e.upTo = chat.LastSeq
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= standingCacheChats {
+		c.entries = map[memory.ChatKey]standingEntry{}
+	}
+	c.entries[key] = e
+	c.mu.Unlock()
+	return e.turns, nil
+}
+
+// withStanding adds to the retrieved turns (best first) the newest
+// maxStanding standing-instruction turns they lack, outside the recent
+// window. Without a fact store, or when reading fails, the answer goes on
+// without them.
+func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) []rag.Turn {
+	if s.FactStore == nil {
+		return turns
+	}
+	msgs, err := s.standing().get(ctx, s.FactStore, s.Store, p.chat)
+	if err != nil {
+		s.log().Warn("standing instructions left out", "chat", p.chat.ID, "err", err)
+		return turns
+	}
+	if len(msgs) == 0 {
+		return turns
+	}
+	best := float32(0)
+	have := map[int64]bool{}
+	for _, t := range turns {
+		best = max(best, t.Score)
+		if t.ChatID == p.chat.ID && (t.Kind == "" || t.Kind == memory.KindTurn) {
+			have[t.Seq] = true
+		}
+	}
+	if best == 0 {
+		best = 1
+	}
+	n := 0
+	for i := len(msgs) - 1; i >= 0 && n < maxStanding; i-- {
+		m := msgs[i]
+		if have[m.Seq] || m.Seq >= p.windowStart {
+			continue // retrieved already, or in the recent window
+		}
+		n++
+		turns = append(turns, rag.Turn{ChatID: p.chat.ID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+			CreatedAt: m.CreatedAt, Score: best * standingWeight})
+	}
+	return turns
+}

@@ -31,16 +31,7 @@ llm:
 func TestFollowUpKeepsTheTurnBefore(t *testing.T) {
 	s := startBinary(t, embeddedConfig)
 	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
-	var msgs []map[string]any
-	for i := 1; i <= 198; i++ {
-		role := "user"
-		if i%2 == 0 {
-			role = "assistant"
-		}
-		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("t%d", i), "role": role,
-			"content":    fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
-			"created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
-	}
+	msgs := gardenTurns(nil, t0, 1, 198)
 	options := "Here are three plans: 1) repaint the fence in blue, 2) rebuild the shed with cedar boards, 3) tile the patio."
 	msgs = append(msgs, map[string]any{"id": "t199", "role": "assistant", "content": options,
 		"created_at": t0.Add(199 * time.Minute).Format(time.RFC3339)})
@@ -166,16 +157,7 @@ func TestStandingInstructionShownForAnyQuestion(t *testing.T) {
 	s := startBinary(t, embeddedConfig)
 	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
 	instruction := "Always include version numbers when I ask about software libraries."
-	msgs := []map[string]any{{"id": "rule", "role": "user", "content": instruction, "created_at": t0.Format(time.RFC3339)}}
-	for i := 2; i <= 150; i++ {
-		role := "user"
-		if i%2 == 1 {
-			role = "assistant"
-		}
-		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("t%d", i), "role": role,
-			"content":    fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
-			"created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
-	}
+	msgs := gardenTurns([]map[string]any{{"id": "rule", "role": "user", "content": instruction, "created_at": t0.Format(time.RFC3339)}}, t0, 2, 150)
 	s.must(201, "POST", "/v1/chats/rules/messages", map[string]any{"messages": msgs}, nil)
 	// ask answers whether turn 1 is among the retrieved turns, and the
 	// context text. (The profile and the summary may quote the instruction
@@ -205,4 +187,19 @@ func TestStandingInstructionShownForAnyQuestion(t *testing.T) {
 	if shown, ctx := ask(); shown || strings.Contains(ctx, "version numbers") {
 		t.Fatalf("the deleted instruction is still in the context:\n%s", ctx)
 	}
+}
+
+// gardenTurns appends turns from..to (ids t<seq>, odd seqs the user's, one
+// a minute after t0), all about the same garden, to msgs.
+func gardenTurns(msgs []map[string]any, t0 time.Time, from, to int) []map[string]any {
+	for i := from; i <= to; i++ {
+		role := "user"
+		if i%2 == 0 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("t%d", i), "role": role,
+			"content":    fmt.Sprintf("Turn %d about the garden: compost, seedlings and watering the basil.", i),
+			"created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
+	}
+	return msgs
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,27 +12,8 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/prose/prosetest"
 )
-
-// The LoCoMo data stays outside the repository (its license forbids
-// copying it in): CONTEXTD_LOCOMO names the file, else it is looked for as
-// shared/bench/locomo/locomo-dev.json in the parents of the repository.
-const locomoEnv = "CONTEXTD_LOCOMO"
-
-func locomoPath() string {
-	if p := os.Getenv(locomoEnv); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for i := 0; i < 6 && dir != "/"; i++ {
-		p := filepath.Join(dir, "shared", "bench", "locomo", "locomo-dev.json")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		dir = filepath.Dir(dir)
-	}
-	return ""
-}
 
 // lcTurn is one LoCoMo turn; lcObs one gold observation with the turns
 // it cites.
@@ -279,9 +259,9 @@ func measure(convs map[string][]lcSession) recallFigures {
 // ceiling of anything extractive. Precision-ish: facts per turn, and the
 // share of facts drawn from a turn some observation cites.
 func TestFactRecallLoCoMo(t *testing.T) {
-	path := locomoPath()
+	path := prosetest.LoCoMoPath() // outside the repository: its license forbids copying it in
 	if path == "" {
-		t.Skipf("LoCoMo data not found (set %s)", locomoEnv)
+		t.Skip("LoCoMo data not found (set CONTEXTD_LOCOMO)")
 	}
 	f := measure(loadLoCoMo(t, path))
 	if f.obs == 0 || f.facts == 0 {

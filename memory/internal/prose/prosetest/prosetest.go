@@ -79,7 +79,7 @@ func LongChats() [][]memory.Message {
 // parents of the working directory.
 func LoCoMo(tb testing.TB) [][]memory.Message {
 	tb.Helper()
-	path := locomoPath()
+	path := LoCoMoPath()
 	if path == "" {
 		tb.Skip("no LoCoMo file (set CONTEXTD_LOCOMO)")
 	}
@@ -129,7 +129,10 @@ func LoCoMo(tb testing.TB) [][]memory.Message {
 	return out
 }
 
-func locomoPath() string {
+// LoCoMoPath is the LoCoMo dev file: CONTEXTD_LOCOMO, else
+// shared/bench/locomo/locomo-dev.json in the parents of the working
+// directory ("": not found).
+func LoCoMoPath() string {
 	if p := os.Getenv("CONTEXTD_LOCOMO"); p != "" {
 		return p
 	}

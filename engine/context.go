@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -409,7 +411,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	// The retriever answers chronologically; the packer packs best first.
-	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
+	slices.SortStableFunc(turns, func(a, b rag.Turn) int { return cmp.Compare(b.Score, a.Score) }) // generic: sort.SliceStable moved these big structs by reflection
 	return s.ragTurns(ctx, p, s.withStanding(ctx, p, turns)), nil
 }
 
@@ -503,7 +505,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 	markPairs(out)
 	if len(episodes) > 0 { // ranked with the turns, best first
 		out = append(out, episodes...)
-		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+		slices.SortStableFunc(out, func(a, b RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
 		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -235,4 +237,93 @@ func TestNamesInTextAndMessages(t *testing.T) {
 	if ok, _ := regexp.MatchString(`^[a-zA-Z0-9_-]{1,64}$`, odd); !ok || !strings.HasPrefix(odd, "Agent_7") {
 		t.Errorf("odd name %q does not fit OpenAI's pattern", odd)
 	}
+}
+
+// TestFitSummaryBatchesLikeOneByOne holds fitSummary's batched trimming to
+// the one-item-per-count loop it replaced (kept below as the oracle): the
+// same items kept, the same text, on summaries of many shapes and caps.
+func TestFitSummaryBatchesLikeOneByOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	words := strings.Fields("postgres billing migration lisbon hotel refund the a of café 42 2023-05-01 naïve ✓ api/v1 user's dinner (draft) — ok")
+	phrase := func() string {
+		n := 1 + rng.IntN(12)
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	list := func() []string {
+		out := make([]string, rng.IntN(30))
+		for i := range out {
+			out[i] = phrase()
+		}
+		return out
+	}
+	for i := 0; i < 300; i++ {
+		s := memory.Summary{Topics: list(), ActionsTaken: list(), Decisions: list(), OpenQuestions: list(), UserPreferences: list()}
+		for j := rng.IntN(20); j > 0; j-- {
+			s.Entities = append(s.Entities, memory.Entity{Name: phrase(), Type: words[rng.IntN(len(words))], Details: phrase()})
+		}
+		if rng.IntN(4) > 0 {
+			s.Narrative = phrase() + ". " + phrase() + "."
+		}
+		full := tokens.Count(RenderSummary(s))
+		max := 1 + rng.IntN(full+10)
+		got, gotText, gotCut := fitSummary(s, max, tokens.CL100K)
+		want, wantText, wantCut := fitSummaryOneByOne(s, max, tokens.CL100K)
+		if gotText != wantText || gotCut != wantCut || !reflect.DeepEqual(got, want) {
+			t.Fatalf("case %d (cap %d of %d): batched\n%q\none by one\n%q", i, max, full, gotText, wantText)
+		}
+	}
+}
+
+// fitSummaryOneByOne is fitSummary as it was: one item dropped per count
+// of the whole text (the oracle of TestFitSummaryBatchesLikeOneByOne).
+func fitSummaryOneByOne(s memory.Summary, maxTokens int, tok tokens.Counter) (memory.Summary, string, bool) {
+	if maxTokens <= 0 {
+		return s, "", true
+	}
+	text := RenderSummary(s)
+	if tok.Count(text) <= maxTokens {
+		return s, text, false
+	}
+	t := s
+	t.Topics = append([]string(nil), s.Topics...)
+	t.Entities = append([]memory.Entity(nil), s.Entities...)
+	t.ActionsTaken = append([]string(nil), s.ActionsTaken...)
+	t.Decisions = append([]string(nil), s.Decisions...)
+	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
+	t.UserPreferences = append([]string(nil), s.UserPreferences...)
+	for tok.Count(text) > maxTokens {
+		// Trim the longest list by one item from its oldest end.
+		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
+		longest, n := -1, 0
+		for i, l := range lists {
+			if len(*l) > n {
+				longest, n = i, len(*l)
+			}
+		}
+		switch {
+		case len(t.Entities) > n:
+			t.Entities = t.Entities[1:]
+		case longest >= 0 && n > 0:
+			*lists[longest] = (*lists[longest])[1:]
+		case t.Narrative != "":
+			// Keep the narrative's most recent part.
+			over := tok.Count(text) - maxTokens
+			r := []rune(t.Narrative)
+			cut := (over + 1) * 4
+			if cut >= len(r) {
+				t.Narrative = ""
+			} else {
+				t.Narrative = "…" + string(r[cut:])
+			}
+		default:
+			return t, "", true
+		}
+		text = RenderSummary(t)
+	}
+	t.Normalize()
+	return t, text, true
 }

@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,11 +73,12 @@ func renderRAGSection(rs []RAGTurn) string {
 	// By day, then chat, then seq: chronological, with each header once
 	// (the assembler charged one header per day and chat).
 	type keyed struct {
-		r   RAGTurn
+		r   *RAGTurn // not a copy: sorting moved ~300-byte structs by reflection
 		day int
 	}
 	sorted := make([]keyed, len(rs))
-	for i, r := range rs {
+	for i := range rs {
+		r := &rs[i]
 		at := r.CreatedAt
 		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
 			at = r.Episode.StartedAt // an episode sits where it began
@@ -87,15 +89,8 @@ func renderRAGSection(rs []RAGTurn) string {
 		y, m, d := at.UTC().Date()
 		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
 	}
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.day != b.day {
-			return a.day < b.day
-		}
-		if a.r.ChatID != b.r.ChatID {
-			return a.r.ChatID < b.r.ChatID
-		}
-		return a.r.Seq < b.r.Seq
+	slices.SortStableFunc(sorted, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(a.day, b.day), strings.Compare(a.r.ChatID, b.r.ChatID), cmp.Compare(a.r.Seq, b.r.Seq))
 	})
 	var b strings.Builder
 	n := len(titleRAG)
@@ -106,7 +101,7 @@ func renderRAGSection(rs []RAGTurn) string {
 	b.WriteString(titleRAG)
 	prevDay, prevChat := -1, ""
 	for _, k := range sorted {
-		r := k.r
+		r := *k.r
 		if r.Episode != nil || r.Fact != nil { // its own date; no day header
 			b.WriteString("\n")
 			b.WriteString(renderRAGItem(r))
@@ -276,37 +271,70 @@ func fitSummary(s memory.Summary, maxTokens int, tok tokens.Counter) (memory.Sum
 	t.Decisions = append([]string(nil), s.Decisions...)
 	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
 	t.UserPreferences = append([]string(nil), s.UserPreferences...)
-	for tok.Count(text) > maxTokens {
-		// Trim the longest list by one item from its oldest end.
-		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
-		longest, n := -1, 0
-		for i, l := range lists {
-			if len(*l) > n {
-				longest, n = i, len(*l)
-			}
+	for {
+		over := tok.Count(text) - maxTokens
+		if over <= 0 {
+			break
 		}
-		switch {
-		case len(t.Entities) > n:
-			t.Entities = t.Entities[1:]
-		case longest >= 0 && n > 0:
-			*lists[longest] = (*lists[longest])[1:]
-		case t.Narrative != "":
-			// Keep the narrative's most recent part.
-			over := tok.Count(text) - maxTokens
-			r := []rune(t.Narrative)
-			cut := (over + 1) * 4
-			if cut >= len(r) {
-				t.Narrative = ""
-			} else {
-				t.Narrative = "…" + string(r[cut:])
+		// Drop items until what they may have saved covers the overage,
+		// then count again: one count of the whole text per batch, not per
+		// item (the loop was quadratic in the items dropped).
+		for saved := 0; saved < over; {
+			// The narrative is cut by an exact overage: only first in a batch.
+			got, narrative, ok := trimOldest(&t, over, saved == 0, tok)
+			if !ok {
+				return t, "", true
 			}
-		default:
-			return t, "", true
+			if narrative {
+				break
+			}
+			saved += got
 		}
 		text = RenderSummary(t)
 	}
 	t.Normalize()
 	return t, text, true
+}
+
+// trimOldest drops one item of t, in fitSummary's order: an entity while
+// they outnumber every list, else the longest list's oldest item, else the
+// narrative's head (by over tokens, and only when cutOK; otherwise it
+// leaves it). It returns about the most tokens that saved (the item's own
+// count, its separator's and a token for merges at its edges): batched on
+// an overestimate, fitSummary never drops an item the exact count would
+// have kept. It also says whether the narrative
+// was next, and false when nothing was left to drop.
+func trimOldest(t *memory.Summary, over int, cutOK bool, tok tokens.Counter) (saved int, narrative, ok bool) {
+	lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
+	longest, n := -1, 0
+	for i, l := range lists {
+		if len(*l) > n {
+			longest, n = i, len(*l)
+		}
+	}
+	switch {
+	case len(t.Entities) > n:
+		e := t.Entities[0]
+		t.Entities = t.Entities[1:]
+		return tok.Count(e.Name) + tok.Count(e.Type) + tok.Count(e.Details) + 4, false, true
+	case longest >= 0 && n > 0:
+		item := (*lists[longest])[0]
+		*lists[longest] = (*lists[longest])[1:]
+		return tok.Count(item) + 2, false, true
+	case t.Narrative != "" && !cutOK:
+		return 0, true, true
+	case t.Narrative != "":
+		// Keep the narrative's most recent part.
+		r := []rune(t.Narrative)
+		cut := (over + 1) * 4
+		if cut >= len(r) {
+			t.Narrative = ""
+		} else {
+			t.Narrative = "…" + string(r[cut:])
+		}
+		return over, true, true
+	}
+	return 0, false, false
 }
 
 // openAIName fits a speaker's name to the pattern OpenAI's "name" field

@@ -5,12 +5,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -632,7 +632,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		return nil, unavailable("vector store", err)
 	}
 	turns = s.dropForgotten(ctx, tenant, turns, clean)
-	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Score > turns[j].Score })
+	slices.SortStableFunc(turns, func(a, b rag.Turn) int { return cmp.Compare(b.Score, a.Score) }) // generic: sort.SliceStable moved these big structs by reflection
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).
 	fopts := s.policy(agent).Filters

@@ -40,16 +40,19 @@ trap cleanup EXIT
 pprof_args=()
 if [ "$PROF_ROUTE" != 0 ]; then pprof_args=(--pprof "127.0.0.1:$PP"); fi
 (cd "$OUT" && CONTEXTD_ADDR="127.0.0.1:$PORT" exec "$SERVER_BIN" serve "${pprof_args[@]}" >"$OUT/contextd.log" 2>&1) &
-pids+=($!)
+pids+=($!); server_pid=$!
 bin/contextd bench noop --addr "127.0.0.1:$NOOP" >"$OUT/noop.log" 2>&1 &
-pids+=($!)
+pids+=($!); noop_pid=$!
 for _ in $(seq 100); do curl -sf "127.0.0.1:$PORT/healthz" >/dev/null && curl -sf -XPOST "127.0.0.1:$NOOP/v1/context" >/dev/null && break; sleep 0.1; done
 
-run() { # name url script -> "req/s p50 p99 non2xx"
-  local out
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
+run() { # name url script -> "req/s p50 p99 non2xx cpu_us_per_request"
+  local out pid=$server_pid before
+  [ "$1" = floor ] && pid=$noop_pid
+  before=$(cpu_ticks "$pid")
   out=$(CHATS=$CHATS wrk -t2 -c32 -d"$DURATION" --latency -s "$HERE/$3" "$2" 2>&1)
   echo "$out" >"$OUT/$1.wrk"
-  python3 "$HERE/parse.py" <<<"$out"
+  CPU_TICKS=$(($(cpu_ticks "$pid") - before)) HZ=$(getconf CLK_TCK) python3 "$HERE/parse.py" <<<"$out"
 }
 profile() { # secs: CPU profile and trace over the run; block and mutex profiles as deltas over it
   local secs=$(($1 - 1)) b="127.0.0.1:$PP/debug/pprof"
@@ -103,18 +106,18 @@ if [ "$CHURN" != 0 ]; then
   cat "$OUT/churn.log"
 fi
 
-read -r floor _ _ _ <<<"${R[floor]}"
+read -r floor _ _ _ _ <<<"${R[floor]}"
 echo
 mode="steady (backlog drained, one context per chat first)"
 [ "$CHURN" != 0 ] && mode="churn (right after the import, $CHURN turns/s appended meanwhile; floor before the import)"
 echo "bench-http: loopback, wrk -t2 -c32 -d$DURATION, $CHATS chats x $TURNS turns, budget 2000, embedded default, $mode; $(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '| %-28s | %10s | %9s | %8s | %8s | %7s |\n' route "req/s" "of floor" p50 p99 errors
-printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------:" "----------:" "---------:" "---------:" "--------:"
+printf '| %-28s | %10s | %9s | %8s | %8s | %7s | %12s |\n' route "req/s" "of floor" p50 p99 errors "CPU/request"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------:" "----------:" "---------:" "---------:" "--------:" "-------------:"
 for k in floor running_summary rag_augmented append; do
-  read -r rps p50 p99 errs <<<"${R[$k]}"
+  read -r rps p50 p99 errs cpu <<<"${R[$k]}"
   share=$(python3 -c "print(f'{100*$rps/$floor:.1f}%')")
   name=$k; [ "$k" = floor ] && name="no-op Go handler (floor)"; [ "$k" = append ] && name="append (one turn)"
-  printf '| %-28s | %10s | %9s | %8s | %8s | %7s |\n' "$name" "$rps" "$share" "$p50" "$p99" "$errs"
+  printf '| %-28s | %10s | %9s | %8s | %8s | %7s | %12s |\n' "$name" "$rps" "$share" "$p50" "$p99" "$errs" "$cpu"
 done
 echo "(raw wrk output and logs in $OUT)"
 if [ "$PROF_ROUTE" != 0 ]; then wait "${prof_pids[@]}"; echo "profiles of $PROF_ROUTE: $OUT/{cpu,block,mutex}.pprof, $OUT/trace.out"; fi

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,6 +256,36 @@ func requestTimeout(d time.Duration) echo.MiddlewareFunc {
 				}
 			}
 			return err
+		}
+	}
+}
+
+// admitReads lets at most n context and search requests work at once
+// (2 per CPU when n <= 0); the others wait their turn in arrival order.
+//
+// Why: those requests are CPU-bound (a few hundred microseconds each),
+// and with more of them running than there are cores the scheduler
+// interleaves them all: each takes as long as all of them together, a
+// goroutine preempted while holding a lock (SQLite's page cache has one
+// for the whole process) stalls the others, and the background workers'
+// long slices come between. Admitted in order, a request waits for those
+// ahead of it and then runs nearly alone: the same throughput, a much
+// shorter tail. The wait counts against server.request_timeout.
+func admitReads(n int) echo.MiddlewareFunc {
+	if n <= 0 {
+		n = 2 * runtime.GOMAXPROCS(0)
+	}
+	slots := make(chan struct{}, n) // a channel's waiting senders are served first come, first served
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx := c.Request().Context()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return &apiError{status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)", retryAfter: 1}
+			}
+			defer func() { <-slots }()
+			return next(c)
 		}
 	}
 }

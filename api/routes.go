@@ -28,8 +28,9 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	v1.DELETE("/users/:user_id/profile/items/:item_id", handleForgetProfileItem(d.Service))
 	v1.GET("/chats/:chat_id/export", handleExportChat(d.Service))
 	v1.GET("/users/:user_id/export", handleExportUser(d.Service))
-	v1.POST("/context", handleContext(d.Service))
-	v1.POST("/search", handleSearch(d.Service))
+	reads := admitReads(d.Options.ReadConcurrency)
+	v1.POST("/context", handleContext(d.Service), reads)
+	v1.POST("/search", handleSearch(d.Service), reads)
 
 	if d.MCP != nil {
 		h := echo.WrapHandler(d.MCP)
@@ -39,7 +40,7 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	}
 
 	// Alias kept by the contract for supervisors that call /context.
-	e.POST("/context", handleContext(d.Service), v1Middleware(d, keys)...)
+	e.POST("/context", handleContext(d.Service), append(v1Middleware(d, keys), reads)...)
 
 	if d.UI != nil {
 		e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })

@@ -28,6 +28,9 @@ type Options struct {
 	// and the tenant is "default".
 	APIKeys   []APIKey
 	RateLimit RateLimit
+	// ReadConcurrency bounds the context and search requests at work at
+	// once (admitReads); 0: two per CPU.
+	ReadConcurrency int
 }
 
 // APIKey is one bearer key and the tenant it fixes: an alias of the one

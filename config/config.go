@@ -35,6 +35,10 @@ type Server struct {
 	MaxMessagesPerRequest int
 	// MaxMessageBytes caps one message's content; default 256 KiB.
 	MaxMessageBytes int
+	// ReadConcurrency bounds the context and search requests at work at
+	// once; the others wait their turn in arrival order. 0, the default:
+	// two per CPU.
+	ReadConcurrency int
 	// MCP is the Model Context Protocol endpoint at /mcp.
 	MCP     MCP
 	UI      UI

@@ -87,6 +87,7 @@ func (d *decoder) serverFields(s *Server) fields {
 		"log_level":                d.enum(&s.LogLevel, LogLevels...),
 		"max_messages_per_request": d.int(&s.MaxMessagesPerRequest, 1, noMax),
 		"max_message_bytes":        d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
+		"read_concurrency":         d.int(&s.ReadConcurrency, 0, noMax),
 		"mcp": d.sub(fields{
 			"enabled":      d.bool(&s.MCP.Enabled),
 			"allow_delete": d.bool(&s.MCP.AllowDelete),

@@ -391,6 +391,7 @@ func apiOptions(s config.Server) api.Options {
 	return api.Options{
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
+		ReadConcurrency: s.ReadConcurrency,
 	}
 }
 

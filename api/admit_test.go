@@ -1,0 +1,81 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// TestAdmitReadsInArrivalOrder: with one slot, a second and a third
+// request wait while the first works, then run one at a time in the order
+// they came; one whose deadline passes while it waits gets the 503
+// timeout, and its slot is never taken.
+func TestAdmitReadsInArrivalOrder(t *testing.T) {
+	e := newEcho()
+	release := make(chan struct{})
+	var (
+		mu      sync.Mutex
+		order   []string
+		running int
+		most    int
+	)
+	h := func(c echo.Context) error {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		order = append(order, c.QueryParam("n"))
+		mu.Unlock()
+		if c.QueryParam("n") == "1" {
+			<-release
+		}
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return c.String(http.StatusOK, "ok")
+	}
+	admit := admitReads(1) // one gate for both routes, as for /v1/context and /v1/search
+	e.GET("/r", h, requestTimeout(2*time.Second), admit)
+	e.GET("/short", h, requestTimeout(50*time.Millisecond), admit)
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+
+	get := func(path string) (int, string) {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Error(err)
+			return 0, ""
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	start := func(i int, path string) {
+		wg.Go(func() { codes[i], _ = get(path) })
+		time.Sleep(100 * time.Millisecond) // queued in this order
+	}
+	start(0, "/r?n=1")
+	start(1, "/r?n=2")
+	start(2, "/r?n=3")
+	status, body := get("/short?n=late") // waits past its deadline behind the others
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"timeout"`) {
+		t.Errorf("a request that waited past its deadline: %d %s, want 503 timeout", status, body)
+	}
+	close(release)
+	wg.Wait()
+	for i, c := range codes[:3] {
+		if c != http.StatusOK {
+			t.Errorf("request %d: status %d", i+1, c)
+		}
+	}
+	if strings.Join(order, ",") != "1,2,3" || most != 1 {
+		t.Errorf("ran %v with at most %d at once, want 1,2,3 one at a time", order, most)
+	}
+}

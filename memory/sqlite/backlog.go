@@ -29,7 +29,7 @@ func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit
 
 // MarkIndexed marks the chat's seqs as indexed (ErrNotFound: no such chat).
 func (s *Store) MarkIndexed(ctx context.Context, key memory.ChatKey, seqs []int64) error {
-	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
 		if err != nil {
 			return err

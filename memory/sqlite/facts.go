@@ -146,7 +146,7 @@ func (s *Store) MarkFactsIndexed(ctx context.Context, key memory.ChatKey, ids []
 	if err != nil {
 		return err
 	}
-	err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
 		if err != nil {
 			return err

@@ -7,11 +7,8 @@ import (
 	"sync"
 )
 
-// Group commit for the request path's writes (appends, and the facts
-// drawn from them as they arrive) and the background's short ones (the
-// indexer's marks, the workers' leases): under churn each of those was a
-// commit of its own, queued for the writer between the appends, writing
-// again the same recently touched pages the next group rewrites anyway.
+// Group commit for the request path's writes: appends, and the facts
+// drawn from them as they arrive.
 //
 // Every write goes through the single writer connection, one transaction
 // each. Under concurrent appends most of an append's cost is its commit:

@@ -18,7 +18,7 @@ func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner st
 		return false, errors.New("sqlite: lease: empty kind or owner")
 	}
 	var got bool
-	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner st
 
 // ReleaseLease drops owner's lease, if it holds it.
 func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owner string) error {
-	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, s.ws.releaseLease).ExecContext(ctx, kind, owner, key.Tenant, key.ChatID)
 		return err
 	})
@@ -54,7 +54,7 @@ func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owne
 // RenewLease extends owner's unexpired lease until now+ttl.
 func (s *Store) RenewLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
 	var got bool
-	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		now := s.now()
 		r, err := tx.StmtContext(ctx, s.ws.renewLease).ExecContext(ctx,
 			micros(now.Add(ttl)), kind, owner, micros(now), key.Tenant, key.ChatID)

@@ -10,7 +10,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -260,22 +259,20 @@ func requestTimeout(d time.Duration) echo.MiddlewareFunc {
 	}
 }
 
-// admitReads lets at most n context and search requests work at once (4
-// per CPU when n <= 0); the others wait their turn in arrival order.
+// admitReads lets at most n context and search requests work at once
+// (no limit when n <= 0); the others wait their turn in arrival order.
 //
-// Why: those requests are mostly CPU (a few hundred microseconds each),
+// Why: on the in-process stack those requests are CPU (a few hundred µs),
 // and with many more of them running than there are cores the scheduler
 // interleaves them all: each takes as long as all of them together, and a
 // goroutine preempted while holding a lock (SQLite's page cache has one
 // for the whole process) stalls the others. Admitted in order, a request
 // waits for those ahead of it and then runs among few: about the same
-// throughput, a much shorter tail. Not fewer than 4 per CPU: with 2, a
-// core sat idle whenever a request waited for a page read (10% less
-// throughput at 1,000 chats × 200 turns). The wait counts against
-// server.request_timeout.
+// throughput, a much shorter tail (main sets n: readConcurrency). The
+// wait counts against server.request_timeout.
 func admitReads(n int) echo.MiddlewareFunc {
 	if n <= 0 {
-		n = 4 * runtime.GOMAXPROCS(0)
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
 	}
 	slots := make(chan struct{}, n) // a channel's waiting senders are served first come, first served
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

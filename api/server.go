@@ -29,7 +29,7 @@ type Options struct {
 	APIKeys   []APIKey
 	RateLimit RateLimit
 	// ReadConcurrency bounds the context and search requests at work at
-	// once (admitReads); 0: four per CPU.
+	// once (admitReads); 0: no limit.
 	ReadConcurrency int
 }
 

@@ -145,5 +145,5 @@ func benchTracingHandler(b *testing.B, mode string) http.Handler {
 	svc.Tracer, svc.Store, svc.Scorer = nil, a.Store, &rag.SentenceScorer{Embedder: raw}
 	r := svc.Retriever.(*rag.Retriever)
 	r.Index, r.Store, r.Embedder = a.Index, a.Store, raw
-	return api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready})
+	return api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready})
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,7 +257,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
-	deps := api.Deps{Service: svc, Options: apiOptions(cfg.Server), Logger: log, Metrics: a.Metrics, Ready: a.ready,
+	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
 		UI: a.inspector(cfg), Tracer: tracer}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
@@ -383,7 +384,8 @@ func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 }
 
 // apiOptions is the HTTP layer's share of the server settings.
-func apiOptions(s config.Server) api.Options {
+func apiOptions(c *config.Config) api.Options {
+	s := c.Server
 	keys := make([]api.APIKey, 0, len(s.Auth.APIKeys))
 	for _, k := range s.Auth.APIKeys {
 		keys = append(keys, api.APIKey{Key: k.Key, Tenant: k.Tenant})
@@ -391,8 +393,28 @@ func apiOptions(s config.Server) api.Options {
 	return api.Options{
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
-		ReadConcurrency: s.ReadConcurrency,
+		ReadConcurrency: readConcurrency(c),
 	}
+}
+
+// readConcurrency is how many context and search requests may work at
+// once: server.read_concurrency, or when it is 0 (auto) four per CPU if
+// every backend runs in this process (SQLite, the embedded index or none,
+// the hashing embedder, no LLM) and no limit otherwise. In-process,
+// those requests are CPU, and more at once than the cores can run only
+// lengthens the tail; with Postgres, Qdrant, a remote embedder or an LLM
+// they mostly wait on the network, and a slot held by a waiting request
+// would only cap the throughput.
+func readConcurrency(c *config.Config) int {
+	if n := c.Server.ReadConcurrency; n > 0 {
+		return n
+	}
+	local := c.Storage.Driver == "sqlite" && c.Vector.Driver != "qdrant" &&
+		c.Embedder.Provider == "hashing" && c.LLM.Provider == "none"
+	if !local {
+		return 0
+	}
+	return 4 * runtime.GOMAXPROCS(0)
 }
 
 // queryCacheSize bounds the query-embedding cache: 4096 vectors of 1,536

@@ -288,13 +288,7 @@ func fitSummaryOneByOne(s memory.Summary, maxTokens int, tok tokens.Counter) (me
 	if tok.Count(text) <= maxTokens {
 		return s, text, false
 	}
-	t := s
-	t.Topics = append([]string(nil), s.Topics...)
-	t.Entities = append([]memory.Entity(nil), s.Entities...)
-	t.ActionsTaken = append([]string(nil), s.ActionsTaken...)
-	t.Decisions = append([]string(nil), s.Decisions...)
-	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
-	t.UserPreferences = append([]string(nil), s.UserPreferences...)
+	t := s.Clone() // trimmed below; the caller's lists stay whole
 	for tok.Count(text) > maxTokens {
 		// Trim the longest list by one item from its oldest end.
 		lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}

@@ -264,13 +264,7 @@ func fitSummary(s memory.Summary, maxTokens int, tok tokens.Counter) (memory.Sum
 	if tok.Count(text) <= maxTokens {
 		return s, text, false
 	}
-	t := s
-	t.Topics = append([]string(nil), s.Topics...)
-	t.Entities = append([]memory.Entity(nil), s.Entities...)
-	t.ActionsTaken = append([]string(nil), s.ActionsTaken...)
-	t.Decisions = append([]string(nil), s.Decisions...)
-	t.OpenQuestions = append([]string(nil), s.OpenQuestions...)
-	t.UserPreferences = append([]string(nil), s.UserPreferences...)
+	t := s.Clone() // trimmed below; the caller's lists stay whole
 	for {
 		over := tok.Count(text) - maxTokens
 		if over <= 0 {

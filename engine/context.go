@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/internal/bigsort"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
@@ -411,7 +411,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	// The retriever answers chronologically; the packer packs best first.
-	slices.SortStableFunc(turns, func(a, b rag.Turn) int { return cmp.Compare(b.Score, a.Score) }) // generic: sort.SliceStable moved these big structs by reflection
+	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
 	return s.ragTurns(ctx, p, s.withStanding(ctx, p, turns)), nil
 }
 
@@ -505,7 +505,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 	markPairs(out)
 	if len(episodes) > 0 { // ranked with the turns, best first
 		out = append(out, episodes...)
-		slices.SortStableFunc(out, func(a, b RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
+		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
 		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out

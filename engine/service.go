@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/internal/bigsort"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/truncation"
@@ -632,7 +633,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		return nil, unavailable("vector store", err)
 	}
 	turns = s.dropForgotten(ctx, tenant, turns, clean)
-	slices.SortStableFunc(turns, func(a, b rag.Turn) int { return cmp.Compare(b.Score, a.Score) }) // generic: sort.SliceStable moved these big structs by reflection
+	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).
 	fopts := s.policy(agent).Filters

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/bigsort"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -224,7 +225,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(hits, func(a, b Turn) int {
+	bigsort.Stable(hits, func(a, b *Turn) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq),
 			strings.Compare(a.Kind, b.Kind))
 	})
@@ -331,7 +332,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 	if adjacent {
 		addAdjacentScores(out)
 	}
-	slices.SortStableFunc(out, func(a, b Turn) int { return cmp.Compare(b.Score, a.Score) })
+	bigsort.Stable(out, func(a, b *Turn) int { return cmp.Compare(b.Score, a.Score) })
 	tenant := ""
 	if len(hits) > 0 {
 		tenant = hits[0].Tenant // one query, one tenant

@@ -386,17 +386,14 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 	type acc struct {
 		rrf, cos float32
 	}
-	m := make(map[ref]*acc, len(dense)+len(sparse))
+	m := make(map[ref]acc, len(dense)+len(sparse)) // values, not pointers: one allocation, not one per hit
 	for r, s := range dense {
-		m[s.ref] = &acc{rrf: 1 / float32(rag.RRFK+r+1), cos: s.score}
+		m[s.ref] = acc{rrf: 1 / float32(rag.RRFK+r+1), cos: s.score}
 	}
 	for r, s := range sparse {
 		a := m[s.ref]
-		if a == nil {
-			a = &acc{}
-			m[s.ref] = a
-		}
 		a.rrf += 1 / float32(rag.RRFK+r+1)
+		m[s.ref] = a
 	}
 	top := newTopK(limit)
 	for r, a := range m {

@@ -39,11 +39,23 @@ func joinNonEmpty(parts ...string) string {
 }
 
 func renderTurn(t Turn) string {
-	who := t.Role
-	if t.Name != "" {
-		who += " (" + t.Name + ")"
+	var b strings.Builder
+	b.Grow(len(t.Role) + len(t.Name) + len(t.Content) + 5)
+	writeTurn(&b, t.Role, t.Name, t.Content)
+	return b.String()
+}
+
+// writeTurn writes a turn as renderTurn renders it, straight into the
+// section being built (no string per turn).
+func writeTurn(b *strings.Builder, role, name, content string) {
+	b.WriteString(role)
+	if name != "" {
+		b.WriteString(" (")
+		b.WriteString(name)
+		b.WriteString(")")
 	}
-	return who + ": " + t.Content
+	b.WriteString(": ")
+	b.WriteString(content)
 }
 
 // ragGroup is the header a retrieved turn is shown under: its chat (when
@@ -101,21 +113,21 @@ func renderRAGSection(rs []RAGTurn) string {
 	b.WriteString(titleRAG)
 	prevDay, prevChat := -1, ""
 	for _, k := range sorted {
-		r := *k.r
+		r := k.r
 		if r.Episode != nil || r.Fact != nil { // its own date; no day header
 			b.WriteString("\n")
-			b.WriteString(renderRAGItem(r))
+			b.WriteString(renderRAGItem(*r))
 			continue
 		}
 		if k.day != prevDay || r.ChatID != prevChat {
-			if g := ragGroup(r); g != "" {
+			if g := ragGroup(*r); g != "" {
 				b.WriteString("\n")
 				b.WriteString(g)
 			}
 			prevDay, prevChat = k.day, r.ChatID
 		}
 		b.WriteString("\n")
-		b.WriteString(renderRAGItem(r))
+		writeTurn(&b, r.Role, "", r.Content) // renderRAGItem of a turn
 	}
 	return b.String()
 }
@@ -173,10 +185,15 @@ func renderRecentSection(ts []Turn) string {
 		return ""
 	}
 	var b strings.Builder
+	n := len(titleRecent)
+	for i := range ts {
+		n += len(ts[i].Role) + len(ts[i].Name) + len(ts[i].Content) + 6
+	}
+	b.Grow(n)
 	b.WriteString(titleRecent)
-	for _, t := range ts {
+	for i := range ts {
 		b.WriteString("\n")
-		b.WriteString(renderTurn(t))
+		writeTurn(&b, ts[i].Role, ts[i].Name, ts[i].Content)
 	}
 	return b.String()
 }

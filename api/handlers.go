@@ -199,7 +199,7 @@ func handleContext(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return encode(c, http.StatusOK, res.Answer(in.Include))
+		return encodeAnswer(c, res.Answer(in.Include))
 	}
 }
 

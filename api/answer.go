@@ -1,0 +1,320 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/engine"
+)
+
+// The answer of /v1/context is 10-40 KB of JSON and carries its text
+// three times (context, messages, sections). encoding/json spent 7-9% of
+// a request's CPU on it: walking the structs by reflection, and escaping
+// the text a byte at a time. appendAnswer writes the parts that hold the
+// text (the context, the messages, the retrieved and recent turns) by hand,
+// skipping plain ASCII eight bytes at a time, and hands the rest (usage,
+// episodes, facts, profile, summary) to encoding/json. Its output is
+// byte for byte encoding/json's with HTML escaping off (answer_test.go
+// holds it to that on random answers).
+
+// appendAnswer appends a as encoding/json's Encoder (SetEscapeHTML(false))
+// writes it, with the final newline. ok is false when a holds a value
+// encoding/json refuses (a NaN score, a year past 9999): the caller then
+// encodes it with encoding/json, which reports the error.
+func appendAnswer(dst *bytes.Buffer, a *engine.ContextAnswer) (ok bool) {
+	w := answerWriter{buf: dst.AvailableBuffer()}
+	b := append(w.buf, `{"chat_id":`...)
+	b = appendJSONString(b, a.ChatID)
+	b = append(b, `,"agent":`...)
+	b = appendJSONString(b, a.Agent)
+	b = append(b, `,"strategy":`...)
+	b = appendJSONString(b, string(a.Strategy))
+	if a.Context != nil {
+		b = append(b, `,"context":`...)
+		b = appendJSONString(b, *a.Context)
+	}
+	if a.Messages != nil {
+		b = append(b, `,"messages":`...)
+		b = appendMessages(b, *a.Messages)
+	}
+	w.buf = b
+	if a.Sections != nil {
+		w.raw(`,"sections":`)
+		w.sections(a.Sections)
+	}
+	w.raw(`,"usage":`)
+	w.value(a.Usage)
+	w.raw(`,"degraded":`)
+	w.value(a.Degraded)
+	w.raw("}\n")
+	if w.failed {
+		return false
+	}
+	dst.Write(w.buf)
+	return true
+}
+
+// answerWriter appends to buf; value hands a part to encoding/json.
+type answerWriter struct {
+	buf    []byte
+	tmp    bytes.Buffer
+	enc    *json.Encoder // on tmp, made at the first value
+	failed bool
+}
+
+func (w *answerWriter) raw(s string) { w.buf = append(w.buf, s...) }
+
+// value appends v as encoding/json marshals it.
+func (w *answerWriter) value(v any) {
+	if w.failed {
+		return
+	}
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.tmp)
+		w.enc.SetEscapeHTML(false)
+	}
+	w.tmp.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		w.failed = true
+		return
+	}
+	w.buf = append(w.buf, bytes.TrimSuffix(w.tmp.Bytes(), []byte{'\n'})...)
+}
+
+func (w *answerWriter) sections(s *engine.Sections) {
+	w.raw(`{"rag":`)
+	if s.RAG == nil {
+		w.raw("null")
+	} else {
+		w.buf = append(w.buf, '[')
+		for i := range s.RAG {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.ragTurn(&s.RAG[i])
+		}
+		w.buf = append(w.buf, ']')
+	}
+	w.raw(`,"episodes":`)
+	w.value(s.Episodes)
+	w.raw(`,"facts":`)
+	w.value(s.Facts)
+	w.raw(`,"profile":`)
+	w.value(s.Profile)
+	w.raw(`,"summary":`)
+	w.value(s.Summary)
+	w.raw(`,"recent":`)
+	if s.Recent == nil {
+		w.raw("null")
+	} else {
+		w.buf = append(w.buf, '[')
+		for i := range s.Recent {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			w.recentTurn(&s.Recent[i])
+		}
+		w.buf = append(w.buf, ']')
+	}
+	w.buf = append(w.buf, '}')
+}
+
+func (w *answerWriter) ragTurn(t *engine.RAGTurn) {
+	b := append(w.buf, '{')
+	if t.ChatID != "" {
+		b = append(b, `"chat_id":`...)
+		b = appendJSONString(b, t.ChatID)
+		b = append(b, ',')
+	}
+	b = append(b, `"seq":`...)
+	b = strconv.AppendInt(b, t.Seq, 10)
+	b = append(b, `,"role":`...)
+	b = appendJSONString(b, t.Role)
+	b = append(b, `,"content":`...)
+	b = appendJSONString(b, t.Content)
+	b = append(b, `,"score":`...)
+	b = w.float32(b, t.Score)
+	b = append(b, `,"created_at":`...)
+	b = w.time(b, t.CreatedAt)
+	if t.Neighbor {
+		b = append(b, `,"neighbor":true`...)
+	}
+	if len(t.Passages) > 0 {
+		b = append(b, `,"passages":[`...)
+		for i, p := range t.Passages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"from":`...)
+			b = strconv.AppendInt(b, int64(p.From), 10)
+			b = append(b, `,"to":`...)
+			b = strconv.AppendInt(b, int64(p.To), 10)
+			b = append(b, `,"len":`...)
+			b = strconv.AppendInt(b, int64(p.Len), 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	w.buf = append(b, '}')
+}
+
+func (w *answerWriter) recentTurn(t *engine.Turn) {
+	b := append(w.buf, `{"seq":`...)
+	b = strconv.AppendInt(b, t.Seq, 10)
+	b = append(b, `,"role":`...)
+	b = appendJSONString(b, t.Role)
+	if t.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, t.Name)
+	}
+	b = append(b, `,"content":`...)
+	b = appendJSONString(b, t.Content)
+	b = append(b, `,"created_at":`...)
+	b = w.time(b, t.CreatedAt)
+	if t.Truncated {
+		b = append(b, `,"truncated":true`...)
+	}
+	w.buf = append(b, '}')
+}
+
+func appendMessages(b []byte, ms []engine.ChatMessage) []byte {
+	if ms == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range ms {
+		m := &ms[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":`...)
+		b = appendJSONString(b, m.Role)
+		if m.Name != "" {
+			b = append(b, `,"name":`...)
+			b = appendJSONString(b, m.Name)
+		}
+		b = append(b, `,"content":`...)
+		b = appendJSONString(b, m.Content)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// float32 appends f as encoding/json does: shortest decimal that reads
+// back as the same float32, in exponent form below 1e-6 and from 1e21.
+func (w *answerWriter) float32(b []byte, f float32) []byte {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		w.failed = true
+		return b
+	}
+	format := byte('f')
+	if abs := float32(math.Abs(float64(f))); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, float64(f), format, -1, 32)
+	if format == 'e' { // e-09 to e-9, as encoding/json
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// time appends t as time.Time's MarshalJSON does (RFC 3339 with
+// nanoseconds, quoted); a time it refuses fails the answer.
+func (w *answerWriter) time(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	if err != nil {
+		w.failed = true
+	}
+	return append(b, '"')
+}
+
+// appendJSONString appends s quoted and escaped as encoding/json does with
+// HTML escaping off: '"', '\\' and control bytes escaped, invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start, i := 0, 0
+	for i < len(s) {
+		// Eight bytes at a time while none needs a look: no byte below
+		// 0x20, none '"' or '\\', none non-ASCII.
+		for i+8 <= len(s) && plainASCII8(load64(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// load64 is s[i:i+8] as a little-endian word (the compiler makes it one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plainASCII8 reports whether none of w's eight bytes is below 0x20, '"',
+// '\\' or 0x80 and above (the classic SWAR tests: a byte below n sets its
+// high bit in (w - n*0x01..) & ^w; a byte equal to c is a zero of w^c).
+func plainASCII8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less := (w - 0x20*ones) & ^w
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	quote := (q - ones) & ^q
+	slash := (bs - ones) & ^bs
+	return (less|quote|slash|w)&highs == 0
+}

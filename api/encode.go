@@ -96,13 +96,41 @@ func encode(c echo.Context, status int, v any) error {
 	if err := enc.Encode(v); err != nil { // Encode ends the answer with '\n'
 		return fmt.Errorf("encode answer: %w", err)
 	}
+	return writeJSON(c, status, buf)
+}
+
+// encodeAnswer is encode for /v1/context's answer, written by appendAnswer
+// (answer.go); encoding/json reports a value appendAnswer refuses.
+func encodeAnswer(c echo.Context, a engine.ContextAnswer) error {
+	buf := answerBufs.Get().(*bytes.Buffer)
+	defer putAnswerBuf(buf)
+	buf.Reset()
+	if !appendAnswer(buf, &a) {
+		return encode(c, http.StatusOK, a)
+	}
+	return writeJSON(c, http.StatusOK, buf)
+}
+
+// writeJSON sends buf, a JSON answer, with the status.
+func writeJSON(c echo.Context, status int, buf *bytes.Buffer) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	h.Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
+	// A body larger than the connection's buffer goes out in two writes:
+	// corked, the kernel sends them as one segment (cork.go).
+	if tc := corkConn(c.Request().Context()); tc != nil && buf.Len() > corkMin {
+		setCork(tc, true)
+		defer setCork(tc, false)
+		defer c.Response().Flush() // within the cork: net/http would flush after it
+	}
 	c.Response().WriteHeader(status)
 	_, err := c.Response().Write(buf.Bytes())
 	return err
 }
+
+// corkMin is the smallest answer corked: net/http's connection buffer is
+// 4 KB, and a smaller answer (with its header) leaves in one write anyway.
+const corkMin = 3 << 10
 
 // answerBufs recycles the buffers answers are encoded into: a context is
 // 10-40 KB of JSON, which json.Marshal grew and copied afresh for every

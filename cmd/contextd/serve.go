@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/config"
 )
 
@@ -71,6 +72,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	srv := &http.Server{
 		Handler:           app.Handler,
+		ConnContext:       api.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}

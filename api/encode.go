@@ -116,21 +116,10 @@ func writeJSON(c echo.Context, status int, buf *bytes.Buffer) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	h.Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
-	// A body larger than the connection's buffer goes out in two writes:
-	// corked, the kernel sends them as one segment (cork.go).
-	if tc := corkConn(c.Request().Context()); tc != nil && buf.Len() > corkMin {
-		setCork(tc, true)
-		defer setCork(tc, false)
-		defer c.Response().Flush() // within the cork: net/http would flush after it
-	}
 	c.Response().WriteHeader(status)
 	_, err := c.Response().Write(buf.Bytes())
 	return err
 }
-
-// corkMin is the smallest answer corked: net/http's connection buffer is
-// 4 KB, and a smaller answer (with its header) leaves in one write anyway.
-const corkMin = 3 << 10
 
 // answerBufs recycles the buffers answers are encoded into: a context is
 // 10-40 KB of JSON, which json.Marshal grew and copied afresh for every

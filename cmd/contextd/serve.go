@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/config"
 )
 
@@ -72,7 +71,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	srv := &http.Server{
 		Handler:           app.Handler,
-		ConnContext:       api.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}

@@ -9,15 +9,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory"
 )
 
 // The answer of /v1/context is 10-40 KB of JSON and carries its text
 // three times (context, messages, sections). encoding/json spent 7-9% of
 // a request's CPU on it: walking the structs by reflection, and escaping
 // the text a byte at a time. appendAnswer writes the parts that hold the
-// text (the context, the messages, the retrieved and recent turns) by hand,
-// skipping plain ASCII eight bytes at a time, and hands the rest (usage,
-// episodes, facts, profile, summary) to encoding/json. Its output is
+// text (the context, the messages, the retrieved and recent turns, the
+// summary) and the usage by hand, skipping plain ASCII eight bytes at a
+// time, and hands the rest (episodes, facts, profile) to encoding/json. Its output is
 // byte for byte encoding/json's with HTML escaping off (answer_test.go
 // holds it to that on random answers).
 
@@ -47,9 +48,9 @@ func appendAnswer(dst *bytes.Buffer, a *engine.ContextAnswer) (ok bool) {
 		w.sections(a.Sections)
 	}
 	w.raw(`,"usage":`)
-	w.value(a.Usage)
+	w.usage(&a.Usage)
 	w.raw(`,"degraded":`)
-	w.value(a.Degraded)
+	w.buf = appendStrings(w.buf, a.Degraded)
 	w.raw("}\n")
 	if w.failed {
 		return false
@@ -106,7 +107,11 @@ func (w *answerWriter) sections(s *engine.Sections) {
 	w.raw(`,"profile":`)
 	w.value(s.Profile)
 	w.raw(`,"summary":`)
-	w.value(s.Summary)
+	if s.Summary == nil {
+		w.raw("null")
+	} else {
+		w.summary(s.Summary)
+	}
 	w.raw(`,"recent":`)
 	if s.Recent == nil {
 		w.raw("null")
@@ -179,6 +184,97 @@ func (w *answerWriter) recentTurn(t *engine.Turn) {
 		b = append(b, `,"truncated":true`...)
 	}
 	w.buf = append(b, '}')
+}
+
+// summary writes the running summary (a few KB of lists and narrative).
+func (w *answerWriter) summary(s *memory.Summary) {
+	b := append(w.buf, `{"topics":`...)
+	b = appendStrings(b, s.Topics)
+	b = append(b, `,"entities":`...)
+	if s.Entities == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, e := range s.Entities {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = appendJSONString(b, e.Name)
+			b = append(b, `,"type":`...)
+			b = appendJSONString(b, e.Type)
+			b = append(b, `,"details":`...)
+			b = appendJSONString(b, e.Details)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	for _, l := range [...]struct {
+		key   string
+		items []string
+	}{{`,"actions_taken":`, s.ActionsTaken}, {`,"decisions":`, s.Decisions},
+		{`,"open_questions":`, s.OpenQuestions}, {`,"user_preferences":`, s.UserPreferences}} {
+		b = append(b, l.key...)
+		b = appendStrings(b, l.items)
+	}
+	b = append(b, `,"narrative":`...)
+	b = appendJSONString(b, s.Narrative)
+	b = append(b, `,"covered_from_seq":`...)
+	b = strconv.AppendInt(b, s.CoveredFromSeq, 10)
+	b = append(b, `,"covered_to_seq":`...)
+	b = strconv.AppendInt(b, s.CoveredToSeq, 10)
+	b = append(b, `,"stale":`...)
+	b = strconv.AppendBool(b, s.Stale)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, s.Model)
+	b = append(b, `,"prompt_version":`...)
+	b = appendJSONString(b, s.PromptVersion)
+	b = append(b, `,"updated_at":`...)
+	b = w.time(b, s.UpdatedAt)
+	w.buf = append(b, '}')
+}
+
+func (w *answerWriter) usage(u *engine.Usage) {
+	b := w.buf
+	for _, f := range [...]struct {
+		key string
+		n   int64
+	}{{`{"budget_tokens":`, int64(u.BudgetTokens)}, {`,"total_tokens":`, int64(u.TotalTokens)},
+		{`,"rag_tokens":`, int64(u.RAGTokens)}, {`,"episode_tokens":`, int64(u.EpisodeTokens)},
+		{`,"fact_tokens":`, int64(u.FactTokens)}, {`,"profile_tokens":`, int64(u.ProfileTokens)},
+		{`,"summary_tokens":`, int64(u.SummaryTokens)}, {`,"recent_tokens":`, int64(u.RecentTokens)},
+		{`,"summarised_turns":`, u.SummarizedTurns}, {`,"dropped_turns":`, u.DroppedTurns}} {
+		b = append(b, f.key...)
+		b = strconv.AppendInt(b, f.n, 10)
+	}
+	if len(u.DroppedSeqs) > 0 {
+		b = append(b, `,"dropped_seqs":[`...)
+		for i, q := range u.DroppedSeqs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, q, 10)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"filtered_turns":`...)
+	b = strconv.AppendInt(b, u.FilteredTurns, 10)
+	w.buf = append(b, '}')
+}
+
+// appendStrings writes a list of strings (null when nil, as encoding/json).
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
 }
 
 func appendMessages(b []byte, ms []engine.ChatMessage) []byte {

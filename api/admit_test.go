@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/labstack/echo/v4"
 )
 
@@ -39,9 +40,9 @@ func TestAdmitReadsInArrivalOrder(t *testing.T) {
 		mu.Unlock()
 		return c.String(http.StatusOK, "ok")
 	}
-	admit := admitReads(1) // one gate for both routes, as for /v1/context and /v1/search
-	e.GET("/r", h, requestTimeout(2*time.Second), admit)
-	e.GET("/short", h, requestTimeout(50*time.Millisecond), admit)
+	gate := admitReads(admit.New(1)) // one gate for both routes, as for /v1/context and /v1/search
+	e.GET("/r", h, requestTimeout(2*time.Second), gate)
+	e.GET("/short", h, requestTimeout(50*time.Millisecond), gate)
 	srv := httptest.NewServer(e)
 	defer srv.Close()
 

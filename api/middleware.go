@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"golang.org/x/time/rate"
 
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
 )
@@ -259,8 +260,9 @@ func requestTimeout(d time.Duration) echo.MiddlewareFunc {
 	}
 }
 
-// admitReads lets at most n context and search requests work at once
-// (no limit when n <= 0); the others wait their turn in arrival order.
+// admitReads runs context and search requests through the gate (nil: no
+// limit), which lets few work at once; the others wait their turn in
+// arrival order.
 //
 // Why: on the in-process stack those requests are CPU (a few hundred µs),
 // and with many more of them running than there are cores the scheduler
@@ -268,22 +270,16 @@ func requestTimeout(d time.Duration) echo.MiddlewareFunc {
 // goroutine preempted while holding a lock (SQLite's page cache has one
 // for the whole process) stalls the others. Admitted in order, a request
 // waits for those ahead of it and then runs among few: about the same
-// throughput, a much shorter tail (main sets n: readConcurrency). The
-// wait counts against server.request_timeout.
-func admitReads(n int) echo.MiddlewareFunc {
-	if n <= 0 {
-		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
-	}
-	slots := make(chan struct{}, n) // a channel's waiting senders are served first come, first served
+// throughput, a much shorter tail (main sizes the gate: readConcurrency,
+// and MCP's get_context and search_memory share it). The wait counts
+// against server.request_timeout.
+func admitReads(g *admit.Gate) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			ctx := c.Request().Context()
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
+			if err := g.Enter(c.Request().Context()); err != nil {
 				return &apiError{status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)", retryAfter: 1}
 			}
-			defer func() { <-slots }()
+			defer g.Leave()
 			return next(c)
 		}
 	}

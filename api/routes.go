@@ -28,7 +28,7 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	v1.DELETE("/users/:user_id/profile/items/:item_id", handleForgetProfileItem(d.Service))
 	v1.GET("/chats/:chat_id/export", handleExportChat(d.Service))
 	v1.GET("/users/:user_id/export", handleExportUser(d.Service))
-	reads := admitReads(d.Options.ReadConcurrency)
+	reads := admitReads(d.Reads)
 	v1.POST("/context", handleContext(d.Service), reads)
 	v1.POST("/search", handleSearch(d.Service), reads)
 

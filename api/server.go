@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
 )
@@ -28,9 +29,6 @@ type Options struct {
 	// and the tenant is "default".
 	APIKeys   []APIKey
 	RateLimit RateLimit
-	// ReadConcurrency bounds the context and search requests at work at
-	// once (admitReads); 0: no limit.
-	ReadConcurrency int
 }
 
 // APIKey is one bearer key and the tenant it fixes: an alias of the one
@@ -55,6 +53,9 @@ type Deps struct {
 	// MCP, when set, serves the Model Context Protocol at /mcp, behind the
 	// same auth as /v1 (api/mcpserver).
 	MCP http.Handler
+	// Reads admits the context and search requests (admitReads), shared
+	// with MCP's tools; nil: no limit.
+	Reads *admit.Gate
 	// UI, when set, registers the inspector's routes under /ui.
 	UI func(g *echo.Group)
 	// Tracer, when set, opens a server span per request (api/tracing.go).

@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -40,6 +42,12 @@ type Options struct {
 	// AllowDelete registers the destructive delete_chat and delete_message
 	// tools.
 	AllowDelete bool
+	// Reads admits get_context and search_memory, the gate /v1/context
+	// and /v1/search pass (api.Deps.Reads); nil: no limit. ReadWait bounds
+	// a call's wait for its turn (server.request_timeout; 0: the call's
+	// own context alone).
+	Reads    *admit.Gate
+	ReadWait time.Duration
 }
 
 // NewHandler serves MCP over streamable HTTP. The caller authenticates the
@@ -59,7 +67,7 @@ func newServer(e Engine, o Options) *mcp.Server {
 		&mcp.ServerOptions{Instructions: "contextd keeps an agent's conversation memory. Call add_messages to store " +
 			"each turn, and get_context before a model call for a token-budgeted context: relevant past turns and " +
 			"episodes, the running summary, and the recent turns."})
-	t := tools{e: e}
+	t := tools{e: e, reads: o.Reads, wait: o.ReadWait}
 	addTool(s, &mcp.Tool{Name: "get_context", Description: "The assembled, token-budgeted context of a chat for a query, " +
 		"exactly as POST /v1/context builds it: relevant past turns and episodes, the summary, then the recent turns. " +
 		"The text content is the context; the structured content has messages, sections, usage and degraded.",

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/api/mcpserver"
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/memory/sqlite"
 )
 
@@ -348,5 +350,48 @@ func TestDeleteMessageTool(t *testing.T) {
 	r := call(t, a, "get_context", map[string]any{"chat_id": "trip"})
 	if r.IsError || strings.Contains(textOf(r), "Sintra") || !strings.Contains(textOf(r), "Casa Amora") {
 		t.Errorf("context after the delete: %s", textOf(r))
+	}
+}
+
+// TestReadGate: get_context and search_memory pass the read gate the HTTP
+// routes pass. With its one slot taken, both answer the timeout error once
+// their wait is up, while add_messages (not a read) goes through; with the
+// slot free, get_context answers.
+func TestReadGate(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := &engine.Service{Store: st, Forget: st}
+	gate := admit.New(1)
+	h := api.NewHandler(api.Deps{Service: svc, Reads: gate,
+		MCP: mcpserver.NewHandler(svc, mcpserver.Options{Version: "test", Reads: gate, ReadWait: 100 * time.Millisecond})})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s := connect(t, srv.URL, "")
+
+	add := call(t, s, "add_messages", map[string]any{"chat_id": "c1", "messages": []map[string]any{{"role": "user", "content": "the hotel in lisbon"}}})
+	if add.IsError {
+		t.Fatalf("add_messages: %s", textOf(add))
+	}
+	if err := gate.Enter(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for tool, args := range map[string]map[string]any{
+		"get_context":   {"chat_id": "c1", "query": "hotel"},
+		"search_memory": {"query": "hotel"},
+	} {
+		res := call(t, s, tool, args)
+		if !res.IsError || !strings.Contains(textOf(res), `"code":"timeout"`) {
+			t.Errorf("%s with the gate full: %s", tool, textOf(res))
+		}
+	}
+	if res := call(t, s, "add_messages", map[string]any{"chat_id": "c1", "messages": []map[string]any{{"role": "assistant", "content": "booked"}}}); res.IsError {
+		t.Errorf("add_messages waited for the read gate: %s", textOf(res))
+	}
+	gate.Leave()
+	if res := call(t, s, "get_context", map[string]any{"chat_id": "c1", "query": "hotel"}); res.IsError || !strings.Contains(textOf(res), "lisbon") {
+		t.Errorf("get_context with the gate free: %s", textOf(res))
 	}
 }

@@ -10,11 +10,32 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/internal/admit"
 )
 
 // tools binds the MCP tools to the engine. Each returns its answer as
 // structured content (the HTTP API's JSON) and a plain-text rendering.
-type tools struct{ e Engine }
+type tools struct {
+	e     Engine
+	reads *admit.Gate   // get_context and search_memory pass it, as their HTTP routes do
+	wait  time.Duration // at most this long (0: no bound but the call's)
+}
+
+// admitted runs fn once the read gate lets it in; a call still waiting
+// after the wait gets the HTTP API's timeout error.
+func (t tools) admitted(ctx context.Context, fn func() (*mcp.CallToolResult, any, error)) (*mcp.CallToolResult, any, error) {
+	wctx := ctx
+	if t.wait > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, t.wait)
+		defer cancel()
+	}
+	if err := t.reads.Enter(wctx); err != nil {
+		return nil, nil, toolError{Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)"}
+	}
+	defer t.reads.Leave()
+	return fn()
+}
 
 // object is a tool's structured output: the HTTP API's JSON answer.
 type object = map[string]any
@@ -56,6 +77,10 @@ var contextSchema = obj(map[string]schema{
 // wire): a context is the largest answer, and a round trip through a map
 // would cost more than the HTTP API's whole request.
 func (t tools) getContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
+	return t.admitted(ctx, func() (*mcp.CallToolResult, any, error) { return t.buildContext(ctx, req, in) })
+}
+
+func (t tools) buildContext(ctx context.Context, req *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, any, error) {
 	res, err := t.e.Context(ctx, tenantOf(req), engine.ContextInput{ChatID: in.ChatID, Query: in.Query, Agent: in.Agent,
 		UserID: in.UserID, BudgetTokens: in.BudgetTokens, Strategy: in.Strategy, Since: in.Since, Until: in.Until})
 	if err != nil {
@@ -90,6 +115,10 @@ var searchSchema = obj(map[string]schema{
 }, "query")
 
 func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
+	return t.admitted(ctx, func() (*mcp.CallToolResult, any, error) { return t.searchMemory(ctx, req, in) })
+}
+
+func (t tools) searchMemory(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 	hits, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
 		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds, MinScore: in.MinScore})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/episodes"
@@ -257,10 +258,12 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
+	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg), Tracer: tracer}
+		UI: a.inspector(cfg), Tracer: tracer, Reads: reads}
 	if cfg.Server.MCP.Enabled {
-		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete})
+		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
+			Reads: reads, ReadWait: cfg.Server.RequestTimeout})
 	}
 	a.Handler = api.NewHandler(deps)
 	ok = true
@@ -393,7 +396,6 @@ func apiOptions(c *config.Config) api.Options {
 	return api.Options{
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
-		ReadConcurrency: readConcurrency(c),
 	}
 }
 

@@ -40,7 +40,7 @@ func appendAnswer(dst *bytes.Buffer, a *engine.ContextAnswer) (ok bool) {
 	}
 	if a.Messages != nil {
 		b = append(b, `,"messages":`...)
-		b = appendMessages(b, *a.Messages)
+		b = appendList(b, *a.Messages, appendMessage)
 	}
 	w.buf = b
 	if a.Sections != nil {
@@ -88,18 +88,7 @@ func (w *answerWriter) value(v any) {
 
 func (w *answerWriter) sections(s *engine.Sections) {
 	w.raw(`{"rag":`)
-	if s.RAG == nil {
-		w.raw("null")
-	} else {
-		w.buf = append(w.buf, '[')
-		for i := range s.RAG {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.ragTurn(&s.RAG[i])
-		}
-		w.buf = append(w.buf, ']')
-	}
+	w.buf = appendList(w.buf, s.RAG, w.ragTurn)
 	w.raw(`,"episodes":`)
 	w.value(s.Episodes)
 	w.raw(`,"facts":`)
@@ -113,23 +102,28 @@ func (w *answerWriter) sections(s *engine.Sections) {
 		w.summary(s.Summary)
 	}
 	w.raw(`,"recent":`)
-	if s.Recent == nil {
-		w.raw("null")
-	} else {
-		w.buf = append(w.buf, '[')
-		for i := range s.Recent {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.recentTurn(&s.Recent[i])
-		}
-		w.buf = append(w.buf, ']')
-	}
+	w.buf = appendList(w.buf, s.Recent, w.recentTurn)
 	w.buf = append(w.buf, '}')
 }
 
-func (w *answerWriter) ragTurn(t *engine.RAGTurn) {
-	b := append(w.buf, '{')
+// appendList writes items as a JSON array, each by one (null when items is
+// nil, as encoding/json writes a nil slice).
+func appendList[T any](b []byte, items []T, one func([]byte, *T) []byte) []byte {
+	if items == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = one(b, &items[i])
+	}
+	return append(b, ']')
+}
+
+func (w *answerWriter) ragTurn(b []byte, t *engine.RAGTurn) []byte {
+	b = append(b, '{')
 	if t.ChatID != "" {
 		b = append(b, `"chat_id":`...)
 		b = appendJSONString(b, t.ChatID)
@@ -149,26 +143,24 @@ func (w *answerWriter) ragTurn(t *engine.RAGTurn) {
 		b = append(b, `,"neighbor":true`...)
 	}
 	if len(t.Passages) > 0 {
-		b = append(b, `,"passages":[`...)
-		for i, p := range t.Passages {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"from":`...)
-			b = strconv.AppendInt(b, int64(p.From), 10)
-			b = append(b, `,"to":`...)
-			b = strconv.AppendInt(b, int64(p.To), 10)
-			b = append(b, `,"len":`...)
-			b = strconv.AppendInt(b, int64(p.Len), 10)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+		b = append(b, `,"passages":`...)
+		b = appendList(b, t.Passages, appendPassage)
 	}
-	w.buf = append(b, '}')
+	return append(b, '}')
 }
 
-func (w *answerWriter) recentTurn(t *engine.Turn) {
-	b := append(w.buf, `{"seq":`...)
+func appendPassage(b []byte, p *engine.PassageRef) []byte {
+	b = append(b, `{"from":`...)
+	b = strconv.AppendInt(b, int64(p.From), 10)
+	b = append(b, `,"to":`...)
+	b = strconv.AppendInt(b, int64(p.To), 10)
+	b = append(b, `,"len":`...)
+	b = strconv.AppendInt(b, int64(p.Len), 10)
+	return append(b, '}')
+}
+
+func (w *answerWriter) recentTurn(b []byte, t *engine.Turn) []byte {
+	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, t.Seq, 10)
 	b = append(b, `,"role":`...)
 	b = appendJSONString(b, t.Role)
@@ -183,7 +175,7 @@ func (w *answerWriter) recentTurn(t *engine.Turn) {
 	if t.Truncated {
 		b = append(b, `,"truncated":true`...)
 	}
-	w.buf = append(b, '}')
+	return append(b, '}')
 }
 
 // summary writes the running summary (a few KB of lists and narrative).
@@ -191,24 +183,7 @@ func (w *answerWriter) summary(s *memory.Summary) {
 	b := append(w.buf, `{"topics":`...)
 	b = appendStrings(b, s.Topics)
 	b = append(b, `,"entities":`...)
-	if s.Entities == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, e := range s.Entities {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"name":`...)
-			b = appendJSONString(b, e.Name)
-			b = append(b, `,"type":`...)
-			b = appendJSONString(b, e.Type)
-			b = append(b, `,"details":`...)
-			b = appendJSONString(b, e.Details)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, s.Entities, appendEntity)
 	for _, l := range [...]struct {
 		key   string
 		items []string
@@ -248,14 +223,8 @@ func (w *answerWriter) usage(u *engine.Usage) {
 		b = strconv.AppendInt(b, f.n, 10)
 	}
 	if len(u.DroppedSeqs) > 0 {
-		b = append(b, `,"dropped_seqs":[`...)
-		for i, q := range u.DroppedSeqs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, q, 10)
-		}
-		b = append(b, ']')
+		b = append(b, `,"dropped_seqs":`...)
+		b = appendList(b, u.DroppedSeqs, func(b []byte, q *int64) []byte { return strconv.AppendInt(b, *q, 10) })
 	}
 	b = append(b, `,"filtered_turns":`...)
 	b = strconv.AppendInt(b, u.FilteredTurns, 10)
@@ -264,40 +233,29 @@ func (w *answerWriter) usage(u *engine.Usage) {
 
 // appendStrings writes a list of strings (null when nil, as encoding/json).
 func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, s)
-	}
-	return append(b, ']')
+	return appendList(b, ss, func(b []byte, s *string) []byte { return appendJSONString(b, *s) })
 }
 
-func appendMessages(b []byte, ms []engine.ChatMessage) []byte {
-	if ms == nil {
-		return append(b, "null"...)
+func appendEntity(b []byte, e *memory.Entity) []byte {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, e.Name)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, e.Type)
+	b = append(b, `,"details":`...)
+	b = appendJSONString(b, e.Details)
+	return append(b, '}')
+}
+
+func appendMessage(b []byte, m *engine.ChatMessage) []byte {
+	b = append(b, `{"role":`...)
+	b = appendJSONString(b, m.Role)
+	if m.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, m.Name)
 	}
-	b = append(b, '[')
-	for i := range ms {
-		m := &ms[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"role":`...)
-		b = appendJSONString(b, m.Role)
-		if m.Name != "" {
-			b = append(b, `,"name":`...)
-			b = appendJSONString(b, m.Name)
-		}
-		b = append(b, `,"content":`...)
-		b = appendJSONString(b, m.Content)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	b = append(b, `,"content":`...)
+	b = appendJSONString(b, m.Content)
+	return append(b, '}')
 }
 
 // float32 appends f as encoding/json does: shortest decimal that reads

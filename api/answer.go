@@ -30,13 +30,10 @@ func appendAnswer(dst *bytes.Buffer, a *engine.ContextAnswer) (ok bool) {
 	w := answerWriter{buf: dst.AvailableBuffer()}
 	b := append(w.buf, `{"chat_id":`...)
 	b = appendJSONString(b, a.ChatID)
-	b = append(b, `,"agent":`...)
-	b = appendJSONString(b, a.Agent)
-	b = append(b, `,"strategy":`...)
-	b = appendJSONString(b, string(a.Strategy))
+	b = strField(b, `,"agent":`, a.Agent)
+	b = strField(b, `,"strategy":`, string(a.Strategy))
 	if a.Context != nil {
-		b = append(b, `,"context":`...)
-		b = appendJSONString(b, *a.Context)
+		b = strField(b, `,"context":`, *a.Context)
 	}
 	if a.Messages != nil {
 		b = append(b, `,"messages":`...)
@@ -125,16 +122,13 @@ func appendList[T any](b []byte, items []T, one func([]byte, *T) []byte) []byte 
 func (w *answerWriter) ragTurn(b []byte, t *engine.RAGTurn) []byte {
 	b = append(b, '{')
 	if t.ChatID != "" {
-		b = append(b, `"chat_id":`...)
-		b = appendJSONString(b, t.ChatID)
+		b = strField(b, `"chat_id":`, t.ChatID)
 		b = append(b, ',')
 	}
 	b = append(b, `"seq":`...)
 	b = strconv.AppendInt(b, t.Seq, 10)
-	b = append(b, `,"role":`...)
-	b = appendJSONString(b, t.Role)
-	b = append(b, `,"content":`...)
-	b = appendJSONString(b, t.Content)
+	b = strField(b, `,"role":`, t.Role)
+	b = strField(b, `,"content":`, t.Content)
 	b = append(b, `,"score":`...)
 	b = w.float32(b, t.Score)
 	b = append(b, `,"created_at":`...)
@@ -162,14 +156,11 @@ func appendPassage(b []byte, p *engine.PassageRef) []byte {
 func (w *answerWriter) recentTurn(b []byte, t *engine.Turn) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, t.Seq, 10)
-	b = append(b, `,"role":`...)
-	b = appendJSONString(b, t.Role)
+	b = strField(b, `,"role":`, t.Role)
 	if t.Name != "" {
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, t.Name)
+		b = strField(b, `,"name":`, t.Name)
 	}
-	b = append(b, `,"content":`...)
-	b = appendJSONString(b, t.Content)
+	b = strField(b, `,"content":`, t.Content)
 	b = append(b, `,"created_at":`...)
 	b = w.time(b, t.CreatedAt)
 	if t.Truncated {
@@ -192,18 +183,15 @@ func (w *answerWriter) summary(s *memory.Summary) {
 		b = append(b, l.key...)
 		b = appendStrings(b, l.items)
 	}
-	b = append(b, `,"narrative":`...)
-	b = appendJSONString(b, s.Narrative)
+	b = strField(b, `,"narrative":`, s.Narrative)
 	b = append(b, `,"covered_from_seq":`...)
 	b = strconv.AppendInt(b, s.CoveredFromSeq, 10)
 	b = append(b, `,"covered_to_seq":`...)
 	b = strconv.AppendInt(b, s.CoveredToSeq, 10)
 	b = append(b, `,"stale":`...)
 	b = strconv.AppendBool(b, s.Stale)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, s.Model)
-	b = append(b, `,"prompt_version":`...)
-	b = appendJSONString(b, s.PromptVersion)
+	b = strField(b, `,"model":`, s.Model)
+	b = strField(b, `,"prompt_version":`, s.PromptVersion)
 	b = append(b, `,"updated_at":`...)
 	b = w.time(b, s.UpdatedAt)
 	w.buf = append(b, '}')
@@ -237,24 +225,18 @@ func appendStrings(b []byte, ss []string) []byte {
 }
 
 func appendEntity(b []byte, e *memory.Entity) []byte {
-	b = append(b, `{"name":`...)
-	b = appendJSONString(b, e.Name)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, e.Type)
-	b = append(b, `,"details":`...)
-	b = appendJSONString(b, e.Details)
+	b = strField(b, `{"name":`, e.Name)
+	b = strField(b, `,"type":`, e.Type)
+	b = strField(b, `,"details":`, e.Details)
 	return append(b, '}')
 }
 
 func appendMessage(b []byte, m *engine.ChatMessage) []byte {
-	b = append(b, `{"role":`...)
-	b = appendJSONString(b, m.Role)
+	b = strField(b, `{"role":`, m.Role)
 	if m.Name != "" {
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, m.Name)
+		b = strField(b, `,"name":`, m.Name)
 	}
-	b = append(b, `,"content":`...)
-	b = appendJSONString(b, m.Content)
+	b = strField(b, `,"content":`, m.Content)
 	return append(b, '}')
 }
 
@@ -357,6 +339,9 @@ func load64(s string, i int) uint64 {
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
+
+// strField appends key (with its comma and colon) and s as a JSON string.
+func strField(b []byte, key, s string) []byte { return appendJSONString(append(b, key...), s) }
 
 const hexDigits = "0123456789abcdef"
 

@@ -243,18 +243,34 @@ func RenderSummary(s memory.Summary) string {
 // since a bare tool message without a tool_call_id is rejected by most APIs.
 func buildMessages(s Sections, ragText, profileText, summaryText string) []ChatMessage {
 	msgs := make([]ChatMessage, 0, len(s.Recent)+1)
-	var sys []string
-	if ragText != "" {
-		sys = append(sys, "Relevant earlier turns of this conversation:"+strings.TrimPrefix(ragText, titleRAG))
+	// The system message: each part under its heading, built in one buffer
+	// (the retrieved turns alone are most of a large answer's text).
+	parts := [...]struct {
+		on         bool
+		head, text string
+	}{
+		{ragText != "", "Relevant earlier turns of this conversation:", strings.TrimPrefix(ragText, titleRAG)},
+		{profileText != "", "What is known about the user from other conversations:\n", profileText},
+		{summaryText != "", "Summary of the conversation so far:\n", summaryText},
 	}
-	if profileText != "" {
-		sys = append(sys, "What is known about the user from other conversations:\n"+profileText)
+	n := 0
+	for _, p := range parts {
+		n += len(p.head) + len(p.text) + 2
 	}
-	if summaryText != "" {
-		sys = append(sys, "Summary of the conversation so far:\n"+summaryText)
+	var sys strings.Builder
+	sys.Grow(n)
+	for _, p := range parts {
+		if !p.on {
+			continue
+		}
+		if sys.Len() > 0 {
+			sys.WriteString("\n\n")
+		}
+		sys.WriteString(p.head)
+		sys.WriteString(p.text)
 	}
-	if len(sys) > 0 {
-		msgs = append(msgs, ChatMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
+	if sys.Len() > 0 {
+		msgs = append(msgs, ChatMessage{Role: "system", Content: sys.String()})
 	}
 	for _, t := range s.Recent {
 		m := ChatMessage{Role: t.Role, Name: openAIName(t.Name), Content: t.Content}

@@ -380,25 +380,90 @@ type hitKey struct {
 	split bool
 }
 
+// fusedScore is a candidate's RRF score over both lists and its cosine
+// similarity (0 when only the sparse side ranked it).
+type fusedScore struct{ rrf, cos float32 }
+
+// fusion accumulates the candidates' fused scores: in a slice by slot when
+// every candidate is of one chat (a chat-scoped query, the common case: no
+// hashing, one small allocation), in a map otherwise.
+type fusion struct {
+	one   *chat
+	slots []fusedScore // by slot of one; rrf > 0 marks a candidate
+	seen  []int32      // the candidates' slots, in the order added
+	m     map[ref]fusedScore
+}
+
+func newFusion(dense, sparse []scored) *fusion {
+	n := len(dense) + len(sparse)
+	var one *chat
+	for _, l := range [2][]scored{dense, sparse} {
+		for _, s := range l {
+			if one == nil {
+				one = s.c
+			} else if s.c != one {
+				return &fusion{m: make(map[ref]fusedScore, n)}
+			}
+		}
+	}
+	if one == nil {
+		return &fusion{m: map[ref]fusedScore{}}
+	}
+	return &fusion{one: one, slots: make([]fusedScore, len(one.seqs)), seen: make([]int32, 0, n)}
+}
+
+// add adds rrf to r's score; cos, when not 0, is its dense similarity.
+func (f *fusion) add(r ref, rrf, cos float32) {
+	if f.one == nil {
+		a := f.m[r]
+		a.rrf += rrf
+		if cos != 0 {
+			a.cos = cos
+		}
+		f.m[r] = a
+		return
+	}
+	a := &f.slots[r.slot]
+	if a.rrf == 0 {
+		f.seen = append(f.seen, r.slot)
+	}
+	a.rrf += rrf
+	if cos != 0 {
+		a.cos = cos
+	}
+}
+
+func (f *fusion) get(r ref) fusedScore {
+	if f.one == nil {
+		return f.m[r]
+	}
+	return f.slots[r.slot]
+}
+
+func (f *fusion) each(fn func(ref, fusedScore)) {
+	if f.one == nil {
+		for r, a := range f.m {
+			fn(r, a)
+		}
+		return
+	}
+	for _, slot := range f.seen {
+		fn(ref{f.one, slot}, f.slots[slot])
+	}
+}
+
 // fuse merges the two ranked lists by reciprocal rank fusion and returns
 // the best limit as hits with their in-memory fields. Caller holds mu.
 func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked {
-	type acc struct {
-		rrf, cos float32
-	}
-	m := make(map[ref]acc, len(dense)+len(sparse)) // values, not pointers: one allocation, not one per hit
+	fz := newFusion(dense, sparse)
 	for r, s := range dense {
-		m[s.ref] = acc{rrf: 1 / float32(rag.RRFK+r+1), cos: s.score}
+		fz.add(s.ref, 1/float32(rag.RRFK+r+1), s.score)
 	}
 	for r, s := range sparse {
-		a := m[s.ref]
-		a.rrf += 1 / float32(rag.RRFK+r+1)
-		m[s.ref] = a
+		fz.add(s.ref, 1/float32(rag.RRFK+r+1), 0)
 	}
 	top := newTopK(limit)
-	for r, a := range m {
-		top.push(scored{r, a.rrf})
-	}
+	fz.each(func(r ref, a fusedScore) { top.push(scored{r, a.rrf}) })
 	fused := top.sorted()
 	r := ranked{hits: make([]rag.Hit, len(fused)), keys: make([]hitKey, len(fused))}
 	// The turns' term ids, copied out of the chats' arenas (which change
@@ -414,7 +479,7 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 		c, slot := s.c, int(s.slot)
 		f, k := &r.hits[i], &r.keys[i]
 		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: m[s.ref].cos}
+			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: fz.get(s.ref).cos}
 		k.key = c.seqs[slot]
 		switch keyKind(k.key) {
 		case kindTurn:

@@ -178,3 +178,27 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUpsertSmall: the indexer's usual write under a stream of
+// appends, a few turns of one chat per call (one transaction each).
+func BenchmarkUpsertSmall(b *testing.B) {
+	ix, err := embedded.Open(context.Background(), filepath.Join(b.TempDir(), "v.db"), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	emb := rag.NewHashingEmbedder(64)
+	seq := int64(0)
+	for b.Loop() {
+		pts := make([]rag.Point, 3)
+		for i := range pts {
+			seq++
+			text := fmt.Sprintf("turn %d about the hotel in lisbon", seq)
+			v, _ := emb.EmbedQuery(context.Background(), text)
+			pts[i] = rag.Point{Tenant: "t", ChatID: "c", Seq: seq, Role: "user", Content: text, Dense: v, CreatedAt: time.Unix(seq, 0)}
+		}
+		if err := ix.Upsert(context.Background(), pts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -51,8 +51,9 @@ var ErrClosed = errors.New("embedded index closed")
 type Index struct {
 	db  *sql.DB // writes (one connection)
 	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
-	// readRange, readSeek and readExtra prepared on rdb.
-	readRange, readSeek, readExtraStmt *sql.Stmt
+	// readRange, readSeek and readExtra prepared on rdb; upsert on db
+	// (each write transaction uses it rather than preparing it again).
+	readRange, readSeek, readExtraStmt, upsert *sql.Stmt
 	dim                                int
 	path                               string
 
@@ -130,9 +131,12 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 	if err == nil {
 		ix.readExtraStmt, err = ix.rdb.PrepareContext(ctx, readExtra)
 	}
+	if err == nil {
+		ix.upsert, err = ix.db.PrepareContext(ctx, upsertPoint)
+	}
 	if err != nil {
 		_ = ix.close()
-		return nil, fmt.Errorf("embedded index: prepare reads of %s: %w", path, err)
+		return nil, fmt.Errorf("embedded index: prepare statements of %s: %w", path, err)
 	}
 	return ix, nil
 }
@@ -339,10 +343,7 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 		keys[i] = payloadKey{p.Tenant, p.ChatID, pointKey(p)}
 	}
 	ix.payloads.forget(keys)
-	stmt, err := tx.PrepareContext(ctx, upsertPoint)
-	if err != nil {
-		return fmt.Errorf("embedded index: upsert: %w", err)
-	}
+	stmt := tx.StmtContext(ctx, ix.upsert) // prepared once, on the one connection
 	defer stmt.Close()
 	for i, p := range points {
 		created, started := p.CreatedAt, time.Time{}
@@ -658,7 +659,7 @@ func (ix *Index) Close() error {
 
 func (ix *Index) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt} {
+	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.upsert} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -54,8 +54,8 @@ type Index struct {
 	// readRange, readSeek and readExtra prepared on rdb; upsert on db
 	// (each write transaction uses it rather than preparing it again).
 	readRange, readSeek, readExtraStmt, upsert *sql.Stmt
-	dim                                int
-	path                               string
+	dim                                        int
+	path                                       string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 

@@ -95,10 +95,19 @@ type IndexBacklog interface {
 	// UnindexedMessages returns up to limit messages of the chat not yet
 	// indexed, in seq order.
 	UnindexedMessages(ctx context.Context, key ChatKey, limit int) ([]Message, error)
-	// MarkIndexed records that these seqs of the chat are in the vector index.
-	MarkIndexed(ctx context.Context, key ChatKey, seqs []int64) error
+	// MarkIndexed records, in one write, that each mark's seqs are in the
+	// vector index. Seqs that do not exist are ignored. A chat that does
+	// not exist (deleted since its turns were read) is skipped and
+	// returned in gone: the caller must take its points back out.
+	MarkIndexed(ctx context.Context, marks []IndexMark) (gone []ChatKey, err error)
 	// ResetIndexed marks every message unindexed (e.g. after an index wipe).
 	ResetIndexed(ctx context.Context) error
+}
+
+// IndexMark names turns of one chat now in the vector index.
+type IndexMark struct {
+	Chat ChatKey
+	Seqs []int64
 }
 
 // Leases let one replica at a time summarise or index a chat.

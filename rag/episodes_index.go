@@ -119,7 +119,7 @@ func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, 
 	}
 	if len(points) > 0 {
 		sctx, span := ix.indexSpan(ctx, c, memory.KindEpisode, len(points))
-		err := ix.embedUpsert(sctx, key, "episodes", points, texts)
+		err := ix.embedUpsert(sctx, "episodes of "+key.Tenant+"/"+key.ChatID, points, texts)
 		span.End()
 		if err != nil {
 			return 0, err

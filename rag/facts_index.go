@@ -80,7 +80,7 @@ func (ix *Indexer) indexFacts(ctx context.Context, fs memory.FactStore, c memory
 		points = append(points, FactPoint(c, f))
 		texts = append(texts, FactText(f))
 	}
-	if err := ix.embedUpsert(ctx, key, "facts", points, texts); err != nil {
+	if err := ix.embedUpsert(ctx, "facts of "+key.Tenant+"/"+key.ChatID, points, texts); err != nil {
 		return 0, err
 	}
 	if err := ix.marked(ctx, key, fs.MarkFactsIndexed(ctx, key, ids)); err != nil {

@@ -19,6 +19,7 @@ type fakeStore struct {
 	chats   map[memory.ChatKey]*fakeChat
 	leases  map[string]string // kind/tenant/chat -> owner
 	failErr error             // returned by every call when set
+	marks   int               // MarkIndexed calls
 }
 
 type fakeChat struct {
@@ -133,20 +134,25 @@ func (s *fakeStore) UnindexedMessages(_ context.Context, k memory.ChatKey, limit
 	return out, nil
 }
 
-func (s *fakeStore) MarkIndexed(_ context.Context, k memory.ChatKey, seqs []int64) error {
+func (s *fakeStore) MarkIndexed(_ context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failErr != nil {
-		return s.failErr
+		return nil, s.failErr
 	}
-	c := s.chats[k]
-	if c == nil {
-		return memory.ErrNotFound
+	s.marks++
+	var gone []memory.ChatKey
+	for _, m := range marks {
+		c := s.chats[m.Chat]
+		if c == nil {
+			gone = append(gone, m.Chat)
+			continue
+		}
+		for _, q := range m.Seqs {
+			c.indexed[q] = true
+		}
 	}
-	for _, q := range seqs {
-		c.indexed[q] = true
-	}
-	return nil
+	return gone, nil
 }
 
 func (s *fakeStore) unindexed() int {

@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -22,9 +21,9 @@ type IndexSource interface {
 }
 
 // Indexer drains the store's durable "unindexed" backlog into the index.
-// Per chat it takes the index lease, embeds the pending turns in batches,
-// upserts them (idempotent on tenant/chat/seq) and only then marks them
-// indexed. If the embedder or the index fails nothing is marked: the turns
+// Per chat it takes the index lease and reads the pending turns; it embeds
+// and upserts them (idempotent on tenant/chat/seq) in batches that span
+// chats (indexturns.go), and only then marks them indexed. If the embedder or the index fails nothing is marked: the turns
 // stay in the backlog and are retried with exponential backoff, so an
 // outage loses nothing. Several replicas may run indexers on one store; the
 // lease keeps them off each other's chats.
@@ -35,8 +34,8 @@ type Indexer struct {
 	Index    Index
 	// Owner names this replica in leases (e.g. hostname+pid).
 	Owner string
-	// BatchSize is the number of turns embedded and upserted at once;
-	// default 64.
+	// BatchSize is about the number of turns embedded and upserted at
+	// once, across chats (at most this many of one chat); default 64.
 	BatchSize int
 	Logger    *slog.Logger
 	// PollInterval is how often Run looks for work without a Kick; default 2s.
@@ -195,119 +194,6 @@ func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (ix *Indexer) drainTurns(ctx context.Context) (int, error) {
-	total := 0
-	skipped := map[memory.ChatKey]bool{}
-	for {
-		chats, err := ix.Store.UnindexedChats(ctx, chatsPerPass+len(skipped))
-		if err != nil {
-			err = fmt.Errorf("indexer: list backlog: %w", err)
-			ix.setErr(err)
-			return total, err
-		}
-		progress := false
-		for _, c := range chats {
-			if skipped[c.Key()] {
-				continue
-			}
-			n, err := ix.indexChat(ctx, c)
-			total += n
-			if err != nil {
-				ix.setErr(err)
-				return total, err
-			}
-			if n == 0 {
-				skipped[c.Key()] = true // leased elsewhere or emptied meanwhile
-			} else {
-				progress = true
-			}
-		}
-		if !progress {
-			ix.setErr(nil)
-			return total, nil
-		}
-	}
-}
-
-func (ix *Indexer) indexChat(ctx context.Context, c memory.Chat) (int, error) {
-	key := c.Key()
-	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
-	if err != nil {
-		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
-	}
-	if lease == nil {
-		return 0, nil
-	}
-	defer func() { _ = lease.Release(ctx) }()
-	work, stop := lease.Keep(ctx)
-	defer stop()
-	done, err := ix.indexBacklog(work, c, ix.BatchSize)
-	if err != nil && errors.Is(context.Cause(work), memory.ErrLeaseLost) {
-		return done, nil // another owner took the chat and goes on with it
-	}
-	return done, err
-}
-
-// indexBacklog indexes the chat's turn backlog batch by batch, under its
-// lease.
-func (ix *Indexer) indexBacklog(ctx context.Context, c memory.Chat, bs int) (int, error) {
-	key := c.Key()
-	done := 0
-	for {
-		msgs, err := ix.Store.UnindexedMessages(ctx, key, bs)
-		if errors.Is(err, memory.ErrNotFound) {
-			return done, nil // chat deleted meanwhile
-		}
-		if err != nil {
-			return done, fmt.Errorf("indexer: read backlog of %s/%s: %w", key.Tenant, key.ChatID, err)
-		}
-		if len(msgs) == 0 {
-			return done, nil
-		}
-		if err := ix.indexBatch(ctx, c, msgs); err != nil {
-			return done, err
-		}
-		done += len(msgs)
-		if len(msgs) < bs {
-			return done, nil
-		}
-	}
-}
-
-// indexBatch indexes a batch of the backlog: live turns are embedded (a
-// long one passage by passage) and upserted; a tombstone's points and the
-// facts citing it are deleted instead. Then the batch is marked indexed.
-func (ix *Indexer) indexBatch(ctx context.Context, c memory.Chat, msgs []memory.Message) (err error) {
-	ctx, span := ix.indexSpan(ctx, c, memory.KindTurn, len(msgs))
-	defer func() { tracing.End(span, err) }()
-	key := c.Key()
-	var points []Point
-	var forgotten []int64
-	seqs := make([]int64, len(msgs))
-	for i, m := range msgs {
-		seqs[i] = m.Seq
-		if m.Deleted {
-			forgotten = append(forgotten, m.Seq)
-			continue
-		}
-		points = append(points, TurnPoints(c, m, ix.PassageTokens)...)
-	}
-	if err := ForgetTurns(ctx, ix.Index, key, forgotten...); err != nil {
-		return fmt.Errorf("indexer: forget turns of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
-	}
-	texts := make([]string, len(points))
-	for i, p := range points {
-		texts[i] = p.Content
-	}
-	if err := ix.embedUpsert(ctx, key, "turns", points, texts); err != nil {
-		return err
-	}
-	if err := ix.marked(ctx, key, ix.Store.MarkIndexed(ctx, key, seqs)); err != nil {
-		return fmt.Errorf("indexer: mark indexed %s/%s: %w", key.Tenant, key.ChatID, err)
-	}
-	return nil
-}
-
 // TurnPoints are a turn's points, vectors left to the caller: one for a
 // turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
 // passage (SplitPassages), the passage as Content.
@@ -327,23 +213,24 @@ func TurnPoints(c memory.Chat, m memory.Message, passageTokens int) []Point {
 	return out
 }
 
-// embedUpsert embeds texts into points' vectors and upserts the points.
-func (ix *Indexer) embedUpsert(ctx context.Context, key memory.ChatKey, what string, points []Point, texts []string) error {
+// embedUpsert embeds texts into points' vectors and upserts the points;
+// what names them in errors ("turns of t/c").
+func (ix *Indexer) embedUpsert(ctx context.Context, what string, points []Point, texts []string) error {
 	if len(points) == 0 {
 		return nil
 	}
 	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("indexer: embed %s of %s/%s: %w", what, key.Tenant, key.ChatID, asEmbedderErr(err))
+		return fmt.Errorf("indexer: embed %s: %w", what, asEmbedderErr(err))
 	}
 	if len(vecs) != len(points) {
-		return fmt.Errorf("indexer: embed %s of %s/%s: %w: %d vectors for %d texts", what, key.Tenant, key.ChatID, ErrEmbedder, len(vecs), len(points))
+		return fmt.Errorf("indexer: embed %s: %w: %d vectors for %d texts", what, ErrEmbedder, len(vecs), len(points))
 	}
 	for i := range points {
 		points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
 	}
 	if err := ix.Index.Upsert(ctx, points); err != nil {
-		return fmt.Errorf("indexer: upsert %s of %s/%s: %w: %w", what, key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		return fmt.Errorf("indexer: upsert %s: %w: %w", what, ErrIndexUnavailable, err)
 	}
 	return nil
 }

@@ -121,8 +121,8 @@ func TestTurnStates(t *testing.T) {
 	})
 	ctx := context.Background()
 	k := memory.ChatKey{Tenant: "default", ChatID: "c"}
-	if err := h.store.MarkIndexed(ctx, k, []int64{1, 2}); err != nil {
-		t.Fatal(err)
+	if gone, err := h.store.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Seqs: []int64{1, 2}}}); err != nil || len(gone) != 0 {
+		t.Fatal(gone, err)
 	}
 	pol := h.svc.Policy
 	_ = pol

@@ -26,7 +26,8 @@ const (
 	CountKey    = attribute.Key("contextd.count") // items a call handled (turns, points, hits)
 	FromSeqKey  = attribute.Key("contextd.from_seq")
 	ToSeqKey    = attribute.Key("contextd.to_seq")
-	KindKey     = attribute.Key("contextd.kind") // turn | episode
+	KindKey     = attribute.Key("contextd.kind")  // turn | episode
+	ChatsKey    = attribute.Key("contextd.chats") // chats a batch spans
 )
 
 // Or returns t, or a no-op tracer when t is nil.

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/contextd/contextd/memory"
 )
 
@@ -32,20 +34,35 @@ func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit
 	return msgs, nil
 }
 
-// MarkIndexed marks the chat's seqs as indexed (ErrNotFound: no such chat).
-func (s *Store) MarkIndexed(ctx context.Context, key memory.ChatKey, seqs []int64) error {
-	pk, err := chatPK(ctx, s.pool, key)
+// MarkIndexed marks each mark's seqs indexed and lists the chats not
+// found, in one statement (one snapshot): a chat with no seqs is checked
+// through seq 0, which no turn has.
+func (s *Store) MarkIndexed(ctx context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
+	var tenants, chats []string
+	var seqs []int64
+	for _, m := range marks {
+		for _, q := range append([]int64{0}, m.Seqs...) {
+			tenants, chats, seqs = append(tenants, m.Chat.Tenant), append(chats, m.Chat.ChatID), append(seqs, q)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `WITH u AS (
+			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(tenant, chat_id, seq)),
+		marked AS (UPDATE messages m SET indexed = true FROM chats c, u
+			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND m.chat = c.id AND m.seq = u.seq AND NOT m.indexed)
+		SELECT DISTINCT u.tenant, u.chat_id FROM u
+		WHERE NOT EXISTS (SELECT 1 FROM chats c WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id)`, tenants, chats, seqs)
 	if err != nil {
-		return wrap("mark indexed", err)
+		return nil, wrap("mark indexed", err)
 	}
-	if len(seqs) == 0 {
-		return nil
+	gone, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.ChatKey, error) {
+		var k memory.ChatKey
+		err := r.Scan(&k.Tenant, &k.ChatID)
+		return k, err
+	})
+	if err != nil {
+		return nil, wrap("mark indexed", err)
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE messages SET indexed = true
-		WHERE chat = $1 AND seq = ANY($2) AND NOT indexed`, pk, seqs); err != nil {
-		return wrap("mark indexed", err)
-	}
-	return nil
+	return gone, nil
 }
 
 // ResetIndexed marks every message of every tenant unindexed.

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/contextd/contextd/memory"
@@ -27,23 +28,37 @@ func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit
 	return msgs, nil
 }
 
-// MarkIndexed marks the chat's seqs as indexed (ErrNotFound: no such chat).
-func (s *Store) MarkIndexed(ctx context.Context, key memory.ChatKey, seqs []int64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
-		if err != nil {
-			return err
+// MarkIndexed marks each mark's seqs indexed, in the write transaction of
+// the appends queued beside it (group.go): the indexer's marks cost no
+// commit of their own under a stream of appends. Chats not found are
+// returned in gone.
+func (s *Store) MarkIndexed(ctx context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
+	var gone []memory.ChatKey
+	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		gone = gone[:0] // the group may run this again alone
+		pks, mark := tx.StmtContext(ctx, s.ws.chatPK), tx.StmtContext(ctx, s.ws.markIndexed)
+		for _, m := range marks {
+			pk, err := chatPK(ctx, pks, m.Chat)
+			if errors.Is(err, memory.ErrNotFound) {
+				gone = append(gone, m.Chat)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if len(m.Seqs) == 0 {
+				continue
+			}
+			if _, err := mark.ExecContext(ctx, pk, seqsJSON(m.Seqs)); err != nil {
+				return err
+			}
 		}
-		if len(seqs) == 0 {
-			return nil
-		}
-		_, err = tx.StmtContext(ctx, s.ws.markIndexed).ExecContext(ctx, pk, seqsJSON(seqs))
-		return err
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: mark indexed: %w", err)
+		return nil, fmt.Errorf("sqlite: mark indexed: %w", err)
 	}
-	return nil
+	return gone, nil
 }
 
 // ResetIndexed marks every message of every tenant unindexed.

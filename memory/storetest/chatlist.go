@@ -20,9 +20,7 @@ func testChatList(t *testing.T, s memory.Backend) {
 	}
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t2", "c9"), Messages: turns("o", 1)})
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "x_%"), UserID: "zed", Messages: turns("x", 1)})
-	if err := s.MarkIndexed(ctx, key("t1", "c3"), []int64{1, 3}); err != nil {
-		t.Fatal(err)
-	}
+	mustMark(t, s, key("t1", "c3"), 1, 3)
 
 	var got []string
 	after := ""

@@ -47,9 +47,7 @@ func forgetChat(t *testing.T, s memory.Backend, k memory.ChatKey) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.MarkIndexed(ctx, k, span(1, 10)); err != nil {
-		t.Fatal(err)
-	}
+	mustMark(t, s, k, span(1, 10)...)
 	if err := es.MarkEpisodesIndexed(ctx, k, []string{eps[0].ID, eps[1].ID}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,10 @@
 //
 // Beyond memory.Backend's comments, the suite pins down these shared choices:
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
-//     SummaryChain, AppendSummary, UnindexedMessages, MarkIndexed, TryLease,
-//     DeleteChat) return an error wrapping memory.ErrNotFound for an unknown
-//     chat; ReleaseLease of an unknown chat is a no-op.
+//     SummaryChain, AppendSummary, UnindexedMessages, TryLease, DeleteChat)
+//     return an error wrapping memory.ErrNotFound for an unknown chat;
+//     ReleaseLease of an unknown chat is a no-op, and MarkIndexed returns
+//     it in gone.
 //   - Times are kept to the microsecond and returned in UTC.
 //   - A batch repeating an id with the same role, name and content counts
 //     the repeat as a duplicate; with different ones it fails with
@@ -17,6 +18,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +127,15 @@ func turns(prefix string, n int) []memory.Message {
 		out[i] = msg(fmt.Sprintf("%s-%d", prefix, i+1), role, fmt.Sprintf("turn %d of %s", i+1, prefix))
 	}
 	return out
+}
+
+// mustMark marks seqs of chat k indexed, which must exist.
+func mustMark(t testing.TB, s memory.Backend, k memory.ChatKey, seqs ...int64) {
+	t.Helper()
+	gone, err := s.MarkIndexed(ctxT(t), []memory.IndexMark{{Chat: k, Seqs: seqs}})
+	if err != nil || len(gone) != 0 {
+		t.Fatalf("MarkIndexed(%v, %v) = gone %v, %v", k, seqs, gone, err)
+	}
 }
 
 func mustAppend(t testing.TB, s memory.Backend, req memory.AppendRequest) memory.AppendResult {
@@ -589,7 +600,6 @@ func testNotFound(t *testing.T, s memory.Backend) {
 		"SummaryChain":      func() error { _, err := s.SummaryChain(ctx, k); return err },
 		"AppendSummary":     func() error { _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{}); return err },
 		"UnindexedMessages": func() error { _, err := s.UnindexedMessages(ctx, k, 10); return err },
-		"MarkIndexed":       func() error { return s.MarkIndexed(ctx, k, []int64{1}) },
 		"TryLease":          func() error { _, err := s.TryLease(ctx, k, memory.LeaseIndex, "w", time.Minute); return err },
 		"DeleteChat":        func() error { return s.DeleteChat(ctx, k) },
 		// The chat exists in t1 only.
@@ -824,13 +834,9 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	}
 	// Marking is idempotent and ignores seqs that do not exist.
 	for i := 0; i < 2; i++ {
-		if err := s.MarkIndexed(ctx, one, []int64{1, 2, 4, 99}); err != nil {
-			t.Fatal(err)
-		}
+		mustMark(t, s, one, 1, 2, 4, 99)
 	}
-	if err := s.MarkIndexed(ctx, one, nil); err != nil {
-		t.Errorf("MarkIndexed(nil): %v", err)
-	}
+	mustMark(t, s, one)
 	if b := backlog(t, s); b.Unindexed != 5 {
 		t.Errorf("unindexed = %d, want 5", b.Unindexed)
 	}
@@ -838,12 +844,20 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if !reflect.DeepEqual(seqsOf(um), []int64{3, 5}) {
 		t.Errorf("UnindexedMessages(one) = %v, want [3 5]", seqsOf(um))
 	}
-	// Marking seqs of chat one in chat two's key changes nothing of one.
-	if err := s.MarkIndexed(ctx, two, []int64{3}); err != nil {
+	// Several chats in one call; seqs of chat one under chat two's key
+	// change nothing of one; chats that do not exist (another tenant's
+	// name included) are skipped and returned, with or without seqs.
+	missing, elsewhere := key("t1", "missing"), key("t2", "one")
+	gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: missing, Seqs: []int64{1}}, {Chat: two, Seqs: []int64{3}},
+		{Chat: elsewhere}, {Chat: one, Seqs: []int64{3, 5}}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.MarkIndexed(ctx, one, []int64{3, 5}); err != nil {
-		t.Fatal(err)
+	if want := []memory.ChatKey{missing, elsewhere}; !reflect.DeepEqual(sortedKeys(gone), sortedKeys(want)) {
+		t.Errorf("MarkIndexed gone = %v, want %v", gone, want)
+	}
+	if gone, err := s.MarkIndexed(ctx, nil); err != nil || len(gone) != 0 {
+		t.Errorf("MarkIndexed(nil) = %v, %v", gone, err)
 	}
 	chats, _ = s.UnindexedChats(ctx, 0)
 	if got := chatIDs(chats); !reflect.DeepEqual(got, []string{"t2/two"}) {
@@ -900,6 +914,14 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 }
 
 func sorted(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
+
+func sortedKeys(ks []memory.ChatKey) []memory.ChatKey {
+	ks = slices.Clone(ks)
+	slices.SortFunc(ks, func(a, b memory.ChatKey) int {
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.ChatID, b.ChatID))
+	})
+	return ks
+}
 
 func testSummaryWorkOrder(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
@@ -1038,9 +1060,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	k, other := key("t1", "doomed"), key("t1", "kept")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("d", 6)})
 	mustAppend(t, s, memory.AppendRequest{Chat: other, UserID: "u", Messages: turns("k", 2)})
-	if err := s.MarkIndexed(ctx, other, []int64{1, 2}); err != nil {
-		t.Fatal(err)
-	}
+	mustMark(t, s, other, 1, 2)
 	r1, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 3, "x"), FromSeq: 1, ToSeq: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -363,12 +363,15 @@ func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("embedded index: upsert commit: %w", err)
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	for i, p := range points {
 		// The file has them all; memory has those before a failure, and
 		// the caller retries the batch (an upsert of a point is idempotent).
-		if err := ix.put(p.Tenant, p.ChatID, pointKey(p), pointTime(p), pointItem(p), p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i]); err != nil {
+		// The lock is taken per point: a batch spans many chats, and
+		// queries (which hold the read lock) should not wait for all of it.
+		ix.mu.Lock()
+		err := ix.put(p.Tenant, p.ChatID, pointKey(p), pointTime(p), pointItem(p), p.UserID, p.Agent, qs[i*ix.dim:(i+1)*ix.dim], scales[i], sps[i])
+		ix.mu.Unlock()
+		if err != nil {
 			return err
 		}
 	}

@@ -23,9 +23,9 @@ type IndexSource interface {
 // Indexer drains the store's durable "unindexed" backlog into the index.
 // Per chat it takes the index lease and reads the pending turns; it embeds
 // and upserts them (idempotent on tenant/chat/seq) in batches that span
-// chats (indexturns.go), and only then marks them indexed. If the embedder or the index fails nothing is marked: the turns
-// stay in the backlog and are retried with exponential backoff, so an
-// outage loses nothing. Several replicas may run indexers on one store; the
+// chats (indexturns.go), and only then marks them indexed. If the embedder
+// or the index fails nothing is marked: the turns stay in the backlog and
+// are retried with exponential backoff, so an outage loses nothing. Several replicas may run indexers on one store; the
 // lease keeps them off each other's chats.
 type Indexer struct {
 	Store    IndexSource

@@ -37,7 +37,7 @@ type turnBatch struct {
 // skipped for the rest of the drain.
 func (ix *Indexer) drainTurns(ctx context.Context) (total int, err error) {
 	var b turnBatch
-	defer func() { ix.releaseAll(ctx, b.chats) }()
+	defer func() { releaseAll(ctx, b.chats) }()
 	skipped := map[memory.ChatKey]bool{}
 	for {
 		chats, err := ix.Store.UnindexedChats(ctx, chatsPerPass+len(skipped))
@@ -107,17 +107,22 @@ func (ix *Indexer) refill(ctx context.Context, b *turnBatch, p pendingChat) (boo
 		b.turns += len(msgs)
 		return true, nil
 	}
-	ix.releaseAll(ctx, []pendingChat{p})
+	p.release(ctx)
 	if err == nil || errors.Is(err, memory.ErrNotFound) || errors.Is(context.Cause(p.work), memory.ErrLeaseLost) {
 		return false, nil // emptied, deleted, or taken over meanwhile
 	}
 	return false, fmt.Errorf("indexer: read backlog of %s/%s: %w", key.Tenant, key.ChatID, err)
 }
 
-func (ix *Indexer) releaseAll(ctx context.Context, chats []pendingChat) {
+// release stops keeping p's lease and gives it back.
+func (p pendingChat) release(ctx context.Context) {
+	p.stop()
+	_ = p.lease.Release(ctx)
+}
+
+func releaseAll(ctx context.Context, chats []pendingChat) {
 	for _, p := range chats {
-		p.stop()
-		_ = p.lease.Release(ctx)
+		p.release(ctx)
 	}
 }
 
@@ -133,21 +138,21 @@ func (ix *Indexer) flushTurns(ctx context.Context, b *turnBatch) (int, error) {
 	err := ix.writeTurns(sctx, chats)
 	tracing.End(span, err)
 	if err != nil {
-		ix.releaseAll(ctx, chats)
+		releaseAll(ctx, chats)
 		return 0, err
 	}
 	n, err := ix.markTurns(ctx, chats)
 	if err != nil {
-		ix.releaseAll(ctx, chats)
+		releaseAll(ctx, chats)
 		return 0, err
 	}
 	for i, p := range chats {
 		if len(p.msgs) < ix.BatchSize || p.work.Err() != nil {
-			ix.releaseAll(ctx, chats[i:i+1])
+			p.release(ctx)
 			continue
 		}
 		if _, err := ix.refill(ctx, b, p); err != nil { // p is released
-			ix.releaseAll(ctx, chats[i+1:])
+			releaseAll(ctx, chats[i+1:])
 			return n, err
 		}
 	}

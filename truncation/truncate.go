@@ -281,6 +281,9 @@ func (t *truncator) headFit(maxK, budget int) int {
 	if budget <= 0 || maxK <= 0 {
 		return 0
 	}
+	// middle's character share can exceed the text when tokens, not
+	// characters, are what bind.
+	maxK = min(maxK, t.n())
 	for w := windowBytes(budget); ; w *= 4 {
 		k := maxK
 		if t.b[k] > w {
@@ -309,6 +312,7 @@ func (t *truncator) tailFit(maxK, budget int) int {
 		return 0
 	}
 	n := t.n()
+	maxK = min(maxK, n)
 	for w := windowBytes(budget); ; w *= 4 {
 		k := maxK
 		if len(t.text)-t.b[n-k] > w {

@@ -172,6 +172,20 @@ func existingSeqs(ctx context.Context, st *sql.Stmt, pk int64, msgs []memory.Mes
 // Chat returns the chat, with its head's id and its user's profile
 // version, or ErrNotFound.
 func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
+	c, epoch, ok := s.rows.get(key)
+	if ok {
+		return c, nil
+	}
+	pk, c, err := s.readChat(ctx, key)
+	if err == nil {
+		s.rows.put(key, pk, c, epoch)
+	}
+	return c, err
+}
+
+// readChat reads key's row, with its head's id and its user's profile
+// version.
+func (s *Store) readChat(ctx context.Context, key memory.ChatKey) (int64, memory.Chat, error) {
 	var (
 		pk      int64
 		c       memory.Chat
@@ -183,15 +197,15 @@ func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, erro
 	err := s.rs.chat.QueryRowContext(ctx, key.Tenant, key.ChatID).Scan(&pk, &c.Tenant, &c.ID, &c.UserID, &c.Agent,
 		&c.LastSeq, &c.SummaryCursor, &cat, &uat, &c.DirtyMark, &headID, &profile)
 	if errors.Is(err, sql.ErrNoRows) {
-		return memory.Chat{}, fmt.Errorf("sqlite: %w", notFound(key))
+		return 0, memory.Chat{}, fmt.Errorf("sqlite: %w", notFound(key))
 	}
 	if err != nil {
-		return memory.Chat{}, fmt.Errorf("sqlite: load chat: %w", err)
+		return 0, memory.Chat{}, fmt.Errorf("sqlite: load chat: %w", err)
 	}
 	c.CreatedAt, c.UpdatedAt = fromMicros(cat), fromMicros(uat)
 	c.SummaryDirty = c.DirtyMark > 0
 	c.HeadID, c.ProfileVersion = headID.String, profile.Int64
-	return c, nil
+	return pk, c, nil
 }
 
 func (s *Store) listChats(ctx context.Context, st *sql.Stmt, args ...any) ([]memory.Chat, error) {

@@ -141,13 +141,14 @@ func (s *Store) tryGroup(jobs []*groupJob) bool {
 	if err != nil {
 		return false
 	}
+	c := s.rows.begin()
 	// Rolled back on every way out but a commit, a panic included: the
 	// group's context is never cancelled, so database/sql would never
 	// roll it back for us and the writer connection would stay taken.
 	committed := false
 	defer func() {
 		if !committed {
-			_ = tx.Rollback()
+			s.rollback(tx, c)
 		}
 	}()
 	for _, j := range jobs {
@@ -170,7 +171,7 @@ func (s *Store) tryGroup(jobs []*groupJob) bool {
 			return false
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commit(tx, c); err != nil {
 		clearErrs(jobs, nil)
 		return false
 	}

@@ -12,6 +12,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	_ "modernc.org/sqlite" // registers driver "sqlite"
+	msqlite "modernc.org/sqlite" // also registers driver "sqlite"
 )
 
 //go:embed migrations/*.sql
@@ -46,6 +47,8 @@ type Store struct {
 	// heads caches decoded summary heads; every read validates its entry
 	// against the database.
 	heads *headCache
+	// rows caches chat rows, dropped by this process's writes (rowcache.go).
+	rows *chatRows
 	// now is the clock (UTC); tests of the store use the real one.
 	now func() time.Time
 	// group queues concurrent appends into one write transaction.
@@ -113,15 +116,20 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	writeDSN := path + sep + params.Encode()
 
-	w, err := sql.Open("sqlite", writeDSN)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open: %w", err)
+	var h handles
+	if !inMemory && !strings.HasPrefix(path, "file:") {
+		var err error
+		if h, err = openHandles(path); err != nil {
+			return nil, err
+		}
 	}
+	rows := newChatRows(h, rowCacheSize)
+	w := sql.OpenDB(hookedConnector{dsn: writeDSN, hook: rows.hook})
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, r: w, heads: newHeadCache(headCacheSize),
+	s := &Store{w: w, r: w, heads: newHeadCache(headCacheSize), rows: rows,
 		now: func() time.Time { return time.Now().UTC() }}
 	if !inMemory {
 		r, err := sql.Open("sqlite", readDSN)
@@ -202,23 +210,39 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	c := s.rows.begin()
 	// Rolled back on every way out but a commit, a panic in fn included:
 	// otherwise the single writer connection stays taken until ctx ends,
 	// which for a background context is never.
 	committed := false
 	defer func() {
 		if !committed {
-			_ = tx.Rollback()
+			s.rollback(tx, c)
 		}
 	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commit(tx, c); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
 	return nil
+}
+
+// commit and rollback end a write transaction and drop the cached chat rows
+// it changed (c, from s.rows.begin) once readers see the new rows.
+func (s *Store) commit(tx *sql.Tx, c *changed) error {
+	ch := s.rows.end(c)
+	err := tx.Commit()
+	s.rows.invalidate(ch)
+	return err
+}
+
+func (s *Store) rollback(tx *sql.Tx, c *changed) {
+	ch := s.rows.end(c)
+	_ = tx.Rollback()
+	s.rows.invalidate(ch)
 }
 
 // Ping checks the database answers.
@@ -242,8 +266,35 @@ func (s *Store) Close() error {
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}
+	if s.rows.handles != nil {
+		err = errors.Join(err, s.rows.handles.close())
+		s.rows.handles = nil
+	}
 	return err
 }
+
+// hookedConnector opens the writer connection with the chat-row cache's
+// pre-update hook on it, on every connection database/sql opens.
+type hookedConnector struct {
+	dsn  string
+	hook msqlite.PreUpdateHookFn
+}
+
+func (c hookedConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.Driver().Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := conn.(msqlite.HookRegisterer)
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("sqlite: driver connection %T takes no hooks", conn)
+	}
+	h.RegisterPreUpdateHook(c.hook)
+	return conn, nil
+}
+
+func (hookedConnector) Driver() driver.Driver { return &msqlite.Driver{} }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 

@@ -53,6 +53,11 @@ func testProfiles(t *testing.T, s memory.Backend) {
 	if err := ps.SaveProfile(ctx, "t1", "alice", got, 1); !errors.Is(err, memory.ErrConflict) {
 		t.Fatalf("stale version: %v, want ErrConflict", err)
 	}
+	// Every chat of the user carries the new version at once, read before
+	// as it was (a store may cache chat rows, never past a write).
+	if c := mustChat(t, s, key("t1", "alice-chat")); c.ProfileVersion != 2 {
+		t.Fatalf("alice's chat after a save: profile version %d, want 2", c.ProfileVersion)
+	}
 	again, v, _ := ps.Profile(ctx, "t1", "alice")
 	if v != 2 || len(again.Forgotten) != 1 || len(again.Profile.UserPreferences) != 0 {
 		t.Fatalf("after forgetting: %+v v%d", again, v)
@@ -67,6 +72,9 @@ func testProfiles(t *testing.T, s memory.Backend) {
 	}
 	if _, v, _ := ps.Profile(ctx, "t1", "alice"); v != 0 {
 		t.Fatal("profile survived DeleteProfile")
+	}
+	if c := mustChat(t, s, key("t1", "alice-chat")); c.ProfileVersion != 0 {
+		t.Fatalf("alice's chat after DeleteProfile: profile version %d, want 0", c.ProfileVersion)
 	}
 }
 

@@ -1,0 +1,218 @@
+package sqlite
+
+import (
+	"sync"
+
+	"github.com/contextd/contextd/memory"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// chatRows keeps the answers of Chat in memory, so that a read of a chat
+// nothing has written since costs no query: every /v1/context starts with
+// that read, and under a stream of appends each one met a reader
+// connection whose page cache the last commit had dropped.
+//
+// An entry is used only while it is provably current:
+//
+//   - This process's writes are seen by a pre-update hook on the writer
+//     connection. It names the chat of every row of chats,
+//     conversation_summaries and profiles (the tables Chat's query reads)
+//     that a transaction changes; write and tryGroup collect those names
+//     (begin, end) and drop the entries just after the commit (invalidate).
+//   - A read that raced such a commit does not put its row back: put
+//     compares the epoch the read started at with the current one, which
+//     every invalidation moves.
+//   - Other handles on the file (other processes, or a second Open in
+//     this one) are seen through a shared lock file (handles): while
+//     another handle is open the cache is bypassed, and one that came and
+//     went meanwhile moved the file's generation, which empties it.
+type chatRows struct {
+	handles handles // nil: never cached (in-memory databases)
+	max     int
+
+	mu    sync.Mutex
+	m     map[memory.ChatKey]rowEntry
+	byPK  map[int64]memory.ChatKey
+	epoch uint64 // moved by every invalidation
+	gen   uint64 // handles' generation the entries were read under
+
+	// pmu guards cur, the open write transaction's changes, which the
+	// hook notes; stray says a change came outside any (never expected: it
+	// makes the next transaction's end drop every entry).
+	pmu   sync.Mutex
+	cur   *changed
+	stray bool
+}
+
+type rowEntry struct {
+	pk  int64
+	row memory.Chat
+}
+
+// changed names what a write transaction changed: chat row ids, or all
+// chats (a profile, which many chats' rows carry).
+type changed struct {
+	pks []int64
+	all bool
+}
+
+// rowCacheSize bounds the entries: a chat row is ~200 bytes.
+const rowCacheSize = 8192
+
+func newChatRows(h handles, max int) *chatRows {
+	return &chatRows{handles: h, max: max,
+		m: make(map[memory.ChatKey]rowEntry), byPK: make(map[int64]memory.ChatKey)}
+}
+
+// hook is the writer connection's pre-update hook. It runs inside the
+// statement, on the goroutine that holds the writer connection.
+func (r *chatRows) hook(d msqlite.SQLitePreUpdateData) {
+	switch d.TableName {
+	case "chats":
+		r.note(d.OldRowID, d.NewRowID)
+	case "conversation_summaries": // its second column is the chat's row id
+		// Old and New store each value in the slice itself (not through
+		// pointers in it); a value they cannot give drops every entry.
+		vals := make([]any, 2)
+		if d.Op != sqlite3.SQLITE_INSERT {
+			r.noteChat(d.Old(vals...), vals[1])
+		}
+		if d.Op != sqlite3.SQLITE_DELETE {
+			r.noteChat(d.New(vals...), vals[1])
+		}
+	case "profiles":
+		r.noteAll()
+	}
+}
+
+func (r *chatRows) note(pks ...int64) {
+	r.pmu.Lock()
+	if r.cur != nil {
+		r.cur.pks = append(r.cur.pks, pks...)
+	} else {
+		r.stray = true
+	}
+	r.pmu.Unlock()
+}
+
+func (r *chatRows) noteChat(err error, pk any) {
+	if v, ok := pk.(int64); ok && err == nil {
+		r.note(v)
+		return
+	}
+	r.noteAll()
+}
+
+func (r *chatRows) noteAll() {
+	r.pmu.Lock()
+	if r.cur != nil {
+		r.cur.all = true
+	} else {
+		r.stray = true
+	}
+	r.pmu.Unlock()
+}
+
+// begin starts noting the changes of a write transaction that has just
+// begun: until it ends, it alone runs statements on the writer connection.
+func (r *chatRows) begin() *changed {
+	c := &changed{}
+	r.pmu.Lock()
+	r.cur = c
+	r.pmu.Unlock()
+	return c
+}
+
+// end returns c's changes. It is called just before the transaction's
+// commit or rollback. When database/sql rolled the transaction back on its
+// own (its context ended) another one may have begun since: it has its own
+// changes, so end leaves them.
+func (r *chatRows) end(c *changed) changed {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	if r.cur == c {
+		r.cur = nil
+	}
+	out := *c
+	if r.stray {
+		out.all, r.stray = true, false
+	}
+	return out
+}
+
+// invalidate drops the entries c names, after the transaction that changed
+// them has committed (or rolled back), and moves the epoch so that reads
+// that started before cannot put their rows back.
+func (r *chatRows) invalidate(c changed) {
+	if len(c.pks) == 0 && !c.all {
+		return
+	}
+	r.mu.Lock()
+	r.epoch++
+	if c.all {
+		clear(r.m)
+		clear(r.byPK)
+	}
+	for _, pk := range c.pks {
+		if key, ok := r.byPK[pk]; ok {
+			delete(r.m, key)
+			delete(r.byPK, pk)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// get returns key's row when it is cached and current, and otherwise the
+// epoch a read must start at for put to keep its row.
+func (r *chatRows) get(key memory.ChatKey) (memory.Chat, uint64, bool) {
+	if r.handles == nil {
+		return memory.Chat{}, 0, false
+	}
+	gen, alone := r.handles.state()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != r.gen {
+		clear(r.m)
+		clear(r.byPK)
+		r.gen = gen
+		r.epoch++
+	}
+	if !alone {
+		return memory.Chat{}, r.epoch, false
+	}
+	e, ok := r.m[key]
+	return e.row, r.epoch, ok
+}
+
+// put keeps row, read by a query that started at epoch, unless a write
+// may have changed it meanwhile.
+func (r *chatRows) put(key memory.ChatKey, pk int64, row memory.Chat, epoch uint64) {
+	if r.handles == nil {
+		return
+	}
+	gen, alone := r.handles.state()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !alone || gen != r.gen || epoch != r.epoch {
+		return
+	}
+	if old, ok := r.m[key]; ok {
+		delete(r.byPK, old.pk)
+	} else if len(r.m) >= r.max {
+		for k, e := range r.m { // any one: Go's map order is random enough
+			delete(r.m, k)
+			delete(r.byPK, e.pk)
+			break
+		}
+	}
+	r.m[key] = rowEntry{pk: pk, row: row}
+	r.byPK[pk] = key
+}
+
+// handles tells whether this Store is the only handle open on its file, and
+// the file's generation: a number every Open moves.
+type handles interface {
+	state() (gen uint64, alone bool)
+	close() error
+}

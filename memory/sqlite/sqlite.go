@@ -118,10 +118,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 	var h handles
 	if !inMemory && !strings.HasPrefix(path, "file:") {
-		var err error
-		if h, err = openHandles(path); err != nil {
-			return nil, err
-		}
+		// Without the handles file (a file system without OFD locks, say)
+		// the chat-row cache stays off: slower, never wrong.
+		h, _ = openHandles(path)
 	}
 	rows := newChatRows(h, rowCacheSize)
 	w := sql.OpenDB(hookedConnector{dsn: writeDSN, hook: rows.hook})

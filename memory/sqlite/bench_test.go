@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/sqlite"
 )
 
 // hotChat stores a chat of turns turns (every tenth with metadata) and one
@@ -143,4 +144,33 @@ func BenchmarkAppendOneTurnParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFactBacklog: one look of the indexer for facts to index, as it
+// makes on every pass (200 chats, a tenth with an unindexed fact).
+func BenchmarkFactBacklog(b *testing.B) {
+	ctx := context.Background()
+	s := open(b).(*sqlite.Store)
+	for i := range 200 {
+		k := memory.ChatKey{Tenant: "t", ChatID: fmt.Sprint("c", i)}
+		res, err := s.Append(ctx, memory.AppendRequest{Chat: k, Messages: []memory.Message{{Role: memory.RoleUser, Content: "the hotel is in Lisbon"}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i%10 == 0 {
+			if _, err := s.AddFacts(ctx, k, []memory.Fact{{Text: "The hotel is in Lisbon.", Seqs: []int64{res.LastSeq}}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		chats, err := s.UnindexedFactChats(ctx, 100)
+		if err != nil || len(chats) != 20 {
+			b.Fatalf("%d chats, %v", len(chats), err)
+		}
+		if _, err := s.UnindexedFacts(ctx, chats[0].Key(), 64); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -218,7 +218,7 @@ func (s *Store) listChats(ctx context.Context, st *sql.Stmt, args ...any) ([]mem
 
 // queryChats lists the chats a query over the read pool selects (chatCols).
 func (s *Store) queryChats(ctx context.Context, query string, args ...any) ([]memory.Chat, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

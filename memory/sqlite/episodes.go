@@ -135,7 +135,7 @@ func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, query, append([]any{pk}, args...)...)
+	rows, err := s.query(ctx, query, append([]any{pk}, args...)...)
 	if err != nil {
 		return nil, err
 	}

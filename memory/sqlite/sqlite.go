@@ -42,6 +42,7 @@ type Store struct {
 	// prepares each on every connection of its pool when first used there.
 	rs readStmts
 	ws writeStmts
+	qs queryStmts
 	// cp checkpoints the WAL off the write path (nil in memory).
 	cp *checkpointer
 	// heads caches decoded summary heads; every read validates its entry
@@ -256,7 +257,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the statements and the database. It is safe to call more
 // than once.
 func (s *Store) Close() error {
-	err := errors.Join(s.rs.close(), s.ws.close())
+	err := errors.Join(s.rs.close(), s.ws.close(), s.qs.close())
 	if s.cp != nil {
 		err = errors.Join(err, s.cp.close())
 		s.cp = nil

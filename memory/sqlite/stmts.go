@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 const chatCols = `id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at, summary_dirty`
@@ -147,4 +148,52 @@ func closeAll(list []stmtSQL) error {
 		}
 	}
 	return err
+}
+
+// queryStmts holds the read pool's other queries, each prepared the first
+// time it is sent: the background's listings (chats with unindexed facts or
+// episodes, their facts and episodes, profile work) run on every pass of
+// the workers, and SQLite parsing them each time was a visible share of
+// the indexer's CPU under a stream of appends. The texts are the store's
+// own constants, so the set is bounded.
+type queryStmts struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+func (q *queryStmts) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if st, ok := q.m[query]; ok {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if q.m == nil {
+		q.m = make(map[string]*sql.Stmt)
+	}
+	q.m[query] = st
+	return st, nil
+}
+
+func (q *queryStmts) close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var err error
+	for k, st := range q.m {
+		err = errors.Join(err, st.Close())
+		delete(q.m, k)
+	}
+	return err
+}
+
+// query runs a read query, prepared once (queryStmts).
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.qs.get(ctx, s.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
 }

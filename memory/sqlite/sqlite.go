@@ -134,7 +134,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if !inMemory {
 		r, err := sql.Open("sqlite", readDSN)
 		if err != nil {
-			w.Close()
+			s.Close() // the writer and the handles file
 			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
 		r.SetMaxOpenConns(readConns)

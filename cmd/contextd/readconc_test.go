@@ -11,7 +11,7 @@ import (
 // (every backend in-process); with a network backend a held slot would
 // only cap throughput, so there is no limit unless one is configured.
 func TestReadConcurrency(t *testing.T) {
-	perCPU := 4 * runtime.GOMAXPROCS(0)
+	perCPU := 2 * runtime.GOMAXPROCS(0)
 	for _, tc := range []struct {
 		name string
 		edit func(c *config.Config)

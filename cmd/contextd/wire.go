@@ -400,7 +400,7 @@ func apiOptions(c *config.Config) api.Options {
 }
 
 // readConcurrency is how many context and search requests may work at
-// once: server.read_concurrency, or when it is 0 (auto) four per CPU if
+// once: server.read_concurrency, or when it is 0 (auto) two per CPU if
 // every backend runs in this process (SQLite, the embedded index or none,
 // the hashing embedder, no LLM) and no limit otherwise. In-process,
 // those requests are CPU, and more at once than the cores can run only
@@ -416,7 +416,7 @@ func readConcurrency(c *config.Config) int {
 	if !local {
 		return 0
 	}
-	return 4 * runtime.GOMAXPROCS(0)
+	return 2 * runtime.GOMAXPROCS(0)
 }
 
 // queryCacheSize bounds the query-embedding cache: 4096 vectors of 1,536

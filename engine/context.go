@@ -232,16 +232,16 @@ func (s *Service) readHead(ctx context.Context, p *plan) error {
 }
 
 // reportLag: when the summary lags, its uncovered turns are shown verbatim
-// instead, ahead of RAG hits, and the worker is woken.
+// instead, ahead of RAG hits, and the worker is woken; so it is when the
+// summary is withheld for a rebuild.
 func (s *Service) reportLag(p *plan, res *ContextResult) {
-	if p.rebuilding {
+	switch {
+	case p.rebuilding:
 		res.degrade(DegradedSummaryRebuilding)
-	}
-	if !p.lags {
-		return
-	}
-	if !p.rebuilding {
+	case p.lags:
 		res.degrade(DegradedSummaryStale)
+	default:
+		return
 	}
 	if s.Summaries != nil {
 		s.Summaries.Kick()

@@ -133,3 +133,33 @@ func BenchmarkDropForgotten(b *testing.B) {
 		}
 	}
 }
+
+// TestRebuildingWakesTheWorker: a read that withholds a dirty summary wakes
+// the worker, even when no turn waits to be summarised (a short chat): the
+// rebuild is then the only work left.
+func TestRebuildingWakesTheWorker(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	st := s.Store.(interface {
+		memory.Store
+		memory.MessageForgetter
+	})
+	s.Forget = st
+	sums := &fakeSummaries{store: st}
+	s.Summaries = sums
+	appendN(t, s, "c", 1, 4, 1)
+	if err := s.DeleteMessage(ctx, "default", "c", "m2"); err != nil {
+		t.Fatal(err)
+	}
+	sums.kicks = 0 // the delete woke it too
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Strategy: string(StrategyRunningSummary)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !containsString(res.Degraded, DegradedSummaryRebuilding) || containsString(res.Degraded, DegradedSummaryStale) {
+		t.Fatalf("degraded %v, want summary_rebuilding alone", res.Degraded)
+	}
+	if sums.kicks == 0 {
+		t.Error("the worker was not woken")
+	}
+}

@@ -83,8 +83,10 @@ type Summaries interface {
 	// The store sets ID, ParentID, Depth and CreatedAt and returns the record.
 	AppendSummary(ctx context.Context, key ChatKey, expectCursor int64, rec SummaryRecord) (SummaryRecord, error)
 
-	// ListSummaryWork finds chats with turns the summary does not cover yet:
-	// last_seq - summary_cursor >= minPending, oldest work first.
+	// ListSummaryWork finds chats with work for the summariser, oldest work
+	// first: turns the summary does not cover yet (last_seq -
+	// summary_cursor >= minPending), or a summary marked dirty, whatever
+	// the backlog (a rebuild may be all that is left to do).
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]Chat, error)
 }
 

@@ -284,6 +284,13 @@ func (h *crashHarness) cleanup() {
 	if !h.t.Failed() {
 		return
 	}
+	// CRASH_KEEP=dir keeps the failed run's data and logs for a post-mortem
+	// (the temporary directory goes with the test).
+	if keep := os.Getenv("CRASH_KEEP"); keep != "" {
+		if err := os.CopyFS(keep, os.DirFS(h.dir)); err != nil {
+			h.t.Logf("CRASH_KEEP: %v", err)
+		}
+	}
 	for i, s := range procs {
 		n := 12
 		if i == len(procs)-1 {

@@ -154,12 +154,13 @@ func insertRecord(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk int64, 
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns
-// the summary does not cover, those waiting longest first.
+// the summary does not cover, or a dirty summary, those waiting longest
+// first.
 func (s *Store) ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error) {
 	// summary_pending_since is set exactly when last_seq > summary_cursor.
 	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE summary_pending_since IS NOT NULL AND last_seq - summary_cursor >= $1
-		ORDER BY summary_pending_since, id LIMIT $2`, max(minPending, 1), limitArg(limit))
+		WHERE (summary_pending_since IS NOT NULL AND last_seq - summary_cursor >= $1) OR summary_dirty > 0
+		ORDER BY COALESCE(summary_pending_since, updated_at), id LIMIT $2`, max(minPending, 1), limitArg(limit))
 	if err != nil {
 		return nil, wrap("summary work", err)
 	}

@@ -56,7 +56,7 @@ func (r *readStmts) list() []stmtSQL {
 		{&r.unindexedMsgs, `SELECT ` + msgCols + ` FROM messages
 			WHERE chat = ` + chatOf + ` AND indexed = 0 ORDER BY seq LIMIT ` + limitParam},
 		{&r.summaryWork, `SELECT ` + chatCols + ` FROM chats
-			WHERE last_seq - summary_cursor >= ?
+			WHERE last_seq - summary_cursor >= ? OR summary_dirty > 0
 			ORDER BY COALESCE(summary_pending_since, updated_at), id LIMIT ` + limitParam},
 		{&r.unindexedChats, `SELECT ` + chatCols + ` FROM chats
 			WHERE id IN (SELECT DISTINCT chat FROM messages WHERE indexed = 0)

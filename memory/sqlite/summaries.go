@@ -201,7 +201,8 @@ func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, pk int64, rec *memo
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns
-// the summary does not cover, those waiting longest first.
+// the summary does not cover, or a dirty summary, those waiting longest
+// first.
 func (s *Store) ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error) {
 	chats, err := s.listChats(ctx, s.rs.summaryWork, max(minPending, 1), sqlLimit(limit))
 	if err != nil {

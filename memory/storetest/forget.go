@@ -124,6 +124,10 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 	if c := mustChat(t, s, k); !c.SummaryDirty {
 		t.Errorf("chat %+v: summary not dirty", c)
 	}
+	// A dirty summary is summary work, whatever the chat's backlog.
+	if w, err := s.ListSummaryWork(ctx, 1_000_000, 0); err != nil || fmt.Sprint(chatIDs(w)) != "[t1/forget]" {
+		t.Errorf("ListSummaryWork(1e6) = %v, %v; want the dirty chat only", chatIDs(w), err)
+	}
 	work, err := mf.PendingForgets(ctx, 0)
 	if err != nil || len(work) != 1 || work[0] != (memory.Forget{Chat: k, UserID: "ann", Seq: 3}) {
 		t.Errorf("PendingForgets = %+v, %v", work, err)

@@ -250,3 +250,54 @@ func TestRebuildLLMCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestDirtyAfterExtensionIsRebuilt: an extension over a turn deleted
+// earlier marks the summary dirty (AppendSummary cannot tell when the turn
+// went), while the chat has no turns left to summarise, no episode marked
+// and no forget row: the next pass must still rebuild it, or the summary is
+// withheld (summary_rebuilding) until new turns arrive.
+func TestDirtyAfterExtensionIsRebuilt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings func() Settings
+	}{{"episodes", episodeSettings}, {"no episodes", baseSettings}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t)
+			w := newWorker(st, extractive.New(), "w1", tc.settings)
+			w.Forget, w.Erase, w.Profiles = st, &recEraser{}, st
+			turns := topicTurns(60)
+			turns[9].ID = "gone"
+			if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, UserID: "ann", Agent: "a", Messages: turns}); err != nil {
+				t.Fatal(err)
+			}
+			// Deleted before any summary: the rebuild it asks for runs at
+			// cursor 0, so the extension that follows covers its tombstone.
+			if _, err := st.DeleteMessage(ctx, chatKey, turns[9].ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Rebuild(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c, _ := st.Chat(ctx, chatKey); c.SummaryDirty || c.SummaryCursor != 0 {
+				t.Fatalf("after the rebuild: dirty %v, cursor %d; want clean at 0", c.SummaryDirty, c.SummaryCursor)
+			}
+			if err := w.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c, err := st.Chat(ctx, chatKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.SummaryCursor < 10 {
+				t.Fatalf("cursor %d: the extension did not cover the deleted turn, the test cannot fail", c.SummaryCursor)
+			}
+			if c.SummaryDirty {
+				t.Errorf("summary still dirty (mark %d) after the drain, cursor %d of %d", c.DirtyMark, c.SummaryCursor, c.LastSeq)
+			}
+			if head, err := st.SummaryHead(ctx, chatKey); err != nil || head == nil || head.CoveredToSeq != c.SummaryCursor {
+				t.Errorf("head %+v, %v; want one covering to %d", head, err, c.SummaryCursor)
+			}
+		})
+	}
+}

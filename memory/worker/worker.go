@@ -253,8 +253,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// idle reports whether c was found not triggered in its current state.
+// idle reports whether c was found not triggered in its current state. A
+// dirty summary is never idle: a delete changes neither number.
 func (w *Worker) idle(c memory.Chat) bool {
+	if c.SummaryDirty {
+		return false
+	}
 	st := w.state(c.Key())
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -415,13 +419,18 @@ func (w *Worker) prune() {
 	}
 }
 
-// triggered reports whether the chat's turns outside the recent window that
-// the summary does not cover pass the agent's trigger, or its head was
-// written under other prompts.
+// triggered reports whether the chat's summary is dirty, or its turns
+// outside the recent window that the summary does not cover pass the
+// agent's trigger, or its head was written under other prompts.
 func (w *Worker) triggered(ctx context.Context, c memory.Chat) (bool, error) {
 	s := w.settings(c.Agent)
 	if !s.Enabled || !s.Persist {
 		return false, nil
+	}
+	if c.SummaryDirty {
+		// Withheld until rebuilt (extendOnce rebuilds first): an extension
+		// over a turn deleted earlier leaves no other work behind it.
+		return true, nil
 	}
 	eligible := c.LastSeq - int64(s.RecentTurns) - c.SummaryCursor
 	if eligible <= 0 {

@@ -109,7 +109,7 @@ func Churn(ctx context.Context, base string, o ChurnOptions) (*ChurnReport, erro
 				body, _ := json.Marshal(appendBody{UserID: fmt.Sprintf("user-%d", i%o.Users),
 					Messages: []inMessage{{Role: corpus.Role(r.IntN(2)), Content: corpus.Turn(i, 1_000_000+r.IntN(1_000_000))}}})
 				status, err := post(ctx, client, base+"/v1/chats/"+url.PathEscape(fmt.Sprintf("%s%d", o.ChatPrefix, i))+"/messages", body, nil)
-				if ctx.Err() != nil {
+				if err != nil && ctx.Err() != nil {
 					break // cut short by the end of the run: not an error
 				}
 				h.Record(time.Since(due))

@@ -35,8 +35,10 @@ func TestChurnAppendsAtTheRate(t *testing.T) {
 			}
 			// 100/s for 0.5 s: the schedule allows at most 51 sends (how
 			// many go out on a busy machine is not asserted: no timing).
-			if rep.Sent < 1 || rep.Sent > 51 || rep.Sent != n.Load() || bad.Load() != 0 {
-				t.Fatalf("sent %d (server saw %d, %d malformed); want 1..51", rep.Sent, n.Load(), bad.Load())
+			// A request the end of the run cut (one per client at most)
+			// may have reached the server without being counted.
+			if rep.Sent < 1 || rep.Sent > 51 || n.Load() < rep.Sent || n.Load() > rep.Sent+2 || bad.Load() != 0 {
+				t.Fatalf("sent %d (server saw %d, %d malformed); want 1..51, seen by the server (up to 2 more cut)", rep.Sent, n.Load(), bad.Load())
 			}
 			if (rep.Errors > 0) != tc.wantErrors || (tc.wantErrors && rep.Errors != rep.Sent) {
 				t.Fatalf("errors = %d of %d (first %q)", rep.Errors, rep.Sent, rep.FirstError)

@@ -414,3 +414,58 @@ func postgresScan(dsn string) tableScan {
 		}
 	}
 }
+
+// TestDeletedBeforeTheSummaryThroughBinary: a turn deleted before any
+// summary covers it is rebuilt away at once (nothing to rebuild yet), and
+// the extension that later covers its tombstone marks the summary dirty
+// again, with no turn left to summarise. The summary must come back
+// without new turns and without waiting out summary_cooldown (30 s by
+// default, kept here): before, it was withheld (summary_rebuilding) until
+// the chat grew.
+func TestDeletedBeforeTheSummaryThroughBinary(t *testing.T) {
+	s := startBinary(t, sqliteStorage+"\n") // built-in memory settings
+	turns := projectTurns(40)
+	s.must(201, "POST", "/v1/chats/d1/messages", map[string]any{"user_id": "ann", "messages": turns[:5]}, nil)
+	s.must(204, "DELETE", "/v1/chats/d1/messages/m002", nil, nil)
+	context := func() (degraded []string, covered int64) {
+		var cx struct {
+			Degraded []string `json:"degraded"`
+			Sections struct {
+				Summary *struct {
+					CoveredToSeq int64 `json:"covered_to_seq"`
+				} `json:"summary"`
+			} `json:"sections"`
+		}
+		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "d1", "strategy": "running_summary", "include": []string{"sections"}}, &cx)
+		if cx.Sections.Summary != nil {
+			covered = cx.Sections.Summary.CoveredToSeq
+		}
+		return cx.Degraded, covered
+	}
+	waitFor(t, 20*time.Second, "the rebuild of a chat with no summary yet", func() bool {
+		d, _ := context()
+		return !slices.Contains(d, "summary_rebuilding")
+	})
+	// 40 turns: 30 outside the 10-turn recent window pass the 10-turn
+	// trigger, and the summary of turns 1..30 covers the tombstone.
+	s.must(201, "POST", "/v1/chats/d1/messages", map[string]any{"user_id": "ann", "messages": turns[5:]}, nil)
+	// The chain is served again once rebuilt: one record 1..30 (the
+	// extension over the tombstone, a second record, was written and
+	// replaced, so the test went through the dirty mark). An answer may
+	// carry a preview of the summary before; it must not be withheld.
+	var chain struct {
+		Chain []struct {
+			FromSeq int64 `json:"from_seq"`
+			ToSeq   int64 `json:"to_seq"`
+			Depth   int   `json:"depth"`
+		} `json:"chain"`
+	}
+	waitFor(t, 20*time.Second, "the rebuilt summary of turns 1..30, served", func() bool {
+		s.must(200, "GET", "/v1/chats/d1/summary", nil, &chain)
+		if len(chain.Chain) != 1 || chain.Chain[0].FromSeq != 1 || chain.Chain[0].ToSeq != 30 {
+			return false
+		}
+		d, covered := context()
+		return covered == 30 && len(d) == 0
+	})
+}

@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/contextd/contextd/memory"
@@ -74,7 +75,11 @@ func (w *Worker) Rebuild(ctx context.Context) (int, error) {
 	return done, errors.Join(errs...)
 }
 
-// rebuildWork lists the chats holding marks, with their Forget rows.
+// rebuildWork lists the chats holding marks, with their Forget rows. A
+// dirty summary is a mark of its own: an extension over a turn deleted
+// before the summariser read it marks the summary dirty too (the store
+// cannot tell when the turn went), with no episode or Forget row behind
+// it, and the chat may have nothing left to summarise.
 func (w *Worker) rebuildWork(ctx context.Context) ([]memory.ChatKey, map[memory.ChatKey][]memory.Forget, error) {
 	eps, err := w.Forget.EpisodesToRebuild(ctx, rebuildBatch)
 	if err != nil {
@@ -84,10 +89,20 @@ func (w *Worker) rebuildWork(ctx context.Context) ([]memory.ChatKey, map[memory.
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: pending forgets: %w", err)
 	}
+	// No backlog reaches MaxInt64: only the dirty chats are listed.
+	dirty, err := w.Store.ListSummaryWork(ctx, math.MaxInt64, rebuildBatch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: dirty summaries: %w", err)
+	}
 	var keys []memory.ChatKey
 	forgets := map[memory.ChatKey][]memory.Forget{}
 	for _, e := range eps {
 		if k := e.Chat.Key(); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, c := range dirty {
+		if k := c.Key(); c.SummaryDirty && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}

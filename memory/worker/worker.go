@@ -253,12 +253,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// idle reports whether c was found not triggered in its current state. A
-// dirty summary is never idle: a delete changes neither number.
+// idle reports whether c was found not triggered in its current state.
 func (w *Worker) idle(c memory.Chat) bool {
-	if c.SummaryDirty {
-		return false
-	}
 	st := w.state(c.Key())
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -277,16 +273,19 @@ func (w *Worker) markIdle(c memory.Chat) {
 // the rest of the drain; the errors are returned joined.
 func (w *Worker) Drain(ctx context.Context) error {
 	w.init()
-	if _, err := w.Rebuild(ctx); err != nil {
-		return err
-	}
 	failed := map[memory.ChatKey]error{}
 	for i := 0; i < 10000; i++ {
+		// Again after each scan: an extension over a deleted turn marks
+		// its summary dirty (see rebuildWork).
+		r, err := w.Rebuild(ctx)
+		if err != nil {
+			return err
+		}
 		n, err := w.pass(ctx, failed)
 		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if n == 0 && r == 0 {
 			break
 		}
 	}
@@ -419,18 +418,13 @@ func (w *Worker) prune() {
 	}
 }
 
-// triggered reports whether the chat's summary is dirty, or its turns
-// outside the recent window that the summary does not cover pass the
-// agent's trigger, or its head was written under other prompts.
+// triggered reports whether the chat's turns outside the recent window that
+// the summary does not cover pass the agent's trigger, or its head was
+// written under other prompts.
 func (w *Worker) triggered(ctx context.Context, c memory.Chat) (bool, error) {
 	s := w.settings(c.Agent)
 	if !s.Enabled || !s.Persist {
 		return false, nil
-	}
-	if c.SummaryDirty {
-		// Withheld until rebuilt (extendOnce rebuilds first): an extension
-		// over a turn deleted earlier leaves no other work behind it.
-		return true, nil
 	}
 	eligible := c.LastSeq - int64(s.RecentTurns) - c.SummaryCursor
 	if eligible <= 0 {

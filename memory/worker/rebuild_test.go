@@ -102,14 +102,18 @@ func holdsSecret(t *testing.T, st *sqlite.Store) []string {
 	return where
 }
 
+// withAndWithoutEpisodes are the extractive settings the rebuild tests run
+// under.
+var withAndWithoutEpisodes = []struct {
+	name     string
+	settings func() Settings
+}{{"episodes", episodeSettings}, {"no episodes", baseSettings}}
+
 // TestRebuildAfterDelete: with and without episodes, extractively, the
 // deleted turn leaves the summary, the episodes, the facts and the profile;
 // the marks are cleared, the forget row done, the other turns intact.
 func TestRebuildAfterDelete(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		settings func() Settings
-	}{{"episodes", episodeSettings}, {"no episodes", baseSettings}} {
+	for _, tc := range withAndWithoutEpisodes {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			st := openStore(t)
@@ -254,13 +258,10 @@ func TestRebuildLLMCalls(t *testing.T) {
 // TestDirtyAfterExtensionIsRebuilt: an extension over a turn deleted
 // earlier marks the summary dirty (AppendSummary cannot tell when the turn
 // went), while the chat has no turns left to summarise, no episode marked
-// and no forget row: the next pass must still rebuild it, or the summary is
+// and no forget row: the next rebuild pass must still take it, or the summary is
 // withheld (summary_rebuilding) until new turns arrive.
 func TestDirtyAfterExtensionIsRebuilt(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		settings func() Settings
-	}{{"episodes", episodeSettings}, {"no episodes", baseSettings}} {
+	for _, tc := range withAndWithoutEpisodes {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			st := openStore(t)

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/memory"
 )
 
 // stdAnswer is what encode wrote before appendAnswer: encoding/json with
@@ -50,12 +52,15 @@ func TestAppendAnswerMatchesEncodingJSON(t *testing.T) {
 // past 9999 makes appendAnswer give up (encode then reports
 // encoding/json's error) instead of writing invalid JSON.
 func TestAppendAnswerRefusesWhatEncodingJSONRefuses(t *testing.T) {
-	for name, turn := range map[string]engine.RAGTurn{
-		"NaN score":  {Score: float32(math.NaN())},
-		"+Inf score": {Score: float32(math.Inf(1))},
-		"year 10000": {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	y10k := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name, sec := range map[string]engine.Sections{
+		"NaN score":                  {RAG: []engine.RAGTurn{{Score: float32(math.NaN())}}},
+		"+Inf score":                 {RAG: []engine.RAGTurn{{Score: float32(math.Inf(1))}}},
+		"year 10000":                 {RAG: []engine.RAGTurn{{CreatedAt: y10k}}},
+		"profile item year 10000":    {Profile: &memory.Profile{Topics: []memory.ProfileItem{{Confirmed: y10k}}}},
+		"profile updated year 10000": {Profile: &memory.Profile{UpdatedAt: y10k}},
 	} {
-		a := engine.ContextAnswer{Sections: &engine.Sections{RAG: []engine.RAGTurn{turn}}}
+		a := engine.ContextAnswer{Sections: &sec}
 		if _, err := json.Marshal(a); err == nil {
 			t.Fatalf("%s: encoding/json takes it; the test is wrong", name)
 		}
@@ -97,14 +102,14 @@ func fill(r *rand.Rand, v reflect.Value, depth int) {
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat([]float64{0, 1e-7, 0.0235, 1, 123456.78, 3e21, -0.5, float64(r.Float32())}[r.IntN(8)])
 	case reflect.Pointer:
-		if depth < 6 && r.IntN(4) > 0 {
+		if depth < 8 && r.IntN(4) > 0 {
 			p := reflect.New(v.Type().Elem())
 			fill(r, p.Elem(), depth+1)
 			v.Set(p)
 		}
 	case reflect.Slice:
 		switch n := r.IntN(5); {
-		case n == 0 || depth >= 6: // nil
+		case n == 0 || depth >= 8: // nil (deep enough for a profile item's sources)
 		case n == 1:
 			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 		default:
@@ -160,6 +165,15 @@ func BenchmarkAnswerEncode(b *testing.B) {
 	for i := range 30 {
 		res.Messages = append(res.Messages, engine.ChatMessage{Role: "user", Content: text})
 		res.Sections.RAG = append(res.Sections.RAG, engine.RAGTurn{Seq: int64(i), Role: "user", Content: text, Score: r.Float32(), CreatedAt: time.Now()})
+	}
+	// A profile as make bench-http's users have: 25 topics of up to 10 chats.
+	res.Sections.Profile = &memory.Profile{UserID: "user-7", Model: "extractive", UpdatedAt: time.Now()}
+	for i := range 25 {
+		it := memory.ProfileItem{ID: fmt.Sprintf("t%012x", r.Uint64()>>16), Text: "migration", Confirmed: time.Now()}
+		for c := range 1 + i%10 {
+			it.Sources = append(it.Sources, memory.Source{ChatID: fmt.Sprintf("chat-%d", 7+20*c), FromSeq: 1, ToSeq: 40})
+		}
+		res.Sections.Profile.Topics = append(res.Sections.Profile.Topics, it)
 	}
 	a := res.Answer(nil)
 	var buf bytes.Buffer

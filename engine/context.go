@@ -543,7 +543,9 @@ func chatIDIfOther(hit, current string) string {
 }
 
 func (s *Service) truncate(ctx context.Context, text string, o truncation.Options) (string, truncation.Info) {
-	if o.MaxChars <= 0 || utf8.RuneCountInString(text) <= o.MaxChars {
+	// A string has no more runes than bytes: most turns are decided
+	// without counting.
+	if o.MaxChars <= 0 || len(text) <= o.MaxChars || utf8.RuneCountInString(text) <= o.MaxChars {
 		return text, truncation.Info{}
 	}
 	return truncation.Truncate(ctx, text, o)

@@ -20,6 +20,7 @@ type fakeStore struct {
 	leases  map[string]string // kind/tenant/chat -> owner
 	failErr error             // returned by every call when set
 	marks   int               // MarkIndexed calls
+	lists   int               // UnindexedChats calls (a drain makes one or more)
 }
 
 type fakeChat struct {
@@ -94,6 +95,7 @@ func (s *fakeStore) MessagesBySeq(_ context.Context, k memory.ChatKey, seqs []in
 func (s *fakeStore) UnindexedChats(_ context.Context, limit int) ([]memory.Chat, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lists++
 	if s.failErr != nil {
 		return nil, s.failErr
 	}

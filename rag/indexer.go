@@ -40,6 +40,12 @@ type Indexer struct {
 	Logger    *slog.Logger
 	// PollInterval is how often Run looks for work without a Kick; default 2s.
 	PollInterval time.Duration
+	// MinInterval coalesces kicks: a kicked pass starts at least this long
+	// after the previous one started; default 200ms. Under a trickle of
+	// appends (one turn per chat now and then) a pass per append paid the
+	// pass's fixed costs — the backlog listings, an upsert and a mark
+	// commit — for one turn (docs/performance.md, "Eighth pass").
+	MinInterval time.Duration
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default
 	// memory.DefaultLeaseTTL.
 	LeaseTTL time.Duration
@@ -66,6 +72,7 @@ type Indexer struct {
 const (
 	DefaultIndexBatch   = 64
 	DefaultPollInterval = 2 * time.Second
+	DefaultMinInterval  = 200 * time.Millisecond
 	MaxIndexBackoff     = 30 * time.Second
 	minIndexBackoff     = 250 * time.Millisecond
 	chatsPerPass        = 100
@@ -83,6 +90,9 @@ func (ix *Indexer) EnsureDefaults() {
 	}
 	if ix.PollInterval <= 0 {
 		ix.PollInterval = DefaultPollInterval
+	}
+	if ix.MinInterval <= 0 {
+		ix.MinInterval = DefaultMinInterval
 	}
 	if ix.LeaseTTL <= 0 {
 		ix.LeaseTTL = memory.DefaultLeaseTTL
@@ -126,7 +136,8 @@ func (ix *Indexer) setErr(err error) {
 	ix.mu.Unlock()
 }
 
-// Run drains the backlog until ctx is done: on every Kick, every
+// Run drains the backlog until ctx is done: on every Kick (at most one
+// pass per MinInterval), every
 // PollInterval, and after a failure with exponential backoff (capped at
 // MaxIndexBackoff; kicks do not shorten a backoff, so an outage is not
 // hammered by every append). It returns nil when ctx ends.
@@ -135,6 +146,7 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	poll := ix.PollInterval
 	var backoff time.Duration
 	for {
+		start := time.Now()
 		n, err := ix.DrainOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -161,9 +173,24 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			case <-ctx.Done():
 			case <-timer.C:
 			case <-kick:
+				// Kicks that come while this wait lasts join the pass.
+				sleepCtx(ctx, ix.MinInterval-time.Since(start))
 			}
 		}
 		timer.Stop()
+	}
+}
+
+// sleepCtx waits d (nothing when d <= 0) or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -371,6 +372,39 @@ func TestIndexerPayloadAndDeletedChat(t *testing.T) {
 	e.drain(t)
 	if c, _ := e.index.Count(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"gone"}}); c != 0 {
 		t.Errorf("deleted chat has %d points", c)
+	}
+}
+
+// TestIndexerCoalescesKicks: a trickle of appends, each kicking the
+// indexer, is indexed in a few passes, not one pass per append; nothing is
+// left behind.
+func TestIndexerCoalescesKicks(t *testing.T) {
+	e := newEnv(t, nil)
+	e.ixr.PollInterval = 1e12 // only kicks wake it
+	e.ixr.MinInterval = 400 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.ixr.Run(ctx) }()
+	waitFor(t, func() bool { e.store.mu.Lock(); defer e.store.mu.Unlock(); return e.store.lists > 0 }) // the first pass
+	start := time.Now()
+	for i := range 20 {
+		e.store.add("t", fmt.Sprint("c", i), "u", "a", "a turn of the trickle")
+		e.ixr.Kick()
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitFor(t, func() bool { return e.store.unindexed() == 0 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v", err)
+	}
+	e.store.mu.Lock()
+	lists := e.store.lists
+	e.store.mu.Unlock()
+	// 20 kicks over ~200 ms: a pass at the first, the rest wait out
+	// MinInterval and share one or two more (each drain lists until a
+	// listing finds nothing new: two listings a pass with work).
+	if max := 2 + 2*(2+int(time.Since(start)/e.ixr.MinInterval)); lists > max {
+		t.Errorf("%d backlog listings for 20 kicks in %v: want at most %d (kicks not coalesced)", lists, time.Since(start).Round(time.Millisecond), max)
 	}
 }
 

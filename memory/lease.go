@@ -81,3 +81,54 @@ func (h *HeldLease) Release(ctx context.Context) error {
 	defer cancel()
 	return h.l.ReleaseLease(rctx, h.key, h.kind, h.owner)
 }
+
+// TakeLeases is TakeLease for several chats in one write: held[i] is nil
+// where keys[i] is held by another owner or does not exist.
+func TakeLeases(ctx context.Context, l Leases, keys []ChatKey, kind, owner string, ttl time.Duration) ([]*HeldLease, error) {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	held := make([]*HeldLease, len(keys))
+	if len(keys) == 0 {
+		return held, nil
+	}
+	taken, err := l.TryLeases(ctx, keys, kind, owner, ttl)
+	if err != nil {
+		return nil, err
+	}
+	for i, ok := range taken {
+		if ok {
+			held[i] = &HeldLease{l: l, key: keys[i], kind: kind, owner: owner, ttl: ttl}
+		}
+	}
+	return held, nil
+}
+
+// ReleaseAll drops held leases (nil ones skipped) in one write per store,
+// kind and owner, even when ctx is cancelled. When it fails the leases
+// simply expire.
+func ReleaseAll(ctx context.Context, held []*HeldLease) error {
+	type group struct {
+		l           Leases
+		kind, owner string
+	}
+	keys := map[group][]ChatKey{}
+	var order []group
+	for _, h := range held {
+		if h == nil {
+			continue
+		}
+		g := group{h.l, h.kind, h.owner}
+		if _, ok := keys[g]; !ok {
+			order = append(order, g)
+		}
+		keys[g] = append(keys[g], h.key)
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+	defer cancel()
+	var errs []error
+	for _, g := range order {
+		errs = append(errs, g.l.ReleaseLeases(rctx, keys[g], g.kind, g.owner))
+	}
+	return errors.Join(errs...)
+}

@@ -124,6 +124,12 @@ type Leases interface {
 	RenewLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
 	// ReleaseLease drops owner's lease (no error when it does not hold it).
 	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
+	// TryLeases is TryLease for several chats in one write (the indexer
+	// takes a pass's chats at once): taken[i] reports keys[i]. A chat that
+	// does not exist is not taken, without an error.
+	TryLeases(ctx context.Context, keys []ChatKey, kind, owner string, ttl time.Duration) (taken []bool, err error)
+	// ReleaseLeases is ReleaseLease for several chats in one write.
+	ReleaseLeases(ctx context.Context, keys []ChatKey, kind, owner string) error
 }
 
 // Backlog counts derived, durable work.

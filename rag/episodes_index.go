@@ -57,9 +57,26 @@ func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("indexer: list episode backlog: %w", err)
 	}
+	return ix.eachLeased(ctx, chats, func(c memory.Chat) (int, error) { return ix.indexEpisodes(ctx, es, c) })
+}
+
+// eachLeased runs fn for each of chats whose index lease it takes (those
+// another owner holds, or deleted, are left out) and returns the sum. The
+// leases are taken in one write and given back in one: under a trickle of
+// appends a pass finds one item in each of many chats, and a write per
+// lease was most of its cost.
+func (ix *Indexer) eachLeased(ctx context.Context, chats []memory.Chat, fn func(memory.Chat) (int, error)) (int, error) {
+	leases, err := ix.takeLeases(ctx, chats)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = memory.ReleaseAll(ctx, leases) }()
 	total := 0
-	for _, c := range chats {
-		n, err := ix.withLease(ctx, c, func() (int, error) { return ix.indexEpisodes(ctx, es, c) })
+	for i, c := range chats {
+		if leases[i] == nil {
+			continue
+		}
+		n, err := fn(c)
 		total += n
 		if err != nil {
 			return total, err
@@ -68,22 +85,18 @@ func (ix *Indexer) drainEpisodes(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-// withLease runs fn under the chat's index lease (0 when another owner
-// holds it).
-func (ix *Indexer) withLease(ctx context.Context, c memory.Chat, fn func() (int, error)) (int, error) {
-	key := c.Key()
-	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
-	if errors.Is(err, memory.ErrNotFound) {
-		return 0, nil
+// takeLeases takes the index leases of chats in one write: nil where
+// another owner holds one or the chat is gone.
+func (ix *Indexer) takeLeases(ctx context.Context, chats []memory.Chat) ([]*memory.HeldLease, error) {
+	keys := make([]memory.ChatKey, len(chats))
+	for i, c := range chats {
+		keys[i] = c.Key()
 	}
+	leases, err := memory.TakeLeases(ctx, ix.Store, keys, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
 	if err != nil {
-		return 0, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
+		return nil, fmt.Errorf("indexer: leases of %d chats: %w", len(chats), err)
 	}
-	if lease == nil {
-		return 0, nil
-	}
-	defer func() { _ = lease.Release(ctx) }()
-	return fn()
+	return leases, nil
 }
 
 func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, c memory.Chat) (int, error) {

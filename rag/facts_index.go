@@ -36,7 +36,10 @@ func FactPoint(c memory.Chat, f memory.Fact) Point {
 }
 
 // drainFacts indexes every pending fact of chats not leased elsewhere;
-// without a FactStore there are none.
+// without a FactStore there are none. Like turns, the facts of many chats
+// are embedded and upserted together (about BatchSize at a time), then
+// marked chat by chat: under a stream of appends a chat has a fact or two
+// pending at a time.
 func (ix *Indexer) drainFacts(ctx context.Context) (int, error) {
 	fs := ix.Facts
 	if fs == nil {
@@ -46,47 +49,87 @@ func (ix *Indexer) drainFacts(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("indexer: list fact backlog: %w", err)
 	}
+	leases, err := ix.takeLeases(ctx, chats)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = memory.ReleaseAll(ctx, leases) }()
+	var b factBatch
 	total := 0
-	for _, c := range chats {
-		n, err := ix.withLease(ctx, c, func() (int, error) { return ix.indexFacts(ctx, fs, c) })
-		total += n
-		if err != nil {
+	for i, c := range chats {
+		if leases[i] == nil {
+			continue
+		}
+		if err := b.read(ctx, fs, c, ix.BatchSize); err != nil {
 			return total, err
 		}
+		if len(b.points) >= ix.BatchSize {
+			n, err := ix.flushFacts(ctx, fs, &b)
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
 	}
-	return total, nil
+	n, err := ix.flushFacts(ctx, fs, &b)
+	return total + n, err
 }
 
-func (ix *Indexer) indexFacts(ctx context.Context, fs memory.FactStore, c memory.Chat) (int, error) {
+// factBatch is the pending facts of several chats, written together.
+type factBatch struct {
+	points []Point
+	texts  []string
+	chats  []memory.Chat
+	ids    [][]string // by chat: the facts to mark
+}
+
+// read adds up to limit pending facts of c (none when it was deleted).
+func (b *factBatch) read(ctx context.Context, fs memory.FactStore, c memory.Chat, limit int) error {
 	key := c.Key()
-	bs := ix.BatchSize
-	facts, err := fs.UnindexedFacts(ctx, key, bs)
-	if errors.Is(err, memory.ErrNotFound) {
-		return 0, nil
+	facts, err := fs.UnindexedFacts(ctx, key, limit)
+	if errors.Is(err, memory.ErrNotFound) || err == nil && len(facts) == 0 {
+		return nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("indexer: read facts of %s/%s: %w", key.Tenant, key.ChatID, err)
+		return fmt.Errorf("indexer: read facts of %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
-	var (
-		points []Point
-		texts  []string
-		ids    []string
-	)
+	ids := make([]string, 0, len(facts))
 	for _, f := range facts {
 		ids = append(ids, f.ID)
 		if strings.TrimSpace(f.Text) == "" || len(f.Seqs) == 0 {
-			continue // nothing to find it by, or no turn to cite
+			continue // nothing to find it by, or no turn to cite: marked, not indexed
 		}
-		points = append(points, FactPoint(c, f))
-		texts = append(texts, FactText(f))
+		b.points = append(b.points, FactPoint(c, f))
+		b.texts = append(b.texts, FactText(f))
 	}
-	if err := ix.embedUpsert(ctx, "facts of "+key.Tenant+"/"+key.ChatID, points, texts); err != nil {
+	b.chats, b.ids = append(b.chats, c), append(b.ids, ids)
+	return nil
+}
+
+// flushFacts embeds and upserts b's facts, then marks them chat by chat,
+// and empties b. It returns the facts marked.
+func (ix *Indexer) flushFacts(ctx context.Context, fs memory.FactStore, b *factBatch) (int, error) {
+	if len(b.chats) == 0 {
+		return 0, nil
+	}
+	batch := *b
+	*b = factBatch{}
+	name := "facts of " + batch.chats[0].Tenant + "/" + batch.chats[0].ID
+	if len(batch.chats) > 1 {
+		name += fmt.Sprintf(" and %d more chats", len(batch.chats)-1)
+	}
+	if err := ix.embedUpsert(ctx, name, batch.points, batch.texts); err != nil {
 		return 0, err
 	}
-	if err := ix.marked(ctx, key, fs.MarkFactsIndexed(ctx, key, ids)); err != nil {
-		return 0, fmt.Errorf("indexer: mark facts indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+	n := 0
+	for i, c := range batch.chats {
+		key := c.Key()
+		if err := ix.marked(ctx, key, fs.MarkFactsIndexed(ctx, key, batch.ids[i])); err != nil {
+			return n, fmt.Errorf("indexer: mark facts indexed %s/%s: %w", key.Tenant, key.ChatID, err)
+		}
+		n += len(batch.ids[i])
 	}
-	return len(facts), nil
+	return n, nil
 }
 
 // ForgetTurns takes forgotten turns out of the index: every point of each

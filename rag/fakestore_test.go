@@ -21,6 +21,7 @@ type fakeStore struct {
 	failErr error             // returned by every call when set
 	marks   int               // MarkIndexed calls
 	lists   int               // UnindexedChats calls (a drain makes one or more)
+	leaseW  int               // lease takes and releases (each a write in a real store)
 }
 
 type fakeChat struct {
@@ -190,11 +191,42 @@ func (s *fakeStore) TryLease(_ context.Context, k memory.ChatKey, kind, owner st
 	if s.failErr != nil {
 		return false, s.failErr
 	}
+	s.leaseW++
+	return s.tryLease(k, kind, owner), nil
+}
+
+func (s *fakeStore) TryLeases(_ context.Context, keys []memory.ChatKey, kind, owner string, _ time.Duration) ([]bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failErr != nil {
+		return nil, s.failErr
+	}
+	s.leaseW++
+	taken := make([]bool, len(keys))
+	for i, k := range keys {
+		taken[i] = s.chats[k] != nil && s.tryLease(k, kind, owner)
+	}
+	return taken, nil
+}
+
+func (s *fakeStore) ReleaseLeases(_ context.Context, keys []memory.ChatKey, kind, owner string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.leaseW++
+	for _, k := range keys {
+		if s.leases[leaseKey(k, kind)] == owner {
+			delete(s.leases, leaseKey(k, kind))
+		}
+	}
+	return nil
+}
+
+func (s *fakeStore) tryLease(k memory.ChatKey, kind, owner string) bool {
 	if _, ok := s.leases[leaseKey(k, kind)]; ok { // never re-entered
-		return false, nil
+		return false
 	}
 	s.leases[leaseKey(k, kind)] = owner
-	return true, nil
+	return true
 }
 
 func (s *fakeStore) RenewLease(_ context.Context, k memory.ChatKey, kind, owner string, _ time.Duration) (bool, error) {
@@ -209,6 +241,7 @@ func (s *fakeStore) RenewLease(_ context.Context, k memory.ChatKey, kind, owner 
 func (s *fakeStore) ReleaseLease(_ context.Context, k memory.ChatKey, kind, owner string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.leaseW++
 	if s.leases[leaseKey(k, kind)] == owner {
 		delete(s.leases, leaseKey(k, kind))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
@@ -47,11 +48,19 @@ func (ix *Indexer) drainTurns(ctx context.Context) (total int, err error) {
 			return total, err
 		}
 		before := total
-		for _, c := range chats {
-			if skipped[c.Key()] {
+		chats = slices.DeleteFunc(chats, func(c memory.Chat) bool { return skipped[c.Key()] })
+		leases, err := ix.takeLeases(ctx, chats)
+		if err != nil {
+			ix.setErr(err)
+			return total, err
+		}
+		for i, c := range chats {
+			if leases[i] == nil {
+				skipped[c.Key()] = true
 				continue
 			}
-			added, err := ix.addChat(ctx, &b, c)
+			added, err := ix.addChat(ctx, &b, c, leases[i])
+			leases[i] = nil // b holds it, or addChat gave it back
 			if err == nil && !added {
 				skipped[c.Key()] = true
 			}
@@ -61,6 +70,7 @@ func (ix *Indexer) drainTurns(ctx context.Context) (total int, err error) {
 				total += n
 			}
 			if err != nil {
+				_ = memory.ReleaseAll(ctx, leases) // those not reached
 				ix.setErr(err)
 				return total, err
 			}
@@ -80,18 +90,10 @@ func (ix *Indexer) drainTurns(ctx context.Context) (total int, err error) {
 	}
 }
 
-// addChat takes c's lease and adds its pending turns to b; false when the
-// lease is held elsewhere or nothing is pending (emptied or deleted
-// meanwhile).
-func (ix *Indexer) addChat(ctx context.Context, b *turnBatch, c memory.Chat) (bool, error) {
-	key := c.Key()
-	lease, err := memory.TakeLease(ctx, ix.Store, key, memory.LeaseIndex, ix.Owner, ix.LeaseTTL)
-	if err != nil {
-		return false, fmt.Errorf("indexer: lease %s/%s: %w", key.Tenant, key.ChatID, err)
-	}
-	if lease == nil {
-		return false, nil
-	}
+// addChat adds c's pending turns to b under its lease; false when
+// nothing is pending (emptied or deleted meanwhile), the lease then given
+// back.
+func (ix *Indexer) addChat(ctx context.Context, b *turnBatch, c memory.Chat, lease *memory.HeldLease) (bool, error) {
 	work, stop := lease.Keep(ctx)
 	return ix.refill(ctx, b, pendingChat{chat: c, lease: lease, work: work, stop: stop})
 }
@@ -120,10 +122,14 @@ func (p pendingChat) release(ctx context.Context) {
 	_ = p.lease.Release(ctx)
 }
 
+// releaseAll gives back the chats' leases in one write.
 func releaseAll(ctx context.Context, chats []pendingChat) {
-	for _, p := range chats {
-		p.release(ctx)
+	held := make([]*memory.HeldLease, len(chats))
+	for i, p := range chats {
+		p.stop()
+		held[i] = p.lease
 	}
+	_ = memory.ReleaseAll(ctx, held)
 }
 
 // flushTurns writes b: tombstoned turns' points are deleted, live turns
@@ -146,13 +152,15 @@ func (ix *Indexer) flushTurns(ctx context.Context, b *turnBatch) (int, error) {
 		releaseAll(ctx, chats)
 		return 0, err
 	}
+	var done []pendingChat // released together
+	defer func() { releaseAll(ctx, done) }()
 	for i, p := range chats {
 		if len(p.msgs) < ix.BatchSize || p.work.Err() != nil {
-			p.release(ctx)
+			done = append(done, p)
 			continue
 		}
 		if _, err := ix.refill(ctx, b, p); err != nil { // p is released
-			releaseAll(ctx, chats[i+1:])
+			done = append(done, chats[i+1:]...)
 			return n, err
 		}
 	}

@@ -408,6 +408,51 @@ func TestIndexerCoalescesKicks(t *testing.T) {
 	}
 }
 
+// TestIndexerLeasesInOneWrite: a pass over many chats with a turn and a
+// fact each takes and gives back their leases a few writes at a time, not
+// two writes per chat and backlog, and leaves none held.
+func TestIndexerLeasesInOneWrite(t *testing.T) {
+	e := newEnv(t, nil)
+	e.ixr.Facts = e.store
+	upserts := &countUpserts{Index: e.index}
+	e.ixr.Index = upserts
+	const chats = 30
+	for i := range chats {
+		c := fmt.Sprint("c", i)
+		e.store.add("t", c, "u", "a", "a turn of the trickle")
+		e.store.addFacts(memory.ChatKey{Tenant: "t", ChatID: c}, memory.Fact{ID: "f" + c, Text: "the user lives in Lisbon", Seqs: []int64{1}})
+	}
+	if n := e.drain(t); n != 2*chats {
+		t.Fatalf("indexed %d, want %d turns and facts", n, 2*chats)
+	}
+	e.store.mu.Lock()
+	defer e.store.mu.Unlock()
+	// Turns: a listing's chats taken at once, released after their batch
+	// (BatchSize 4 here: a write per batch), the second listing finds
+	// nothing; facts: taken and released at once.
+	if max := 2 + chats/e.ixr.BatchSize + 1 + 4; e.store.leaseW > max {
+		t.Errorf("%d lease writes for %d chats; want at most %d", e.store.leaseW, chats, max)
+	}
+	if len(e.store.leases) != 0 {
+		t.Errorf("leases still held after the drain: %v", e.store.leases)
+	}
+	// Turns and facts each a batch of BatchSize at a time, across chats.
+	if max := 2 * (chats/e.ixr.BatchSize + 1); upserts.n > max {
+		t.Errorf("%d upserts for %d chats' turns and facts; want at most %d", upserts.n, chats, max)
+	}
+}
+
+// countUpserts counts an index's upserts.
+type countUpserts struct {
+	rag.Index
+	n int
+}
+
+func (c *countUpserts) Upsert(ctx context.Context, ps []rag.Point) error {
+	c.n++
+	return c.Index.Upsert(ctx, ps)
+}
+
 type deleteDuring struct {
 	rag.Embedder
 	del func()

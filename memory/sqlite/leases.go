@@ -51,6 +51,66 @@ func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owne
 	return nil
 }
 
+// TryLeases takes the leases it can of keys in one transaction.
+func (s *Store) TryLeases(ctx context.Context, keys []memory.ChatKey, kind, owner string, ttl time.Duration) ([]bool, error) {
+	if kind == "" || owner == "" {
+		return nil, errors.New("sqlite: leases: empty kind or owner")
+	}
+	taken := make([]bool, len(keys))
+	if len(keys) == 0 {
+		return taken, nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pks, try := tx.StmtContext(ctx, s.ws.chatPK), tx.StmtContext(ctx, s.ws.tryLease)
+		now := s.now()
+		for i, key := range keys {
+			pk, err := chatPK(ctx, pks, key)
+			if errors.Is(err, memory.ErrNotFound) {
+				taken[i] = false // the retry of a failed write starts over
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			r, err := try.ExecContext(ctx, pk, kind, owner, micros(now.Add(ttl)), micros(now))
+			if err != nil {
+				return err
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return err
+			}
+			taken[i] = n > 0
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: leases: %w", err)
+	}
+	return taken, nil
+}
+
+// ReleaseLeases drops owner's leases on keys, those it holds, in one
+// transaction.
+func (s *Store) ReleaseLeases(ctx context.Context, keys []memory.ChatKey, kind, owner string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		rel := tx.StmtContext(ctx, s.ws.releaseLease)
+		for _, key := range keys {
+			if _, err := rel.ExecContext(ctx, kind, owner, key.Tenant, key.ChatID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: release leases: %w", err)
+	}
+	return nil
+}
+
 // RenewLease extends owner's unexpired lease until now+ttl.
 func (s *Store) RenewLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
 	var got bool

@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"Backlogs", testBacklogs},
 		{"SummaryWorkOrder", testSummaryWorkOrder},
 		{"Leases", testLeases},
+		{"LeasesInOneWrite", testLeasesInOneWrite},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeaseContention", testLeaseContention},
 		{"DeleteChat", testDeleteChat},
@@ -986,6 +987,45 @@ func testLeases(t *testing.T, s memory.Backend) {
 		t.Errorf("ReleaseLease of a lease not held: %v", err)
 	}
 	try(memory.LeaseSummary, "w1", false)
+}
+
+// testLeasesInOneWrite: TryLeases and ReleaseLeases are TryLease and
+// ReleaseLease for several chats: a held, a free and a missing chat (and
+// another tenant's chat of the same id) side by side.
+func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
+	ctx := ctxT(t)
+	held, free, missing, other := key("t1", "lb-held"), key("t1", "lb-free"), key("t1", "lb-missing"), key("t2", "lb-free")
+	for _, k := range []memory.ChatKey{held, free, other} {
+		mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("lb", 1)})
+	}
+	if ok, err := s.TryLease(ctx, held, memory.LeaseIndex, "w2", time.Minute); err != nil || !ok {
+		t.Fatalf("TryLease(held) = %v, %v", ok, err)
+	}
+	keys := []memory.ChatKey{held, free, missing, other}
+	taken, err := s.TryLeases(ctx, keys, memory.LeaseIndex, "w1", time.Minute)
+	if err != nil || !slices.Equal(taken, []bool{false, true, false, true}) {
+		t.Fatalf("TryLeases(held, free, missing, other tenant's) = %v, %v; want [false true false true]", taken, err)
+	}
+	if again, err := s.TryLeases(ctx, keys[1:2], memory.LeaseIndex, "w1", time.Minute); err != nil || !slices.Equal(again, []bool{false}) {
+		t.Errorf("TryLeases of a lease w1 holds = %v, %v; want [false] (never re-entered)", again, err)
+	}
+	if ok, _ := s.RenewLease(ctx, free, memory.LeaseIndex, "w1", time.Minute); !ok {
+		t.Error("a lease TryLeases took cannot be renewed by its owner")
+	}
+	if err := s.ReleaseLeases(ctx, keys, memory.LeaseIndex, "w1"); err != nil {
+		t.Fatalf("ReleaseLeases: %v", err)
+	}
+	for k, want := range map[memory.ChatKey]bool{held: false, free: true, other: true} { // held stays w2's
+		if ok, err := s.TryLease(ctx, k, memory.LeaseIndex, "w3", time.Minute); err != nil || ok != want {
+			t.Errorf("TryLease(%v) after ReleaseLeases = %v, %v; want %v", k, ok, err, want)
+		}
+	}
+	if taken, err := s.TryLeases(ctx, nil, memory.LeaseIndex, "w1", time.Minute); err != nil || len(taken) != 0 {
+		t.Errorf("TryLeases(none) = %v, %v", taken, err)
+	}
+	if err := s.ReleaseLeases(ctx, nil, memory.LeaseIndex, "w1"); err != nil {
+		t.Errorf("ReleaseLeases(none) = %v", err)
+	}
 }
 
 func testLeaseExpiry(t *testing.T, s memory.Backend) {

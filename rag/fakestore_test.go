@@ -21,6 +21,7 @@ type fakeStore struct {
 	failErr error             // returned by every call when set
 	marks   int               // MarkIndexed calls
 	lists   int               // UnindexedChats calls (a drain makes one or more)
+	listed  []time.Time       // when each was made
 	leaseW  int               // lease takes and releases (each a write in a real store)
 }
 
@@ -97,6 +98,7 @@ func (s *fakeStore) UnindexedChats(_ context.Context, limit int) ([]memory.Chat,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lists++
+	s.listed = append(s.listed, time.Now())
 	if s.failErr != nil {
 		return nil, s.failErr
 	}

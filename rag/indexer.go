@@ -40,11 +40,13 @@ type Indexer struct {
 	Logger    *slog.Logger
 	// PollInterval is how often Run looks for work without a Kick; default 2s.
 	PollInterval time.Duration
-	// MinInterval coalesces kicks: a kicked pass starts at least this long
-	// after the previous one started; default 200ms. Under a trickle of
-	// appends (one turn per chat now and then) a pass per append paid the
-	// pass's fixed costs — the backlog listings, an upsert and a mark
-	// commit — for one turn (docs/performance.md, "Eighth pass").
+	// MinInterval coalesces kicks while busy: a kick that comes while a
+	// pass runs is served by one pass starting this long after that pass
+	// started; default 200ms. A kick while idle runs a pass at once, so a
+	// lone append is indexed (and searchable) within milliseconds. Under a
+	// stream of appends a pass per append paid the pass's fixed costs —
+	// the backlog listings, leases, an upsert and a mark commit — for one
+	// turn (docs/performance.md, "Eighth pass").
 	MinInterval time.Duration
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default
 	// memory.DefaultLeaseTTL.
@@ -136,8 +138,8 @@ func (ix *Indexer) setErr(err error) {
 	ix.mu.Unlock()
 }
 
-// Run drains the backlog until ctx is done: on every Kick (at most one
-// pass per MinInterval), every
+// Run drains the backlog until ctx is done: on every Kick (kicks that
+// come during a pass gather for MinInterval), every
 // PollInterval, and after a failure with exponential backoff (capped at
 // MaxIndexBackoff; kicks do not shorten a backoff, so an outage is not
 // hammered by every append). It returns nil when ctx ends.
@@ -147,6 +149,10 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	var backoff time.Duration
 	for {
 		start := time.Now()
+		select { // a kick from before this pass is served by it
+		case <-kick:
+		default:
+		}
 		n, err := ix.DrainOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -162,6 +168,17 @@ func (ix *Indexer) Run(ctx context.Context) error {
 				ix.Logger.Debug("indexer: indexed turns", "count", n)
 			}
 		}
+		if backoff == 0 {
+			select {
+			case <-kick:
+				// Kicked while the pass ran: appends come faster than
+				// passes end. Let them gather until MinInterval after
+				// this pass's start, for one pass.
+				sleepCtx(ctx, ix.MinInterval-time.Since(start))
+				continue
+			default:
+			}
+		}
 		timer := time.NewTimer(wait)
 		if backoff > 0 {
 			select {
@@ -172,9 +189,7 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-timer.C:
-			case <-kick:
-				// Kicks that come while this wait lasts join the pass.
-				sleepCtx(ctx, ix.MinInterval-time.Since(start))
+			case <-kick: // idle: the pass runs now, so a lone append is searchable at once
 			}
 		}
 		timer.Stop()

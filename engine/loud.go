@@ -36,23 +36,6 @@ func checkUser(chat memory.Chat, userID string) error {
 			truncateForError(chat.ID), owner, truncateForError(userID))}
 }
 
-// checkUserBeforeAppend reads the chat, when it exists, and refuses the
-// append before anything is stored. A chat that does not exist yet takes
-// the request's user.
-func (s *Service) checkUserBeforeAppend(ctx context.Context, key memory.ChatKey, userID string) error {
-	if userID == "" {
-		return nil
-	}
-	chat, err := s.Store.Chat(ctx, key)
-	if err != nil {
-		if isNotFound(err) {
-			return nil
-		}
-		return storeErr("read chat", err)
-	}
-	return checkUser(chat, userID)
-}
-
 // agentDefined: the default agent always is (it is the supervisor's
 // settings); others must be listed in agents.yaml when AgentDefined is set.
 func (s *Service) agentDefined(agent string) bool {

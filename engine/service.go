@@ -317,12 +317,14 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if agent == "" {
 		agent = memory.DefaultAgent
 	}
-	if err := s.checkUserBeforeAppend(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, userID); err != nil {
-		return AppendOutput{}, err
-	}
+	// The store refuses another user than the chat's in the append's own
+	// transaction (memory.AppendRequest.UserID): nothing is stored.
 	res, err := s.Store.Append(ctx, memory.AppendRequest{
 		Chat: memory.ChatKey{Tenant: tenant, ChatID: chatID}, UserID: userID, Agent: agent, Messages: msgs,
 	})
+	if uc := (*memory.UserConflictError)(nil); errors.As(err, &uc) {
+		return AppendOutput{}, checkUser(memory.Chat{ID: chatID, UserID: uc.Owner}, userID)
+	}
 	if err != nil {
 		return AppendOutput{}, storeErr("append", err)
 	}

@@ -6,6 +6,7 @@ package memory
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -93,7 +94,12 @@ func (c Chat) Key() ChatKey { return ChatKey{Tenant: c.Tenant, ChatID: c.ID} }
 // AppendRequest is one batch of messages for one chat.
 type AppendRequest struct {
 	Chat   ChatKey
-	UserID string // used only when the chat is created by this append
+	// UserID is the user of a chat this append creates. On an existing
+	// chat a non-empty UserID must be the chat's own: otherwise Append
+	// stores nothing and returns a *UserConflictError (checked in the
+	// append's own transaction, so two first appends naming different
+	// users cannot both land).
+	UserID string
 	Agent  string // used only when the chat is created by this append
 	// Messages to store in order. Seq is ignored; ID may be empty.
 	Messages []Message
@@ -208,3 +214,25 @@ var (
 	// ErrUnavailable: the backend cannot be reached; the caller may retry.
 	ErrUnavailable = errors.New("backend unavailable")
 )
+
+// UserConflictError is Append's refusal of a request that names another
+// user than the chat's: a chat's user is fixed by its first append. It
+// matches ErrConflict.
+type UserConflictError struct {
+	Owner string // the chat's user ("" when it was created without one)
+}
+
+func (e *UserConflictError) Error() string {
+	return "conflict: the chat belongs to user " + strconv.Quote(e.Owner)
+}
+
+func (e *UserConflictError) Unwrap() error { return ErrConflict }
+
+// CheckUser is the rule every store's Append applies: a non-empty
+// requested user must be the chat's.
+func CheckUser(chat Chat, requested string) error {
+	if requested == "" || requested == chat.UserID {
+		return nil
+	}
+	return &UserConflictError{Owner: chat.UserID}
+}

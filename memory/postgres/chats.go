@@ -137,6 +137,12 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 		}
 		return res, fmt.Errorf("lock chat: %w", err)
 	}
+	if !res.Created {
+		if err := memory.CheckUser(chat, req.UserID); err != nil {
+			br.Close()
+			return res, err
+		}
+	}
 	rows, err := br.Query()
 	if err != nil {
 		br.Close()

@@ -86,6 +86,10 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 			res.Created = true
 		case err != nil:
 			return err
+		default:
+			if err := memory.CheckUser(chat, req.UserID); err != nil {
+				return err
+			}
 		}
 
 		var existing map[string]int64

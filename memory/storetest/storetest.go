@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"SummaryWorkOrder", testSummaryWorkOrder},
 		{"Leases", testLeases},
 		{"LeasesInOneWrite", testLeasesInOneWrite},
+		{"AppendKeepsTheChatsUser", testAppendKeepsTheChatsUser},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeaseContention", testLeaseContention},
 		{"DeleteChat", testDeleteChat},
@@ -222,8 +223,9 @@ func testAppendAndRead(t *testing.T, s memory.Backend) {
 		t.Errorf("result chat = %+v", res.Chat)
 	}
 
-	// Later appends neither change the user nor the agent.
-	res2 := mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u2", Agent: "other",
+	// Later appends change neither the user nor the agent (another user
+	// is refused: AppendKeepsTheChatsUser).
+	res2 := mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u1", Agent: "other",
 		Messages: []memory.Message{msg("m5", memory.RoleUser, "again")}})
 	if res2.Created || res2.Appended != 1 || res2.LastSeq != 5 || !reflect.DeepEqual(res2.Messages, []memory.MessageRef{ref("m5", 5)}) {
 		t.Errorf("second append = %+v", res2)
@@ -989,6 +991,35 @@ func testLeases(t *testing.T, s memory.Backend) {
 	try(memory.LeaseSummary, "w1", false)
 }
 
+// testAppendKeepsTheChatsUser: a chat's user is fixed by its first
+// append; an append naming another stores nothing and says whose the chat
+// is, one naming none or the same user is stored.
+func testAppendKeepsTheChatsUser(t *testing.T, s memory.Backend) {
+	ctx := ctxT(t)
+	owned, anonymous := key("t1", "user-fixed"), key("t1", "user-none")
+	mustAppend(t, s, memory.AppendRequest{Chat: owned, UserID: "u1", Messages: turns("uf", 2)})
+	mustAppend(t, s, memory.AppendRequest{Chat: anonymous, Messages: turns("un", 1)})
+	for k, owner := range map[memory.ChatKey]string{owned: "u1", anonymous: ""} {
+		before, err := s.Chat(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Append(ctx, memory.AppendRequest{Chat: k, UserID: "u2", Messages: turns("other", 1)})
+		var uc *memory.UserConflictError
+		if !errors.As(err, &uc) || uc.Owner != owner || !errors.Is(err, memory.ErrConflict) {
+			t.Errorf("%s: append naming u2 = %v; want a UserConflictError (ErrConflict) naming %q", k.ChatID, err, owner)
+		}
+		if after, _ := s.Chat(ctx, k); after.LastSeq != before.LastSeq || after.UserID != owner {
+			t.Errorf("%s: after the refused append last_seq %d → %d, user %q", k.ChatID, before.LastSeq, after.LastSeq, after.UserID)
+		}
+	}
+	for _, user := range []string{"", "u1"} {
+		if _, err := s.Append(ctx, memory.AppendRequest{Chat: owned, UserID: user, Messages: turns("ok-"+user, 1)}); err != nil {
+			t.Errorf("append naming %q to u1's chat: %v", user, err)
+		}
+	}
+}
+
 // testLeasesInOneWrite: TryLeases and ReleaseLeases are TryLease and
 // ReleaseLease for several chats: a held, a free and a missing chat (and
 // another tenant's chat of the same id) side by side.
@@ -1166,8 +1197,10 @@ func testChatsOfUser(t *testing.T, s memory.Backend) {
 	} {
 		mustAppend(t, s, memory.AppendRequest{Chat: key(c.tenant, c.chat), UserID: c.user, Messages: turns(c.chat, 1)})
 	}
-	// A later append under another user id does not move the chat.
-	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "c1"), UserID: "bob", Messages: turns("again", 1)})
+	// A later append under another user id is refused: the chat stays ann's.
+	if _, err := s.Append(ctx, memory.AppendRequest{Chat: key("t1", "c1"), UserID: "bob", Messages: turns("again", 1)}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("append naming bob to ann's chat = %v; want ErrConflict", err)
+	}
 	for _, tc := range []struct {
 		tenant, user string
 		want         []string

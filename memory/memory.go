@@ -93,7 +93,7 @@ func (c Chat) Key() ChatKey { return ChatKey{Tenant: c.Tenant, ChatID: c.ID} }
 
 // AppendRequest is one batch of messages for one chat.
 type AppendRequest struct {
-	Chat   ChatKey
+	Chat ChatKey
 	// UserID is the user of a chat this append creates. On an existing
 	// chat a non-empty UserID must be the chat's own: otherwise Append
 	// stores nothing and returns a *UserConflictError (checked in the

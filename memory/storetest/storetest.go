@@ -1018,6 +1018,31 @@ func testAppendKeepsTheChatsUser(t *testing.T, s memory.Backend) {
 			t.Errorf("append naming %q to u1's chat: %v", user, err)
 		}
 	}
+	// Two first appends racing with different users: one lands, the other
+	// is refused, never both.
+	for i := range 8 {
+		k := key("t1", fmt.Sprint("user-race-", i))
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for j, user := range []string{"ua", "ub"} {
+			wg.Go(func() {
+				_, errs[j] = s.Append(ctx, memory.AppendRequest{Chat: k, UserID: user, Messages: turns(user, 1)})
+			})
+		}
+		wg.Wait()
+		c := mustChat(t, s, k)
+		landed := 0
+		for _, err := range errs {
+			if err == nil {
+				landed++
+			} else if !errors.Is(err, memory.ErrConflict) {
+				t.Fatalf("racing append: %v", err)
+			}
+		}
+		if landed != 1 || c.LastSeq != 1 {
+			t.Errorf("race %d: %d appends landed, last_seq %d (user %q); want one", i, landed, c.LastSeq, c.UserID)
+		}
+	}
 }
 
 // testLeasesInOneWrite: TryLeases and ReleaseLeases are TryLease and

@@ -59,8 +59,13 @@ type Summaries interface {
 	Stale(agent string, head *memory.SummaryRecord) bool
 }
 
-// Kicker wakes a background worker (the indexer).
-type Kicker interface{ Kick() }
+// Indexer is the background indexer as the service uses it: kicked after
+// an append, waited on (briefly) before a search, so that a search sees
+// the turns appended before it (rag.Indexer.WaitIndexed).
+type Indexer interface {
+	Kick()
+	WaitIndexed(ctx context.Context) bool
+}
 
 // Store is what the use cases read and write.
 type Store interface {
@@ -99,7 +104,7 @@ type Service struct {
 	// LLMEpisodes: an LLM writes the episodes' summaries (the summariser
 	// declares it); packing then keeps a retrieved episode beside its turns.
 	LLMEpisodes bool
-	Indexer     Kicker
+	Indexer     Indexer
 	// Scorer and Condenser back the semantic and llm truncation strategies.
 	Scorer    truncation.Scorer
 	Condenser truncation.Condenser
@@ -630,6 +635,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	// Over-fetch: the filters below may remove routing noise.
 	req.K = in.K * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
+	s.waitIndexed(ctx)
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if err != nil {
 		return nil, unavailable("vector store", err)
@@ -649,6 +655,25 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		}
 	}
 	return hits, nil
+}
+
+// searchIndexWait bounds how long a search waits for the indexer to take
+// in the turns appended before it: a pass of a few turns takes
+// milliseconds; a large backlog (an import) is not waited out.
+const searchIndexWait = 100 * time.Millisecond
+
+// waitIndexed lets a search see the turns whose append returned before it
+// (read-your-writes through this server): the indexer gathers the kicks of
+// a stream of appends for up to its MinInterval, and a search hurries it.
+// An indexer that is failing or behind is not waited for past
+// searchIndexWait: the search answers from what is indexed.
+func (s *Service) waitIndexed(ctx context.Context) {
+	if s.Indexer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, searchIndexWait)
+	defer cancel()
+	s.Indexer.WaitIndexed(ctx)
 }
 
 // searchHit is one retrieved item as a search hit; a turn the agent's

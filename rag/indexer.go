@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -68,6 +69,14 @@ type Indexer struct {
 	kick    chan struct{}
 	mu      sync.Mutex
 	lastErr error
+
+	// What WaitIndexed waits on: kicks counts Kick calls, served is the
+	// count the last successful pass of Run covered, passEnd is closed
+	// (under mu) when a pass of Run ends, and hurry cuts a gather short.
+	kicks, served atomic.Uint64
+	running       atomic.Bool
+	passEnd       chan struct{}
+	hurry         chan struct{}
 }
 
 // Indexer defaults and the backoff cap.
@@ -109,6 +118,8 @@ func (ix *Indexer) init() {
 	ix.once.Do(func() {
 		ix.EnsureDefaults()
 		ix.kick = make(chan struct{}, 1)
+		ix.hurry = make(chan struct{}, 1)
+		ix.passEnd = make(chan struct{})
 	})
 }
 
@@ -119,6 +130,7 @@ func (ix *Indexer) kickCh() chan struct{} {
 
 // Kick wakes Run without blocking (call it after an append).
 func (ix *Indexer) Kick() {
+	ix.kicks.Add(1)
 	select {
 	case ix.kickCh() <- struct{}{}:
 	default:
@@ -139,21 +151,33 @@ func (ix *Indexer) setErr(err error) {
 }
 
 // Run drains the backlog until ctx is done: on every Kick (kicks that
-// come during a pass gather for MinInterval), every
-// PollInterval, and after a failure with exponential backoff (capped at
-// MaxIndexBackoff; kicks do not shorten a backoff, so an outage is not
-// hammered by every append). It returns nil when ctx ends.
+// come during a pass gather for MinInterval, unless a WaitIndexed caller
+// hurries them), every PollInterval, and after a failure with exponential
+// backoff (capped at MaxIndexBackoff; kicks do not shorten a backoff, so
+// an outage is not hammered by every append). It returns nil when ctx
+// ends.
 func (ix *Indexer) Run(ctx context.Context) error {
 	kick := ix.kickCh()
+	ix.running.Store(true)
+	defer func() { ix.running.Store(false); ix.endPass() }()
 	poll := ix.PollInterval
 	var backoff time.Duration
 	for {
 		start := time.Now()
-		select { // a kick from before this pass is served by it
-		case <-kick:
-		default:
+		for _, ch := range []chan struct{}{kick, ix.hurry} { // kicks and hurries from before this pass are served by it
+			select {
+			case <-ch:
+			default:
+			}
 		}
+		// Every append that kicked before this load committed before
+		// the pass lists the backlog, so the pass covers it.
+		covered := ix.kicks.Load()
 		n, err := ix.DrainOnce(ctx)
+		if err == nil {
+			ix.served.Store(covered)
+		}
+		ix.endPass()
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -174,30 +198,33 @@ func (ix *Indexer) Run(ctx context.Context) error {
 				// Kicked while the pass ran: appends come faster than
 				// passes end. Let them gather until MinInterval after
 				// this pass's start, for one pass.
-				sleepCtx(ctx, ix.MinInterval-time.Since(start))
+				ix.gather(ctx, ix.MinInterval-time.Since(start))
 				continue
 			default:
 			}
 		}
-		timer := time.NewTimer(wait)
-		if backoff > 0 {
-			select {
-			case <-ctx.Done():
-			case <-timer.C:
-			}
-		} else {
-			select {
-			case <-ctx.Done():
-			case <-timer.C:
-			case <-kick: // idle: the pass runs now, so a lone append is searchable at once
-			}
-		}
-		timer.Stop()
+		ix.idle(ctx, wait, backoff > 0, kick)
 	}
 }
 
-// sleepCtx waits d (nothing when d <= 0) or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) {
+// idle waits wait, or until ctx is done, or (out of a backoff) a kick:
+// idle, a kick's pass runs now, so a lone append is searchable at once.
+func (ix *Indexer) idle(ctx context.Context, wait time.Duration, backingOff bool, kick <-chan struct{}) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	if backingOff {
+		kick = nil
+	}
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	case <-kick:
+	}
+}
+
+// gather waits d (nothing when d <= 0) for kicks to gather, or until ctx
+// is done or a WaitIndexed caller hurries the pass.
+func (ix *Indexer) gather(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
 	}
@@ -206,7 +233,47 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	case <-ix.hurry:
 	}
+}
+
+// endPass wakes the WaitIndexed callers waiting for the pass that ended.
+func (ix *Indexer) endPass() {
+	ix.mu.Lock()
+	close(ix.passEnd)
+	ix.passEnd = make(chan struct{})
+	ix.mu.Unlock()
+}
+
+// WaitIndexed waits until Run has indexed the turns of every append that
+// kicked it before the call, hurrying a pass that gathers kicks, so that a
+// search sees the turns appended before it. It returns false without
+// that: Run is not running, its last pass failed (an embedder or index
+// outage: the turns wait in the backlog), or ctx ended first.
+func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
+	ix.init()
+	want := ix.kicks.Load()
+	for ix.served.Load() < want {
+		ix.mu.Lock()
+		end, failed := ix.passEnd, ix.lastErr != nil
+		ix.mu.Unlock()
+		if failed || !ix.running.Load() {
+			return false
+		}
+		if ix.served.Load() >= want { // a pass ended before end was read
+			return true
+		}
+		select {
+		case ix.hurry <- struct{}{}:
+		default:
+		}
+		select {
+		case <-end:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // DrainOnce indexes everything pending now — turns (forgotten ones taken

@@ -434,6 +434,78 @@ func TestIndexerLoneKickRunsAtOnce(t *testing.T) {
 	}
 }
 
+// TestWaitIndexedHurriesTheGather: WaitIndexed cannot tell whether the
+// running pass took in a turn appended during it, so it waits for the
+// next pass, which gathers kicks for MinInterval (an hour here); it
+// hurries that pass and returns once the turn is in the index, so a search
+// right after an append sees it.
+func TestWaitIndexedHurriesTheGather(t *testing.T) {
+	e := newEnv(t, nil)
+	var once sync.Once
+	during := make(chan struct{})
+	e.ixr.Embedder = deleteDuring{Embedder: e.emb, del: func() {
+		once.Do(func() { // an append, and its kick, during the first pass
+			e.store.add("t", "b", "u", "a", "the zebra appended during the pass")
+			e.ixr.Kick()
+			close(during)
+		})
+	}}
+	e.ixr.PollInterval = 1e12
+	e.ixr.MinInterval = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = e.ixr.Run(ctx) }()
+	e.store.add("t", "a", "u", "a", "the first turn")
+	e.ixr.Kick()
+	<-during
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if !e.ixr.WaitIndexed(wctx) {
+		t.Fatalf("WaitIndexed: false (%v); backlog %d", wctx.Err(), e.store.unindexed())
+	}
+	hits, err := e.index.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"b"}},
+		Sparse: rag.NewSparseEncoder().EncodeQuery("zebra"), Limit: 1})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("the turn appended during the pass: hits %v, err %v", hits, err)
+	}
+	// Nothing appended since: no wait at all, even with a done context.
+	done, stop := context.WithCancel(ctx)
+	stop()
+	if !e.ixr.WaitIndexed(done) {
+		t.Error("WaitIndexed with nothing pending: false")
+	}
+}
+
+// TestWaitIndexedDoesNotWaitForAFailingIndexer: with the index down, or
+// no Run, WaitIndexed answers false at once instead of holding a search
+// until its deadline.
+func TestWaitIndexedDoesNotWaitForAFailingIndexer(t *testing.T) {
+	e := newEnv(t, nil)
+	e.store.add("t", "a", "u", "a", "a turn")
+	e.ixr.Kick()
+	if e.ixr.WaitIndexed(context.Background()) {
+		t.Error("WaitIndexed without Run: true")
+	}
+	e.ixr.PollInterval = 1e12
+	e.index.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = e.ixr.Run(ctx) }()
+	waitFor(t, func() bool { return e.ixr.LastError() != nil })
+	e.store.add("t", "a", "u", "a", "another turn")
+	e.ixr.Kick()
+	res := make(chan bool, 1)
+	go func() { res <- e.ixr.WaitIndexed(ctx) }() // no deadline: it must not need one
+	select {
+	case ok := <-res:
+		if ok {
+			t.Error("WaitIndexed with the index down: true")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitIndexed with the index down still waiting after 10s")
+	}
+}
+
 // delayedEmbedder embeds documents after a delay: a pass that takes a while.
 type delayedEmbedder struct {
 	rag.Embedder

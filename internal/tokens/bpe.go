@@ -18,10 +18,10 @@ const noRank = math.MaxUint32
 
 var (
 	ranksOnce sync.Once
-	ranks     map[string]uint32
+	ranks     *rankMap
 )
 
-func rankTable() map[string]uint32 {
+func rankTable() *rankMap {
 	ranksOnce.Do(func() {
 		// A private codec: Get returns a fresh instance in ErrorModeNone,
 		// so Decode returns each token's raw bytes.
@@ -31,7 +31,7 @@ func rankTable() map[string]uint32 {
 		}
 		var buf strings.Builder
 		ends := make([]int, 0, 100300)
-		ids := make([]uint, 0, 100300)
+		ids := make([]uint32, 0, 100300)
 		// cl100k ranks are dense from 0; stop after a long gap (the
 		// special tokens above the ranks are not in the merge table).
 		for id, misses := uint(0), 0; misses < 1000; id++ {
@@ -43,17 +43,77 @@ func rankTable() map[string]uint32 {
 			misses = 0
 			buf.WriteString(tok)
 			ends = append(ends, buf.Len())
-			ids = append(ids, id)
+			ids = append(ids, uint32(id))
 		}
-		all := buf.String()
-		ranks = make(map[string]uint32, len(ids))
-		start := 0
-		for k, end := range ends {
-			ranks[all[start:end]] = uint32(ids[k])
-			start = end
-		}
+		ranks = newRankMap(buf.String(), ends, ids)
 	})
 	return ranks
+}
+
+// rankMap is the merge table: token bytes to rank, by open addressing over
+// the backing string. A slot is one word: the token's offset in all (24
+// bits), its length (8 bits) and its rank (32 bits); 0 is empty, as no
+// token is empty. 2 MB for cl100k's 100k tokens, where a map[string]uint32
+// took ~6 MB of every server's live heap (docs/performance.md, "Ninth
+// pass"), and the same hash as Go's maps.
+type rankMap struct {
+	seed  maphash.Seed
+	all   string
+	slots []uint64
+	mask  uint64
+	n     int
+}
+
+// newRankMap indexes the tokens all[ends[k-1]:ends[k]] (ends[-1] = 0) with
+// ranks ids[k].
+func newRankMap(all string, ends []int, ids []uint32) *rankMap {
+	size := 1
+	for size < 2*len(ends)+1 { // load under one half: short probes
+		size *= 2
+	}
+	m := &rankMap{seed: maphash.MakeSeed(), all: all, slots: make([]uint64, size), mask: uint64(size - 1), n: len(ends)}
+	start := 0
+	for k, end := range ends {
+		if start >= 1<<24 || end-start > 255 {
+			panic("tokens: rank table exceeds its slot layout")
+		}
+		i := m.home(all[start:end])
+		for m.slots[i] != 0 {
+			i = (i + 1) & m.mask
+		}
+		m.slots[i] = uint64(start) | uint64(end-start)<<24 | uint64(ids[k])<<32
+		start = end
+	}
+	return m
+}
+
+func (m *rankMap) home(s string) uint64 { return maphash.String(m.seed, s) & m.mask }
+
+// get returns s's rank, if s is a token.
+func (m *rankMap) get(s string) (uint32, bool) {
+	for i := m.home(s); ; i = (i + 1) & m.mask {
+		e := m.slots[i]
+		if e == 0 {
+			return 0, false
+		}
+		off, n := int(e&(1<<24-1)), int(e>>24&0xff)
+		if n == len(s) && m.all[off:off+n] == s {
+			return uint32(e >> 32), true
+		}
+	}
+}
+
+// len is the number of tokens.
+func (m *rankMap) len() int { return m.n }
+
+// each calls fn with every token and its rank.
+func (m *rankMap) each(fn func(tok string, rank uint32)) {
+	for _, e := range m.slots {
+		if e != 0 {
+			off, n := int(e&(1<<24-1)), int(e>>24&0xff)
+			fn(m.all[off:off+n], uint32(e>>32))
+		}
+	}
 }
 
 // mergeHeapThreshold mirrors the codec: pieces this long (bytes) merge
@@ -64,7 +124,7 @@ const mergeHeapThreshold = 96
 // pieceParts returns the token boundaries (byte offsets, starting with 0 and
 // ending with len(piece)) that byte-pair encoding splits piece into.
 // buf is reused when large enough.
-func pieceParts(rank map[string]uint32, piece string, buf []int) []int {
+func pieceParts(rank *rankMap, piece string, buf []int) []int {
 	if len(piece) < mergeHeapThreshold {
 		return mergeScan(rank, piece, buf)
 	}
@@ -78,7 +138,7 @@ type part struct {
 
 // mergeScan is the codec's mergePairsScan: repeatedly merge the leftmost
 // pair with the lowest rank.
-func mergeScan(rank map[string]uint32, piece string, buf []int) []int {
+func mergeScan(rank *rankMap, piece string, buf []int) []int {
 	var stack [mergeHeapThreshold + 1]part
 	parts := stack[:0]
 	if len(piece)+1 > len(stack) {
@@ -89,7 +149,7 @@ func mergeScan(rank map[string]uint32, piece string, buf []int) []int {
 	}
 	getRank := func(index, skip int) uint32 {
 		if index+skip+2 < len(parts) {
-			if r, ok := rank[piece[parts[index].off:parts[index+skip+2].off]]; ok {
+			if r, ok := rank.get(piece[parts[index].off:parts[index+skip+2].off]); ok {
 				return r
 			}
 		}
@@ -133,7 +193,7 @@ type mergeCandidate struct {
 
 // mergeHeap is the codec's mergePairsHeap: the same merges in O(n log n),
 // ties broken by the leftmost offset.
-func mergeHeap(rank map[string]uint32, piece string, buf []int) []int {
+func mergeHeap(rank *rankMap, piece string, buf []int) []int {
 	n := int32(len(piece))
 	nodes := make([]mergeNode, n+1)
 	for i := range nodes {
@@ -149,7 +209,7 @@ func mergeHeap(rank map[string]uint32, piece string, buf []int) []int {
 		if k < 0 {
 			return noRank
 		}
-		if r, ok := rank[piece[i:k]]; ok {
+		if r, ok := rank.get(piece[i:k]); ok {
 			return r
 		}
 		return noRank

@@ -17,7 +17,7 @@ import (
 
 // counter holds the rank table and the two memos.
 type counter struct {
-	rank   map[string]uint32
+	rank   *rankMap
 	short  *shortCache
 	pieces *pieceCache
 	whole  *memo
@@ -179,7 +179,7 @@ func (c *counter) pieceCount(p string) int {
 }
 
 func (c *counter) countPiece(p string) int {
-	if _, ok := c.rank[p]; ok {
+	if _, ok := c.rank.get(p); ok {
 		return 1
 	}
 	var buf [mergeHeapThreshold + 1]int

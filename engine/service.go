@@ -145,7 +145,7 @@ const (
 
 // tokens returns the service's cache of turn token counts.
 func (s *Service) tokens() *tokenCache {
-	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 17) })
+	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 18) })
 	return s.tok
 }
 

@@ -18,24 +18,34 @@ type turnKey struct {
 	passages     []PassageRef // the passages shown of a long turn (nil = whole)
 }
 
-// tokenCache remembers the cl100k cost of rendered turns (two generations,
-// bounded). The counts only steer packing; the assembler still measures the
-// whole context exactly, so a stale entry can never break the budget.
+// tokenCache remembers the cl100k cost of rendered turns (bounded). The
+// counts only steer packing; the assembler still measures the whole
+// context exactly, so a stale entry can never break the budget.
 //
 // Entries are keyed by a 64-bit hash of the turnKey, not the key itself:
 // three strings and two integers made each entry ~160 bytes with the map's
-// overhead (42 MB of a 1,000-chat server's heap); a hash makes it ~16. Two
-// of 2^17 turns share a hash with a chance of about 1e-9, and the exact
-// measure above covers even that.
+// overhead (42 MB of a 1,000-chat server's heap). Two of 2^18 turns share a
+// hash with a chance of about 1e-8, and the exact measure above covers
+// even that. They sit in two flat arrays, two ways per set, the newest
+// first: 12 bytes an entry and nothing for the GC to scan, where two
+// generations of maps sized for 2^17 entries each took ~9 MB
+// (docs/performance.md, "Ninth pass").
 type tokenCache struct {
-	mu        sync.Mutex
-	seed      maphash.Seed
-	cur, prev map[uint64]int32
-	max       int
+	mu   sync.Mutex
+	seed maphash.Seed
+	keys []uint64 // 0: an empty way
+	vals []int32
+	mask uint64 // of a set's first way
 }
 
-func newTokenCache(max int) *tokenCache {
-	return &tokenCache{seed: maphash.MakeSeed(), cur: map[uint64]int32{}, prev: map[uint64]int32{}, max: max}
+// newTokenCache holds up to about size counts (rounded up to a power of
+// two, at least 2).
+func newTokenCache(size int) *tokenCache {
+	n := 2
+	for n < size {
+		n *= 2
+	}
+	return &tokenCache{seed: maphash.MakeSeed(), keys: make([]uint64, n), vals: make([]int32, n), mask: uint64(n-1) &^ 1}
 }
 
 // hash is k's identity in the cache.
@@ -59,7 +69,7 @@ func (c *tokenCache) hash(k turnKey) uint64 {
 	for _, pa := range k.passages {
 		put(int64(pa.From), int64(pa.To))
 	}
-	return h.Sum64()
+	return max(h.Sum64(), 1) // 0 marks an empty way
 }
 
 // cost returns the tokens of t's rendering (renderTurn); k names it. The
@@ -71,12 +81,7 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, t Turn) int {
 	}
 	key := c.hash(k)
 	c.mu.Lock()
-	n, ok := c.cur[key]
-	if !ok {
-		if n, ok = c.prev[key]; ok {
-			c.put(key, n)
-		}
-	}
+	n, ok := c.get(key)
 	c.mu.Unlock()
 	if ok {
 		return int(n)
@@ -88,9 +93,25 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, t Turn) int {
 	return v
 }
 
-func (c *tokenCache) put(k uint64, n int32) {
-	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[uint64]int32, c.max)
+// get finds k in its set and makes it the set's newest.
+func (c *tokenCache) get(k uint64) (int32, bool) {
+	i := k & c.mask
+	switch k {
+	case c.keys[i]:
+		return c.vals[i], true
+	case c.keys[i+1]:
+		c.keys[i], c.keys[i+1] = c.keys[i+1], c.keys[i]
+		c.vals[i], c.vals[i+1] = c.vals[i+1], c.vals[i]
+		return c.vals[i], true
 	}
-	c.cur[k] = n
+	return 0, false
+}
+
+// put makes k its set's newest entry; the set's older one goes.
+func (c *tokenCache) put(k uint64, n int32) {
+	i := k & c.mask
+	if c.keys[i] != k {
+		c.keys[i+1], c.vals[i+1] = c.keys[i], c.vals[i]
+	}
+	c.keys[i], c.vals[i] = k, n
 }

@@ -31,3 +31,29 @@ func TestTokenCacheTellsSnippetsApart(t *testing.T) {
 		t.Errorf("cached count %d, want %d", got, want)
 	}
 }
+
+// A set keeps its two most recently used counts: a hit makes an entry the
+// newest, and a third key evicts the one used least recently.
+func TestTokenCacheKeepsASetsTwoNewest(t *testing.T) {
+	c := newTokenCache(4) // two sets of two ways; keys 4, 8 and 12 share set 0
+	c.put(4, 40)
+	c.put(8, 80)
+	for _, k := range []uint64{8, 4} { // 4 read last: the newest
+		if _, ok := c.get(k); !ok {
+			t.Fatalf("key %d missing from a set holding two", k)
+		}
+	}
+	c.put(12, 120)
+	for k, want := range map[uint64]int32{4: 40, 12: 120} {
+		if n, ok := c.get(k); !ok || n != want {
+			t.Errorf("key %d: %d, %v; want %d", k, n, ok, want)
+		}
+	}
+	if _, ok := c.get(8); ok {
+		t.Error("key 8, the least recently used, was kept over a newer one")
+	}
+	c.put(1, 10) // set 1 is apart
+	if n, ok := c.get(12); !ok || n != 120 {
+		t.Errorf("a put in another set evicted key 12: %d, %v", n, ok)
+	}
+}

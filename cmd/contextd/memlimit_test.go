@@ -50,3 +50,23 @@ func TestKeepMemoryLimit(t *testing.T) {
 		t.Errorf("limit %d, want the default %d", got, int64(64<<30))
 	}
 }
+
+// setGCPercent sets serve's default GOGC, and leaves an operator's GOGC
+// alone.
+func TestSetGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	setGCPercent(func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the percent became %d", got)
+	}
+	setGCPercent(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Errorf("GC percent %d, want the default %d", got, defaultGCPercent)
+	}
+}

@@ -88,6 +88,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workersDone := app.StartWorkers(workCtx)
+	setGCPercent(getenv)
 	keepMemoryLimit(workCtx, getenv, defaultMemoryLimit, log)
 
 	serveErr := make(chan error, 1)

@@ -35,7 +35,7 @@ func TestTokenCacheTellsSnippetsApart(t *testing.T) {
 // A set keeps its two most recently used counts: a hit makes an entry the
 // newest, and a third key evicts the one used least recently.
 func TestTokenCacheKeepsASetsTwoNewest(t *testing.T) {
-	c := newTokenCache(4) // two sets of two ways; keys 4, 8 and 12 share set 0
+	c := newTokenCache(4) // two sets of two ways; keys 4, 8 and 12 share set 0, key 2 is in the other
 	c.put(4, 40)
 	c.put(8, 80)
 	for _, k := range []uint64{8, 4} { // 4 read last: the newest
@@ -44,16 +44,21 @@ func TestTokenCacheKeepsASetsTwoNewest(t *testing.T) {
 		}
 	}
 	c.put(12, 120)
-	for k, want := range map[uint64]int32{4: 40, 12: 120} {
-		if n, ok := c.get(k); !ok || n != want {
-			t.Errorf("key %d: %d, %v; want %d", k, n, ok, want)
+	for _, e := range []struct {
+		k    uint64
+		want int32
+	}{{4, 40}, {12, 120}} {
+		if n, ok := c.get(e.k); !ok || n != e.want {
+			t.Errorf("key %d: %d, %v; want %d", e.k, n, ok, e.want)
 		}
 	}
 	if _, ok := c.get(8); ok {
 		t.Error("key 8, the least recently used, was kept over a newer one")
 	}
-	c.put(1, 10) // set 1 is apart
-	if n, ok := c.get(12); !ok || n != 120 {
-		t.Errorf("a put in another set evicted key 12: %d, %v", n, ok)
+	c.put(2, 20) // the other set (its first way is slot 2)
+	for _, k := range []uint64{4, 12, 2} {
+		if _, ok := c.get(k); !ok {
+			t.Errorf("key %d missing after a put in the other set", k)
+		}
 	}
 }

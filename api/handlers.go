@@ -209,10 +209,10 @@ func handleSearch(svc *engine.Service) echo.HandlerFunc {
 		if err := decode(c, &in); err != nil {
 			return err
 		}
-		hits, err := svc.Search(c.Request().Context(), tenantOf(c), in)
+		res, err := svc.Search(c.Request().Context(), tenantOf(c), in)
 		if err != nil {
 			return err
 		}
-		return encode(c, http.StatusOK, map[string]any{"hits": hits})
+		return encode(c, http.StatusOK, res)
 	}
 }

@@ -34,6 +34,9 @@ const (
 	DegradedSummaryStale = "summary_stale"
 	DegradedSummaryWait  = "summary_wait_timeout"
 	DegradedStorage      = "storage_unavailable"
+	// DegradedIndexBehind: a search did not see every turn appended
+	// before it indexed (the indexer failing, or behind a large backlog).
+	DegradedIndexBehind = "index_behind"
 )
 
 // Retriever finds past turns relevant to a query (rag.Retriever).
@@ -585,38 +588,59 @@ type SearchHit struct {
 	Passages []PassageRef `json:"passages,omitempty"`
 }
 
+// SearchResult is a search's answer: its hits, best first, and the
+// fallbacks taken (never nil).
+type SearchResult struct {
+	Hits     []SearchHit `json:"hits"`
+	Degraded []string    `json:"degraded"`
+}
+
 // Search runs retrieval over a chat, a user's chats, or the tenant.
-func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]SearchHit, error) {
+func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) (SearchResult, error) {
+	hits, caughtUp, err := s.search(ctx, tenant, in)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	res := SearchResult{Hits: hits, Degraded: []string{}}
+	if !caughtUp {
+		res.Degraded = append(res.Degraded, DegradedIndexBehind)
+	}
+	return res, nil
+}
+
+// search validates in and retrieves; caughtUp is false when the index had
+// not taken in every turn appended before the search (waitIndexed).
+func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hits []SearchHit, caughtUp bool, err error) {
 	if !utf8.ValidString(in.Query) {
-		return nil, invalid("query", "invalid_utf8", "is not valid UTF-8")
+		return nil, false, invalid("query", "invalid_utf8", "is not valid UTF-8")
 	}
 	if strings.TrimSpace(in.Query) == "" {
-		return nil, invalid("query", "missing_field", "is required")
+		return nil, false, invalid("query", "missing_field", "is required")
 	}
 	if err := ValidateID("chat_id", in.ChatID, false); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := ValidateID("user_id", in.UserID, false); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if in.K < 0 || in.K > 100 {
-		return nil, invalid("k", "invalid_value", "must be between 1 and 100")
+		return nil, false, invalid("k", "invalid_value", "must be between 1 and 100")
 	}
 	if in.K == 0 {
 		in.K = 10
 	}
 	times, err := parseTimeRange(in.Since, in.Until)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := parseKinds(in.Kinds); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := validateMinScore(in.MinScore); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if s.Retriever == nil {
-		return nil, unavailable("vector store", errors.New("vector.driver is none"))
+		return nil, false, unavailable("vector store", errors.New("vector.driver is none"))
 	}
 	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,
 		Since: times.since, Until: times.until, Kinds: in.Kinds}
@@ -625,7 +649,7 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
 		chat, err := s.Store.Chat(ctx, key)
 		if err != nil {
-			return nil, storeErr("read chat", err)
+			return nil, false, storeErr("read chat", err)
 		}
 		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
 		agent, clean = chat.Agent, cleanChat(chat)
@@ -635,17 +659,17 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 	// Over-fetch: the filters below may remove routing noise.
 	req.K = in.K * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
-	s.waitIndexed(ctx)
+	caughtUp = s.waitIndexed(ctx)
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if err != nil {
-		return nil, unavailable("vector store", err)
+		return nil, false, unavailable("vector store", err)
 	}
 	turns = s.dropForgotten(ctx, tenant, turns, clean)
 	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).
 	fopts := s.policy(agent).Filters
-	hits := make([]SearchHit, 0, in.K)
+	hits = make([]SearchHit, 0, in.K)
 	for _, t := range turns {
 		if len(hits) == in.K {
 			break
@@ -654,26 +678,28 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) ([]
 			hits = append(hits, h)
 		}
 	}
-	return hits, nil
+	return hits, caughtUp, nil
 }
 
 // searchIndexWait bounds how long a search waits for the indexer to take
 // in the turns appended before it: a pass of a few turns takes
-// milliseconds; a large backlog (an import) is not waited out.
+// milliseconds; a large backlog (an import) is not waited out, and the
+// search then says index_behind.
 const searchIndexWait = 100 * time.Millisecond
 
 // waitIndexed lets a search see the turns whose append returned before it
 // (read-your-writes through this server): the indexer gathers the kicks of
 // a stream of appends for up to its MinInterval, and a search hurries it.
 // An indexer that is failing or behind is not waited for past
-// searchIndexWait: the search answers from what is indexed.
-func (s *Service) waitIndexed(ctx context.Context) {
+// searchIndexWait: the search answers from what is indexed, and false
+// says so.
+func (s *Service) waitIndexed(ctx context.Context) bool {
 	if s.Indexer == nil {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, searchIndexWait)
 	defer cancel()
-	s.Indexer.WaitIndexed(ctx)
+	return s.Indexer.WaitIndexed(ctx)
 }
 
 // searchHit is one retrieved item as a search hit; a turn the agent's

@@ -408,12 +408,53 @@ func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 		{ChatID: "c1", Seq: 2, Role: "user", Content: "[Supervisor] routing", Score: 0.9},
 		{ChatID: "c1", Seq: 3, Role: "assistant", Content: "[Travel Agent]\nhigh", Score: 0.5},
 	}}
-	hits, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1", K: 5})
+	res, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
+	hits := res.Hits
 	if len(hits) != 2 || hits[0].Seq != 3 || hits[0].Content != "high" || hits[1].Seq != 1 {
 		t.Fatalf("hits = %+v, want seq 3 (label stripped) then 1, noise dropped", hits)
+	}
+	if res.Degraded == nil || len(res.Degraded) != 0 {
+		t.Errorf("degraded = %#v without an indexer, want []", res.Degraded)
+	}
+}
+
+// fakeIndexer answers WaitIndexed as told and counts the waits.
+type fakeIndexer struct {
+	caughtUp bool
+	waits    int
+}
+
+func (f *fakeIndexer) Kick() {}
+func (f *fakeIndexer) WaitIndexed(ctx context.Context) bool {
+	f.waits++
+	if _, ok := ctx.Deadline(); !ok {
+		return false // a wait without a bound could hold a search
+	}
+	return f.caughtUp
+}
+
+// A search waits for the indexer (bounded) and names index_behind when
+// it had not taken in the turns appended before the search.
+func TestSearchSaysWhenTheIndexIsBehind(t *testing.T) {
+	s := newTestService(t)
+	appendN(t, s, "c1", 1, 2, 1)
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 1, Role: "user", Content: "hit", Score: 0.5}}}
+	for _, caughtUp := range []bool{true, false} {
+		ix := &fakeIndexer{caughtUp: caughtUp}
+		s.Indexer = ix
+		res, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.waits != 1 || len(res.Hits) != 1 {
+			t.Fatalf("caught up %v: %d waits, %d hits; want 1 and 1", caughtUp, ix.waits, len(res.Hits))
+		}
+		if behind := contains(res.Degraded, DegradedIndexBehind); behind == caughtUp {
+			t.Errorf("caught up %v: degraded = %v", caughtUp, res.Degraded)
+		}
 	}
 }
 

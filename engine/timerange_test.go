@@ -29,10 +29,11 @@ func TestTimeRangeAndEpisodeHits(t *testing.T) {
 	if !fr.got.Since.Equal(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)) || !fr.got.Until.Equal(time.Date(2024, 5, 31, 0, 0, 0, 0, time.UTC)) || fr.got.Drill == 0 {
 		t.Fatalf("retrieval request = %+v", fr.got)
 	}
-	hits, err := s.Search(ctx, "default", SearchInput{Query: "lisbon", ChatID: "c1", Kinds: []string{"episode", "turn"}, Since: "2024-05-01T00:00:00Z"})
+	res, err := s.Search(ctx, "default", SearchInput{Query: "lisbon", ChatID: "c1", Kinds: []string{"episode", "turn"}, Since: "2024-05-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	hits := res.Hits
 	if len(fr.got.Kinds) != 2 || fr.got.Since.IsZero() {
 		t.Fatalf("search request = %+v", fr.got)
 	}

@@ -261,11 +261,14 @@ func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) bool
 		d.Degraded = append(d.Degraded, explain(code))
 	}
 	if d.Query != "" {
-		hits, err := h.d.Service.Search(ctx, tenant, engine.SearchInput{Query: d.Query, ChatID: d.ChatID, K: 10})
+		sr, err := h.d.Service.Search(ctx, tenant, engine.SearchInput{Query: d.Query, ChatID: d.ChatID, K: 10})
 		if err != nil {
 			d.Degraded = append(d.Degraded, "search failed: "+err.Error())
 		}
-		d.Hits = hits
+		for _, code := range sr.Degraded {
+			d.Degraded = append(d.Degraded, "search: "+explain(code))
+		}
+		d.Hits = sr.Hits
 	}
 	return true
 }
@@ -301,6 +304,7 @@ var degradedText = map[string]string{
 	engine.DegradedStorage:      "the conversation store could not be read; the context is incomplete.",
 	engine.DegradedSummaryWait:  "a fresh summary was awaited but did not arrive in time.",
 	engine.DegradedUnknownAgent: "agents.yaml does not define this agent; it got the supervisor's settings (a typo?).",
+	engine.DegradedIndexBehind:  "the index had not taken in every turn appended before the search; the hits come from what is indexed.",
 }
 
 type confirmData struct {

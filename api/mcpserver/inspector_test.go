@@ -61,6 +61,9 @@ func TestInspectorCLI(t *testing.T) {
 			t.Fatalf("search_memory: %+v", r)
 		}
 		hits, _ = r.Structured["hits"].([]any)
+		if d, ok := r.Structured["degraded"].([]any); !ok || len(d) != 0 {
+			t.Fatalf("search_memory: degraded %#v, want [] (the Inspector's structured content)", r.Structured["degraded"])
+		}
 		for _, h := range hits {
 			if h.(map[string]any)["kind"] != "episode" {
 				t.Fatalf("kinds=[episode] returned %v", h)

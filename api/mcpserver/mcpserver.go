@@ -27,7 +27,7 @@ const tenantHeader = "X-Contextd-Tenant"
 // Engine is what the tools call: the use cases the HTTP API serves.
 type Engine interface {
 	Context(ctx context.Context, tenant string, in engine.ContextInput) (*engine.ContextResult, error)
-	Search(ctx context.Context, tenant string, in engine.SearchInput) ([]engine.SearchHit, error)
+	Search(ctx context.Context, tenant string, in engine.SearchInput) (engine.SearchResult, error)
 	Append(ctx context.Context, tenant, chatID string, in engine.AppendInput) (engine.AppendOutput, error)
 	SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error)
 	LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error)

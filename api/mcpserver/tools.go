@@ -119,13 +119,13 @@ func (t tools) search(ctx context.Context, req *mcp.CallToolRequest, in searchIn
 }
 
 func (t tools) searchMemory(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
-	hits, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
+	res, err := t.e.Search(ctx, tenantOf(req), engine.SearchInput{Query: in.Query, ChatID: in.ChatID, UserID: in.UserID,
 		K: in.K, Since: in.Since, Until: in.Until, Kinds: in.Kinds, MinScore: in.MinScore})
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
 	var b strings.Builder
-	for _, h := range hits {
+	for _, h := range res.Hits {
 		when := ""
 		if !h.CreatedAt.IsZero() {
 			when = h.CreatedAt.UTC().Format(time.DateOnly) + " "
@@ -139,10 +139,13 @@ func (t tools) searchMemory(ctx context.Context, req *mcp.CallToolRequest, in se
 			fmt.Fprintf(&b, "[%s%s #%d %s, score %.3f] %s\n", when, h.ChatID, h.Seq, h.Role, h.Score, h.Content)
 		}
 	}
-	if len(hits) == 0 {
+	if len(res.Hits) == 0 {
 		b.WriteString("no hits")
 	}
-	return text(strings.TrimRight(b.String(), "\n")), object{"hits": toObject(map[string]any{"h": hits})["h"]}, nil
+	if len(res.Degraded) > 0 {
+		fmt.Fprintf(&b, "\n(degraded: %s)", strings.Join(res.Degraded, ", "))
+	}
+	return text(strings.TrimRight(b.String(), "\n")), toObject(res), nil
 }
 
 type messageIn struct {

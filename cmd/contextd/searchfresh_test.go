@@ -46,14 +46,62 @@ func TestSearchSeesItsAppendsThroughBinary(t *testing.T) {
 		word := fmt.Sprintf("zephyr%03dq", i)
 		s.must(201, "POST", "/v1/chats/rw/messages", map[string]any{"messages": []map[string]string{
 			{"role": "user", "content": "the code word of round " + fmt.Sprint(i) + " is " + word}}}, nil)
-		var res struct {
-			Hits []struct {
-				Content string `json:"content"`
-			} `json:"hits"`
-		}
+		var res searchAnswer
 		s.must(200, "POST", "/v1/search", map[string]any{"query": word, "chat_id": "rw", "kinds": []string{"turn"}, "k": 3}, &res)
 		if len(res.Hits) == 0 || !strings.Contains(res.Hits[0].Content, word) {
 			t.Errorf("round %d: a search right after the append did not find %q: %+v", i, word, res.Hits)
 		}
+		if res.Degraded == nil || len(res.Degraded) != 0 {
+			t.Errorf("round %d: degraded %#v, want []", i, res.Degraded)
+		}
 	}
+}
+
+type searchAnswer struct {
+	Hits []struct {
+		Content string `json:"content"`
+	} `json:"hits"`
+	Degraded []string `json:"degraded"`
+}
+
+// TestSearchSaysIndexBehindThroughBinary: right after an import larger
+// than the indexer takes in within a search's wait, the search answers
+// from what is indexed and says index_behind; once the backlog is
+// drained, the same search finds the newest turn and says nothing.
+func TestSearchSaysIndexBehindThroughBinary(t *testing.T) {
+	s := startBinary(t, sqliteStorage+"\n")
+	// 16,000 turns sent at once: the appends end well before the indexer
+	// can take them in (here it was still ~0.5 s behind after the search's
+	// 100 ms wait).
+	var wg sync.WaitGroup
+	status := make([]int, 16)
+	for b := range status {
+		msgs := make([]map[string]string, 1000)
+		for i := range msgs {
+			msgs[i] = map[string]string{"role": "user", "content": fmt.Sprintf("imported turn %d of batch %d about the harbour, the ferry timetable and the lighthouse keeper's logbook", i, b)}
+		}
+		wg.Go(func() {
+			status[b], _ = s.do("POST", fmt.Sprintf("/v1/chats/imp%d/messages", b), map[string]any{"messages": msgs}, nil)
+		})
+	}
+	wg.Wait()
+	for b, st := range status {
+		if st != 201 {
+			t.Fatalf("import batch %d: status %d", b, st)
+		}
+	}
+	s.must(201, "POST", "/v1/chats/imp7/messages", map[string]any{"messages": []map[string]string{
+		{"role": "user", "content": "the last word is xylophone"}}}, nil)
+	query := map[string]any{"query": "xylophone", "chat_id": "imp7", "kinds": []string{"turn"}, "k": 3}
+	var res searchAnswer
+	s.must(200, "POST", "/v1/search", query, &res)
+	if len(res.Degraded) != 1 || res.Degraded[0] != "index_behind" {
+		t.Fatalf("a search right after 16,001 appended turns: degraded %v, hits %d; want index_behind", res.Degraded, len(res.Hits))
+	}
+	start := time.Now()
+	defer func() { t.Logf("caught up %v after the search that said index_behind", time.Since(start)) }()
+	waitFor(t, 60*time.Second, "the search to find the newest turn with nothing degraded", func() bool {
+		s.must(200, "POST", "/v1/search", query, &res)
+		return len(res.Degraded) == 0 && len(res.Hits) > 0 && strings.Contains(res.Hits[0].Content, "xylophone")
+	})
 }

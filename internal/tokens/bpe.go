@@ -61,7 +61,6 @@ type rankMap struct {
 	all   string
 	slots []uint64
 	mask  uint64
-	n     int
 }
 
 // newRankMap indexes the tokens all[ends[k-1]:ends[k]] (ends[-1] = 0) with
@@ -71,7 +70,7 @@ func newRankMap(all string, ends []int, ids []uint32) *rankMap {
 	for size < 2*len(ends)+1 { // load under one half: short probes
 		size *= 2
 	}
-	m := &rankMap{seed: maphash.MakeSeed(), all: all, slots: make([]uint64, size), mask: uint64(size - 1), n: len(ends)}
+	m := &rankMap{seed: maphash.MakeSeed(), all: all, slots: make([]uint64, size), mask: uint64(size - 1)}
 	start := 0
 	for k, end := range ends {
 		if start >= 1<<24 || end-start > 255 {
@@ -99,19 +98,6 @@ func (m *rankMap) get(s string) (uint32, bool) {
 		off, n := int(e&(1<<24-1)), int(e>>24&0xff)
 		if n == len(s) && m.all[off:off+n] == s {
 			return uint32(e >> 32), true
-		}
-	}
-}
-
-// len is the number of tokens.
-func (m *rankMap) len() int { return m.n }
-
-// each calls fn with every token and its rank.
-func (m *rankMap) each(fn func(tok string, rank uint32)) {
-	for _, e := range m.slots {
-		if e != 0 {
-			off, n := int(e&(1<<24-1)), int(e>>24&0xff)
-			fn(m.all[off:off+n], uint32(e>>32))
 		}
 	}
 }

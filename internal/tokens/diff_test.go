@@ -55,12 +55,19 @@ func TestClasses(t *testing.T) {
 	}
 }
 
+// each calls fn with every token of m and its rank.
+func (m *rankMap) each(fn func(tok string, rank uint32)) {
+	for _, e := range m.slots {
+		if e != 0 {
+			off, n := int(e&(1<<24-1)), int(e>>24&0xff)
+			fn(m.all[off:off+n], uint32(e>>32))
+		}
+	}
+}
+
 func TestRankTable(t *testing.T) {
 	ref()
 	rank := rankTable()
-	if rank.len() != 100256 {
-		t.Errorf("rank table has %d entries, want 100256", rank.len())
-	}
 	for _, s := range []string{"hello", " world", "\n", "!", " the", "'s", "ing"} {
 		ids, _, err := refCodec.Encode(s)
 		if err != nil || len(ids) != 1 {
@@ -84,8 +91,8 @@ func TestRankTable(t *testing.T) {
 			t.Errorf("rank %d decodes to %q, %v; table has %q", r, d, err, s)
 		}
 	})
-	if seen != rank.len() {
-		t.Errorf("each visited %d tokens, want %d", seen, rank.len())
+	if seen != 100256 {
+		t.Errorf("rank table has %d entries, want 100256", seen)
 	}
 	for _, s := range []string{"", " contextd's rank table", "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"} {
 		if r, ok := rank.get(s); ok {

@@ -279,7 +279,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 	}
 	var loaded []memory.Message
 	if last >= loadFrom {
-		msgs, err := s.recent().messages(ctx, s.Store, p.chat, loadFrom)
+		msgs, err := s.turns().window(ctx, s.Store, p.chat, loadFrom)
 		if err != nil {
 			return c, storeErr("read messages", err)
 		}
@@ -432,6 +432,7 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
 		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
+		Turns: chatTurns{cache: s.turns(), store: s.Store, chat: c},
 	}
 	if !p.policy.RAGEpisodes {
 		req.Kinds = []string{memory.KindTurn, memory.KindFact} // inside the index, before top-k

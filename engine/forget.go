@@ -66,7 +66,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 	if err != nil {
 		return storeErr("delete message", err)
 	}
-	s.recent().drop(key)
+	s.turns().drop(key)
 	s.standing().drop(key)
 	s.forgetNow(ctx, chat, m.Seq)
 	if s.Indexer != nil {
@@ -104,13 +104,6 @@ func cleanChat(chat memory.Chat) string {
 		return ""
 	}
 	return chat.ID
-}
-
-// drop forgets the chat's cached turns (one was deleted).
-func (c *recentCache) drop(key memory.ChatKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.entries, key)
 }
 
 // unlessRebuilding hides a dirty summary: the plan goes on as if the chat

@@ -121,8 +121,8 @@ type Service struct {
 	Tracer   trace.Tracer
 	tokOnce  sync.Once
 	tok      *tokenCache
-	recOnce  sync.Once
-	rec      *recentCache
+	turnOnce sync.Once
+	turnc    *turnCache
 	profOnce sync.Once
 	prof     *profileCache
 	headOnce sync.Once
@@ -155,10 +155,10 @@ func (s *Service) tokens() *tokenCache {
 // standing returns the service's cache of chats' standing instructions.
 func (s *Service) standing() *standingCache { return &s.stand }
 
-// recent returns the service's cache of hot chats' newest turns.
-func (s *Service) recent() *recentCache {
-	s.recOnce.Do(func() { s.rec = newRecentCache(recentCacheChats) })
-	return s.rec
+// turns returns the service's cache of hot chats' turns.
+func (s *Service) turns() *turnCache {
+	s.turnOnce.Do(func() { s.turnc = newTurnCache(defaultTurnCacheBytes) })
+	return s.turnc
 }
 
 func (s *Service) now() time.Time {

@@ -74,9 +74,12 @@ type Chat struct {
 	// chain must be rebuilt (MessageForgetter.ReplaceSummary) and is not
 	// served until then.
 	SummaryDirty bool `json:"summary_dirty"`
-	// DirtyMark identifies the deletion that made the summary dirty (0:
-	// clean); ReplaceSummary clears SummaryDirty only when no message was
-	// deleted since the caller read it.
+	// DirtyMark identifies the chat's latest deletion: positive while the
+	// summary is dirty, its negation once the rebuild cleared it, 0 for a
+	// chat nothing was ever deleted from. A chat's marks never repeat, so
+	// a cache of its turns read under one mark sees every later deletion,
+	// by any process. ReplaceSummary clears SummaryDirty only when no
+	// message was deleted since the caller read it.
 	DirtyMark int64 `json:"-"`
 	// HeadID and ProfileVersion are read with the row by Store.Chat (the
 	// listings leave them empty): the id of the chat's current summary

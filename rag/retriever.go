@@ -104,6 +104,9 @@ type Request struct {
 	Scope string
 	// Neighbors adds up to this many turns on each side of every hit.
 	Neighbors int
+	// Turns, when set, is where this request's neighbours are read instead
+	// of the Retriever's Store (e.g. through the caller's cache of turns).
+	Turns Neighbors
 	// ExcludeFromSeq: turns of THIS chat with seq >= it are in the caller's
 	// recent window and are never returned (0 = exclude nothing).
 	ExcludeFromSeq int64
@@ -221,7 +224,11 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		}
 	}
 	if req.Neighbors > 0 && r.Store != nil {
-		if hits, err = r.addNeighbors(ctx, req.Tenant, hits, req.Neighbors, excluded); err != nil {
+		src := r.Store
+		if req.Turns != nil {
+			src = req.Turns
+		}
+		if hits, err = r.addNeighbors(ctx, src, req.Tenant, hits, req.Neighbors, excluded); err != nil {
 			return nil, err
 		}
 	}
@@ -590,7 +597,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 
 // addNeighbors adds the turns within n seqs of each hit (same chat), not
 // excluded and not already present, fetched from the store.
-func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn, n int,
+func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, tenant string, hits []Turn, n int,
 	excluded func(string, int64) bool) ([]Turn, error) {
 	have := turnsIn(hits)
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
@@ -625,7 +632,7 @@ func (r *Retriever) addNeighbors(ctx context.Context, tenant string, hits []Turn
 			seqs = append(seqs, s)
 		}
 		slices.Sort(seqs)
-		msgs, err := r.Store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, seqs)
+		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, seqs)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue // chat deleted meanwhile
 		}

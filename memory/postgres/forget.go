@@ -62,7 +62,7 @@ func markDerived(ctx context.Context, tx pgx.Tx, pk, seq int64, now time.Time) e
 	}{
 		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = false
 			WHERE chat = $1 AND from_seq <= $2 AND to_seq >= $2`, []any{pk, seq}},
-		{"mark summary", `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = $1`, []any{pk}},
+		{"mark summary", `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = $1`, []any{pk}},
 		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES ($1, $2, $3)
 			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
 	} {
@@ -243,7 +243,7 @@ func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCu
 		if err := writeRecord(ctx, tx, key, pk, &rec, now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = $1 THEN 0 ELSE summary_dirty END
+		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = $1 AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
 			WHERE id = $2`, dirtyMark, pk)
 		return err
 	})

@@ -104,7 +104,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil || len(gone) == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = $1`, pk)
+		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = $1`, pk)
 		return err
 	})
 	if err != nil {

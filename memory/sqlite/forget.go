@@ -72,7 +72,7 @@ func markDerived(ctx context.Context, tx *sql.Tx, pk, seq, now int64) error {
 	}{
 		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = 0
 			WHERE chat = ? AND from_seq <= ? AND to_seq >= ?`, []any{pk, seq, seq}},
-		{"mark summary", `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = ?`, []any{pk}},
+		{"mark summary", `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = ?`, []any{pk}},
 		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES (?, ?, ?)
 			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
 	} {
@@ -273,7 +273,7 @@ func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCu
 		if _, err := s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? THEN 0 ELSE summary_dirty END
+		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
 			WHERE id = ?`, dirtyMark, pk)
 		return err
 	})

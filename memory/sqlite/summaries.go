@@ -150,7 +150,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil || len(gone) == 0 {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = summary_dirty + 1 WHERE id = ?`, pk)
+		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = ?`, pk)
 		return err
 	})
 	if err != nil {

@@ -314,6 +314,43 @@ func testReplaceSummary(t *testing.T, s memory.Backend) {
 	}
 }
 
+// testDirtyMarksNeverRepeat: every deletion gives the chat a mark it never
+// had, and clearing the summary does not bring an old one back (a cache of
+// turns read under a mark relies on it to see every deletion); a replace
+// on a clean chat leaves it clean.
+func testDirtyMarksNeverRepeat(t *testing.T, s memory.Backend) {
+	ctx, mf := ctxT(t), s
+	k := key("t1", "marks")
+	forgetChat(t, s, k)
+	c := mustChat(t, s, k)
+	seen := []int64{c.DirtyMark}
+	rec := memory.SummaryRecord{Summary: sampleSummary(1, 9, "rebuilt"), FromSeq: 1, ToSeq: 9}
+	if _, err := mf.ReplaceSummary(ctx, k, 9, c.DirtyMark, rec); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustChat(t, s, k); c.SummaryDirty || c.DirtyMark != seen[0] {
+		t.Fatalf("a replace on a clean chat: %+v, want clean with mark %d", c, seen[0])
+	}
+	for _, id := range []string{"m-3", "m-5"} {
+		if _, err := mf.DeleteMessage(ctx, k, id); err != nil {
+			t.Fatal(err)
+		}
+		dirty := mustChat(t, s, k)
+		if !dirty.SummaryDirty || slices.Contains(seen, dirty.DirtyMark) {
+			t.Fatalf("after deleting %s: %+v, want dirty with a mark not in %v", id, dirty, seen)
+		}
+		seen = append(seen, dirty.DirtyMark)
+		if _, err := mf.ReplaceSummary(ctx, k, 9, dirty.DirtyMark, rec); err != nil {
+			t.Fatal(err)
+		}
+		clean := mustChat(t, s, k)
+		if clean.SummaryDirty || slices.Contains(seen, clean.DirtyMark) {
+			t.Fatalf("after the rebuild: %+v, want clean with a mark not in %v", clean, seen)
+		}
+		seen = append(seen, clean.DirtyMark)
+	}
+}
+
 // testLateWorkOnDeletedTurn: a summariser that read a turn before it was
 // deleted writes late: the episode it closes is marked for rebuild, its
 // facts citing the turn are dropped, and a summary covering it is dirty.

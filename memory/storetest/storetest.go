@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},
+		{"DirtyMarksNeverRepeat", testDirtyMarksNeverRepeat},
 		{"SummaryHeadWhileReplaced", testSummaryHeadWhileReplaced},
 		{"LateWorkOnDeletedTurn", testLateWorkOnDeletedTurn},
 		{"DumpScopes", testDumpScopes},

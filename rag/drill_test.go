@@ -31,9 +31,14 @@ func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: 1, Kinds: []string{memory.KindEpisode}, Drill: 1}
+	counting := &queryCounter{Embedder: e.ret.Embedder}
+	e.ret.Embedder = counting
 	hits, err := e.ret.Retrieve(ctx, req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if counting.n != 1 {
+		t.Errorf("the query was embedded %d times for the hits and one drill, want once", counting.n)
 	}
 	var gotEpisode, gotTurn bool
 	for _, h := range hits {
@@ -51,4 +56,15 @@ func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
 	if hits, err := e.ret.Retrieve(ctx, req); err != nil || len(hits) != 0 {
 		t.Fatalf("until before everything: %d hits, %v", len(hits), err)
 	}
+}
+
+// queryCounter counts the queries embedded.
+type queryCounter struct {
+	rag.Embedder
+	n int
+}
+
+func (q *queryCounter) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	q.n++
+	return q.Embedder.EmbedQuery(ctx, text)
 }

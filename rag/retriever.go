@@ -214,12 +214,16 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	}
 	// Hits shown with their neighbours rank by their exchange too.
 	adjacent := req.Neighbors > 0 && r.Store != nil
-	hits, err := r.search(ctx, f, req.Query, k, req.Threshold, excluded, adjacent)
+	q, err := r.encode(ctx, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.search(ctx, f, q, k, req.Threshold, excluded, adjacent)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
 	if req.Drill > 0 {
-		if hits, err = r.drill(ctx, f, req, hits, excluded); err != nil {
+		if hits, err = r.drill(ctx, f, q, req, hits, excluded); err != nil {
 			return nil, err
 		}
 	}
@@ -264,24 +268,43 @@ func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, erro
 	if k <= 0 {
 		k = DefaultK
 	}
-	return r.search(ctx, f, req.Query, k, req.Threshold, nil, false)
+	q, err := r.encode(ctx, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	return r.search(ctx, f, q, k, req.Threshold, nil, false)
+}
+
+// encodedQuery is a query embedded once for every index query of a
+// request (the hits, then each episode drilled into).
+type encodedQuery struct {
+	dense  []float32
+	sparse SparseVector
+	empty  bool // nothing to search for
+}
+
+func (r *Retriever) encode(ctx context.Context, query string) (encodedQuery, error) {
+	query = TruncateQuery(query)
+	if strings.TrimSpace(query) == "" {
+		return encodedQuery{empty: true}, nil
+	}
+	dense, err := r.Embedder.EmbedQuery(ctx, query)
+	if err != nil {
+		return encodedQuery{}, fmt.Errorf("retrieve: %w", asEmbedderErr(err))
+	}
+	return encodedQuery{dense: dense, sparse: r.Sparse.EncodeQuery(query)}, nil
 }
 
 // search runs the hybrid query, over-fetching until k hits survive the
 // exclusion (or the index has nothing more). Hits come best first;
 // adjacent adds the scores of adjacent hits (addAdjacentScores), for hits
 // that will be shown with their neighbours.
-func (r *Retriever) search(ctx context.Context, f Filter, query string, k int, threshold float32,
+func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int, threshold float32,
 	excluded func(string, int64) bool, adjacent bool) ([]Turn, error) {
-	query = TruncateQuery(query)
-	if strings.TrimSpace(query) == "" {
+	if q.empty {
 		return nil, nil
 	}
-	dense, err := r.Embedder.EmbedQuery(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: %w", asEmbedderErr(err))
-	}
-	sparse := r.Sparse.EncodeQuery(query)
+	dense, sparse := q.dense, q.sparse
 
 	// The recent window is usually small (tens of turns): ask for k plus a
 	// margin, and widen when exclusions ate too many.
@@ -569,7 +592,7 @@ const drillTurns = 2
 // index for the episode's own best-matching turns (its seq range, turns
 // only) and adds those not already there, with the episode's score, so the
 // packer weighs the turns against the episode's summary.
-func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
+func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
 	have := turnsIn(hits)
 	drilled := 0
 	for i, n := 0, len(hits); i < n; i++ { // the hits as they came: drilled turns are appended
@@ -580,7 +603,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, req Request, hits []Tur
 		drilled++
 		g := f
 		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
-		turns, err := r.search(ctx, g, req.Query, drillTurns, req.Threshold, excluded, false)
+		turns, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
 		if err != nil {
 			return nil, err
 		}

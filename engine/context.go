@@ -475,7 +475,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		}
 		ks = append(ks, kept{i, content})
 	}
-	out := make([]RAGTurn, 0, len(ks))
+	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
 	nsnip := rag.PassageBytes(neighborSnippetTokens)
 	hits := 0 // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut

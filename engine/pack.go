@@ -338,11 +338,12 @@ func (p *packer) render() (Sections, sectionTexts) {
 	}
 	s.RAG = make([]RAGTurn, 0, kept)
 	s.Recent = make([]Turn, 0, len(p.in.Verbatim))
-	shown := make([]RAGTurn, 0, kept) // turns and episodes, rendered together
-	for i, r := range p.in.RAG {
+	shown := make([]*RAGTurn, 0, kept) // turns and episodes, rendered together
+	for i := range p.in.RAG {
 		if !p.keepRAG[i] {
 			continue
 		}
+		r := &p.in.RAG[i]
 		shown = append(shown, r)
 		if f := r.Fact; f != nil {
 			s.Facts = append(s.Facts, SectionFact{ID: f.ID, ChatID: r.ChatID, Text: r.Content, Seqs: f.Seqs, ValidAt: f.ValidAt, Score: r.Score})
@@ -350,7 +351,7 @@ func (p *packer) render() (Sections, sectionTexts) {
 			s.Episodes = append(s.Episodes, SectionEpisode{ID: e.ID, ChatID: r.ChatID, FromSeq: e.FromSeq, ToSeq: e.ToSeq,
 				StartedAt: e.StartedAt, EndedAt: e.EndedAt, Short: r.Content, Score: r.Score})
 		} else {
-			s.RAG = append(s.RAG, r)
+			s.RAG = append(s.RAG, *r)
 		}
 	}
 	for i, t := range p.in.Verbatim {

@@ -78,7 +78,7 @@ func ragGroup(r RAGTurn) string {
 // renderRAGSection lays retrieved turns out in chronological order under
 // one header per chat and day: a model reads a conversation's excerpts best
 // in the order they happened.
-func renderRAGSection(rs []RAGTurn) string {
+func renderRAGSection(rs []*RAGTurn) string {
 	if len(rs) == 0 {
 		return ""
 	}
@@ -89,8 +89,7 @@ func renderRAGSection(rs []RAGTurn) string {
 		day int
 	}
 	sorted := make([]keyed, len(rs))
-	for i := range rs {
-		r := &rs[i]
+	for i, r := range rs {
 		at := r.CreatedAt
 		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
 			at = r.Episode.StartedAt // an episode sits where it began

@@ -240,13 +240,19 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	chats := ix.scope(q.Filter)
 
+	// The heaps never hold more than the points in scope: a chat's query
+	// asked for hundreds and sized them for that on every request.
+	points := 0
+	for _, c := range chats {
+		points += len(c.seqs)
+	}
 	var dtop, stop *topKHeap
 	var sq *sparseQuery
 	if len(qv) > 0 {
-		dtop = newTopK(prefetch)
+		dtop = newTopK(prefetch, points)
 	}
 	if len(qs.Indices) > 0 {
-		stop = newTopK(prefetch)
+		stop = newTopK(prefetch, points)
 		w := make([]float32, len(qs.Indices))
 		for k, term := range qs.Indices {
 			w[k] = qs.Values[k] * ix.idf(term)
@@ -319,7 +325,8 @@ type topKHeap struct {
 	h []scored
 }
 
-func newTopK(k int) *topKHeap { return &topKHeap{k: k, h: make([]scored, 0, min(k, 256))} }
+// newTopK keeps the k best of at most n candidates.
+func newTopK(k, n int) *topKHeap { return &topKHeap{k: k, h: make([]scored, 0, min(k, n, 256))} }
 
 // worse reports whether a ranks after b.
 func worse(a, b scored) bool { return cmpScored(a, b) > 0 }
@@ -462,7 +469,7 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 	for r, s := range sparse {
 		fz.add(s.ref, 1/float32(rag.RRFK+r+1), 0)
 	}
-	top := newTopK(limit)
+	top := newTopK(limit, len(dense)+len(sparse))
 	fz.each(func(r ref, a fusedScore) { top.push(scored{r, a.rrf}) })
 	fused := top.sorted()
 	r := ranked{hits: make([]rag.Hit, len(fused)), keys: make([]hitKey, len(fused))}

@@ -469,3 +469,54 @@ func TestDeletedBeforeTheSummaryThroughBinary(t *testing.T) {
 		return covered == 30 && len(d) == 0
 	})
 }
+
+// Two replicas on one Postgres: a turn deleted through one is not shown by
+// the other from its cache of turns — also once the deletion's rebuild has
+// made the chat clean again, when the chat row looks as it did before the
+// delete but for its deletion mark (which never repeats).
+func TestDeletionSeenByAnotherReplicaThroughBinary(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	cfg := fmt.Sprintf(`server:
+  addr: "127.0.0.1:0"
+storage:
+  driver: postgres
+  postgres_dsn: %q
+vector:
+  driver: none
+supervisor:
+  memory:
+    strategy: running_summary
+    summary_recent_turns: 6
+    summary_trigger_turns: 1
+    summary_cooldown: 0s
+`, dsn)
+	a, b := startBinary(t, cfg), startBinary(t, cfg)
+	turns := projectTurns(8)
+	turns[6]["content"] = diagnosis // seq 7: in the recent window
+	a.must(201, "POST", "/v1/chats/r1/messages", map[string]any{"user_id": "ann", "messages": turns}, nil)
+	shows := func(s *binServer) bool {
+		_, raw := s.do("POST", "/v1/context", map[string]any{"chat_id": "r1", "budget_tokens": 4000}, nil)
+		return strings.Contains(string(raw), forgetSecret)
+	}
+	if !shows(a) || !shows(a) { // read twice: the second answer comes from a's cache
+		t.Fatal("replica a does not show the turn before the delete: the test cannot fail")
+	}
+	b.must(204, "DELETE", "/v1/chats/r1/messages/m007", nil, nil)
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var mark int64
+	waitFor(t, 60*time.Second, "the rebuild to make the chat clean", func() bool {
+		err := conn.QueryRow(context.Background(), `SELECT summary_dirty FROM chats WHERE chat_id = 'r1'`).Scan(&mark)
+		return err == nil && mark <= 0
+	})
+	t.Logf("deletion mark after the rebuild: %d", mark)
+	if shows(a) {
+		t.Error("replica a still shows the deleted turn")
+	}
+	if shows(b) {
+		t.Error("replica b shows the turn it deleted")
+	}
+}

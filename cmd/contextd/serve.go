@@ -35,11 +35,21 @@ func loadConfig(path string, getenv func(string) string) (*config.Config, string
 }
 
 func newLogger(w io.Writer, level string) *slog.Logger {
+	return slog.New(jsonHandler(w, level))
+}
+
+func jsonHandler(w io.Writer, level string) slog.Handler {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})
+}
+
+// newBufferedLogger logs through a logSink on w (see logSink).
+func newBufferedLogger(w io.Writer, level string) (*slog.Logger, *logSink) {
+	sink := newLogSink(w, logSinkDelay)
+	return slog.New(flushOnWarn{jsonHandler(sink, level), sink}), sink
 }
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -54,7 +64,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("config %s: %w", src, err)
 	}
-	log := newLogger(stdout, cfg.Server.LogLevel)
+	log, sink := newBufferedLogger(stdout, cfg.Server.LogLevel)
+	defer sink.Flush()
+	// serve's own lines go through the sink too, flushed at once, so they
+	// keep their place among the log's.
+	stdout = flushing{sink}
 	for _, w := range cfg.Warnings {
 		log.Warn("config", "warning", w)
 	}
@@ -117,6 +131,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// flushing writes through a logSink and flushes it.
+type flushing struct{ sink *logSink }
+
+func (f flushing) Write(p []byte) (int, error) {
+	n, err := f.sink.Write(p)
+	if err == nil {
+		err = f.sink.Flush()
+	}
+	return n, err
 }
 
 func displayAddr(a net.Addr) string {

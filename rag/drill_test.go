@@ -68,3 +68,58 @@ func (q *queryCounter) EmbedQuery(ctx context.Context, text string) ([]float32, 
 	q.n++
 	return q.Embedder.EmbedQuery(ctx, text)
 }
+
+// queryCount counts the index queries.
+type queryCount struct {
+	rag.Index
+	n int
+}
+
+func (q *queryCount) Query(ctx context.Context, query rag.Query) ([]rag.Hit, error) {
+	q.n++
+	return q.Index.Query(ctx, query)
+}
+
+// An episode whose every turn is a hit already is not queried again: the
+// drill could add no turn (a small chat, where the hits hold it all).
+func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	turns := filler(6, "gardening")
+	turns[2] = "the lighthouse keeper showed us the lamp room"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 1, Kind: memory.KindEpisode, EpisodeID: "e1",
+		FromSeq: 1, ToSeq: 6, StartedAt: fakeT0, EndedAt: fakeT0.Add(time.Hour), CreatedAt: fakeT0.Add(time.Hour),
+		Content: "A visit to the lighthouse and the garden."}
+	vecs, err := e.emb.EmbedDocuments(ctx, []string{ep.Content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Dense, ep.Sparse = vecs[0], rag.NewSparseEncoder().EncodeDocument(ep.Content)
+	if err := e.index.Upsert(ctx, []rag.Point{ep}); err != nil {
+		t.Fatal(err)
+	}
+	counting := &queryCount{Index: e.ret.Index}
+	e.ret.Index = counting
+	for _, tc := range []struct {
+		k, queries int
+	}{
+		{k: 20, queries: 1}, // every turn a hit: no drill query
+		{k: 2, queries: 2},  // the episode and one turn: drilled
+	} {
+		counting.n = 0
+		hits, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse garden", K: tc.k, Drill: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var episode, lighthouse bool
+		for _, h := range hits {
+			episode = episode || h.Kind == memory.KindEpisode
+			lighthouse = lighthouse || h.Kind != memory.KindEpisode && h.Seq == 3
+		}
+		if !episode || !lighthouse || counting.n != tc.queries {
+			t.Errorf("k=%d: episode %v, turn 3 %v, %d index queries; want both and %d queries", tc.k, episode, lighthouse, counting.n, tc.queries)
+		}
+	}
+}

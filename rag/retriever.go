@@ -601,6 +601,9 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 			continue
 		}
 		drilled++
+		if covered(have, ep, excluded) {
+			continue // every turn of it is a hit already: the query would add none
+		}
 		g := f
 		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
 		turns, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
@@ -616,6 +619,20 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 		}
 	}
 	return hits, nil
+}
+
+// covered reports whether every turn of episode ep is among the hits or
+// excluded (small chats: the hits often hold them all).
+func covered(have map[turnRef]bool, ep Turn, excluded func(string, int64) bool) bool {
+	if ep.ToSeq < ep.FromSeq {
+		return false // no range known: drill
+	}
+	for s := ep.FromSeq; s <= ep.ToSeq; s++ {
+		if !have[turnRef{ep.ChatID, s}] && !excluded(ep.ChatID, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // addNeighbors adds the turns within n seqs of each hit (same chat), not

@@ -52,6 +52,9 @@ type turnEntry struct {
 // 2,048 chats, ~6 MB at 1,000 chats × 200 turns).
 const defaultTurnCacheBytes = 8 << 20
 
+// maxCachedWindow: longer windows are read from the store, not cached.
+const maxCachedWindow = 64
+
 func newTurnCache(maxBytes int) *turnCache {
 	return &turnCache{maxBytes: maxBytes, entries: map[memory.ChatKey]*turnEntry{}}
 }
@@ -66,6 +69,12 @@ func messageBytes(m memory.Message) int {
 // cached run that starts at from).
 func (c *turnCache) window(ctx context.Context, st memory.ChatReader, chat memory.Chat, from int64) ([]memory.Message, error) {
 	last := chat.LastSeq
+	if last-from+1 > maxCachedWindow {
+		// A long backlog the summary has not covered yet (right after an
+		// import): held by every hot chat it would not fit, and each read
+		// would evict another chat's turns.
+		return st.Messages(ctx, chat.Key(), from-1, int(last-from+1))
+	}
 	held := c.held(chat)
 	i, _ := slices.BinarySearchFunc(held, from, cmpSeq)
 	run := contiguous(held[i:], from, last)

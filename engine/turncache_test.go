@@ -175,3 +175,23 @@ func TestTurnCacheStaysWithinItsBytes(t *testing.T) {
 		t.Fatalf("entries hold %d bytes, the count says %d", sum, c.bytes)
 	}
 }
+
+// A window longer than maxCachedWindow (a backlog the summary has not
+// covered) is read from the store each time and not kept: held by every
+// hot chat it would evict the others' turns on every read.
+func TestTurnCacheLeavesLongWindowsToTheStore(t *testing.T) {
+	ctx := context.Background()
+	c := newTurnCache(1 << 20)
+	r := &countingReader{}
+	r.add(maxCachedWindow+10, "v1")
+	chat := memory.Chat{Tenant: "t", ID: "c", LastSeq: int64(len(r.msgs)), CreatedAt: time.Unix(100, 0)}
+	for range 2 {
+		got, err := c.window(ctx, r, chat, 1)
+		if err != nil || len(got) != len(r.msgs) {
+			t.Fatalf("%d turns, %v", len(got), err)
+		}
+	}
+	if len(r.reads) != 2 || c.bytes != 0 {
+		t.Fatalf("%d store reads and %d bytes cached, want 2 reads and nothing kept", len(r.reads), c.bytes)
+	}
+}

@@ -68,6 +68,7 @@ def test_search_summary_and_delete(server):
             break
         time.sleep(0.05)
     assert hits and hits[0].kind == "turn" and "Sintra" in hits[0].content
+    assert hits.degraded == []  # the search waited for the append's turns
     refreshed = c.refresh_summary(cid)
     assert refreshed is not None
     s = c.summary(cid)
@@ -148,7 +149,7 @@ def test_retries_on_503_and_429_honouring_retry_after():
             else:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                body = b'{"hits":[]}'
+                body = b'{"hits":[],"degraded":["index_behind"]}'
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -159,7 +160,8 @@ def test_retries_on_503_and_429_honouring_retry_after():
     srv = http.server.HTTPServer(("127.0.0.1", 0), H)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        assert Client(f"http://127.0.0.1:{srv.server_port}").search("q") == []
+        hits = Client(f"http://127.0.0.1:{srv.server_port}").search("q")
+        assert hits == [] and hits.degraded == ["index_behind"]
         assert len(calls) == 3 and calls[1] - calls[0] >= 0.19 and calls[2] - calls[1] >= 0.19
         calls.clear()
         with pytest.raises(ContextdError) as e:

@@ -1,7 +1,7 @@
 // @contextd/client: a dependency-free client for the contextd HTTP API.
 import type {
   AppendResult, ChatMessage, ContextResult, DumpRecord, EpisodesPage, FactsPage, IncludePart, InputMessage, Kind,
-  MessagesPage, Profile, Readiness, SearchHit, Strategy, Summary, SummaryAnswer,
+  MessagesPage, Profile, Readiness, SearchHit, SearchHits, Strategy, Summary, SummaryAnswer,
 } from "./types.js";
 
 export type * from "./types.js";
@@ -137,14 +137,14 @@ export class Contextd {
     return res.messages ?? [];
   }
 
-  /** POST /v1/search: hits best first. */
-  async search(q: string, opts: SearchOptions = {}): Promise<SearchHit[]> {
+  /** POST /v1/search: hits best first; the array's `degraded` says what the answer lacks. */
+  async search(q: string, opts: SearchOptions = {}): Promise<SearchHits> {
     const body = {
       query: q, chat_id: opts.chatId, user_id: opts.userId, k: opts.k, since: opts.since, until: opts.until,
       kinds: opts.kinds, min_score: opts.minScore,
     };
-    const res = await this.#json<{ hits: SearchHit[] }>("POST", "/v1/search", opts, body);
-    return res.hits;
+    const res = await this.#json<{ hits: SearchHit[]; degraded?: string[] }>("POST", "/v1/search", opts, body);
+    return Object.defineProperty(res.hits, "degraded", { value: res.degraded ?? [], enumerable: false }) as SearchHits;
   }
 
   /** GET /v1/chats/{chatId}/summary: the running summary, its chain and the newest episodes. */

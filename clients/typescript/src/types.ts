@@ -178,6 +178,15 @@ export interface SearchHit {
   valid_at?: string;
 }
 
+/**
+ * POST /v1/search's hits, best first: an array that also says what the
+ * answer lacks. `degraded` (not enumerable: the array serialises and
+ * compares as its hits) names every fallback the search took, e.g.
+ * `index_behind` (the index had not taken in every turn appended before the
+ * search within its wait); it is empty when none was.
+ */
+export type SearchHits = SearchHit[] & { readonly degraded: string[] };
+
 export interface SummaryAnswer {
   summary: Summary | null;
   chain: SummaryRecord[];

@@ -62,6 +62,8 @@ test("search honours kinds", async () => {
   assert.ok(hits.length > 0);
   assert.ok(hits.every((h) => h.kind === "turn" && h.chat_id === "c-search"));
   assert.match(hits[0].content, /Sintra/);
+  assert.deepEqual(hits.degraded, [], "the search waited for the append's turns");
+  assert.equal(JSON.stringify(hits), JSON.stringify([...hits]), "degraded stays out of the hits' JSON");
   const eps = await c.search("Sintra", { chatId: "c-search", kinds: ["episode"] });
   assert.ok(eps.every((h) => h.kind === "episode"));
 });
@@ -185,4 +187,22 @@ test("429 and 503 are retried after Retry-After; the last failure is thrown", as
 test("a non-JSON error answer is still a ContextdError", async () => {
   const html = async () => new Response("<html>bad gateway</html>", { status: 502 });
   await assert.rejects(new Contextd({ baseURL: "http://x.test", fetch: html }).messages("x"), { status: 502, code: "http_error" });
+});
+
+test("search carries the answer's degraded reasons on its hits", async () => {
+  const s = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.end(JSON.stringify({ hits: [{ kind: "turn", chat_id: "c", seq: 1, role: "user", content: "x", score: 1, created_at: "2026-01-01T00:00:00Z" }], degraded: ["index_behind"] }));
+    });
+  });
+  await new Promise((r) => s.listen(0, "127.0.0.1", r));
+  try {
+    const hits = await new Contextd({ baseURL: `http://127.0.0.1:${s.address().port}` }).search("x");
+    assert.equal(hits.length, 1);
+    assert.deepEqual(hits.degraded, ["index_behind"]);
+  } finally {
+    s.close();
+  }
 });

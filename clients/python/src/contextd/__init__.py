@@ -6,6 +6,6 @@
     messages = c.context_messages("trip", query="Where should we eat?")
 """
 from ._client import AsyncClient, Client, ContextdError
-from .types import AppendResult, ContextResult, Episode, SearchHit, Summary
+from .types import AppendResult, ContextResult, Episode, SearchHit, SearchHits, Summary
 
-__all__ = ["Client", "AsyncClient", "ContextdError", "AppendResult", "ContextResult", "Episode", "SearchHit", "Summary"]
+__all__ = ["Client", "AsyncClient", "ContextdError", "AppendResult", "ContextResult", "Episode", "SearchHit", "SearchHits", "Summary"]

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 
-from .types import AppendResult, ContextResult, Episode, SearchHit, Summary
+from .types import AppendResult, ContextResult, Episode, SearchHits, Summary
 
 RETRY_STATUSES = (429, 503)
 
@@ -161,9 +161,10 @@ class Client(_Base):
 
     def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
                k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
-               kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> List[SearchHit]:
+               kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> SearchHits:
+        """The hits, best first (a list; its ``degraded`` says what the answer lacks)."""
         body = _search_body(query, chat_id, user_id, k, since, until, kinds, min_score)
-        return [SearchHit.from_json(h) for h in self._call("POST", "/v1/search", body)["hits"]]
+        return SearchHits.from_json(self._call("POST", "/v1/search", body))
 
     def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
         return self._call("GET", f"/v1/chats/{_seg(chat_id)}/messages", params={"after_seq": after_seq, "limit": limit})
@@ -261,9 +262,10 @@ class AsyncClient(_Base):
 
     async def search(self, query: str, *, chat_id: Optional[str] = None, user_id: Optional[str] = None,
                      k: Optional[int] = None, since: Optional[str] = None, until: Optional[str] = None,
-                     kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> List[SearchHit]:
+                     kinds: Optional[Sequence[str]] = None, min_score: Optional[float] = None) -> SearchHits:
+        """The hits, best first (a list; its ``degraded`` says what the answer lacks)."""
         body = _search_body(query, chat_id, user_id, k, since, until, kinds, min_score)
-        return [SearchHit.from_json(h) for h in (await self._call("POST", "/v1/search", body))["hits"]]
+        return SearchHits.from_json(await self._call("POST", "/v1/search", body))
 
     async def summary(self, chat_id: str) -> Summary:
         return Summary.from_json(await self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary"))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 
 @dataclass
@@ -48,6 +48,21 @@ class SearchHit:
                    content=d.get("content", ""), score=d.get("score", 0.0), created_at=d.get("created_at"),
                    role=d.get("role"), episode_id=d.get("episode_id"), from_seq=d.get("from_seq"),
                    to_seq=d.get("to_seq"), started_at=d.get("started_at"), ended_at=d.get("ended_at"))
+
+
+class SearchHits(List[SearchHit]):
+    """/v1/search's hits, best first: a list, which also says what the
+    answer lacks. ``degraded`` names every fallback the search took (e.g.
+    ``index_behind``: the index had not taken in every turn appended
+    before the search within its wait); it is empty when none was."""
+
+    def __init__(self, hits: Sequence[SearchHit] = (), degraded: Sequence[str] = ()):
+        super().__init__(hits)
+        self.degraded: List[str] = list(degraded)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "SearchHits":
+        return cls([SearchHit.from_json(h) for h in d.get("hits", [])], d.get("degraded", []))
 
 
 @dataclass

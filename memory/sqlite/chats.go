@@ -93,7 +93,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		}
 
 		var existing map[string]int64
-		if !res.Created && len(b.Msgs) > 0 {
+		if !res.Created && !b.Fresh && len(b.Msgs) > 0 {
 			if existing, err = existingSeqs(ctx, tx.StmtContext(ctx, s.ws.existing), pk, b.Msgs); err != nil {
 				return err
 			}

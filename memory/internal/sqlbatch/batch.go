@@ -26,6 +26,9 @@ type Batch struct {
 	// of maps each request message to the index in msgs of the message
 	// carrying its id.
 	Of []int
+	// Fresh: every id was assigned here (random, 122 bits), so none can be
+	// in the chat already and a store may skip looking for duplicates.
+	Fresh bool
 }
 
 // PrepareBatch validates req and de-duplicates it. A repeated id within the
@@ -40,7 +43,7 @@ func PrepareBatch(req memory.AppendRequest, now time.Time) (*Batch, error) {
 			return nil, fmt.Errorf("append: chat key, user or agent: %w", err)
 		}
 	}
-	b := &Batch{Of: make([]int, len(req.Messages))}
+	b := &Batch{Of: make([]int, len(req.Messages)), Fresh: true}
 	byID := make(map[string]int, len(req.Messages))
 	for i, m := range req.Messages {
 		if !m.Role.Valid() {
@@ -53,6 +56,8 @@ func PrepareBatch(req memory.AppendRequest, now time.Time) (*Batch, error) {
 		}
 		if m.ID == "" {
 			m.ID = NewID()
+		} else {
+			b.Fresh = false
 		}
 		if j, ok := byID[m.ID]; ok {
 			p := b.Msgs[j]

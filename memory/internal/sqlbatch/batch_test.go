@@ -38,3 +38,26 @@ func TestPrepareBatchDeduplicatesWithinRequest(t *testing.T) {
 		t.Fatal("same id with different content must conflict")
 	}
 }
+
+func TestPrepareBatchIsFreshOnlyWithoutCallerIDs(t *testing.T) {
+	for _, tc := range []struct {
+		ids   []string
+		fresh bool
+	}{
+		{[]string{"", ""}, true},
+		{[]string{"", "m2"}, false},
+		{[]string{"m1"}, false},
+	} {
+		req := memory.AppendRequest{Chat: memory.ChatKey{Tenant: "t", ChatID: "c"}}
+		for i, id := range tc.ids {
+			req.Messages = append(req.Messages, memory.Message{ID: id, Role: memory.RoleUser, Content: string(rune('a' + i))})
+		}
+		b, err := PrepareBatch(req, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Fresh != tc.fresh {
+			t.Errorf("ids %q: Fresh %v, want %v", tc.ids, b.Fresh, tc.fresh)
+		}
+	}
+}

@@ -18,18 +18,7 @@ func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
 	turns[14] = "the lighthouse keeper showed us the lamp room and the fog horn"
 	e.store.add("t", "c", "u", "a", turns...)
 	e.drain(t)
-	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 10, Kind: memory.KindEpisode, EpisodeID: "e1",
-		FromSeq: 10, ToSeq: 20, StartedAt: fakeT0, EndedAt: fakeT0.Add(time.Hour), CreatedAt: fakeT0.Add(time.Hour),
-		Content: "A visit to the lighthouse on the coast."}
-	text := ep.Content
-	vecs, err := e.emb.EmbedDocuments(ctx, []string{text})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep.Dense, ep.Sparse = vecs[0], rag.NewSparseEncoder().EncodeDocument(text)
-	if err := e.index.Upsert(ctx, []rag.Point{ep}); err != nil {
-		t.Fatal(err)
-	}
+	e.episode(t, 10, 20, "A visit to the lighthouse on the coast.")
 	req := rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: 1, Kinds: []string{memory.KindEpisode}, Drill: 1}
 	counting := &queryCounter{Embedder: e.ret.Embedder}
 	e.ret.Embedder = counting
@@ -89,17 +78,7 @@ func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
 	turns[2] = "the lighthouse keeper showed us the lamp room"
 	e.store.add("t", "c", "u", "a", turns...)
 	e.drain(t)
-	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: 1, Kind: memory.KindEpisode, EpisodeID: "e1",
-		FromSeq: 1, ToSeq: 6, StartedAt: fakeT0, EndedAt: fakeT0.Add(time.Hour), CreatedAt: fakeT0.Add(time.Hour),
-		Content: "A visit to the lighthouse and the garden."}
-	vecs, err := e.emb.EmbedDocuments(ctx, []string{ep.Content})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep.Dense, ep.Sparse = vecs[0], rag.NewSparseEncoder().EncodeDocument(ep.Content)
-	if err := e.index.Upsert(ctx, []rag.Point{ep}); err != nil {
-		t.Fatal(err)
-	}
+	e.episode(t, 1, 6, "A visit to the lighthouse and the garden.")
 	counting := &queryCount{Index: e.ret.Index}
 	e.ret.Index = counting
 	for _, tc := range []struct {
@@ -121,5 +100,23 @@ func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
 		if !episode || !lighthouse || counting.n != tc.queries {
 			t.Errorf("k=%d: episode %v, turn 3 %v, %d index queries; want both and %d queries", tc.k, episode, lighthouse, counting.n, tc.queries)
 		}
+	}
+}
+
+// episode indexes episode e1 of chat c over from..to, its short summary
+// text.
+func (e *env) episode(t *testing.T, from, to int64, text string) {
+	t.Helper()
+	ctx := context.Background()
+	ep := rag.Point{Tenant: "t", UserID: "u", ChatID: "c", Agent: "a", Seq: from, Kind: memory.KindEpisode, EpisodeID: "e1",
+		FromSeq: from, ToSeq: to, StartedAt: fakeT0, EndedAt: fakeT0.Add(time.Hour), CreatedAt: fakeT0.Add(time.Hour),
+		Content: text}
+	vecs, err := e.emb.EmbedDocuments(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep.Dense, ep.Sparse = vecs[0], rag.NewSparseEncoder().EncodeDocument(text)
+	if err := e.index.Upsert(ctx, []rag.Point{ep}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,13 @@ func (r *countingReader) MessagesBySeq(_ context.Context, _ memory.ChatKey, seqs
 	return out, nil
 }
 
+// chatOf is a chat of n turns tagged v1, and its row.
+func chatOf(n int) (*countingReader, memory.Chat) {
+	r := &countingReader{}
+	r.add(n, "v1")
+	return r, memory.Chat{Tenant: "t", ID: "c", LastSeq: int64(n), CreatedAt: time.Unix(100, 0)}
+}
+
 func (r *countingReader) add(n int, tag string) {
 	for range n {
 		seq := int64(len(r.msgs) + 1)
@@ -51,9 +58,7 @@ func (r *countingReader) add(n int, tag string) {
 func TestTurnCacheWindowFollowsAppendsAndRecreation(t *testing.T) {
 	ctx := context.Background()
 	c := newTurnCache(1 << 20)
-	r := &countingReader{}
-	r.add(30, "v1")
-	chat := memory.Chat{Tenant: "t", ID: "c", LastSeq: 30, CreatedAt: time.Unix(100, 0)}
+	r, chat := chatOf(30)
 	check := func(from int64, wantReads int, tag string) {
 		t.Helper()
 		got, err := c.window(ctx, r, chat, from)
@@ -93,9 +98,7 @@ func TestTurnCacheWindowFollowsAppendsAndRecreation(t *testing.T) {
 func TestTurnCacheBySeqIsCheckedAgainstTheChatRow(t *testing.T) {
 	ctx := context.Background()
 	c := newTurnCache(1 << 20)
-	r := &countingReader{}
-	r.add(40, "v1")
-	chat := memory.Chat{Tenant: "t", ID: "c", LastSeq: 40, CreatedAt: time.Unix(100, 0)}
+	r, chat := chatOf(40)
 	get := func(seqs ...int64) []memory.Message {
 		t.Helper()
 		got, err := c.bySeq(ctx, r, chat, seqs)
@@ -182,9 +185,7 @@ func TestTurnCacheStaysWithinItsBytes(t *testing.T) {
 func TestTurnCacheLeavesLongWindowsToTheStore(t *testing.T) {
 	ctx := context.Background()
 	c := newTurnCache(1 << 20)
-	r := &countingReader{}
-	r.add(maxCachedWindow+10, "v1")
-	chat := memory.Chat{Tenant: "t", ID: "c", LastSeq: int64(len(r.msgs)), CreatedAt: time.Unix(100, 0)}
+	r, chat := chatOf(maxCachedWindow + 10)
 	for range 2 {
 		got, err := c.window(ctx, r, chat, 1)
 		if err != nil || len(got) != len(r.msgs) {

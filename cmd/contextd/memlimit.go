@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
 )
 
 // defaultMemoryLimit is serve's soft memory limit for the Go runtime when
@@ -19,19 +19,35 @@ import (
 // docs/operations.md, "Memory").
 const defaultMemoryLimit = 320 << 20
 
-// defaultGCPercent is serve's GOGC when GOGC is not set: the heap may grow
-// to 1.8 times the live set between collections, not Go's 2. At 1,000
-// chats × 200 turns that took peak RSS from 292–304 MB to 269–271 MB at
-// the same CPU per request (2.38–2.60 ms against 2.31–2.86 ms): with a live
-// heap of ~100 MB the collector's extra cycles are a small share of the
-// CPU (docs/performance.md, "Ninth pass").
+// defaultGCPercent is serve's GOGC when GOGC is not set and the live heap
+// is large: the heap may grow to 1.8 times the live set between
+// collections, not Go's 2. At 1,000 chats × 200 turns that took peak RSS
+// from 292–304 MB to 269–271 MB at the same CPU per request (2.38–2.60 ms
+// against 2.31–2.86 ms): with a live heap of ~100 MB the collector's extra
+// cycles are a small share of the CPU (docs/performance.md, "Ninth pass").
 const defaultGCPercent = 80
 
-// setGCPercent sets the default GOGC unless the operator set GOGC.
-func setGCPercent(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
+// minHeapHeadroom is the least the heap may grow between collections. A
+// ratio alone makes a small live heap collect very often: at 200 chats
+// (22 MB live) 80% let the heap grow 18 MB, and at `running_summary`'s
+// 230 MB/s of garbage that was twenty collections a second, each with
+// write barriers on for a fifth of the time and allocating goroutines
+// parked at its start. With this floor a small server collects about
+// four times a second and a large one (over 80 MB live) paces as before,
+// so its peak RSS is unchanged (docs/performance.md, "Eleventh pass").
+const minHeapHeadroom = 64 << 20
+
+// maxGCPercent bounds gcPercent for a nearly empty heap; the soft memory
+// limit bounds the heap in any case.
+const maxGCPercent = 1000
+
+// gcPercent is the GOGC that lets a live heap of live bytes grow by
+// defaultGCPercent or by minHeapHeadroom, whichever is more.
+func gcPercent(live uint64) int {
+	if live == 0 {
+		return maxGCPercent
 	}
+	return min(maxGCPercent, max(defaultGCPercent, int((minHeapHeadroom*100+live-1)/live)))
 }
 
 // memoryLimitFloor is the limit for a live heap of live bytes: the default,
@@ -42,34 +58,73 @@ func memoryLimitFloor(base, live uint64) uint64 {
 	return max(base, live+live/4)
 }
 
-// keepMemoryLimit sets the soft memory limit and, until ctx ends, raises
-// or lowers it each second with the live heap (memoryLimitFloor). It does
-// nothing when GOMEMLIMIT is set: the operator's limit (or "off") stands.
-func keepMemoryLimit(ctx context.Context, getenv func(string) string, base uint64, log *slog.Logger) {
-	if getenv("GOMEMLIMIT") != "" {
+// gcPacer keeps the collector's settings in step with the live heap: the
+// soft memory limit (memoryLimitFloor) unless GOMEMLIMIT is set, and GOGC
+// (gcPercent) unless GOGC is set. The operator's setting, or "off", stands.
+type gcPacer struct {
+	limit, percent bool // ours to set
+	base           uint64
+	sample         []metrics.Sample
+}
+
+func newGCPacer(getenv func(string) string, base uint64) *gcPacer {
+	return &gcPacer{
+		limit: getenv("GOMEMLIMIT") == "", percent: getenv("GOGC") == "", base: base,
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}},
+	}
+}
+
+// set applies the settings for the heap the last collection found live.
+// Both take effect on the cycle under way, without stopping the world.
+func (g *gcPacer) set() {
+	metrics.Read(g.sample)
+	var live uint64
+	if g.sample[0].Value.Kind() == metrics.KindUint64 {
+		live = g.sample[0].Value.Uint64()
+	}
+	if g.limit {
+		debug.SetMemoryLimit(int64(memoryLimitFloor(g.base, live)))
+	}
+	if g.percent {
+		debug.SetGCPercent(gcPercent(live))
+	}
+}
+
+// keepGCPacing sets the collector's settings (gcPacer) now and after every
+// collection until ctx ends. After each one, not on a timer: while the
+// live heap grows fast (an import), a percent set for last second's
+// smaller heap would let the next goal overshoot by its growth times that
+// percent (measured: 13 MB more peak RSS at 1,000 chats × 200 turns).
+func keepGCPacing(ctx context.Context, getenv func(string) string, base uint64, log *slog.Logger) {
+	g := newGCPacer(getenv, base)
+	if !g.limit && !g.percent {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	set := func() {
-		metrics.Read(sample)
-		var live uint64
-		if sample[0].Value.Kind() == metrics.KindUint64 {
-			live = sample[0].Value.Uint64()
-		}
-		debug.SetMemoryLimit(int64(memoryLimitFloor(base, live)))
+	g.set()
+	afterEachGC(ctx, g.set)
+	var attrs []any
+	if g.limit {
+		attrs = append(attrs, "soft_limit_bytes", base)
 	}
-	set()
-	log.Info("memory limit", "soft_limit_bytes", base, "override", "GOMEMLIMIT")
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				set()
+	if g.percent {
+		attrs = append(attrs, "gc_percent", defaultGCPercent, "min_heap_headroom_bytes", minHeapHeadroom)
+	}
+	log.Info("gc pacing (GOMEMLIMIT, GOGC override)", attrs...)
+}
+
+// afterEachGC calls f, on the runtime's cleanup goroutine, after each
+// collection until ctx ends: a cleanup on an unreachable sentinel runs
+// once a collection has found it garbage, and arms the next sentinel.
+func afterEachGC(ctx context.Context, f func()) {
+	type sentinel struct{ _ *byte } // holds a pointer: never in the tiny allocator, whose blocks outlive their objects
+	var arm func()
+	arm = func() {
+		runtime.AddCleanup(&sentinel{}, func(struct{}) {
+			if ctx.Err() == nil {
+				f()
+				arm()
 			}
-		}
-	}()
+		}, struct{}{})
+	}
+	arm()
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestMemoryLimitFloor(t *testing.T) {
@@ -27,46 +29,102 @@ func TestMemoryLimitFloor(t *testing.T) {
 	}
 }
 
-// keepMemoryLimit sets the default limit, and leaves an operator's
-// GOMEMLIMIT alone.
-func TestKeepMemoryLimit(t *testing.T) {
-	prev := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	keepMemoryLimit(ctx, func(k string) string {
-		if k == "GOMEMLIMIT" {
-			return "off"
+func TestGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		live uint64
+		want int
+	}{
+		{"empty heap: the cap", 0, maxGCPercent},
+		{"a few MB: the cap", 4 << 20, maxGCPercent},
+		{"small heap: the headroom binds", 32 << 20, 200},
+		{"rounded up", 48 << 20, 134},
+		{"80% of live is the headroom", 80 << 20, defaultGCPercent},
+		{"large heap: the default", 400 << 20, defaultGCPercent},
+	} {
+		if got := gcPercent(tc.live); got != tc.want {
+			t.Errorf("%s: gcPercent(%d) = %d, want %d", tc.name, tc.live, got, tc.want)
 		}
-		return ""
-	}, 64<<30, log)
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Errorf("with GOMEMLIMIT set the limit became %d", got)
-	}
-	keepMemoryLimit(ctx, func(string) string { return "" }, 64<<30, log)
-	if got := debug.SetMemoryLimit(-1); got != 64<<30 {
-		t.Errorf("limit %d, want the default %d", got, int64(64<<30))
+		if tc.live > 0 {
+			if room := tc.live * uint64(gcPercent(tc.live)) / 100; gcPercent(tc.live) < maxGCPercent && room < min(minHeapHeadroom, tc.live*defaultGCPercent/100) {
+				t.Errorf("%s: the heap may grow %d bytes, under the floor", tc.name, room)
+			}
+		}
 	}
 }
 
-// setGCPercent sets serve's default GOGC, and leaves an operator's GOGC
-// alone.
-func TestSetGCPercent(t *testing.T) {
-	prev := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(prev) })
-	setGCPercent(func(k string) string {
-		if k == "GOGC" {
-			return "200"
+// keepGCPacing sets the default limit and GOGC for the live heap, and
+// leaves an operator's GOMEMLIMIT and GOGC alone, each on its own.
+func TestKeepGCPacing(t *testing.T) {
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	prevPercent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetMemoryLimit(prevLimit); debug.SetGCPercent(prevPercent) })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := func(vars ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(vars); i += 2 {
+				if vars[i] == k {
+					return vars[i+1]
+				}
+			}
+			return ""
 		}
-		return ""
-	})
+	}
+
+	keepGCPacing(ctx, env("GOMEMLIMIT", "off", "GOGC", "100"), 64<<30, log)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set the limit became %d", got)
+	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set the percent became %d", got)
 	}
-	setGCPercent(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != defaultGCPercent {
-		t.Errorf("GC percent %d, want the default %d", got, defaultGCPercent)
+
+	keepGCPacing(ctx, env("GOGC", "100"), 64<<30, log)
+	if got := debug.SetMemoryLimit(-1); got != 64<<30 {
+		t.Errorf("limit %d, want the default %d", got, int64(64<<30))
+	}
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the percent became %d", got)
+	}
+
+	debug.SetMemoryLimit(math.MaxInt64)
+	keepGCPacing(ctx, env("GOMEMLIMIT", "off"), 64<<30, log)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set the limit became %d", got)
+	}
+	// The test binary's live heap is small: the headroom sets GOGC.
+	if got := debug.SetGCPercent(100); got <= defaultGCPercent {
+		t.Errorf("GC percent %d with a small live heap, want over %d", got, defaultGCPercent)
+	}
+}
+
+// afterEachGC calls f after every collection, and stops once ctx ends.
+func TestAfterEachGC(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := make(chan struct{}, 16)
+	afterEachGC(ctx, func() { calls <- struct{}{} })
+	for i := range 3 {
+		runtime.GC()
+		select {
+		case <-calls:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no call after collection %d", i+1)
+		}
+	}
+	cancel()
+	runtime.GC() // runs the armed sentinel's cleanup, which sees ctx done
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	for len(calls) > 0 {
+		<-calls // at most the cleanup racing the cancel
+	}
+	runtime.GC()
+	runtime.GC()
+	select {
+	case <-calls:
+		t.Error("called after ctx ended")
+	case <-time.After(100 * time.Millisecond):
 	}
 }

@@ -102,8 +102,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workersDone := app.StartWorkers(workCtx)
-	setGCPercent(getenv)
-	keepMemoryLimit(workCtx, getenv, defaultMemoryLimit, log)
+	keepGCPacing(workCtx, getenv, defaultMemoryLimit, log)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

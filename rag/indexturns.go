@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
 )
@@ -65,6 +66,7 @@ func (ix *Indexer) drainTurns(ctx context.Context) (total int, err error) {
 				skipped[c.Key()] = true
 			}
 			for err == nil && b.turns >= ix.BatchSize {
+				background.Yield()
 				var n int
 				n, err = ix.flushTurns(ctx, &b)
 				total += n

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
@@ -149,6 +150,7 @@ func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Setting
 	var c jobCost
 	open := all[cut:]
 	for _, sp := range spans {
+		background.Yield()
 		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
 		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
@@ -326,6 +327,7 @@ func (w *Worker) pass(ctx context.Context, failed map[memory.ChatKey]error) (int
 			w.markIdle(c)
 			continue
 		}
+		background.Yield()
 		rec, _, err := w.extend(ctx, c.Key(), false)
 		switch {
 		case ctx.Err() != nil && !drain:

@@ -103,6 +103,60 @@ func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
 	}
 }
 
+// A search that returned every qualifying point (fewer than asked, none
+// dropped) is not drilled: the drill's narrower query could return only
+// hits or excluded turns. A search that did cut (k) is drilled as before.
+func TestRetrieveSkipsTheDrillAfterACompleteSearch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	turns := filler(30, "gardening")
+	turns[14] = "the lighthouse keeper showed us the lamp room and the fog horn"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	e.episode(t, 10, 20, "A visit to the lighthouse on the coast.")
+	counting := &queryCount{Index: e.ret.Index}
+	e.ret.Index = counting
+	const threshold = 0.5 // the default: the filler turns neither share a term nor come close
+	for _, tc := range []struct {
+		k, queries int
+	}{
+		{k: 20, queries: 1}, // the episode and turn 15: all that qualifies
+		{k: 1, queries: 2},  // the episode alone: cut at k, drilled
+	} {
+		counting.n = 0
+		hits, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: tc.k, Threshold: threshold, Drill: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[int64]bool{}
+		var episode bool
+		for _, h := range hits {
+			episode = episode || h.Kind == memory.KindEpisode
+			if h.Kind != memory.KindEpisode {
+				have[h.Seq] = true
+			}
+		}
+		if !episode || !have[15] || counting.n != tc.queries {
+			t.Errorf("k=%d: episode %v, turn 15 %v, %d index queries; want both and %d queries", tc.k, episode, have[15], counting.n, tc.queries)
+		}
+		// What the drill would have asked: nothing the hits lack.
+		q, err := e.emb.EmbedQuery(ctx, "lighthouse visit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		drill, err := e.index.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c"}, Kinds: []string{memory.KindTurn}, FromSeq: 10, ToSeq: 20},
+			Dense: q, Sparse: rag.NewSparseEncoder().EncodeQuery("lighthouse visit"), Limit: 18, ScoreThreshold: threshold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range drill {
+			if !have[h.Seq] {
+				t.Errorf("k=%d: the drill's query finds turn %d, which the hits lack", tc.k, h.Seq)
+			}
+		}
+	}
+}
+
 // episode indexes episode e1 of chat c over from..to, its short summary
 // text.
 func (e *env) episode(t *testing.T, from, to int64, text string) {

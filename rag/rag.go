@@ -109,7 +109,12 @@ type Filter struct {
 }
 
 // Query is one hybrid query: dense and sparse candidates (each up to
-// Prefetch, default 4*Limit) fused by reciprocal rank fusion.
+// Prefetch, default 4*Limit, never less than Limit) fused by reciprocal
+// rank fusion. A query answered with fewer than Limit hits has returned
+// every point of its filter that qualifies (a dense cosine at or above
+// ScoreThreshold, or a shared sparse term), so a narrower filter with the
+// same vectors finds no other (indextest "UntruncatedIsComplete"; the
+// Retriever skips its drills on it).
 type Query struct {
 	Filter Filter
 	Dense  []float32

@@ -45,7 +45,7 @@ func TestRankDiscountsSplitTurns(t *testing.T) {
 		{Point: Point{Tenant: "t", ChatID: "c", Seq: 9, Content: "another short turn"}, Score: 1 / float32(RRFK+3)},
 	}
 	var r Retriever
-	got := r.rank(hits, 3, nil, true)
+	got, _ := r.rank(hits, 3, nil, true)
 	var seqs []int64
 	for _, h := range got {
 		seqs = append(seqs, h.Seq)
@@ -81,12 +81,13 @@ func TestRankAddsAdjacentScores(t *testing.T) {
 	for _, h := range hits {
 		own[h.ChatID+"/"+strconv.FormatInt(h.Seq, 10)] = h.Score
 	}
-	for _, h := range r.rank(slices.Clone(hits), len(hits), nil, false) {
+	plain, _ := r.rank(slices.Clone(hits), len(hits), nil, false)
+	for _, h := range plain {
 		if k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10); h.Score != own[k] {
 			t.Fatalf("without adjacent scores, %s scores %v, want its own %v", k, h.Score, own[k])
 		}
 	}
-	got := r.rank(hits, len(hits), nil, true)
+	got, _ := r.rank(hits, len(hits), nil, true)
 	want := map[string]float32{
 		"c/10": score(1), "c/20": score(2) + AdjacentTurnWeight*score(5), "c/30": score(3), "c/31": score(4),
 		"c/21": score(5) + AdjacentTurnWeight*score(2), "other/11": score(6),

@@ -218,11 +218,13 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits, err := r.search(ctx, f, q, k, req.Threshold, excluded, adjacent)
+	hits, complete, err := r.search(ctx, f, q, k, req.Threshold, excluded, adjacent)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
-	if req.Drill > 0 {
+	// A drill asks for turns within f, with the same query and threshold:
+	// after a complete search over turns, each is a hit or excluded.
+	if req.Drill > 0 && !(complete && hasKind(f.Kinds, memory.KindTurn)) {
 		if hits, err = r.drill(ctx, f, q, req, hits, excluded); err != nil {
 			return nil, err
 		}
@@ -272,7 +274,8 @@ func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, erro
 	if err != nil {
 		return nil, err
 	}
-	return r.search(ctx, f, q, k, req.Threshold, nil, false)
+	hits, _, err := r.search(ctx, f, q, k, req.Threshold, nil, false)
+	return hits, err
 }
 
 // encodedQuery is a query embedded once for every index query of a
@@ -299,10 +302,15 @@ func (r *Retriever) encode(ctx context.Context, query string) (encodedQuery, err
 // exclusion (or the index has nothing more). Hits come best first;
 // adjacent adds the scores of adjacent hits (addAdjacentScores), for hits
 // that will be shown with their neighbours.
+//
+// complete reports that the hits hold every point of f that qualifies
+// (each hit or excluded): the index returned fewer than asked, so it had
+// no more (Query's contract), and rank dropped none as a near-duplicate or
+// past k.
 func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int, threshold float32,
-	excluded func(string, int64) bool, adjacent bool) ([]Turn, error) {
+	excluded func(string, int64) bool, adjacent bool) (_ []Turn, complete bool, _ error) {
 	if q.empty {
-		return nil, nil
+		return nil, true, nil
 	}
 	dense, sparse := q.dense, q.sparse
 
@@ -315,21 +323,22 @@ func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int,
 	for attempt := 0; ; attempt++ {
 		hits, err := r.Index.Query(ctx, Query{Filter: f, Dense: dense, Sparse: sparse, Limit: limit, ScoreThreshold: threshold})
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
+			return nil, false, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
 		}
-		out := r.rank(hits, k, excluded, adjacent)
+		out, dropped := r.rank(hits, k, excluded, adjacent)
 		if len(out) == k || len(hits) < limit || attempt == 3 {
-			return out, nil
+			return out, len(hits) < limit && dropped == 0, nil
 		}
 		limit *= 4
 	}
 }
 
-// rank turns index hits (best first) into the k best results: excluded
+// rank turns index hits (best first) into the k best results (and how
+// many turns it dropped as near-duplicates or past k): excluded
 // turns dropped, a long turn's passages grouped into one hit, superseded
 // facts and split turns discounted, adjacent hits' scores added (when
 // adjacent), near-duplicates of better hits dropped.
-func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, adjacent bool) []Turn {
+func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, adjacent bool) (_ []Turn, dropped int) {
 	out := make([]Turn, 0, len(hits))
 	grouped := map[turnRef]int{} // a long turn's index in out
 	for _, h := range hits {
@@ -367,7 +376,8 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 	if len(hits) > 0 {
 		tenant = hits[0].Tenant // one query, one tenant
 	}
-	return r.dropNearDuplicates(tenant, out, k)
+	kept := r.dropNearDuplicates(tenant, out, k)
+	return kept, len(out) - len(kept)
 }
 
 // addAdjacentScores adds to each turn AdjacentTurnWeight times the scores
@@ -606,7 +616,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 		}
 		g := f
 		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
-		turns, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
+		turns, _, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
 		if err != nil {
 			return nil, err
 		}
@@ -619,6 +629,11 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 		}
 	}
 	return hits, nil
+}
+
+// hasKind reports whether a filter's kinds (none: all) include kind.
+func hasKind(kinds []string, kind string) bool {
+	return len(kinds) == 0 || slices.Contains(kinds, kind)
 }
 
 // covered reports whether every turn of episode ep is among the hits or

@@ -15,6 +15,7 @@ func runEpisodes(t *testing.T, open func(t *testing.T) rag.Index) {
 	t.Run("EpisodesBesideTurns", func(t *testing.T) { testEpisodesBesideTurns(t, open(t)) })
 	t.Run("TimeFilterBeforeTopK", func(t *testing.T) { testTimeFilterBeforeTopK(t, open(t)) })
 	t.Run("SeqRangeDrillDown", func(t *testing.T) { testSeqRange(t, open(t)) })
+	t.Run("UntruncatedIsComplete", func(t *testing.T) { testUntruncatedIsComplete(t, open(t)) })
 	t.Run("EpisodesErased", func(t *testing.T) { testEpisodesErased(t, open(t)) })
 }
 
@@ -113,6 +114,48 @@ func testSeqRange(t *testing.T, ix rag.Index) {
 	for _, h := range hits {
 		if h.Seq < 4 || h.Seq > 6 {
 			t.Fatalf("hit %d outside 4..6", h.Seq)
+		}
+	}
+}
+
+// A query answered with fewer hits than its Limit has returned every
+// point that qualifies: a narrower filter (a stretch of turns, as a drill
+// into an episode asks) with the same vectors finds no other.
+func testUntruncatedIsComplete(t *testing.T, ix rag.Index) {
+	var pts []rag.Point
+	want := map[int64]bool{}
+	for s := int64(1); s <= 12; s++ {
+		dense, sp := unit(2), sparse(11, 1) // cos 0, no shared term: neither side
+		if s%4 == 0 {
+			dense = cosVec(0.9) // dense, above the threshold
+		}
+		if s%3 == 0 {
+			sp = sparse(77, 1) // sparse
+		}
+		if s%5 == 0 {
+			dense = cosVec(0.3) // dense, below it
+		}
+		want[s] = s%3 == 0 || s%4 == 0 && s%5 != 0
+		pts = append(pts, point("t", "u", "c", "a", s, dense, sp))
+	}
+	upsert(t, ix, pts...)
+	q := rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c"}}, Dense: unit(0), Sparse: sparse(77, 1), Limit: 50, ScoreThreshold: 0.5}
+	all := map[int64]bool{}
+	for _, h := range query(t, ix, q) {
+		all[h.Seq] = true
+	}
+	for s := int64(1); s <= 12; s++ {
+		if all[s] != want[s] {
+			t.Errorf("seq %d returned %v, want %v (every qualifying point, no other)", s, all[s], want[s])
+		}
+	}
+	for _, r := range [][2]int64{{1, 6}, {4, 9}, {7, 12}} {
+		n := q
+		n.Filter.FromSeq, n.Filter.ToSeq, n.Filter.Kinds, n.Limit = r[0], r[1], []string{memory.KindTurn}, 2
+		for _, h := range query(t, ix, n) {
+			if !all[h.Seq] {
+				t.Errorf("seqs %d..%d: turn %d, which the whole chat's query did not return", r[0], r[1], h.Seq)
+			}
 		}
 	}
 }

@@ -13,12 +13,7 @@ import (
 // turns; since/until and kinds reach the index query.
 func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, nil)
-	turns := filler(30, "gardening")
-	turns[14] = "the lighthouse keeper showed us the lamp room and the fog horn"
-	e.store.add("t", "c", "u", "a", turns...)
-	e.drain(t)
-	e.episode(t, 10, 20, "A visit to the lighthouse on the coast.")
+	e, _ := drillChat(t, 30, 15, 10, 20, "A visit to the lighthouse on the coast.")
 	req := rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: 1, Kinds: []string{memory.KindEpisode}, Drill: 1}
 	counting := &queryCounter{Embedder: e.ret.Embedder}
 	e.ret.Embedder = counting
@@ -72,15 +67,7 @@ func (q *queryCount) Query(ctx context.Context, query rag.Query) ([]rag.Hit, err
 // An episode whose every turn is a hit already is not queried again: the
 // drill could add no turn (a small chat, where the hits hold it all).
 func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, nil)
-	turns := filler(6, "gardening")
-	turns[2] = "the lighthouse keeper showed us the lamp room"
-	e.store.add("t", "c", "u", "a", turns...)
-	e.drain(t)
-	e.episode(t, 1, 6, "A visit to the lighthouse and the garden.")
-	counting := &queryCount{Index: e.ret.Index}
-	e.ret.Index = counting
+	e, counting := drillChat(t, 6, 3, 1, 6, "A visit to the lighthouse and the garden.")
 	for _, tc := range []struct {
 		k, queries int
 	}{
@@ -88,17 +75,9 @@ func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
 		{k: 2, queries: 2},  // the episode and one turn: drilled
 	} {
 		counting.n = 0
-		hits, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse garden", K: tc.k, Drill: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var episode, lighthouse bool
-		for _, h := range hits {
-			episode = episode || h.Kind == memory.KindEpisode
-			lighthouse = lighthouse || h.Kind != memory.KindEpisode && h.Seq == 3
-		}
-		if !episode || !lighthouse || counting.n != tc.queries {
-			t.Errorf("k=%d: episode %v, turn 3 %v, %d index queries; want both and %d queries", tc.k, episode, lighthouse, counting.n, tc.queries)
+		episode, turns := retrieveCounted(t, e, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse garden", K: tc.k, Drill: 1})
+		if !episode || !turns[3] || counting.n != tc.queries {
+			t.Errorf("k=%d: episode %v, turn 3 %v, %d index queries; want both and %d queries", tc.k, episode, turns[3], counting.n, tc.queries)
 		}
 	}
 }
@@ -108,14 +87,7 @@ func TestRetrieveSkipsTheDrillWhenTheHitsHoldTheEpisode(t *testing.T) {
 // hits or excluded turns. A search that did cut (k) is drilled as before.
 func TestRetrieveSkipsTheDrillAfterACompleteSearch(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, nil)
-	turns := filler(30, "gardening")
-	turns[14] = "the lighthouse keeper showed us the lamp room and the fog horn"
-	e.store.add("t", "c", "u", "a", turns...)
-	e.drain(t)
-	e.episode(t, 10, 20, "A visit to the lighthouse on the coast.")
-	counting := &queryCount{Index: e.ret.Index}
-	e.ret.Index = counting
+	e, counting := drillChat(t, 30, 15, 10, 20, "A visit to the lighthouse on the coast.")
 	const threshold = 0.5 // the default: the filler turns neither share a term nor come close
 	for _, tc := range []struct {
 		k, queries int
@@ -124,18 +96,7 @@ func TestRetrieveSkipsTheDrillAfterACompleteSearch(t *testing.T) {
 		{k: 1, queries: 2},  // the episode alone: cut at k, drilled
 	} {
 		counting.n = 0
-		hits, err := e.ret.Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: tc.k, Threshold: threshold, Drill: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		have := map[int64]bool{}
-		var episode bool
-		for _, h := range hits {
-			episode = episode || h.Kind == memory.KindEpisode
-			if h.Kind != memory.KindEpisode {
-				have[h.Seq] = true
-			}
-		}
+		episode, have := retrieveCounted(t, e, rag.Request{Tenant: "t", ChatID: "c", Query: "lighthouse visit", K: tc.k, Threshold: threshold, Drill: 1})
 		if !episode || !have[15] || counting.n != tc.queries {
 			t.Errorf("k=%d: episode %v, turn 15 %v, %d index queries; want both and %d queries", tc.k, episode, have[15], counting.n, tc.queries)
 		}
@@ -155,6 +116,39 @@ func TestRetrieveSkipsTheDrillAfterACompleteSearch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// drillChat indexes chat c: n filler turns, turn at (1-based) about a
+// lighthouse, and episode e1 over from..to; the index queries are counted.
+func drillChat(t *testing.T, n, at int, from, to int64, episode string) (*env, *queryCount) {
+	t.Helper()
+	e := newEnv(t, nil)
+	turns := filler(n, "gardening")
+	turns[at-1] = "the lighthouse keeper showed us the lamp room and the fog horn"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	e.episode(t, from, to, episode)
+	counting := &queryCount{Index: e.ret.Index}
+	e.ret.Index = counting
+	return e, counting
+}
+
+// retrieveCounted retrieves req and says whether an episode came back, and
+// which turns.
+func retrieveCounted(t *testing.T, e *env, req rag.Request) (episode bool, turns map[int64]bool) {
+	t.Helper()
+	hits, err := e.ret.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns = map[int64]bool{}
+	for _, h := range hits {
+		episode = episode || h.Kind == memory.KindEpisode
+		if h.Kind != memory.KindEpisode {
+			turns[h.Seq] = true
+		}
+	}
+	return episode, turns
 }
 
 // episode indexes episode e1 of chat c over from..to, its short summary

@@ -109,7 +109,7 @@ type Filter struct {
 }
 
 // Query is one hybrid query: dense and sparse candidates (each up to
-// Prefetch, default 4*Limit, never less than Limit) fused by reciprocal
+// Prefetch, default 4*Limit, raised to Limit when less) fused by reciprocal
 // rank fusion. A query answered with fewer than Limit hits has returned
 // every point of its filter that qualifies (a dense cosine at or above
 // ScoreThreshold, or a shared sparse term), so a narrower filter with the
@@ -121,7 +121,8 @@ type Query struct {
 	Sparse SparseVector
 	// Limit is the number of fused hits to return.
 	Limit int
-	// Prefetch is how many candidates each side contributes (0: 4*Limit).
+	// Prefetch is how many candidates each side contributes (0: 4*Limit;
+	// at least Limit).
 	Prefetch int
 	// ScoreThreshold drops dense candidates whose cosine similarity is
 	// below it. Sparse candidates are kept when they share any term.

@@ -213,6 +213,7 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if prefetch <= 0 {
 		prefetch = 4 * q.Limit
 	}
+	prefetch = max(prefetch, q.Limit) // fewer hits than Limit: no candidate was cut
 	var qv []int8
 	var qscale float32
 	if len(q.Dense) > 0 {

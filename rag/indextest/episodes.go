@@ -140,13 +140,16 @@ func testUntruncatedIsComplete(t *testing.T, ix rag.Index) {
 	}
 	upsert(t, ix, pts...)
 	q := rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c"}}, Dense: unit(0), Sparse: sparse(77, 1), Limit: 50, ScoreThreshold: 0.5}
-	all := map[int64]bool{}
-	for _, h := range query(t, ix, q) {
-		all[h.Seq] = true
-	}
-	for s := int64(1); s <= 12; s++ {
-		if all[s] != want[s] {
-			t.Errorf("seq %d returned %v, want %v (every qualifying point, no other)", s, all[s], want[s])
+	var all map[int64]bool
+	for _, prefetch := range []int{0, 1} { // a Prefetch under Limit is raised to it
+		q.Prefetch, all = prefetch, map[int64]bool{}
+		for _, h := range query(t, ix, q) {
+			all[h.Seq] = true
+		}
+		for s := int64(1); s <= 12; s++ {
+			if all[s] != want[s] {
+				t.Errorf("prefetch %d: seq %d returned %v, want %v (every qualifying point, no other)", prefetch, s, all[s], want[s])
+			}
 		}
 	}
 	for _, r := range [][2]int64{{1, 6}, {4, 9}, {7, 12}} {

@@ -702,6 +702,7 @@ func (x *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if prefetch <= 0 {
 		prefetch = 4 * q.Limit
 	}
+	prefetch = max(prefetch, q.Limit) // fewer hits than Limit: no candidate was cut
 	pf := uint64(prefetch)
 	limit := uint64(q.Limit)
 	var threshold *float32

@@ -186,6 +186,8 @@ func TestBadInput(t *testing.T) {
 		{"bad until", "POST", "/v1/search", `{"query":"x","until":"2024-13-01"}`, 400, "invalid_time", "until"},
 		{"search since after until", "POST", "/v1/search", `{"query":"x","since":"2024-05-09T00:00:00Z","until":"2024-05-08T00:00:00Z"}`, 400, "invalid_value", "since"},
 		{"unknown kind", "POST", "/v1/search", `{"query":"x","kinds":["turn","summary"]}`, 400, "invalid_value", "kinds"},
+		{"search k 0", "POST", "/v1/search", `{"query":"x","k":0}`, 400, "invalid_value", "k"},
+		{"search k over 100", "POST", "/v1/search", `{"query":"x","k":101}`, 400, "invalid_value", "k"},
 		{"unknown include", "POST", "/v1/context", `{"chat_id":"c1","include":["context","usage"]}`, 400, "invalid_value", "include"},
 		{"include not a list", "POST", "/v1/context", `{"chat_id":"c1","include":"context"}`, 400, "invalid_type", "include"},
 		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},

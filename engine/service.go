@@ -554,7 +554,7 @@ type SearchInput struct {
 	Query  string `json:"query"`
 	ChatID string `json:"chat_id"`
 	UserID string `json:"user_id"`
-	K      int    `json:"k"`
+	K      *int   `json:"k"` // 1..100; nil: 10 (a pointer, so that 0 is refused, not read as unset)
 	// Since/Until (RFC 3339) and Kinds (turn, episode; default both) filter
 	// inside the index query.
 	Since string   `json:"since"`
@@ -623,11 +623,12 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	if err := ValidateID("user_id", in.UserID, false); err != nil {
 		return nil, false, err
 	}
-	if in.K < 0 || in.K > 100 {
-		return nil, false, invalid("k", "invalid_value", "must be between 1 and 100")
-	}
-	if in.K == 0 {
-		in.K = 10
+	k := 10
+	if in.K != nil {
+		if *in.K < 1 || *in.K > 100 {
+			return nil, false, invalid("k", "invalid_value", "must be between 1 and 100")
+		}
+		k = *in.K
 	}
 	times, err := parseTimeRange(in.Since, in.Until)
 	if err != nil {
@@ -657,7 +658,7 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 		req.Scope = rag.ScopeUser
 	}
 	// Over-fetch: the filters below may remove routing noise.
-	req.K = in.K * 2
+	req.K = k * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	caughtUp = s.waitIndexed(ctx)
 	turns, err := s.Retriever.Retrieve(ctx, req)
@@ -669,9 +670,9 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).
 	fopts := s.policy(agent).Filters
-	hits = make([]SearchHit, 0, in.K)
+	hits = make([]SearchHit, 0, k)
 	for _, t := range turns {
-		if len(hits) == in.K {
+		if len(hits) == k {
 			break
 		}
 		if h, ok := searchHit(t, fopts); ok {

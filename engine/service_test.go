@@ -275,6 +275,14 @@ func TestValidation(t *testing.T) {
 			_, err := s.Context(ctx, "default", ContextInput{})
 			return err
 		}, KindInvalid, "chat_id"},
+		{"search k 0", func() error { // an explicit 0 is refused, not read as unset
+			_, err := s.Search(ctx, "default", SearchInput{Query: "q", ChatID: "c1", K: new(0)})
+			return err
+		}, KindInvalid, "k"},
+		{"search k over 100", func() error {
+			_, err := s.Search(ctx, "default", SearchInput{Query: "q", ChatID: "c1", K: new(101)})
+			return err
+		}, KindInvalid, "k"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -408,7 +416,7 @@ func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 		{ChatID: "c1", Seq: 2, Role: "user", Content: "[Supervisor] routing", Score: 0.9},
 		{ChatID: "c1", Seq: 3, Role: "assistant", Content: "[Travel Agent]\nhigh", Score: 0.5},
 	}}
-	res, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1", K: 5})
+	res, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1", K: new(5)})
 	if err != nil {
 		t.Fatal(err)
 	}

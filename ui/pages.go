@@ -261,7 +261,7 @@ func (h *handler) runPlayground(c echo.Context, tenant string, d *playData) bool
 		d.Degraded = append(d.Degraded, explain(code))
 	}
 	if d.Query != "" {
-		sr, err := h.d.Service.Search(ctx, tenant, engine.SearchInput{Query: d.Query, ChatID: d.ChatID, K: 10})
+		sr, err := h.d.Service.Search(ctx, tenant, engine.SearchInput{Query: d.Query, ChatID: d.ChatID})
 		if err != nil {
 			d.Degraded = append(d.Degraded, "search failed: "+err.Error())
 		}

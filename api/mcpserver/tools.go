@@ -95,7 +95,7 @@ type searchIn struct {
 	Query  string   `json:"query"`
 	ChatID string   `json:"chat_id,omitempty"`
 	UserID string   `json:"user_id,omitempty"`
-	K      int      `json:"k,omitempty"`
+	K      *int     `json:"k,omitempty"`
 	Since  string   `json:"since,omitempty"`
 	Until  string   `json:"until,omitempty"`
 	Kinds  []string `json:"kinds,omitempty"`

@@ -129,6 +129,18 @@ type Query struct {
 	ScoreThreshold float32
 }
 
+// Candidates is how many candidates each side of q contributes: Prefetch,
+// 4*Limit when unset, and never fewer than Limit, so that fewer hits than
+// Limit always means no candidate was cut. The one place both indexes
+// take it from.
+func (q Query) Candidates() int {
+	n := q.Prefetch
+	if n <= 0 {
+		n = 4 * q.Limit
+	}
+	return max(n, q.Limit)
+}
+
 // Hit is one fused result. Score is the RRF score (sum of 1/(k+rank) over
 // the sides that ranked the point, k = RRFK); DenseScore is the cosine
 // similarity when the dense side ranked it (else 0).

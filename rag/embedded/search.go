@@ -209,11 +209,7 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	prefetch := q.Prefetch
-	if prefetch <= 0 {
-		prefetch = 4 * q.Limit
-	}
-	prefetch = max(prefetch, q.Limit) // fewer hits than Limit: no candidate was cut
+	prefetch := q.Candidates()
 	var qv []int8
 	var qscale float32
 	if len(q.Dense) > 0 {

@@ -698,12 +698,7 @@ func (x *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if q.Limit <= 0 || (!hasDense && !hasSparse) {
 		return nil, nil
 	}
-	prefetch := q.Prefetch
-	if prefetch <= 0 {
-		prefetch = 4 * q.Limit
-	}
-	prefetch = max(prefetch, q.Limit) // fewer hits than Limit: no candidate was cut
-	pf := uint64(prefetch)
+	pf := uint64(q.Candidates())
 	limit := uint64(q.Limit)
 	var threshold *float32
 	if q.ScoreThreshold > 0 {

@@ -6,7 +6,7 @@
 # CHURN=<turns/s> (churn mode: measure right after the import, without waiting
 # for the background work, while `contextd bench churn` appends that many
 # turns/s across the chats; the floor is then measured before the import, on
-# an idle machine), PPROF=1 or PPROF=<route> (CPU, block and mutex profiles
+# an idle machine), PPROF=1 or PPROF=<route> (CPU, allocation, block and mutex profiles
 # and a runtime trace of contextd during that route's run, rag_augmented for
 # 1, written to $OUT).
 set -euo pipefail
@@ -61,6 +61,8 @@ profile() { # secs: CPU profile and trace over the run; block and mutex profiles
   curl -s -o "$OUT/block.pprof" "$b/block?seconds=$secs" &
   prof_pids+=($!)
   curl -s -o "$OUT/mutex.pprof" "$b/mutex?seconds=$secs" &
+  prof_pids+=($!)
+  curl -s -o "$OUT/allocs.pprof" "$b/allocs?seconds=$secs" &
   prof_pids+=($!)
   (sleep 2; curl -s -o "$OUT/trace.out" "$b/trace?seconds=3") &
   prof_pids+=($!)
@@ -120,4 +122,4 @@ for k in floor running_summary rag_augmented append; do
   printf '| %-28s | %10s | %9s | %8s | %8s | %7s | %12s |\n' "$name" "$rps" "$share" "$p50" "$p99" "$errs" "$cpu"
 done
 echo "(raw wrk output and logs in $OUT)"
-if [ "$PROF_ROUTE" != 0 ]; then wait "${prof_pids[@]}"; echo "profiles of $PROF_ROUTE: $OUT/{cpu,block,mutex}.pprof, $OUT/trace.out"; fi
+if [ "$PROF_ROUTE" != 0 ]; then wait "${prof_pids[@]}"; echo "profiles of $PROF_ROUTE: $OUT/{cpu,allocs,block,mutex}.pprof, $OUT/trace.out"; fi

@@ -60,8 +60,9 @@ func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n i
 // ragEpisode turns an episode hit into a RAG candidate: its short summary,
 // shown under its dates and range.
 func ragEpisode(t rag.Turn, chatID string) RAGTurn {
-	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, chatID), Seq: t.FromSeq, Content: t.Content, Score: t.Score, CreatedAt: t.EndedAt,
-		Episode: &EpisodeRef{ID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: t.StartedAt, EndedAt: t.EndedAt}}
+	e := t.Episode
+	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, chatID), Seq: e.FromSeq, Content: t.Content, Score: t.Score, CreatedAt: e.EndedAt,
+		Episode: &EpisodeRef{ID: e.ID, FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
 }
 
 // topEpisodesOnly keeps the episodes ranked among the first k candidates

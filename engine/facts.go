@@ -124,8 +124,9 @@ func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs []m
 // ragFact turns a fact hit into a RAG candidate: one line with its date
 // and source turns, ranked with the turns.
 func ragFact(p *plan, t rag.Turn) RAGTurn {
-	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Content: t.Content, Score: t.Score, CreatedAt: t.ValidAt,
-		Fact: &FactRef{ID: t.FactID, Seqs: t.Seqs, ValidAt: t.ValidAt, Superseded: t.Superseded}}
+	f := t.Fact
+	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Content: t.Content, Score: t.Score, CreatedAt: f.ValidAt,
+		Fact: &FactRef{ID: f.ID, Seqs: f.Seqs, ValidAt: f.ValidAt, Superseded: f.Superseded}}
 }
 
 // passageRefs are the offsets of a long turn's matching passages.

@@ -144,7 +144,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 		switch {
 		case h.ChatID == clean || h.Kind == memory.KindEpisode:
 		case h.Kind == memory.KindFact:
-			factIDs[h.ChatID] = append(factIDs[h.ChatID], h.FactID)
+			factIDs[h.ChatID] = append(factIDs[h.ChatID], h.Fact.ID)
 		default:
 			seqs[h.ChatID] = append(seqs[h.ChatID], h.Seq)
 		}
@@ -176,7 +176,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 			continue
 		}
 		if h.Kind == memory.KindFact { // a fact citing a deleted turn is gone from the store
-			if facts[h.FactID] {
+			if facts[h.Fact.ID] {
 				out = append(out, h)
 			}
 			continue
@@ -213,12 +213,12 @@ func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn) 
 	if s.EpisodeStore == nil {
 		return memory.Episode{Short: h.Content}, true
 	}
-	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.FromSeq-1, 1)
+	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
 	if err != nil {
 		s.log().Warn("check retrieved episode", "chat", h.ChatID, "err", err)
 		return memory.Episode{}, false
 	}
-	if len(eps) == 0 || eps[0].FromSeq != h.FromSeq || eps[0].Rebuild || eps[0].Short == "" {
+	if len(eps) == 0 || eps[0].FromSeq != h.Episode.FromSeq || eps[0].Rebuild || eps[0].Short == "" {
 		return memory.Episode{}, false
 	}
 	return eps[0], true

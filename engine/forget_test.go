@@ -38,8 +38,8 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	ret := &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c", Seq: 5, Role: "user", Content: "SECRET turn", Score: 0.9},
 		{ChatID: "c", Seq: 6, Role: "assistant", Content: "message 6", Score: 0.8},
-		{ChatID: "c", Kind: memory.KindEpisode, EpisodeID: "e1", FromSeq: 1, ToSeq: 10, Seq: 1, Content: "SECRET short", Score: 0.7},
-		{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 11, ToSeq: 20, Seq: 11, Content: "stale index text", Score: 0.6},
+		{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{ID: "e1", FromSeq: 1, ToSeq: 10}, Seq: 1, Content: "SECRET short", Score: 0.7},
+		{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{FromSeq: 11, ToSeq: 20}, Seq: 11, Content: "stale index text", Score: 0.6},
 	}}
 	s.Retriever = ret
 	if err := s.DeleteMessage(ctx, "default", "c", "m5"); err != nil {
@@ -124,7 +124,7 @@ func BenchmarkDropForgotten(b *testing.B) {
 	for i := range 8 {
 		hits = append(hits, rag.Turn{ChatID: "c", Seq: int64(10 + 17*i), Content: "x"})
 	}
-	hits = append(hits, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 41, ToSeq: 50}, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, FromSeq: 121, ToSeq: 130})
+	hits = append(hits, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{FromSeq: 41, ToSeq: 50}}, rag.Turn{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{FromSeq: 121, ToSeq: 130}})
 	b.ReportAllocs()
 	for b.Loop() {
 		in := append([]rag.Turn(nil), hits...)

@@ -710,9 +710,9 @@ func searchHit(t rag.Turn, fopts filters.Options) (SearchHit, bool) {
 	case memory.KindEpisode:
 		return episodeHit(t), true
 	case memory.KindFact:
-		v := t.ValidAt
+		v := t.Fact.ValidAt
 		return SearchHit{Kind: memory.KindFact, ChatID: t.ChatID, Seq: t.Seq, Content: t.Content, Score: t.Score,
-			CreatedAt: t.CreatedAt, FactID: t.FactID, Seqs: t.Seqs, ValidAt: &v}, true
+			CreatedAt: t.CreatedAt, FactID: t.Fact.ID, Seqs: t.Fact.Seqs, ValidAt: &v}, true
 	}
 	content, reason := fopts.Item(memory.Role(t.Role), t.Content)
 	if reason != "" {
@@ -723,7 +723,8 @@ func searchHit(t rag.Turn, fopts filters.Options) (SearchHit, bool) {
 }
 
 func episodeHit(t rag.Turn) SearchHit {
-	start, end := t.StartedAt, t.EndedAt
-	return SearchHit{Kind: memory.KindEpisode, ChatID: t.ChatID, Seq: t.FromSeq, Content: t.Content, Score: t.Score,
-		CreatedAt: t.CreatedAt, EpisodeID: t.EpisodeID, FromSeq: t.FromSeq, ToSeq: t.ToSeq, StartedAt: &start, EndedAt: &end}
+	e := t.Episode
+	start, end := e.StartedAt, e.EndedAt
+	return SearchHit{Kind: memory.KindEpisode, ChatID: t.ChatID, Seq: e.FromSeq, Content: t.Content, Score: t.Score,
+		CreatedAt: t.CreatedAt, EpisodeID: e.ID, FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: &start, EndedAt: &end}
 }

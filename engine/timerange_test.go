@@ -18,7 +18,7 @@ func TestTimeRangeAndEpisodeHits(t *testing.T) {
 	start, end := time.Date(2024, 5, 3, 9, 0, 0, 0, time.UTC), time.Date(2024, 5, 9, 18, 0, 0, 0, time.UTC)
 	fr := &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c1", Seq: 3, Role: "user", Content: "message 3", Score: 2, CreatedAt: start},
-		{ChatID: "c1", Seq: 10, Kind: memory.KindEpisode, EpisodeID: "ep7", FromSeq: 10, ToSeq: 19, StartedAt: start, EndedAt: end,
+		{ChatID: "c1", Seq: 10, Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{ID: "ep7", FromSeq: 10, ToSeq: 19, StartedAt: start, EndedAt: end},
 			CreatedAt: end, Content: "They planned the Lisbon move.", Score: 3},
 	}}
 	s.Retriever = fr

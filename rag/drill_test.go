@@ -26,7 +26,7 @@ func TestRetrieveDrillsIntoEpisodesAndFiltersByTime(t *testing.T) {
 	}
 	var gotEpisode, gotTurn bool
 	for _, h := range hits {
-		gotEpisode = gotEpisode || h.Kind == memory.KindEpisode && h.EpisodeID == "e1" && h.ToSeq == 20
+		gotEpisode = gotEpisode || h.Kind == memory.KindEpisode && h.Episode.ID == "e1" && h.Episode.ToSeq == 20
 		gotTurn = gotTurn || h.Kind != memory.KindEpisode && h.Seq == 15
 		if h.Kind != memory.KindEpisode && (h.Seq < 10 || h.Seq > 20) {
 			t.Errorf("drilled turn %d outside the episode 10..20", h.Seq)

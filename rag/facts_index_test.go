@@ -115,7 +115,7 @@ func TestIndexerFactsAndSupersession(t *testing.T) {
 	}
 	oldID := memory.FactID("t", "c", old.Seqs, old.Text)
 	curID := memory.FactID("t", "c", cur.Seqs, cur.Text)
-	if got[0].FactID != oldID || !slices.Equal(got[0].Seqs, []int64{2}) || !got[0].ValidAt.Equal(day) || got[0].Superseded {
+	if f := got[0].Fact; f == nil || f.ID != oldID || !slices.Equal(f.Seqs, []int64{2}) || !f.ValidAt.Equal(day) || f.Superseded {
 		t.Fatalf("fact hit fields: %+v", got[0])
 	}
 	if err := e.store.SupersedeFacts(ctx, k, map[string]string{oldID: curID}); err != nil {
@@ -125,13 +125,13 @@ func TestIndexerFactsAndSupersession(t *testing.T) {
 		t.Fatalf("re-indexed %d, want the superseded fact", n)
 	}
 	got = byScore()
-	at := slices.IndexFunc(got, func(t rag.Turn) bool { return t.FactID == oldID })
-	if len(got) != 3 || got[0].FactID != curID || at < 1 || !got[at].Superseded {
+	at := slices.IndexFunc(got, func(t rag.Turn) bool { return t.Fact != nil && t.Fact.ID == oldID })
+	if len(got) != 3 || got[0].Fact == nil || got[0].Fact.ID != curID || at < 1 || !got[at].Fact.Superseded {
 		t.Fatalf("after supersession: %+v, want Munich, then Berlin flagged", got)
 	}
 	// valid_at filters facts inside the index.
 	facts.Since = day.AddDate(0, 0, 15)
-	if got := byScore(); len(got) != 1 || got[0].FactID != curID {
+	if got := byScore(); len(got) != 1 || got[0].Fact == nil || got[0].Fact.ID != curID {
 		t.Fatalf("facts valid since mid-March: %+v", got)
 	}
 }

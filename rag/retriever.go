@@ -138,21 +138,13 @@ type Turn struct {
 
 	// Kind is memory.KindTurn (""), memory.KindEpisode or memory.KindFact.
 	// An episode hit has its short summary as Content, Seq = FromSeq,
-	// CreatedAt = EndedAt.
-	Kind      string
-	EpisodeID string
-	FromSeq   int64
-	ToSeq     int64
-	StartedAt time.Time
-	EndedAt   time.Time
-
-	// A fact hit has the fact as Content, its first source seq as Seq, its
-	// source seqs, and CreatedAt = ValidAt. A superseded fact (a newer one
-	// updates it) has its score multiplied by SupersededFactWeight.
-	FactID     string
-	Seqs       []int64
-	ValidAt    time.Time
-	Superseded bool
+	// CreatedAt = EndedAt, and its range in Episode. A fact hit has the
+	// fact as Content, its first source seq as Seq, CreatedAt = ValidAt,
+	// and its sources in Fact. (Behind pointers: a request moves tens of
+	// Turns through several slices, and few are episodes or facts.)
+	Kind    string
+	Episode *EpisodeHit
+	Fact    *FactHit
 
 	// A turn indexed in passages (longer than the indexer's passage size)
 	// comes once, with up to MaxPassagesPerTurn matching passages in
@@ -164,6 +156,22 @@ type Turn struct {
 
 	// terms: Hit.Terms (nil: derive from Content)
 	terms []uint32
+}
+
+// EpisodeHit is an episode hit's identity, range and dates.
+type EpisodeHit struct {
+	ID                 string
+	FromSeq, ToSeq     int64
+	StartedAt, EndedAt time.Time
+}
+
+// FactHit is a fact hit's identity and sources. A superseded fact (a newer
+// one updates it) has its score multiplied by SupersededFactWeight.
+type FactHit struct {
+	ID         string
+	Seqs       []int64
+	ValidAt    time.Time
+	Superseded bool
 }
 
 // Passage is a matching passage of a long turn: its number, its byte
@@ -357,7 +365,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 			}
 			grouped[tk] = len(out)
 		}
-		if t.Superseded {
+		if t.Fact != nil && t.Fact.Superseded {
 			t.Score *= SupersededFactWeight
 		}
 		t.Score *= splitTurnWeight(t)
@@ -417,9 +425,13 @@ func splitTurnWeight(t Turn) float32 {
 // Passages.
 func hitTurn(h Hit) Turn {
 	t := Turn{ChatID: h.ChatID, Seq: h.Seq, Role: h.Role, Content: h.Content,
-		CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore,
-		Kind: h.Kind, EpisodeID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt,
-		FactID: h.FactID, Seqs: h.Seqs, ValidAt: h.ValidAt, Superseded: h.Superseded, terms: h.Terms}
+		CreatedAt: h.CreatedAt, Score: h.Score, Similarity: h.DenseScore, Kind: h.Kind, terms: h.Terms}
+	switch h.Kind {
+	case memory.KindEpisode:
+		t.Episode = &EpisodeHit{ID: h.EpisodeID, FromSeq: h.FromSeq, ToSeq: h.ToSeq, StartedAt: h.StartedAt, EndedAt: h.EndedAt}
+	case memory.KindFact:
+		t.Fact = &FactHit{ID: h.FactID, Seqs: h.Seqs, ValidAt: h.ValidAt, Superseded: h.Superseded}
+	}
 	if (h.Kind == "" || h.Kind == memory.KindTurn) && !h.IsWhole() {
 		t.TurnBytes = h.TurnBytes
 		t.Passages = []Passage{{N: h.Passage, From: h.PassageFrom, To: h.PassageTo, Text: h.Content, Score: h.Score}}
@@ -542,7 +554,7 @@ type termKey struct {
 const termCacheSize = 50_000
 
 func (c *termCache) get(tenant string, t Turn) []uint32 {
-	k := termKey{tenant: tenant, chat: t.ChatID, id: t.FactID + t.EpisodeID, kind: t.Kind, seq: t.Seq, length: len(t.Content)}
+	k := termKey{tenant: tenant, chat: t.ChatID, id: t.id(), kind: t.Kind, seq: t.Seq, length: len(t.Content)}
 	if len(t.Passages) > 0 {
 		k.passage = t.Passages[0].From
 	}
@@ -607,7 +619,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 	drilled := 0
 	for i, n := 0, len(hits); i < n; i++ { // the hits as they came: drilled turns are appended
 		ep := hits[i]
-		if ep.Kind != memory.KindEpisode || drilled == req.Drill {
+		if ep.Kind != memory.KindEpisode || ep.Episode == nil || drilled == req.Drill {
 			continue
 		}
 		drilled++
@@ -615,7 +627,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 			continue // every turn of it is a hit already: the query would add none
 		}
 		g := f
-		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.FromSeq, ep.ToSeq
+		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.Episode.FromSeq, ep.Episode.ToSeq
 		turns, _, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
 		if err != nil {
 			return nil, err
@@ -639,10 +651,11 @@ func hasKind(kinds []string, kind string) bool {
 // covered reports whether every turn of episode ep is among the hits or
 // excluded (small chats: the hits often hold them all).
 func covered(have map[turnRef]bool, ep Turn, excluded func(string, int64) bool) bool {
-	if ep.ToSeq < ep.FromSeq {
+	e := ep.Episode
+	if e == nil || e.ToSeq < e.FromSeq {
 		return false // no range known: drill
 	}
-	for s := ep.FromSeq; s <= ep.ToSeq; s++ {
+	for s := e.FromSeq; s <= e.ToSeq; s++ {
 		if !have[turnRef{ep.ChatID, s}] && !excluded(ep.ChatID, s) {
 			return false
 		}
@@ -725,6 +738,17 @@ type turnRef struct {
 }
 
 func isTurn(t Turn) bool { return t.Kind == "" || t.Kind == memory.KindTurn }
+
+// id is an episode's or a fact's id ("" for a turn).
+func (t *Turn) id() string {
+	switch {
+	case t.Episode != nil:
+		return t.Episode.ID
+	case t.Fact != nil:
+		return t.Fact.ID
+	}
+	return ""
+}
 
 // TruncateQuery cuts q to MaxQueryBytes at a rune boundary.
 func TruncateQuery(q string) string {

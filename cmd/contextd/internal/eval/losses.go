@@ -101,7 +101,7 @@ func deepRanks(ctx context.Context, sys *System, chat, query string, offered eng
 		seqs := []int64{h.Seq}
 		switch h.Kind {
 		case memory.KindFact:
-			seqs = h.Seqs
+			seqs = h.Fact.Seqs
 		case memory.KindEpisode:
 			seqs = nil
 		}

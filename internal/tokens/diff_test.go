@@ -416,3 +416,31 @@ func TestLocomoMatchesCodec(t *testing.T) {
 	}
 	t.Logf("%d LoCoMo strings (%d bytes) compared", len(texts), total)
 }
+
+// TestLongTextsMatchCodec: long multi-line strings, which Count counts line
+// by line, count as the codec counts them whole.
+func TestLongTextsMatchCodec(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	seps := []string{"\n", "\n\n", ".\n", " \n", "\n ", "\r\n", "!\n\n", "\n\t", "\n\x7f", "\n\xff"}
+	n := 300
+	if testing.Short() {
+		n = 50
+	}
+	for range n {
+		var b strings.Builder
+		for b.Len() < linesMin {
+			b.WriteString(randomString(rng, rng.IntN(30)))
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		s := b.String()
+		if got, want := Count(s), codecCount(s)+dels(toValid(s)); got != want {
+			t.Fatalf("Count(%q) = %d, codec %d", s, got, want)
+		}
+	}
+	if texts := locomoTexts(t); len(texts) > 40 {
+		s := strings.Join(texts[:40], "\n")
+		if got, want := Count(s), codecCount(s)+dels(toValid(s)); got != want {
+			t.Fatalf("Count(40 LoCoMo texts) = %d, codec %d", got, want)
+		}
+	}
+}

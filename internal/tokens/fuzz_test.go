@@ -29,3 +29,23 @@ func FuzzCountMatchesCodec(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCountLines: counting line by line (Count's path for long strings)
+// equals counting whole, for any input. The fuzzed string is also repeated
+// with each of a few separators, so the cuts fall between different
+// neighbours.
+func FuzzCountLines(f *testing.F) {
+	for _, s := range []string{"a\nb", "a.\n\nb", "x \n\ny", "\n\n\n", "a\n \nb", "a\r\nb", "!!!\n\n#", "a\n\x7fb",
+		"x\n\xffy", "\u00a0\nx", "\xe6\x97\nx", "1\n2", "'s\n's", "a\n\u3000b", "a \n\tb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := newCounter()
+		for _, sep := range []string{"", "\n", "\n\n", ".\n", " \n", "\r\n"} {
+			in := s + sep + s + sep + s
+			if got, want := c.countLines(in), c.count(in)+dels(in); got != want {
+				t.Fatalf("countLines(%q) = %d, whole %d", in, got, want)
+			}
+		}
+	})
+}

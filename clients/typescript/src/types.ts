@@ -133,7 +133,7 @@ export interface Usage {
   profile_tokens: number;
   summary_tokens: number;
   recent_tokens: number;
-  summarized_turns?: number;
+  summarised_turns?: number;
   dropped_turns?: number;
   dropped_seqs?: number[];
   filtered_turns?: number;

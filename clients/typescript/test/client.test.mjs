@@ -46,6 +46,7 @@ test("context assembles within the budget and include trims the answer", async (
   assert.match(res.context, /Casa Amora/);
   assert.ok(res.usage.total_tokens <= 300);
   assert.equal(res.usage.budget_tokens, 300);
+  assert.equal(typeof res.usage.summarised_turns, "number"); // the server's spelling, as types.ts has it
   assert.deepEqual(res.degraded, []);
   assert.equal(res.strategy, "rag_augmented");
   const only = await c.context("c-ctx", { include: ["messages"], append: [{ role: "user", content: "And the dates?" }] });

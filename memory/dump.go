@@ -124,11 +124,33 @@ func (r DumpRecord) MarshalJSON() ([]byte, error) {
 	case r.Type == DumpEpisode && r.Episode != nil:
 		return json.Marshal(dumpEpisode{r.Type, r.Tenant, *r.Episode})
 	case r.Type == DumpFact && r.Fact != nil:
-		return json.Marshal(dumpFact{r.Type, r.Tenant, *r.Fact})
+		return withTypeAndTenant(r.Type, r.Tenant, *r.Fact) // a dumpFact would take Fact's MarshalJSON for its own
 	case r.Type == DumpProfile && r.Profile != nil:
 		return json.Marshal(dumpProfile{r.Type, r.Tenant, r.Profile.Profile, r.Profile.Forgotten})
 	}
 	return nil, fmt.Errorf("dump record of type %q without its object", r.Type)
+}
+
+// withTypeAndTenant is v's JSON object with "type" and "tenant" first.
+func withTypeAndTenant(typ, tenant string, v any) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Type   string `json:"type"`
+		Tenant string `json:"tenant"`
+	}{typ, tenant})
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("dump %s: not a JSON object: %.40s", typ, body)
+	}
+	if len(body) == 2 {
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), body[1:]...), nil
 }
 
 // ParseDumpLine decodes and checks one dump line. Unknown fields are an

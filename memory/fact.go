@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -27,6 +28,21 @@ type Fact struct {
 	// EpisodeID is the episode whose summariser call produced the fact.
 	EpisodeID string    `json:"episode_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// MarshalJSON writes superseded_by as null for a current fact, as the
+// contract has it ("<id>" | null): a client testing for null must not take
+// every fact for superseded. Reading back, "" and null are the same.
+func (f Fact) MarshalJSON() ([]byte, error) {
+	type plain Fact // without this method
+	var by *string
+	if f.SupersededBy != "" {
+		by = &f.SupersededBy
+	}
+	return json.Marshal(struct {
+		plain
+		SupersededBy *string `json:"superseded_by"`
+	}{plain(f), by})
 }
 
 // Fact kinds.

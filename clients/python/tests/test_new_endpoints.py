@@ -44,6 +44,7 @@ def test_facts(summarising_server):
     assert page["facts"], "facts are drawn from the chat"
     for f in page["facts"]:
         assert f["chat_id"] == chat and f["text"] and f["seqs"]
+        assert f["superseded_by"] is None, "a current fact's superseded_by is null"
     assert len(c.facts(chat, include_superseded=True)["facts"]) >= len(page["facts"])
     with pytest.raises(ContextdError) as e:
         c.facts("py-unknown-chat")

@@ -34,15 +34,22 @@ type Fact struct {
 // contract has it ("<id>" | null): a client testing for null must not take
 // every fact for superseded. Reading back, "" and null are the same.
 func (f Fact) MarshalJSON() ([]byte, error) {
-	type plain Fact // without this method
 	var by *string
 	if f.SupersededBy != "" {
 		by = &f.SupersededBy
 	}
-	return json.Marshal(struct {
-		plain
-		SupersededBy *string `json:"superseded_by"`
-	}{plain(f), by})
+	return json.Marshal(struct { // Fact's fields, in its order
+		ID           string    `json:"id"`
+		ChatID       string    `json:"chat_id"`
+		Text         string    `json:"text"`
+		Seqs         []int64   `json:"seqs"`
+		ValidAt      time.Time `json:"valid_at"`
+		Kind         string    `json:"kind"`
+		Source       string    `json:"source"`
+		SupersededBy *string   `json:"superseded_by"`
+		EpisodeID    string    `json:"episode_id,omitempty"`
+		CreatedAt    time.Time `json:"created_at"`
+	}{f.ID, f.ChatID, f.Text, f.Seqs, f.ValidAt, f.Kind, f.Source, by, f.EpisodeID, f.CreatedAt})
 }
 
 // Fact kinds.

@@ -193,6 +193,10 @@ func TestBadInput(t *testing.T) {
 		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},
 		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
+		{"missing content", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user"}]}`, 400, "empty_content", "messages[0].content"},
+		{"one id, two messages", "POST", "/v1/chats/c1/messages", `{"messages":[{"id":"x","role":"user","content":"a"},{"id":"x","role":"user","content":"b"}]}`, 400, "invalid_value", "messages[1].id"},
+		{"one id, two appended", "POST", "/v1/context", `{"chat_id":"c1","append":[{"id":"y","role":"user","content":"a"},{"id":"y","role":"assistant","content":"a"}]}`, 400, "invalid_value", "append[1].id"},
+		{"zero created_at", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"t","created_at":"0001-01-01T00:00:00Z"}]}`, 400, "invalid_time", "messages[0].created_at"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,6 +214,21 @@ func TestBadInput(t *testing.T) {
 	r := h.do("GET", "/v1/chats/c1/messages", "")
 	if msgs, _ := r.body["messages"].([]any); len(msgs) != 1 {
 		t.Fatalf("stored %d messages, want only the seed", len(msgs))
+	}
+}
+
+// A message repeated whole in one request (a client's retry folded in) is
+// stored once, as a later request repeating it is; only the same id on
+// another message is refused (TestBadInput).
+func TestRepeatedMessageInOneRequestIsStoredOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"id":"x","role":"user","content":"a"},{"id":"x","role":"user","content":"a"}]}`)
+	if r.status != 201 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	r = h.do("GET", "/v1/chats/c1/messages", "")
+	if msgs, _ := r.body["messages"].([]any); len(msgs) != 1 {
+		t.Fatalf("stored %d messages, want 1: %s", len(msgs), r.raw)
 	}
 }
 

@@ -254,6 +254,7 @@ func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Messa
 		return nil, tooLarge(field, "holds %d messages; at most %d per request", len(in), s.maxMessages())
 	}
 	out := make([]memory.Message, 0, len(in))
+	byID := map[string]int{}
 	for i, m := range in {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		role := memory.Role(m.Role)
@@ -280,12 +281,21 @@ func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Messa
 			if err := ValidateID(f+".id", m.ID, false); err != nil {
 				return nil, err
 			}
+			// A retry repeats a message whole; the same id on another
+			// message is the caller's bug, which no retry mends.
+			if j, ok := byID[m.ID]; ok && (in[j].Role != m.Role || in[j].Name != m.Name || in[j].Content != m.Content) {
+				return nil, invalid(f+".id", "invalid_value", "%q is also the id of %s[%d], with another role, name or content", truncateForError(m.ID), field, j)
+			}
+			byID[m.ID] = i
 		}
 		if err := ValidateID(f+".name", m.Name, false); err != nil {
 			return nil, err
 		}
 		msg := memory.Message{ID: m.ID, Role: role, Name: m.Name, Content: m.Content, Metadata: m.Metadata}
 		if m.CreatedAt != nil {
+			if m.CreatedAt.Before(time.Unix(0, 0)) { // the zero time would read as unset: now
+				return nil, invalid(f+".created_at", "invalid_time", "%s is before 1970-01-01; leave it out for the time of the append", m.CreatedAt.UTC().Format(time.RFC3339))
+			}
 			msg.CreatedAt = m.CreatedAt.UTC()
 		}
 		out = append(out, msg)

@@ -74,9 +74,17 @@ type messageOut struct {
 	Content   string         `json:"content"`
 	CreatedAt time.Time      `json:"created_at"`
 	Metadata  map[string]any `json:"metadata"`
-	// Deleted marks a tombstone: a message deleted on its own keeps its
-	// seq and role, nothing else.
-	Deleted bool `json:"deleted,omitempty"`
+}
+
+// tombstoneOut is a message deleted on its own: it keeps its id, seq, role
+// and time (seqs stay gap-free), and shows no content, name or metadata,
+// not even empty ones.
+type tombstoneOut struct {
+	ID        string    `json:"id"`
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+	Deleted   bool      `json:"deleted"`
 }
 
 func handleListMessages(svc *engine.Service) echo.HandlerFunc {
@@ -89,13 +97,17 @@ func handleListMessages(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]messageOut, 0, len(msgs))
+		out := make([]any, 0, len(msgs))
 		for _, m := range msgs {
+			if m.Deleted {
+				out = append(out, tombstoneOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), CreatedAt: m.CreatedAt, Deleted: true})
+				continue
+			}
 			md := m.Metadata
 			if md == nil {
 				md = map[string]any{}
 			}
-			out = append(out, messageOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: m.Content, CreatedAt: m.CreatedAt, Metadata: md, Deleted: m.Deleted})
+			out = append(out, messageOut{ID: m.ID, Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: m.Content, CreatedAt: m.CreatedAt, Metadata: md})
 		}
 		return encode(c, http.StatusOK, map[string]any{"messages": out, "next_after_seq": next})
 	}

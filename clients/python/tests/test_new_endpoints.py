@@ -26,6 +26,8 @@ def test_delete_message_leaves_a_tombstone(summarising_server):
     c.delete_message(chat, "n3")
     tomb = next(m for m in c.messages(chat)["messages"] if m["id"] == "n3")
     assert tomb.get("deleted") is True and not tomb.get("content")
+    # A tombstone keeps its id, seq, role and time, and shows nothing of the rest.
+    assert set(tomb) == {"id", "seq", "role", "created_at", "deleted"}, tomb
     assert "X1234567" not in c.context(chat, query="passport").context
     with pytest.raises(ContextdError) as e:
         c.delete_message(chat, "no-such-id")

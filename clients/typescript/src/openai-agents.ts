@@ -3,7 +3,7 @@
 // it: the package has no runtime dependency.
 import type { AgentInputItem, Session } from "@openai/agents";
 import { ContextdError, type Contextd } from "./index.js";
-import type { InputMessage, Role, StoredMessage } from "./types.js";
+import type { InputMessage, LiveMessage, Role } from "./types.js";
 
 export interface ContextdSessionOptions {
   client: Contextd;
@@ -68,8 +68,8 @@ export class ContextdSession implements Session {
 
   // #turns reads every live turn of the chat (tombstones of deleted turns
   // left out); an unknown chat is an empty history.
-  async #turns(): Promise<StoredMessage[]> {
-    const out: StoredMessage[] = [];
+  async #turns(): Promise<LiveMessage[]> {
+    const out: LiveMessage[] = [];
     for (let after = 0; ; ) {
       let page;
       try {
@@ -78,7 +78,7 @@ export class ContextdSession implements Session {
         if (err instanceof ContextdError && err.status === 404) return out;
         throw err;
       }
-      out.push(...page.messages.filter((m) => !m.deleted));
+      out.push(...page.messages.filter((m): m is LiveMessage => !m.deleted));
       if (page.messages.length < pageSize || page.next_after_seq <= after) return out;
       after = page.next_after_seq;
     }
@@ -110,7 +110,7 @@ function toMessage(item: AgentInputItem): InputMessage {
   return { role, name, content, metadata: { [itemKey]: item } };
 }
 
-function toItem(m: StoredMessage): AgentInputItem {
+function toItem(m: LiveMessage): AgentInputItem {
   const stored = m.metadata?.[itemKey];
   if (stored && typeof stored === "object") return stored as AgentInputItem;
   // A turn stored by someone else: rebuild a plain message.

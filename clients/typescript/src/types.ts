@@ -25,8 +25,8 @@ export interface AppendResult {
   messages: { id: string; seq: number }[];
 }
 
-/** A stored turn. A deleted turn is a tombstone: `deleted: true`, no content. */
-export interface StoredMessage {
+/** A stored turn. */
+export interface LiveMessage {
   id: string;
   seq: number;
   role: Role;
@@ -34,8 +34,20 @@ export interface StoredMessage {
   content: string;
   created_at: string;
   metadata?: Record<string, unknown>;
-  deleted?: boolean;
+  deleted?: false;
 }
+
+/** The tombstone of a turn deleted on its own: its id, seq, role and time, nothing else. */
+export interface DeletedMessage {
+  id: string;
+  seq: number;
+  role: Role;
+  created_at: string;
+  deleted: true;
+}
+
+/** A stored turn, or the tombstone of a deleted one (`deleted: true`). */
+export type StoredMessage = LiveMessage | DeletedMessage;
 
 export interface MessagesPage {
   messages: StoredMessage[];

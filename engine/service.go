@@ -491,13 +491,21 @@ func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*m
 }
 
 // DeleteChat erases a chat from every store: vectors first, so that a
-// failing index leaves the chat intact and the delete can be retried.
+// failing index leaves the chat intact and the delete can be retried. An
+// unknown chat is a 404, after a sweep of the index all the same: a retry
+// of an erase whose last sweep failed (after the rows were gone) must not
+// leave its vectors behind.
 func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	if err := ValidateID("chat_id", chatID, true); err != nil {
 		return err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
 	chat, err := s.Store.Chat(ctx, key)
+	if errors.Is(err, memory.ErrNotFound) && s.Index != nil {
+		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+			return unavailable("vector store", err)
+		}
+	}
 	if err != nil {
 		return storeErr("read chat", err)
 	}
@@ -531,6 +539,11 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 		return 0, storeErr("list chats", err)
 	}
 	if len(ids) == 0 {
+		// A retry of an erase that failed after the chats were gone: the
+		// rest is swept all the same, and the answer is a 404.
+		if err := s.eraseUserRest(ctx, tenant, userID); err != nil {
+			return 0, err
+		}
 		return 0, notFound("user")
 	}
 	if s.Index != nil {
@@ -546,17 +559,23 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 		}
 		n++
 	}
+	return n, s.eraseUserRest(ctx, tenant, userID)
+}
+
+// eraseUserRest sweeps the index of a user's points and erases their
+// profile: what is left once their chats are gone.
+func (s *Service) eraseUserRest(ctx context.Context, tenant, userID string) error {
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
-			return n, unavailable("vector store", err)
+			return unavailable("vector store", err)
 		}
 	}
 	if s.Profiles != nil {
 		if err := s.Profiles.DeleteProfile(ctx, tenant, userID); err != nil {
-			return n, storeErr("delete profile", err)
+			return storeErr("delete profile", err)
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // SearchInput is the body of POST /v1/search.

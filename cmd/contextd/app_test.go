@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -145,8 +146,19 @@ func TestErasureLeavesNothing(t *testing.T) {
 	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 || countVec(c1Episodes) != 0 {
 		t.Errorf("%d vectors of c1 remain", n)
 	}
+	// A vector an interrupted erase left (its last sweep failed after the
+	// rows were gone) goes with the retry, which answers 404.
+	stray := rag.Point{Tenant: "default", ChatID: "c1", Seq: 99, Role: "user", Content: "stray", CreatedAt: time.Now(),
+		Dense: make([]float32, app.Config.Embedder.Dimensions)}
+	stray.Dense[0] = 1
+	if err := app.Index.Upsert(ctx, []rag.Point{stray}); err != nil || countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}) != 1 {
+		t.Fatalf("setup: stray vector not stored: %v", err)
+	}
 	if st, _ := call(t, "DELETE", srv.URL+"/v1/chats/c1", "", ""); st != 404 {
 		t.Errorf("second delete: %d, want 404", st)
+	}
+	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c1"}}); n != 0 {
+		t.Errorf("the retried erase left %d stray vectors of c1", n)
 	}
 
 	if st, b := call(t, "DELETE", srv.URL+"/v1/users/alice", "", ""); st != 204 {
@@ -165,6 +177,18 @@ func TestErasureLeavesNothing(t *testing.T) {
 	}
 	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice", Kinds: []string{memory.KindEpisode}}); n != 0 {
 		t.Errorf("%d episode vectors of alice remain", n)
+	}
+	// Likewise a user's stray vector goes with a retried erase, a 404.
+	stray = rag.Point{Tenant: "default", UserID: "alice", ChatID: "c2", Seq: 99, Role: "user", Content: "stray", CreatedAt: time.Now(),
+		Dense: stray.Dense}
+	if err := app.Index.Upsert(ctx, []rag.Point{stray}); err != nil || countVec(rag.Filter{Tenant: "default", UserID: "alice"}) != 1 {
+		t.Fatalf("setup: stray vector of alice not stored: %v", err)
+	}
+	if st, _ := call(t, "DELETE", srv.URL+"/v1/users/alice", "", ""); st != 404 {
+		t.Errorf("second user delete: %d, want 404", st)
+	}
+	if n := countVec(rag.Filter{Tenant: "default", UserID: "alice"}); n != 0 {
+		t.Errorf("the retried user erase left %d stray vectors", n)
 	}
 	if n := countVec(rag.Filter{Tenant: "default", ChatIDs: []string{"c3"}, Kinds: []string{memory.KindTurn}}); n != 6 {
 		t.Errorf("bob's chat lost vectors: %d", n)

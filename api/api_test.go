@@ -17,12 +17,20 @@ import (
 )
 
 type harness struct {
-	t   *testing.T
-	srv *httptest.Server
-	key string
+	t     *testing.T
+	srv   *httptest.Server
+	key   string
+	store *sqlite.Store
 }
 
 func newHarness(t *testing.T, mutate func(*Options)) *harness {
+	return newHarnessWith(t, mutate, nil)
+}
+
+// newHarnessWith is newHarness with wire, when set, completing the service
+// from the store (the plain harness has no export, message delete or
+// profiles).
+func newHarnessWith(t *testing.T, mutate func(*Options), wire func(*engine.Service, *sqlite.Store)) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
@@ -34,9 +42,12 @@ func newHarness(t *testing.T, mutate func(*Options)) *harness {
 		mutate(&o)
 	}
 	svc := &engine.Service{Store: st}
+	if wire != nil {
+		wire(svc, st)
+	}
 	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Options: o}))
 	t.Cleanup(srv.Close)
-	return &harness{t: t, srv: srv}
+	return &harness{t: t, srv: srv, store: st}
 }
 
 type reply struct {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,35 @@ func newRequestID() string {
 		return strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
 	return hex.EncodeToString(b[:])
+}
+
+// unescapeParams makes every path parameter the decoded id. Ids may hold
+// "/" (sent as %2F), so when a request has an escaped path (URL.RawPath,
+// which Go sets only when the path is not in its default encoding) Echo
+// routes on it, keeping %2F inside its segment, and hands the parameters
+// over still escaped; otherwise it routes on the decoded URL.Path and they
+// are decoded already: unescaping those again would turn the id "100%41"
+// into "100A". So only the first kind is unescaped, here, once for every
+// route (API, inspector).
+func unescapeParams() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Request().URL.RawPath == "" || len(c.ParamNames()) == 0 {
+				return next(c)
+			}
+			names, values := c.ParamNames(), c.ParamValues()
+			decoded := make([]string, len(values))
+			for i, v := range values {
+				d, err := url.PathUnescape(v)
+				if err != nil {
+					return badRequest("invalid_id", names[i], fmt.Sprintf("the path's %s is not a valid escaped id: %v", names[i], err))
+				}
+				decoded[i] = d
+			}
+			c.SetParamValues(decoded...)
+			return next(c)
+		}
+	}
 }
 
 // recoverPanics turns a handler panic into a 500 in the one error shape and

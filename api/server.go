@@ -78,7 +78,7 @@ func NewHandler(d Deps) http.Handler {
 	if d.Tracer != nil {
 		e.Use(traceRequests(d.Tracer))
 	}
-	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics))
+	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics), unescapeParams())
 	keys := memory.NewKeyring(d.Options.APIKeys)
 	v1 := e.Group("/v1", v1Middleware(d, keys)...)
 	addRoutes(e, d, keys, v1)

@@ -371,15 +371,9 @@ func (h *handler) status(c echo.Context) error {
 	return h.render(c, http.StatusOK, "status", "Status", d)
 }
 
-// chatID is the path's chat id, unescaped (ids may hold '/', '?', '#',
-// '%'). Echo matches on RawPath when the request has one, so only then is
-// the parameter still escaped.
+// chatID is the path's chat id (ids may hold '/', '?', '#', '%'), already
+// unescaped by the API's router (api.unescapeParams) for every route it
+// serves: unescaping it again here would turn the id "a/%41" into "a/A".
 func chatID(c echo.Context) string {
-	if c.Request().URL.RawPath == "" {
-		return c.Param("chat_id")
-	}
-	if v, err := url.PathUnescape(c.Param("chat_id")); err == nil {
-		return v
-	}
 	return c.Param("chat_id")
 }

@@ -162,7 +162,7 @@ func TestEscaping(t *testing.T) {
 
 func TestOddChatIDs(t *testing.T) {
 	h := newHarness(t)
-	for _, id := range []string{"a/b", "q?x=1", "h#1", "p%41", "sp ace", "ü"} {
+	for _, id := range []string{"a/b", "q?x=1", "h#1", "p%41", "sp ace", "ü", "a/%41"} {
 		h.seed("default", id, "u", 1, func(int) string { return "content of " + id })
 		r := h.get("/ui/chats/" + url.PathEscape(id))
 		if r.status != 200 || !strings.Contains(r.body, "content of "+strings.ReplaceAll(id, "#", "#")) {

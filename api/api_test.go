@@ -208,6 +208,16 @@ func TestBadInput(t *testing.T) {
 		{"one id, two messages", "POST", "/v1/chats/c1/messages", `{"messages":[{"id":"x","role":"user","content":"a"},{"id":"x","role":"user","content":"b"}]}`, 400, "invalid_value", "messages[1].id"},
 		{"one id, two appended", "POST", "/v1/context", `{"chat_id":"c1","append":[{"id":"y","role":"user","content":"a"},{"id":"y","role":"assistant","content":"a"}]}`, 400, "invalid_value", "append[1].id"},
 		{"zero created_at", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"t","created_at":"0001-01-01T00:00:00Z"}]}`, 400, "invalid_time", "messages[0].created_at"},
+		// Under /v1 too: a wrong URL is never mistaken for a missing chat.
+		{"unknown v1 route", "GET", "/v1/nonexistent", ``, 404, "route_not_found", ""},
+		{"v1 alone", "GET", "/v1", ``, 404, "route_not_found", ""},
+		{"unknown chat subroute", "GET", "/v1/chats/c1/nothing", ``, 404, "route_not_found", ""},
+		{"too deep for a chat id", "DELETE", "/v1/chats/c1/x/y", ``, 404, "route_not_found", ""},
+		{"refresh is POST only", "GET", "/v1/chats/c1/summary/refresh", ``, 405, "method_not_allowed", ""},
+		{"messages take no PUT", "PUT", "/v1/chats/c1/messages", `{"messages":[]}`, 405, "method_not_allowed", ""},
+		{"search is POST", "GET", "/v1/search", ``, 405, "method_not_allowed", ""},
+		{"context alias is POST", "GET", "/context", ``, 405, "method_not_allowed", ""},
+		{"healthz is GET", "POST", "/healthz", ``, 405, "method_not_allowed", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,6 +228,9 @@ func TestBadInput(t *testing.T) {
 			e, _ := r.body["error"].(map[string]any)
 			if msg, _ := e["message"].(string); msg == "" {
 				t.Errorf("error without a message: %s", r.raw)
+			}
+			if allow := r.header.Get("Allow"); (c.status == 405) != (allow != "") {
+				t.Errorf("status %d with Allow %q", r.status, allow)
 			}
 		})
 	}
@@ -243,6 +256,50 @@ func TestRepeatedMessageInOneRequestIsStoredOnce(t *testing.T) {
 	}
 }
 
+// A known path with another method answers 405 and lists, in Allow, the
+// methods it takes.
+func TestWrongMethodAllow(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, c := range []struct{ method, path, allow string }{
+		{"GET", "/v1/chats/c1/summary/refresh", "POST"},
+		{"PUT", "/v1/chats/c1/messages", "GET, POST"},
+		{"PATCH", "/v1/chats/c1", "DELETE"},
+		{"POST", "/v1/users/u1", "DELETE"},
+		{"GET", "/v1/context", "POST"},
+		{"DELETE", "/healthz", "GET"},
+		{"PUT", "/mcp", ""}, // no MCP server in this harness: no such route
+	} {
+		r := h.do(c.method, c.path, "")
+		want := 405
+		if c.allow == "" {
+			want = 404
+		}
+		if r.status != want || r.header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow %q, want %d Allow %q: %s", c.method, c.path, r.status, r.header.Get("Allow"), want, c.allow, r.raw)
+		}
+	}
+}
+
+// /mcp keeps the methods the transport needs; another is a 405.
+func TestMCPMethods(t *testing.T) {
+	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{}, MCP: mcp}))
+	t.Cleanup(srv.Close)
+	h := &harness{t: t, srv: srv}
+	for _, c := range []struct {
+		method string
+		status int
+		allow  string
+	}{
+		{"POST", 202, ""}, {"GET", 202, ""}, {"DELETE", 202, ""},
+		{"PUT", 405, "DELETE, GET, POST"},
+	} {
+		if r := h.do(c.method, "/mcp", ""); r.status != c.status || r.header.Get("Allow") != c.allow {
+			t.Errorf("%s /mcp: %d Allow %q, want %d Allow %q", c.method, r.status, r.header.Get("Allow"), c.status, c.allow)
+		}
+	}
+}
+
 func TestAuthAndTenantIsolation(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.APIKeys = []APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}
@@ -257,7 +314,14 @@ func TestAuthAndTenantIsolation(t *testing.T) {
 	if r := h.do("GET", "/healthz", ""); r.status != 200 {
 		t.Fatalf("healthz needs no key: %d", r.status)
 	}
+	// Under /v1 the key is checked before the route.
+	if r := h.do("GET", "/v1/nonexistent", ""); r.status != 401 {
+		t.Fatalf("unknown route with a wrong key: %d %s", r.status, r.raw)
+	}
 	h.key = "key-a"
+	if r := h.do("GET", "/v1/nonexistent", ""); r.status != 404 || r.errCode() != "route_not_found" {
+		t.Fatalf("unknown route: %d %s", r.status, r.raw)
+	}
 	if r := h.do("POST", "/v1/chats/c1/messages", `{"user_id":"u","messages":[{"role":"user","content":"secret of tenant a"}]}`); r.status != 201 {
 		t.Fatalf("append as a: %d %s", r.status, r.raw)
 	}

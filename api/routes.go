@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -47,7 +49,55 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 		d.UI(e.Group("/ui"))
 	}
 
-	e.RouteNotFound("/*", func(c echo.Context) error {
-		return &apiError{status: http.StatusNotFound, Code: "route_not_found", Message: "no route " + c.Request().Method + " " + c.Request().URL.Path}
-	})
+	// The /v1 group's own catch-all (which Echo adds for its middleware)
+	// answered a bare not_found, the code of a missing chat; these replace
+	// it, behind the same middleware.
+	unmatched := routeNotFound(e)
+	v1.RouteNotFound("", unmatched)
+	v1.RouteNotFound("/*", unmatched)
+	e.RouteNotFound("/*", unmatched)
+}
+
+// routeNotFound answers a request no route took: 405 method_not_allowed,
+// with Allow, when the path has routes for other methods, else 404
+// route_not_found. Echo's own 405 never comes: a catch-all 404 route
+// matches every path before the router falls back to it.
+func routeNotFound(e *echo.Echo) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if allow := allowedMethods(e, r); len(allow) > 0 {
+			c.Response().Header().Set(echo.HeaderAllow, strings.Join(allow, ", "))
+			return &apiError{status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Message: r.Method + " " + r.URL.Path + " is not allowed; this path takes " + strings.Join(allow, ", ")}
+		}
+		return &apiError{status: http.StatusNotFound, Code: "route_not_found", Message: "no route " + r.Method + " " + r.URL.Path}
+	}
+}
+
+// allowedMethods lists, sorted, the methods with a route for r's path: the
+// router is asked as it would route each (escaped path and all), and a
+// match counts only when it is a registered route, not a catch-all 404.
+// Only wrong requests pay for it.
+func allowedMethods(e *echo.Echo, r *http.Request) []string {
+	routes := map[string]bool{} // "METHOD pattern"
+	var methods []string
+	for _, rt := range e.Routes() {
+		if rt.Method == echo.RouteNotFound {
+			continue
+		}
+		if !slices.Contains(methods, rt.Method) {
+			methods = append(methods, rt.Method)
+		}
+		routes[rt.Method+" "+rt.Path] = true
+	}
+	slices.Sort(methods)
+	var allow []string
+	for _, m := range methods {
+		c := e.NewContext(r, nil)
+		e.Router().Find(m, echo.GetPath(r), c)
+		if routes[m+" "+c.Path()] {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }

@@ -300,6 +300,23 @@ func TestMCPMethods(t *testing.T) {
 	}
 }
 
+// Metadata comes back as it went in: an integer past 2^53 (another
+// system's id) is not rounded through float64, and a number JSON allows
+// but float64 cannot hold is kept, not refused.
+func TestMetadataNumbersKeepTheirDigits(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"m","metadata":{"discord_msg_id":1234567890123456789,"huge":1e400,"f":0.1}}]}`)
+	if r.status != 201 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	r = h.do("GET", "/v1/chats/c1/messages", "")
+	for _, want := range []string{`"discord_msg_id":1234567890123456789`, `"huge":1e400`, `"f":0.1`} {
+		if !strings.Contains(r.raw, want) {
+			t.Errorf("listing lacks %s: %s", want, r.raw)
+		}
+	}
+}
+
 func TestAuthAndTenantIsolation(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.APIKeys = []APIKey{{Key: "key-a", Tenant: "a"}, {Key: "key-b", Tenant: "b"}}

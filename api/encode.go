@@ -56,6 +56,7 @@ func decode(c echo.Context, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // free-form values (metadata) keep their numbers exactly
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err, reflect.TypeOf(v).Elem(), body)
 	}

@@ -210,6 +210,7 @@ func ParseDumpLine(line []byte) (DumpRecord, error) {
 func strict(line []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // metadata numbers as written: 2^53+1 stays itself
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

@@ -43,11 +43,12 @@ func TestDumpLineRoundTrip(t *testing.T) {
 		Sources: []memory.Source{{ChatID: "c", FromSeq: 1, ToSeq: 2}}, Confirmed: at}}}, Forgotten: map[string][]string{"x": {"c"}}}
 	recs := []memory.DumpRecord{
 		{Type: memory.DumpChat, Tenant: "t", ChatID: "c", Chat: &memory.Chat{Tenant: "t", ID: "c", UserID: "ann", Agent: "a", LastSeq: 2, CreatedAt: at, SummaryDirty: true}},
-		{Type: memory.DumpMessage, Tenant: "t", ChatID: "c", Message: &memory.Message{ID: "m", Seq: 1, Role: memory.RoleUser, Content: "hi", CreatedAt: at, Metadata: map[string]any{"k": "v"}}},
+		{Type: memory.DumpMessage, Tenant: "t", ChatID: "c", Message: &memory.Message{ID: "m", Seq: 1, Role: memory.RoleUser, Content: "hi", CreatedAt: at, Metadata: map[string]any{"k": "v", "id": json.Number("1234567890123456789")}}},
 		{Type: memory.DumpMessage, Tenant: "t", ChatID: "c", Message: &memory.Message{ID: "d", Seq: 2, Role: memory.RoleUser, CreatedAt: at, Deleted: true}},
 		{Type: memory.DumpSummaryRecord, Tenant: "t", ChatID: "c", Summary: &memory.SummaryRecord{ID: "s", ParentID: &parent, Depth: 1, Summary: memory.Summary{Narrative: "n", CoveredToSeq: 2}}},
 		{Type: memory.DumpEpisode, Tenant: "t", ChatID: "c", Episode: &memory.Episode{ID: "e", ChatID: "c", FromSeq: 1, ToSeq: 2, Short: "s", Rebuild: true}},
 		{Type: memory.DumpFact, Tenant: "t", ChatID: "c", Fact: &memory.Fact{ID: "f", ChatID: "c", Text: "x", Seqs: []int64{1, 2}, ValidAt: at, SupersededBy: "g"}},
+		{Type: memory.DumpFact, Tenant: "t", ChatID: "c", Fact: &memory.Fact{ID: "f0", ChatID: "c", Text: "y", Seqs: []int64{1}, ValidAt: at}},
 		{Type: memory.DumpProfile, Tenant: "t", Profile: &st},
 	}
 	for _, r := range recs {

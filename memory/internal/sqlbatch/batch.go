@@ -4,6 +4,7 @@
 package sqlbatch
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -134,7 +135,11 @@ func DecodeMeta(js []byte) (map[string]any, error) {
 		return nil, nil
 	}
 	var m map[string]any
-	if err := json.Unmarshal(js, &m); err != nil {
+	// Numbers as json.Number: "stored and returned as it is" holds for
+	// integers past 2^53 (ids of other systems), which float64 rounds.
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("decode metadata: %w", err)
 	}
 	return m, nil

@@ -56,12 +56,8 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 		return
 	}
 	turns := make([]memory.Message, 0, len(msgs))
-	now := s.now()
-	for i, m := range msgs {
+	for i, m := range msgs { // dated by appendValid
 		m.Seq = res.Messages[i].Seq
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = now
-		}
 		turns = append(turns, m)
 	}
 	o := s.policy(res.Chat.Agent).Filters

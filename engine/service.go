@@ -335,6 +335,15 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if agent == "" {
 		agent = memory.DefaultAgent
 	}
+	// One time for the turns without one and for the facts drawn from them
+	// on arrival: a fact's valid_at is its newest source turn's created_at
+	// (as both stores keep it, to the microsecond), never a moment later.
+	now := s.now().UTC().Truncate(time.Microsecond)
+	for i := range msgs {
+		if msgs[i].CreatedAt.IsZero() {
+			msgs[i].CreatedAt = now
+		}
+	}
 	// The store refuses another user than the chat's in the append's own
 	// transaction (memory.AppendRequest.UserID): nothing is stored.
 	res, err := s.Store.Append(ctx, memory.AppendRequest{

@@ -500,3 +500,27 @@ func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 		t.Fatalf("dropped uncovered turns below the trigger: usage %+v degraded %v", res.Usage, res.Degraded)
 	}
 }
+
+// A turn the server dates and the facts drawn from it on arrival carry the
+// same time: a since/until boundary never splits a fact from its source.
+func TestFactsOnArrivalAreDatedAsTheirTurn(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I am allergic to penicillin."}}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, err := s.Messages(ctx, "default", "c1", 0, 10)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("messages: %v %v", msgs, err)
+	}
+	fs, _, err := s.Facts(ctx, "default", "c1", 0, 10, true)
+	if err != nil || len(fs) == 0 {
+		t.Fatalf("no fact drawn on arrival: %v %v", fs, err)
+	}
+	for _, f := range fs {
+		if !f.ValidAt.Equal(msgs[0].CreatedAt) {
+			t.Errorf("fact %q valid_at %s, its turn's created_at %s", f.Text, f.ValidAt.Format(time.RFC3339Nano), msgs[0].CreatedAt.Format(time.RFC3339Nano))
+		}
+	}
+}

@@ -48,8 +48,11 @@ func misfit(t reflect.Type, body []byte) *apiError {
 
 func misfitAt(path, msg string) *apiError {
 	code := "invalid_type"
-	if msg == rfc3339Words {
+	switch msg {
+	case rfc3339Words:
 		code = "invalid_time"
+	case outOfRange: // the right type, a value beyond its range
+		code = "invalid_value"
 	}
 	return badRequest(code, path, msg)
 }
@@ -156,6 +159,8 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
+const outOfRange = "is out of range"
+
 // intMisfit: "" when v is an integer that fits t.
 func intMisfit(t reflect.Type, v any) string {
 	n, ok := v.(json.Number)
@@ -165,12 +170,12 @@ func intMisfit(t reflect.Type, v any) string {
 	i, err := n.Int64()
 	if err != nil {
 		if f, ferr := n.Float64(); ferr == nil && f == math.Trunc(f) {
-			return "is out of range"
+			return outOfRange
 		}
 		return "must be an integer"
 	}
 	if reflect.New(t).Elem().OverflowInt(i) {
-		return "is out of range"
+		return outOfRange
 	}
 	return ""
 }

@@ -38,7 +38,7 @@ func TestDecodeErrorsSpeakTheAPI(t *testing.T) {
 		{"budget a fraction", "/v1/context", `{"chat_id":"c1","budget_tokens":1.5}`,
 			"invalid_type", "budget_tokens", "must be an integer"},
 		{"budget too big", "/v1/context", `{"chat_id":"c1","budget_tokens":1e30}`,
-			"invalid_type", "budget_tokens", "is out of range"},
+			"invalid_value", "budget_tokens", "is out of range"},
 		{"wait a string", "/v1/context", `{"chat_id":"c1","wait_for_summary":"yes"}`,
 			"invalid_type", "wait_for_summary", "must be true or false"},
 		{"chat_id a number", "/v1/context", `{"chat_id":42}`,

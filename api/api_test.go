@@ -204,6 +204,8 @@ func TestBadInput(t *testing.T) {
 		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},
 		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
+		{"refresh takes no fields", "POST", "/v1/chats/c1/summary/refresh", `{"x":1}`, 400, "unknown_field", "x"},
+		{"refresh body not json", "POST", "/v1/chats/c1/summary/refresh", `garbage`, 400, "invalid_json", ""},
 		{"missing content", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user"}]}`, 400, "empty_content", "messages[0].content"},
 		{"one id, two messages", "POST", "/v1/chats/c1/messages", `{"messages":[{"id":"x","role":"user","content":"a"},{"id":"x","role":"user","content":"b"}]}`, 400, "invalid_value", "messages[1].id"},
 		{"one id, two appended", "POST", "/v1/context", `{"chat_id":"c1","append":[{"id":"y","role":"user","content":"a"},{"id":"y","role":"assistant","content":"a"}]}`, 400, "invalid_value", "append[1].id"},

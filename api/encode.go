@@ -66,6 +66,22 @@ func decode(c echo.Context, v any) error {
 	return nil
 }
 
+// decodeNone reads the body of an endpoint that takes none: nothing or {}
+// is fine; anything else is refused as decode refuses it (an unknown
+// field, malformed JSON), rather than ignored.
+func decodeNone(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return badRequest("read_failed", "", "could not read the request body: "+err.Error())
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	var none struct{}
+	return decode(c, &none)
+}
+
 // jsonError says what is wrong with a body the decoder refused, in the
 // API's words: a syntax error where it is, else the first value that does
 // not fit t, with its field path.

@@ -164,6 +164,9 @@ func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 // and the reason there is nothing to summarise yet.
 func handleRefreshSummary(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if err := decodeNone(c); err != nil {
+			return err
+		}
 		res, err := svc.Refresh(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
 		if err != nil {
 			return err

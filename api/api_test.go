@@ -204,6 +204,7 @@ func TestBadInput(t *testing.T) {
 		{"bad include with append", "POST", "/v1/context", `{"chat_id":"c1","include":["x"],"append":[{"role":"user","content":"must not be stored"}]}`, 400, "invalid_value", "include"},
 		{"bad after_seq", "GET", "/v1/chats/c1/messages?after_seq=x", ``, 400, "invalid_value", "after_seq"},
 		{"unknown route", "GET", "/v2/nothing", ``, 404, "route_not_found", ""},
+		{"search a chat of another user", "POST", "/v1/search", `{"query":"seed","chat_id":"c1","user_id":"someone-else"}`, 409, "chat_user_conflict", "user_id"},
 		{"refresh takes no fields", "POST", "/v1/chats/c1/summary/refresh", `{"x":1}`, 400, "unknown_field", "x"},
 		{"refresh body not json", "POST", "/v1/chats/c1/summary/refresh", `garbage`, 400, "invalid_json", ""},
 		{"missing content", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user"}]}`, 400, "empty_content", "messages[0].content"},

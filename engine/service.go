@@ -678,9 +678,6 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	if err := validateMinScore(in.MinScore); err != nil {
 		return nil, false, err
 	}
-	if s.Retriever == nil {
-		return nil, false, unavailable("vector store", errors.New("vector.driver is none"))
-	}
 	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,
 		Since: times.since, Until: times.until, Kinds: in.Kinds}
 	agent, clean := memory.DefaultAgent, ""
@@ -690,10 +687,16 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 		if err != nil {
 			return nil, false, storeErr("read chat", err)
 		}
+		if err := checkUser(chat, in.UserID); err != nil { // as a context call: never a silent choice
+			return nil, false, err
+		}
 		req.ChatID, req.Scope = chat.ID, rag.ScopeChat
 		agent, clean = chat.Agent, cleanChat(chat)
 	} else if in.UserID != "" {
 		req.Scope = rag.ScopeUser
+	}
+	if s.Retriever == nil { // after the checks a retry could not mend
+		return nil, false, unavailable("vector store", errors.New("vector.driver is none"))
 	}
 	// Over-fetch: the filters below may remove routing noise.
 	req.K = k * 2

@@ -77,7 +77,7 @@ func newMemo() *memo {
 	m := &memo{seed: maphash.MakeSeed()}
 	for i := range m.shards {
 		m.shards[i] = memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{},
-			max: 32768 / memoShards, maxBytes: (4 << 20) / memoShards}
+			max: 16384 / memoShards, maxBytes: (4 << 20) / memoShards}
 	}
 	return m
 }

@@ -127,7 +127,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
-	root.Model, root.PromptVersion = w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts)
+	stampModel(&root, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
 	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered

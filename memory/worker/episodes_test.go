@@ -275,6 +275,9 @@ func TestEpisodesLLM(t *testing.T) {
 	if d := w.LastDegraded(chatKey); !slices.Contains(d, llmsum.DegradedLLMUnavailable) {
 		t.Errorf("degraded %v, want llm_unavailable", d)
 	}
+	if head, _ := st.SummaryHead(ctx, chatKey); head == nil || head.Model != extractive.Name {
+		t.Errorf("the root extended with the model down is labelled %q, want %q", head.Model, extractive.Name)
+	}
 	checkCoverage(t, later, cursor(t, st), s.Episodes.Params.MaxTurns)
 }
 

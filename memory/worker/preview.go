@@ -76,7 +76,7 @@ func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.Sum
 	case sum.CoveredFromSeq == 0:
 		sum.CoveredFromSeq = cursor + 1
 	}
-	sum.Model, sum.PromptVersion = w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts)
+	stampModel(&sum, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
 	rec := memory.SummaryRecord{Summary: sum, TokenCount: extractive.Tokens(sum), FromSeq: cursor + 1, ToSeq: last}
 	w.keepPreview(chat.Key(), pk, rec)
 	w.Kick() // the worker persists it (or its own equivalent) under the lease
@@ -142,4 +142,17 @@ func (w *Worker) keepPreview(key memory.ChatKey, pk previewKey, rec memory.Summa
 		w.previews = map[memory.ChatKey]preview{} // a cache: recomputed when missing
 	}
 	w.previews[key] = preview{key: pk, rec: rec}
+}
+
+// stampModel names who wrote sum: the summariser that did, as it said
+// (the extractive fallback of an LLM that failed says "extractive", so an
+// operator can find what to redo once the LLM is back), else the worker's
+// summariser.
+func stampModel(sum *memory.Summary, model, promptVersion string) {
+	if sum.Model == "" {
+		sum.Model = model
+	}
+	if sum.PromptVersion == "" || sum.Model == model {
+		sum.PromptVersion = promptVersion
+	}
 }

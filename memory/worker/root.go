@@ -85,6 +85,7 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 		// The previous root stands; the episodes are folded in mechanically
 		// until the next trigger retries.
 		out.sum = w.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)
+		out.sum.Model = extractive.Name // folded without the model: redone once it answers
 		return out, nil
 	}
 	w.setBase(chat, to, res.Summary)

@@ -9,6 +9,7 @@ package truncation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -62,6 +63,11 @@ func ParseStrategy(s string) (Strategy, error) {
 	}
 	return "", fmt.Errorf("truncation: unknown strategy %q (want hard, middle, llm or semantic)", s)
 }
+
+// ErrUnavailable is what a Condenser or Scorer returns, wrapped, when it
+// knows its backend is down and did not call it: the caller reports the
+// backend unavailable rather than failed.
+var ErrUnavailable = errors.New("truncation: backend unavailable")
 
 // Condenser rewrites text to at most maxChars characters (an LLM).
 type Condenser interface {
@@ -507,10 +513,13 @@ func (t *truncator) llm(ctx context.Context) (string, string) {
 	out, err := call(ctx, func(ctx context.Context) (string, error) {
 		return t.o.Condenser.Condense(ctx, t.text, maxChars)
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", FallbackLLMTimeout
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrUnavailable):
+		return "", FallbackLLMUnavailable
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded): // ours, or the Condenser's own timeout
+		return "", FallbackLLMTimeout
+	default:
 		return "", FallbackLLMFailed
 	}
 	out = strings.TrimSpace(sanitize(out))

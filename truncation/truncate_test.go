@@ -301,6 +301,8 @@ func TestLLM(t *testing.T) {
 		{"invalid UTF-8 answer sanitized", bg, &condenser{out: "ok\xff"}, "ok\uFFFD", ""},
 		{"ignores ctx past deadline", short, &condenser{out: "late", block: block}, "", FallbackLLMTimeout},
 		{"honours ctx past deadline", short, ctxCondenser{}, "", FallbackLLMTimeout},
+		{"its own timeout", bg, &condenser{err: fmt.Errorf("condense: %w", context.DeadlineExceeded)}, "", FallbackLLMTimeout},
+		{"known to be down", bg, &condenser{err: fmt.Errorf("not called: %w", ErrUnavailable)}, "", FallbackLLMUnavailable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,6 +58,8 @@ type App struct {
 	Metrics  *metrics.Metrics
 	// Tracing is the OpenTelemetry provider (no-op when tracing is off).
 	Tracing *telemetry.Tracing
+	// LLM is how the LLM's last call went (nil without an LLM).
+	LLM     *llmsum.Health
 	closers []func() error
 }
 
@@ -211,9 +213,10 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	}
 	if model != nil {
 		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
-		ls := llmsum.New(model, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
+		a.LLM = llmsum.NewHealth(model) // every use of the model goes through it
+		ls := llmsum.New(a.LLM, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
 		summarizer, merger = ls, ls
-		svc.Condenser = llmsum.NewCondenser(model, cfg.LLM.Timeout, cfg.LLM.Model)
+		svc.Condenser = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
 	}
 	a.Worker = &worker.Worker{
 		Store: store, Episodes: store, Facts: store, Summarizer: summarizer, Fallback: ext,
@@ -355,8 +358,11 @@ func (a *App) ready(ctx context.Context) map[string]string {
 			states["embedder"] = "unavailable"
 		}
 	}
-	if a.Config.LLM.Provider != "" && a.Config.LLM.Provider != "none" {
+	if a.LLM != nil {
 		states["llm"] = "ok"
+		if down, _ := a.LLM.Down(); down { // its last call failed; the next success clears it
+			states["llm"] = "unavailable"
+		}
 	}
 	for k, v := range states {
 		up := 0.0

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/contextd/contextd/truncation"
 )
 
 // Condenser shortens one message with the LLM, for the "llm" truncation
@@ -16,16 +18,20 @@ import (
 type Condenser struct {
 	model   llms.Model
 	timeout time.Duration
-	name    string // model override ("" = the model's default)
+	name    string  // model override ("" = the model's default)
+	health  *Health // nil: always call
 }
 
 // NewCondenser returns a Condenser. timeout bounds each call (default 30s);
-// modelName overrides the model's default model when not empty.
-func NewCondenser(model llms.Model, timeout time.Duration, modelName string) *Condenser {
+// modelName overrides the model's default model when not empty. With a
+// health (the model's own, so that every user of the model feeds it), a
+// model whose last call failed within DownFor is not called: Condense
+// fails at once with truncation.ErrUnavailable, and the caller falls back.
+func NewCondenser(model llms.Model, timeout time.Duration, modelName string, health *Health) *Condenser {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &Condenser{model: model, timeout: timeout, name: modelName}
+	return &Condenser{model: model, timeout: timeout, name: modelName, health: health}
 }
 
 // Condense asks the LLM to rewrite text in at most maxChars characters
@@ -39,6 +45,9 @@ func (c *Condenser) Condense(ctx context.Context, text string, maxChars int) (st
 	if c == nil || c.model == nil {
 		return "", errors.New("llmsum: condenser has no model")
 	}
+	if c.health != nil && c.health.failedWithin(DownFor) {
+		return "", fmt.Errorf("llmsum: condense: the model failed less than %s ago: %w", DownFor, truncation.ErrUnavailable)
+	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	opts := []llms.CallOption{llms.WithTemperature(0)}
@@ -51,6 +60,9 @@ func (c *Condenser) Condense(ctx context.Context, text string, maxChars int) (st
 		llms.TextParts(llms.ChatMessageTypeHuman, text),
 	}
 	resp, err := c.model.GenerateContent(cctx, msgs, opts...)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil { // the clients put the cause in words
+		return "", fmt.Errorf("llmsum: condense: no answer within %s: %w", c.timeout, context.DeadlineExceeded)
+	}
 	if err != nil {
 		return "", fmt.Errorf("llmsum: condense: %w", err)
 	}

@@ -366,7 +366,7 @@ func TestFillDoesNotReexpand(t *testing.T) {
 
 func TestCondenser(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Sequence(llmtest.Reply{Content: "<|im_start|>Short version of it.<|im_end|>"}, llmtest.Reply{Content: strings.Repeat("way too long ", 20)}, llmtest.Reply{Status: 500}))
-	c := NewCondenser(srv.Model(t, "m"), time.Second, "")
+	c := NewCondenser(srv.Model(t, "m"), time.Second, "", nil)
 	text := strings.Repeat("A long message about many things. ", 10)
 	got, err := c.Condense(context.Background(), text, 40)
 	if err != nil || got != "Short version of it." {
@@ -385,7 +385,7 @@ func TestCondenser(t *testing.T) {
 	if got, err := c.Condense(context.Background(), "short", 40); err != nil || got != "short" || len(srv.Requests()) != 3 {
 		t.Fatalf("short text must not call the LLM: %q %v", got, err)
 	}
-	if _, err := NewCondenser(nil, 0, "").Condense(context.Background(), text, 10); err == nil {
+	if _, err := NewCondenser(nil, 0, "", nil).Condense(context.Background(), text, 10); err == nil {
 		t.Fatal("want error without a model")
 	}
 }

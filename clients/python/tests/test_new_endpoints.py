@@ -52,7 +52,11 @@ def test_facts(summarising_server):
         c.facts("py-unknown-chat")
     assert e.value.status == 404
     hits = c.search("Lisbon window seats", chat_id=chat, kinds=["fact"])
-    assert all(h.kind == "fact" for h in hits)
+    assert hits and all(h.kind == "fact" for h in hits)
+    # A fact hit names the fact and its sources, as /v1/facts does.
+    ids = {f["id"]: f for f in c.facts(chat, include_superseded=True)["facts"]}
+    for h in hits:
+        assert h.fact_id in ids and h.seqs == ids[h.fact_id]["seqs"] and h.valid_at, h
 
 
 def test_search_min_score(summarising_server):

@@ -79,7 +79,7 @@ export interface Summary {
 
 export interface SummaryRecord extends Summary {
   id: string;
-  parent_id?: string;
+  parent_id: string | null;
   depth: number;
   from_seq: number;
   to_seq: number;

@@ -27,7 +27,10 @@ class ContextResult:
 
 @dataclass
 class SearchHit:
-    """One /v1/search hit: a turn, or an episode (kind == "episode")."""
+    """One /v1/search hit: a turn, an episode (kind == "episode": its
+    range and dates) or a fact (kind == "fact": its id, source turns and
+    the time it holds from). ``passages`` are a long turn's matching
+    passages, as the server sends them."""
 
     kind: str
     chat_id: str
@@ -41,13 +44,19 @@ class SearchHit:
     to_seq: Optional[int] = None
     started_at: Optional[str] = None
     ended_at: Optional[str] = None
+    fact_id: Optional[str] = None
+    seqs: Optional[List[int]] = None
+    valid_at: Optional[str] = None
+    passages: Optional[List[Dict[str, Any]]] = None
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "SearchHit":
         return cls(kind=d.get("kind", "turn"), chat_id=d.get("chat_id", ""), seq=d.get("seq", 0),
                    content=d.get("content", ""), score=d.get("score", 0.0), created_at=d.get("created_at"),
                    role=d.get("role"), episode_id=d.get("episode_id"), from_seq=d.get("from_seq"),
-                   to_seq=d.get("to_seq"), started_at=d.get("started_at"), ended_at=d.get("ended_at"))
+                   to_seq=d.get("to_seq"), started_at=d.get("started_at"), ended_at=d.get("ended_at"),
+                   fact_id=d.get("fact_id"), seqs=d.get("seqs"), valid_at=d.get("valid_at"),
+                   passages=d.get("passages"))
 
 
 class SearchHits(List[SearchHit]):

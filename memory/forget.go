@@ -66,5 +66,8 @@ type MessageForgetter interface {
 	// outside expectCursor..last_seq). It clears SummaryDirty only when
 	// dirtyMark is still the chat's DirtyMark (a message deleted meanwhile
 	// leaves it dirty for another pass). The store sets ID and CreatedAt.
+	// A rec that covers nothing (CoveredToSeq 0: a deletion in a chat not
+	// summarised yet) writes no record: the chat is left without a summary,
+	// as it was, and rec is returned without an ID.
 	ReplaceSummary(ctx context.Context, key ChatKey, expectCursor, dirtyMark int64, rec SummaryRecord) (SummaryRecord, error)
 }

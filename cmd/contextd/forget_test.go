@@ -446,6 +446,15 @@ func TestDeletedBeforeTheSummaryThroughBinary(t *testing.T) {
 		d, _ := context()
 		return !slices.Contains(d, "summary_rebuilding")
 	})
+	// It rebuilt nothing into no summary: not an empty one covering 1..0.
+	var none struct {
+		Summary *struct{} `json:"summary"`
+		Chain   []any     `json:"chain"`
+	}
+	s.must(200, "GET", "/v1/chats/d1/summary", nil, &none)
+	if none.Summary != nil || len(none.Chain) != 0 {
+		t.Errorf("after deleting a turn of an unsummarised chat: summary %v, chain %v; want none", none.Summary, none.Chain)
+	}
 	// 40 turns: 30 outside the 10-turn recent window pass the 10-turn
 	// trigger, and the summary of turns 1..30 covers the tombstone.
 	s.must(201, "POST", "/v1/chats/d1/messages", map[string]any{"user_id": "ann", "messages": turns[5:]}, nil)

@@ -240,8 +240,10 @@ func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCu
 			return fmt.Errorf("delete chain: %w", err)
 		}
 		rec.ParentID, rec.Depth = nil, 0
-		if err := writeRecord(ctx, tx, key, pk, &rec, now); err != nil {
-			return err
+		if rec.CoveredToSeq > 0 { // nothing covered: no summary, as before
+			if err := writeRecord(ctx, tx, key, pk, &rec, now); err != nil {
+				return err
+			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = $1 AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
 			WHERE id = $2`, dirtyMark, pk)

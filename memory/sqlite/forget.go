@@ -270,8 +270,10 @@ func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCu
 			return fmt.Errorf("delete chain: %w", err)
 		}
 		rec.ParentID, rec.Depth = nil, 0
-		if _, err := s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
-			return err
+		if rec.CoveredToSeq > 0 { // nothing covered: no summary, as before
+			if _, err := s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
+				return err
+			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
 			WHERE id = ?`, dirtyMark, pk)

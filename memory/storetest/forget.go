@@ -314,6 +314,35 @@ func testReplaceSummary(t *testing.T, s memory.Backend) {
 	}
 }
 
+// testReplaceSummaryCoveringNothing: a deletion in a chat with no summary
+// yet is rebuilt into no summary, not an empty record covering 1..0; the
+// mark is cleared.
+func testReplaceSummaryCoveringNothing(t *testing.T, s memory.Backend) {
+	ctx := ctxT(t)
+	k := key("t1", "unsummarised")
+	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("u", 3)})
+	if _, err := s.DeleteMessage(ctx, k, "u-3"); err != nil {
+		t.Fatal(err)
+	}
+	c := mustChat(t, s, k)
+	if !c.SummaryDirty || c.SummaryCursor != 0 {
+		t.Fatalf("chat %+v, want dirty and unsummarised", c)
+	}
+	empty := memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1}}
+	if _, err := s.ReplaceSummary(ctx, k, 0, c.DirtyMark, empty); err != nil {
+		t.Fatal(err)
+	}
+	if head, err := s.SummaryHead(ctx, k); head != nil || (err != nil && !errors.Is(err, memory.ErrNotFound)) {
+		t.Errorf("head %+v (%v), want no summary", head, err)
+	}
+	if chain, err := s.SummaryChain(ctx, k); err != nil || len(chain) != 0 {
+		t.Errorf("chain %+v (%v), want none", chain, err)
+	}
+	if c := mustChat(t, s, k); c.SummaryDirty || c.SummaryCursor != 0 {
+		t.Errorf("chat %+v, want clean, still unsummarised", c)
+	}
+}
+
 // testDirtyMarksNeverRepeat: every deletion gives the chat a mark it never
 // had, and clearing the summary does not bring an old one back (a cache of
 // turns read under a mark relies on it to see every deletion); a replace

@@ -80,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},
+		{"ReplaceSummaryCoveringNothing", testReplaceSummaryCoveringNothing},
 		{"DirtyMarksNeverRepeat", testDirtyMarksNeverRepeat},
 		{"SummaryHeadWhileReplaced", testSummaryHeadWhileReplaced},
 		{"LateWorkOnDeletedTurn", testLateWorkOnDeletedTurn},

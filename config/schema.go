@@ -3,9 +3,10 @@ package config
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/contextd/contextd/memory"
 )
 
 // Allowed values of the enum keys.
@@ -220,16 +221,8 @@ func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
 // checkName validates a tenant or agent name: non-empty, printable, no
 // surrounding or inner whitespace, at most 128 bytes.
 func checkName(s string) string {
-	if s == "" {
-		return "must not be empty"
-	}
-	if len(s) > 128 {
-		return "must be at most 128 bytes"
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			return "must not contain spaces or control characters"
-		}
+	if err := memory.CheckName(s); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
@@ -141,7 +140,6 @@ type Service struct {
 
 // Limits on identifiers and the query.
 const (
-	maxIDBytes       = 256
 	maxQueryBytes    = 8 << 10 // longer queries are cut, not rejected
 	summaryWaitLimit = 30 * time.Second
 )
@@ -209,21 +207,14 @@ func ValidateID(field, v string, required bool) error {
 		}
 		return nil
 	}
-	if len(v) > maxIDBytes {
-		return invalid(field, "invalid_id", "is longer than %d bytes", maxIDBytes)
+	switch err := memory.CheckID(v); {
+	case err == nil:
+		return nil
+	case errors.Is(err, memory.ErrIDNotUTF8):
+		return invalid(field, "invalid_utf8", "%s", err)
+	default:
+		return invalid(field, "invalid_id", "%s", err)
 	}
-	if !utf8.ValidString(v) {
-		return invalid(field, "invalid_utf8", "is not valid UTF-8")
-	}
-	if strings.TrimSpace(v) == "" {
-		return invalid(field, "invalid_id", "is blank")
-	}
-	for _, r := range v {
-		if unicode.IsControl(r) {
-			return invalid(field, "invalid_id", "contains control characters")
-		}
-	}
-	return nil
 }
 
 func (s *Service) policy(agent string) Policy {

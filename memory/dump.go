@@ -225,6 +225,14 @@ func (r DumpRecord) check() error {
 	if r.Type != DumpProfile && r.ChatID == "" {
 		return errors.New(`"chat_id" is missing`)
 	}
+	// Ids as the API takes them: an import must not store what the API
+	// could then never name (read, export or erase).
+	if err := CheckName(r.Tenant); err != nil {
+		return fmt.Errorf(`"tenant" %w`, err)
+	}
+	if err := checkIDs(r); err != nil {
+		return err
+	}
 	switch r.Type {
 	case DumpMessage:
 		m := r.Message
@@ -251,6 +259,28 @@ func (r DumpRecord) check() error {
 	case DumpProfile:
 		if r.Profile.Profile.UserID == "" {
 			return errors.New(`"user_id" is missing`)
+		}
+	}
+	return nil
+}
+
+// checkIDs checks the caller-given ids of a record: its chat's, and a
+// chat's user and agent, a message's, a profile's user.
+func checkIDs(r DumpRecord) error {
+	ids := map[string]string{"chat_id": r.ChatID}
+	switch {
+	case r.Chat != nil:
+		ids["user_id"], ids["agent"] = r.Chat.UserID, r.Chat.Agent
+	case r.Message != nil:
+		ids["id"] = r.Message.ID
+	case r.Profile != nil:
+		ids["user_id"] = r.Profile.Profile.UserID
+	}
+	for _, name := range []string{"chat_id", "user_id", "agent", "id"} {
+		if v := ids[name]; v != "" {
+			if err := CheckID(v); err != nil {
+				return fmt.Errorf("%q %w", name, err)
+			}
 		}
 	}
 	return nil

@@ -26,6 +26,12 @@ func TestParseDumpLineRejects(t *testing.T) {
 		{"fact without seqs", `{"type":"fact","tenant":"t","chat_id":"c","id":"f","text":"x"}`, `"seqs"`},
 		{"profile without user", `{"type":"profile","tenant":"t"}`, `"user_id" is missing`},
 		{"two values", `{"type":"chat","tenant":"t","chat_id":"c"} {}`, "after top-level value"},
+		// Ids the API would refuse, and so could never read or erase.
+		{"blank chat id", `{"type":"chat","tenant":"t","chat_id":"   "}`, `"chat_id" is blank`},
+		{"long chat id", `{"type":"chat","tenant":"t","chat_id":"` + strings.Repeat("c", 300) + `"}`, `"chat_id" is longer than 256 bytes`},
+		{"tenant with a space", `{"type":"chat","tenant":"a b","chat_id":"c"}`, `"tenant" must not contain spaces`},
+		{"control in a message id", `{"type":"message","tenant":"t","chat_id":"c","id":"m\u0007","seq":1,"role":"user"}`, `"id" contains control characters`},
+		{"blank user of a chat", `{"type":"chat","tenant":"t","chat_id":"c","user_id":" "}`, `"user_id" is blank`},
 	}
 	for _, tc := range tests {
 		_, err := memory.ParseDumpLine([]byte(tc.line))

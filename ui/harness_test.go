@@ -56,7 +56,7 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 	t.Cleanup(func() { _ = ix.Close() })
 	emb, sparse := rag.NewHashingEmbedder(64), rag.NewSparseEncoder()
 	indexer := &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
-	svc := &engine.Service{Store: st, Summaries: w, Index: ix, Indexer: indexer,
+	svc := &engine.Service{Store: st, Summaries: w, Index: ix, Indexer: indexer, Forget: st,
 		Retriever: &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}}
 	d := ui.Deps{Service: svc, Lister: st, Keys: keys, Config: `{"storage": {"postgres_dsn": "[redacted]"}}`,
 		Ready: func(context.Context) map[string]string {
@@ -157,5 +157,25 @@ func (h *harness) index() {
 		if n == 0 {
 			return
 		}
+	}
+}
+
+// api sends a JSON request to the API (auth off) and fails on an error
+// status.
+func (h *harness) api(method, path, body string) {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode >= 300 {
+		b, _ := io.ReadAll(res.Body)
+		h.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
 	}
 }

@@ -44,6 +44,9 @@ func (h *handler) chats(c echo.Context) error {
 // turnRow is one turn of the timeline with its state.
 type turnRow struct {
 	memory.Message
+	// Deleted is a tombstone (memory.Message.Deleted): its content, vectors
+	// and summary share are gone, so no other state applies to it.
+	Deleted    bool
 	Summarised bool
 	Indexed    bool
 	// Filtered is the rule that removes the turn for the chat's agent ("":
@@ -131,14 +134,23 @@ func (h *handler) turnRows(c echo.Context, chat memory.Chat, msgs []memory.Messa
 	fo := h.d.Service.PolicyOf(chat.Agent).Filters
 	out := make([]turnRow, len(msgs))
 	for i, m := range msgs {
-		kept, rule := fo.Item(m.Role, m.Content)
-		out[i] = turnRow{Message: m, Summarised: m.Seq <= chat.SummaryCursor, Indexed: !unindexed[m.Seq],
-			Filtered: ruleName(rule), Label: rule == "" && kept != m.Content, Long: len(m.Content) > 280}
-		if out[i].Long {
-			out[i].Preview = preview(m.Content, 200)
+		out[i] = turnRow{Message: m, Deleted: true}
+		if !m.Deleted { // a tombstone's empty content would read as filtered
+			out[i] = liveTurn(m, chat.SummaryCursor, !unindexed[m.Seq], fo)
 		}
 	}
 	return out, nil
+}
+
+// liveTurn is a stored turn's state: summary coverage, index, filter rule.
+func liveTurn(m memory.Message, cursor int64, indexed bool, fo filters.Options) turnRow {
+	kept, rule := fo.Item(m.Role, m.Content)
+	t := turnRow{Message: m, Summarised: m.Seq <= cursor, Indexed: indexed,
+		Filtered: ruleName(rule), Label: rule == "" && kept != m.Content, Long: len(m.Content) > 280}
+	if t.Long {
+		t.Preview = preview(m.Content, 200)
+	}
+	return t
 }
 
 func (h *handler) episodes(c echo.Context, chat memory.Chat) ([]memory.Episode, error) {

@@ -432,3 +432,47 @@ func TestChatShowsFacts(t *testing.T) {
 	}
 
 }
+
+// A message deleted on its own is a tombstone: the chat page shows it as
+// deleted, not as a turn whose empty content the filters removed, and
+// claims no summary or index state for it (its vectors are gone and the
+// summariser skips it).
+func TestDeletedTurn(t *testing.T) {
+	h := newHarness(t)
+	h.api(http.MethodPost, "/v1/chats/del1/messages", `{"messages":[{"id":"a","role":"user","content":"first"},
+		{"id":"b","role":"assistant","content":"second"},{"id":"c","role":"user","content":"third"}]}`)
+	h.api(http.MethodDelete, "/v1/chats/del1/messages/c", "")
+	r := h.get("/ui/chats/del1")
+	if r.status != 200 {
+		t.Fatalf("chat page: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		seq          int
+		want, refuse []string
+	}{
+		{1, []string{"first", "summary pending", "index pending"}, []string{"deleted"}},
+		{3, []string{`class="tag deleted">deleted<`}, []string{"filtered", "summar", "index", "third"}},
+	} {
+		row := turnRowHTML(t, r.body, tc.seq)
+		for _, w := range tc.want {
+			if !strings.Contains(row, w) {
+				t.Errorf("turn %d lacks %q: %s", tc.seq, w, row)
+			}
+		}
+		for _, w := range tc.refuse {
+			if strings.Contains(row, w) {
+				t.Errorf("turn %d shows %q: %s", tc.seq, w, row)
+			}
+		}
+	}
+}
+
+// turnRowHTML is the timeline row of one seq.
+func turnRowHTML(t *testing.T, body string, seq int) string {
+	t.Helper()
+	i := strings.Index(body, fmt.Sprintf(`id="turn-%d"`, seq))
+	if i < 0 {
+		t.Fatalf("no row for turn %d", seq)
+	}
+	return body[i : i+strings.Index(body[i:], "</tr>")]
+}

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +86,7 @@ func (a *App) activity(act *activity) map[string]string {
 	defer act.mu.Unlock()
 	out := map[string]string{"summariser": "no job since start"}
 	if !act.last.IsZero() {
-		out["summariser"] = fmt.Sprintf("last job %s (%s); jobs since start %v", act.last.Format(time.RFC3339), act.outcome, act.counts)
+		out["summariser"] = fmt.Sprintf("last job %s (%s); jobs since start: %s", act.last.Format(time.RFC3339), act.outcome, jobCounts(act.counts))
 	}
 	if a.Indexer == nil {
 		out["indexer"] = "not running (no vector store)"
@@ -94,6 +96,17 @@ func (a *App) activity(act *activity) map[string]string {
 		out["indexer"] = "last run ok"
 	}
 	return out
+}
+
+// jobCounts reads as "2 failed, 1 ok": outcomes in a fixed (sorted)
+// order, so the line does not reshuffle between reloads as a map would.
+func jobCounts(counts map[string]int) string {
+	outcomes := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		parts[i] = fmt.Sprintf("%d %s", counts[o], o)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // agentSettings renders each agent's effective settings (the supervisor's

@@ -90,3 +90,29 @@ func TestAgentSettings(t *testing.T) {
 		t.Errorf("config shows Go names or nanoseconds:\n%s", conf)
 	}
 }
+
+// The status page's job counts read as words, sorted by outcome, never as
+// Go's map[ok:1].
+func TestJobCounts(t *testing.T) {
+	for _, tc := range []struct {
+		counts map[string]int
+		want   string
+	}{
+		{map[string]int{"ok": 1}, "1 ok"},
+		{map[string]int{"ok": 3, "failed": 2, "empty": 1}, "1 empty, 2 failed, 3 ok"},
+		{map[string]int{}, ""},
+	} {
+		if got := jobCounts(tc.counts); got != tc.want {
+			t.Errorf("jobCounts(%v) = %q, want %q", tc.counts, got, tc.want)
+		}
+	}
+}
+
+func TestActivityLine(t *testing.T) {
+	act := &activity{counts: map[string]int{}}
+	act.record("ok")
+	got := (&App{}).activity(act)["summariser"]
+	if !strings.HasSuffix(got, "(ok); jobs since start: 1 ok") || strings.Contains(got, "map[") {
+		t.Fatalf("summariser line: %q", got)
+	}
+}

@@ -62,7 +62,8 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 		Ready: func(context.Context) map[string]string {
 			return map[string]string{"storage": "ok", "vector": "disabled"}
 		},
-		Backlog: st.BacklogSizes, Agents: map[string]string{"default": "{}"}}
+		Backlog: st.BacklogSizes, Agents: map[string]string{"default": "{}"},
+		Activity: func() map[string]string { return map[string]string{"summariser": "jobs since start: 9 ok"} }}
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys}, UI: func(g *echo.Group) { ui.Register(g, d) }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

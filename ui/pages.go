@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -358,29 +359,90 @@ func (h *handler) deleteChat(c echo.Context) error {
 }
 
 type statusData struct {
-	Ready    map[string]string
-	Backlog  *memory.Backlog
+	Ready map[string]string
+	// Backlog is the whole process's with auth off (one tenant), the
+	// logged-in tenant's own with auth on (nil: unavailable).
+	Backlog *tenantBacklog
+	// Scoped is auth on: the page shows one tenant's figures, so the
+	// workers' process-wide activity is left out.
+	Scoped   bool
 	Activity map[string]string
 	Config   string
 	Agents   map[string]string
 	Now      time.Time
 }
 
+// tenantBacklog is a backlog that may stop short of a huge tenant.
+type tenantBacklog struct {
+	memory.Backlog
+	// Partial: only the tenant's first backlogPage*backlogPages chats
+	// were counted.
+	Partial bool
+}
+
 func (h *handler) status(c echo.Context) error {
 	ctx := c.Request().Context()
-	d := statusData{Config: h.d.Config, Agents: h.d.Agents, Now: time.Now().UTC()}
+	d := statusData{Config: h.d.Config, Agents: h.d.Agents, Now: time.Now().UTC(), Scoped: h.keys.Enabled()}
 	if h.d.Ready != nil {
 		d.Ready = h.d.Ready(ctx)
 	}
-	if h.d.Backlog != nil {
-		if b, err := h.d.Backlog(ctx); err == nil {
-			d.Backlog = &b
-		}
-	}
-	if h.d.Activity != nil {
+	d.Backlog = h.backlog(ctx, d.Scoped, tenantOf(c))
+	if h.d.Activity != nil && !d.Scoped {
 		d.Activity = h.d.Activity()
 	}
 	return h.render(c, http.StatusOK, "status", "Status", d)
+}
+
+// backlog is the store's process-wide count with auth off, where every
+// turn is tenant "default"'s; with auth on those counts hold other
+// tenants' work, so it adds up the tenant's own chats instead.
+func (h *handler) backlog(ctx context.Context, scoped bool, tenant string) *tenantBacklog {
+	if scoped {
+		b, err := countTenantBacklog(ctx, h.d.Lister, tenant, backlogPage, backlogPages)
+		if err != nil {
+			h.d.Logger.Warn("ui backlog", "err", err)
+			return nil
+		}
+		return &b
+	}
+	if h.d.Backlog == nil {
+		return nil
+	}
+	b, err := h.d.Backlog(ctx)
+	if err != nil {
+		return nil
+	}
+	return &tenantBacklog{Backlog: b}
+}
+
+// The status page reads a tenant's chats backlogPage at a time, at most
+// backlogPages times: bounded work on a tenant with very many chats.
+const (
+	backlogPage  = 1000
+	backlogPages = 20
+)
+
+// countTenantBacklog sums the per-chat counts the chats list shows, over
+// the tenant's first page*pages chats (Partial when it stopped there).
+func countTenantBacklog(ctx context.Context, l memory.ChatLister, tenant string, page, pages int) (tenantBacklog, error) {
+	var b tenantBacklog
+	after := ""
+	for range pages {
+		rows, err := l.ListChats(ctx, tenant, "", after, page)
+		if err != nil {
+			return tenantBacklog{}, err
+		}
+		for _, r := range rows {
+			b.Unindexed += r.Unindexed
+			b.Unsummarised += r.LastSeq - r.SummaryCursor
+		}
+		if len(rows) < page {
+			return b, nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+	b.Partial = true // "at least": also true when the last page was exactly full
+	return b, nil
 }
 
 // chatID is the path's chat id (ids may hold '/', '?', '#', '%'), already

@@ -320,7 +320,7 @@ func TestStatusPage(t *testing.T) {
 	h := newHarness(t)
 	h.seed("default", "c", "u", 4, func(int) string { return "x" })
 	r := h.get("/ui/status")
-	for _, want := range []string{"storage", "not indexed <b>4</b>", "[redacted]", "default"} {
+	for _, want := range []string{"storage", "not indexed <b>4</b>", "[redacted]", "default", "jobs since start: 9 ok"} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("status lacks %q", want)
 		}
@@ -475,4 +475,26 @@ func turnRowHTML(t *testing.T, body string, seq int) string {
 		t.Fatalf("no row for turn %d", seq)
 	}
 	return body[i : i+strings.Index(body[i:], "</tr>")]
+}
+
+// With auth on, a tenant's status page counts its own backlog only, names
+// no other tenant and leaves out the workers' process-wide activity.
+func TestStatusPageShowsOneTenant(t *testing.T) {
+	h := newHarness(t, memory.APIKey{Key: "key-alpha-0123456789", Tenant: "tenant-alpha"},
+		memory.APIKey{Key: "key-bravo-0123456789", Tenant: "tenant-bravo"})
+	h.seed("tenant-alpha", "a1", "u", 4, func(int) string { return "x" })
+	h.seed("tenant-alpha", "a2", "u", 2, func(int) string { return "x" })
+	h.seed("tenant-bravo", "b1", "u", 1, func(int) string { return "x" })
+	h.login("key-bravo-0123456789")
+	r := h.get("/ui/status")
+	for _, want := range []string{"Backlogs (tenant tenant-bravo)", "not indexed <b>1</b>", "not summarised <b>1</b>", "not shown while API keys are on"} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("status lacks %q", want)
+		}
+	}
+	for _, leak := range []string{"tenant-alpha", "<b>7</b>", "<b>6</b>", "jobs since start"} {
+		if strings.Contains(r.body, leak) {
+			t.Errorf("tenant-bravo's status shows %q", leak)
+		}
+	}
 }

@@ -141,9 +141,23 @@ var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|\S+)`)
 
 // redactedConfig is the effective config in agents.yaml's keys and units
 // with every secret replaced: API keys, DSN passwords, LLM/embedder/Qdrant
-// keys.
+// keys. Every tenant sees this page, so server.auth.api_keys is only their
+// count: its entries name the tenants.
 func redactedConfig(cfg *config.Config) string {
-	return toYAML(redact("", cfg.Settings()))
+	s := redact("", cfg.Settings()).(map[string]any)
+	if n := len(cfg.Server.Auth.APIKeys); n > 0 { // none stays [], auth off
+		auth := s["server"].(map[string]any)["auth"].(map[string]any)
+		auth["api_keys"] = keyCount(n) // after redact, which would blank it
+	}
+	return toYAML(s)
+}
+
+// keyCount stands in for the api_keys list: "[2 keys, redacted]".
+func keyCount(n int) string {
+	if n == 1 {
+		return "[1 key, redacted]"
+	}
+	return fmt.Sprintf("[%d keys, redacted]", n)
 }
 
 func redact(key string, v any) any {

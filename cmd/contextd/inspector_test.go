@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,7 +24,10 @@ func TestRedactedConfig(t *testing.T) {
 			t.Errorf("config shows secret %q:\n%s", s, out)
 		}
 	}
-	for _, want := range []string{"acme", "postgres://app:redacted@db:5432", "[redacted]"} {
+	if strings.Contains(out, "acme") {
+		t.Errorf("config names a tenant:\n%s", out)
+	}
+	for _, want := range []string{"api_keys: '[1 key, redacted]'", "postgres://app:redacted@db:5432", "[redacted]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("config lacks %q", want)
 		}
@@ -81,7 +87,7 @@ func TestAgentSettings(t *testing.T) {
 		}
 	}
 	conf := redactedConfig(cfg)
-	for _, w := range []string{"episode_gap: 2h\n", "body_limit: 4MB", "request_timeout: 30s", "tenant_labels: false"} {
+	for _, w := range []string{"api_keys: []\n", "episode_gap: 2h\n", "body_limit: 4MB", "request_timeout: 30s", "tenant_labels: false"} {
 		if !strings.Contains(conf, w) {
 			t.Errorf("config lacks %q:\n%s", w, conf)
 		}
@@ -115,4 +121,61 @@ func TestActivityLine(t *testing.T) {
 	if !strings.HasSuffix(got, "(ok); jobs since start: 1 ok") || strings.Contains(got, "map[") {
 		t.Fatalf("summariser line: %q", got)
 	}
+}
+
+// With API keys on, a tenant's status page names no other tenant and
+// shows no other tenant's backlog (the binary's wiring, real config).
+func TestInspectorStatusOneTenant(t *testing.T) {
+	keyA, keyB := "key-alpha-0123456789", "key-bravo-0123456789"
+	_, srv := newApp(t, func(c *config.Config) {
+		c.Server.Auth.APIKeys = []config.APIKey{{Key: keyA, Tenant: "tenant-alpha"}, {Key: keyB, Tenant: "tenant-bravo"}}
+	})
+	turns := `{"messages":[{"id":"1","role":"user","content":"one"},{"id":"2","role":"assistant","content":"two"},{"id":"3","role":"user","content":"three"}]}`
+	if code, body := call(t, "POST", srv.URL+"/v1/chats/a1/messages", keyA, turns); code != http.StatusCreated {
+		t.Fatalf("append: %d %s", code, body)
+	}
+	page := uiGet(t, uiLogin(t, srv.URL, keyB), srv.URL+"/ui/status")
+	for _, leak := range []string{"tenant-alpha", keyA, keyB} {
+		if strings.Contains(page, leak) {
+			t.Errorf("tenant-bravo's status page shows %q", leak)
+		}
+	}
+	for _, want := range []string{"tenant-bravo", "api_keys: &#39;[2 keys, redacted]&#39;", "not indexed <b>0</b>", "not summarised <b>0</b>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("status page lacks %q", want)
+		}
+	}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
+
+// uiLogin logs a cookie-jar client in to the inspector with key.
+func uiLogin(t *testing.T, base, key string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	m := csrfField.FindStringSubmatch(uiGet(t, c, base+"/ui/login"))
+	if m == nil {
+		t.Fatal("login form has no csrf field")
+	}
+	res, err := c.PostForm(base+"/ui/login", url.Values{"csrf": {m[1]}, "key": {key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return c
+}
+
+func uiGet(t *testing.T, c *http.Client, u string) string {
+	t.Helper()
+	res, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", u, res.StatusCode, b)
+	}
+	return string(b)
 }

@@ -58,6 +58,9 @@ type MCP struct {
 	Enabled bool // default true
 	// AllowDelete exposes the destructive delete_chat tool; default false.
 	AllowDelete bool
+	// SessionTimeout closes an MCP session no request has used for this
+	// long; default 30m (DefaultMCPSessionTimeout), always > 0.
+	SessionTimeout time.Duration
 }
 
 // UI is the inspector at /ui/ (default on).

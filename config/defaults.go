@@ -24,6 +24,9 @@ const (
 	DefaultLLMTimeout            = 60 * time.Second
 	DefaultOTLPProtocol          = "http/protobuf"
 	DefaultSampleRatio           = 1.0
+	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
+	// in api/mcpserver keeps the two equal; config does not import the API).
+	DefaultMCPSessionTimeout = 30 * time.Minute
 	// DefaultTenant is the tenant of an API key that names none, and of
 	// every request when auth is off.
 	DefaultTenant = memory.DefaultTenant
@@ -41,7 +44,7 @@ func Default() *Config {
 			LogLevel:              DefaultLogLevel,
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
-			MCP:                   MCP{Enabled: true},
+			MCP:                   MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout},
 			UI:                    UI{Enabled: true},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},

@@ -29,7 +29,7 @@ func (c *Config) Settings() map[string]any {
 			"trusted_proxies": list(s.TrustedProxies), "log_level": s.LogLevel,
 			"max_messages_per_request": s.MaxMessagesPerRequest, "max_message_bytes": Size(int64(s.MaxMessageBytes)),
 			"read_concurrency": s.ReadConcurrency,
-			"mcp":              map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete},
+			"mcp":              map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete, "session_timeout": Duration(s.MCP.SessionTimeout)},
 			"ui":               map[string]any{"enabled": s.UI.Enabled},
 			"metrics":          map[string]any{"tenant_labels": s.Metrics.TenantLabels},
 		},

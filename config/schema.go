@@ -90,8 +90,9 @@ func (d *decoder) serverFields(s *Server) fields {
 		"max_message_bytes":        d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
 		"read_concurrency":         d.int(&s.ReadConcurrency, 0, noMax),
 		"mcp": d.sub(fields{
-			"enabled":      d.bool(&s.MCP.Enabled),
-			"allow_delete": d.bool(&s.MCP.AllowDelete),
+			"enabled":         d.bool(&s.MCP.Enabled),
+			"allow_delete":    d.bool(&s.MCP.AllowDelete),
+			"session_timeout": d.duration(&s.MCP.SessionTimeout, true),
 		}),
 		"ui":      d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
 		"metrics": d.sub(fields{"tenant_labels": d.bool(&s.Metrics.TenantLabels)}),

@@ -36,6 +36,14 @@ type Engine interface {
 	DeleteMessage(ctx context.Context, tenant, chatID, messageID string) error
 }
 
+// DefaultSessionTimeout closes a session no request has used for this long
+// (server.mcp.session_timeout's default, config.DefaultMCPSessionTimeout).
+// The SDK keeps a session, ~19 KB, until a client DELETEs it, which most
+// never do: without a bound a server's memory grows with every session ever
+// opened. Half an hour outlasts the pauses of an agent at work; a client
+// whose session closed starts another with initialize.
+const DefaultSessionTimeout = 30 * time.Minute
+
 // Options configure the server.
 type Options struct {
 	Version string
@@ -48,18 +56,31 @@ type Options struct {
 	// own context alone).
 	Reads    *admit.Gate
 	ReadWait time.Duration
+	// SessionTimeout closes a session no POST has used for this long (an
+	// open GET stream does not count); 0: DefaultSessionTimeout. There is
+	// no "never": that is the unbounded growth the timeout exists to stop.
+	SessionTimeout time.Duration
 }
 
 // NewHandler serves MCP over streamable HTTP. The caller authenticates the
 // request and puts its tenant in the context (memory.NewContextWithTenant).
 func NewHandler(e Engine, o Options) http.Handler {
 	s := newServer(e, o)
-	// JSON answers rather than an SSE stream per call: the tools never stream.
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, transportOptions(o))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(tenantHeader, memory.TenantFromContext(r.Context()))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// transportOptions are the SDK's streamable-HTTP settings for o.
+func transportOptions(o Options) *mcp.StreamableHTTPOptions {
+	timeout := o.SessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultSessionTimeout
+	}
+	// JSON answers rather than an SSE stream per call: the tools never stream.
+	return &mcp.StreamableHTTPOptions{JSONResponse: true, SessionTimeout: timeout}
 }
 
 func newServer(e Engine, o Options) *mcp.Server {

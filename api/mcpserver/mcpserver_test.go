@@ -24,6 +24,12 @@ import (
 // newServer serves the whole API (with /mcp) over a fresh SQLite store.
 func newServer(t testing.TB, keys []api.APIKey, allowDelete bool) string {
 	t.Helper()
+	return serve(t, keys, mcpserver.Options{Version: "test", AllowDelete: allowDelete})
+}
+
+// serve is newServer with the MCP options spelled out.
+func serve(t testing.TB, keys []api.APIKey, o mcpserver.Options) string {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,7 @@ func newServer(t testing.TB, keys []api.APIKey, allowDelete bool) string {
 	t.Cleanup(func() { st.Close() })
 	svc := &engine.Service{Store: st, Forget: st}
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys},
-		MCP: mcpserver.NewHandler(svc, mcpserver.Options{Version: "test", AllowDelete: allowDelete})})
+		MCP: mcpserver.NewHandler(svc, o)})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -266,7 +266,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		UI: a.inspector(cfg), Tracer: tracer, Reads: reads}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
-			Reads: reads, ReadWait: cfg.Server.RequestTimeout})
+			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})
 	}
 	a.Handler = api.NewHandler(deps)
 	ok = true

@@ -1,0 +1,121 @@
+package mcpserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/api/mcpserver"
+	"github.com/contextd/contextd/config"
+)
+
+// rawClient speaks streamable HTTP by hand, so a test can send any
+// Mcp-Session-Id under any key, which the SDK's client never does.
+type rawClient struct{ url, key string }
+
+const (
+	initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
+		`"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	initializedBody = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	pingBody        = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	setLevelBody    = `{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}`
+)
+
+// send makes one request and answers its status and Mcp-Session-Id. A GET
+// is an event stream that never ends, so its body is left unread: the
+// status alone says whether the stream was opened.
+func (c rawClient) send(t *testing.T, method, session, body string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s /mcp: %v", method, err)
+	}
+	defer res.Body.Close()
+	if method != http.MethodGet {
+		io.Copy(io.Discard, res.Body)
+	}
+	return res.StatusCode, res.Header.Get("Mcp-Session-Id")
+}
+
+// initialize opens a session and answers its id.
+func (c rawClient) initialize(t *testing.T) string {
+	t.Helper()
+	status, id := c.send(t, http.MethodPost, "", initializeBody)
+	if status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: status %d, session %q", status, id)
+	}
+	if status, _ := c.send(t, http.MethodPost, id, initializedBody); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: status %d", status)
+	}
+	return id
+}
+
+func (c rawClient) ping(t *testing.T, session string) int {
+	t.Helper()
+	status, _ := c.send(t, http.MethodPost, session, pingBody)
+	return status
+}
+
+// TestIdleSessionExpires: a session nobody uses for the session timeout is
+// closed, so its id is unknown to POST, GET and DELETE alike; the server
+// still opens new sessions. It probes less often than the timeout (a probe
+// is itself a use) and waits for the closing, not for a fixed time.
+func TestIdleSessionExpires(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	c := rawClient{url: serve(t, nil, mcpserver.Options{Version: "test", SessionTimeout: timeout})}
+	id := c.initialize(t)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		time.Sleep(2 * timeout)
+		status := c.ping(t, id)
+		if status == http.StatusNotFound {
+			break
+		}
+		if status != http.StatusOK {
+			t.Fatalf("ping on an idle session: status %d", status)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session still answers after 10 s idle with a %s timeout", timeout)
+		}
+	}
+	for _, tc := range []struct{ method, body string }{
+		{http.MethodPost, setLevelBody},
+		{http.MethodGet, ""},
+		{http.MethodDelete, ""},
+	} {
+		if status, _ := c.send(t, tc.method, id, tc.body); status != http.StatusNotFound {
+			t.Errorf("%s on an expired session: status %d, want 404", tc.method, status)
+		}
+	}
+	if fresh := c.initialize(t); c.ping(t, fresh) != http.StatusOK {
+		t.Error("a new session after one expired does not answer ping")
+	}
+}
+
+// TestDefaultSessionTimeout: sessions expire by default, and the API's
+// default is the config's, which cannot import this package to share it.
+func TestDefaultSessionTimeout(t *testing.T) {
+	if mcpserver.DefaultSessionTimeout <= 0 {
+		t.Fatal("the default session timeout must close idle sessions")
+	}
+	if got := config.Default().Server.MCP.SessionTimeout; got != mcpserver.DefaultSessionTimeout {
+		t.Fatalf("config's server.mcp.session_timeout default %s, mcpserver.DefaultSessionTimeout %s", got, mcpserver.DefaultSessionTimeout)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +21,8 @@ import (
 
 // tenantHeader bridges the tenant from the request's context.Context (where
 // the API's auth put it) to the tool handlers: the SDK hands tools the
-// request's headers, not its context. NewHandler always overwrites it, so a
-// value a client sends never counts.
+// request's headers, not its context. tenantHandlers always overwrites it,
+// so a value a client sends never counts.
 const tenantHeader = "X-Contextd-Tenant"
 
 // Engine is what the tools call: the use cases the HTTP API serves.
@@ -66,11 +67,47 @@ type Options struct {
 // request and puts its tenant in the context (memory.NewContextWithTenant).
 func NewHandler(e Engine, o Options) http.Handler {
 	s := newServer(e, o)
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, transportOptions(o))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Set(tenantHeader, memory.TenantFromContext(r.Context()))
-		h.ServeHTTP(w, r)
+	opts := transportOptions(o)
+	return newTenantHandlers(func() http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	})
+}
+
+// tenantHandlers gives each tenant its own SDK handler, and so its own table
+// of sessions: a session id is looked up only among the sessions of the
+// tenant the request authenticated as. Another tenant's id is then "session
+// not found", a 404 for POST, GET and DELETE alike, exactly as an id that
+// never existed, so it neither works nor reveals that it is live. The SDK
+// keeps each table (creation, expiry, DELETE), so there is no second record
+// of sessions to keep in step with it. The map holds one entry per tenant
+// that reached /mcp, and tenants come from server.auth.api_keys (or are the
+// one default tenant), so it is bounded by the config.
+type tenantHandlers struct {
+	newHandler func() http.Handler
+	mu         sync.Mutex
+	byTenant   map[string]http.Handler
+}
+
+func newTenantHandlers(newHandler func() http.Handler) *tenantHandlers {
+	return &tenantHandlers{newHandler: newHandler, byTenant: map[string]http.Handler{}}
+}
+
+func (t *tenantHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tenant := memory.TenantFromContext(r.Context())
+	r.Header.Set(tenantHeader, tenant)
+	t.of(tenant).ServeHTTP(w, r)
+}
+
+// of is tenant's handler, made on its first request.
+func (t *tenantHandlers) of(tenant string) http.Handler {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h, ok := t.byTenant[tenant]
+	if !ok {
+		h = t.newHandler()
+		t.byTenant[tenant] = h
+	}
+	return h
 }
 
 // transportOptions are the SDK's streamable-HTTP settings for o.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/api/mcpserver"
 	"github.com/contextd/contextd/config"
 )
@@ -117,5 +118,49 @@ func TestDefaultSessionTimeout(t *testing.T) {
 	}
 	if got := config.Default().Server.MCP.SessionTimeout; got != mcpserver.DefaultSessionTimeout {
 		t.Fatalf("config's server.mcp.session_timeout default %s, mcpserver.DefaultSessionTimeout %s", got, mcpserver.DefaultSessionTimeout)
+	}
+}
+
+// TestSessionBoundToTenant: a session id works only under the tenant that
+// opened it. Under another tenant's key, POST, GET and DELETE with it are
+// 404, as for an id that never existed, and leave the session working for
+// its own tenant, who can still use, stream and end it.
+func TestSessionBoundToTenant(t *testing.T) {
+	url := serve(t, []api.APIKey{{Key: "keyAAAAAAAAAAAAAAAA1", Tenant: "ta"}, {Key: "keyBBBBBBBBBBBBBBBB2", Tenant: "tb"}},
+		mcpserver.Options{Version: "test"})
+	ta, tb := rawClient{url, "keyAAAAAAAAAAAAAAAA1"}, rawClient{url, "keyBBBBBBBBBBBBBBBB2"}
+	s := ta.initialize(t)
+	for _, tc := range []struct{ name, method, body string }{
+		{"logging/setLevel", http.MethodPost, setLevelBody},
+		{"ping", http.MethodPost, pingBody},
+		{"event stream", http.MethodGet, ""},
+		{"end session", http.MethodDelete, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if status, _ := tb.send(t, tc.method, s, tc.body); status != http.StatusNotFound {
+				t.Errorf("%s by another tenant: status %d, want 404", tc.method, status)
+			}
+			if status := ta.ping(t, s); status != http.StatusOK {
+				t.Errorf("after another tenant's %s, ping by the owner: status %d, want 200", tc.method, status)
+			}
+		})
+	}
+
+	own := tb.initialize(t)
+	if status := tb.ping(t, own); status != http.StatusOK {
+		t.Errorf("tb's own session: ping status %d", status)
+	}
+	for _, tc := range []struct {
+		method, body string
+		want         int
+	}{
+		{http.MethodPost, setLevelBody, http.StatusOK},
+		{http.MethodGet, "", http.StatusOK},
+		{http.MethodDelete, "", http.StatusNoContent},
+		{http.MethodPost, pingBody, http.StatusNotFound}, // ended by its owner
+	} {
+		if status, _ := ta.send(t, tc.method, s, tc.body); status != tc.want {
+			t.Errorf("%s by the owner: status %d, want %d", tc.method, status, tc.want)
+		}
 	}
 }

@@ -694,6 +694,9 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	caughtUp = s.waitIndexed(ctx)
 	turns, err := s.Retriever.Retrieve(ctx, req)
+	if errors.Is(err, rag.ErrEmbedder) { // name the backend that is down
+		return nil, false, unavailable("embedder", err)
+	}
 	if err != nil {
 		return nil, false, unavailable("vector store", err)
 	}

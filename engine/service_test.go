@@ -524,3 +524,23 @@ func TestFactsOnArrivalAreDatedAsTheirTurn(t *testing.T) {
 		}
 	}
 }
+
+// A search that fails says which backend is down: the embedder, or the
+// vector store.
+func TestSearchNamesTheBackendDown(t *testing.T) {
+	s := newTestService(t)
+	appendN(t, s, "c1", 1, 3, 1)
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("retrieve: %w: 500", rag.ErrEmbedder), "embedder is unavailable"},
+		{errors.New("qdrant: connection refused"), "vector store is unavailable"},
+	} {
+		s.Retriever = &fakeRetriever{err: tc.err}
+		_, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1"})
+		if e, ok := AsError(err); !ok || e.Code != "backend_unavailable" || e.Message != tc.want {
+			t.Errorf("%v: got %v, want backend_unavailable %q", tc.err, err, tc.want)
+		}
+	}
+}

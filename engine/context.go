@@ -428,7 +428,7 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 	}
 	c := p.chat
 	req := rag.Request{
-		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID, Agent: c.Agent,
+		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID,
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
 		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,

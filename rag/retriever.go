@@ -91,7 +91,7 @@ const Elision = "[…]"
 
 // Request is one retrieval.
 type Request struct {
-	Tenant, ChatID, UserID, Agent, Query string
+	Tenant, ChatID, UserID, Query string
 	// K is the number of hits wanted (neighbours come on top); default 5.
 	K int
 	// Threshold drops dense candidates with a lower cosine similarity
@@ -201,7 +201,9 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	if req.Tenant == "" {
 		return nil, errors.New("retrieve: tenant is required")
 	}
-	f := Filter{Tenant: req.Tenant, Agent: req.Agent, Since: req.Since, Until: req.Until, Kinds: req.Kinds}
+	// No agent in the filter: an agent chooses settings, it does not own
+	// memory, so a user's chats under other agents are in scope "user".
+	f := Filter{Tenant: req.Tenant, Since: req.Since, Until: req.Until, Kinds: req.Kinds}
 	switch {
 	case req.Scope == ScopeTenant:
 		f.UserID = req.UserID

@@ -244,7 +244,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		if req.Turns != nil {
 			src = req.Turns
 		}
-		if hits, err = r.addNeighbors(ctx, src, req.Tenant, hits, req.Neighbors, excluded); err != nil {
+		if hits, err = r.addNeighbors(ctx, src, req, hits, excluded); err != nil {
 			return nil, err
 		}
 	}
@@ -665,10 +665,12 @@ func covered(have map[turnRef]bool, ep Turn, excluded func(string, int64) bool) 
 	return true
 }
 
-// addNeighbors adds the turns within n seqs of each hit (same chat), not
-// excluded and not already present, fetched from the store.
-func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, tenant string, hits []Turn, n int,
+// addNeighbors adds the turns within req.Neighbors seqs of each hit (same
+// chat), not excluded, not already present and within req's since/until,
+// fetched from the store.
+func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request, hits []Turn,
 	excluded func(string, int64) bool) ([]Turn, error) {
+	tenant, n := req.Tenant, req.Neighbors
 	have := turnsIn(hits)
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
 	for _, h := range hits {
@@ -711,8 +713,8 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, tenant stri
 		}
 		for _, m := range msgs {
 			score, ok := want[chat][m.Seq]
-			if !ok || have[turnRef{chat, m.Seq}] {
-				continue
+			if !ok || have[turnRef{chat, m.Seq}] || !req.inTime(m.CreatedAt) {
+				continue // a neighbour outside since/until is not retrieved either
 			}
 			have[turnRef{chat, m.Seq}] = true
 			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
@@ -720,6 +722,13 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, tenant stri
 		}
 	}
 	return hits, nil
+}
+
+// inTime reports whether t is within the request's since/until (zero:
+// open) as both indexes filter hits: in whole seconds, ends included.
+func (req Request) inTime(t time.Time) bool {
+	s := t.Unix()
+	return (req.Since.IsZero() || s >= req.Since.Unix()) && (req.Until.IsZero() || s <= req.Until.Unix())
 }
 
 // turnsIn is the set of the turns among hits (episodes and facts left out).

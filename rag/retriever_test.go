@@ -589,3 +589,31 @@ func TestIndexerRunAndKick(t *testing.T) {
 		t.Errorf("Run returned %v", err)
 	}
 }
+
+// A neighbour outside since/until is left out, as a hit there is: a caller
+// who narrows the time range gets nothing from outside it.
+func TestNeighboursKeepToTheTimeRange(t *testing.T) {
+	e := newEnv(t, nil)
+	// Turn n is at fakeT0 + n s: the hit is turn 3, its neighbours 2 and 4.
+	e.store.add("t", "c", "u", "a", "weather chatter", "more chatter", "the laptop costs 900 euros", "ok", "bye")
+	e.drain(t)
+	at := fakeT0.Add(3 * time.Second)
+	for _, tc := range []struct {
+		name         string
+		since, until time.Time
+		want         string
+	}{
+		{"no range", time.Time{}, time.Time{}, "c/2n c/3 c/4n"},
+		{"the hit's second", at, at, "c/3"},
+		{"from the hit on", at, time.Time{}, "c/3 c/4n"},
+	} {
+		got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: "laptop price", K: 1,
+			Neighbors: 1, Since: tc.since, Until: tc.until})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.Join(seqsOf(got), " "); s != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, s, tc.want)
+		}
+	}
+}

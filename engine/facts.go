@@ -69,11 +69,12 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 	}
 	key := res.Chat.Key()
 	stored, err := s.FactStore.AddFacts(ctx, key, fs)
+	var superseded []memory.Fact
 	if err == nil {
-		err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
+		superseded, err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
 	}
 	if err == nil && res.Chat.UserID != "" && s.Profiles != nil {
-		err = s.profileFromFacts(ctx, res.Chat, userFacts(stored, turns))
+		err = s.profileFromFacts(ctx, res.Chat, userFacts(stored, turns), superseded)
 	}
 	if err != nil {
 		s.log().Warn("facts of new turns", "chat", key.ChatID, "err", err)
@@ -98,10 +99,11 @@ func userFacts(fs []memory.Fact, turns []memory.Message) []memory.Fact {
 	return out
 }
 
-// profileFromFacts merges facts about the user into their profile
+// profileFromFacts merges facts about the user into their profile, and
+// takes out what superseded facts of the chat had put there
 // (compare-and-swap; a concurrent writer makes it read and merge again).
-func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs []memory.Fact) error {
-	if len(fs) == 0 {
+func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs, superseded []memory.Fact) error {
+	if len(fs) == 0 && len(superseded) == 0 {
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
@@ -109,6 +111,7 @@ func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs []m
 		if err != nil {
 			return err
 		}
+		st.WithoutFacts(chat.ID, superseded)
 		st = memory.MergeFacts(st, chat.UserID, chat.ID, fs, s.now())
 		err = s.Profiles.SaveProfile(ctx, chat.Tenant, chat.UserID, st, v)
 		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 3 {

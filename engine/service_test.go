@@ -544,3 +544,33 @@ func TestSearchNamesTheBackendDown(t *testing.T) {
 		}
 	}
 }
+
+// A fact a newer one supersedes leaves the user's profile: the profile
+// says where the user lives now, not both places as current.
+func TestSupersededFactLeavesTheProfile(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	st := s.Store.(memory.Backend)
+	s.FactStore, s.Profiles = st, st
+	for _, text := range []string{"I live in Berlin near the Spree river.", "I moved to Munich last month for a new job."} {
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, _, err := s.Facts(ctx, "default", "c1", 0, 10, true)
+	if err != nil || len(fs) != 2 || fs[0].SupersededBy == "" {
+		t.Fatalf("facts %+v (%v): want Berlin superseded by Munich", fs, err)
+	}
+	pst, _, err := st.Profile(ctx, "default", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range pst.Profile.UserPreferences {
+		items = append(items, it.Text)
+	}
+	got := strings.Join(items, " | ")
+	if !strings.Contains(got, "Munich") || strings.Contains(got, "Berlin") {
+		t.Errorf("profile preferences %q: want Munich, and Berlin gone", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -266,6 +267,35 @@ func (st *ProfileState) WithoutTurn(chatID string, seq int64) int {
 			kept = append(kept, it)
 		}
 		*l = kept
+	}
+	return n
+}
+
+// WithoutFacts removes what the chat's facts fs gave the profile (a fact a
+// newer one superseded: "lives in Berlin" once "moved to Munich"): their
+// items lose the chat's sources at the facts' turns, and an item left
+// without a source goes. It reports how many items went.
+func (st *ProfileState) WithoutFacts(chatID string, fs []Fact) int {
+	n := 0
+	for _, f := range fs {
+		if len(f.Seqs) == 0 {
+			continue
+		}
+		id := itemID("preference", f.Text)
+		kept := st.Profile.UserPreferences[:0]
+		for _, it := range st.Profile.UserPreferences {
+			if it.ID == id {
+				it.Sources = slices.DeleteFunc(slices.Clone(it.Sources), func(s Source) bool {
+					return s.ChatID == chatID && s.FromSeq == f.Seqs[0] && s.ToSeq == f.Seqs[len(f.Seqs)-1]
+				})
+				if len(it.Sources) == 0 {
+					n++
+					continue
+				}
+			}
+			kept = append(kept, it)
+		}
+		st.Profile.UserPreferences = kept
 	}
 	return n
 }

@@ -173,23 +173,34 @@ func singular(w string) string {
 }
 
 // SupersedeStored marks the chat's stored current facts that fresh (already
-// stored) facts update, by the rule of Supersede. Fresh facts that state no
-// slot update nothing: the chat's facts are then not read at all (the
-// common case, and the one on the append path).
-func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.ChatKey, fresh []memory.Fact) error {
+// stored) facts update, by the rule of Supersede, and returns them (as they
+// were read, before the mark). Fresh facts that state no slot update
+// nothing: the chat's facts are then not read at all (the common case, and
+// the one on the append path).
+func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.ChatKey, fresh []memory.Fact) ([]memory.Fact, error) {
 	slotted := false
 	for _, f := range fresh {
 		slotted = slotted || len(Slots(f)) > 0
 	}
 	if !slotted {
-		return nil
+		return nil, nil
 	}
 	cur, err := store.Facts(ctx, key, 0, 0, false)
 	if err != nil {
-		return fmt.Errorf("facts: read current: %w", err)
+		return nil, fmt.Errorf("facts: read current: %w", err)
 	}
-	if m := Supersede(cur, fresh); len(m) > 0 {
-		return store.SupersedeFacts(ctx, key, m)
+	m := Supersede(cur, fresh)
+	if len(m) == 0 {
+		return nil, nil
 	}
-	return nil
+	if err := store.SupersedeFacts(ctx, key, m); err != nil {
+		return nil, err
+	}
+	var old []memory.Fact
+	for _, f := range cur {
+		if _, ok := m[f.ID]; ok {
+			old = append(old, f)
+		}
+	}
+	return old, nil
 }

@@ -352,5 +352,6 @@ func (w *Worker) supersede(ctx context.Context, key memory.ChatKey, fresh []memo
 	for _, ep := range fresh {
 		fs = append(fs, ep.Facts...)
 	}
-	return facts.SupersedeStored(ctx, w.Facts, key, fs)
+	_, err := facts.SupersedeStored(ctx, w.Facts, key, fs) // with an LLM the profile comes from the summaries
+	return err
 }

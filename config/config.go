@@ -37,7 +37,7 @@ type Server struct {
 	MaxMessageBytes int
 	// ReadConcurrency bounds the context and search requests at work at
 	// once; the others wait their turn in arrival order. 0, the default:
-	// auto (four per CPU when every backend runs in-process, else none).
+	// auto (two per CPU when every backend runs in-process, else none).
 	ReadConcurrency int
 	// MCP is the Model Context Protocol endpoint at /mcp.
 	MCP     MCP

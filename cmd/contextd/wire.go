@@ -172,6 +172,15 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
 	emb := telemetry.NewEmbedder(rawEmb, tracer, gen(cfg.Embedder.Provider, cfg.Embedder.Model, cfg.Embedder.BaseURL))
+	if cfg.Vector.Driver == "embedded" && cfg.Storage.Driver == "postgres" {
+		// The index is this process's file: a second replica on the
+		// database would serve what the first deleted (postgres.ErrIndexHeld).
+		lock, err := postgres.HoldEmbeddedIndex(ctx, cfg.Storage.PostgresDSN)
+		if err != nil {
+			return nil, fmt.Errorf("vector embedded: %w; replicas on one database share a vector store (vector.driver: qdrant), or run one process", err)
+		}
+		a.closers = append(a.closers, lock.Close)
+	}
 	ix, err := openIndex(ctx, cfg, dim, store, log)
 	if err != nil {
 		return nil, err

@@ -409,7 +409,10 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 		s.log().Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
 		return nil, nil
 	}
-	turns = s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
+	turns, unchecked := s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
+	if unchecked != nil { // hits of other chats left out: poorer, and said
+		res.degrade(DegradedStorage)
+	}
 	// The retriever answers chronologically; the packer packs best first.
 	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
 	return s.ragTurns(ctx, p, s.withStanding(ctx, p, turns)), nil

@@ -134,9 +134,18 @@ func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 // unchecked is served). The hits of clean, a chat the caller read without
 // a dirty summary, are kept as they are: the rebuild erases a deleted
 // turn's points and rebuilds its episodes before it clears the mark.
-func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.Turn, clean string) []rag.Turn {
+// unchecked is the first store failure among the checks (a chat deleted
+// meanwhile is none): its hits are left out all the same, and the caller
+// says so rather than answer as if nothing matched.
+func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.Turn, clean string) (_ []rag.Turn, unchecked error) {
 	if len(hits) == 0 {
-		return hits
+		return hits, nil
+	}
+	failed := func(what, chat string, err error) {
+		s.log().Warn("check retrieved "+what, "chat", chat, "err", err)
+		if unchecked == nil && !errors.Is(err, memory.ErrNotFound) {
+			unchecked = err
+		}
 	}
 	seqs := map[string][]int64{}
 	factIDs := map[string][]string{}
@@ -149,12 +158,12 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 			seqs[h.ChatID] = append(seqs[h.ChatID], h.Seq)
 		}
 	}
-	facts := s.storedFacts(ctx, tenant, factIDs)
+	facts := s.storedFacts(ctx, tenant, factIDs, failed)
 	live := map[string]map[int64]bool{}
 	for chat, ss := range seqs {
 		msgs, err := s.Store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, ss)
 		if err != nil {
-			s.log().Warn("check retrieved turns", "chat", chat, "err", err)
+			failed("turns", chat, err)
 			continue
 		}
 		live[chat] = map[int64]bool{}
@@ -169,7 +178,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 			continue
 		}
 		if h.Kind == memory.KindEpisode {
-			if ep, ok := s.storedEpisode(ctx, tenant, h); ok {
+			if ep, ok := s.storedEpisode(ctx, tenant, h, failed); ok {
 				h.Content = ep.Short
 				out = append(out, h)
 			}
@@ -185,11 +194,11 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 			out = append(out, h)
 		}
 	}
-	return out
+	return out, unchecked
 }
 
 // storedFacts reports which of the facts named still exist in the store.
-func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string][]string) map[string]bool {
+func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string][]string, failed func(what, chat string, err error)) map[string]bool {
 	out := map[string]bool{}
 	if s.FactStore == nil {
 		return out
@@ -197,7 +206,7 @@ func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string
 	for chat, fids := range ids {
 		fs, err := s.FactStore.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
 		if err != nil {
-			s.log().Warn("check retrieved facts", "chat", chat, "err", err)
+			failed("facts", chat, err)
 			continue
 		}
 		for _, f := range fs {
@@ -209,13 +218,13 @@ func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string
 
 // storedEpisode is the episode an episode hit names, unless it is marked
 // for rebuild, gone, or without a short summary.
-func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn) (memory.Episode, bool) {
+func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn, failed func(what, chat string, err error)) (memory.Episode, bool) {
 	if s.EpisodeStore == nil {
 		return memory.Episode{Short: h.Content}, true
 	}
 	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
 	if err != nil {
-		s.log().Warn("check retrieved episode", "chat", h.ChatID, "err", err)
+		failed("episode", h.ChatID, err)
 		return memory.Episode{}, false
 	}
 	if len(eps) == 0 || eps[0].FromSeq != h.Episode.FromSeq || eps[0].Rebuild || eps[0].Short == "" {

@@ -128,7 +128,7 @@ func BenchmarkDropForgotten(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		in := append([]rag.Turn(nil), hits...)
-		if out := s.dropForgotten(ctx, "default", in, ""); len(out) != 10 {
+		if out, err := s.dropForgotten(ctx, "default", in, ""); err != nil || len(out) != 10 {
 			b.Fatalf("%d hits kept", len(out))
 		}
 	}

@@ -700,7 +700,10 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	if err != nil {
 		return nil, false, unavailable("vector store", err)
 	}
-	turns = s.dropForgotten(ctx, tenant, turns, clean)
+	turns, unchecked := s.dropForgotten(ctx, tenant, turns, clean)
+	if unchecked != nil { // not an empty answer: the store could not say what matched
+		return nil, false, storeErr("check hits", unchecked)
+	}
 	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
 	// Hits pass the agent's filters, as context turns do (no query
 	// exclusion, no turn cap).

@@ -574,3 +574,33 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 		t.Errorf("profile preferences %q: want Munich, and Berlin gone", got)
 	}
 }
+
+// unreadableTurns is a Store whose turn checks fail as a store that went
+// away does.
+type unreadableTurns struct{ Store }
+
+func (unreadableTurns) MessagesBySeq(context.Context, memory.ChatKey, []int64) ([]memory.Message, error) {
+	return nil, fmt.Errorf("read: %w", memory.ErrUnavailable)
+}
+
+// Hits the store cannot check are left out, and the answer says so: a
+// search is a 503 (not "nothing matched"), a context is poorer and names
+// storage_unavailable.
+func TestUncheckedHitsAreSaid(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	appendN(t, s, "c1", 1, 12, 1)
+	s.Store = unreadableTurns{s.Store}
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c9", Seq: 1, Role: "user", Content: "from another chat", Score: 0.9}}}
+	_, err := s.Search(ctx, "default", SearchInput{Query: "q"})
+	if e, ok := AsError(err); !ok || e.Code != "backend_unavailable" {
+		t.Errorf("tenant-wide search with the store failing: %v, want backend_unavailable", err)
+	}
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(res.Degraded, DegradedStorage) || strings.Contains(res.Context, "from another chat") {
+		t.Errorf("degraded %v, context %q: want storage_unavailable and the unchecked hit left out", res.Degraded, res.Context)
+	}
+}

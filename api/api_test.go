@@ -207,6 +207,8 @@ func TestBadInput(t *testing.T) {
 		{"search a chat of another user", "POST", "/v1/search", `{"query":"seed","chat_id":"c1","user_id":"someone-else"}`, 409, "chat_user_conflict", "user_id"},
 		{"refresh takes no fields", "POST", "/v1/chats/c1/summary/refresh", `{"x":1}`, 400, "unknown_field", "x"},
 		{"refresh body not json", "POST", "/v1/chats/c1/summary/refresh", `garbage`, 400, "invalid_json", ""},
+		{"NUL in metadata", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"m","metadata":{"k":["a\u0000b"]}}]}`, 400, "invalid_content", "messages[0].metadata"},
+		{"NUL in a metadata key", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user","content":"m","metadata":{"a\u0000":1}}]}`, 400, "invalid_content", "messages[0].metadata"},
 		{"missing content", "POST", "/v1/chats/c1/messages", `{"messages":[{"role":"user"}]}`, 400, "empty_content", "messages[0].content"},
 		{"one id, two messages", "POST", "/v1/chats/c1/messages", `{"messages":[{"id":"x","role":"user","content":"a"},{"id":"x","role":"user","content":"b"}]}`, 400, "invalid_value", "messages[1].id"},
 		{"one id, two appended", "POST", "/v1/context", `{"chat_id":"c1","append":[{"id":"y","role":"user","content":"a"},{"id":"y","role":"assistant","content":"a"}]}`, 400, "invalid_value", "append[1].id"},

@@ -282,6 +282,9 @@ func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Messa
 		if err := ValidateID(f+".name", m.Name, false); err != nil {
 			return nil, err
 		}
+		if hasNUL(m.Metadata) { // as in content: no SQL text type stores it
+			return nil, invalid(f+".metadata", "invalid_content", "contains a NUL character")
+		}
 		msg := memory.Message{ID: m.ID, Role: role, Name: m.Name, Content: m.Content, Metadata: m.Metadata}
 		if m.CreatedAt != nil {
 			if m.CreatedAt.Before(time.Unix(0, 0)) { // the zero time would read as unset: now
@@ -292,6 +295,27 @@ func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Messa
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// hasNUL reports whether a JSON value holds a NUL in a key or a string.
+func hasNUL(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.ContainsRune(x, 0)
+	case map[string]any:
+		for k, e := range x {
+			if strings.ContainsRune(k, 0) || hasNUL(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func truncateForError(s string) string {

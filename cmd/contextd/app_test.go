@@ -20,13 +20,20 @@ import (
 	"github.com/contextd/contextd/rag"
 )
 
-// newApp wires a whole contextd on the embedded default in a temp dir.
-func newApp(t *testing.T, mutate func(*config.Config)) (*App, *httptest.Server) {
-	t.Helper()
+// tempConfig is the built-in defaults with the SQLite file and the embedded
+// index in a temporary directory of t.
+func tempConfig(t testing.TB) *config.Config {
 	dir := t.TempDir()
 	cfg := config.Default()
 	cfg.Storage.SQLitePath = filepath.Join(dir, "contextd.db")
 	cfg.Vector.EmbeddedPath = filepath.Join(dir, "vectors.db")
+	return cfg
+}
+
+// newApp wires a whole contextd on the embedded default in a temp dir.
+func newApp(t *testing.T, mutate func(*config.Config)) (*App, *httptest.Server) {
+	t.Helper()
+	cfg := tempConfig(t)
 	if mutate != nil {
 		mutate(cfg)
 	}

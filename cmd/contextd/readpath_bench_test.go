@@ -9,11 +9,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/telemetry"
 )
@@ -70,10 +68,7 @@ func BenchmarkContextUnderAppends(b *testing.B) {
 func benchReadPathApp(b *testing.B, chats, turns int) *App {
 	b.Helper()
 	ctx := context.Background()
-	dir := b.TempDir()
-	cfg := config.Default()
-	cfg.Storage.SQLitePath = filepath.Join(dir, "contextd.db")
-	cfg.Vector.EmbeddedPath = filepath.Join(dir, "vectors.db")
+	cfg := tempConfig(b)
 	tr, _ := telemetry.Setup(ctx, telemetry.Config{}) // off, as serve runs without an endpoint
 	a, err := buildTraced(ctx, cfg, slog.New(slog.DiscardHandler), tr)
 	if err != nil {

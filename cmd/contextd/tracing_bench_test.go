@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/contextd/contextd/api"
-	"github.com/contextd/contextd/config"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/telemetry"
@@ -107,10 +105,7 @@ func processCPU(b *testing.B) time.Duration {
 func benchTracingHandler(b *testing.B, mode string) http.Handler {
 	b.Helper()
 	ctx := context.Background()
-	dir := b.TempDir()
-	cfg := config.Default()
-	cfg.Storage.SQLitePath = filepath.Join(dir, "contextd.db")
-	cfg.Vector.EmbeddedPath = filepath.Join(dir, "vectors.db")
+	cfg := tempConfig(b)
 	log := slog.New(slog.DiscardHandler)
 	tr, _ := telemetry.Setup(ctx, telemetry.Config{}) // off
 	if mode == "on" {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
@@ -112,12 +113,27 @@ func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs, su
 			return err
 		}
 		st.WithoutFacts(chat.ID, superseded)
-		st = memory.MergeFacts(st, chat.UserID, chat.ID, fs, s.now())
+		st = memory.MergeFacts(st, chat.UserID, chat.ID, current(fs, superseded), s.now())
 		err = s.Profiles.SaveProfile(ctx, chat.Tenant, chat.UserID, st, v)
 		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 3 {
 			return err
 		}
 	}
+}
+
+// current is fs without the facts superseded names (one append can state
+// a fact and its update: the stored copy of the first does not say so yet).
+func current(fs, superseded []memory.Fact) []memory.Fact {
+	if len(superseded) == 0 {
+		return fs
+	}
+	out := make([]memory.Fact, 0, len(fs))
+	for _, f := range fs {
+		if !slices.ContainsFunc(superseded, func(o memory.Fact) bool { return o.ID == f.ID }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ragFact turns a fact hit into a RAG candidate: one line with its date

@@ -557,6 +557,11 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Both in one append: the update is in the same batch as what it updates.
+	if _, err := s.Append(ctx, "default", "c2", AppendInput{UserID: "alice", Messages: []InMessage{
+		{Role: "user", Content: "I work as a nurse at the city hospital."}, {Role: "user", Content: "I now work as a teacher at the primary school."}}}); err != nil {
+		t.Fatal(err)
+	}
 	fs, _, err := s.Facts(ctx, "default", "c1", 0, 10, true)
 	if err != nil || len(fs) != 2 || fs[0].SupersededBy == "" {
 		t.Fatalf("facts %+v (%v): want Berlin superseded by Munich", fs, err)
@@ -570,8 +575,8 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 		items = append(items, it.Text)
 	}
 	got := strings.Join(items, " | ")
-	if !strings.Contains(got, "Munich") || strings.Contains(got, "Berlin") {
-		t.Errorf("profile preferences %q: want Munich, and Berlin gone", got)
+	if !strings.Contains(got, "Munich") || strings.Contains(got, "Berlin") || !strings.Contains(got, "teacher") || strings.Contains(got, "nurse") {
+		t.Errorf("profile preferences %q: want Munich and teacher, Berlin and nurse gone", got)
 	}
 }
 

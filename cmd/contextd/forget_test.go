@@ -118,7 +118,7 @@ func TestDeleteMessageThroughBinary(t *testing.T) {
 		"sqlite": func(*testing.T) (string, tableScan) { return sqliteStorage, sqliteScan("contextd.db") },
 		"postgres": func(t *testing.T) (string, tableScan) {
 			dsn := pgtest.DSN(t)
-			return fmt.Sprintf("storage:\n  driver: postgres\n  postgres_dsn: %q", dsn), postgresScan(dsn)
+			return postgresStorage(dsn), postgresScan(dsn)
 		},
 	}
 	for name, store := range stores {
@@ -485,11 +485,9 @@ func TestDeletedBeforeTheSummaryThroughBinary(t *testing.T) {
 // delete but for its deletion mark (which never repeats).
 func TestDeletionSeenByAnotherReplicaThroughBinary(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	cfg := fmt.Sprintf(`server:
+	cfg := `server:
   addr: "127.0.0.1:0"
-storage:
-  driver: postgres
-  postgres_dsn: %q
+` + postgresStorage(dsn) + `
 vector:
   driver: none
 supervisor:
@@ -498,7 +496,7 @@ supervisor:
     summary_recent_turns: 6
     summary_trigger_turns: 1
     summary_cooldown: 0s
-`, dsn)
+`
 	a, b := startBinary(t, cfg), startBinary(t, cfg)
 	turns := projectTurns(8)
 	turns[6]["content"] = diagnosis // seq 7: in the recent window

@@ -115,6 +115,11 @@ const sqliteStorage = `storage:
   driver: sqlite
   sqlite_path: "%DATA%/contextd.db"`
 
+// postgresStorage is the storage section of a config on the database dsn.
+func postgresStorage(dsn string) string {
+	return fmt.Sprintf("storage:\n  driver: postgres\n  postgres_dsn: %q", dsn)
+}
+
 var projectWords = [][]string{
 	strings.Fields("garden tomatoes compost seedlings watering basil greenhouse harvest"),
 	strings.Fields("taxes invoice deduction accountant receipts filing refund income"),
@@ -257,7 +262,7 @@ func TestRefreshMidRunOneCallPerEpisode(t *testing.T) {
 	stores := map[string]func(t *testing.T) string{
 		"sqlite": func(*testing.T) string { return sqliteStorage },
 		"postgres": func(t *testing.T) string {
-			return fmt.Sprintf("storage:\n  driver: postgres\n  postgres_dsn: %q", pgtest.DSN(t))
+			return postgresStorage(pgtest.DSN(t))
 		},
 	}
 	for name, storage := range stores {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,15 +19,13 @@ import (
 // first one indexed (the marks are shared) and keep serving the vectors of
 // turns the first one deleted. Once the first stops, it starts.
 func TestSecondEmbeddedIndexOnOnePostgresRefused(t *testing.T) {
-	cfg := fmt.Sprintf(`server:
+	cfg := `server:
   addr: "127.0.0.1:0"
-storage:
-  driver: postgres
-  postgres_dsn: %q
+` + postgresStorage(pgtest.DSN(t)) + `
 vector:
   driver: embedded
-  embedded_path: "%%DATA%%/vectors.db"
-`, pgtest.DSN(t))
+  embedded_path: "%DATA%/vectors.db"
+`
 	a := startBinary(t, cfg)
 
 	dir := t.TempDir()

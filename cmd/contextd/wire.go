@@ -59,7 +59,9 @@ type App struct {
 	// Tracing is the OpenTelemetry provider (no-op when tracing is off).
 	Tracing *telemetry.Tracing
 	// LLM is how the LLM's last call went (nil without an LLM).
-	LLM     *llmsum.Health
+	LLM *llmsum.Health
+	// owner names this process in the leases its workers take.
+	owner   string
 	closers []func() error
 }
 
@@ -147,78 +149,108 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*App, err
 }
 
 // buildTraced wires every component, tracing into tr (shut down, flushing,
-// by Close).
+// by Close), in stages: storage, the service, retrieval, the background
+// workers, HTTP.
 func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *telemetry.Tracing) (*App, error) {
-	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels}), Tracing: tr}
+	a := &App{Config: cfg, Metrics: metrics.NewWith(metrics.Options{TenantLabels: cfg.Server.Metrics.TenantLabels}), Tracing: tr, owner: ownerID()}
 	a.closers = append(a.closers, flushTracing(tr))
 	countDropped(a.Metrics, tr)
-	tracer := tr.Tracer()
 	ok := false
 	defer func() {
 		if !ok {
 			a.Close()
 		}
 	}()
-
 	store, err := openStore(ctx, cfg.Storage)
 	if err != nil {
 		return nil, err
 	}
 	a.Store = store
 	a.closers = append(a.closers, store.Close)
-
 	rawEmb, dim, err := newEmbedder(ctx, cfg.Embedder)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	emb := telemetry.NewEmbedder(rawEmb, tracer, gen(cfg.Embedder.Provider, cfg.Embedder.Model, cfg.Embedder.BaseURL))
+	emb := telemetry.NewEmbedder(rawEmb, tr.Tracer(), gen(cfg.Embedder.Provider, cfg.Embedder.Model, cfg.Embedder.BaseURL))
+	if err := a.wireService(cfg, emb, log); err != nil {
+		return nil, err
+	}
+	if err := a.wireRetrieval(ctx, cfg, emb, dim, log); err != nil {
+		return nil, err
+	}
+	if err := a.wireWorkers(cfg, log); err != nil {
+		return nil, err
+	}
+	a.wireHTTP(cfg, log)
+	ok = true
+	return a, nil
+}
+
+// wireService builds the engine over a.Store, without retrieval or
+// background workers yet.
+func (a *App) wireService(cfg *config.Config, emb rag.Embedder, log *slog.Logger) error {
+	pol, err := policies(cfg)
+	if err != nil {
+		return err
+	}
+	tracer := a.Tracing.Tracer()
+	store := a.Store
+	a.Service = &engine.Service{Policy: pol, AgentDefined: cfg.Defines,
+		Store:        telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver)),
+		EpisodeStore: store, FactStore: store, Dumper: store, Forget: store, Profiles: store,
+		Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
+		Limits:   engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes},
+		Observe:  observe(a.Metrics),
+		OnAppend: func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) },
+	}
+	return nil
+}
+
+// wireRetrieval opens the vector index (none when vector.driver is none)
+// with its retriever and indexer, and gives them to the service.
+func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Embedder, dim int, log *slog.Logger) error {
 	if cfg.Vector.Driver == "embedded" && cfg.Storage.Driver == "postgres" {
 		// The index is this process's file: a second replica on the
 		// database would serve what the first deleted (postgres.ErrIndexHeld).
 		lock, err := postgres.HoldEmbeddedIndex(ctx, cfg.Storage.PostgresDSN)
 		if err != nil {
-			return nil, fmt.Errorf("vector embedded: %w; replicas on one database share a vector store (vector.driver: qdrant), or run one process", err)
+			return fmt.Errorf("vector embedded: %w; replicas on one database share a vector store (vector.driver: qdrant), or run one process", err)
 		}
 		a.closers = append(a.closers, lock.Close)
 	}
+	store, svc, tracer := a.Store, a.Service, a.Tracing.Tracer()
 	ix, err := openIndex(ctx, cfg, dim, store, log)
-	if err != nil {
-		return nil, err
+	if err != nil || ix == nil {
+		return err
 	}
-	owner := ownerID()
-	pol, err := policies(cfg)
-	if err != nil {
-		return nil, err
+	a.Index = ix
+	a.closers = append(a.closers, ix.Close)
+	sparse := rag.NewSparseEncoder()
+	tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
+	a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: svc.Store}
+	a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
+		LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer, Facts: store}
+	if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
+		// Per-agent keys take effect for that agent alone: episodes are
+		// indexed when any agent retrieves them (retrieval then keeps
+		// to the asking agent's rag_episodes).
+		a.Indexer.Episodes = store
 	}
-	tracedStore := telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver))
-	svc := &engine.Service{Policy: pol, AgentDefined: cfg.Defines, Store: tracedStore, EpisodeStore: store, FactStore: store, Dumper: store, Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
-		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
-	if ix != nil {
-		a.Index = ix
-		a.closers = append(a.closers, ix.Close)
-		sparse := rag.NewSparseEncoder()
-		svc.Index = ix
-		tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
-		a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: tracedStore}
-		svc.Retriever = a.Retriever
-		a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: owner, BatchSize: cfg.Embedder.BatchSize, LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer}
-		if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
-			// Per-agent keys take effect for that agent alone: episodes are
-			// indexed when any agent retrieves them (retrieval then keeps
-			// to the asking agent's rag_episodes).
-			a.Indexer.Episodes = store
-		}
-		a.Indexer.Facts = store
-		svc.Indexer = a.Indexer
-	}
+	svc.Index, svc.Retriever, svc.Indexer = ix, a.Retriever, a.Indexer
+	return nil
+}
 
+// wireWorkers builds the summariser (with the LLM when one is configured,
+// else extractive) and the profiler, and gives them to the service.
+func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
+	store, svc, tracer := a.Store, a.Service, a.Tracing.Tracer()
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
 	// merger is the LLM's profile merge (nil: the deterministic merge).
 	var merger worker.ProfileMerger
 	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
-		return nil, fmt.Errorf("llm: %w", err)
+		return fmt.Errorf("llm: %w", err)
 	}
 	if model != nil {
 		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
@@ -228,58 +260,58 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		svc.Condenser = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
 	}
 	a.Worker = &worker.Worker{
-		Store: store, Episodes: store, Facts: store, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
+		Store: store, Episodes: store, Facts: store, Profiles: store, Forget: store, Summarizer: summarizer, Fallback: ext,
+		Settings: workerSettings(cfg), Owner: a.owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
-		Prepare:    summaryInput(pol),
+		Prepare:    summaryInput(svc.Policy),
 		Tracer:     tracer,
-		OnJob: func(ev worker.JobEvent) {
-			if ev.InTokens+ev.OutTokens > 0 {
-				a.Metrics.AddLLMTokens(ev.Tenant, ev.InTokens, ev.OutTokens)
-			}
-			if ev.Outcome != "" {
-				a.Metrics.SummaryJobs.WithLabelValues(ev.Outcome).Inc()
-			}
-		},
+		OnJob:      a.countJob,
 	}
-	svc.Summaries = a.Worker
-	svc.Previews = a.Worker
-	svc.Forget, a.Worker.Forget, a.Worker.Profiles = store, store, store
-	if ix != nil {
-		a.Worker.Erase = rag.Eraser{Index: ix}
+	if a.Index != nil {
+		a.Worker.Erase = rag.Eraser{Index: a.Index}
 	}
-	svc.LLMEpisodes = summarizer.UsesLLM()
-	svc.Profiles = store
+	svc.Summaries, svc.Previews, svc.LLMEpisodes = a.Worker, a.Worker, summarizer.UsesLLM()
 	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
 		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
 	if merger != nil { // an LLM: one merge call per change
 		a.Profiler.Merger, a.Profiler.Model = merger, cfg.LLM.Model
 	}
 	svc.ProfileDegraded = a.Profiler.LastDegraded
-	svc.Observe = observe(a.Metrics)
-	svc.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }
+	return nil
+}
+
+// countJob counts a summary job's outcome and LLM tokens.
+func (a *App) countJob(ev worker.JobEvent) {
+	if ev.InTokens+ev.OutTokens > 0 {
+		a.Metrics.AddLLMTokens(ev.Tenant, ev.InTokens, ev.OutTokens)
+	}
+	if ev.Outcome != "" {
+		a.Metrics.SummaryJobs.WithLabelValues(ev.Outcome).Inc()
+	}
+}
+
+// wireHTTP builds the handler (the API, the inspector, MCP) and the
+// metrics' view of the store.
+func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	tenants := []string{memory.DefaultTenant}
 	for _, k := range cfg.Server.Auth.APIKeys {
 		tenants = append(tenants, k.Tenant)
 	}
 	a.Metrics.Known(tenants)
-	a.Service = svc
-
+	store, svc := a.Store, a.Service
 	a.Metrics.Backlog(func(ctx context.Context) (int64, int64, error) {
 		b, err := store.BacklogSizes(ctx)
 		return b.Unindexed, b.Unsummarised, err
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg), Tracer: tracer, Reads: reads}
+		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
 			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})
 	}
 	a.Handler = api.NewHandler(deps)
-	ok = true
-	return a, nil
 }
 
 // The worker previews lagging extractive summaries for the request path.

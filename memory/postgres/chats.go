@@ -96,10 +96,53 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 
 var errChatVanished = errors.New("chat deleted during append")
 
-// appendTx runs one append transaction on conn. On error the caller rolls
-// back.
+// appendTx runs one append transaction on conn, in two round trips: the
+// chat locked (created if new) with the ids it already holds, then the new
+// rows and the commit. On error the caller rolls back.
 func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *sqlbatch.Batch, now time.Time) (memory.AppendResult, error) {
 	var res memory.AppendResult
+	locked, err := lockForAppend(ctx, conn, req, b, now)
+	if err != nil {
+		return res, err
+	}
+	chat := locked.chat
+	seqs := make([]int64, len(b.Msgs))
+	var cols appendCols
+	for j, m := range b.Msgs {
+		if seq, ok := locked.existing[m.ID]; ok {
+			seqs[j] = seq
+			continue
+		}
+		chat.LastSeq++
+		seqs[j] = chat.LastSeq
+		cols.add(chat.LastSeq, m, b.Meta[j])
+	}
+	if len(cols.seq) > 0 {
+		chat.UpdatedAt = now
+	}
+	if err := writeAppend(ctx, conn, locked.pk, chat.LastSeq, &cols, now); err != nil {
+		return res, err
+	}
+	res.Created, res.Appended = locked.created, len(cols.seq)
+	res.Chat = chat
+	res.LastSeq = chat.LastSeq
+	res.Messages = b.Refs(seqs)
+	res.Duplicates = len(req.Messages) - res.Appended
+	return res, nil
+}
+
+// lockedChat is what the first round trip of an append found.
+type lockedChat struct {
+	pk       int64
+	chat     memory.Chat
+	created  bool             // by this append
+	existing map[string]int64 // the batch's ids the chat already holds, by seq
+}
+
+// lockForAppend begins the transaction, creates the chat if it is new,
+// locks its row and reads which of the batch's ids it already holds.
+func lockForAppend(ctx context.Context, conn *pgx.Conn, req memory.AppendRequest, b *sqlbatch.Batch, now time.Time) (lockedChat, error) {
+	var lc lockedChat
 	agent := req.Agent
 	if agent == "" {
 		agent = memory.DefaultAgent
@@ -108,7 +151,6 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 	for i, m := range b.Msgs {
 		ids[i] = m.ID
 	}
-
 	first := &pgx.Batch{}
 	first.Queue(`BEGIN`)
 	first.Queue(`INSERT INTO chats (tenant, chat_id, user_id, agent, created_at, updated_at)
@@ -119,91 +161,78 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 	first.Queue(`SELECT m.id, m.seq FROM messages m JOIN chats c ON c.id = m.chat
 		WHERE c.tenant = $1 AND c.chat_id = $2 AND m.id = ANY($3)`, req.Chat.Tenant, req.Chat.ChatID, ids)
 	br := conn.SendBatch(ctx, first)
+	defer br.Close() // closing twice is harmless; the error that matters is the one below
 	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return res, fmt.Errorf("begin: %w", err)
+		return lc, fmt.Errorf("begin: %w", err)
 	}
 	tag, err := br.Exec()
 	if err != nil {
-		br.Close()
-		return res, fmt.Errorf("create chat: %w", err)
+		return lc, fmt.Errorf("create chat: %w", err)
 	}
-	res.Created = tag.RowsAffected() == 1
-	pk, chat, err := scanChat(br.QueryRow())
-	if err != nil {
-		br.Close()
+	lc.created = tag.RowsAffected() == 1
+	if lc.pk, lc.chat, err = scanChat(br.QueryRow()); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return res, errChatVanished
+			return lc, errChatVanished
 		}
-		return res, fmt.Errorf("lock chat: %w", err)
+		return lc, fmt.Errorf("lock chat: %w", err)
 	}
-	if !res.Created {
-		if err := memory.CheckUser(chat, req.UserID); err != nil {
-			br.Close()
-			return res, err
+	if !lc.created {
+		if err := memory.CheckUser(lc.chat, req.UserID); err != nil {
+			return lc, err
 		}
 	}
 	rows, err := br.Query()
 	if err != nil {
-		br.Close()
-		return res, fmt.Errorf("find duplicates: %w", err)
+		return lc, fmt.Errorf("find duplicates: %w", err)
 	}
-	existing := make(map[string]int64)
+	lc.existing = make(map[string]int64)
 	var (
 		id  string
 		seq int64
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &seq}, func() error { existing[id] = seq; return nil }); err != nil {
-		br.Close()
-		return res, fmt.Errorf("find duplicates: %w", err)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &seq}, func() error { lc.existing[id] = seq; return nil }); err != nil {
+		return lc, fmt.Errorf("find duplicates: %w", err)
 	}
-	if err := br.Close(); err != nil {
-		return res, err
-	}
+	return lc, br.Close()
+}
 
-	seqs := make([]int64, len(b.Msgs))
-	n := len(b.Msgs) - len(existing)
-	var (
-		cSeq     = make([]int64, 0, n)
-		cID      = make([]string, 0, n)
-		cRole    = make([]string, 0, n)
-		cName    = make([]string, 0, n)
-		cContent = make([]string, 0, n)
-		cAt      = make([]time.Time, 0, n)
-		cMeta    = make([]*string, 0, n)
-	)
-	for j, m := range b.Msgs {
-		if seq, ok := existing[m.ID]; ok {
-			seqs[j] = seq
-			continue
-		}
-		chat.LastSeq++
-		seqs[j] = chat.LastSeq
-		var meta *string
-		if b.Meta[j] != nil {
-			s := string(b.Meta[j])
-			meta = &s
-		}
-		cSeq, cID, cRole = append(cSeq, chat.LastSeq), append(cID, m.ID), append(cRole, string(m.Role))
-		cName, cContent = append(cName, m.Name), append(cContent, m.Content)
-		cAt, cMeta = append(cAt, m.CreatedAt), append(cMeta, meta)
-	}
-	res.Appended = len(cSeq)
+// appendCols are an append's new rows, column by column (unnest's input).
+type appendCols struct {
+	seq                     []int64
+	id, role, name, content []string
+	at                      []time.Time
+	meta                    []*string
+}
 
+func (c *appendCols) add(seq int64, m memory.Message, meta []byte) {
+	var ms *string
+	if meta != nil {
+		s := string(meta)
+		ms = &s
+	}
+	c.seq, c.id, c.role = append(c.seq, seq), append(c.id, m.ID), append(c.role, string(m.Role))
+	c.name, c.content = append(c.name, m.Name), append(c.content, m.Content)
+	c.at, c.meta = append(c.at, m.CreatedAt), append(c.meta, ms)
+}
+
+// writeAppend inserts cols into chat pk, moves its last seq, and commits.
+func writeAppend(ctx context.Context, conn *pgx.Conn, pk, lastSeq int64, cols *appendCols, now time.Time) error {
 	second := &pgx.Batch{}
-	if res.Appended > 0 {
+	if len(cols.seq) > 0 {
 		second.Queue(`INSERT INTO messages (chat, seq, id, role, name, content, created_at, metadata)
 			SELECT $1, u.seq, u.id, u.role, u.name, u.content, u.created_at, u.metadata::jsonb
 			FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[])
 				AS u (seq, id, role, name, content, created_at, metadata)`,
-			pk, cSeq, cID, cRole, cName, cContent, cAt, cMeta)
+			pk, cols.seq, cols.id, cols.role, cols.name, cols.content, cols.at, cols.meta)
 		second.Queue(`UPDATE chats SET last_seq = $2, updated_at = $3,
-			summary_pending_since = COALESCE(summary_pending_since, $3) WHERE id = $1`, pk, chat.LastSeq, now)
-		chat.UpdatedAt = now
+			summary_pending_since = COALESCE(summary_pending_since, $3) WHERE id = $1`, pk, lastSeq, now)
 	}
 	second.Queue(`COMMIT`)
-	br = conn.SendBatch(ctx, second)
-	var commit pgconn.CommandTag
+	br := conn.SendBatch(ctx, second)
+	var (
+		commit pgconn.CommandTag
+		err    error
+	)
 	for i := 0; i < second.Len() && err == nil; i++ {
 		commit, err = br.Exec()
 	}
@@ -211,16 +240,12 @@ func (s *Store) appendTx(ctx context.Context, conn *pgx.Conn, req memory.AppendR
 		err = cerr
 	}
 	if err != nil {
-		return res, fmt.Errorf("insert messages: %w", err)
+		return fmt.Errorf("insert messages: %w", err)
 	}
 	if commit.String() != "COMMIT" {
-		return res, fmt.Errorf("commit: server answered %q", commit.String())
+		return fmt.Errorf("commit: server answered %q", commit.String())
 	}
-	res.Chat = chat
-	res.LastSeq = chat.LastSeq
-	res.Messages = b.Refs(seqs)
-	res.Duplicates = len(req.Messages) - res.Appended
-	return res, nil
+	return nil
 }
 
 // Chat returns the chat or ErrNotFound,

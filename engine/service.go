@@ -661,36 +661,43 @@ func (s *Service) Search(ctx context.Context, tenant string, in SearchInput) (Se
 	return res, nil
 }
 
-// search validates in and retrieves; caughtUp is false when the index had
-// not taken in every turn appended before the search (waitIndexed).
-func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hits []SearchHit, caughtUp bool, err error) {
+// checkSearch validates a search's input; it returns k (10 when unset)
+// and the time range.
+func checkSearch(in SearchInput) (int, timeRange, error) {
 	if !utf8.ValidString(in.Query) {
-		return nil, false, invalid("query", "invalid_utf8", "is not valid UTF-8")
+		return 0, timeRange{}, invalid("query", "invalid_utf8", "is not valid UTF-8")
 	}
 	if strings.TrimSpace(in.Query) == "" {
-		return nil, false, invalid("query", "missing_field", "is required")
+		return 0, timeRange{}, invalid("query", "missing_field", "is required")
 	}
 	if err := ValidateID("chat_id", in.ChatID, false); err != nil {
-		return nil, false, err
+		return 0, timeRange{}, err
 	}
 	if err := ValidateID("user_id", in.UserID, false); err != nil {
-		return nil, false, err
+		return 0, timeRange{}, err
 	}
 	k := 10
 	if in.K != nil {
 		if *in.K < 1 || *in.K > 100 {
-			return nil, false, invalid("k", "invalid_value", "must be between 1 and 100")
+			return 0, timeRange{}, invalid("k", "invalid_value", "must be between 1 and 100")
 		}
 		k = *in.K
 	}
 	times, err := parseTimeRange(in.Since, in.Until)
 	if err != nil {
-		return nil, false, err
+		return 0, timeRange{}, err
 	}
 	if err := parseKinds(in.Kinds); err != nil {
-		return nil, false, err
+		return 0, timeRange{}, err
 	}
-	if err := validateMinScore(in.MinScore); err != nil {
+	return k, times, validateMinScore(in.MinScore)
+}
+
+// search validates in and retrieves; caughtUp is false when the index had
+// not taken in every turn appended before the search (waitIndexed).
+func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hits []SearchHit, caughtUp bool, err error) {
+	k, times, err := checkSearch(in)
+	if err != nil {
 		return nil, false, err
 	}
 	req := rag.Request{Tenant: tenant, UserID: in.UserID, Query: rag.TruncateQuery(in.Query), Scope: rag.ScopeTenant,

@@ -67,30 +67,11 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 	var res memory.AppendResult
 	err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res = memory.AppendResult{}
-		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), req.Chat)
-		switch {
-		case errors.Is(err, memory.ErrNotFound):
-			chat = memory.Chat{Tenant: req.Chat.Tenant, ID: req.Chat.ChatID, UserID: req.UserID,
-				Agent: req.Agent, CreatedAt: now, UpdatedAt: now}
-			if chat.Agent == "" {
-				chat.Agent = memory.DefaultAgent
-			}
-			r, err := tx.StmtContext(ctx, s.ws.insertChat).ExecContext(ctx,
-				chat.Tenant, chat.ID, chat.UserID, chat.Agent, micros(now), micros(now))
-			if err != nil {
-				return fmt.Errorf("create chat: %w", err)
-			}
-			if pk, err = r.LastInsertId(); err != nil {
-				return fmt.Errorf("create chat: %w", err)
-			}
-			res.Created = true
-		case err != nil:
+		pk, chat, created, err := s.chatForAppend(ctx, tx, req, now)
+		if err != nil {
 			return err
-		default:
-			if err := memory.CheckUser(chat, req.UserID); err != nil {
-				return err
-			}
 		}
+		res.Created = created
 
 		var existing map[string]int64
 		if !res.Created && !b.Fresh && len(b.Msgs) > 0 {
@@ -137,6 +118,32 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 		return memory.AppendResult{}, fmt.Errorf("sqlite: %w", err)
 	}
 	return res, nil
+}
+
+// chatForAppend reads the chat an append goes to in its transaction, or
+// creates it (created true); another user than the chat's is refused.
+func (s *Store) chatForAppend(ctx context.Context, tx *sql.Tx, req memory.AppendRequest, now time.Time) (int64, memory.Chat, bool, error) {
+	pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), req.Chat)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		chat = memory.Chat{Tenant: req.Chat.Tenant, ID: req.Chat.ChatID, UserID: req.UserID,
+			Agent: req.Agent, CreatedAt: now, UpdatedAt: now}
+		if chat.Agent == "" {
+			chat.Agent = memory.DefaultAgent
+		}
+		r, err := tx.StmtContext(ctx, s.ws.insertChat).ExecContext(ctx,
+			chat.Tenant, chat.ID, chat.UserID, chat.Agent, micros(now), micros(now))
+		if err != nil {
+			return 0, chat, false, fmt.Errorf("create chat: %w", err)
+		}
+		if pk, err = r.LastInsertId(); err != nil {
+			return 0, chat, false, fmt.Errorf("create chat: %w", err)
+		}
+		return pk, chat, true, nil
+	case err != nil:
+		return 0, chat, false, err
+	}
+	return pk, chat, false, memory.CheckUser(chat, req.UserID)
 }
 
 // existingSeqs returns the seqs of those of msgs' ids the chat already

@@ -32,6 +32,11 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) == 0 || args[0] != "load" {
 		return usageError(benchUsage)
 	}
+	return cmdBenchLoad(ctx, args[1:], getenv, stdout)
+}
+
+// cmdBenchLoad is `contextd bench load`.
+func cmdBenchLoad(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench load", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	var o loadgen.Options
@@ -52,7 +57,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to FILE at the end of the run, before the in-process contextd stops")
 	mutexProfile := fs.String("mutexprofile", "", "write a mutex contention profile of the whole run to FILE")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -65,20 +70,7 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		return usageError("bench load: " + err.Error())
 	}
 	if *cpuProfile != "" {
-		path := *cpuProfile
-		o.Profile = func() func() {
-			f, err := os.Create(path)
-			if err != nil {
-				fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
-				return func() {}
-			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
-				_ = f.Close()
-				return func() {}
-			}
-			return func() { pprof.StopCPUProfile(); _ = f.Close() }
-		}
+		o.Profile = cpuProfiler(*cpuProfile, stdout)
 	}
 
 	if *cfgPath != "" && *addr != "" {
@@ -116,6 +108,24 @@ func cmdBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	return nil
+}
+
+// cpuProfiler starts a CPU profile into path when called, and returns
+// what stops it; a failure is reported on stdout and profiles nothing.
+func cpuProfiler(path string, stdout io.Writer) func() func() {
+	return func() func() {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
+			return func() {}
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stdout, "cpuprofile: %v\n", err)
+			_ = f.Close()
+			return func() {}
+		}
+		return func() { pprof.StopCPUProfile(); _ = f.Close() }
+	}
 }
 
 func writeProfile(name, path string) error {

@@ -100,6 +100,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "pprof on http://%s/debug/pprof/\n", *pprofAddr)
 	}
 
+	return runServer(ctx, app, srv, ln, getenv, log)
+}
+
+// runServer serves on ln with the background workers beside it until ctx
+// ends (SIGTERM), then stops accepting, drains in-flight requests, then
+// background work, each with a deadline.
+func runServer(ctx context.Context, app *App, srv *http.Server, ln net.Listener, getenv func(string) string, log *slog.Logger) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	workersDone := app.StartWorkers(workCtx)
 	keepGCPacing(workCtx, getenv, defaultMemoryLimit, log)
@@ -114,8 +121,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// SIGTERM: stop accepting, drain in-flight requests, then background
-	// work, each with a deadline.
 	log.Info("shutting down: draining requests and background work")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()

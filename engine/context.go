@@ -443,17 +443,21 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 	return req
 }
 
-// ragTurns passes hits through the same filters as verbatim turns (routing
-// noise skipped, agent labels stripped, the current query excluded; no
-// turn cap) and truncation, best first.
-func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAGTurn {
-	type kept struct {
-		i       int // in turns (a rag.Turn is ~300 bytes: not copied)
-		content string
-	}
-	ks := make([]kept, 0, len(turns))
-	queryAt := -1 // the last hit that is the current query is excluded
-	var episodes []RAGTurn
+// keptTurn is a retrieved turn that passed the filters: its index in the
+// retrieved turns (a rag.Turn is ~200 bytes: not copied) and its filtered
+// content.
+type keptTurn struct {
+	i       int
+	content string
+}
+
+// keptTurns sorts the retrieved turns: the episodes and facts to show
+// (ranked with the turns by ragTurns), and the turns that pass the
+// filters and are not in the recent window; queryAt is the kept turn that
+// is the current query (-1 when none), left out by ragTurns.
+func (p *plan) keptTurns(turns []rag.Turn) (ks []keptTurn, episodes []RAGTurn, queryAt int) {
+	ks = make([]keptTurn, 0, len(turns))
+	queryAt = -1 // the last hit that is the current query is excluded
 	for i := range turns {
 		t := &turns[i]
 		if t.Kind == memory.KindEpisode {
@@ -463,7 +467,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 			continue
 		}
 		if t.Kind == memory.KindFact {
-			episodes = append(episodes, ragFact(p, *t)) // ranked with the turns below
+			episodes = append(episodes, ragFact(p, *t))
 			continue
 		}
 		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
@@ -476,8 +480,16 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 		if p.filters.IsQuery(memory.Role(t.Role), t.Content, content) {
 			queryAt = len(ks)
 		}
-		ks = append(ks, kept{i, content})
+		ks = append(ks, keptTurn{i, content})
 	}
+	return ks, episodes, queryAt
+}
+
+// ragTurns passes hits through the same filters as verbatim turns (routing
+// noise skipped, agent labels stripped, the current query excluded; no
+// turn cap) and truncation, best first.
+func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAGTurn {
+	ks, episodes, queryAt := p.keptTurns(turns)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
 	nsnip := rag.PassageBytes(neighborSnippetTokens)

@@ -163,3 +163,29 @@ func TestUnescapableParamIs400(t *testing.T) {
 		t.Fatalf("got %d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// "." and ".." are refused wherever an id is given: as a URL path segment
+// clients resolve them away, so a chat, user or turn of that id could be
+// stored but never read or erased.
+func TestDotIDsRefused(t *testing.T) {
+	h := newHarnessWith(t, nil, wireStore)
+	for _, id := range []string{".", ".."} {
+		cases := []struct{ name, path, body, field string }{
+			{"chat in context", "/v1/context", jsonBody(t, map[string]any{"chat_id": id, "query": "hi"}), "chat_id"},
+			{"user in append", "/v1/chats/c1/messages", jsonBody(t, map[string]any{"user_id": id,
+				"messages": []map[string]string{{"role": "user", "content": "hi"}}}), "user_id"},
+			{"message id", "/v1/chats/c1/messages", jsonBody(t, map[string]any{
+				"messages": []map[string]string{{"id": id, "role": "user", "content": "hi"}}}), "messages[0].id"},
+		}
+		for _, c := range cases {
+			r := h.do("POST", c.path, c.body)
+			e, _ := r.body["error"].(map[string]any)
+			if r.status != http.StatusBadRequest || e["code"] != "invalid_id" || e["field"] != c.field {
+				t.Errorf("%s %q: %d %s, want 400 invalid_id naming %s", c.name, id, r.status, r.raw, c.field)
+			}
+		}
+	}
+	if r := h.do("GET", "/v1/chats/c1/messages", ""); r.status != http.StatusNotFound {
+		t.Errorf("a refused append stored something: %d %s", r.status, r.raw)
+	}
+}

@@ -137,7 +137,9 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 		p.scope = in.RAGScope
 	}
 	p.filters = p.policy.Filters
-	p.filters.ExcludeQuery = p.query
+	// The whole query, not p.query: a query past rag.MaxQueryBytes is cut
+	// for retrieval, but the stored turn it matches is whole.
+	p.filters.ExcludeQuery = in.Query
 	p.trunc = p.policy.Truncation
 	p.trunc.Query = p.query
 	p.trunc.Scorer, p.trunc.Condenser = s.Scorer, s.Condenser

@@ -322,6 +322,25 @@ func TestAppendViaContextIsIdempotentAndExcludesQuery(t *testing.T) {
 	}
 }
 
+// A query longer than retrieval takes (rag.MaxQueryBytes) is the current
+// query all the same: it is not shown again among the recent turns.
+func TestLongQueryExcluded(t *testing.T) {
+	s := newTestService(t)
+	ctx := context.Background()
+	long := "Please summarise this document: " + strings.Repeat("lorem ipsum dolor sit amet ", 400)
+	if len(long) <= rag.MaxQueryBytes {
+		t.Fatalf("the query is %d bytes; the test needs more than %d", len(long), rag.MaxQueryBytes)
+	}
+	in := ContextInput{ChatID: "c10", Query: long, Append: []InMessage{{ID: "q1", Role: "user", Content: long}}}
+	res, err := s.Context(ctx, "default", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sections.Recent) != 0 || res.Usage.FilteredTurns != 1 {
+		t.Errorf("the long query came back among the recent turns: %d turns, usage %+v", len(res.Sections.Recent), res.Usage)
+	}
+}
+
 func TestDeleteChat(t *testing.T) {
 	s := newTestService(t)
 	ctx := context.Background()

@@ -29,6 +29,10 @@ func CheckID(v string) error {
 		return errors.New("is blank")
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
 		return errors.New("contains control characters")
+	case v == "." || v == "..":
+		// As a path segment, escaped or not, clients and proxies resolve
+		// it away: such a chat could be written but never read or erased.
+		return errors.New(`is "." or "..", which a URL path cannot carry`)
 	}
 	return nil
 }

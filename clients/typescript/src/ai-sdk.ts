@@ -111,7 +111,19 @@ async function withMemory(opts: ContextdMiddlewareOptions, params: Params, ids: 
     signal: params.abortSignal,
   });
   opts.onContext?.(res);
-  return { ...params, prompt: [...system, ...(res.messages ?? []).map(toPrompt), ...tail] };
+  const recent = isNewTurn ? (res.messages ?? []) : withoutSteps(res.messages ?? [], tail);
+  return { ...params, prompt: [...system, ...recent.map(toPrompt), ...tail] };
+}
+
+// withoutSteps drops, from the end of contextd's messages, the assistant
+// texts this call's earlier steps stored (wrapGenerate stores each step's
+// text, "Let me check." beside a tool call): the tail holds them already,
+// after the user's message, where they belong.
+function withoutSteps(msgs: ChatMessage[], tail: PromptMessage[]): ChatMessage[] {
+  const said = new Set(tail.filter((m) => m.role === "assistant").map(textOf).filter((t) => t.trim() !== ""));
+  let end = msgs.length;
+  while (end > 0 && msgs[end - 1].role === "assistant" && said.has(msgs[end - 1].content)) end--;
+  return msgs.slice(0, end);
 }
 
 function textOf(m: PromptMessage): string {

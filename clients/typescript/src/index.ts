@@ -202,19 +202,21 @@ export class Contextd {
   async ready(opts: RequestOptions = {}): Promise<Readiness> {
     // Not retried: a 503 here is the answer, not a passing overload.
     const res = await this.#request("GET", "/readyz", opts, undefined, 0);
-    return (await res.json()) as Readiness;
+    return parsed(res, "GET", "/readyz", await readBody(res, opts, "GET", "/readyz"), (t) => JSON.parse(t)) as Readiness;
   }
 
   async #json<T>(method: string, path: string, opts: RequestOptions, body?: unknown): Promise<T> {
     const res = await this.#request(method, path, opts, body);
-    const text = await res.text();
-    return (text ? JSON.parse(text) : null) as T;
+    const text = await readBody(res, opts, method, path);
+    return parsed(res, method, path, text, (t) => (t ? JSON.parse(t) : null)) as T;
   }
 
   async #ndjson(path: string, opts: RequestOptions): Promise<DumpRecord[]> {
     const res = await this.#request("GET", path, opts);
-    const text = await res.text();
-    return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as DumpRecord);
+    const text = await readBody(res, opts, "GET", path);
+    return parsed(res, "GET", path, text, (t) =>
+      t.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as DumpRecord),
+    );
   }
 
   // #request sends the call, retrying 429 and 503 (honouring Retry-After)
@@ -229,6 +231,7 @@ export class Contextd {
       headers["Content-Type"] = "application/json";
       payload = JSON.stringify(body);
     }
+    const deadline = Date.now() + (opts.timeoutMs ?? this.#timeoutMs);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -237,9 +240,12 @@ export class Contextd {
         throw transportError(err, opts.signal, method, path);
       }
       if (res.ok) return res;
-      if (retryStatuses.has(res.status) && attempt < retries) {
+      // A wait that would outlast the call's time limit is not waited:
+      // the server's own error (429 rate_limited, 503 ...) is the answer.
+      const wait = retryStatuses.has(res.status) && attempt < retries ? retryWait(res, attempt) : undefined;
+      if (wait !== undefined && Date.now() + wait < deadline) {
         await res.body?.cancel();
-        await sleep(retryWait(res, attempt), signal).catch((err) => {
+        await sleep(wait, signal).catch((err) => {
           throw transportError(err, opts.signal, method, path);
         });
         continue;
@@ -247,6 +253,31 @@ export class Contextd {
       throw await apiError(res);
     }
   }
+}
+
+// readBody reads an answer's body; a failure on the way (the time limit,
+// the caller's abort, a reset connection) is a ContextdError like one
+// before the answer.
+async function readBody(res: Response, opts: RequestOptions, method: string, path: string): Promise<string> {
+  try {
+    return await res.text();
+  } catch (err) {
+    throw transportError(err, opts.signal, method, path);
+  }
+}
+
+// parsed decodes a successful answer's body; one that is not the API's
+// JSON (a proxy's login page, say) is a ContextdError invalid_response.
+function parsed<T>(res: Response, method: string, path: string, text: string, decode: (text: string) => T): T {
+  try {
+    return decode(text);
+  } catch (err) {
+    return throwInvalid(res, method, path, text, err);
+  }
+}
+
+function throwInvalid(res: Response, method: string, path: string, text: string, cause: unknown): never {
+  throw new ContextdError(res.status, "invalid_response", `${method} ${path}: the answer is not contextd's JSON: ${text.slice(0, 200)}`, undefined, { cause });
 }
 
 function transportError(err: unknown, callerSignal: AbortSignal | undefined, method: string, path: string): ContextdError {

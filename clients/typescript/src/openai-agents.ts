@@ -10,11 +10,28 @@ export interface ContextdSessionOptions {
   chatId: string;
   userId?: string;
   agent?: string;
+  /**
+   * The server's `server.max_message_bytes` (default 256 KiB). An item
+   * whose text is longer (a tool's big output) is stored with its text cut
+   * to this in the turn's content; the item itself is kept whole in the
+   * turn's metadata, so the Runner gets it back whole.
+   */
+  maxMessageBytes?: number;
+  /**
+   * The server's `server.body_limit` (default 4 MiB). addItems sends its
+   * items in as many appends as keep each request under it; an item too
+   * large for any request alone is kept with its longest strings cut.
+   */
+  bodyLimit?: number;
 }
 
 /** Where the SDK's own item is kept in a stored turn's metadata. */
 const itemKey = "openai_agents_item";
 const pageSize = 1000;
+/** Items per append, well under the server's max_messages_per_request. */
+const appendBatch = 500;
+const utf8 = new TextEncoder();
+const bytes = (s: string) => utf8.encode(s).length;
 
 /**
  * A Session whose history is a contextd chat: every item the Runner adds
@@ -47,8 +64,28 @@ export class ContextdSession implements Session {
   }
 
   async addItems(items: AgentInputItem[]): Promise<void> {
-    if (items.length === 0) return;
-    await this.#o.client.append(this.#o.chatId, items.map(toMessage), { userId: this.#o.userId, agent: this.#o.agent });
+    // A request's envelope and JSON escapes take some room: batches aim
+    // at 90% of the body limit.
+    const room = Math.floor((this.#o.bodyLimit ?? 4 << 20) * 0.9);
+    const maxContent = this.#o.maxMessageBytes ?? 256 << 10;
+    let batch: InputMessage[] = [];
+    let size = 0;
+    for (const item of items) {
+      const m = toMessage(item, maxContent, room);
+      const n = bytes(JSON.stringify(m));
+      if (batch.length > 0 && (size + n > room || batch.length === appendBatch)) {
+        await this.#append(batch);
+        batch = [];
+        size = 0;
+      }
+      batch.push(m);
+      size += n;
+    }
+    if (batch.length > 0) await this.#append(batch);
+  }
+
+  async #append(messages: InputMessage[]): Promise<void> {
+    await this.#o.client.append(this.#o.chatId, messages, { userId: this.#o.userId, agent: this.#o.agent });
   }
 
   async popItem(): Promise<AgentInputItem | undefined> {
@@ -87,9 +124,10 @@ export class ContextdSession implements Session {
 
 type Loose = { type?: string; role?: string; content?: unknown; name?: string; arguments?: string; output?: unknown };
 
-// toMessage renders an item as a turn: its text for contextd, the item
-// itself in the metadata.
-function toMessage(item: AgentInputItem): InputMessage {
+// toMessage renders an item as a turn: its text for contextd (cut to
+// maxContent bytes), the item itself in the metadata (its longest strings
+// cut only if the whole turn would not fit room bytes).
+function toMessage(item: AgentInputItem, maxContent: number, room: number): InputMessage {
   const it = item as Loose;
   let role: Role = "assistant";
   let content = "";
@@ -107,7 +145,52 @@ function toMessage(item: AgentInputItem): InputMessage {
   // contextd refuses empty content: keep a marker for items without text
   // (reasoning, hosted tool calls, ...).
   if (!content.trim()) content = `[${it.type ?? it.role ?? "item"}]`;
-  return { role, name, content, metadata: { [itemKey]: item } };
+  content = cut(content, maxContent, " [… cut: the whole item is in this turn's metadata]");
+  const kept = fit(item, room - bytes(JSON.stringify(content)) - 1024);
+  return { role, name, content, metadata: { [itemKey]: kept } };
+}
+
+// cut shortens s to at most max UTF-8 bytes, note included, on a character
+// boundary.
+function cut(s: string, max: number, note: string): string {
+  const b = utf8.encode(s);
+  if (b.length <= max) return s;
+  let n = Math.max(max - bytes(note), 0);
+  while (n > 0 && (b[n] & 0xc0) === 0x80) n--; // not inside a character
+  return new TextDecoder().decode(b.subarray(0, n)) + note;
+}
+
+// fit returns item, or a copy of it whose longest strings are cut until
+// its JSON is at most max bytes: an item too large for any request is
+// kept shortened rather than losing the turn.
+function fit(item: AgentInputItem, max: number): AgentInputItem {
+  let size = bytes(JSON.stringify(item));
+  if (size <= max) return item;
+  const copy = structuredClone(item) as unknown as Record<string, unknown>;
+  for (let i = 0; i < 16 && size > max; i++) {
+    const longest = longestString(copy);
+    if (!longest) break;
+    const [holder, key, value] = longest;
+    holder[key] = cut(value, Math.max(bytes(value) - (size - max) - 64, 0), " [… cut by contextd: too large to store]");
+    size = bytes(JSON.stringify(copy));
+  }
+  return copy as unknown as AgentInputItem;
+}
+
+type Holder = Record<string | number, unknown>;
+
+function longestString(v: unknown): [Holder, string | number, string] | undefined {
+  let best: [Holder, string | number, string] | undefined;
+  const walk = (o: unknown) => {
+    if (!o || typeof o !== "object") return;
+    for (const [k, x] of Object.entries(o as Holder)) {
+      if (typeof x === "string") {
+        if (!best || x.length > best[2].length) best = [o as Holder, Array.isArray(o) ? Number(k) : k, x];
+      } else walk(x);
+    }
+  };
+  walk(v);
+  return best;
 }
 
 function toItem(m: LiveMessage): AgentInputItem {

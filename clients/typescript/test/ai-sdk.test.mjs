@@ -2,7 +2,8 @@
 // real contextd binary.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { generateText, streamText, wrapLanguageModel } from "ai";
+import { generateText, streamText, wrapLanguageModel, tool, stepCountIs, jsonSchema } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
 import { Contextd } from "@contextd/client";
 import { contextdMiddleware } from "@contextd/client/ai-sdk";
 import { startContextd, downURL } from "./helpers.mjs";
@@ -53,6 +54,30 @@ test("a 20-turn chat: an early turn the question needs reaches the model's promp
   // early chatter turns are neither recent nor relevant.
   assert.doesNotMatch(body, /museum open/);
   assert.ok(last.length < 30, `prompt of ${last.length} messages`);
+});
+
+test("a step's text beside a tool call reaches the next step once, after the question", async () => {
+  const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+  const steps = [
+    { content: [{ type: "text", text: "Let me check the weather." }, { type: "tool-call", toolCallId: "c1", toolName: "weather", input: '{"city":"Porto"}' }],
+      finishReason: { unified: "tool-calls", raw: "tool_calls" } },
+    { content: [{ type: "text", text: "It is sunny in Porto." }], finishReason: { unified: "stop", raw: "stop" } },
+  ];
+  let n = 0;
+  const model = new MockLanguageModelV3({ doGenerate: async () => ({ ...steps[n++], usage, warnings: [] }) });
+  const wrapped = wrapLanguageModel({ model, middleware: contextdMiddleware({ client, chatId: "ai-steps" }) });
+  await generateText({ model: wrapped, prompt: "hello there" }); // an earlier turn: "answer"-less mock replies below
+  n = 0;
+  const weather = tool({ inputSchema: jsonSchema({ type: "object", properties: { city: { type: "string" } } }), execute: async () => "sunny in Porto" });
+  const { text } = await generateText({ model: wrapped, prompt: "What's the weather in Porto?", tools: { weather }, stopWhen: stepCountIs(3) });
+  assert.equal(text, "It is sunny in Porto.");
+  const prompt = model.doGenerateCalls.at(-1).prompt;
+  const texts = prompt.map((m) => [m.role, typeof m.content === "string" ? m.content : m.content.map((p) => p.text ?? `<${p.type}>`).join("")]);
+  const question = texts.findIndex(([role, t]) => role === "user" && t.includes("weather in Porto"));
+  const checks = texts.map(([, t], i) => (t.includes("Let me check the weather.") ? i : -1)).filter((i) => i >= 0);
+  assert.equal(checks.length, 1, "the step's text once:\n" + JSON.stringify(texts, null, 1));
+  assert.ok(checks[0] > question, "after the question:\n" + JSON.stringify(texts, null, 1));
+  assert.deepEqual(texts.at(-1)[0], "tool");
 });
 
 test("streamText: the reply is stored when the stream finishes", async () => {

@@ -185,6 +185,59 @@ test("429 and 503 are retried after Retry-After; the last failure is thrown", as
   assert.equal(calls, 3, "the first try and two retries");
 });
 
+test("a Retry-After longer than the time left throws the server's error at once", async () => {
+  let calls = 0;
+  const limited = async () => {
+    calls++;
+    return new Response(JSON.stringify({ error: { code: "rate_limited", message: "slow down" } }), { status: 429, headers: { "Retry-After": "10" } });
+  };
+  const cl = new Contextd({ baseURL: "http://contextd.test", fetch: limited });
+  const t0 = Date.now();
+  await assert.rejects(cl.append("x", [{ role: "user", content: "hi" }], { timeoutMs: 2000 }), { name: "ContextdError", status: 429, code: "rate_limited" });
+  assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms: it waited for a retry that could not fit`);
+  assert.equal(calls, 1);
+});
+
+// A server that sends the head of a 200 and part of its body, then stalls
+// (or, with reset, drops the connection).
+async function halfAnswer({ reset = false } = {}) {
+  const s = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": "1000" });
+    res.write('{"messages": [');
+    if (reset) setTimeout(() => res.socket.destroy(), 50);
+  });
+  await new Promise((r) => s.listen(0, "127.0.0.1", r));
+  return s;
+}
+
+test("a failure while the body arrives is a ContextdError too", async () => {
+  const s = await halfAnswer();
+  const r = await halfAnswer({ reset: true });
+  try {
+    const cl = new Contextd({ baseURL: `http://127.0.0.1:${s.address().port}` });
+    await assert.rejects(cl.messages("x", { timeoutMs: 300 }), { name: "ContextdError", status: 0, code: "unavailable" });
+    const ctl = new AbortController();
+    setTimeout(() => ctl.abort(), 100);
+    await assert.rejects(cl.exportUser("u", { signal: ctl.signal }), { name: "ContextdError", code: "aborted" });
+    const cr = new Contextd({ baseURL: `http://127.0.0.1:${r.address().port}` });
+    await assert.rejects(cr.messages("x"), { name: "ContextdError", status: 0, code: "unavailable" });
+  } finally {
+    for (const x of [s, r]) {
+      x.closeAllConnections();
+      x.close();
+    }
+  }
+});
+
+test("a 200 that is not contextd's JSON is ContextdError invalid_response", async () => {
+  const page = async () => new Response("<html>please log in</html>", { status: 200, headers: { "Content-Type": "text/html" } });
+  const cl = new Contextd({ baseURL: "http://x.test", fetch: page });
+  await assert.rejects(cl.messages("x"), { name: "ContextdError", status: 200, code: "invalid_response" });
+  await assert.rejects(cl.ready(), { name: "ContextdError", code: "invalid_response" });
+  await assert.rejects(cl.exportChat("x"), { name: "ContextdError", code: "invalid_response" });
+});
+
 test("a non-JSON error answer is still a ContextdError", async () => {
   const html = async () => new Response("<html>bad gateway</html>", { status: 502 });
   await assert.rejects(new Contextd({ baseURL: "http://x.test", fetch: html }).messages("x"), { status: 502, code: "http_error" });

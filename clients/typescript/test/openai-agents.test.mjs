@@ -71,6 +71,33 @@ test("tool items are stored as text with the item kept for the Runner", async ()
   assert.deepEqual((await session.getItems(1))[0], { role: "user", content: "from elsewhere" });
 });
 
+test("a tool output past the server's per-message and body limits is stored, not the run's end", async () => {
+  const session = new ContextdSession({ client, chatId: "agents-big", userId: "zoe" });
+  const big = "log line\n".repeat(35000); // 315 KB: over max_message_bytes (256 KiB)
+  const huge = "x".repeat(5 << 20); // 5 MiB: over the 4 MiB body limit on its own
+  const items = [
+    { role: "user", content: "Summarise big.log" },
+    { type: "function_call", callId: "c1", name: "read_file", arguments: '{"path":"big.log"}', status: "completed" },
+    { type: "function_call_result", callId: "c1", name: "read_file", status: "completed", output: big },
+    { type: "function_call_result", callId: "c2", name: "read_file", status: "completed", output: huge },
+    { role: "assistant", status: "completed", content: [{ type: "output_text", text: "It is a log." }] },
+  ];
+  await session.addItems(items);
+  const back = await session.getItems();
+  assert.equal(back.length, items.length);
+  assert.deepEqual(back.slice(0, 3), items.slice(0, 3), "the 315 KB item comes back whole");
+  assert.deepEqual(back[4], items[4]);
+  assert.ok(back[3].output.length < items[3].output.length && back[3].output.endsWith("too large to store]"), "the 5 MiB item is kept, cut");
+  const stored = (await client.messages("agents-big", { limit: 10 })).messages;
+  assert.ok(stored[2].content.length <= 256 << 10, `content of ${stored[2].content.length} bytes`);
+
+  // More items than one append may carry.
+  const many = Array.from({ length: 1200 }, (_, i) => ({ role: "user", content: `note ${i}` }));
+  const s2 = new ContextdSession({ client, chatId: "agents-many" });
+  await s2.addItems(many);
+  assert.deepEqual(await s2.getItems(), many);
+});
+
 test("an unknown chat is an empty session", async () => {
   const session = new ContextdSession({ client, chatId: "agents-none" });
   assert.deepEqual(await session.getItems(), []);

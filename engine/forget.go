@@ -87,12 +87,24 @@ func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
 		}
 	}
 	if s.Profiles != nil && chat.UserID != "" {
+		var gone []memory.ProfileItem
 		err := s.updateProfile(ctx, chat.Tenant, chat.UserID, func(st *memory.ProfileState) error {
-			st.WithoutTurn(chat.ID, seq)
+			gone = st.WithoutTurn(chat.ID, seq)
 			return nil
 		})
 		if err != nil {
 			s.log().Warn("delete message: profile left to the worker", "chat", chat.ID, "err", err)
+			return
+		}
+		// Other chats that gave the items state them again, merged anew
+		// (the worker does this chat once it is rebuilt).
+		for _, c := range memory.SourceChats(gone) {
+			if c == chat.ID {
+				continue
+			}
+			if err := s.Profiles.RemergeProfile(ctx, memory.ChatKey{Tenant: chat.Tenant, ChatID: c}); err != nil {
+				s.log().Warn("delete message: profile sources not merged again", "chat", c, "err", err)
+			}
 		}
 	}
 }

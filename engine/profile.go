@@ -17,6 +17,7 @@ type Profiles interface {
 	ProfileVersion(ctx context.Context, tenant, userID string) (int64, error)
 	SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error
 	DeleteProfile(ctx context.Context, tenant, userID string) error
+	RemergeProfile(ctx context.Context, key memory.ChatKey) error
 }
 
 // titleProfile heads the user's profile, first in the summary section.

@@ -28,6 +28,8 @@ func (c *countingProfiles) ProfileVersion(context.Context, string, string) (int6
 func (c *countingProfiles) SaveProfile(context.Context, string, string, memory.ProfileState, int64) error {
 	return nil
 }
+
+func (c *countingProfiles) RemergeProfile(context.Context, memory.ChatKey) error { return nil }
 func (c *countingProfiles) DeleteProfile(context.Context, string, string) error { return nil }
 
 // TestProfileCacheTrustsTheRowsVersion: with the version read with the

@@ -75,6 +75,10 @@ type ProfileStore interface {
 	// MarkProfileMerged records that the chat's summary up to seq is in
 	// its user's profile.
 	MarkProfileMerged(ctx context.Context, key ChatKey, seq int64) error
+	// RemergeProfile forgets what the profile merged of the chat, so that
+	// its summary is work again (ProfileWork): after items it gave were
+	// taken out with a deleted turn's. An unknown chat is no error.
+	RemergeProfile(ctx context.Context, key ChatKey) error
 	// DeleteProfile erases the user's profile.
 	DeleteProfile(ctx context.Context, tenant, userID string) error
 }
@@ -252,23 +256,37 @@ func (st *ProfileState) WithoutChat(chatID string) {
 
 // WithoutTurn removes the items one of whose sources is a stretch of the
 // chat holding seq (a deleted message may have stated them; whatever else
-// the item says cannot be told apart from it) and reports how many went.
-// They are not remembered as forgotten: a summary rebuilt without the turn
-// may state them again.
-func (st *ProfileState) WithoutTurn(chatID string, seq int64) int {
-	n := 0
+// the item says cannot be told apart from it) and returns them. They are
+// not remembered as forgotten: the summaries of their sources, merged
+// again (SourceChats, RemergeProfile), state again what they still hold:
+// the chat's own once rebuilt without the turn, other chats' as they are.
+func (st *ProfileState) WithoutTurn(chatID string, seq int64) []ProfileItem {
+	var gone []ProfileItem
 	for _, l := range st.lists() {
 		kept := (*l)[:0]
 		for _, it := range *l {
 			if sourcedFrom(it.Sources, chatID, seq) {
-				n++
+				gone = append(gone, it)
 				continue
 			}
 			kept = append(kept, it)
 		}
 		*l = kept
 	}
-	return n
+	return gone
+}
+
+// SourceChats are the chats the items came from, each once, in order.
+func SourceChats(items []ProfileItem) []string {
+	var out []string
+	for _, it := range items {
+		for _, s := range it.Sources {
+			if !slices.Contains(out, s.ChatID) {
+				out = append(out, s.ChatID)
+			}
+		}
+	}
+	return out
 }
 
 // WithoutFacts removes what the chat's facts fs gave the profile (a fact a

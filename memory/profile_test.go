@@ -109,7 +109,7 @@ func TestWithoutTurn(t *testing.T) {
 		{"c2", 5, 2, "[vegetarian] []"},
 		{"c1", 4, 1, "[] []"},
 	} {
-		n := st.WithoutTurn(tc.chat, tc.seq)
+		n := len(st.WithoutTurn(tc.chat, tc.seq))
 		var prefs, topics []string
 		for _, it := range st.Profile.UserPreferences {
 			prefs = append(prefs, it.Text)

@@ -86,6 +86,13 @@ func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq i
 	return wrap("mark profile merged", err)
 }
 
+// RemergeProfile makes the chat's summary profile work again.
+func (s *Store) RemergeProfile(ctx context.Context, key memory.ChatKey) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM profile_merged WHERE chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`,
+		key.Tenant, key.ChatID)
+	return wrap("remerge profile", err)
+}
+
 // DeleteProfile erases the user's profile.
 func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM profiles WHERE tenant = $1 AND user_id = $2`, tenant, userID)

@@ -98,6 +98,19 @@ func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq i
 	return nil
 }
 
+// RemergeProfile makes the chat's summary profile work again.
+func (s *Store) RemergeProfile(ctx context.Context, key memory.ChatKey) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM profile_merged WHERE chat = (SELECT id FROM chats WHERE tenant = ? AND chat_id = ?)`,
+			key.Tenant, key.ChatID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: remerge profile: %w", err)
+	}
+	return nil
+}
+
 // DeleteProfile erases the user's profile.
 func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {

@@ -109,6 +109,22 @@ func testProfileWork(t *testing.T, s memory.Backend) {
 	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 3); err != nil { // never backwards
 		t.Fatal(err)
 	}
+	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 {
+		t.Fatalf("a lower mark moved the merge backwards: %+v", work)
+	}
+	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 5); err != nil {
+		t.Fatal(err)
+	}
+	// A chat whose profile items went with a deleted turn is merged again.
+	if err := ps.RemergeProfile(ctx, key("t1", "c1")); err != nil {
+		t.Fatal(err)
+	}
+	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 || work[0].ID != "c1" {
+		t.Fatalf("after RemergeProfile, work = %+v, want c1", work)
+	}
+	if err := ps.RemergeProfile(ctx, key("t1", "no-such-chat")); err != nil {
+		t.Errorf("RemergeProfile of an unknown chat: %v", err)
+	}
 	if err := s.DeleteChat(ctx, key("t1", "c1")); err != nil {
 		t.Fatal(err)
 	}

@@ -307,24 +307,46 @@ func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
 
 // forgetInProfile removes the user's profile items sourced from a stretch
 // holding the turn, with compare-and-swap (retried when the profiler wrote
-// in between).
+// in between), then has the profiler merge again the summaries they came
+// from (the chat's own, rebuilt by now, and other chats'), which state
+// again what still holds. The request path may have removed the items
+// already (Service.forgetNow, which re-merges their other chats): the
+// chat's own summary is merged again in any case.
 func (w *Worker) forgetInProfile(ctx context.Context, f memory.Forget) error {
+	chats := []string{f.Chat.ChatID}
 	for attempt := 0; ; attempt++ {
 		st, v, err := w.Profiles.Profile(ctx, f.Chat.Tenant, f.UserID)
 		if err != nil {
 			return fmt.Errorf("worker: profile: %w", err)
 		}
-		if v == 0 || st.WithoutTurn(f.Chat.ChatID, f.Seq) == 0 {
+		if v == 0 {
 			return nil
+		}
+		gone := st.WithoutTurn(f.Chat.ChatID, f.Seq)
+		if len(gone) == 0 {
+			break
 		}
 		err = w.Profiles.SaveProfile(ctx, f.Chat.Tenant, f.UserID, st, v)
-		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 5 {
-			if err != nil {
-				return fmt.Errorf("worker: save profile: %w", err)
-			}
-			return nil
+		if err == nil {
+			chats = append(chats, memory.SourceChats(gone)...)
+			break
+		}
+		if !errors.Is(err, memory.ErrConflict) || attempt == 5 {
+			return fmt.Errorf("worker: save profile: %w", err)
 		}
 	}
+	return remerge(ctx, w.Profiles, f.Chat.Tenant, chats)
+}
+
+// remerge makes the chats' summaries profile work again (each once).
+func remerge(ctx context.Context, ps memory.ProfileStore, tenant string, chats []string) error {
+	slices.Sort(chats)
+	for _, c := range slices.Compact(chats) {
+		if err := ps.RemergeProfile(ctx, memory.ChatKey{Tenant: tenant, ChatID: c}); err != nil {
+			return fmt.Errorf("worker: remerge profile: %w", err)
+		}
+	}
+	return nil
 }
 
 // alive leaves the tombstones out.

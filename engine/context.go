@@ -202,7 +202,7 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	defer span.End()
 	key := p.chat.Key()
 	if p.wait && s.Summaries != nil {
-		wctx, cancel := context.WithTimeout(ctx, summaryWaitLimit)
+		wctx, cancel := context.WithTimeout(ctx, summaryWait(ctx))
 		_, reasons, err := s.Summaries.Extend(wctx, key, true)
 		cancel()
 		res.degrade(reasons...)
@@ -218,6 +218,20 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 		s.preview(ctx, p)
 	}
 	return nil
+}
+
+// summaryWait is how long a request may wait for its summary: at most
+// summaryWaitLimit, and never into the end of the request's own deadline
+// (server.request_timeout), which the answer needs: a summariser slower
+// than that (a hanging LLM) ends the wait as summary_wait_timeout with the
+// summary as it was, not the request as a 503.
+func summaryWait(ctx context.Context) time.Duration {
+	d := summaryWaitLimit
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		d = min(d, left-min(summaryWaitReserve, left/2))
+	}
+	return max(d, 0)
 }
 
 func (s *Service) readHead(ctx context.Context, p *plan) error {
@@ -417,7 +431,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	// The retriever answers chronologically; the packer packs best first.
 	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
-	return s.ragTurns(ctx, p, s.withStanding(ctx, p, turns)), nil
+	return s.ragTurns(ctx, p, res, s.withStanding(ctx, p, turns)), nil
 }
 
 // drillEpisodes: the best this many retrieved episodes are drilled into for
@@ -489,8 +503,8 @@ func (p *plan) keptTurns(turns []rag.Turn) (ks []keptTurn, episodes []RAGTurn, q
 
 // ragTurns passes hits through the same filters as verbatim turns (routing
 // noise skipped, agent labels stripped, the current query excluded; no
-// turn cap) and truncation, best first.
-func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAGTurn {
+// turn cap) and truncation (its fallbacks named in res), best first.
+func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn) []RAGTurn {
 	ks, episodes, queryAt := p.keptTurns(turns)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
@@ -512,7 +526,10 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, turns []rag.Turn) []RAG
 			hits++
 		}
 		if len(t.Passages) == 0 && len(refs) == 0 {
-			content, _ = s.truncate(ctx, k.content, p.trunc)
+			var info truncation.Info
+			if content, info = s.truncate(ctx, k.content, p.trunc); info.Fallback != "" {
+				res.degrade("truncation_" + info.Fallback)
+			}
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
 			Neighbor: t.Neighbor, Passages: refs}

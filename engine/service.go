@@ -142,6 +142,9 @@ type Service struct {
 const (
 	maxQueryBytes    = 8 << 10 // longer queries are cut, not rejected
 	summaryWaitLimit = 30 * time.Second
+	// summaryWaitReserve is what a wait for the summary leaves of the
+	// request's deadline for the rest of the answer.
+	summaryWaitReserve = 2 * time.Second
 )
 
 // tokens returns the service's cache of turn token counts.

@@ -73,6 +73,33 @@ func (f *fakeSummaries) Extend(ctx context.Context, key memory.ChatKey, force bo
 }
 func (f *fakeSummaries) Kick() { f.kicks++ }
 
+// hangingSummaries is a summariser whose Extend waits for its context, as
+// one calling a hanging LLM does.
+type hangingSummaries struct{ fakeSummaries }
+
+func (h *hangingSummaries) Extend(ctx context.Context, _ memory.ChatKey, _ bool) (*memory.SummaryRecord, []string, error) {
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
+}
+
+// A wait for the summary ends before the request's own deadline: the
+// answer comes, with the summary as it was and summary_wait_timeout, not
+// the request's timeout.
+func TestSummaryWaitEndsBeforeTheRequest(t *testing.T) {
+	s := newTestService(t)
+	appendN(t, s, "c1", 1, 12, 1)
+	s.Summaries = &hangingSummaries{fakeSummaries{store: s.Store.(memory.Store)}}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", WaitForSummary: true})
+	if err != nil {
+		t.Fatalf("context: %v, want an answer before the deadline", err)
+	}
+	if !contains(res.Degraded, DegradedSummaryWait) || len(res.Messages) == 0 {
+		t.Errorf("degraded %v, %d messages: want %s and the turns", res.Degraded, len(res.Messages), DegradedSummaryWait)
+	}
+}
+
 // InlineFor is false: the fake stands for a background (LLM) summariser.
 func (f *fakeSummaries) InlineFor(string) bool                    { return false }
 func (f *fakeSummaries) LastDegraded(memory.ChatKey) []string     { return nil }

@@ -73,3 +73,44 @@ supervisor:
 		t.Errorf("/readyz %d %v, want llm unavailable", st, ready)
 	}
 }
+
+// A retrieved turn cut without the LLM it was to be condensed by says so
+// in degraded, as a recent turn does.
+func TestRAGTruncationFallbackIsSaid(t *testing.T) {
+	llm := llmtest.New(t, llmtest.Always(llmtest.Reply{Status: 500, Error: "down"}))
+	s := startBinary(t, fmt.Sprintf(`server:
+  addr: "127.0.0.1:0"
+%s
+llm:
+  provider: openai
+  model: scripted
+  base_url: %q
+  api_key: test
+  timeout: 2s
+supervisor:
+  memory:
+    strategy: rag_augmented
+    summary_recent_turns: 2
+    summary_trigger_turns: 1000
+    episodes: false
+    truncation_strategy: llm
+    truncation_max_chars: 100
+`, sqliteStorage, llm.URL))
+	msgs := []map[string]any{{"role": "user", "content": "My grandmother Rosalind kept the lighthouse on the northern cape for forty years, " +
+		"and every winter she wrote letters to the keepers of the other lighthouses along the coast about the storms."}}
+	for i := range 7 {
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("short note %d", i)})
+	}
+	s.must(201, "POST", "/v1/chats/c1/messages", map[string]any{"messages": msgs}, nil)
+	var ans struct {
+		Context  string   `json:"context"`
+		Degraded []string `json:"degraded"`
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "c1", "query": "lighthouse grandmother Rosalind"}, &ans)
+	if !strings.Contains(ans.Context, "Rosalind") {
+		t.Fatalf("the long turn was not retrieved (the test cannot fail): %q", ans.Context)
+	}
+	if !slices.ContainsFunc(ans.Degraded, func(d string) bool { return strings.HasPrefix(d, "truncation_llm_") }) {
+		t.Errorf("degraded %v: the retrieved turn was cut without the LLM, unsaid", ans.Degraded)
+	}
+}

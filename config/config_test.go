@@ -261,6 +261,7 @@ func TestErrors(t *testing.T) {
 		// auth
 		{"empty api key", "server:\n  auth:\n    api_keys:\n      - key: \"\"\n        tenant: a\n", nil, 4, "server.auth.api_keys[0].key", "must not be empty"},
 		{"api key from empty env", "server:\n  auth:\n    api_keys:\n      - key: ${K:-}\n", nil, 4, "server.auth.api_keys[0].key", "must not be empty"},
+		{"api key with a newline", "server:\n  auth:\n    api_keys:\n      - {key: \"k1-0123456789abcdef\\n\", tenant: a}\n", nil, 4, "server.auth.api_keys[0].key", "contains whitespace"},
 		{"missing api key", "server:\n  auth:\n    api_keys:\n      - tenant: a\n", nil, 4, "server.auth.api_keys[0].key", "is required"},
 		{"duplicate api key", "server:\n  auth:\n    api_keys:\n      - {key: k1-0123456789abcdef, tenant: a}\n      - {key: k1-0123456789abcdef, tenant: b}\n", nil, 5, "server.auth.api_keys[1].key", "duplicate key (same as server.auth.api_keys[0].key)"},
 		{"empty tenant", "server:\n  auth:\n    api_keys:\n      - key: k1-0123456789abcdef\n        tenant: \"\"\n", nil, 5, "server.auth.api_keys[0].tenant", "must not be empty"},

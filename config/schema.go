@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -202,6 +203,11 @@ func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
 		switch {
 		case k.Key == "":
 			d.fail(keyNode, ip+".key", "must not be empty")
+			continue
+		case strings.TrimSpace(k.Key) != k.Key || strings.ContainsFunc(k.Key, unicode.IsSpace):
+			// A bearer token is read without surrounding whitespace: such
+			// a key (a secret file's trailing newline) could never match.
+			d.fail(keyNode, ip+".key", "contains whitespace (a trailing newline from a secret file?); no request could present it")
 			continue
 		case firstAt[k.Key] != "":
 			d.fail(keyNode, ip+".key", "duplicate key (same as %s)", firstAt[k.Key])

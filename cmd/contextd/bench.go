@@ -57,11 +57,8 @@ func cmdBenchLoad(ctx context.Context, args []string, getenv func(string) string
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the measured contextd phase to FILE (in-process only is meaningful)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to FILE at the end of the run, before the in-process contextd stops")
 	mutexProfile := fs.String("mutexprofile", "", "write a mutex contention profile of the whole run to FILE")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("bench load: unexpected argument %q", fs.Arg(0)))
 	}
 	o.MixSet = true
 	o.NoSettle = !*settle
@@ -203,7 +200,7 @@ func cmdBenchNoop(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("bench noop", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	addr := fs.String("addr", "127.0.0.1:8081", "listen address (loopback)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *addr)

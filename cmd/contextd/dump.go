@@ -23,14 +23,11 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	tenant := fs.String("tenant", memory.DefaultTenant, "the tenant to export")
 	chat := fs.String("chat", "", "export this chat only")
 	user := fs.String("user", "", "export every chat of this user and the user's profile")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *chat != "" && *user != "" {
 		return usageError("export: --chat and --user exclude each other")
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("export: unexpected argument %q", fs.Arg(0)))
 	}
 	_, store, err := configuredStore(ctx, *cfgPath, getenv)
 	if err != nil {
@@ -64,11 +61,8 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	fs.SetOutput(stdout)
 	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
 	file := fs.String("file", "-", "the dump to read (- is stdin)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("import: unexpected argument %q", fs.Arg(0)))
 	}
 	in := stdin
 	if *file != "-" {

@@ -41,7 +41,7 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	diagnose := fs.Bool("diagnose", false, "add the loss breakdown: where each evidence message was lost first (never retrieved, retrieved and not packed, packed)")
 	passageTokens := fs.Int("passage-tokens", eval.DefaultPassageTokens, "passage size of the bm25-passages baseline (beam)")
 	retrieval := fs.Bool("retrieval", false, "measure retrieval alone: evidence recall@5/10/20/50/100/200 of the ranked turns: dense, sparse, fused as /v1/context runs it, fused without the similarity threshold (no budgets, no packing)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *data == "" {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/contextd/contextd/config"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -77,6 +79,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 type usageError string
 
+// parseFlags parses a subcommand's flags. A bad flag, or an argument no
+// flag takes (a config file given without --config, say), is a usage
+// error (exit 2): never ignored, so a command never runs on a config it
+// was not given.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError(fs.Name() + ": " + err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("%s: unexpected argument %q (flags come first; a config file is --config FILE)", fs.Name(), fs.Arg(0)))
+	}
+	return nil
+}
+
 func (e usageError) Error() string { return string(e) }
 
 func exitCode(err error) int {
@@ -87,14 +106,20 @@ func exitCode(err error) int {
 	return 1
 }
 
-// oneLine keeps the exit message to one line, as the contract promises;
-// multi-problem config errors are printed in full by check-config.
+// oneLine keeps the exit message to one line, as the contract promises: a
+// config's problems as the first and a count (check-config prints them
+// all), any other error's lines joined, none dropped (a driver's reason
+// for a failed connection may follow a newline).
 func oneLine(err error) string {
-	s := err.Error()
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i] + " (run `contextd check-config` for every problem)"
+	msg := err.Error()
+	if ce := (*config.Errors)(nil); errors.As(err, &ce) {
+		msg = strings.Replace(msg, ce.Error(), ce.Summary(), 1)
+	}
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
 		}
 	}
-	return s
+	return strings.Join(parts, " ")
 }

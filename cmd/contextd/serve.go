@@ -57,7 +57,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.SetOutput(stdout)
 	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml, else built-in defaults)")
 	pprofAddr := fs.String("pprof", "", "serve Go's pprof endpoints on this address (e.g. 127.0.0.1:6060) for profiling under load; off by default")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, src, err := loadConfig(*cfgPath, getenv)
@@ -163,7 +163,7 @@ func cmdCheckConfig(args []string, getenv func(string) string, stdout io.Writer)
 	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	cfgPath := fs.String("config", "", "path to agents.yaml (default ./agents.yaml)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ok, report := config.Check(*cfgPath, getenv)
@@ -178,7 +178,7 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	cfgPath := fs.String("config", "", "path to agents.yaml")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, store, err := configuredStore(ctx, *cfgPath, getenv)

@@ -33,7 +33,7 @@ func (s *Service) export(ctx context.Context, scope memory.DumpScope, what strin
 		return &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot export"}
 	}
 	var emitErr error
-	emit = exportFilter(emit)
+	emit = ExportFilter(emit)
 	err := s.Dumper.Dump(ctx, scope, func(r memory.DumpRecord) error {
 		if emitErr = emit(r); emitErr != nil {
 			return emitErr

@@ -274,9 +274,11 @@ func blankEpisode(e memory.Episode) memory.Episode {
 	return e
 }
 
-// exportFilter leaves out of a dump what waits for a rebuild: a dirty
-// chat's summary records and a marked episode's summaries.
-func exportFilter(emit func(memory.DumpRecord) error) func(memory.DumpRecord) error {
+// ExportFilter leaves out of a dump what waits for a rebuild: a dirty
+// chat's summary records and a marked episode's summaries (they may hold
+// a deleted turn). Every export goes through it: the API's and the
+// export command's.
+func ExportFilter(emit func(memory.DumpRecord) error) func(memory.DumpRecord) error {
 	dirty := map[string]bool{}
 	return func(r memory.DumpRecord) error {
 		switch {

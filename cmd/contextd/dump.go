@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -29,26 +30,44 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	if *chat != "" && *user != "" {
 		return usageError("export: --chat and --user exclude each other")
 	}
-	_, store, err := configuredStore(ctx, *cfgPath, getenv)
+	if err := memory.CheckName(*tenant); err != nil {
+		return usageError(fmt.Sprintf("export: --tenant %q %v", *tenant, err))
+	}
+	cfg, err := loadConfigOnly(*cfgPath, getenv)
+	if err != nil {
+		return err
+	}
+	if p := cfg.Storage.SQLitePath; cfg.Storage.Driver != "postgres" {
+		// Opening a missing file would create an empty store and export
+		// nothing, as if all were well.
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("export: no database at %s (storage.sqlite_path, relative to the working directory): %w", p, err)
+		}
+	}
+	store, err := openStore(ctx, cfg.Storage)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	w := bufio.NewWriterSize(stdout, 64<<10)
+	n := 0
 	scope := memory.DumpScope{Tenant: *tenant, ChatID: *chat, UserID: *user}
-	err = store.Dump(ctx, scope, func(r memory.DumpRecord) error {
+	err = store.Dump(ctx, scope, engine.ExportFilter(func(r memory.DumpRecord) error {
 		line, err := json.Marshal(r)
 		if err != nil {
 			return err
 		}
+		n++
 		_, err = w.Write(append(line, '\n'))
 		return err
-	})
-	if errors.Is(err, memory.ErrNotFound) {
+	}))
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
 		return fmt.Errorf("export: tenant %q has no such chat or user", *tenant)
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("export: %w", err)
+	case n == 0:
+		return fmt.Errorf("export: tenant %q holds nothing (is --tenant right, and the storage the server's?)", *tenant)
 	}
 	return w.Flush()
 }
@@ -115,13 +134,22 @@ func importDump(ctx context.Context, store memory.Dumper, r io.Reader) (added, p
 // configuredStore loads the config (path "" = the default lookup) and opens
 // its store: what export, import and migrate start with.
 func configuredStore(ctx context.Context, path string, getenv func(string) string) (*config.Config, memory.Backend, error) {
-	cfg, src, err := loadConfig(path, getenv)
+	cfg, err := loadConfigOnly(path, getenv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", src, err)
+		return nil, nil, err
 	}
 	store, err := openStore(ctx, cfg.Storage)
 	if err != nil {
 		return nil, nil, err
 	}
 	return cfg, store, nil
+}
+
+// loadConfigOnly loads the config a command names, its source in the error.
+func loadConfigOnly(path string, getenv func(string) string) (*config.Config, error) {
+	cfg, src, err := loadConfig(path, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", src, err)
+	}
+	return cfg, nil
 }

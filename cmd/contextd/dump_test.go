@@ -231,3 +231,58 @@ func TestExportImportCommands(t *testing.T) {
 		t.Errorf("second import: %q %v", msg.String(), err)
 	}
 }
+
+// The export command leaves out what waits for a rebuild, as the API's
+// export does: a summary that may hold a just-deleted turn is not
+// written to a dump. And it refuses to export nothing as if all were well:
+// a missing database file (not created) or an empty tenant is an error.
+func TestExportCommandAsTheAPI(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "src.db")
+	cfg := filepath.Join(dir, "src.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("storage:\n  driver: sqlite\n  sqlite_path: %s\nvector:\n  driver: none\n", db)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	app, srv := newApp(t, func(c *config.Config) { c.Storage.SQLitePath = db })
+	var msgs []string
+	for i := range 12 {
+		msgs = append(msgs, fmt.Sprintf(`{"id":"m%d","role":"user","content":"turn %d about the Zanzibar trip"}`, i, i))
+	}
+	if code, b := call(t, "POST", srv.URL+"/v1/chats/c1/messages", "", `{"messages":[`+strings.Join(msgs, ",")+`]}`); code != 201 {
+		t.Fatalf("append: %d %s", code, b)
+	}
+	if code, b := call(t, "POST", srv.URL+"/v1/chats/c1/summary/refresh", "", ""); code != 200 {
+		t.Fatalf("refresh: %d %s", code, b)
+	}
+	export := func() (string, error) {
+		var out bytes.Buffer
+		err := run(ctx, []string{"export", "--config", cfg, "--chat", "c1"}, os.Getenv, &out)
+		return out.String(), err
+	}
+	if out, err := export(); err != nil || !strings.Contains(out, `"type":"summary_record"`) {
+		t.Fatalf("before the delete the dump has no summary record (the test cannot fail): %v\n%s", err, out)
+	}
+	if code, b := call(t, "DELETE", srv.URL+"/v1/chats/c1/messages/m3", "", ""); code != 200 && code != 204 {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	app.Close() // no worker rebuilt the summary
+	if out, err := export(); err != nil || strings.Contains(out, `"type":"summary_record"`) {
+		t.Errorf("the dump of a chat waiting for its rebuild holds its summary (%v):\n%s", err, out)
+	}
+
+	missing := filepath.Join(dir, "elsewhere", "none.db")
+	mcfg := filepath.Join(dir, "missing.yaml")
+	if err := os.WriteFile(mcfg, []byte("storage:\n  sqlite_path: "+missing+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"export", "--config", mcfg}, os.Getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "no database") {
+		t.Errorf("export from a missing database file: %v", err)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("the export created the missing database file")
+	}
+	if err := run(ctx, []string{"export", "--config", cfg, "--tenant", "nosuch"}, os.Getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "holds nothing") {
+		t.Errorf("export of an empty tenant: %v", err)
+	}
+}

@@ -317,3 +317,55 @@ func firstUser(rs []llmtest.Request) string {
 	}
 	return rs[0].User()
 }
+
+// TestFailedFirstRootRetried: when the LLM fails the chat's first root,
+// the root folded without it is redone by the LLM at the next trigger once
+// the model answers, in this process and in one that starts afresh (no
+// cached base): it is not mistaken for the LLM's own root.
+func TestFailedFirstRootRetried(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			var mu sync.Mutex
+			down := true
+			srv := llmtest.New(t, func(n int, r llmtest.Request) llmtest.Reply {
+				mu.Lock()
+				defer mu.Unlock()
+				if down && strings.HasPrefix(r.User(), "ROOT ") {
+					return llmtest.Reply{Status: http.StatusServiceUnavailable}
+				}
+				return llmtest.Reply{Content: fmt.Sprintf(`{"short":"Brief %d.","topics":["llm%d"],"narrative":"n"}`, n, n)}
+			})
+			sum := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second, Fallback: extractive.New()})
+			ctx := context.Background()
+			st := openStore(t)
+			s := episodeSettings()
+			s.Prompts = llmsum.ResolvePrompts(memory.Prompts{Compression: "ROOT C {transcript}", Extension: "ROOT E {existing_summary} {new_messages}"}, "")
+			w := newWorker(st, sum, "w1", func() Settings { return s })
+			if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(60)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if head, _ := st.SummaryHead(ctx, chatKey); head == nil || head.Model != extractive.Name {
+				t.Fatalf("with the root call failing the head is %+v, want the extractive fold", head)
+			}
+			mu.Lock()
+			down = false
+			mu.Unlock()
+			if restart {
+				w = newWorker(st, sum, "w2", func() Settings { return s })
+			}
+			if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(100)[60:]}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			head, _ := st.SummaryHead(ctx, chatKey)
+			if head == nil || head.Model != "m" {
+				t.Errorf("after the model came back the root is by %q, want the LLM's", head.Model)
+			}
+		})
+	}
+}

@@ -102,7 +102,9 @@ func failed(degraded []string) bool {
 
 // llmBase returns the last root the LLM wrote and the seq it covers: from
 // the cache, or (after a restart) the head itself. ok is false when the
-// chat has no root yet.
+// chat has no root by the LLM yet: none at all, or only one folded without
+// it (labelled extractive when the LLM failed), which the next trigger
+// redoes.
 func (w *Worker) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.Summary, int64, bool) {
 	w.mu.Lock()
 	b, ok := w.bases[chat.Key()]
@@ -110,7 +112,7 @@ func (w *Worker) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.S
 	if ok && b.created.Equal(chat.CreatedAt) {
 		return b.sum.Clone(), b.to, true
 	}
-	if head == nil {
+	if head == nil || head.Summary.Model == extractive.Name {
 		return memory.Summary{}, 0, false
 	}
 	return head.Summary.Clone(), head.CoveredToSeq, true

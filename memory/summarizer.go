@@ -98,3 +98,14 @@ func (p Prompts) Version() string {
 	}
 	return "p-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
+
+// TokenBudget is the tenants' daily LLM token budget (llm.daily_token_budget),
+// which every use of the model spends from: summaries and episodes, profile
+// merges, condensing a message. Once a tenant has spent it, each use falls
+// back as it would with the model down, and says so.
+type TokenBudget interface {
+	// Exhausted reports whether the tenant has spent today's budget.
+	Exhausted(tenant string) bool
+	// Spend counts what a call of the model cost for the tenant.
+	Spend(tenant string, in, out int)
+}

@@ -248,6 +248,7 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	var summarizer memory.Summarizer = ext
 	// merger is the LLM's profile merge (nil: the deterministic merge).
 	var merger worker.ProfileMerger
+	var cond *llmsum.Condenser
 	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
 		return fmt.Errorf("llm: %w", err)
@@ -257,7 +258,8 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 		a.LLM = llmsum.NewHealth(model) // every use of the model goes through it
 		ls := llmsum.New(a.LLM, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
 		summarizer, merger = ls, ls
-		svc.Condenser = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
+		cond = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
+		svc.Condenser = cond
 	}
 	a.Worker = &worker.Worker{
 		Store: store, Episodes: store, Facts: store, Profiles: store, Forget: store, Summarizer: summarizer, Fallback: ext,
@@ -276,6 +278,11 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
 	if merger != nil { // an LLM: one merge call per change
 		a.Profiler.Merger, a.Profiler.Model = merger, cfg.LLM.Model
+	}
+	// Every use of the model spends from the one daily budget the worker keeps.
+	a.Profiler.Budget = a.Worker
+	if cond != nil {
+		cond.Budget = a.Worker
 	}
 	svc.ProfileDegraded = a.Profiler.LastDegraded
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/truncation"
 )
 
@@ -20,6 +21,10 @@ type Condenser struct {
 	timeout time.Duration
 	name    string  // model override ("" = the model's default)
 	health  *Health // nil: always call
+	// Budget is the tenants' daily token budget (nil: no cap), the tenant
+	// the one in the request's context: once spent, Condense fails at once
+	// with truncation.ErrUnavailable and the caller falls back.
+	Budget memory.TokenBudget
 }
 
 // NewCondenser returns a Condenser. timeout bounds each call (default 30s);
@@ -48,6 +53,10 @@ func (c *Condenser) Condense(ctx context.Context, text string, maxChars int) (st
 	if c.health != nil && c.health.failedWithin(DownFor) {
 		return "", fmt.Errorf("llmsum: condense: the model failed less than %s ago: %w", DownFor, truncation.ErrUnavailable)
 	}
+	tenant := memory.TenantFromContext(ctx)
+	if c.Budget != nil && c.Budget.Exhausted(tenant) {
+		return "", fmt.Errorf("llmsum: condense: the daily token budget (llm.daily_token_budget) is spent: %w", truncation.ErrUnavailable)
+	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	opts := []llms.CallOption{llms.WithTemperature(0)}
@@ -68,6 +77,10 @@ func (c *Condenser) Condense(ctx context.Context, text string, maxChars int) (st
 	}
 	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
 		return "", errors.New("llmsum: condense: empty response")
+	}
+	if c.Budget != nil {
+		gi := resp.Choices[0].GenerationInfo
+		c.Budget.Spend(tenant, intOf(gi, "PromptTokens", "InputTokens", "input_tokens"), intOf(gi, "CompletionTokens", "OutputTokens", "output_tokens"))
 	}
 	out := strings.TrimSpace(Clean(resp.Choices[0].Content))
 	if out == "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/llmsum/llmtest"
 	"github.com/contextd/contextd/truncation"
 )
@@ -49,5 +50,45 @@ func TestCondenserLeavesAFailedModelAlone(t *testing.T) {
 	_, _ = h.GenerateContent(canceled, nil)
 	if down, _ := h.Down(); down {
 		t.Fatal("a call its caller canceled says nothing about the model")
+	}
+}
+
+// budget is a TokenBudget of limit tokens per tenant.
+type budget struct {
+	limit int
+	spent map[string]int
+}
+
+func (b *budget) Exhausted(tenant string) bool { return b.spent[tenant] >= b.limit }
+func (b *budget) Spend(tenant string, in, out int) {
+	if b.spent == nil {
+		b.spent = map[string]int{}
+	}
+	b.spent[tenant] += in + out
+}
+
+// The Condenser spends from the daily budget of the request's tenant, and
+// once the tenant has spent it, fails at once (the caller falls back).
+func TestCondenserSpendsTheTenantsBudget(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Always(llmtest.Reply{Content: "Short.", PromptTokens: 120, CompletionTokens: 10}))
+	c := NewCondenser(srv.Model(t, "m"), time.Second, "", nil)
+	b := &budget{limit: 200}
+	c.Budget = b
+	text := strings.Repeat("A long message about many things. ", 10)
+	acme := memory.NewContextWithTenant(context.Background(), "acme")
+	for i, want := range []bool{true, true, false} {
+		_, err := c.Condense(acme, text, 40)
+		if (err == nil) != want {
+			t.Fatalf("call %d: %v (spent %d of %d)", i, err, b.spent["acme"], b.limit)
+		}
+		if !want && !errors.Is(err, truncation.ErrUnavailable) {
+			t.Errorf("over budget: %v, want ErrUnavailable", err)
+		}
+	}
+	if b.spent["acme"] != 260 || len(srv.Requests()) != 2 {
+		t.Errorf("spent %v over %d calls, want 260 over 2", b.spent, len(srv.Requests()))
+	}
+	if _, err := c.Condense(memory.NewContextWithTenant(context.Background(), "other"), text, 40); err != nil {
+		t.Errorf("another tenant's budget is its own: %v", err)
 	}
 }

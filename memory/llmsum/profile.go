@@ -35,10 +35,11 @@ func ProfilePrompt(override string) string {
 }
 
 // MergeProfile asks the LLM, in one call, for the user's profile merged
-// with a chat's summary; the answer's lists come back as a Summary. An LLM
-// that fails is ErrUnavailable-like (the error is returned); a reply that
-// holds no profile is memory.ErrProfileReply.
-func (s *Summarizer) MergeProfile(ctx context.Context, prompt string, existing memory.Profile, chat memory.Summary) (memory.Summary, error) {
+// with a chat's summary; the answer's lists come back as the result's
+// Summary, with the call's tokens (also on error: a bad reply cost them).
+// An LLM that fails is ErrUnavailable-like (the error is returned); a reply
+// that holds no profile is memory.ErrProfileReply.
+func (s *Summarizer) MergeProfile(ctx context.Context, prompt string, existing memory.Profile, chat memory.Summary) (memory.SummarizeResult, error) {
 	prof, _ := json.Marshal(profileLists(existing))
 	sum, _ := json.Marshal(struct {
 		Entities        []memory.Entity `json:"entities"`
@@ -53,16 +54,17 @@ func (s *Summarizer) MergeProfile(ctx context.Context, prompt string, existing m
 	format := ProfileReply()
 	reply, err := s.call(ctx, "", &format, profileSystem, user, &acc)
 	if err != nil {
-		return memory.Summary{}, err
+		return acc, err
 	}
 	if _, err := firstObject(Clean(reply)); err != nil {
-		return memory.Summary{}, memory.ErrProfileReply
+		return acc, memory.ErrProfileReply
 	}
 	out, err := ParseSummary(reply)
 	if err != nil || (len(out.Entities)+len(out.UserPreferences)+len(out.Topics)+len(out.OpenQuestions) == 0) {
-		return memory.Summary{}, memory.ErrProfileReply
+		return acc, memory.ErrProfileReply
 	}
-	return out, nil
+	acc.Summary = out
+	return acc, nil
 }
 
 func profileLists(p memory.Profile) any {

@@ -65,7 +65,8 @@ func replyKinds() []replyKind {
 			}
 		}},
 		{"profile", ProfileReply(), func(t *testing.T, s *Summarizer, _ string) {
-			out, err := s.MergeProfile(context.Background(), "", memory.Profile{}, memory.Summary{Narrative: "Booked Casa Amora."})
+			res, err := s.MergeProfile(context.Background(), "", memory.Profile{}, memory.Summary{Narrative: "Booked Casa Amora."})
+			out := res.Summary
 			if err != nil || len(out.Entities) != 1 || out.Entities[0].Name != "Casa Amora" {
 				t.Errorf("profile %+v err %v", out, err)
 			}

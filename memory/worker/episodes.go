@@ -159,10 +159,7 @@ func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Setting
 		fresh = append(fresh, ep)
 		c.degraded = addDegraded(c.degraded, res.Degraded)
 		c.in, c.out, c.calls = c.in+res.InputTokens, c.out+res.OutputTokens, c.calls+res.Calls
-		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens)) // the budget holds between episodes
-	}
-	if w.OnJob != nil && c.calls > 0 {
-		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: c.in, OutTokens: c.out})
+		w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens) // the budget holds between episodes
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, c, fmt.Errorf("worker: episodes abandoned: %w", err)

@@ -369,3 +369,26 @@ func TestFailedFirstRootRetried(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryCallIsCounted: OnJob (the tokens metric) and the daily budget
+// count every summariser call's tokens: the episodes' and the root's.
+func TestEveryCallIsCounted(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Always(llmtest.Reply{Content: `{"short":"Brief.","topics":["x"],"narrative":"n"}`, PromptTokens: 100, CompletionTokens: 10}))
+	sum := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second, Fallback: extractive.New()})
+	ctx := context.Background()
+	st := openStore(t)
+	s := episodeSettings()
+	w := newWorker(st, sum, "w1", func() Settings { return s })
+	var counted int
+	w.OnJob = func(ev JobEvent) { counted += ev.InTokens + ev.OutTokens }
+	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(100)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := len(srv.Requests())
+	if calls < 2 || counted != 110*calls || w.TokensUsedToday(chatKey.Tenant) != int64(110*calls) {
+		t.Errorf("%d calls of 110 tokens: counted %d, budget %d", calls, counted, w.TokensUsedToday(chatKey.Tenant))
+	}
+}

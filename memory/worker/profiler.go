@@ -33,7 +33,10 @@ type Profiler struct {
 	// Merger, when set (an LLM is configured), merges each changed summary
 	// into the profile in one call with the agent's prompt; otherwise the
 	// merge is deterministic.
-	Merger   ProfileMerger
+	Merger ProfileMerger
+	// Budget is the tenants' daily token budget the Merger spends from
+	// (nil: no cap); once spent, changes are merged deterministically.
+	Budget   memory.TokenBudget
 	Prompt   func(agent string) string // the agent's user_profile_prompt ("" = default)
 	Model    string
 	Cooldown time.Duration // per user; default DefaultProfileCooldown
@@ -51,7 +54,7 @@ type Profiler struct {
 
 // ProfileMerger merges a profile with a chat's summary (memory/llmsum).
 type ProfileMerger interface {
-	MergeProfile(ctx context.Context, prompt string, existing memory.Profile, chat memory.Summary) (memory.Summary, error)
+	MergeProfile(ctx context.Context, prompt string, existing memory.Profile, chat memory.Summary) (memory.SummarizeResult, error)
 }
 
 // Degraded reasons of a profile merge.
@@ -203,7 +206,15 @@ func (p *Profiler) mergeOne(ctx context.Context, c memory.Chat, st memory.Profil
 	if p.Prompt != nil {
 		prompt = p.Prompt(c.Agent)
 	}
-	merged, err := p.Merger.MergeProfile(ctx, prompt, st.Profile, sum)
+	if p.Budget != nil && p.Budget.Exhausted(c.Tenant) { // merged without the model meanwhile
+		p.note(user, DegradedBudgetExhausted)
+		return memory.MergeChat(st, c.UserID, c.ID, sum, p.now()), true
+	}
+	res, err := p.Merger.MergeProfile(ctx, prompt, st.Profile, sum)
+	if p.Budget != nil {
+		p.Budget.Spend(c.Tenant, res.InputTokens, res.OutputTokens)
+	}
+	merged := res.Summary
 	if err != nil {
 		reason := DegradedProfileLLM
 		if errors.Is(err, memory.ErrProfileReply) {

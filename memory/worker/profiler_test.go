@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,47 @@ func TestProfilerLLMMerge(t *testing.T) {
 	}
 	if work, _ := st.ProfileWork(ctx, 10); len(work) != 0 {
 		t.Fatalf("a bad reply must not be retried forever: %d chats left", len(work))
+	}
+}
+
+// The profiler spends its merges from the tenants' daily budget (the
+// worker's, shared with the summaries), and once the budget is spent it
+// merges without the model, saying so.
+func TestProfilerSpendsTheBudget(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	srv := llmtest.New(t, llmtest.Always(llmtest.Reply{Content: `{"entities":[],"user_preferences":["vegetarian"],"topics":["travel"],"open_questions":[]}`,
+		PromptTokens: 300, CompletionTokens: 20}))
+	merger := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second})
+	var tokens int
+	w := &Worker{DailyTokenBudget: 500, OnJob: func(ev JobEvent) { tokens += ev.InTokens + ev.OutTokens }}
+	p := &Profiler{Store: st, Merger: merger, Model: "m", Budget: w, Cooldown: time.Nanosecond}
+	key := memory.ChatKey{Tenant: "t", ChatID: "c1"}
+	if _, err := st.Append(ctx, memory.AppendRequest{Chat: key, UserID: "alice", Messages: topicTurns(5)}); err != nil {
+		t.Fatal(err)
+	}
+	cursor := int64(0)
+	for _, to := range []int64{2, 3, 4} {
+		if _, err := st.AppendSummary(ctx, key, cursor, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to,
+			UserPreferences: []string{fmt.Sprint("likes ", to)}}}); err != nil {
+			t.Fatal(err)
+		}
+		cursor = to
+		if _, err := p.Pass(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d merge calls, want 2 (320 + 320 tokens pass the 500 budget)", n)
+	}
+	if tokens != 640 || w.TokensUsedToday("t") != 640 {
+		t.Errorf("counted %d tokens (worker: %d), want 640", tokens, w.TokensUsedToday("t"))
+	}
+	if d := p.LastDegraded("t", "alice"); !slices.Contains(d, DegradedBudgetExhausted) {
+		t.Errorf("degraded %v, want %s", d, DegradedBudgetExhausted)
+	}
+	got, _, _ := st.Profile(ctx, "t", "alice")
+	if !slices.ContainsFunc(got.Profile.UserPreferences, func(it memory.ProfileItem) bool { return it.Text == "likes 4" }) {
+		t.Errorf("the change after the budget was not merged: %+v", got.Profile.UserPreferences)
 	}
 }

@@ -261,10 +261,7 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 		if fresh, res, err = w.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {
 			return err
 		}
-		w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
-		if w.OnJob != nil && res.Calls > 0 {
-			w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
-		}
+		w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
 	}
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: episode rebuild abandoned: %w", err)

@@ -110,10 +110,7 @@ func (w *Worker) llmRebuiltRoot(ctx context.Context, chat memory.Chat, s Setting
 		}
 		return memory.Summary{}, nil, 0, fmt.Errorf("worker: summary rebuild: %w", err)
 	}
-	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
-	if w.OnJob != nil && res.Calls > 0 {
-		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
-	}
+	w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
 	if res.Summary.PromptVersion == "" {
 		res.Summary.PromptVersion = w.Summarizer.PromptVersion(s.Prompts)
 	}

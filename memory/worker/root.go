@@ -71,7 +71,7 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 		req.Turns, to = w.tailTurns(chat, open, baseTo, covered), covered
 	}
 	var res memory.SummarizeResult
-	if w.DailyTokenBudget > 0 && w.TokensUsedToday(chat.Tenant) >= w.DailyTokenBudget {
+	if w.Exhausted(chat.Tenant) {
 		res.Degraded = []string{DegradedBudgetExhausted}
 	} else if res, err = w.Summarizer.Summarize(ctx, req); err != nil {
 		if cause := context.Cause(ctx); cause != nil {
@@ -79,7 +79,7 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 		}
 		res.Degraded = []string{memory.DegradedLLMUnavailable}
 	}
-	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
+	w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
 	out := rootResult{degraded: res.Degraded, calls: res.Calls, in: res.InputTokens}
 	if failed(res.Degraded) {
 		// The previous root stands; the episodes are folded in mechanically

@@ -471,7 +471,25 @@ func (w *Worker) Stale(agent string, head *memory.SummaryRecord) bool {
 // budgetSpent reports whether sum writes with an LLM and the tenant's
 // daily token budget is spent: the fallback then does the work.
 func (w *Worker) budgetSpent(tenant string, sum memory.Summarizer) bool {
-	return w.DailyTokenBudget > 0 && sum.UsesLLM() && w.TokensUsedToday(tenant) >= w.DailyTokenBudget
+	return sum.UsesLLM() && w.Exhausted(tenant)
+}
+
+// The worker keeps the tenants' daily budget for every use of the model.
+var _ memory.TokenBudget = (*Worker)(nil)
+
+// Exhausted reports whether the tenant spent today's DailyTokenBudget.
+func (w *Worker) Exhausted(tenant string) bool {
+	return w.DailyTokenBudget > 0 && w.TokensUsedToday(tenant) >= w.DailyTokenBudget
+}
+
+// Spend counts tokens the model used for the tenant, against the budget
+// and to OnJob (the tokens metric).
+func (w *Worker) Spend(tenant string, in, out int) {
+	w.init()
+	w.addUsage(tenant, int64(in+out))
+	if w.OnJob != nil && in+out > 0 {
+		w.OnJob(JobEvent{Tenant: tenant, InTokens: in, OutTokens: out})
+	}
 }
 
 // Extend summarises the chat's turns in (cursor, last_seq - RecentTurns]
@@ -696,10 +714,7 @@ func (w *Worker) summarizeTurns(ctx context.Context, chat memory.Chat, head *mem
 		}
 		return res, nil, fmt.Errorf("worker: summarise: %w", err)
 	}
-	w.addUsage(chat.Tenant, int64(res.InputTokens+res.OutputTokens))
-	if w.OnJob != nil && res.Calls > 0 {
-		w.OnJob(JobEvent{Tenant: chat.Tenant, InTokens: res.InputTokens, OutTokens: res.OutputTokens})
-	}
+	w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
 	if err := context.Cause(ctx); err != nil {
 		// Cancelled (shutdown) or lease lost after the summarizer returned:
 		// write nothing; the cursor is unchanged and the work is redone.

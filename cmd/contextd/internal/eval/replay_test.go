@@ -205,7 +205,8 @@ func TestReplayProfileMerge(t *testing.T) {
 	s := llmsum.New(model(t, r), llmsum.Options{MaxRetries: -1})
 	existing := memory.Profile{Topics: []memory.ProfileItem{{Text: "Ana takes pottery classes on Tuesdays."}}}
 	chatSum := memory.Summary{Narrative: "Ana loves hiking in the Alps. Ben plans to adopt a rescue dog."}
-	got, err := s.MergeProfile(context.Background(), "", existing, chatSum)
+	res, err := s.MergeProfile(context.Background(), "", existing, chatSum)
+	got := res.Summary
 	if err != nil {
 		t.Fatal(err)
 	}

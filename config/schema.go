@@ -425,6 +425,7 @@ func (d *decoder) crossChecks(c *Config) {
 	if c.LLM.Provider == "ollama" && c.LLM.Model == "" {
 		d.fail(d.first("llm.model", "llm.provider"), "llm.model", "is required when llm.provider is ollama")
 	}
+	d.llmKey(c.LLM)
 	if c.Server.RateLimit.RequestsPerSecond == 0 && c.Server.RateLimit.Burst > 0 {
 		d.warn(d.key("server.rate_limit.burst"), "server.rate_limit.burst",
 			"has no effect while requests_per_second is 0 (rate limiting off)")
@@ -528,4 +529,27 @@ func (d *decoder) memoryWarnings(c *Config, owner string, m Memory) {
 		report([]string{"truncation_strategy"}, "llm.provider",
 			"truncation_strategy llm needs an LLM, but llm.provider is none")
 	}
+}
+
+// llmKey fails a provider whose client refuses to start without a key
+// (serve would exit with the client's own words): anthropic takes
+// llm.api_key or ANTHROPIC_API_KEY, googleai llm.api_key only.
+func (d *decoder) llmKey(l LLM) {
+	if l.APIKey != "" {
+		return
+	}
+	at := d.first("llm.api_key", "llm.provider")
+	switch {
+	case l.Provider == "anthropic" && d.env("ANTHROPIC_API_KEY") == "":
+		d.fail(at, "llm.api_key", "is required for llm.provider anthropic (or set ANTHROPIC_API_KEY)")
+	case l.Provider == "googleai":
+		d.fail(at, "llm.api_key", "is required for llm.provider googleai")
+	}
+}
+
+func (d *decoder) env(name string) string {
+	if d.getenv == nil {
+		return ""
+	}
+	return d.getenv(name)
 }

@@ -256,7 +256,7 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	if model != nil {
 		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
 		a.LLM = llmsum.NewHealth(model) // every use of the model goes through it
-		ls := llmsum.New(a.LLM, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model})
+		ls := llmsum.New(a.LLM, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model, Logger: log.With("llm", cfg.LLM.Provider)})
 		summarizer, merger = ls, ls
 		cond = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
 		svc.Condenser = cond

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ type Options struct {
 	Fallback memory.Summarizer
 	// ModelName is recorded in Summary.Model when the request names no model.
 	ModelName string
+	// Logger is told why the LLM failed when a fallback took over (nil:
+	// slog's default).
+	Logger *slog.Logger
 }
 
 // Summarizer implements memory.Summarizer with an LLM.
@@ -61,6 +65,13 @@ var _ memory.Summarizer = (*Summarizer)(nil)
 
 // New returns an LLM summarizer. model may be nil (no LLM configured): every
 // call then goes to the fallback with "llm_unavailable".
+func (s *Summarizer) log() *slog.Logger {
+	if s.opts.Logger != nil {
+		return s.opts.Logger
+	}
+	return slog.Default()
+}
+
 func New(model llms.Model, opts Options) *Summarizer {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 60 * time.Second
@@ -237,6 +248,8 @@ func (s *Summarizer) call(ctx context.Context, model string, format *ReplyFormat
 		opts = append(opts, llms.WithJSONMode())
 		ctx = withReply(ctx, *format)
 	}
+	st := &callStatus{}
+	ctx = context.WithValue(ctx, callStatusKey{}, st)
 	var lastErr error
 	delay := s.opts.Backoff
 	for attempt := 0; attempt <= s.opts.MaxRetries; attempt++ {
@@ -256,8 +269,19 @@ func (s *Summarizer) call(ctx context.Context, model string, format *ReplyFormat
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		wait, retry := st.next()
+		if !retry || !fits(ctx, wait) {
+			break // a refusal (a bad key) stays one; a wait past the deadline is no retry
+		}
+		delay = max(delay, wait)
 	}
 	return "", lastErr
+}
+
+// fits reports whether a wait of d leaves ctx time to call again.
+func fits(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || time.Until(dl) > d
 }
 
 func (s *Summarizer) generate(ctx context.Context, msgs []llms.MessageContent, opts []llms.CallOption, res *memory.SummarizeResult) (string, error) {
@@ -381,6 +405,7 @@ func (s *Summarizer) fallback(ctx context.Context, req memory.SummarizeRequest, 
 			}
 		}
 	}
+	s.log().Warn("llm summary failed; the fallback summarised", "err", cause)
 	fres, err := s.opts.Fallback.Summarize(ctx, freq)
 	if err != nil {
 		return memory.SummarizeResult{}, fmt.Errorf("llmsum: fallback after %v: %w", cause, err)

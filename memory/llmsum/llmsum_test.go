@@ -180,6 +180,16 @@ func TestReplies(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
+		{"a refused key is not retried", []llmtest.Reply{{Status: http.StatusUnauthorized}}, Options{MaxRetries: 2}, "llm_unavailable", 1, func(t *testing.T, s memory.Summary) {
+			if s.Model != "extractive" {
+				t.Errorf("%+v", s)
+			}
+		}},
+		{"429 waits its Retry-After", []llmtest.Reply{{Status: http.StatusTooManyRequests, RetryAfter: 1}, {Content: goodJSON}}, Options{MaxRetries: 2, Backoff: time.Millisecond}, "", 2, func(t *testing.T, s memory.Summary) {
+			if s.Model != "test-model" {
+				t.Errorf("%+v", s)
+			}
+		}},
 		{"slow reply times out", []llmtest.Reply{{Delay: 3 * time.Second, Content: goodJSON}}, Options{MaxRetries: -1, Timeout: 100 * time.Millisecond}, "llm_unavailable", 1, func(t *testing.T, s memory.Summary) {
 			if s.Model != "extractive" {
 				t.Errorf("%+v", s)
@@ -192,9 +202,13 @@ func TestReplies(t *testing.T) {
 			c.opts.Fallback = extractive.New()
 			s := newSum(t, srv, c.opts)
 			p := prev.Clone()
+			start := time.Now()
 			res, err := s.Summarize(context.Background(), memory.SummarizeRequest{Prev: &p, Turns: turns(5, 8), Structured: true})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if ra := c.replies[0].RetryAfter; ra > 0 && time.Since(start) < time.Duration(ra)*time.Second {
+				t.Errorf("retried after %s; Retry-After said %ds", time.Since(start), ra)
 			}
 			if (c.wantDegraded == "" && len(res.Degraded) != 0) || (c.wantDegraded != "" && (len(res.Degraded) != 1 || res.Degraded[0] != c.wantDegraded)) {
 				t.Errorf("degraded %v, want %q", res.Degraded, c.wantDegraded)

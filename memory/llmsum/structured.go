@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // replyKey carries one call's ReplyFormat through langchaingo, which has no
@@ -79,8 +81,17 @@ func newSchemaTransport(base http.RoundTripper, d dialect) *schemaTransport {
 	return &schemaTransport{base: base, dialect: d, refused: map[string]bool{}}
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper. The answer's status is told to
+// the call (callStatus), which decides whether and when to retry.
 func (t *schemaTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if st, ok := req.Context().Value(callStatusKey{}).(*callStatus); ok && resp != nil {
+		st.record(resp)
+	}
+	return resp, err
+}
+
+func (t *schemaTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	f, ok := replyOf(req.Context())
 	if !ok || req.Body == nil {
 		return t.base.RoundTrip(req)
@@ -149,4 +160,41 @@ func withBody(req *http.Request, b []byte) *http.Request {
 	r.ContentLength = int64(len(b))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 	return r
+}
+
+// callStatus is what the server answered a call's last attempt, for its
+// retries: a client error other than 408 and 429 (a bad key, a bad
+// request) is not retried; a Retry-After is waited.
+type callStatus struct {
+	mu         sync.Mutex
+	code       int
+	retryAfter time.Duration
+}
+
+type callStatusKey struct{}
+
+func (c *callStatus) record(resp *http.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.code, c.retryAfter = resp.StatusCode, 0
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if secs, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && secs > 0 {
+			c.retryAfter = time.Duration(secs) * time.Second
+		} else if at, err := http.ParseTime(ra); err == nil {
+			c.retryAfter = time.Until(at)
+		}
+	}
+}
+
+// next says how long to wait at least before the next attempt, and
+// whether there should be one.
+func (c *callStatus) next() (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.code == http.StatusRequestTimeout || c.code == http.StatusTooManyRequests:
+	case c.code >= 400 && c.code < 500:
+		return 0, false
+	}
+	return max(c.retryAfter, 0), true
 }

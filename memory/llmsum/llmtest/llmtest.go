@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,8 @@ type Reply struct {
 	Status  int           // HTTP status; 0 = 200
 	Error   string        // the error message of a failing status
 	Delay   time.Duration // wait before answering (the client may time out)
+	// RetryAfter, when set, is sent as the Retry-After header (seconds).
+	RetryAfter int
 	// PromptTokens/CompletionTokens are reported in usage when > 0.
 	PromptTokens, CompletionTokens int
 }
@@ -162,6 +165,9 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request, path string) (R
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if rep.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(rep.RetryAfter))
+	}
 	return req, rep, true
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/contextd/contextd/memory"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -37,7 +38,11 @@ func traceRequests(t trace.Tracer) echo.MiddlewareFunc {
 			status := c.Response().Status
 			span.SetAttributes(semconv.HTTPRequestMethodKey.String(req.Method), semconv.HTTPRoute(route),
 				semconv.HTTPResponseStatusCode(status))
-			span.SetAttributes(tracing.TenantKey.String(tenantOf(c)))
+			// Only an authenticated request has a tenant: one refused (a 401,
+			// the inspector's login page) is not "default", a real tenant.
+			if tenant, ok := memory.TenantInContext(c.Request().Context()); ok {
+				span.SetAttributes(tracing.TenantKey.String(tenant))
+			}
 			if chat := c.Param("chat_id"); chat != "" {
 				span.SetAttributes(tracing.ChatKey.String(chat))
 			}

@@ -26,6 +26,13 @@ func TenantFromContext(ctx context.Context) string {
 	return DefaultTenant
 }
 
+// TenantInContext is the tenant NewContextWithTenant put in ctx; ok is
+// false when none was (a request that did not authenticate).
+func TenantInContext(ctx context.Context) (tenant string, ok bool) {
+	t, ok := ctx.Value(tenantKey{}).(string)
+	return t, ok && t != ""
+}
+
 // APIKey is one bearer key and the tenant it fixes (server.auth.api_keys).
 type APIKey struct {
 	Key    string

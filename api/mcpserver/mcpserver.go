@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/admit"
@@ -95,7 +96,23 @@ func newTenantHandlers(newHandler func() http.Handler) *tenantHandlers {
 func (t *tenantHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tenant := memory.TenantFromContext(r.Context())
 	r.Header.Set(tenantHeader, tenant)
+	// The SDK runs a tool on the session's context, opened by initialize:
+	// this request's span (the API's server span, itself joined to the
+	// caller's traceparent) goes to the tool in the headers, as the tenant
+	// does, and the tool's work is traced under it (toolContext).
+	r.Header.Del("traceparent")
+	r.Header.Del("tracestate")
+	propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
 	t.of(tenant).ServeHTTP(w, r)
+}
+
+// toolContext is ctx under the span of the HTTP request that carried the
+// tool call (see tenantHandlers.ServeHTTP); ctx as it is without one.
+func toolContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
 }
 
 // of is tenant's handler, made on its first request.

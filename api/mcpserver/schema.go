@@ -168,7 +168,7 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, in schema, h handlerFor[In]) {
 		if err := json.Unmarshal(args, &typed); err != nil {
 			return errorResult(toolError{Code: "invalid_type", Message: err.Error()}), nil
 		}
-		res, out, err := h(ctx, req, typed)
+		res, out, err := h(toolContext(ctx, req), req, typed)
 		if err != nil {
 			return errorResult(asToolError(err)), nil
 		}

@@ -266,3 +266,73 @@ func checkJobs(t *testing.T, st spanTree) {
 		t.Error("no GenAI chat span under contextd.profile.merge")
 	}
 }
+
+// A tool call's work is traced under its own POST /mcp, as an API call's
+// under its request: not under the session's initialize (the SDK runs a
+// tool on the session's context), and the caller's traceparent is joined.
+func TestMCPToolCallTracedUnderItsRequest(t *testing.T) {
+	app, srv, exp := newTracedApp(t, nil)
+	post := func(session, traceparent, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		if traceparent != "" {
+			req.Header.Set("traceparent", traceparent)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("POST /mcp %.40s: %d", body, resp.StatusCode)
+		}
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	session := post("", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	post(session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post(session, "00-"+testTraceID+"-"+testSpanID+"-01",
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add_messages","arguments":{"chat_id":"m1","messages":[{"role":"user","content":"hello"}]}}}`)
+	if err := app.Tracing.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := newSpanTree(exp.GetSpans())
+	appends := st.named("contextd.store.append")
+	if len(appends) != 1 {
+		st.log(t)
+		t.Fatalf("%d store.append spans, want 1", len(appends))
+	}
+	if got := appends[0].SpanContext.TraceID().String(); got != testTraceID {
+		st.log(t)
+		t.Errorf("the tool call's append is in trace %s, want the caller's %s", got, testTraceID)
+	}
+}
+
+// A request refused for want of a key has no tenant on its span: "default"
+// would name a real tenant that made no request.
+func TestRefusedRequestHasNoTenant(t *testing.T) {
+	app, srv, exp := newTracedApp(t, func(c *config.Config) {
+		c.Server.Auth.APIKeys = []config.APIKey{{Key: "k-0123456789abcdef", Tenant: "acme"}}
+	})
+	if st, _ := call(t, "POST", srv.URL+"/v1/context", "", `{"chat_id":"c1"}`); st != 401 {
+		t.Fatalf("no key: %d, want 401", st)
+	}
+	if st, _ := call(t, "POST", srv.URL+"/v1/context", "k-0123456789abcdef", `{"chat_id":"c1"}`); st != 404 {
+		t.Fatalf("with the key: %d, want 404", st)
+	}
+	if err := app.Tracing.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var tenants []string
+	for _, s := range newSpanTree(exp.GetSpans()).named("POST /v1/context") {
+		tenants = append(tenants, attr(s, "contextd.tenant").Emit())
+	}
+	if len(tenants) != 2 || tenants[0] != "" || tenants[1] != "acme" {
+		t.Errorf("span tenants %q, want none for the 401 and acme", tenants)
+	}
+}

@@ -74,15 +74,35 @@ func TestDefines(t *testing.T) {
 // other settings switch its feature off is a warning at its line; a
 // supervisor key an agent uses is not.
 func TestCheckConfigWarnsAboutKeysWithNoEffect(t *testing.T) {
-	cfg := mustParse(t, "supervisor:\n  memory:\n    strategy: running_summary\n    episodes: false\n    rag_k: 8\n"+
+	cfg := mustParse(t, "supervisor:\n  memory:\n    strategy: running_summary\n    episodes: false\n    rag_k: 8\n    rag_similarity_threshold: 0.9\n"+
 		"agents:\n  - name: h\n    memory:\n      rag_episodes: true\n  - name: r\n    memory:\n      episodes: true\n      episode_gap: 1h\n", env())
 	got := strings.Join(cfg.Warnings, "\n")
-	for _, want := range []string{"5: supervisor.memory.rag_k: has no effect", "9: agents[0].memory.rag_episodes: has no effect: episodes is false"} {
+	for _, want := range []string{"5: supervisor.memory.rag_k: has no effect", "10: agents[0].memory.rag_episodes: has no effect: episodes is false"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
 	}
+	if strings.Contains(got, "rag_similarity_threshold") { // /v1/search filters by it whatever the strategy
+		t.Errorf("rag_similarity_threshold is said to have no effect:\n%s", got)
+	}
 	if strings.Contains(got, "episode_gap") {
 		t.Errorf("an agent with episodes on is warned about its own episode key:\n%s", got)
+	}
+}
+
+// rag_namespace names the Qdrant collection, one for every agent: set per
+// agent, or with another vector driver, it does nothing, and says so.
+func TestRAGNamespaceWarnings(t *testing.T) {
+	cfg := mustParse(t, "supervisor:\n  memory:\n    rag_namespace: mine\nagents:\n  - name: a\n    memory:\n      rag_namespace: theirs\n", env())
+	got := strings.Join(cfg.Warnings, "\n")
+	for _, want := range []string{"3: supervisor.memory.rag_namespace: has no effect: it names the Qdrant collection, and vector.driver is embedded",
+		"7: agents[0].memory.rag_namespace: has no effect per agent"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	cfg = mustParse(t, "vector:\n  driver: qdrant\n  qdrant: {addr: \"q:6334\"}\nsupervisor:\n  memory:\n    rag_namespace: mine\n", env())
+	if strings.Contains(strings.Join(cfg.Warnings, "\n"), "rag_namespace") {
+		t.Errorf("the supervisor's namespace with Qdrant is warned about: %q", cfg.Warnings)
 	}
 }

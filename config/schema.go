@@ -474,7 +474,9 @@ func (d *decoder) noEffect(c *Config, owner string, m Memory) {
 	episodes := func(m Memory) bool { return m.Episodes }
 	check(episodes, "episodes is false", "rag_episodes", "episode_min_turns", "episode_max_turns", "episode_gap", "episode_overlap")
 	rag := func(m Memory) bool { return m.Strategy == "rag_augmented" }
-	check(rag, "the strategy is not rag_augmented (retrieval is off)", "rag_k", "rag_similarity_threshold", "recent_floor_turns")
+	// Not rag_similarity_threshold: /v1/search and search_memory filter by
+	// it whatever the strategy.
+	check(rag, "the strategy is not rag_augmented (retrieval is off)", "rag_k", "recent_floor_turns")
 }
 
 // memoryRanges refuses a minimum above its maximum. An agent is blamed only
@@ -520,6 +522,14 @@ func (d *decoder) memoryWarnings(c *Config, owner string, m Memory) {
 	if m.Strategy == "rag_augmented" && c.Vector.Driver == "none" {
 		report([]string{"strategy"}, "vector.driver",
 			"rag_augmented needs a vector index, but vector.driver is none")
+	}
+	if n := own("rag_namespace"); n != nil {
+		switch {
+		case isAgent:
+			d.warn(n, mp+".rag_namespace", "has no effect per agent: every agent's memory is in the supervisor's collection (supervisor.memory.rag_namespace)")
+		case c.Vector.Driver != "qdrant" && m.RAGNamespace != Default().Supervisor.Memory.RAGNamespace:
+			d.warn(n, mp+".rag_namespace", "has no effect: it names the Qdrant collection, and vector.driver is %s", c.Vector.Driver)
+		}
 	}
 	if m.Strategy == "rag_augmented" && !m.StoreTurns {
 		report([]string{"store_turns", "strategy"}, "",

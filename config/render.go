@@ -45,6 +45,8 @@ func (c *Config) Settings() map[string]any {
 		"supervisor": map[string]any{"memory": c.Supervisor.Memory.Settings(), "filters": c.Supervisor.Filters.Settings(),
 			"prompt_sections": c.Supervisor.Prompts.Settings()},
 		"agents": agents,
+		"telemetry": map[string]any{"otlp_endpoint": c.Telemetry.OTLPEndpoint, "otlp_protocol": c.Telemetry.OTLPProtocol,
+			"sample_ratio": c.Telemetry.SampleRatio},
 	}
 }
 

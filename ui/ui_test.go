@@ -108,6 +108,9 @@ func TestChatTimelinePaging(t *testing.T) {
 	if !strings.Contains(r.body, "index pending") || !strings.Contains(r.body, "summary pending") {
 		t.Fatal("turn states missing")
 	}
+	if !strings.Contains(r.body, "no summary yet") || strings.Contains(r.body, "1–0") {
+		t.Error("a chat without a summary is said to have one of turns 1–0")
+	}
 }
 
 func TestTurnStates(t *testing.T) {

@@ -179,13 +179,22 @@ func redact(key string, v any) any {
 	return v
 }
 
-// redactDSN hides the password of a URL or keyword/value connection string.
+// redactDSN hides the password of a URL or keyword/value connection string,
+// and a URL's query parameters that hold a secret (?key=, ?token=, ...).
 func redactDSN(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
+	if u, err := url.Parse(s); err == nil && (u.User != nil || u.RawQuery != "") {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "redacted")
-			return u.String()
 		}
+		if q := u.Query(); len(q) > 0 {
+			for k := range q {
+				if secretKey.MatchString(k) || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature") {
+					q.Set(k, "redacted")
+				}
+			}
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
 	}
 	if strings.Contains(strings.ToLower(s), "password") {
 		return kvPassword.ReplaceAllString(s, "${1}[redacted]")

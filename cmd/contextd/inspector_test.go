@@ -36,6 +36,12 @@ func TestRedactedConfig(t *testing.T) {
 	if out := redactedConfig(cfg); strings.Contains(out, secrets[5]) || !strings.Contains(out, "user=app") {
 		t.Errorf("keyword DSN: %s", out)
 	}
+	// A key in a URL's query (some providers take it so) is a secret too.
+	cfg.LLM.BaseURL = "https://generativelanguage.example.com/v1beta?key=AIzaSECRET&alt=json"
+	cfg.Telemetry.OTLPEndpoint = "https://otel.example.com:4318?token=tok-SECRET"
+	if out := redactedConfig(cfg); strings.Contains(out, "SECRET") || !strings.Contains(out, "alt=json") || !strings.Contains(out, "otel.example.com") {
+		t.Errorf("URL query secrets:\n%s", out)
+	}
 }
 
 func TestInspectorMounted(t *testing.T) {

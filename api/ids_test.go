@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -187,5 +189,32 @@ func TestDotIDsRefused(t *testing.T) {
 	}
 	if r := h.do("GET", "/v1/chats/c1/messages", ""); r.status != http.StatusNotFound {
 		t.Errorf("a refused append stored something: %d %s", r.status, r.raw)
+	}
+}
+
+// The access log names the client: the connection's address, or the
+// X-Forwarded-For client when the connection is a trusted proxy.
+func TestAccessLogNamesTheClient(t *testing.T) {
+	for _, tc := range []struct {
+		trusted []string
+		want    string
+	}{{nil, "127.0.0.1"}, {[]string{"127.0.0.1/32"}, "203.0.113.9"}} {
+		var logs strings.Builder
+		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st}, Options: Options{TrustedProxies: tc.trusted},
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/chats/c1/messages", nil)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		srv.Close()
+		st.Close()
+		if !strings.Contains(logs.String(), `"client_ip":"`+tc.want+`"`) {
+			t.Errorf("trusted %v: log %s, want client_ip %s", tc.trusted, logs.String(), tc.want)
+		}
 	}
 }

@@ -139,7 +139,8 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			log.LogAttrs(c.Request().Context(), level, "request", // attrs, not key-value pairs: no boxing per request
 				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
 				slog.String("method", c.Request().Method), slog.String("route", route), slog.Int("status", status),
-				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("tenant", tenant))
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("tenant", tenant),
+				slog.String("client_ip", c.RealIP())) // X-Forwarded-For only from server.trusted_proxies
 			return nil
 		}
 	}

@@ -111,6 +111,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	readParams.Add("_pragma", "cache_size(-512)")
 	readDSN := path + sep + readParams.Encode()
 	params.Set("_txlock", "immediate")
+	// What is deleted (an erased chat, a forgotten turn) is overwritten,
+	// not left in free pages for whoever has the file; only the writer
+	// deletes.
+	params.Add("_pragma", "secure_delete(1)")
 	if !inMemory {
 		// The checkpointer does it off the write path (checkpoint.go).
 		params.Add("_pragma", "wal_autocheckpoint(0)")

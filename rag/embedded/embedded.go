@@ -90,7 +90,9 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 			return nil, fmt.Errorf("embedded index: create directory: %w", err)
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	// secure_delete: an erased chat's points are overwritten, not left in
+	// free pages.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=secure_delete(1)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("embedded index: open %s: %w", path, err)

@@ -1,10 +1,12 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -341,6 +343,34 @@ func TestUserScopeSkipsOtherUsersChats(t *testing.T) {
 		}
 		if got := count(tc.user, tc.agent); !maps.Equal(got, tc.want) {
 			t.Errorf("%s: hits per chat %v, want %v", tc.step, got, tc.want)
+		}
+	}
+}
+
+// An erased chat's points are gone from the file, not left in its free
+// pages (secure_delete).
+func TestErasedPointsLeaveTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vectors.db")
+	ix := open(t, path, 3)
+	var pts []rag.Point
+	for i := range 50 {
+		p := pt("secret", int64(i+1), []float32{1, 0, 0})
+		p.Content = "the Wombatsun vault code is 7731"
+		pts = append(pts, p)
+	}
+	if err := ix.Upsert(ctx, append(pts, pt("other", 1, []float32{0, 1, 0}))); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Delete(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{"secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, path + "-wal"} {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("Wombatsun")) {
+			t.Errorf("%s still holds the erased text", filepath.Base(f))
 		}
 	}
 }

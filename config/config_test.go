@@ -263,6 +263,7 @@ func TestErrors(t *testing.T) {
 		{"api key from empty env", "server:\n  auth:\n    api_keys:\n      - key: ${K:-}\n", nil, 4, "server.auth.api_keys[0].key", "must not be empty"},
 		{"anthropic without a key", "llm:\n  provider: anthropic\n", nil, 2, "llm.api_key", "ANTHROPIC_API_KEY"},
 		{"googleai without a key", "llm:\n  provider: googleai\n", nil, 2, "llm.api_key", "is required for llm.provider googleai"},
+		{"duplicate of a key with a bad tenant", "server:\n  auth:\n    api_keys:\n      - {key: k1-0123456789abcdef, tenant: \"a b\"}\n      - {key: k1-0123456789abcdef, tenant: b}\n", nil, 5, "server.auth.api_keys[1].key", "duplicate key"},
 		{"api key with a newline", "server:\n  auth:\n    api_keys:\n      - {key: \"k1-0123456789abcdef\\n\", tenant: a}\n", nil, 4, "server.auth.api_keys[0].key", "contains whitespace"},
 		{"missing api key", "server:\n  auth:\n    api_keys:\n      - tenant: a\n", nil, 4, "server.auth.api_keys[0].key", "is required"},
 		{"duplicate api key", "server:\n  auth:\n    api_keys:\n      - {key: k1-0123456789abcdef, tenant: a}\n      - {key: k1-0123456789abcdef, tenant: b}\n", nil, 5, "server.auth.api_keys[1].key", "duplicate key (same as server.auth.api_keys[0].key)"},

@@ -679,7 +679,7 @@ func (d *decoder) cidrs(dst *[]string) handler {
 	return func(n *yaml.Node, path string) {
 		var raw []string
 		before := len(d.problems)
-		d.strings(&raw, true)(n, path)
+		d.strings(&raw, false)(n, path) // empty items are reported below, with the others
 		if len(d.problems) > before {
 			return
 		}
@@ -688,6 +688,11 @@ func (d *decoder) cidrs(dst *[]string) handler {
 		good := true
 		for i, s := range raw {
 			s = strings.TrimSpace(s)
+			if s == "" {
+				d.fail(resolve(seq.Content[i]), fmt.Sprintf("%s[%d]", path, i), "must not be empty")
+				good = false
+				continue
+			}
 			if p, err := netip.ParsePrefix(s); err == nil {
 				out = append(out, p.Masked().String())
 				continue

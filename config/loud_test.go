@@ -17,9 +17,9 @@ func TestCheckConfigProblems(t *testing.T) {
 		{"episode min > max", "supervisor:\n  memory:\n    episode_min_turns: 50\n    episode_max_turns: 10\n",
 			3, "supervisor.memory.episode_min_turns", "episode_min_turns (50) is greater than episode_max_turns (10)"},
 		{"only max set, below the default min", "supervisor:\n  memory:\n    episode_max_turns: 3\n",
-			3, "supervisor.memory.episode_min_turns", "episode_min_turns (6) is greater than episode_max_turns (3)"},
+			3, "supervisor.memory.episode_max_turns", "episode_min_turns (6) is greater than episode_max_turns (3)"},
 		{"agent max below the supervisor's min", "supervisor:\n  memory:\n    episode_min_turns: 8\nagents:\n  - name: a\n    memory:\n      episode_max_turns: 4\n",
-			7, "agents[0].memory.episode_min_turns", "(8) is greater than episode_max_turns (4)"},
+			7, "agents[0].memory.episode_max_turns", "(8) is greater than episode_max_turns (4)"},
 		{"mis-indented key", "server:\n  addr: \":8080\"\n   body_limit: 4MB\n", 3, "", "invalid YAML"},
 		{"key left of its block", "server:\n  addr: \":8080\"\n body_limit: 4MB\n", 3, "", "invalid YAML"},
 		{"list item in a mapping", "supervisor:\n  memory:\n    rag_k: 5\n    - 6\n", 4, "", "invalid YAML"},
@@ -104,5 +104,12 @@ func TestRAGNamespaceWarnings(t *testing.T) {
 	cfg = mustParse(t, "vector:\n  driver: qdrant\n  qdrant: {addr: \"q:6334\"}\nsupervisor:\n  memory:\n    rag_namespace: mine\n", env())
 	if strings.Contains(strings.Join(cfg.Warnings, "\n"), "rag_namespace") {
 		t.Errorf("the supervisor's namespace with Qdrant is warned about: %q", cfg.Warnings)
+	}
+}
+
+func TestGoogleAIBaseURLWarned(t *testing.T) {
+	cfg := mustParse(t, "llm:\n  provider: googleai\n  api_key: k\n  base_url: https://proxy.example.com\n", env())
+	if got := strings.Join(cfg.Warnings, "\n"); !strings.Contains(got, "4: llm.base_url: has no effect") {
+		t.Errorf("warnings %q lack llm.base_url's", got)
 	}
 }

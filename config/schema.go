@@ -213,6 +213,7 @@ func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
 			d.fail(keyNode, ip+".key", "duplicate key (same as %s)", firstAt[k.Key])
 			continue
 		}
+		firstAt[k.Key] = ip + ".key" // a later copy is a duplicate even if this entry's tenant is wrong
 		if msg := checkName(k.Tenant); msg != "" {
 			d.fail(tenantNode, ip+".tenant", "%s", msg)
 			continue
@@ -220,7 +221,6 @@ func (d *decoder) apiKeys(n *yaml.Node, path string, a *Auth) {
 		if len(k.Key) < 16 {
 			d.warn(keyNode, ip+".key", "is shorter than 16 characters; use a long random key")
 		}
-		firstAt[k.Key] = ip + ".key"
 		a.APIKeys = append(a.APIKeys, k)
 	}
 }
@@ -487,11 +487,16 @@ func (d *decoder) memoryRanges(owner string, m Memory) {
 	if m.EpisodeMinTurns <= m.EpisodeMaxTurns {
 		return
 	}
-	n := d.first(mp+".episode_min_turns", mp+".episode_max_turns")
+	path := mp + ".episode_min_turns"
+	n := d.key(path)
+	if n == nil { // the owner set only the max: name it
+		path = mp + ".episode_max_turns"
+		n = d.key(path)
+	}
 	if n == nil && owner != "supervisor" {
 		return
 	}
-	d.fail(n, mp+".episode_min_turns", "episode_min_turns (%d) is greater than episode_max_turns (%d): an episode could never close",
+	d.fail(n, path, "episode_min_turns (%d) is greater than episode_max_turns (%d): an episode could never close",
 		m.EpisodeMinTurns, m.EpisodeMaxTurns)
 }
 
@@ -545,6 +550,9 @@ func (d *decoder) memoryWarnings(c *Config, owner string, m Memory) {
 // (serve would exit with the client's own words): anthropic takes
 // llm.api_key or ANTHROPIC_API_KEY, googleai llm.api_key only.
 func (d *decoder) llmKey(l LLM) {
+	if l.Provider == "googleai" && l.BaseURL != "" {
+		d.warn(d.key("llm.base_url"), "llm.base_url", "has no effect: the googleai client takes no base URL")
+	}
 	if l.APIKey != "" {
 		return
 	}

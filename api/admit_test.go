@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/admit"
 	"github.com/labstack/echo/v4"
 )
@@ -78,5 +82,45 @@ func TestAdmitReadsInArrivalOrder(t *testing.T) {
 	}
 	if strings.Join(order, ",") != "1,2,3" || most != 1 {
 		t.Errorf("ran %v with at most %d at once, want 1,2,3 one at a time", order, most)
+	}
+}
+
+// Clients that stall mid-body hold no place in the read gate (their
+// bodies are read before it) and are cut off at the request's deadline:
+// others' contexts are answered meanwhile.
+func TestStalledBodiesDoNotBlockReads(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Close()
+	h.srv = httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: h.store}, Options: Options{RequestTimeout: 2 * time.Second},
+		Reads: admit.New(2)}))
+	t.Cleanup(h.srv.Close)
+	if r := h.do("POST", "/v1/chats/trip/messages", `{"messages":[{"role":"user","content":"hello"}]}`); r.status != 201 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	addr := strings.TrimPrefix(h.srv.URL, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 8 { // more than any gate's places
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		fmt.Fprintf(c, "POST /v1/context HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"chat_id\":")
+	}
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	if r := h.do("POST", "/v1/context", `{"chat_id":"trip"}`); r.status != 200 || time.Since(start) > time.Second {
+		t.Errorf("a context beside stalled bodies: %d after %s", r.status, time.Since(start))
+	}
+	// A stalled body is answered at the deadline, not held.
+	conns[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(conns[0]).ReadString('\n')
+	if err != nil || !strings.Contains(line, " 400 ") {
+		t.Errorf("the stalled request: %q %v, want a 400 at its deadline", line, err)
 	}
 }

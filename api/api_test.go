@@ -340,6 +340,12 @@ func TestAuthAndTenantIsolation(t *testing.T) {
 	if r := h.do("GET", "/v1/nonexistent", ""); r.status != 401 {
 		t.Fatalf("unknown route with a wrong key: %d %s", r.status, r.raw)
 	}
+	// The scheme is case-insensitive; anything but a bearer key is not one.
+	for auth, want := range map[string]int{"bearer key-a": 404, "BEARER key-a": 404, "Basic key-a": 401, "key-a": 401} {
+		if r := h.do("GET", "/v1/chats/nope/messages", "", "Authorization", auth); r.status != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, r.status, want)
+		}
+	}
 	h.key = "key-a"
 	if r := h.do("GET", "/v1/nonexistent", ""); r.status != 404 || r.errCode() != "route_not_found" {
 		t.Fatalf("unknown route: %d %s", r.status, r.raw)

@@ -74,3 +74,39 @@ func TestLargeBodiesWrittenWholeGetTheJSONError(t *testing.T) {
 		t.Fatalf("binary over the limit: %d", code)
 	}
 }
+
+func TestLoneSurrogate(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		lone bool
+	}{
+		{`{"id":"plain"}`, false},
+		{`{"id":"caf\u00e9"}`, false},
+		{`{"id":"\ud83d\ude00 smile"}`, false}, // a pair
+		{`{"id":"s\udcff"}`, true},             // a low half alone
+		{`{"id":"s\ud800"}`, true},             // a high half at the end of a string
+		{`{"id":"s\ud800x"}`, true},            // a high half, then not an escape
+		{`{"id":"s\ud800\u0041"}`, true},       // a high half, then not a low half
+		{`{"id":"s\\udcff"}`, false},           // an escaped backslash, then text
+		{`{"id":"s\\\udcff"}`, true},           // an escaped backslash, then a lone half
+		{`{"id":"\uD83D\uDE00"}`, false},       // upper-case hex
+		{`{"a":"\u12"}`, false},                // malformed: the decoder's to refuse
+	} {
+		if got := loneSurrogate([]byte(tc.body)); got != tc.lone {
+			t.Errorf("loneSurrogate(%s) = %v, want %v", tc.body, got, tc.lone)
+		}
+	}
+}
+
+// Two ids that differ only in a lone surrogate are not stored as one: the
+// body is refused, and nothing is stored.
+func TestLoneSurrogateRefused(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.do("POST", "/v1/chats/surr/messages", `{"messages":[{"id":"s\udcff","role":"user","content":"caf\udcff name"}]}`)
+	if e, _ := r.body["error"].(map[string]any); r.status != 400 || e["code"] != "invalid_utf8" {
+		t.Errorf("lone surrogate: %d %s, want 400 invalid_utf8", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/chats/surr/messages", ""); r.status != 404 {
+		t.Errorf("something was stored: %d %s", r.status, r.raw)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -35,24 +36,55 @@ func badRequest(code, field, msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: code, Field: field, Message: msg}
 }
 
-// decode reads a JSON body strictly: valid UTF-8, no unknown fields, one
-// value, within the body limit.
-func decode(c echo.Context, v any) error {
+// readBody reads the request's body whole, by the request's deadline (a
+// client that stalls mid-body holds nothing past server.request_timeout).
+// It leaves the body in memory for a second read (bufferBody, decode).
+func readBody(c echo.Context) ([]byte, error) {
+	if dl, ok := c.Request().Context().Deadline(); ok {
+		_ = http.NewResponseController(c.Response()).SetReadDeadline(dl)
+	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes (server.body_limit)", mbe.Limit)}
+			return nil, &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body exceeds %d bytes (server.body_limit)", mbe.Limit)}
 		}
-		return badRequest("read_failed", "", "could not read the request body: "+err.Error())
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, badRequest("read_failed", "", "the request body did not arrive within server.request_timeout")
+		}
+		return nil, badRequest("read_failed", "", "could not read the request body: "+err.Error())
+	}
+	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// bufferBody reads the body before what follows it: the read gate
+// (admitReads) admits requests whose bodies have arrived, so clients that
+// stall mid-body cannot hold its few places.
+func bufferBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if _, err := readBody(c); err != nil {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// decode reads a JSON body strictly: valid UTF-8, no unknown fields, one
+// value, within the body limit.
+func decode(c echo.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}
-	// encoding/json silently replaces invalid UTF-8 with U+FFFD; reject it
-	// instead so nothing is stored altered.
-	if !utf8.Valid(body) {
-		return badRequest("invalid_utf8", "", "the request body is not valid UTF-8")
+	// encoding/json silently replaces invalid UTF-8, and an escaped half
+	// of a surrogate pair ("\udcff"), with U+FFFD; reject them instead so
+	// nothing is stored altered (two ids must not become one).
+	if !utf8.Valid(body) || loneSurrogate(body) {
+		return badRequest("invalid_utf8", "", "the request body is not valid UTF-8 (or escapes half a surrogate pair)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -70,16 +102,82 @@ func decode(c echo.Context, v any) error {
 // is fine; anything else is refused as decode refuses it (an unknown
 // field, malformed JSON), rather than ignored.
 func decodeNone(c echo.Context) error {
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := readBody(c)
 	if err != nil {
-		return badRequest("read_failed", "", "could not read the request body: "+err.Error())
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
 	var none struct{}
 	return decode(c, &none)
+}
+
+// loneSurrogate reports whether body escapes a UTF-16 surrogate that is
+// not half of a high-low pair ("\ud800" alone, "\udcff"), which JSON
+// decoders turn into U+FFFD. A body without "\u" is not scanned.
+func loneSurrogate(body []byte) bool {
+	for i := bytes.Index(body, []byte(`\u`)); i >= 0; {
+		if n := precedingBackslashes(body, i); n%2 == 1 { // "\\u": an escaped backslash, then "u"
+			i = nextUEscape(body, i+1)
+			continue
+		}
+		r, ok := hex4(body, i+2)
+		switch {
+		case !ok || r < 0xd800 || r > 0xdfff:
+		case r >= 0xdc00: // a low half first
+			return true
+		default: // a high half: a low half must follow at once
+			if lo, ok := hex4(body, i+8); !ok || body[i+6] != '\\' || body[i+7] != 'u' || lo < 0xdc00 || lo > 0xdfff {
+				return true
+			}
+			i += 6
+		}
+		i = nextUEscape(body, i+2)
+	}
+	return false
+}
+
+func nextUEscape(body []byte, from int) int {
+	if from >= len(body) {
+		return -1
+	}
+	j := bytes.Index(body[from:], []byte(`\u`))
+	if j < 0 {
+		return -1
+	}
+	return from + j
+}
+
+// precedingBackslashes counts the backslashes right before body[i] (the
+// backslash of "\u" itself not counted: i is its index).
+func precedingBackslashes(body []byte, i int) int {
+	n := 0
+	for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+		n++
+	}
+	return n
+}
+
+// hex4 reads four hex digits at body[i:].
+func hex4(body []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(body) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range body[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // jsonError says what is wrong with a body the decoder refused, in the

@@ -170,7 +170,10 @@ func authenticate(keys memory.Keyring) echo.MiddlewareFunc {
 // bearerTenant is the tenant of the request's bearer key, or a 401.
 func bearerTenant(c echo.Context, keys memory.Keyring) (string, error) {
 	h := c.Request().Header.Get(echo.HeaderAuthorization)
-	token, ok := strings.CutPrefix(h, "Bearer ")
+	// The scheme is case-insensitive (RFC 9110 §11.1): "bearer" is Bearer.
+	scheme, token, ok := strings.Cut(h, " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	token = strings.TrimSpace(token)
 	if !ok || token == "" {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="contextd"`)
 		return "", &apiError{status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing bearer API key (Authorization: Bearer <key>)"}
@@ -330,4 +333,25 @@ func ipExtractor(trusted []string) echo.IPExtractor {
 		}
 	}
 	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// sameOrigin refuses a request a browser sent from another origin (its
+// Origin header names another host than the request's). A web page may
+// send a "simple" cross-site POST without asking first; with auth off (the
+// default) it could plant turns in an agent's memory, or, over MCP, act
+// as a tool caller (the MCP spec asks servers to check Origin). Clients
+// that are not browsers send no Origin, and a browser app on another
+// origin could not read contextd's answers anyway (there is no CORS).
+func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		origin := c.Request().Header.Get("Origin")
+		if origin == "" {
+			return next(c)
+		}
+		if u, err := url.Parse(origin); err == nil && u.Host != "" && strings.EqualFold(u.Host, c.Request().Host) {
+			return next(c)
+		}
+		return &apiError{status: http.StatusForbidden, Code: "forbidden_origin",
+			Message: fmt.Sprintf("a browser request from origin %q to %s: contextd answers its own origin only", origin, c.Request().Host)}
+	}
 }

@@ -31,8 +31,8 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	v1.GET("/chats/:chat_id/export", handleExportChat(d.Service))
 	v1.GET("/users/:user_id/export", handleExportUser(d.Service))
 	reads := admitReads(d.Reads)
-	v1.POST("/context", handleContext(d.Service), reads)
-	v1.POST("/search", handleSearch(d.Service), reads)
+	v1.POST("/context", handleContext(d.Service), bufferBody, reads)
+	v1.POST("/search", handleSearch(d.Service), bufferBody, reads)
 
 	if d.MCP != nil {
 		h := echo.WrapHandler(d.MCP)
@@ -42,7 +42,7 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	}
 
 	// Alias kept by the contract for supervisors that call /context.
-	e.POST("/context", handleContext(d.Service), append(v1Middleware(d, keys), reads)...)
+	e.POST("/context", handleContext(d.Service), append(v1Middleware(d, keys), bufferBody, reads)...)
 
 	if d.UI != nil {
 		e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })

@@ -93,6 +93,7 @@ func v1Middleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 		timeout = 30 * time.Second
 	}
 	return []echo.MiddlewareFunc{
+		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
 		bodyLimit(d.Options.BodyLimit),
@@ -105,6 +106,7 @@ func v1Middleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 // streamable-HTTP GET is a long-lived stream.
 func mcpMiddleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
+		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
 		bodyLimit(d.Options.BodyLimit),

@@ -203,3 +203,74 @@ def test_readme_example_runs_as_written(server):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert "Casa Amora" in out.stdout
+
+
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the class's (status, headers, body), or
+    drops the connection after reading the request when body is None."""
+    answer = (200, {}, b"{}")
+    seen = []
+
+    def _serve(self):
+        n = int(self.headers.get("Content-Length", 0) or 0)
+        type(self).seen.append(json.loads(self.rfile.read(n) or b"null"))
+        status, headers, body = type(self).answer
+        if body is None:
+            self.connection.shutdown(2)  # the answer is lost after the request arrived
+            return
+        self.send_response(status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = _serve
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def scripted():
+    _Scripted.seen = []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+
+
+def test_retried_append_after_a_lost_answer_sends_the_same_ids(scripted):
+    _Scripted.answer = (200, {}, None)
+    c = Client(f"http://127.0.0.1:{scripted.server_port}", retries=0)
+    msgs = [{"role": "user", "content": "book the hotel please"}]
+    for _ in range(2):  # the caller's retry of the same messages
+        with pytest.raises(ContextdError) as e:
+            c.append("r", msgs)
+        assert e.value.code == "unavailable"
+    ids = [body["messages"][0]["id"] for body in _Scripted.seen]
+    assert len(ids) == 2 and ids[0] == ids[1], ids
+    assert msgs[0]["id"] == ids[0]
+
+
+@pytest.mark.parametrize("answer, code", [
+    ((200, {"Content-Type": "text/html"}, b"<html>please log in</html>"), "invalid_response"),
+    ((307, {"Location": "https://elsewhere/"}, b""), "http_error"),
+    ((204, {}, b""), "invalid_response"),
+    ((500, {"Content-Type": "application/json"}, b"[1]"), "http_error"),
+    ((500, {"Content-Type": "application/json"}, b'{"error":"boom"}'), "http_error"),
+    ((503, {"Retry-After": "nan"}, b"{}"), "http_error"),
+])
+def test_every_failure_is_a_contextd_error(scripted, answer, code):
+    _Scripted.answer = answer
+    c = Client(f"http://127.0.0.1:{scripted.server_port}", retries=1, backoff=0.01)
+    with pytest.raises(ContextdError) as e:
+        c.summary("x")
+    assert e.value.code == code, e.value
+
+
+def test_context_sends_wait_for_summary_and_rag_scope(scripted):
+    _Scripted.answer = (200, {"Content-Type": "application/json"}, b'{"chat_id":"x","context":"","degraded":[],"usage":{}}')
+    c = Client(f"http://127.0.0.1:{scripted.server_port}", api_key="k-0123456789abcdef\n")
+    c.context("x", query="q", wait_for_summary=True, rag_scope="user")
+    assert _Scripted.seen[-1]["wait_for_summary"] is True and _Scripted.seen[-1]["rag_scope"] == "user"

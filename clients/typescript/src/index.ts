@@ -336,6 +336,10 @@ function query(params: Record<string, string | number | boolean | undefined>): s
   return s ? `?${s}` : "";
 }
 
+// withIds gives each message without an id one, written into the caller's
+// object: a retry of the same messages after a lost answer (a timeout, a
+// reset) then sends the same ids, and stores nothing twice.
 function withIds(messages: InputMessage[]): InputMessage[] {
-  return messages.map((m) => (m.id ? m : { ...m, id: globalThis.crypto.randomUUID() }));
+  for (const m of messages) if (!m.id) m.id = globalThis.crypto.randomUUID();
+  return messages;
 }

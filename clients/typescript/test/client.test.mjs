@@ -185,6 +185,20 @@ test("429 and 503 are retried after Retry-After; the last failure is thrown", as
   assert.equal(calls, 3, "the first try and two retries");
 });
 
+test("a retried append after a lost answer sends the same ids", async () => {
+  const sent = [];
+  const lost = async (url, init) => {
+    sent.push(JSON.parse(init.body));
+    throw new TypeError("fetch failed"); // the answer never came
+  };
+  const cl = new Contextd({ baseURL: "http://contextd.test", fetch: lost });
+  const msgs = [{ role: "user", content: "book the hotel please" }];
+  for (let i = 0; i < 2; i++) await assert.rejects(cl.append("r", msgs), { code: "unavailable" });
+  assert.equal(sent.length, 2);
+  assert.ok(sent[0].messages[0].id && sent[0].messages[0].id === sent[1].messages[0].id, JSON.stringify(sent));
+  assert.equal(msgs[0].id, sent[0].messages[0].id);
+});
+
 test("a Retry-After longer than the time left throws the server's error at once", async () => {
   let calls = 0;
   const limited = async () => {

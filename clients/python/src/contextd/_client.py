@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 import uuid
@@ -32,12 +33,14 @@ def _seg(s: str) -> str:
 
 
 def _messages(messages: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    # An id per message makes a retried append store nothing twice.
+    # An id per message makes a retried append store nothing twice. It is
+    # written into the caller's dict: a retry of the same messages after a
+    # lost answer (a timeout, a reset) then sends the same ids.
     out = []
     for m in messages:
-        m = dict(m)
-        m.setdefault("id", uuid.uuid4().hex)
-        out.append(m)
+        if isinstance(m, dict) and not m.get("id"):
+            m["id"] = uuid.uuid4().hex
+        out.append(dict(m))
     return out
 
 
@@ -45,11 +48,13 @@ def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append):
+def _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append,
+                  wait_for_summary=None, rag_scope=None):
     return _drop_none({"chat_id": chat_id, "query": query, "agent": agent, "budget_tokens": budget_tokens,
                        "strategy": strategy, "since": since, "until": until,
                        "include": list(include) if include is not None else None, "user_id": user_id,
-                       "append": _messages(append) if append else None})
+                       "append": _messages(append) if append else None,
+                       "wait_for_summary": wait_for_summary, "rag_scope": rag_scope})
 
 
 def _search_body(query, chat_id, user_id, k, since, until, kinds, min_score):
@@ -68,9 +73,15 @@ def _facts_params(after_seq, limit, include_superseded):
 def _error(resp: httpx.Response) -> ContextdError:
     try:
         e = resp.json().get("error", {})
-    except ValueError:
+    except (ValueError, AttributeError):  # not JSON, or not the API's object
         e = {}
-    return ContextdError(resp.status_code, e.get("code", "http_error"), e.get("message", resp.text[:200]), e.get("field"))
+    if not isinstance(e, dict) or not isinstance(e.get("code"), str):
+        return ContextdError(resp.status_code, "http_error", f"HTTP {resp.status_code}: {resp.text[:200]}")
+    return ContextdError(resp.status_code, e["code"], str(e.get("message", "")), e.get("field") or None)
+
+
+def _invalid(resp: httpx.Response, why: str) -> ContextdError:
+    return ContextdError(resp.status_code, "invalid_response", f"the answer is not contextd's JSON ({why}): {resp.text[:200]}")
 
 
 def _unavailable(method: str, path: str, err: Exception) -> ContextdError:
@@ -82,17 +93,30 @@ def _unavailable(method: str, path: str, err: Exception) -> ContextdError:
     return e
 
 
-def _parse(resp: httpx.Response, ndjson: bool) -> Any:
-    if ndjson:
-        return [json.loads(line) for line in resp.text.splitlines() if line.strip()]
-    return resp.json() if resp.content else None
+def _answer(resp: httpx.Response, ndjson: bool, expect: bool) -> Any:
+    """The body of a 2xx answer (None when it has none and none is expected);
+    anything else is a ContextdError."""
+    if resp.status_code >= 300:  # an error, or a redirect (a wrong base_url, http to https)
+        raise _error(resp)
+    if not resp.content:
+        if expect:
+            raise _invalid(resp, "empty")
+        return None
+    try:
+        if ndjson:
+            return [json.loads(line) for line in resp.text.splitlines() if line.strip()]
+        return resp.json()
+    except ValueError as err:
+        raise _invalid(resp, str(err)) from err
 
 
 def _retry_after(resp: httpx.Response, attempt: int, base: float) -> float:
     ra = resp.headers.get("Retry-After")
     if ra:
         try:
-            return min(float(ra), 30.0)
+            secs = float(ra)
+            if math.isfinite(secs) and secs >= 0:
+                return min(secs, 30.0)
         except ValueError:
             pass
     return min(base * (2 ** attempt), 10.0) * (0.5 + random.random() / 2)
@@ -102,8 +126,9 @@ class _Base:
     def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int, backoff: float):
         self.base_url = base_url.rstrip("/")
         self.headers = {"Content-Type": "application/json"}
-        if api_key:
-            self.headers["Authorization"] = f"Bearer {api_key}"
+        if api_key and api_key.strip():
+            # A key read from a file keeps its newline, which no header may hold.
+            self.headers["Authorization"] = f"Bearer {api_key.strip()}"
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
 
 
@@ -128,18 +153,16 @@ class Client(_Base):
         self.close()
 
     def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None,
-              ndjson: bool = False) -> Any:
+              ndjson: bool = False, expect: bool = True) -> Any:
         for attempt in range(self.retries + 1):
             try:
                 resp = self._http.request(method, path, json=body, params=params)
-            except httpx.TransportError as err:
+            except (httpx.TransportError, httpx.DecodingError) as err:
                 raise _unavailable(method, path, err) from err
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 time.sleep(_retry_after(resp, attempt, self.backoff))
                 continue
-            if resp.status_code >= 400:
-                raise _error(resp)
-            return _parse(resp, ndjson)
+            return _answer(resp, ndjson, expect)
         raise AssertionError("unreachable")
 
     def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
@@ -150,8 +173,10 @@ class Client(_Base):
     def context(self, chat_id: str, *, query: Optional[str] = None, agent: Optional[str] = None,
                 budget_tokens: Optional[int] = None, strategy: Optional[str] = None, since: Optional[str] = None,
                 until: Optional[str] = None, include: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
-                append: Optional[Sequence[Dict[str, Any]]] = None) -> ContextResult:
-        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append)
+                append: Optional[Sequence[Dict[str, Any]]] = None, wait_for_summary: Optional[bool] = None,
+                rag_scope: Optional[str] = None) -> ContextResult:
+        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append,
+                             wait_for_summary, rag_scope)
         return ContextResult.from_json(self._call("POST", "/v1/context", body))
 
     def context_messages(self, chat_id: str, query: Optional[str] = None, **kw) -> List[Dict[str, Any]]:
@@ -183,18 +208,18 @@ class Client(_Base):
         return self._call("GET", f"/v1/users/{_seg(user_id)}/profile")
 
     def delete_chat(self, chat_id: str) -> None:
-        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}")
+        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}", expect=False)
 
     def delete_user(self, user_id: str) -> None:
-        self._call("DELETE", f"/v1/users/{_seg(user_id)}")
+        self._call("DELETE", f"/v1/users/{_seg(user_id)}", expect=False)
 
     def delete_message(self, chat_id: str, message_id: str) -> None:
         """Forget one turn: it stays as a tombstone, and what was derived from it is rebuilt."""
-        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}")
+        self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}", expect=False)
 
     def forget_profile_item(self, user_id: str, item_id: str) -> None:
         """Forget a profile item; the same turns never derive it again."""
-        self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}")
+        self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}", expect=False)
 
     def facts(self, chat_id: str, *, after_seq: int = 0, limit: int = 100,
               include_superseded: bool = False) -> Dict[str, Any]:
@@ -229,18 +254,16 @@ class AsyncClient(_Base):
         await self.aclose()
 
     async def _call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, params=None,
-                    ndjson: bool = False) -> Any:
+                    ndjson: bool = False, expect: bool = True) -> Any:
         for attempt in range(self.retries + 1):
             try:
                 resp = await self._http.request(method, path, json=body, params=params)
-            except httpx.TransportError as err:
+            except (httpx.TransportError, httpx.DecodingError) as err:
                 raise _unavailable(method, path, err) from err
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 await asyncio.sleep(_retry_after(resp, attempt, self.backoff))
                 continue
-            if resp.status_code >= 400:
-                raise _error(resp)
-            return _parse(resp, ndjson)
+            return _answer(resp, ndjson, expect)
         raise AssertionError("unreachable")
 
     async def append(self, chat_id: str, messages: Sequence[Dict[str, Any]], *, user_id: Optional[str] = None,
@@ -252,8 +275,10 @@ class AsyncClient(_Base):
                       budget_tokens: Optional[int] = None, strategy: Optional[str] = None,
                       since: Optional[str] = None, until: Optional[str] = None,
                       include: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
-                      append: Optional[Sequence[Dict[str, Any]]] = None) -> ContextResult:
-        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append)
+                      append: Optional[Sequence[Dict[str, Any]]] = None, wait_for_summary: Optional[bool] = None,
+                      rag_scope: Optional[str] = None) -> ContextResult:
+        body = _context_body(chat_id, query, agent, budget_tokens, strategy, since, until, include, user_id, append,
+                             wait_for_summary, rag_scope)
         return ContextResult.from_json(await self._call("POST", "/v1/context", body))
 
     async def context_messages(self, chat_id: str, query: Optional[str] = None, **kw) -> List[Dict[str, Any]]:
@@ -278,10 +303,10 @@ class AsyncClient(_Base):
         return await self._call("GET", f"/v1/users/{_seg(user_id)}/profile")
 
     async def delete_chat(self, chat_id: str) -> None:
-        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}")
+        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}", expect=False)
 
     async def delete_user(self, user_id: str) -> None:
-        await self._call("DELETE", f"/v1/users/{_seg(user_id)}")
+        await self._call("DELETE", f"/v1/users/{_seg(user_id)}", expect=False)
 
     async def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
         return await self._call("GET", f"/v1/chats/{_seg(chat_id)}/messages",
@@ -291,10 +316,10 @@ class AsyncClient(_Base):
         return await self._call("POST", f"/v1/chats/{_seg(chat_id)}/summary/refresh")
 
     async def delete_message(self, chat_id: str, message_id: str) -> None:
-        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}")
+        await self._call("DELETE", f"/v1/chats/{_seg(chat_id)}/messages/{_seg(message_id)}", expect=False)
 
     async def forget_profile_item(self, user_id: str, item_id: str) -> None:
-        await self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}")
+        await self._call("DELETE", f"/v1/users/{_seg(user_id)}/profile/items/{_seg(item_id)}", expect=False)
 
     async def facts(self, chat_id: str, *, after_seq: int = 0, limit: int = 100,
                     include_superseded: bool = False) -> Dict[str, Any]:

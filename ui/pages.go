@@ -95,12 +95,13 @@ func (h *handler) chat(c echo.Context) error {
 	if err != nil {
 		return h.fail(c, err)
 	}
-	eps, err := h.episodes(c, chat)
+	from, to := pageRange(msgs)
+	eps, err := h.episodes(c, chat, from, to)
 	if err != nil {
 		return h.fail(c, err)
 	}
 	ownEpisodes(turns, eps)
-	facts, _, err := h.d.Service.Facts(ctx, tenant, id, 0, 1000, true)
+	facts, err := h.facts(c, chat, from, to)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -154,11 +155,42 @@ func liveTurn(m memory.Message, cursor int64, indexed bool, fo filters.Options) 
 	return t
 }
 
-func (h *handler) episodes(c echo.Context, chat memory.Chat) ([]memory.Episode, error) {
-	if h.d.Episodes == nil {
+func (h *handler) episodes(c echo.Context, chat memory.Chat, from, to int64) ([]memory.Episode, error) {
+	if h.d.Episodes == nil || to < from {
 		return nil, nil
 	}
-	return h.d.Episodes(c.Request().Context(), memory.ChatKey{Tenant: chat.Tenant, ChatID: chat.ID})
+	return h.d.Episodes(c.Request().Context(), memory.ChatKey{Tenant: chat.Tenant, ChatID: chat.ID}, from, to)
+}
+
+// pageRange is the seqs the page's turns span (to < from: none).
+func pageRange(msgs []memory.Message) (from, to int64) {
+	if len(msgs) == 0 {
+		return 1, 0
+	}
+	return msgs[0].Seq, msgs[len(msgs)-1].Seq
+}
+
+// facts are the chat's facts drawn from turns from..to (a page's), in seq
+// order: a long chat has thousands, which one page cannot show.
+func (h *handler) facts(c echo.Context, chat memory.Chat, from, to int64) ([]memory.Fact, error) {
+	var out []memory.Fact
+	for after := from - 1; after < to; {
+		page, next, err := h.d.Service.Facts(c.Request().Context(), chat.Tenant, chat.ID, after, 500, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range page {
+			if len(f.Seqs) > 0 && f.Seqs[0] > to {
+				return out, nil
+			}
+			out = append(out, f)
+		}
+		if len(page) == 0 || next <= after {
+			return out, nil
+		}
+		after = next
+	}
+	return out, nil
 }
 
 // ownEpisodes names the episode that owns each turn (episodes hold

@@ -38,9 +38,10 @@ type Deps struct {
 	Backlog func(ctx context.Context) (memory.Backlog, error)
 	// Activity describes the background workers' recent runs.
 	Activity func() map[string]string
-	// Episodes lists a chat's episodes in seq order; nil until the
-	// episodes store lands (the chat page then shows none).
-	Episodes func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error)
+	// Episodes lists a chat's episodes that hold turns from..to, in seq
+	// order (nil: the chat page shows none). A page shows the episodes of
+	// its own turns, never the whole chat's.
+	Episodes func(ctx context.Context, key memory.ChatKey, from, to int64) ([]memory.Episode, error)
 	// Config is the effective configuration, every secret redacted.
 	Config string
 	// Agents are the per-agent effective memory settings, rendered.

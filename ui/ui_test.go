@@ -338,7 +338,7 @@ func TestEpisodeSeam(t *testing.T) {
 		{ID: "e2", FromSeq: 4, ToSeq: 5, Short: "second"}}
 	e := echo.New()
 	ui.Register(e.Group("/ui"), ui.Deps{Service: h.svc, Lister: h.store,
-		Episodes: func(context.Context, memory.ChatKey) ([]memory.Episode, error) { return eps, nil }})
+		Episodes: func(context.Context, memory.ChatKey, int64, int64) ([]memory.Episode, error) { return eps, nil }})
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ui/chats/c", nil))
 	body := rec.Body.String()
@@ -427,13 +427,52 @@ func TestChatShowsFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := h.get("/ui/chats/f").body
-	for _, want := range []string{"<h3>Facts</h3>", "Alice lives in &lt;b&gt;Boston&lt;/b&gt;", "updated since", "Alice moved to Denver",
+	for _, want := range []string{"<h3>Facts from these turns</h3>", "Alice lives in &lt;b&gt;Boston&lt;/b&gt;", "updated since", "Alice moved to Denver",
 		`href="/ui/chats/f?after=2#turn-3"`, `href="/ui/chats/f?after=0#turn-1"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("chat page lacks %q", want)
 		}
 	}
 
+}
+
+// A page of a long chat shows the episodes and facts of its own turns,
+// not the whole chat's (thousands, megabytes a page), and none is cut off.
+func TestChatPageShowsItsOwnTurnsMemory(t *testing.T) {
+	h := newHarness(t)
+	h.svc.FactStore = h.store
+	h.seed("default", "long", "alice", 1500, func(i int) string { return fmt.Sprintf("turn %d", i) })
+	key := memory.ChatKey{Tenant: "default", ChatID: "long"}
+	var fs []memory.Fact
+	for seq := int64(1); seq <= 1500; seq++ {
+		fs = append(fs, memory.Fact{Text: fmt.Sprintf("fact of turn %d.", seq), Seqs: []int64{seq}, Kind: memory.FactEvent, Source: memory.FactSourceExtractive})
+	}
+	if _, err := h.store.AddFacts(context.Background(), key, fs); err != nil {
+		t.Fatal(err)
+	}
+	var asked [][2]int64
+	e := echo.New()
+	ui.Register(e.Group("/ui"), ui.Deps{Service: h.svc, Lister: h.store,
+		Episodes: func(_ context.Context, _ memory.ChatKey, from, to int64) ([]memory.Episode, error) {
+			asked = append(asked, [2]int64{from, to})
+			return []memory.Episode{{ID: "e", FromSeq: from - 3, ToSeq: from + 5, Short: "the episode of this page"}}, nil
+		}})
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ui/chats/long?after=1300", nil))
+	body := rec.Body.String()
+	if len(asked) != 1 || asked[0] != [2]int64{1301, 1400} {
+		t.Errorf("episodes asked for %v, want the page's turns 1301..1400", asked)
+	}
+	for _, want := range []string{"fact of turn 1301.", "fact of turn 1400.", "the episode of this page"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, not := range []string{"fact of turn 1300.", "fact of turn 1401.", "fact of turn 1."} {
+		if strings.Contains(body, not) {
+			t.Errorf("page shows %q, of another page's turns", not)
+		}
+	}
 }
 
 // A message deleted on its own is a tombstone: the chat page shows it as

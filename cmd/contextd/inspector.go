@@ -41,25 +41,33 @@ func (a *App) inspector(cfg *config.Config) func(g *echo.Group) {
 		Agents: agentSettings(cfg), Activity: func() map[string]string { return a.activity(act) },
 		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) },
 		Keys:    cfg.Server.Auth.APIKeys,
-		Episodes: func(ctx context.Context, key memory.ChatKey) ([]memory.Episode, error) {
-			return allEpisodes(ctx, a.Store, key)
+		Episodes: func(ctx context.Context, key memory.ChatKey, from, to int64) ([]memory.Episode, error) {
+			return episodesIn(ctx, a.Store, key, from, to)
 		}}
 	return func(g *echo.Group) { ui.Register(g, d) }
 }
 
-// allEpisodes pages through a chat's closed episodes in seq order (an
-// episode holds up to episode_max_turns turns, so even a 50,000-turn chat
-// has a few thousand at most).
-func allEpisodes(ctx context.Context, es memory.EpisodeReader, key memory.ChatKey) ([]memory.Episode, error) {
+// episodesIn pages through the chat's closed episodes that hold turns
+// from..to, in seq order.
+func episodesIn(ctx context.Context, es memory.EpisodeReader, key memory.ChatKey, from, to int64) ([]memory.Episode, error) {
 	var out []memory.Episode
-	after := int64(0)
+	// Episodes pages by from_seq; the one holding from starts at most
+	// episode_max_turns (under 1,000) before it.
+	after := max(from-1000, 0)
 	for {
-		page, err := es.Episodes(ctx, key, after, 1000)
+		page, err := es.Episodes(ctx, key, after, 200)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, page...)
-		if len(page) < 1000 {
+		for _, e := range page {
+			if e.FromSeq > to {
+				return out, nil
+			}
+			if e.ToSeq >= from {
+				out = append(out, e)
+			}
+		}
+		if len(page) < 200 {
 			return out, nil
 		}
 		after = page[len(page)-1].ToSeq

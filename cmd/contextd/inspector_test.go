@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/memory"
 )
 
 func TestRedactedConfig(t *testing.T) {
@@ -184,4 +186,41 @@ func uiGet(t *testing.T, c *http.Client, u string) string {
 		t.Fatalf("GET %s: %d %s", u, res.StatusCode, b)
 	}
 	return string(b)
+}
+
+// fakeEpisodes answers Episodes as the stores do: from_seq > after, in
+// order, up to limit.
+type fakeEpisodes []memory.Episode
+
+func (f fakeEpisodes) Episodes(_ context.Context, _ memory.ChatKey, after int64, limit int) ([]memory.Episode, error) {
+	var out []memory.Episode
+	for _, e := range f {
+		if e.FromSeq > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (f fakeEpisodes) LatestEpisodes(context.Context, memory.ChatKey, int) ([]memory.Episode, error) {
+	return nil, nil
+}
+
+// A page's episodes are those holding its turns: the one its first turn is
+// in (which starts before the page) through the one its last turn is in.
+func TestEpisodesIn(t *testing.T) {
+	var eps fakeEpisodes
+	for from := int64(1); from <= 5000; from += 7 {
+		eps = append(eps, memory.Episode{FromSeq: from, ToSeq: from + 6})
+	}
+	got, err := episodesIn(context.Background(), eps, memory.ChatKey{}, 1301, 1400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || got[0].FromSeq > 1301 || got[0].ToSeq < 1301 || got[len(got)-1].FromSeq > 1400 || got[len(got)-1].ToSeq < 1400 {
+		t.Fatalf("episodes %d..%d, want those holding 1301..1400", got[0].FromSeq, got[len(got)-1].ToSeq)
+	}
+	if len(got) != 15 {
+		t.Errorf("%d episodes, want 15", len(got))
+	}
 }

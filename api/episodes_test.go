@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +81,40 @@ func TestEpisodesEndpoint(t *testing.T) {
 	}
 	if r := h.do("GET", "/v1/chats/c1/episodes", ""); r.status != 404 {
 		t.Errorf("episodes of a deleted chat: %d %s", r.status, r.raw)
+	}
+}
+
+// The summary endpoint answers the newest chain_limit records of the chain
+// (default 50), head first: a long-lived chat's chain is thousands.
+func TestSummaryChainLimit(t *testing.T) {
+	h := newHarness(t, nil)
+	if r := h.do("POST", "/v1/chats/c/messages", `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, 9)+`{"role":"user","content":"x"}]}`); r.status != 201 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+	for to := int64(1); to <= 3; to++ {
+		if _, err := h.store.AppendSummary(context.Background(), key, to-1, memory.SummaryRecord{
+			Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to, Narrative: fmt.Sprint("up to ", to)}, FromSeq: to, ToSeq: to}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chain := func(q string) []any {
+		r := h.do("GET", "/v1/chats/c/summary"+q, "")
+		if r.status != 200 {
+			t.Fatalf("summary%s: %d %s", q, r.status, r.raw)
+		}
+		return r.body["chain"].([]any)
+	}
+	if n := len(chain("")); n != 3 {
+		t.Errorf("default: %d records, want all 3", n)
+	}
+	two := chain("?chain_limit=2")
+	if len(two) != 2 || two[0].(map[string]any)["to_seq"].(float64) != 3 {
+		t.Errorf("chain_limit=2: %v, want the newest two, head first", two)
+	}
+	for _, bad := range []string{"0", "1001", "x"} {
+		if r := h.do("GET", "/v1/chats/c/summary?chain_limit="+bad, ""); r.status != 400 || r.errField() != "chain_limit" {
+			t.Errorf("chain_limit=%s: %d %s", bad, r.status, r.raw)
+		}
 	}
 }

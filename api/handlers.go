@@ -145,9 +145,20 @@ func queryBool(c echo.Context, name string) (bool, error) {
 	return false, badRequest("invalid_value", name, "must be true or false")
 }
 
+// defaultChainLimit is how many records of the summary chain GET …/summary
+// answers by default, newest first.
+const defaultChainLimit = 50
+
 func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sum, chain, err := svc.SummaryOf(c.Request().Context(), tenantOf(c), c.Param("chat_id"))
+		n, err := queryInt(c, "chain_limit", defaultChainLimit)
+		if err != nil {
+			return err
+		}
+		if n < 1 || n > 1000 {
+			return badRequest("invalid_value", "chain_limit", "must be between 1 and 1000")
+		}
+		sum, chain, err := svc.SummaryOf(c.Request().Context(), tenantOf(c), c.Param("chat_id"), int(n))
 		if err != nil {
 			return err
 		}

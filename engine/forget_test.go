@@ -69,7 +69,7 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	if !kept || res.Usage.FilteredTurns != 1 {
 		t.Errorf("episodes %+v, filtered %d: want the stored short of the unmarked episode, the tombstone filtered", res.Sections.Episodes, res.Usage.FilteredTurns)
 	}
-	sum, chain, err := s.SummaryOf(ctx, "default", "c")
+	sum, chain, err := s.SummaryOf(ctx, "default", "c", 0)
 	if err != nil || sum != nil || len(chain) != 0 {
 		t.Errorf("SummaryOf = %v, %v, %v: want none while rebuilding", sum, chain, err)
 	}

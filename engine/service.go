@@ -432,8 +432,11 @@ func (s *Service) Messages(ctx context.Context, tenant, chatID string, afterSeq 
 	return msgs, next, nil
 }
 
-// SummaryOf returns a chat's head summary and its chain.
-func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory.Summary, []memory.SummaryRecord, error) {
+// SummaryOf returns a chat's head summary and the newest chainLimit
+// records of its chain, head first (chainLimit <= 0: all): a chat extended
+// every few turns for months has thousands, megabytes that no caller of
+// the summary needs at once.
+func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string, chainLimit int) (*memory.Summary, []memory.SummaryRecord, error) {
 	if err := ValidateID("chat_id", chatID, true); err != nil {
 		return nil, nil, err
 	}
@@ -449,6 +452,9 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string) (*memory
 	if chain == nil || chat.SummaryDirty {
 		// A dirty chain may hold a deleted message: none until rebuilt.
 		chain = []memory.SummaryRecord{}
+	}
+	if chainLimit > 0 && len(chain) > chainLimit {
+		chain = chain[:chainLimit]
 	}
 	for i := range chain {
 		chain[i].Summary.Normalize()

@@ -79,7 +79,7 @@ type chatData struct {
 func (h *handler) chat(c echo.Context) error {
 	ctx, tenant, id := c.Request().Context(), tenantOf(c), chatID(c)
 	after, _ := strconv.ParseInt(c.QueryParam("after"), 10, 64)
-	summary, chain, err := h.d.Service.SummaryOf(ctx, tenant, id)
+	summary, chain, err := h.d.Service.SummaryOf(ctx, tenant, id, chainOnPage)
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -483,3 +483,7 @@ func countTenantBacklog(ctx context.Context, l memory.ChatLister, tenant string,
 func chatID(c echo.Context) string {
 	return c.Param("chat_id")
 }
+
+// chainOnPage is how many records of the summary chain the chat page shows,
+// newest first.
+const chainOnPage = 20

@@ -204,7 +204,7 @@ type chatIn struct {
 var chatSchema = obj(map[string]schema{"chat_id": str("the chat")}, "chat_id")
 
 func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, any, error) {
-	sum, chain, err := t.e.SummaryOf(ctx, tenantOf(req), in.ChatID)
+	sum, chain, err := t.e.SummaryOf(ctx, tenantOf(req), in.ChatID, toolChainRecords)
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
@@ -268,3 +268,8 @@ func (t tools) getUserProfile(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	return text(txt), object{"user_id": in.UserID, "profile": toObject(pr)}, nil
 }
+
+// toolChainRecords is how many records of the summary chain get_summary
+// gives: a tool's answer goes into an agent's context, which needs the
+// head, not the history of every extension.
+const toolChainRecords = 5

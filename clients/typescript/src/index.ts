@@ -147,9 +147,9 @@ export class Contextd {
     return Object.defineProperty(res.hits, "degraded", { value: res.degraded ?? [], enumerable: false }) as SearchHits;
   }
 
-  /** GET /v1/chats/{chatId}/summary: the running summary, its chain and the newest episodes. */
-  summary(chatId: string, opts: RequestOptions = {}): Promise<SummaryAnswer> {
-    return this.#json("GET", `/v1/chats/${seg(chatId)}/summary`, opts);
+  /** GET /v1/chats/{chatId}/summary: the running summary, the newest `chainLimit` records of its chain (server default 50) and the newest episodes. */
+  summary(chatId: string, opts: RequestOptions & { chainLimit?: number } = {}): Promise<SummaryAnswer> {
+    return this.#json("GET", `/v1/chats/${seg(chatId)}/summary${query({ chain_limit: opts.chainLimit })}`, opts);
   }
 
   /** POST /v1/chats/{chatId}/summary/refresh: summarise now. Null when the server accepted it for later (202). */

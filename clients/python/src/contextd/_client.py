@@ -194,8 +194,10 @@ class Client(_Base):
     def messages(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> Dict[str, Any]:
         return self._call("GET", f"/v1/chats/{_seg(chat_id)}/messages", params={"after_seq": after_seq, "limit": limit})
 
-    def summary(self, chat_id: str) -> Summary:
-        return Summary.from_json(self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary"))
+    def summary(self, chat_id: str, *, chain_limit: Optional[int] = None) -> Summary:
+        """The running summary, the newest chain_limit records of its chain (server default 50) and the newest episodes."""
+        return Summary.from_json(self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary",
+                                            params=_drop_none({"chain_limit": chain_limit})))
 
     def refresh_summary(self, chat_id: str) -> Dict[str, Any]:
         return self._call("POST", f"/v1/chats/{_seg(chat_id)}/summary/refresh")
@@ -292,8 +294,9 @@ class AsyncClient(_Base):
         body = _search_body(query, chat_id, user_id, k, since, until, kinds, min_score)
         return SearchHits.from_json(await self._call("POST", "/v1/search", body))
 
-    async def summary(self, chat_id: str) -> Summary:
-        return Summary.from_json(await self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary"))
+    async def summary(self, chat_id: str, *, chain_limit: Optional[int] = None) -> Summary:
+        return Summary.from_json(await self._call("GET", f"/v1/chats/{_seg(chat_id)}/summary",
+                                                  params=_drop_none({"chain_limit": chain_limit})))
 
     async def episodes(self, chat_id: str, *, after_seq: int = 0, limit: int = 100) -> List[Episode]:
         d = await self._call("GET", f"/v1/chats/{_seg(chat_id)}/episodes", params={"after_seq": after_seq, "limit": limit})

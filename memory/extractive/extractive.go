@@ -354,13 +354,35 @@ func topics(terms *termStats) []string {
 	return out
 }
 
-// narrative picks the batch's key sentences: the best user sentence and the
-// best assistant sentence (or the two best when one role is missing),
+// narrativeSpan is how many sentences one pair of narrative sentences
+// stands for; a longer batch (a bulk import summarised at once) is cut in
+// stretches of about this many, up to narrativeStretches, each giving its
+// own pair, so its narrative tells of all of it, not of its start alone.
+const (
+	narrativeSpan      = 600
+	narrativeStretches = 6
+)
+
+// narrative picks the batch's key sentences, stretch by stretch in order
+// (one stretch for a batch of up to narrativeSpan sentences).
+func narrative(sents []sentence, terms *termStats) string {
+	k := min(max(len(sents)/narrativeSpan, 1), narrativeStretches)
+	var parts []string
+	for i := range k {
+		if p := narrativeOf(sents[i*len(sents)/k:(i+1)*len(sents)/k], terms); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// narrativeOf picks a stretch's key sentences: the best user sentence and
+// the best assistant sentence (or the two best when one role is missing),
 // scored by the batch frequency of their keywords; a sentence needs two
 // keywords (small talk has none). Each is stated with its speaker, in the
 // third person when they speak of themself ("Caroline went to …"), else
 // quoted ("The assistant said: "…""), never with a raw role label.
-func narrative(sents []sentence, terms *termStats) string {
+func narrativeOf(sents []sentence, terms *termStats) string {
 	score := func(s sentence) float64 {
 		seen := map[string]bool{}
 		total, n := 0, 0

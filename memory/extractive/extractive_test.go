@@ -322,3 +322,25 @@ func TestMergeHelpers(t *testing.T) {
 		t.Errorf("MergeEntities = %+v", ents)
 	}
 }
+
+// A long batch (a bulk import summarised at once) tells of all of it in
+// its narrative, not of its start alone; a short one keeps its one pair.
+func TestNarrativeOfALongBatch(t *testing.T) {
+	topics := []string{"sailing regatta harbour boats", "pottery kiln glaze clay", "marathon training running shoes"}
+	var pairs []string
+	for i := range 3000 {
+		topic := topics[i*len(topics)/3000]
+		pairs = append(pairs, "user", fmt.Sprintf("Today I worked on the %s again, the %s kept me busy.", topic, topic),
+			"assistant", fmt.Sprintf("Good luck with the %s, tell me how the %s goes.", topic, topic))
+	}
+	s := summarize(t, nil, msgs(1, pairs...), 4000)
+	for _, word := range []string{"regatta", "kiln", "marathon"} {
+		if !strings.Contains(s.Narrative, word) {
+			t.Errorf("the narrative of 6,000 turns lacks %q, from a third of them: %q", word, s.Narrative)
+		}
+	}
+	short := summarize(t, nil, msgs(1, pairs[:40]...), 4000)
+	if n := strings.Count(short.Narrative, "said") + strings.Count(short.Narrative, "The user"); n > 2 {
+		t.Errorf("a short batch's narrative has %d statements: %q", n, short.Narrative)
+	}
+}

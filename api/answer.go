@@ -161,9 +161,7 @@ func (w *answerWriter) recentTurn(b []byte, t *engine.Turn) []byte {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendInt(b, t.Seq, 10)
 	b = strField(b, `,"role":`, t.Role)
-	if t.Name != "" {
-		b = strField(b, `,"name":`, t.Name)
-	}
+	b = strField(b, `,"name":`, t.Name)
 	b = strField(b, `,"content":`, t.Content)
 	b = append(b, `,"created_at":`...)
 	b = w.time(b, t.CreatedAt)

@@ -118,3 +118,22 @@ func TestSummaryChainLimit(t *testing.T) {
 		}
 	}
 }
+
+// A recent turn lists every field the contract names, name included
+// ("" when the turn has none).
+func TestRecentTurnHasName(t *testing.T) {
+	h := newHarness(t, nil)
+	if r := h.do("POST", "/v1/chats/n/messages", `{"messages":[{"role":"user","content":"hello there"}]}`); r.status != 201 {
+		t.Fatalf("append: %d %s", r.status, r.raw)
+	}
+	r := h.do("POST", "/v1/context", `{"chat_id":"n"}`)
+	recent := r.body["sections"].(map[string]any)["recent"].([]any)
+	if len(recent) != 1 {
+		t.Fatalf("recent %v", recent)
+	}
+	for _, k := range []string{"seq", "role", "name", "content", "created_at"} {
+		if _, ok := recent[0].(map[string]any)[k]; !ok {
+			t.Errorf("recent turn lacks %q: %v", k, recent[0])
+		}
+	}
+}

@@ -177,7 +177,7 @@ type SectionEpisode struct {
 type Turn struct {
 	Seq       int64     `json:"seq"`
 	Role      string    `json:"role"`
-	Name      string    `json:"name,omitempty"`
+	Name      string    `json:"name"` // "" when none, as the contract lists it
 	Content   string    `json:"content"`
 	CreatedAt time.Time `json:"created_at"`
 	// Truncated reports that Content was shortened by the truncation strategy.

@@ -157,7 +157,7 @@ export interface Sections {
   facts?: { id: string; text: string; seqs: number[]; valid_at: string; score: number }[];
   profile: Profile | null;
   summary: Summary | null;
-  recent: { seq: number; role: Role; name?: string; content: string; created_at: string }[];
+  recent: { seq: number; role: Role; name: string; content: string; created_at: string }[];
 }
 
 /** The answer of POST /v1/context; parts left out by `include` are absent. */

@@ -98,9 +98,14 @@ type IndexBacklog interface {
 	// indexed, in seq order.
 	UnindexedMessages(ctx context.Context, key ChatKey, limit int) ([]Message, error)
 	// MarkIndexed records, in one write, that each mark's seqs are in the
-	// vector index. Seqs that do not exist are ignored. A chat that does
-	// not exist (deleted since its turns were read) is skipped and
-	// returned in gone: the caller must take its points back out.
+	// vector index. Seqs that do not exist are ignored, and so is a turn of
+	// Seqs deleted since it was read: it stays in the backlog, a tombstone
+	// whose points the indexer takes out on its next read. A chat that does
+	// not exist (deleted since its turns were read), or that is another
+	// chat now (erased and created again under its id: Created differs),
+	// is skipped and returned in gone: the caller must take the chat id's
+	// points back out, and the new chat's turns are unindexed again, to be
+	// indexed anew.
 	MarkIndexed(ctx context.Context, marks []IndexMark) (gone []ChatKey, err error)
 	// ResetIndexed marks every message unindexed (e.g. after an index wipe).
 	ResetIndexed(ctx context.Context) error
@@ -109,7 +114,12 @@ type IndexBacklog interface {
 // IndexMark names turns of one chat now in the vector index.
 type IndexMark struct {
 	Chat ChatKey
-	Seqs []int64
+	// Created is the chat's created_at as its turns were read (zero: not
+	// checked), which tells a chat created again under its id from it.
+	Created time.Time
+	// Seqs are live turns whose points were written; Forgotten are
+	// tombstones whose points were taken out.
+	Seqs, Forgotten []int64
 }
 
 // Leases let one replica at a time summarise or index a chat.

@@ -153,7 +153,7 @@ func (s *fakeStore) MarkIndexed(_ context.Context, marks []memory.IndexMark) ([]
 			gone = append(gone, m.Chat)
 			continue
 		}
-		for _, q := range m.Seqs {
+		for _, q := range append(slices.Clone(m.Seqs), m.Forgotten...) {
 			c.indexed[q] = true
 		}
 	}

@@ -195,9 +195,9 @@ func (ix *Indexer) writeTurns(ctx context.Context, chats []pendingChat) error {
 }
 
 // markTurns marks the turns of the chats whose lease is still held, and
-// takes the points of chats deleted meanwhile back out of the index: the
-// API deletes a chat's rows, then its points, so a delete may have raced
-// with the upsert.
+// takes the points of chats deleted meanwhile (or erased and created again
+// under their id) back out of the index: the API deletes a chat's rows,
+// then its points, so a delete may have raced with the upsert.
 func (ix *Indexer) markTurns(ctx context.Context, chats []pendingChat) (int, error) {
 	marks := make([]memory.IndexMark, 0, len(chats))
 	n := 0
@@ -205,12 +205,20 @@ func (ix *Indexer) markTurns(ctx context.Context, chats []pendingChat) (int, err
 		if p.work.Err() != nil {
 			continue // the lease was lost: its new owner marks them
 		}
-		seqs := make([]int64, len(p.msgs))
-		for i, m := range p.msgs {
-			seqs[i] = m.Seq
+		// Live turns and tombstones apart: a turn deleted while its points
+		// were being written stays in the backlog (its points come out on
+		// the next read); Created tells the chat from one created again
+		// under its id meanwhile.
+		mark := memory.IndexMark{Chat: p.chat.Key(), Created: p.chat.CreatedAt}
+		for _, m := range p.msgs {
+			if m.Deleted {
+				mark.Forgotten = append(mark.Forgotten, m.Seq)
+			} else {
+				mark.Seqs = append(mark.Seqs, m.Seq)
+			}
 		}
-		marks = append(marks, memory.IndexMark{Chat: p.chat.Key(), Seqs: seqs})
-		n += len(seqs)
+		marks = append(marks, mark)
+		n += len(p.msgs)
 	}
 	if len(marks) == 0 {
 		return 0, nil

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,21 +37,49 @@ func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit
 
 // MarkIndexed marks each mark's seqs indexed and lists the chats not
 // found, in one statement (one snapshot): a chat with no seqs is checked
-// through seq 0, which no turn has.
+// through seq 0, which no turn has. A live turn is marked only while it is
+// not deleted, a tombstone only as one; a chat whose created_at is not the
+// mark's is another chat (erased and created again under its id): it is
+// gone, and its turns are unindexed again (see memory.IndexBacklog).
 func (s *Store) MarkIndexed(ctx context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
-	var tenants, chats []string
-	var seqs []int64
+	var (
+		tenants, chats []string
+		seqs           []int64
+		forgotten      []bool
+		created        []*time.Time
+	)
 	for _, m := range marks {
-		for _, q := range append([]int64{0}, m.Seqs...) {
+		var at *time.Time
+		if !m.Created.IsZero() {
+			t := m.Created
+			at = &t
+		}
+		add := func(q int64, f bool) {
 			tenants, chats, seqs = append(tenants, m.Chat.Tenant), append(chats, m.Chat.ChatID), append(seqs, q)
+			forgotten, created = append(forgotten, f), append(created, at)
+		}
+		add(0, false)
+		for _, q := range m.Seqs {
+			add(q, false)
+		}
+		for _, q := range m.Forgotten {
+			add(q, true)
 		}
 	}
 	rows, err := s.pool.Query(ctx, `WITH u AS (
-			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(tenant, chat_id, seq)),
+			SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[], $5::timestamptz[])
+				AS u(tenant, chat_id, seq, forgotten, created)),
+		same AS (SELECT DISTINCT c.id, u.tenant, u.chat_id FROM chats c JOIN u ON c.tenant = u.tenant AND c.chat_id = u.chat_id
+			WHERE u.created IS NULL OR c.created_at = u.created),
 		marked AS (UPDATE messages m SET indexed = true FROM chats c, u
-			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND m.chat = c.id AND m.seq = u.seq AND NOT m.indexed)
+			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND (u.created IS NULL OR c.created_at = u.created)
+				AND m.chat = c.id AND m.seq = u.seq AND NOT m.indexed AND m.deleted = u.forgotten),
+		reborn AS (UPDATE messages m SET indexed = false FROM chats c, u
+			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND u.created IS NOT NULL AND c.created_at <> u.created
+				AND m.chat = c.id AND m.indexed)
 		SELECT DISTINCT u.tenant, u.chat_id FROM u
-		WHERE NOT EXISTS (SELECT 1 FROM chats c WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id)`, tenants, chats, seqs)
+		WHERE NOT EXISTS (SELECT 1 FROM same WHERE same.tenant = u.tenant AND same.chat_id = u.chat_id)`,
+		tenants, chats, seqs, forgotten, created)
 	if err != nil {
 		return nil, wrap("mark indexed", err)
 	}

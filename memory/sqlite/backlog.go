@@ -30,27 +30,43 @@ func (s *Store) UnindexedMessages(ctx context.Context, key memory.ChatKey, limit
 
 // MarkIndexed marks each mark's seqs indexed, in the write transaction of
 // the appends queued beside it (group.go): the indexer's marks cost no
-// commit of their own under a stream of appends. Chats not found are
-// returned in gone.
+// commit of their own under a stream of appends. Chats not found, or
+// created again under their id since (another created_at), are returned in
+// gone, and a re-created chat's turns are unindexed again; a live turn
+// deleted since it was read is left unindexed (see memory.IndexBacklog).
 func (s *Store) MarkIndexed(ctx context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
 	var gone []memory.ChatKey
 	err := s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		gone = gone[:0] // the group may run this again alone
-		pks, mark := tx.StmtContext(ctx, s.ws.chatPK), tx.StmtContext(ctx, s.ws.markIndexed)
+		created, mark, unindex := tx.StmtContext(ctx, s.ws.chatCreated), tx.StmtContext(ctx, s.ws.markIndexed), tx.StmtContext(ctx, s.ws.unindexChat)
 		for _, m := range marks {
-			pk, err := chatPK(ctx, pks, m.Chat)
-			if errors.Is(err, memory.ErrNotFound) {
+			var pk, at int64
+			err := created.QueryRowContext(ctx, m.Chat.Tenant, m.Chat.ChatID).Scan(&pk, &at)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				gone = append(gone, m.Chat)
+				continue
+			case err != nil:
+				return err
+			case !m.Created.IsZero() && at != micros(m.Created):
+				// Another chat under the same id: the caller wipes the id's
+				// points, so this chat's turns are indexed anew.
+				if _, err := unindex.ExecContext(ctx, pk); err != nil {
+					return err
+				}
 				gone = append(gone, m.Chat)
 				continue
 			}
-			if err != nil {
-				return err
-			}
-			if len(m.Seqs) == 0 {
-				continue
-			}
-			if _, err := mark.ExecContext(ctx, pk, seqsJSON(m.Seqs)); err != nil {
-				return err
+			for _, set := range []struct {
+				deleted int
+				seqs    []int64
+			}{{0, m.Seqs}, {1, m.Forgotten}} {
+				if len(set.seqs) == 0 {
+					continue
+				}
+				if _, err := mark.ExecContext(ctx, pk, set.deleted, seqsJSON(set.seqs)); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

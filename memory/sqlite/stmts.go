@@ -72,12 +72,12 @@ func (r *readStmts) close() error { return closeAll(r.list()) }
 // them through tx.StmtContext, which reuses the statement already prepared
 // on the writer's single connection.
 type writeStmts struct {
-	chat, chatPK, insertChat, updateChat *sql.Stmt
-	existing, insertMsg                  *sql.Stmt
-	headID, insertSummary, moveCursor    *sql.Stmt
-	markIndexed                          *sql.Stmt
-	tryLease, releaseLease, deleteChat   *sql.Stmt
-	renewLease                           *sql.Stmt
+	chat, chatPK, insertChat, updateChat  *sql.Stmt
+	existing, insertMsg                   *sql.Stmt
+	headID, insertSummary, moveCursor     *sql.Stmt
+	markIndexed, chatCreated, unindexChat *sql.Stmt
+	tryLease, releaseLease, deleteChat    *sql.Stmt
+	renewLease                            *sql.Stmt
 }
 
 func (w *writeStmts) list() []stmtSQL {
@@ -101,7 +101,9 @@ func (w *writeStmts) list() []stmtSQL {
 			summary_pending_since = CASE WHEN ? >= last_seq THEN NULL ELSE summary_pending_since END
 			WHERE id = ?`},
 		{&w.markIndexed, `UPDATE messages SET indexed = 1
-			WHERE chat = ? AND indexed = 0 AND seq IN (SELECT value FROM json_each(?))`},
+			WHERE chat = ? AND indexed = 0 AND deleted = ? AND seq IN (SELECT value FROM json_each(?))`},
+		{&w.chatCreated, `SELECT id, created_at FROM chats WHERE tenant = ? AND chat_id = ?`},
+		{&w.unindexChat, `UPDATE messages SET indexed = 0 WHERE chat = ? AND indexed = 1`},
 		{&w.tryLease, `INSERT INTO leases (chat, kind, owner, expires_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (chat, kind) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 			WHERE leases.expires_at <= ?`},

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"SummaryChain", testSummaryChain},
 		{"SummaryCursorRace", testSummaryCursorRace},
 		{"Backlogs", testBacklogs},
+		{"MarkIndexedRaces", testMarkIndexedRaces},
 		{"SummaryWorkOrder", testSummaryWorkOrder},
 		{"Leases", testLeases},
 		{"LeasesInOneWrite", testLeasesInOneWrite},
@@ -1327,4 +1328,55 @@ func BenchmarkAppendParallel(b *testing.B, open func(b *testing.B) memory.Backen
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "turns/s")
+}
+
+// testMarkIndexedRaces: what the indexer read may change before it marks.
+// A turn deleted meanwhile stays in the backlog (as a tombstone, whose
+// points the indexer then takes out); a chat erased and created again
+// under its id is gone, and the new chat's turns are indexed anew.
+func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
+	ctx := ctxT(t)
+	k := key("t1", "racy")
+	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("r", 3)})
+	read, err := s.Chat(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteMessage(ctx, k, "r-2"); err != nil { // while the indexer embeds turns 1..3
+		t.Fatal(err)
+	}
+	if gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 2, 3}}}); err != nil || len(gone) != 0 {
+		t.Fatalf("MarkIndexed = %v, %v", gone, err)
+	}
+	um, _ := s.UnindexedMessages(ctx, k, 0)
+	if len(um) != 1 || um[0].Seq != 2 || !um[0].Deleted {
+		t.Fatalf("after marking a turn deleted meanwhile, unindexed = %+v, want its tombstone", um)
+	}
+	if _, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Forgotten: []int64{2}}}); err != nil {
+		t.Fatal(err)
+	}
+	if um, _ := s.UnindexedMessages(ctx, k, 0); len(um) != 0 {
+		t.Fatalf("the tombstone, its points taken out, is still unindexed: %+v", um)
+	}
+
+	// Erased and created again under its id while the indexer held turns
+	// of the first chat.
+	if err := s.DeleteChat(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // created_at has microseconds; make the second chat's differ for sure
+	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("n", 2)})
+	if _, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Seqs: []int64{1}}}); err != nil { // the new chat's own indexer pass
+		t.Fatal(err)
+	}
+	gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gone, []memory.ChatKey{k}) {
+		t.Errorf("the first chat's mark after the id was taken again: gone = %v, want %v", gone, k)
+	}
+	if um, _ := s.UnindexedMessages(ctx, k, 0); !reflect.DeepEqual(seqsOf(um), []int64{1, 2}) {
+		t.Errorf("the new chat's turns unindexed = %v, want [1 2] (its points went with the id's)", seqsOf(um))
+	}
 }

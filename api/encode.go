@@ -40,6 +40,9 @@ func badRequest(code, field, msg string) *apiError {
 // client that stalls mid-body holds nothing past server.request_timeout).
 // It leaves the body in memory for a second read (bufferBody, decode).
 func readBody(c echo.Context) ([]byte, error) {
+	if b, ok := c.Request().Body.(*bufferedBody); ok { // read before (bufferBody)
+		return b.body, nil
+	}
 	if dl, ok := c.Request().Context().Deadline(); ok {
 		_ = http.NewResponseController(c.Response()).SetReadDeadline(dl)
 	}
@@ -54,9 +57,17 @@ func readBody(c echo.Context) ([]byte, error) {
 		}
 		return nil, badRequest("read_failed", "", "could not read the request body: "+err.Error())
 	}
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	c.Request().Body = &bufferedBody{Reader: bytes.NewReader(body), body: body}
 	return body, nil
 }
+
+// bufferedBody is a request body read whole, readable again.
+type bufferedBody struct {
+	*bytes.Reader
+	body []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
 
 // bufferBody reads the body before what follows it: the read gate
 // (admitReads) admits requests whose bodies have arrived, so clients that

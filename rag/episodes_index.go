@@ -137,9 +137,40 @@ func (ix *Indexer) indexEpisodes(ctx context.Context, es memory.EpisodeBacklog, 
 		if err != nil {
 			return 0, err
 		}
+		if ids, err = ix.unchangedEpisodes(ctx, es, key, eps, ids); err != nil {
+			return 0, err
+		}
 	}
 	if err := ix.marked(ctx, key, es.MarkEpisodesIndexed(ctx, key, ids)); err != nil {
 		return 0, fmt.Errorf("indexer: mark episodes indexed %s/%s: %w", key.Tenant, key.ChatID, err)
 	}
 	return len(eps), nil
+}
+
+// unchangedEpisodes are the ids of eps to mark indexed: those still as
+// they were embedded. An episode rebuilt meanwhile (a turn of it deleted:
+// its rebuild erased the point before this upsert wrote the old text back)
+// or gone has its point taken out and is left unmarked; a rebuilt one is
+// indexed anew on the next pass.
+func (ix *Indexer) unchangedEpisodes(ctx context.Context, es memory.EpisodeBacklog, key memory.ChatKey, eps []memory.Episode, ids []string) ([]string, error) {
+	now, err := es.UnindexedEpisodes(ctx, key, len(eps)+ix.BatchSize)
+	if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return nil, fmt.Errorf("indexer: read episodes of %s/%s again: %w", key.Tenant, key.ChatID, err)
+	}
+	current := make(map[string]memory.Episode, len(now))
+	for _, e := range now {
+		current[e.ID] = e
+	}
+	keep := ids[:0:0]
+	for _, e := range eps {
+		cur, ok := current[e.ID]
+		if e.Rebuild || strings.TrimSpace(e.Short) == "" || (ok && !cur.Rebuild && EpisodeText(cur) == EpisodeText(e)) {
+			keep = append(keep, e.ID)
+			continue
+		}
+		if err := ix.Index.Delete(ctx, episodeFilter(key, e)); err != nil {
+			return nil, fmt.Errorf("indexer: delete a changed episode of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		}
+	}
+	return keep, nil
 }

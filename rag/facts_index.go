@@ -127,9 +127,43 @@ func (ix *Indexer) flushFacts(ctx context.Context, fs memory.FactStore, b *factB
 		if err := ix.marked(ctx, key, fs.MarkFactsIndexed(ctx, key, batch.ids[i])); err != nil {
 			return n, fmt.Errorf("indexer: mark facts indexed %s/%s: %w", key.Tenant, key.ChatID, err)
 		}
+		if err := ix.dropVanishedFacts(ctx, fs, key, batch.ids[i]); err != nil {
+			return n, err
+		}
 		n += len(batch.ids[i])
 	}
 	return n, nil
+}
+
+// dropVanishedFacts takes back out the points of facts deleted while they
+// were being embedded (their turn was deleted, or the chat erased and
+// created again under its id): a delete after this read sweeps the points
+// itself, as they are written by then.
+func (ix *Indexer) dropVanishedFacts(ctx context.Context, fs memory.FactStore, key memory.ChatKey, ids []string) error {
+	live, err := fs.FactsByID(ctx, key, ids)
+	if errors.Is(err, memory.ErrNotFound) {
+		return nil // the chat went: marked cleaned its points up
+	}
+	if err != nil {
+		return fmt.Errorf("indexer: read facts of %s/%s: %w", key.Tenant, key.ChatID, err)
+	}
+	if len(live) == len(ids) {
+		return nil
+	}
+	kept := make(map[string]bool, len(live))
+	for _, f := range live {
+		kept[f.ID] = true
+	}
+	var gone []string
+	for _, id := range ids {
+		if !kept[id] {
+			gone = append(gone, id)
+		}
+	}
+	if err := DeleteItems(ctx, ix.Index, key, gone...); err != nil {
+		return fmt.Errorf("indexer: %w: %w", ErrIndexUnavailable, err)
+	}
+	return nil
 }
 
 // ForgetTurns takes forgotten turns out of the index: every point of each

@@ -84,17 +84,27 @@ func (r *otlpReceiver) received() ([]*tracepb.Span, []map[string]string) {
 
 func postTraced(t *testing.T, url, body, traceparent string) int {
 	t.Helper()
+	status, _ := postHeaders(t, url, body, "traceparent", traceparent)
+	return status
+}
+
+// postHeaders POSTs a JSON body with the headers given as name, value
+// pairs (an empty value is not sent) and answers the status and headers.
+func postHeaders(t *testing.T, url, body string, hdr ...string) (int, http.Header) {
+	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if traceparent != "" {
-		req.Header.Set("traceparent", traceparent)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] != "" {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode
+	return resp.StatusCode, resp.Header
 }
 
 // The real binary's serve path, pointed at a collector by the standard

@@ -274,25 +274,16 @@ func TestMCPToolCallTracedUnderItsRequest(t *testing.T) {
 	app, srv, exp := newTracedApp(t, nil)
 	post := func(session, traceparent, body string) string {
 		t.Helper()
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		version := ""
 		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			version = "2025-06-18"
 		}
-		if traceparent != "" {
-			req.Header.Set("traceparent", traceparent)
+		status, h := postHeaders(t, srv.URL+"/mcp", body, "Accept", "application/json, text/event-stream",
+			"Mcp-Session-Id", session, "Mcp-Protocol-Version", version, "traceparent", traceparent)
+		if status >= 300 {
+			t.Fatalf("POST /mcp %.40s: %d", body, status)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode >= 300 {
-			t.Fatalf("POST /mcp %.40s: %d", body, resp.StatusCode)
-		}
-		return resp.Header.Get("Mcp-Session-Id")
+		return h.Get("Mcp-Session-Id")
 	}
 	session := post("", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	post(session, "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)

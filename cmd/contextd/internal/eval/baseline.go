@@ -16,7 +16,8 @@ type packed struct {
 	tokens int
 }
 
-// turnCost is what a turn costs in a packed context: its text and a newline.
+// turnCost is what a line costs in a packed context: its text (a turn's
+// with its role label) and a newline.
 func turnCost(text string) int { return tokens.Count(text) + 1 }
 
 // recency keeps the last turns that fit the budget.
@@ -115,19 +116,27 @@ func bm25Fill(m *bm25, costs []int, query string, budget int) packed {
 
 // corpus is what a baseline packs: documents in chronological order, each
 // showing a turn (whole or a passage: turnOf ≥ 0) or not (an observation:
-// -1), with its date and cost.
+// -1), with its date and cost. texts are what BM25 ranks; lines are what
+// the fill prints and pays for: a turn's text after its role label
+// ("user: <text>", as contextd renders a turn), an observation as it is.
 type corpus struct {
 	texts  []string
+	lines  []string
 	dates  []time.Time
 	costs  []int
 	turnOf []int
 	index  *bm25
 }
 
-func (c *corpus) add(text string, at time.Time, turn int) {
+func (c *corpus) add(role, text string, at time.Time, turn int) {
+	line := text
+	if role != "" {
+		line = role + ": " + text
+	}
 	c.texts = append(c.texts, text)
+	c.lines = append(c.lines, line)
 	c.dates = append(c.dates, at)
-	c.costs = append(c.costs, turnCost(text))
+	c.costs = append(c.costs, turnCost(line))
 	c.turnOf = append(c.turnOf, turn)
 }
 
@@ -140,7 +149,7 @@ func (c *corpus) indexed() *corpus {
 func turnCorpus(kept []sampleTurn) *corpus {
 	c := &corpus{}
 	for i, t := range kept {
-		c.add(t.text, t.at, i)
+		c.add(t.role, t.text, t.at, i)
 	}
 	return c.indexed()
 }
@@ -167,9 +176,9 @@ func observationCorpus(kept []sampleTurn, obs []Observation) *corpus {
 	}
 	c := &corpus{}
 	for i, t := range kept {
-		c.add(t.text, t.at, i)
+		c.add(t.role, t.text, t.at, i)
 		for _, o := range after[i] {
-			c.add(o, t.at, -1)
+			c.add("", o, t.at, -1)
 		}
 	}
 	return c.indexed()
@@ -180,7 +189,7 @@ func passageCorpus(kept []sampleTurn, maxTokens int) *corpus {
 	c := &corpus{}
 	for i, t := range kept {
 		for _, p := range passages(t.text, maxTokens) {
-			c.add(p, t.at, i)
+			c.add(t.role, p, t.at, i)
 		}
 	}
 	return c.indexed()

@@ -10,38 +10,42 @@ import (
 
 // outcome is one system's result on one question at one budget.
 type outcome struct {
-	recall  float64 // share of the evidence turns shown
+	recall  float64 // share of the evidence turns shown (the text rule, shown.go)
+	listed  float64 // share of the evidence turns whose seq is listed (seq-only recall)
 	reached float64 // share shown, cited, or cited by an observation shown
 	tokens  int
 }
 
 // Cell aggregates one system at one budget.
 type Cell struct {
-	recall, recallAside []float64 // headline categories; the others
+	recall, recallAside []float64 // evidence shown: headline categories; the others
+	listed              []float64 // seq-only recall, headline categories
 	reached             []float64 // headline categories
 	allHit              int
 	tokens              []int
 	retrieval, assembly []time.Duration
-	// byCat holds recall, reach evidence reached, contain answer-token
-	// containment, per category.
-	byCat, reach, contain map[string][]float64
+	// byCat holds evidence shown, listedByCat seq-only recall, reach
+	// evidence reached, contain answer-token containment, per category.
+	byCat, listedByCat, reach, contain map[string][]float64
 }
 
 func newCell() *Cell {
-	return &Cell{byCat: map[string][]float64{}, reach: map[string][]float64{}, contain: map[string][]float64{}}
+	return &Cell{byCat: map[string][]float64{}, listedByCat: map[string][]float64{}, reach: map[string][]float64{}, contain: map[string][]float64{}}
 }
 
-// add records one question: its evidence recall and reach, its
+// add records one question: its evidence shown, listed and reached, its
 // answer-token containment (when the answer has content words) and the
 // tokens used.
 func (c *Cell) add(cat string, headline bool, o outcome, answer []string, text string) {
 	c.byCat[cat] = append(c.byCat[cat], o.recall)
+	c.listedByCat[cat] = append(c.listedByCat[cat], o.listed)
 	c.reach[cat] = append(c.reach[cat], o.reached)
 	if x, ok := containment(answer, text); ok {
 		c.contain[cat] = append(c.contain[cat], x)
 	}
 	if headline {
 		c.recall = append(c.recall, o.recall)
+		c.listed = append(c.listed, o.listed)
 		c.reached = append(c.reached, o.reached)
 		if o.recall == 1 {
 			c.allHit++
@@ -53,8 +57,8 @@ func (c *Cell) add(cat string, headline bool, o outcome, answer []string, text s
 }
 
 // SectionStats are contextd's sections at one budget: tokens, and how
-// often each held an evidence turn (shown, cited, or an observation
-// citing it in its text).
+// often each held an evidence turn (shown in its text by the text rule,
+// cited, or an observation citing it in its text).
 type SectionStats struct {
 	questions int
 	total     int
@@ -67,12 +71,10 @@ func (s *SectionStats) add(views []SectionView, ev []int, in *ingested) {
 	for _, v := range views {
 		s.tokens[v.Name] += v.Tokens
 		s.total += v.Tokens
-		shown := map[int]bool{}
-		for _, seqs := range [][]int64{v.Turns, v.Cites} {
-			for _, q := range seqs {
-				if k, ok := in.bySeq[q]; ok {
-					shown[k] = true
-				}
+		shown := in.shown(v.Text, ev)
+		for _, q := range v.Cites {
+			if k, ok := in.bySeq[q]; ok {
+				shown[k] = true
 			}
 		}
 		if len(in.reached(ev, shown, v.Text)) > 0 {
@@ -181,10 +183,17 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[i]
 }
 
-// Recall14 is a system's mean evidence recall on the headline categories
-// (LoCoMo's 1-4).
+// Recall14 is a system's mean evidence shown (the text rule) on the
+// headline categories (LoCoMo's 1-4): the headline figure.
 func (r *Report) Recall14(system string, budget int) float64 {
 	return mean(r.Cells[system][budget].recall)
+}
+
+// SeqRecall14 is a system's mean seq-only recall on the headline
+// categories: the evidence whose seq the answer lists, whatever it shows
+// of it.
+func (r *Report) SeqRecall14(system string, budget int) float64 {
+	return mean(r.Cells[system][budget].listed)
 }
 
 // Reached is a system's mean evidence reached on the headline categories.
@@ -220,7 +229,8 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "\ndegraded answers (fallbacks taken): %v\n", r.Degraded)
 	}
 	r.writeVerdicts(w)
-	r.writeCategories(w, "evidence recall (share of the evidence turns shown)", func(c *Cell) map[string][]float64 { return c.byCat })
+	r.writeCategories(w, "evidence shown (share of the evidence turns whose text is in the context)", func(c *Cell) map[string][]float64 { return c.byCat })
+	r.writeCategories(w, "seq-only recall (share of the evidence turns whose seq the sections list)", func(c *Cell) map[string][]float64 { return c.listedByCat })
 	if r.Replay {
 		r.writeCategories(w, "evidence reached (shown, or cited by an LLM-written observation or fact in the context)", func(c *Cell) map[string][]float64 { return c.reach })
 	}
@@ -246,8 +256,8 @@ func (r *Report) writeCost(w io.Writer) {
 }
 
 func (r *Report) writeMain(w io.Writer) {
-	head := fmt.Sprintf("| budget | system | recall %s | all-evidence %s |", r.label, r.label)
-	sep := "|---:|---|---:|---:|"
+	head := fmt.Sprintf("| budget | system | shown %s | seq-only %s | all-evidence %s |", r.label, r.label, r.label)
+	sep := "|---:|---|---:|---:|---:|"
 	if r.Replay {
 		head += fmt.Sprintf(" reached %s |", r.label)
 		sep += "---:|"
@@ -255,7 +265,7 @@ func (r *Report) writeMain(w io.Writer) {
 	head += fmt.Sprintf(" containment %s |", r.label)
 	sep += "---:|"
 	if r.asideTag != "" {
-		head += fmt.Sprintf(" recall %s |", r.asideTag)
+		head += fmt.Sprintf(" shown %s |", r.asideTag)
 		sep += "---:|"
 	}
 	fmt.Fprintln(w, head+" tokens used | retrieval p50/p95 | assembly p50/p95 |")
@@ -272,7 +282,7 @@ func (r *Report) writeMain(w io.Writer) {
 			if len(c.recall) > 0 {
 				all = float64(c.allHit) / float64(len(c.recall))
 			}
-			row := fmt.Sprintf("| %d | %s | %.3f | %.3f |", b, s, mean(c.recall), all)
+			row := fmt.Sprintf("| %d | %s | %.3f | %.3f | %.3f |", b, s, mean(c.recall), mean(c.listed), all)
 			if r.Replay {
 				row += fmt.Sprintf(" %.3f |", mean(c.reached))
 			}
@@ -295,7 +305,7 @@ func (r *Report) writeVerdicts(w io.Writer) {
 			rec = append(rec, fmt.Sprintf("%d: %+.3f", b, r.Recall14(sysContextd, b)-r.Recall14(s, b)))
 			con = append(con, fmt.Sprintf("%d: %+.3f", b, r.Containment14(sysContextd, b)-r.Containment14(s, b)))
 		}
-		fmt.Fprintf(w, "\ncontextd minus %s by budget: recall %s %s; containment %s %s", s, r.label, strings.Join(rec, ", "), r.label, strings.Join(con, ", "))
+		fmt.Fprintf(w, "\ncontextd minus %s by budget: shown %s %s; containment %s %s", s, r.label, strings.Join(rec, ", "), r.label, strings.Join(con, ", "))
 	}
 	fmt.Fprintln(w)
 }

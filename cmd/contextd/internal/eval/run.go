@@ -107,6 +107,7 @@ type ingested struct {
 	index  map[string]int // turn id → kept index
 	bySeq  map[int64]int  // seq → kept index
 	obsFor map[int][]string
+	probes map[int]probe // the text rule's probes, made as asked (shown.go)
 }
 
 func run(ctx context.Context, d dataset, samples []*sample, newSystem NewSystem, o Options) (*Report, error) {
@@ -208,8 +209,8 @@ func ingest(ctx context.Context, sys *System, s *sample, replay *Replay) (*inges
 	return in, nil
 }
 
-// reached marks the evidence turns shown, cited, or cited by an
-// observation whose text the context holds.
+// reached marks the evidence turns shown (by the text rule), cited, or
+// cited by an observation whose text the context holds.
 func (in *ingested) reached(ev []int, shown map[int]bool, text string) map[int]bool {
 	out := map[int]bool{}
 	norm := ""
@@ -251,11 +252,11 @@ func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQues
 			r.Degraded[d]++
 		}
 		views := o.Sections(res)
-		shown, cited := map[int]bool{}, map[int]bool{}
+		listed, cited := map[int]bool{}, map[int]bool{}
 		for _, v := range views {
 			for _, s := range v.Turns {
 				if k, ok := in.bySeq[s]; ok {
-					shown[k] = true
+					listed[k] = true
 				}
 			}
 			for _, s := range v.Cites {
@@ -264,9 +265,10 @@ func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQues
 				}
 			}
 		}
+		shown := in.shown(res.Context, ev)
 		reach := in.reached(ev, union(shown, cited), res.Context)
 		cell := r.Cells[sysContextd][b]
-		cell.add(q.cat, head, outcome{share(ev, shown), share(ev, reach), res.Usage.TotalTokens}, answer, res.Context)
+		cell.add(q.cat, head, outcome{share(ev, shown), share(ev, listed), share(ev, reach), res.Usage.TotalTokens}, answer, res.Context)
 		cell.retrieval = append(cell.retrieval, res.RetrievalTime)
 		cell.assembly = append(cell.assembly, res.AssemblyTime)
 		r.Sections[b].add(views, ev, in)
@@ -289,15 +291,16 @@ func (r *Report) ask(ctx context.Context, sys *System, chat string, q sampleQues
 			default:
 				p = bm25Fill(base.corpus.index, base.corpus.costs, q.text, b)
 			}
-			text := packedText(p, base.corpus.texts, base.corpus.dates, base.dated)
-			bshown := map[int]bool{}
+			text := packedText(p, base.corpus.lines, base.corpus.dates, base.dated)
+			listed := map[int]bool{}
 			for _, i := range p.turns {
 				if t := base.corpus.turnOf[i]; t >= 0 {
-					bshown[t] = true
+					listed[t] = true
 				}
 			}
+			bshown := in.shown(text, ev)
 			breach := in.reached(ev, bshown, text)
-			r.Cells[base.name][b].add(q.cat, head, outcome{share(ev, bshown), share(ev, breach), p.tokens}, answer, text)
+			r.Cells[base.name][b].add(q.cat, head, outcome{share(ev, bshown), share(ev, listed), share(ev, breach), p.tokens}, answer, text)
 		}
 	}
 	return nil

@@ -181,7 +181,8 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	defer pack.End()
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
-		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
+		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, CoveredTo: p.cursor, WholeChat: cands.wholeChat,
+		SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
 		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
 	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
@@ -271,6 +272,10 @@ type candidates struct {
 	mustKeepFrom int64
 	capped       []int64 // removed by the filter's turn cap: dropped
 	neverLoaded  int64   // uncovered turns older than what was read: dropped
+	wholeChat    bool    // verbatim starts at the chat's first turn
+	// filteredCovered are turns the summary covers that the filters
+	// removed: counted as filtered only when the summary is not shown.
+	filteredCovered int64
 }
 
 // loadTurns reads the candidates for verbatim display — the recent window,
@@ -291,7 +296,6 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 		if pending := int64(s.maxLoad(400)); p.windowStart-loadFrom > pending {
 			loadFrom = p.windowStart - pending
 		}
-		c.neverLoaded = max(0, loadFrom-1-p.cursor)
 	}
 	var loaded []memory.Message
 	if last >= loadFrom {
@@ -301,25 +305,92 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 		}
 		loaded = msgs
 	}
+	if p.strategy != StrategyNone && p.filters.MaxTurns == 0 {
+		older, err := s.olderTurns(ctx, p, loadFrom, loaded)
+		if err != nil {
+			return c, err
+		}
+		if len(older) > 0 {
+			loadFrom = older[0].Seq
+			loaded = append(older, loaded...)
+		}
+	}
+	c.wholeChat = loadFrom <= 1
+	if p.strategy != StrategyNone {
+		c.neverLoaded = max(0, loadFrom-1-p.cursor)
+	}
 	fres := filters.Apply(loaded, p.filters)
 	for _, r := range fres.Removed {
-		if r.Reason == filters.ReasonMaxTurns {
+		switch {
+		case r.Reason == filters.ReasonMaxTurns:
 			c.capped = append(c.capped, r.Seq)
-		} else {
+		case r.Seq <= p.cursor:
+			c.filteredCovered++
+		default:
 			res.Usage.FilteredTurns++
 		}
 	}
 	c.verbatim = make([]Turn, 0, len(fres.Kept))
 	for _, m := range fres.Kept {
-		content, info := s.truncate(ctx, m.Content, p.verbTrunc)
-		if info.Fallback != "" {
-			res.degrade("truncation_" + info.Fallback)
-		}
-		t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
-		t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, t)
-		c.verbatim = append(c.verbatim, t)
+		c.verbatim = append(c.verbatim, s.verbatimTurn(ctx, p, res, m))
 	}
 	return c, nil
+}
+
+// verbatimTurn is a loaded turn as the tail shows it: cut to the agent's
+// truncation (the whole turn kept aside, shown when the whole chat fits).
+func (s *Service) verbatimTurn(ctx context.Context, p *plan, res *ContextResult, m memory.Message) Turn {
+	content, info := s.truncate(ctx, m.Content, p.verbTrunc)
+	if info.Fallback != "" {
+		res.degrade("truncation_" + info.Fallback)
+	}
+	t := Turn{Seq: m.Seq, Role: string(m.Role), Name: m.Name, Content: content, CreatedAt: m.CreatedAt, Truncated: info.Truncated}
+	if info.Truncated {
+		t.full = m.Content
+	}
+	t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, t)
+	return t
+}
+
+// tailTurnsMax bounds the turns read for the verbatim tail, whatever the
+// budget: a million-token budget does not read a 100,000-turn chat.
+const tailTurnsMax = 4000
+
+// olderTurns reads, before loadFrom, the turns the budget may still hold
+// once what was loaded is shown: the verbatim tail extends back as far as
+// the budget allows (the summary stands in only for turns that no longer
+// fit). It reads by estimate (about four bytes a token), in at most four
+// steps, so a chat much longer than the budget is never read whole.
+func (s *Service) olderTurns(ctx context.Context, p *plan, loadFrom int64, loaded []memory.Message) ([]memory.Message, error) {
+	est := estTokens(loaded)
+	var out []memory.Message
+	n := len(loaded)
+	most := s.maxLoad(tailTurnsMax)
+	for step := 0; step < 4 && loadFrom > 1 && est < p.budget && n < most; step++ {
+		per := 16 // tokens a turn, about, until the chat says otherwise
+		if n > 0 {
+			per = max(est/n, 4)
+		}
+		k := min(int64((p.budget-est)/per+16), loadFrom-1, int64(most-n))
+		msgs, err := s.Store.Messages(ctx, p.chat.Key(), loadFrom-1-k, int(k))
+		if err != nil {
+			return nil, storeErr("read messages", err)
+		}
+		loadFrom -= k
+		out = append(msgs, out...)
+		est += estTokens(msgs)
+		n += len(msgs)
+	}
+	return out, nil
+}
+
+// estTokens estimates the tokens of turns as the tail renders them.
+func estTokens(ms []memory.Message) int {
+	n := 0
+	for _, m := range ms {
+		n += (len(m.Content)+len(m.Name))/4 + 4
+	}
+	return n
 }
 
 // summaryStage is the summary the packer may show, with the fallbacks the
@@ -352,8 +423,10 @@ func (s *Service) account(p *plan, res *ContextResult, a Assembled, summary *mem
 	dropped := append(append([]int64(nil), c.capped...), a.DroppedSeqs...)
 	usage.DroppedTurns = c.neverLoaded + int64(len(dropped))
 	if summary != nil && a.Sections.Summary == nil {
-		// The summary did not fit: the turns it covers are dropped too.
-		usage.DroppedTurns += summary.CoveredToSeq
+		// The summary is not shown: the turns it covers are dropped too,
+		// but for those the tail shows and those the filters removed.
+		usage.FilteredTurns += c.filteredCovered
+		usage.DroppedTurns += max(0, summary.CoveredToSeq-a.CoveredShown-c.filteredCovered)
 	}
 	if usage.DroppedTurns > 0 && usage.DroppedTurns <= 100 && c.neverLoaded == 0 && (summary == nil || a.Sections.Summary != nil) {
 		usage.DroppedSeqs = sortedSeqs(dropped)
@@ -577,13 +650,49 @@ func chatIDIfOther(hit, current string) string {
 	return hit
 }
 
+// truncate cuts a turn to the agent's limit. A turn shorter than a
+// passage is never cut (whole or not at all); with the default strategy a
+// longer one keeps whole sentences — its opening, and the run that best
+// matches the query — with an elision mark where text was left out.
 func (s *Service) truncate(ctx context.Context, text string, o truncation.Options) (string, truncation.Info) {
 	// A string has no more runes than bytes: most turns are decided
 	// without counting.
-	if o.MaxChars <= 0 || len(text) <= o.MaxChars || utf8.RuneCountInString(text) <= o.MaxChars {
+	if o.MaxChars <= 0 || len(text) <= max(o.MaxChars, wholeTurnBytes) || utf8.RuneCountInString(text) <= o.MaxChars {
 		return text, truncation.Info{}
 	}
+	if (o.Strategy == "" || o.Strategy == truncation.Middle) && o.MaxTokens <= 0 {
+		return cutSentences(text, o.Query, max(o.MaxChars, wholeTurnBytes)), truncation.Info{Truncated: true, Strategy: truncation.Middle}
+	}
 	return truncation.Truncate(ctx, text, o)
+}
+
+// cutSentences keeps whole sentences of text within about maxBytes: the
+// first sentence (what the turn is about) when it is short, then the run
+// of sentences that best matches the query, elision marks between.
+func cutSentences(text, query string, maxBytes int) string {
+	q := rag.NewWindowQuery(rag.Terms(query))
+	head := 0
+	if w := (rag.WindowQuery{}).SentenceWindow(text, maxBytes/4); w.From == 0 && w.To < len(text) && w.To <= maxBytes/3 {
+		head = w.To // the opening sentence, when short
+	}
+	w := q.SentenceWindow(text[head:], maxBytes-head)
+	from, to := head+w.From, head+w.To
+	var b strings.Builder
+	b.Grow(maxBytes + 16)
+	b.WriteString(strings.TrimSpace(text[:head]))
+	if from > head || (head == 0 && from > 0) {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(rag.Elision + "\n")
+	} else if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	b.WriteString(strings.TrimSpace(text[from:to]))
+	if to < len(text) {
+		b.WriteString("\n" + rag.Elision)
+	}
+	return b.String()
 }
 
 func sortedSeqs(s []int64) []int64 {

@@ -23,16 +23,22 @@ func sharesFor(strategy Strategy) shares {
 }
 
 // Assemble builds the context within in.Budget tokens (in.Tokens; cl100k
-// when nil). Priority when
-// the budget is short: the recent window (newest first, up to its share),
-// then the summary (up to its share), then — for rag_augmented — RAG hits in
-// rank order, then turns the summary does not cover yet, then whatever is
-// left goes to more verbatim turns. The text is laid out in the contract's
-// order regardless.
+// when nil). When the whole chat (in.WholeChat) and the profile fit, the
+// context is the whole chat, verbatim and in order: nothing is summarised
+// away while it fits. Otherwise, priority when the budget is short: the
+// recent window (newest first, up to its share), then the summary (up to
+// its share), then — for rag_augmented — RAG hits in rank order, then the
+// turns the summary does not cover yet; whatever is left extends the
+// verbatim tail further back, so no turn is dropped while budget is left.
+// The text is laid out in the contract's order regardless.
 func Assemble(in AssemblyInput) Assembled {
 	p := newPacker(in)
+	if p.packWholeChat() {
+		return p.layout()
+	}
 	if in.Ranked && in.Strategy == StrategyRAG {
 		p.packRanked()
+		p.fillTail()
 		return p.layout()
 	}
 	p.packRecent()
@@ -42,9 +48,9 @@ func Assemble(in AssemblyInput) Assembled {
 	if in.Strategy == StrategyRAG {
 		p.packRAG()
 	}
-	p.packVerb(p.recentIdx, p.remaining)
-	p.packVerb(p.pendingIdx, p.remaining)
+	p.extendTail(p.remaining, len(p.recentIdx)+len(p.pendingIdx))
 	p.packRAG()
+	p.fillTail()
 	return p.layout()
 }
 
@@ -58,15 +64,20 @@ type packer struct {
 	remaining int
 
 	recentIdx, pendingIdx []int // verbatim indices, newest first
+	coveredIdx            []int // verbatim candidates the summary covers, newest first
+	// tail is every verbatim index, newest first (recent, pending,
+	// covered); the kept verbatim turns are always tail[:tailN], a
+	// contiguous newest run.
+	tail  []int
+	tailN int
 	verbCost, ragCost     []int
 	keepVerb, keepRAG     []bool
 	verbBySeq             map[int64]int
 	verbTitlePaid         bool
 	ragTitlePaid          bool
 	verbSpent             int             // tokens spent on verbatim turns
-	ragGroups             map[string]bool // date headers already paid for
-	groups                []string        // memoised header of each RAG candidate
-	byDay                 map[dayKey]string
+	ragKept               map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
+	headers               []int             // memoised cost of each candidate's block header (0: none yet)
 
 	summaryText    string
 	summaryShown   *memory.Summary
@@ -75,9 +86,10 @@ type packer struct {
 	summaryTrimmed bool
 }
 
-type dayKey struct {
+// turnKey2 names a retrieved turn: its chat ("" for this one) and seq.
+type turnKey2 struct {
 	chat string
-	day  int
+	seq  int64
 }
 
 func newPacker(in AssemblyInput) *packer {
@@ -88,17 +100,22 @@ func newPacker(in AssemblyInput) *packer {
 		in: in, tok: in.Tokens, sh: sharesFor(in.Strategy), remaining: in.Budget,
 		verbCost: make([]int, len(in.Verbatim)), ragCost: make([]int, len(in.RAG)),
 		keepVerb: make([]bool, len(in.Verbatim)), keepRAG: make([]bool, len(in.RAG)),
-		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragGroups: map[string]bool{},
-		groups: make([]string, len(in.RAG)), byDay: map[dayKey]string{},
+		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragKept: map[turnKey2]bool{},
+		headers: make([]int, len(in.RAG)),
 		recentIdx: make([]int, 0, len(in.Verbatim)),
 	}
 	for i := len(in.Verbatim) - 1; i >= 0; i-- {
-		if in.Verbatim[i].Seq >= in.MustKeepFrom {
+		switch seq := in.Verbatim[i].Seq; {
+		case seq >= in.MustKeepFrom:
 			p.recentIdx = append(p.recentIdx, i)
-		} else {
+		case seq > in.CoveredTo:
 			p.pendingIdx = append(p.pendingIdx, i)
+		default:
+			p.coveredIdx = append(p.coveredIdx, i)
 		}
 	}
+	p.tail = make([]int, 0, len(in.Verbatim))
+	p.tail = append(append(append(p.tail, p.recentIdx...), p.pendingIdx...), p.coveredIdx...)
 	for i, t := range in.Verbatim {
 		p.verbBySeq[t.Seq] = i
 		if t.Tokens > 0 {
@@ -127,44 +144,45 @@ func (p *packer) spend(cost int) bool {
 func (p *packer) costRAG(i int) int {
 	if p.ragCost[i] == 0 {
 		r := p.in.RAG[i]
-		if r.Tokens > 0 {
+		switch {
+		case r.Tokens > 0 && r.update != "":
+			p.ragCost[i] = r.Tokens + p.tok.Count(r.update) + 2
+		case r.Tokens > 0:
 			p.ragCost[i] = r.Tokens + 1
-		} else {
+		default:
 			p.ragCost[i] = p.tok.Count(renderRAGItem(r)) + 1
 		}
 	}
 	return p.ragCost[i]
 }
 
-// groupOf memoises each candidate's date header: formatting a date per
-// candidate is a visible cost when hundreds are considered.
-func (p *packer) groupOf(i int) string {
-	if r := p.in.RAG[i]; r.Episode != nil || r.Fact != nil {
-		return "" // an episode or a fact carries its own dates
+// headerCost is what showing retrieved candidate i adds in block headers:
+// a turn next to a kept turn of its chat joins that block (its header's
+// range widens, about two tokens), any other turn opens a block of its own.
+// Joining two blocks frees a header this does not refund: the charges stay
+// an upper bound, and layout measures the real text.
+func (p *packer) headerCost(i int) int {
+	r := p.in.RAG[i]
+	if r.Episode != nil || r.Fact != nil {
+		return 0 // an episode or a fact carries its own dates
 	}
-	if p.groups[i] == "" {
-		r := p.in.RAG[i]
-		y, m, d := r.CreatedAt.UTC().Date()
-		k := dayKey{r.ChatID, y*10000 + int(m)*100 + d}
-		g, ok := p.byDay[k]
-		if !ok {
-			g = ragGroup(r)
-			p.byDay[k] = g
-		}
-		p.groups[i] = g
+	if p.ragKept[turnKey2{r.ChatID, r.Seq - 1}] || p.ragKept[turnKey2{r.ChatID, r.Seq + 1}] {
+		return 2
 	}
-	return p.groups[i]
+	if p.headers[i] == 0 {
+		p.headers[i] = p.tok.Count(blockHeader(r.ChatID, r.CreatedAt, r.Seq, r.Seq+1)) + 1
+	}
+	return p.headers[i]
 }
 
-// packVerb takes verbatim turns in the given (newest first) order up to
-// capTokens, stopping at the first that does not fit so the kept turns stay
-// contiguous: a newer turn is never skipped for an older one.
-func (p *packer) packVerb(idx []int, capTokens int) {
+// extendTail takes more of the verbatim tail, newest first, up to
+// capTokens and to the first upTo turns of p.tail, stopping at the first
+// that does not fit so the kept turns stay contiguous: a newer turn is
+// never skipped for an older one.
+func (p *packer) extendTail(capTokens, upTo int) {
 	used := 0
-	for _, i := range idx {
-		if p.keepVerb[i] {
-			continue
-		}
+	for p.tailN < min(upTo, len(p.tail)) {
+		i := p.tail[p.tailN]
 		c := p.verbCost[i]
 		if !p.verbTitlePaid {
 			c += p.titleCost(titleRecent)
@@ -173,10 +191,80 @@ func (p *packer) packVerb(idx []int, capTokens int) {
 			return
 		}
 		used += c
-		p.verbSpent += c
-		p.verbTitlePaid = true
-		p.keepVerb[i] = true
+		p.keep(i, c)
 	}
+}
+
+// keep takes verbatim candidate i (the next of the tail) at cost c.
+func (p *packer) keep(i, c int) {
+	p.verbSpent += c
+	p.verbTitlePaid = true
+	p.keepVerb[i] = true
+	p.tailN++
+}
+
+// fillTail extends the verbatim tail with what the budget has left, back
+// through the pending and covered turns: no turn is dropped while budget
+// is left.
+func (p *packer) fillTail() {
+	for p.tailN < len(p.tail) && p.remaining >= minTurnTokens && p.takeVerb(p.tail[p.tailN]) {
+	}
+}
+
+// packWholeChat shows the whole chat, verbatim and in order, with the
+// profile, when they fit: a chat that fits the budget is never summarised
+// away (nor retrieved from: every turn of it is there). Hits from other
+// chats may use what is left. False when the chat does not fit.
+func (p *packer) packWholeChat() bool {
+	if !p.in.WholeChat || len(p.in.Verbatim) == 0 {
+		return false
+	}
+	need := p.titleCost(titleRecent)
+	for i, t := range p.in.Verbatim {
+		if t.full != "" {
+			need += p.tok.Count(renderTurn(Turn{Role: t.Role, Name: t.Name, Content: t.full})) + 1
+		} else {
+			need += p.verbCost[i]
+		}
+		if need > p.in.Budget {
+			return false
+		}
+	}
+	// Shown whole: a turn cut only to make room is shown as it was said.
+	vs := make([]Turn, len(p.in.Verbatim))
+	for i, t := range p.in.Verbatim {
+		if t.full != "" {
+			t.Content, t.Truncated, t.Tokens, t.full = t.full, false, 0, ""
+			p.verbCost[i] = p.tok.Count(renderTurn(t)) + 1
+		}
+		vs[i] = t
+	}
+	p.in.Verbatim = vs
+	p.extendTail(p.in.Budget, len(p.tail))
+	p.packProfile()
+	for i, r := range p.in.RAG {
+		if r.ChatID != "" && p.remaining >= minTurnTokens {
+			p.takeRAG(i)
+		}
+	}
+	return true
+}
+
+// unkeepHit takes back the kept retrieved turn of this chat at seq, its
+// cost refunded; it returns its index, or -1 when there is none.
+func (p *packer) unkeepHit(seq int64) int {
+	if !p.ragKept[turnKey2{"", seq}] {
+		return -1
+	}
+	for j, r := range p.in.RAG {
+		if p.keepRAG[j] && r.ChatID == "" && r.Seq == seq && r.Episode == nil && r.Fact == nil {
+			p.keepRAG[j] = false
+			delete(p.ragKept, turnKey2{"", seq})
+			p.remaining += p.ragCost[j]
+			return j
+		}
+	}
+	return -1
 }
 
 // packRAG takes retrieved turns in rank order while anything fits.
@@ -195,10 +283,10 @@ func (p *packer) takeRAG(i int) {
 	if p.keepRAG[i] {
 		return
 	}
-	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil {
-		if p.in.Verbatim[vi].Seq < p.in.MustKeepFrom {
-			p.packHitAsVerbatim(vi)
-		} // a recent-window turn is shown as part of the newest tail, never out of order
+	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil &&
+		(p.keepVerb[vi] || p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
+		// Shown in the tail already, or a recent-window turn: it is shown
+		// as part of the newest tail, never out of order.
 		return
 	}
 	if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {
@@ -208,16 +296,15 @@ func (p *packer) takeRAG(i int) {
 	if !p.ragTitlePaid {
 		c += p.titleCost(titleRAG)
 	}
-	g := p.groupOf(i)
-	if g != "" && !p.ragGroups[g] {
-		c += p.tok.Count(g) + 1
-	}
+	c += p.headerCost(i)
 	if !p.spend(c) {
 		return
 	}
 	p.ragTitlePaid = true
-	p.ragGroups[g] = true
 	p.keepRAG[i] = true
+	if r.Episode == nil && r.Fact == nil {
+		p.ragKept[turnKey2{r.ChatID, r.Seq}] = true
+	}
 }
 
 // episodeShown reports whether a retrieved turn inside the episode's range
@@ -231,22 +318,6 @@ func (p *packer) episodeShown(e RAGTurn) bool {
 	return false
 }
 
-// packHitAsVerbatim shows a hit that is also a verbatim candidate (a
-// pending turn the summary does not cover yet) once, verbatim in its place,
-// so the turn is "in recent", not elsewhere.
-func (p *packer) packHitAsVerbatim(vi int) {
-	if p.keepVerb[vi] {
-		return
-	}
-	vc := p.verbCost[vi]
-	if !p.verbTitlePaid {
-		vc += p.titleCost(titleRecent)
-	}
-	if p.spend(vc) {
-		p.keepVerb[vi], p.verbTitlePaid = true, true
-	}
-}
-
 // packRecent takes the recent window, newest first, up to its share (all
 // of it when there is nothing else to show).
 func (p *packer) packRecent() {
@@ -254,7 +325,7 @@ func (p *packer) packRecent() {
 	if p.in.Summary != nil || len(p.in.RAG) > 0 || len(p.pendingIdx) > 0 {
 		capTokens = int(float64(p.in.Budget) * p.sh.recent)
 	}
-	p.packVerb(p.recentIdx, capTokens)
+	p.extendTail(capTokens, len(p.recentIdx))
 }
 
 // packSummary takes the summary, trimmed to its share.
@@ -285,9 +356,7 @@ func (p *packer) packLaggingTail() {
 		return
 	}
 	tailCap := int(float64(p.in.Budget)*(p.sh.recent+p.sh.pending)) - p.verbSpent
-	spent0 := p.verbSpent
-	p.packVerb(p.recentIdx, tailCap)
-	p.packVerb(p.pendingIdx, tailCap-(p.verbSpent-spent0))
+	p.extendTail(tailCap, len(p.recentIdx)+len(p.pendingIdx))
 }
 
 // layout renders the kept pieces in the contract's order and measures the
@@ -406,7 +475,10 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 		}
 	}
 	for i, t := range p.in.Verbatim {
-		if !p.keepVerb[i] {
+		switch {
+		case p.keepVerb[i] && t.Seq <= p.in.CoveredTo:
+			out.CoveredShown++
+		case !p.keepVerb[i] && t.Seq > p.in.CoveredTo:
 			out.DroppedSeqs = append(out.DroppedSeqs, t.Seq)
 		}
 	}
@@ -431,6 +503,7 @@ func (p *packer) shedOne() (int, bool) {
 	for i := range p.keepVerb {
 		if p.keepVerb[i] && p.in.Verbatim[i].Seq < p.in.MustKeepFrom {
 			p.keepVerb[i] = false
+			p.tailN--
 			return p.verbCost[i], true
 		}
 	}
@@ -447,6 +520,7 @@ func (p *packer) shedOne() (int, bool) {
 	for i := range p.keepVerb {
 		if p.keepVerb[i] {
 			p.keepVerb[i] = false
+			p.tailN--
 			return p.verbCost[i], true
 		}
 	}

@@ -54,7 +54,7 @@ func TestAssembleOrderAndSections(t *testing.T) {
 	if iRAG < 0 || iSum < 0 || iRec < 0 || !(iRAG < iSum && iSum < iRec) {
 		t.Fatalf("sections out of order or missing (rag %d, summary %d, recent %d):\n%s", iRAG, iSum, iRec, a.Context)
 	}
-	if !strings.Contains(a.Context, "[Wed 8 May 2024]\nuser: my invoice number is 42") {
+	if !strings.Contains(a.Context, "[Wed 8 May 2024 · turn 3]\nuser: my invoice number is 42") {
 		t.Errorf("RAG hit lacks its time header:\n%s", a.Context)
 	}
 	if len(a.Sections.Recent) != 10 || a.Sections.Recent[0].Seq != 41 || a.Sections.Recent[9].Seq != 50 {
@@ -320,4 +320,27 @@ func fitSummaryOneByOne(s memory.Summary, maxTokens int, tok tokens.Counter) (me
 	}
 	t.Normalize()
 	return t, text, true
+}
+
+// Retrieved turns are laid out in blocks of consecutive turns, each under
+// a header with its day and turn numbers: turns 11 and 20 are never
+// printed one after the other, as if one answered the other.
+func TestRAGBlocksNeverStitchTurns(t *testing.T) {
+	day := time.Date(2026, 10, 3, 9, 0, 0, 0, time.UTC)
+	in := AssemblyInput{Budget: 2000, Strategy: StrategyRAG, MustKeepFrom: 41, Verbatim: turns(41, 44, 3),
+		RAG: []RAGTurn{
+			{Seq: 11, Role: "user", Content: "Is the JR Pass still worth it after the price increase?", Score: 0.9, CreatedAt: day},
+			{Seq: 20, Role: "assistant", Content: "Payment for Hanare Yanaka captured: 900 EUR.", Score: 0.8, CreatedAt: day},
+			{Seq: 12, Role: "assistant", Content: "Only if you take two long trips.", Score: 0.7, CreatedAt: day, Neighbor: true},
+			{Seq: 5, Role: "user", Content: "Other chat turn.", Score: 0.6, CreatedAt: day, ChatID: "other"},
+		}}
+	a := Assemble(in)
+	for _, want := range []string{
+		"[Sat 3 Oct 2026 · turns 11–12]\nuser: Is the JR Pass still worth it after the price increase?\nassistant: Only if you take two long trips.\n[Sat 3 Oct 2026 · turn 20]\nassistant: Payment for Hanare Yanaka captured: 900 EUR.",
+		"[chat other · Sat 3 Oct 2026 · turn 5]\nuser: Other chat turn.",
+	} {
+		if !strings.Contains(a.Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, a.Context)
+		}
+	}
 }

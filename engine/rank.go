@@ -78,13 +78,14 @@ func (p *packer) packRanked() {
 		floor = DefaultFloorTurns
 	}
 	n := min(floor, len(p.recentIdx))
-	p.packVerb(p.recentIdx[:n], p.in.Budget)
+	p.extendTail(p.in.Budget, n)
 	terms := queryTerms(p.in.Query)
 	cs := p.ragCandidates()
-	verb := append(append([]int(nil), p.recentIdx[n:]...), p.pendingIdx...)
-	for j, i := range verb {
-		rel := recentPrior * math.Pow(recentDecay, float64(j))
-		cs = append(cs, candidate{kind: candVerb, i: i, order: j, value: value(rel, p.verbCost[i])})
+	// The rest of the window and the pending turns compete with a recency
+	// prior; the covered turns only extend the tail with what is left.
+	for j := n; j < len(p.recentIdx)+len(p.pendingIdx); j++ {
+		rel := recentPrior * math.Pow(recentDecay, float64(j-n))
+		cs = append(cs, candidate{kind: candVerb, i: p.tail[j], order: j, value: value(rel, p.verbCost[p.tail[j]])})
 	}
 	sumText, sumShown := p.rankedSummary(terms)
 	if sumText != "" {
@@ -97,7 +98,7 @@ func (p *packer) packRanked() {
 		cs = append(cs, candidate{kind: candProfile, value: value(blockPrior*coverage(terms, profText), cost)})
 	}
 	sort.SliceStable(cs, func(a, b int) bool { return cs[a].value > cs[b].value })
-	next := 0 // the newest verbatim candidate not yet decided
+	stuck := false // a verbatim turn did not fit: nothing older may follow a gap
 	for _, c := range cs {
 		if p.remaining < minTurnTokens {
 			return
@@ -108,14 +109,10 @@ func (p *packer) packRanked() {
 		case candVerb:
 			// Verbatim turns stay a contiguous newest tail: an older one
 			// is taken only after every newer one.
-			if c.order != next {
+			if stuck || c.order != p.tailN {
 				continue
 			}
-			if !p.takeVerb(c.i) {
-				next = len(verb) // nothing older may follow a gap
-				continue
-			}
-			next++
+			stuck = !p.takeVerb(c.i)
 		case candSummary:
 			if p.spend(p.tok.Count(sumText) + p.titleCost(titleSummary)) {
 				p.summaryText, p.summaryShown, p.summaryTrimmed = sumText, sumShown, !sameSummary(sumShown, p.in.Summary)
@@ -160,20 +157,24 @@ func (p *packer) ragCandidates() []candidate {
 	return out
 }
 
-// takeVerb shows verbatim candidate i when it fits.
+// takeVerb shows verbatim candidate i, the next of the tail, when it
+// fits. A turn shown as a retrieved hit moves into the tail (shown once,
+// in its place); when the tail has no room for it, it stays a hit.
 func (p *packer) takeVerb(i int) bool {
-	if p.keepVerb[i] {
-		return true
-	}
+	hit := p.unkeepHit(p.in.Verbatim[i].Seq)
 	c := p.verbCost[i]
 	if !p.verbTitlePaid {
 		c += p.titleCost(titleRecent)
 	}
 	if !p.spend(c) {
+		if hit >= 0 {
+			p.keepRAG[hit] = true
+			p.remaining -= p.ragCost[hit]
+			p.ragKept[turnKey2{"", p.in.RAG[hit].Seq}] = true
+		}
 		return false
 	}
-	p.verbSpent += c
-	p.verbTitlePaid, p.keepVerb[i] = true, true
+	p.keep(i, c)
 	return true
 }
 
@@ -346,7 +347,7 @@ func rankedTurnChars(agentCap, budget, floor int) int {
 	if floor <= 0 {
 		floor = DefaultFloorTurns
 	}
-	c := max(budget*4/4/floor, 160)
+	c := max(budget*4/4/floor, wholeTurnBytes)
 	if agentCap > 0 {
 		c = min(c, agentCap)
 	}

@@ -58,37 +58,50 @@ func writeTurn(b *strings.Builder, role, name, content string) {
 	b.WriteString(content)
 }
 
-// ragGroup is the header a retrieved turn is shown under: its chat (when
-// from another chat) and its day, so the model can place it in time
-// (temporal questions need it) without paying a header on every turn.
-func ragGroup(r RAGTurn) string {
-	var parts []string
-	if r.ChatID != "" {
-		parts = append(parts, "chat "+r.ChatID)
+// blockHeader opens a block of consecutive retrieved turns: its chat
+// (when another), its day and its turn numbers — "[Tue 3 Oct 2026 · turns
+// 11–12]". A model reads two lines printed one after the other as one
+// exchange; the header says where a block starts, so turns 11 and 20 are
+// never read as question and answer.
+func blockHeader(chatID string, at time.Time, from, to int64) string {
+	var b strings.Builder
+	b.WriteString("[")
+	if chatID != "" {
+		b.WriteString("chat " + chatID + " · ")
 	}
-	if !r.CreatedAt.IsZero() {
-		parts = append(parts, r.CreatedAt.UTC().Format("Mon 2 Jan 2006"))
+	if !at.IsZero() {
+		b.WriteString(at.UTC().Format("Mon 2 Jan 2006") + " · ")
 	}
-	if len(parts) == 0 {
-		return ""
+	if from == to {
+		b.WriteString("turn " + strconv.FormatInt(from, 10))
+	} else {
+		b.WriteString("turns " + strconv.FormatInt(from, 10) + "–" + strconv.FormatInt(to, 10))
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	b.WriteString("]")
+	return b.String()
 }
 
-// renderRAGSection lays retrieved turns out in chronological order under
-// one header per chat and day: a model reads a conversation's excerpts best
-// in the order they happened.
+// ragItem is a retrieved item placed in the RAG section, with its day.
+type ragItem struct {
+	r   *RAGTurn // not a copy: sorting moved ~300-byte structs by reflection
+	day int
+}
+
+// sameBlock: b continues a's block (same chat and day, the next turn).
+func sameBlock(a, b ragItem) bool {
+	return a.r.Episode == nil && a.r.Fact == nil && b.r.Episode == nil && b.r.Fact == nil &&
+		a.r.ChatID == b.r.ChatID && a.day == b.day && b.r.Seq == a.r.Seq+1
+}
+
+// renderRAGSection lays retrieved items out in chronological order: turns
+// in blocks of consecutive turns, each under its header; an episode or a
+// fact on its own line with its own dates.
 func renderRAGSection(rs []*RAGTurn) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	// By day, then chat, then seq: chronological, with each header once
-	// (the assembler charged one header per day and chat).
-	type keyed struct {
-		r   *RAGTurn // not a copy: sorting moved ~300-byte structs by reflection
-		day int
-	}
-	sorted := make([]keyed, len(rs))
+	sorted := make([]ragItem, len(rs))
+	n := len(titleRAG)
 	for i, r := range rs {
 		at := r.CreatedAt
 		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
@@ -98,37 +111,45 @@ func renderRAGSection(rs []*RAGTurn) string {
 			at = r.Fact.ValidAt
 		}
 		y, m, d := at.UTC().Date()
-		sorted[i] = keyed{r, y*10000 + int(m)*100 + d}
+		sorted[i] = ragItem{r, y*10000 + int(m)*100 + d}
+		n += len(r.Content) + len(r.Role) + len(r.update) + 64 // a line's marks and a header, about
 	}
-	slices.SortStableFunc(sorted, func(a, b keyed) int {
+	slices.SortStableFunc(sorted, func(a, b ragItem) int {
 		return cmp.Or(cmp.Compare(a.day, b.day), strings.Compare(a.r.ChatID, b.r.ChatID), cmp.Compare(a.r.Seq, b.r.Seq))
 	})
 	var b strings.Builder
-	n := len(titleRAG)
-	for _, k := range sorted {
-		n += len(k.r.Content) + len(k.r.Role) + 64 // a line's marks and a day header, about
-	}
 	b.Grow(n)
 	b.WriteString(titleRAG)
-	prevDay, prevChat := -1, ""
-	for _, k := range sorted {
-		r := k.r
-		if r.Episode != nil || r.Fact != nil { // its own date; no day header
+	for i := 0; i < len(sorted); i++ {
+		r := sorted[i].r
+		if r.Episode != nil || r.Fact != nil { // its own date; no header
 			b.WriteString("\n")
 			b.WriteString(renderRAGItem(*r))
 			continue
 		}
-		if k.day != prevDay || r.ChatID != prevChat {
-			if g := ragGroup(*r); g != "" {
-				b.WriteString("\n")
-				b.WriteString(g)
-			}
-			prevDay, prevChat = k.day, r.ChatID
+		j := i // the block is sorted[i..j]
+		for j+1 < len(sorted) && sameBlock(sorted[j], sorted[j+1]) {
+			j++
 		}
 		b.WriteString("\n")
-		writeTurn(&b, r.Role, "", r.Content) // renderRAGItem of a turn
+		b.WriteString(blockHeader(r.ChatID, r.CreatedAt, r.Seq, sorted[j].r.Seq))
+		for k := i; k <= j; k++ {
+			b.WriteString("\n")
+			writeRAGTurn(&b, sorted[k].r)
+		}
+		i = j
 	}
 	return b.String()
+}
+
+// writeRAGTurn writes a retrieved turn's line, and under it the mark of a
+// later turn that updated what it says.
+func writeRAGTurn(b *strings.Builder, r *RAGTurn) {
+	writeTurn(b, r.Role, "", r.Content)
+	if r.update != "" {
+		b.WriteString("\n")
+		b.WriteString(r.update)
+	}
 }
 
 // renderRAGItem is one line of the RAG section: a turn, or an episode's
@@ -144,7 +165,9 @@ func renderRAGItem(r RAGTurn) string {
 	if f := r.Fact; f != nil {
 		return renderFactLine(r.ChatID, f, r.Content)
 	}
-	return renderTurn(Turn{Role: r.Role, Content: r.Content})
+	var b strings.Builder
+	writeRAGTurn(&b, &r)
+	return b.String()
 }
 
 // renderFactLine is one fact: "[24 March 2022] Nate has had his turtles

@@ -9,7 +9,7 @@ import (
 // snippetTokens is the most shown of a retrieved turn beyond the best
 // rag_k hits (and of every neighbour), in estimated tokens: a long turn,
 // or its passage, is cut to its window that best matches the query
-// (rag.WindowQuery.BestWindow). The best hits are shown as retrieved; the
+// (rag.WindowQuery.SentenceWindow: whole sentences). The best hits are shown as retrieved; the
 // fill beyond them shows the gist of more turns, not the whole of fewer.
 // 64: BEAM 100K recall / containment 2k 0.577/0.699 -> 0.598/0.698, 8k
 // 0.789/0.836 -> 0.838/0.834 (56: 0.609/0.696, 0.852/0.829; 80 for every
@@ -19,6 +19,12 @@ const snippetTokens = 64
 // neighborSnippetTokens is the most shown of a neighbour (the turn next to
 // a hit, shown as context for it): enough to show what was asked.
 const neighborSnippetTokens = 32
+
+// wholeTurnBytes: a turn shorter than a passage (the unit retrieval
+// matches) is shown whole or not at all. A 144-character answer cut to its
+// first sentence loses the sentence the question needed, and a model
+// cannot tell what was left out of a short turn.
+var wholeTurnBytes = rag.PassageBytes(0)
 
 // snippet is what is shown of retrieved turn t (content: its text once
 // filtered) and where that is in the turn: its matching passage, or the
@@ -33,7 +39,10 @@ func snippet(content string, t rag.Turn, q rag.WindowQuery, maxBytes int) (strin
 		pa := t.Passages[0]
 		text, base, total = pa.Text, pa.From, t.TurnBytes
 	}
-	w := q.BestWindow(text, maxBytes)
+	if len(t.Passages) == 0 && len(text) <= wholeTurnBytes {
+		return content, nil // shorter than a passage: whole or not at all
+	}
+	w := q.SentenceWindow(text, maxBytes)
 	if w.From == 0 && w.To == len(text) && len(t.Passages) == 0 {
 		return content, nil // a short turn, whole
 	}

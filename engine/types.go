@@ -106,6 +106,9 @@ type RAGTurn struct {
 	// pair marks a neighbour that is the other half of its hit's exchange
 	// (the question before an answer, the answer after a question).
 	pair bool
+	// update, when set, is the mark of a later turn that updated what this
+	// turn says, shown on the line under it.
+	update string
 	// Tokens, when set, is the cost of the rendered turn (a hint from the
 	// engine's cache; 0 = count it).
 	Tokens int `json:"-"`
@@ -184,6 +187,9 @@ type Turn struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Tokens, when set, is the cost of the rendered turn (0 = count it).
 	Tokens int `json:"-"`
+	// full is the turn as filtered, before truncation cut it ("" when it
+	// was not cut): shown instead when the whole chat fits.
+	full string
 }
 
 // ChatMessage is one OpenAI-style message of the answer.
@@ -256,6 +262,12 @@ type AssemblyInput struct {
 	// MustKeepFrom: verbatim turns with seq >= it are the recent window and
 	// are preferred over the summary; older ones (pending) come after it.
 	MustKeepFrom int64
+	// CoveredTo: verbatim turns with seq <= it are covered by the summary;
+	// they only extend the verbatim tail with budget nothing else needs.
+	CoveredTo int64
+	// WholeChat: Verbatim starts at the chat's first turn, so when it all
+	// fits (with the profile) the context is the whole chat.
+	WholeChat bool
 	// SummaryLags: as many pending turns as trigger a summary wait for it;
 	// they then come before RAG hits (within their share), not after.
 	SummaryLags bool
@@ -286,4 +298,6 @@ type Assembled struct {
 	SummaryTrimmed bool
 	// RAGDropped counts retrieved turns that did not fit.
 	RAGDropped int
+	// CoveredShown counts the verbatim turns shown that the summary covers.
+	CoveredShown int64
 }

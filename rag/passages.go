@@ -439,3 +439,55 @@ func windowEnd(text string, from, maxBytes int, ends []int) int {
 	}
 	return max(limit, from+1)
 }
+
+// SentenceWindow is BestWindow made of whole sentences: the run of
+// sentences of at most maxBytes that holds the most query terms, or, when
+// no sentence that short holds one, the single best-matching sentence
+// whole, however long (up to 4×maxBytes: a "sentence" longer than that is
+// a run-on line or a blob, cut at a word). A model reading a cut sentence
+// may read the opposite of what was said; a whole one it can trust.
+func (q WindowQuery) SentenceWindow(text string, maxBytes int) Span {
+	maxBytes = max(maxBytes, minPassageBytes)
+	if len(text) <= maxBytes {
+		return Span{0, len(text)}
+	}
+	matches := termMatches(text, q)
+	ends := sentenceEnds(text, 0)
+	if len(ends) == 0 || ends[len(ends)-1] != len(text) {
+		ends = append(ends, len(text))
+	}
+	best, bestScore := Span{}, -1
+	m, from := 0, 0
+	for _, end := range ends {
+		to := sentenceWindowEnd(text, from, end, maxBytes, ends)
+		for m < len(matches) && matches[m].at < from {
+			m++
+		}
+		var seen uint64
+		for j := m; j < len(matches) && matches[j].at < to; j++ {
+			seen |= matches[j].bit
+		}
+		if n := bits.OnesCount64(seen); n > bestScore {
+			best, bestScore = Span{from, to}, n
+		}
+		from = end
+		if from >= len(text) {
+			break
+		}
+	}
+	return best
+}
+
+// sentenceWindowEnd is where a window of whole sentences starting at from
+// ends: the last sentence end within maxBytes, else the end of the first
+// sentence (firstEnd) when it is at most 4×maxBytes, else a word end.
+func sentenceWindowEnd(text string, from, firstEnd, maxBytes int, ends []int) int {
+	if firstEnd-from > maxBytes {
+		if firstEnd-from <= 4*maxBytes {
+			return firstEnd
+		}
+		return windowEnd(text, from, 4*maxBytes, nil)
+	}
+	i := sort.SearchInts(ends, from+maxBytes+1) - 1
+	return max(ends[i], firstEnd)
+}

@@ -436,7 +436,9 @@ func TestDeletedBeforeTheSummaryThroughBinary(t *testing.T) {
 				} `json:"summary"`
 			} `json:"sections"`
 		}
-		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "d1", "strategy": "running_summary", "include": []string{"sections"}}, &cx)
+		// A budget the 40 turns do not fit: the summary stands in for the
+		// older ones (a chat that fits is shown whole, unsummarised).
+		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "d1", "strategy": "running_summary", "budget_tokens": 400, "include": []string{"sections"}}, &cx)
 		if cx.Sections.Summary != nil {
 			covered = cx.Sections.Summary.CoveredToSeq
 		}

@@ -28,13 +28,15 @@ func TestFirstAnswerAfterImportHasFreshExtractiveSummary(t *testing.T) {
 				}
 			})
 			var msgs []string
+			// 1,700 tokens: past the 700-token budget, so the summary
+			// stands in for the older turns (a chat that fits is shown whole).
 			for i := 1; i <= 120; i++ {
 				msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"turn %d about the Lisbon trip and hotel %d"}`, i, i))
 			}
 			if code, body := call(t, "POST", srv.URL+"/v1/chats/imp/messages", "", `{"messages":[`+strings.Join(msgs, ",")+`]}`); code != 201 {
 				t.Fatalf("import: %d %s", code, body)
 			}
-			code, body := call(t, "POST", srv.URL+"/v1/context", "", `{"chat_id":"imp","budget_tokens":2000,"strategy":"running_summary"}`)
+			code, body := call(t, "POST", srv.URL+"/v1/context", "", `{"chat_id":"imp","budget_tokens":700,"strategy":"running_summary"}`)
 			if code != 200 {
 				t.Fatalf("context: %d %s", code, body)
 			}

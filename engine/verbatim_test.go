@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/truncation"
+)
+
+// Verbatim while it fits: a chat whose turns fit the budget is shown
+// whole, in order, whatever the strategy and however much of it a summary
+// covers; a chat that does not fit fills the budget with the newest turns
+// after what retrieval and the summary took, and drops none while budget
+// is left.
+func TestVerbatimWhileItFits(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		strategy Strategy
+		budget   int
+		whole    bool
+	}{
+		{"summary, fits", StrategyRunningSummary, 8000, true},
+		{"rag, fits", StrategyRAG, 8000, true},
+		{"rag, huge budget", StrategyRAG, 50000, true},
+		{"summary, does not fit", StrategyRunningSummary, 900, false},
+		{"rag, does not fit", StrategyRAG, 900, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestService(t)
+			appendN(t, s, "c", 1, 60, 12) // ~25 tokens a turn, ~1,500 in all
+			key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+			fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 40}
+			if _, _, err := fs.Extend(ctx, key, true); err != nil {
+				t.Fatal(err)
+			}
+			s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: "message 3 about topic 3", Score: 1}}}
+			b := tc.budget
+			res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "topic 3", BudgetTokens: &b, Strategy: string(tc.strategy)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs := seqsOf(res.Sections.Recent)
+			for i := 1; i < len(seqs); i++ {
+				if seqs[i] != seqs[i-1]+1 {
+					t.Fatalf("recent not contiguous: %v", seqs)
+				}
+			}
+			if len(seqs) == 0 || seqs[len(seqs)-1] != 60 {
+				t.Fatalf("recent %v does not end at the newest turn", seqs)
+			}
+			if tc.whole {
+				if len(seqs) != 60 || res.Sections.Summary != nil || len(res.Sections.RAG) != 0 {
+					t.Fatalf("recent %v, summary %v, rag %d: want the whole chat alone", seqs, res.Sections.Summary != nil, len(res.Sections.RAG))
+				}
+				if res.Usage.DroppedTurns != 0 || strings.Contains(res.Context, titleSummary) {
+					t.Fatalf("dropped %d; context:\n%s", res.Usage.DroppedTurns, res.Context)
+				}
+				for i := 1; i <= 60; i++ {
+					if !strings.Contains(res.Context, fmt.Sprintf("message %d about", i)) {
+						t.Fatalf("turn %d missing from the context", i)
+					}
+				}
+				return
+			}
+			// The tail fills what is left: less than one more turn is free.
+			if free := tc.budget - res.Usage.TotalTokens; free > 60 { // two turns: charges are upper bounds
+				t.Fatalf("%d tokens left free with turns %d.. of 60 shown:\n%s", free, seqs[0], res.Context)
+			}
+			if res.Usage.DroppedTurns != 0 && seqs[0] > 41 && res.Sections.Summary != nil {
+				t.Logf("dropped %d (pending turns that did not fit)", res.Usage.DroppedTurns)
+			}
+		})
+	}
+}
+
+// Whole turns: a turn shorter than a passage is never cut; a longer one
+// keeps whole sentences, among them the ones that match the query.
+func TestCutSentences(t *testing.T) {
+	answer := "Fukuzumiro and Gora Kadan can prepare a vegetarian kaiseki if you ask three days ahead."
+	long := "All three serve kaiseki. " + strings.Repeat("The baths are open until midnight and the rooms face the river. ", 12) +
+		answer + " " + strings.Repeat("Check-in is from three and breakfast is served in the room. ", 12)
+	s := &Service{}
+	short := strings.Repeat("Short turns stay whole. ", 20) // 480 bytes, over a 200-char cap
+	for _, tc := range []struct {
+		name, text, query string
+		maxChars          int
+		want              []string
+		whole             bool
+	}{
+		{"short turn over a small cap", short, "", 200, []string{short}, true},
+		{"long turn, answer in the middle", long, "vegetarian kaiseki for the diet", 700, []string{answer, "[…]", "All three serve kaiseki."}, false},
+		{"long turn, no query", long, "", 700, []string{"All three serve kaiseki.", "[…]"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, info := s.truncate(context.Background(), tc.text, truncation.Options{MaxChars: tc.maxChars, Query: tc.query})
+			if tc.whole != (got == tc.text) || info.Truncated == tc.whole {
+				t.Fatalf("whole=%v truncated=%v, want whole=%v:\n%s", got == tc.text, info.Truncated, tc.whole, got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("cut lacks %q:\n%s", w, got)
+				}
+			}
+			for _, line := range strings.Split(got, "\n") {
+				if line != "[…]" && !strings.HasSuffix(strings.TrimSpace(line), ".") {
+					t.Errorf("a line does not end a sentence: %q", line)
+				}
+			}
+			if len(got) > 2*max(tc.maxChars, wholeTurnBytes) {
+				t.Errorf("cut is %d bytes for a cap of %d", len(got), tc.maxChars)
+			}
+		})
+	}
+}

@@ -61,6 +61,7 @@ type ChatResult struct {
 	Answers         []*ProbeAnswer
 	JunkFacts       []string // texts of violating facts
 	UnansweredFacts int      // "Unanswered question" facts in all
+	Unanswered      []string // their texts
 	Facts           int
 	Err             string
 }
@@ -189,6 +190,11 @@ func runScenario(ctx context.Context, c *scClient, sc *Scenario) *ChatResult {
 	}
 	res.Facts = len(facts)
 	res.JunkFacts, res.UnansweredFacts = junkFacts(sc, facts)
+	for _, f := range facts {
+		if strings.HasPrefix(f.Text, "Unanswered question") {
+			res.Unanswered = append(res.Unanswered, fmt.Sprintf("%s (turns %v)", clip(f.Text, 110), f.Seqs))
+		}
+	}
 	return res
 }
 
@@ -595,6 +601,11 @@ func (r *ScenarioReport) Write(w io.Writer, maxDetails int) {
 		}
 		for _, j := range list(c.JunkFacts, maxDetails) {
 			fmt.Fprintf(w, "  junk fact: %s\n", j)
+		}
+		if len(c.JunkFacts) == 0 {
+			for _, u := range list(c.Unanswered, maxDetails) {
+				fmt.Fprintf(w, "  unanswered-question fact (for a question left open: fine): %s\n", u)
+			}
 		}
 		for _, a := range c.Answers {
 			fit := ""

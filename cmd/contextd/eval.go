@@ -18,9 +18,13 @@ import (
 )
 
 const evalUsage = `usage: contextd eval locomo --data FILE [--llm none|replay] [--budgets 1000,2000,4000,8000] [--diagnose] [--retrieval] [--limit N] [--config agents.yaml]
-       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--diagnose] [--retrieval] [--limit N] [--config agents.yaml]`
+       contextd eval beam --data DIR [--budgets 2000,8000] [--passage-tokens 200] [--diagnose] [--retrieval] [--limit N] [--config agents.yaml]
+       contextd eval scenarios [--only ID] [--details N] [--show-context] [--config agents.yaml]`
 
 func cmdEval(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "scenarios" {
+		return evalScenarios(ctx, args[1:], getenv, stdout)
+	}
 	if len(args) == 0 || (args[0] != "locomo" && args[0] != "beam") {
 		return usageError(evalUsage)
 	}

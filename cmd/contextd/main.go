@@ -36,7 +36,7 @@ commands:
   migrate       apply storage migrations     (contextd migrate [--config agents.yaml])
   export        write a dump (JSON Lines)    (contextd export [--config F] [--tenant T] [--chat ID | --user ID] > dump.jsonl)
   import        load a dump idempotently     (contextd import [--config F] [--file dump.jsonl] < dump.jsonl)
-  eval          run an evaluation            (contextd eval locomo --data FILE [--llm replay]; contextd eval beam --data DIR)
+  eval          run an evaluation            (contextd eval locomo --data FILE [--llm replay]; contextd eval beam --data DIR; contextd eval scenarios)
   bench         run a benchmark              (contextd bench load [flags])
   version       print the version
 `

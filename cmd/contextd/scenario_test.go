@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/cmd/contextd/internal/eval"
+)
+
+// TestScenarioSuite runs the embedded scenario chats (eval/scenarios/*.yaml)
+// through the real binary over HTTP, on the embedded default with no LLM,
+// and asserts the context text a model reads: every count of the report is
+// 0 and every must_contain string is present (see `contextd eval
+// scenarios` for the same run as a report). It runs in well under a
+// minute, -short or not.
+func TestScenarioSuite(t *testing.T) {
+	scs, err := eval.LoadScenarios()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startBinary(t, embeddedConfig)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep := eval.RunScenarios(ctx, s.base, scs, eval.ScenarioOptions{})
+	var b strings.Builder
+	rep.Write(&b, 5)
+	t.Logf("scenario suite ran in %s%s", time.Since(start).Round(time.Millisecond), b.String())
+	if errs := rep.Errors(); len(errs) > 0 {
+		t.Fatalf("scenarios failed to run: %v", errs)
+	}
+	if len(rep.Chats) != len(scs) {
+		t.Fatalf("%d chats run of %d", len(rep.Chats), len(scs))
+	}
+	v := rep.Counts()
+	for _, c := range []struct {
+		what string
+		n    int
+	}{
+		{"turns missing while the chat fits", v.Missing},
+		{"non-consecutive turns shown adjacent", v.Adjacent},
+		{"turns under 600 characters cut", v.Cut},
+		{"\"Unanswered question\" facts for answered questions", v.Junk},
+		{"stale values unmarked", v.Stale},
+		{"must_contain strings absent", v.MustContain},
+	} {
+		if c.n != 0 {
+			t.Errorf("%s: %d (want 0)", c.what, c.n)
+		}
+	}
+}

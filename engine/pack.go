@@ -68,16 +68,16 @@ type packer struct {
 	// tail is every verbatim index, newest first (recent, pending,
 	// covered); the kept verbatim turns are always tail[:tailN], a
 	// contiguous newest run.
-	tail  []int
-	tailN int
-	verbCost, ragCost     []int
-	keepVerb, keepRAG     []bool
-	verbBySeq             map[int64]int
-	verbTitlePaid         bool
-	ragTitlePaid          bool
-	verbSpent             int             // tokens spent on verbatim turns
-	ragKept               map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
-	headers               []int             // memoised cost of each candidate's block header (0: none yet)
+	tail              []int
+	tailN             int
+	verbCost, ragCost []int
+	keepVerb, keepRAG []bool
+	verbBySeq         map[int64]int
+	verbTitlePaid     bool
+	ragTitlePaid      bool
+	verbSpent         int               // tokens spent on verbatim turns
+	ragKept           map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
+	headers           []int             // memoised cost of each candidate's block header (0: none yet)
 
 	summaryText    string
 	summaryShown   *memory.Summary
@@ -101,7 +101,7 @@ func newPacker(in AssemblyInput) *packer {
 		verbCost: make([]int, len(in.Verbatim)), ragCost: make([]int, len(in.RAG)),
 		keepVerb: make([]bool, len(in.Verbatim)), keepRAG: make([]bool, len(in.RAG)),
 		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragKept: map[turnKey2]bool{},
-		headers: make([]int, len(in.RAG)),
+		headers:   make([]int, len(in.RAG)),
 		recentIdx: make([]int, 0, len(in.Verbatim)),
 	}
 	for i := len(in.Verbatim) - 1; i >= 0; i-- {

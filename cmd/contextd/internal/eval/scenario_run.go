@@ -20,7 +20,8 @@ import (
 
 // The measurements, for every probe answer (a probe at one budget):
 //
-//  1. missing: when budget_tokens ≥ 1.3× the chat's tokens (cl100k), every
+//  1. missing: when budget_tokens ≥ 1.3× the chat's tokens (cl100k, each
+//     turn with its role and name label), every
 //     turn but routing noise and the probe's own query is in the context
 //     whole ("turns missing while the chat fits").
 //  2. adjacency: two turns found in the context, separated only by
@@ -156,8 +157,12 @@ func RunScenarios(ctx context.Context, base string, scs []*Scenario, opts Scenar
 
 func runScenario(ctx context.Context, c *scClient, sc *Scenario) *ChatResult {
 	res := &ChatResult{ID: sc.ID, Domain: sc.Domain, Turns: len(sc.Turns)}
-	for _, t := range sc.Turns {
-		res.Tokens += tokens.Count(t.Content)
+	for _, t := range sc.Turns { // as the context prints it: "role (name): content"
+		label := t.Role
+		if t.Name != "" {
+			label += " (" + t.Name + ")"
+		}
+		res.Tokens += tokens.Count(label+": "+t.Content) + 1
 	}
 	if err := c.load(ctx, sc); err != nil {
 		res.Err = err.Error()
@@ -346,6 +351,10 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 	// 3. short turns shown in part. The "(earlier; updated …: <update
 	// text>)" note after a stale statement quotes its update: no cut.
 	cutCtx := updateNote.ReplaceAllStringFunc(ctx, func(s string) string { return strings.Repeat(" ", len(s)) })
+	// Turns are shown in turn lines: the summary and the fact and episode
+	// lines ("[3 June 2026] ... (turn 23)") say what was said in their
+	// own words (or quote a sentence as a fact); they do not show a turn.
+	cutCtx = blankNonTurnText(cutCtx)
 	for _, t := range sc.Turns {
 		if len(t.Content) >= CutMaxChars || skip[t.seq] {
 			continue
@@ -363,7 +372,7 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 		}
 		if hit == "" {
 			for _, sen := range scSentences(s) {
-				if j := strings.Index(cutCtx, sen); j >= 0 {
+				if j := strings.Index(cutCtx, sen); j >= 0 && !sentenceElsewhere(sc, t, sen) {
 					hit, where = fmt.Sprintf("its sentence %q", clip(sen, 50)), j
 					break
 				}
@@ -384,6 +393,48 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 			a.Stale = append(a.Stale, fmt.Sprintf("%q without %q", st.Old, st.New))
 		}
 	}
+}
+
+// blankNonTurnText blanks, keeping offsets, the summary section and every
+// line that is a fact or an episode: a bracketed head with text after it
+// on the same line (a block header is a bracketed line alone).
+func blankNonTurnText(ctx string) string {
+	b := []byte(ctx)
+	blank := func(from, to int) {
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	if i := strings.Index(ctx, "## Conversation summary"); i >= 0 {
+		end := len(ctx)
+		if j := strings.Index(ctx[i+1:], "\n## "); j >= 0 {
+			end = i + 1 + j
+		}
+		blank(i, end)
+	}
+	pos := 0
+	for _, line := range strings.SplitAfter(ctx, "\n") {
+		if strings.HasPrefix(line, "[") {
+			if k := strings.Index(line, "] "); k > 0 && strings.TrimSpace(line[k+1:]) != "" {
+				blank(pos, pos+len(line))
+			}
+		}
+		pos += len(line)
+	}
+	return string(b)
+}
+
+// sentenceElsewhere: the sentence is also in another turn (a config
+// pasted twice), so finding it says nothing about this turn.
+func sentenceElsewhere(sc *Scenario, t STurn, sen string) bool {
+	for _, o := range sc.Turns {
+		if o.seq != t.seq && strings.Contains(o.Content, sen) {
+			return true
+		}
+	}
+	return false
 }
 
 // partOfAnother: the turn's text occurs inside another turn's (a short

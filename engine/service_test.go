@@ -657,3 +657,47 @@ func TestUncheckedHitsAreSaid(t *testing.T) {
 		t.Errorf("degraded %v, context %q: want storage_unavailable and the unchecked hit left out", res.Degraded, res.Context)
 	}
 }
+
+// A question appended alone is open; the answer appended next closes it:
+// its fact is superseded (memory.FactAnswered), not left "unanswered".
+func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	say := func(role, content string) {
+		t.Helper()
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: role, Content: content}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() []string {
+		t.Helper()
+		fs, _, err := s.Facts(ctx, "default", "c1", 0, 100, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range fs {
+			if strings.HasPrefix(f.Text, "Unanswered question") {
+				out = append(out, f.Text)
+			}
+		}
+		return out
+	}
+	say("user", "How far is Hakone from Tokyo by train?")
+	if got := open(); len(got) != 1 {
+		t.Fatalf("open questions %q after the question, want it", got)
+	}
+	say("user", "And is there a day pass for the Hakone area?")
+	if got := open(); len(got) != 2 {
+		t.Fatalf("open questions %q after the user's second question, want both", got)
+	}
+	say("assistant", "About 85 minutes on the Romancecar; the Hakone Free Pass covers the area.")
+	if got := open(); len(got) != 0 {
+		t.Fatalf("open questions %q after the answer, want none", got)
+	}
+	all, _, err := s.Facts(ctx, "default", "c1", 0, 100, true)
+	if err != nil || len(all) != 2 || all[0].SupersededBy != memory.FactAnswered {
+		t.Fatalf("facts %+v (%v): want both questions kept, superseded as answered", all, err)
+	}
+}

@@ -701,3 +701,38 @@ func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
 		t.Fatalf("facts %+v (%v): want both questions kept, superseded as answered", all, err)
 	}
 }
+
+// An update said in another append ("moved from Berlin to Munich", "changed
+// the step size h to 0.25") supersedes the older fact it makes stale.
+func TestUpdateSupersedesAcrossAppends(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	for _, text := range []string{
+		"We live in Berlin with two cats.", "Let's use a step size h of 0.5.",
+		"I moved from Berlin to Munich last month.", "We changed the step size h to 0.25.",
+	} {
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, _, err := s.Facts(ctx, "default", "c1", 0, 100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]string{}
+	for _, f := range fs {
+		by[f.Text] = f.SupersededBy
+	}
+	for text, superseded := range map[string]bool{
+		`The user said: "We live in Berlin with two cats."`:    true,
+		"Decision: Let's use a step size h of 0.5.":            true,
+		"The user moved from Berlin to Munich last month.":     false,
+		`The user said: "We changed the step size h to 0.25."`: false,
+	} {
+		by, ok := by[text]
+		if !ok || (by != "") != superseded {
+			t.Errorf("fact %q: stored %v, superseded_by %q; want superseded %v (facts %+v)", text, ok, by, superseded, fs)
+		}
+	}
+}

@@ -50,7 +50,8 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 // appended (what people say about themselves, plans, decisions), so that a
 // chat remembers them before any episode closes; the episode that later
 // owns the turns draws the same facts (same ids) and adds nothing twice.
-// With an LLM the episode's call writes the facts instead. Facts are
+// With an LLM the episode's call writes the facts instead. The chat's open
+// questions that the new turns answer are superseded first. Facts are
 // derived state: a failure is logged, never the append's.
 func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, msgs []memory.Message) {
 	if s.FactStore == nil || s.LLMEpisodes || len(res.Messages) != len(msgs) {
@@ -64,11 +65,16 @@ func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, m
 	o := s.policy(res.Chat.Agent).Filters
 	o.MaxTurns = 0
 	turns = filters.Apply(turns, o).Kept
-	fs := facts.ForChat(res.Chat.Key(), facts.Extract(turns))
+	key := res.Chat.Key()
+	// A question an earlier append left open is answered now if someone
+	// else speaks: its fact goes before this batch's are drawn.
+	if _, err := facts.SupersedeAnswered(ctx, s.FactStore, key, turns); err != nil {
+		s.log().Warn("answered questions of new turns", "chat", key.ChatID, "err", err)
+	}
+	fs := facts.ForChat(key, facts.Extract(turns))
 	if len(fs) == 0 {
 		return
 	}
-	key := res.Chat.Key()
 	stored, err := s.FactStore.AddFacts(ctx, key, fs)
 	var superseded []memory.Fact
 	if err == nil {

@@ -592,7 +592,7 @@ func TestSearchNamesTheBackendDown(t *testing.T) {
 }
 
 // A fact a newer one supersedes leaves the user's profile: the profile
-// says where the user lives now, not both places as current.
+// does not say the user lives where they moved away from.
 func TestSupersededFactLeavesTheProfile(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
@@ -621,8 +621,10 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 		items = append(items, it.Text)
 	}
 	got := strings.Join(items, " | ")
-	if !strings.Contains(got, "Munich") || strings.Contains(got, "Berlin") || !strings.Contains(got, "teacher") || strings.Contains(got, "nurse") {
-		t.Errorf("profile preferences %q: want Munich and teacher, Berlin and nurse gone", got)
+	// A move is an event, not a preference: it takes Berlin out of the
+	// profile and does not put itself in.
+	if strings.Contains(got, "Munich") || strings.Contains(got, "Berlin") || !strings.Contains(got, "teacher") || strings.Contains(got, "nurse") {
+		t.Errorf("profile preferences %q: want teacher; Berlin, nurse and the move gone", got)
 	}
 }
 
@@ -653,5 +655,84 @@ func TestUncheckedHitsAreSaid(t *testing.T) {
 	}
 	if !contains(res.Degraded, DegradedStorage) || strings.Contains(res.Context, "from another chat") {
 		t.Errorf("degraded %v, context %q: want storage_unavailable and the unchecked hit left out", res.Degraded, res.Context)
+	}
+}
+
+// A question appended alone is open; the answer appended next closes it:
+// its fact is superseded (memory.FactAnswered), not left "unanswered".
+func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	say := func(role, content string) {
+		t.Helper()
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: role, Content: content}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() []string {
+		t.Helper()
+		fs, _, err := s.Facts(ctx, "default", "c1", 0, 100, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range fs {
+			if strings.HasPrefix(f.Text, "Unanswered question") {
+				out = append(out, f.Text)
+			}
+		}
+		return out
+	}
+	say("user", "How far is Hakone from Tokyo by train?")
+	if got := open(); len(got) != 1 {
+		t.Fatalf("open questions %q after the question, want it", got)
+	}
+	say("user", "And is there a day pass for the Hakone area?")
+	if got := open(); len(got) != 2 {
+		t.Fatalf("open questions %q after the user's second question, want both", got)
+	}
+	say("assistant", "About 85 minutes on the Romancecar; the Hakone Free Pass covers the area.")
+	if got := open(); len(got) != 0 {
+		t.Fatalf("open questions %q after the answer, want none", got)
+	}
+	all, _, err := s.Facts(ctx, "default", "c1", 0, 100, true)
+	if err != nil || len(all) != 2 || all[0].SupersededBy != memory.FactAnswered {
+		t.Fatalf("facts %+v (%v): want both questions kept, superseded as answered", all, err)
+	}
+}
+
+// An update said in another append ("moved from Berlin to Munich", "changed
+// the step size h to 0.25") supersedes the older fact it makes stale.
+func TestUpdateSupersedesAcrossAppends(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	for _, text := range []string{
+		"We live in Berlin with two cats.", "Let's use a step size h of 0.5.",
+		"I moved from Berlin to Munich last month.", "We changed the step size h to 0.25.",
+	} {
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs, _, err := s.Facts(ctx, "default", "c1", 0, 100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]string{}
+	for _, f := range fs {
+		by[f.Text] = f.SupersededBy
+	}
+	for text, superseded := range map[string]bool{
+		`The user said: "We live in Berlin with two cats."`:    true,
+		"Decision: Let's use a step size h of 0.5.":            true,
+		"The user moved from Berlin to Munich last month.":     false,
+		`The user said: "We changed the step size h to 0.25."`: false,
+	} {
+		by, ok := by[text]
+		if !ok || (by != "") != superseded {
+			t.Errorf("fact %q: stored %v, superseded_by %q; want superseded %v (facts %+v)", text, ok, by, superseded, fs)
+		}
 	}
 }

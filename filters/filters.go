@@ -8,6 +8,7 @@ package filters
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,8 +31,9 @@ const (
 	ToolDrop = "drop"
 )
 
-// SupervisorPrefix marks the supervisor's routing messages ("[Supervisor] →
-// Research Agent", "[Supervisor routing] ..."), noise in any history.
+// SupervisorPrefix starts the supervisor's label ("[Supervisor] →
+// Research Agent", "[Supervisor routing] ..."): its routing lines are noise
+// in any history, its other turns are not (see SkipRouting).
 const SupervisorPrefix = "[Supervisor"
 
 // Options configure one run of the pipeline. The zero value keeps everything.
@@ -45,6 +47,11 @@ type Options struct {
 	// StripAgentLabels strips a leading "[<Name> Agent]" label and the
 	// colon, spaces and newlines that follow it.
 	StripAgentLabels bool
+	// SkipRouting removes the supervisor's routing lines ("[Supervisor] →
+	// Research Agent", "[Supervisor routing] ...": see IsRouting) as
+	// "skipped_prefix", and strips the "[Supervisor…]" label from its
+	// other turns, which carry content ("[Supervisor] HubSpot removed.").
+	SkipRouting bool
 	// ToolMessages is "keep" (the default, also for "") or "drop".
 	ToolMessages string
 	// MaxTurns keeps only the last N messages left after the other steps;
@@ -56,9 +63,10 @@ type Options struct {
 }
 
 // Supervisor is the preset for a supervisor's history: its own routing
-// messages are noise and the agents' "[X Agent]" labels are stripped.
+// lines are noise (its turns with content are kept, label stripped) and
+// the agents' "[X Agent]" labels are stripped.
 func Supervisor() Options {
-	return Options{SkipPrefixes: []string{SupervisorPrefix}, StripAgentLabels: true}
+	return Options{SkipRouting: true, StripAgentLabels: true}
 }
 
 // Agent is the preset for an agent's own history: labels are stripped (the
@@ -92,6 +100,9 @@ func (o Options) Merge(extra Options) Options {
 	out.StripPrefixes = appendCopy(o.StripPrefixes, extra.StripPrefixes)
 	if extra.StripAgentLabels {
 		out.StripAgentLabels = true
+	}
+	if extra.SkipRouting {
+		out.SkipRouting = true
 	}
 	if extra.ToolMessages != "" {
 		out.ToolMessages = extra.ToolMessages
@@ -207,6 +218,14 @@ func (o Options) Item(role memory.Role, content string) (string, string) {
 	case hasAnyPrefix(strings.TrimLeftFunc(content, unicode.IsSpace), o.SkipPrefixes):
 		return "", ReasonSkippedPrefix
 	}
+	if o.SkipRouting {
+		if IsRouting(content) {
+			return "", ReasonSkippedPrefix
+		}
+		if rest, ok := cutSupervisorLabel(strings.TrimLeftFunc(content, unicode.IsSpace)); ok {
+			content = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		}
+	}
 	c := strip(content, o)
 	if isBlank(c) {
 		return "", ReasonEmpty
@@ -308,3 +327,62 @@ func isBlank(s string) bool {
 	}
 	return true
 }
+
+// cutSupervisorLabel cuts a leading "[Supervisor…]" label (on one line,
+// without nested brackets) and a following colon; label is what was
+// inside the brackets after "Supervisor" ("", " routing").
+func cutSupervisorLabel(s string) (rest string, ok bool) {
+	_, rest, ok = supervisorLabel(s)
+	return rest, ok
+}
+
+func supervisorLabel(s string) (label, rest string, ok bool) {
+	if !strings.HasPrefix(s, SupervisorPrefix) {
+		return "", s, false
+	}
+	end := strings.IndexAny(s[1:], "[]\n")
+	if end < 0 || s[1+end] != ']' || 1+end > maxLabelName {
+		return "", s, false
+	}
+	label = s[len(SupervisorPrefix) : 1+end]
+	rest = strings.TrimLeft(s[1+end+1:], " \t")
+	return label, strings.TrimPrefix(rest, ":"), true
+}
+
+// IsRouting reports whether content is one of the supervisor's routing
+// lines, which say only who handles the turn next: a "[Supervisor …]"
+// label naming routing or a handoff ("[Supervisor routing] …"), or one
+// followed by nothing, by an arrow or a routing verb and an agent's name
+// ("→ Research Agent", "routing to Research Agent"), or by an agent's
+// name alone. A supervisor turn that says anything more is content.
+func IsRouting(content string) bool {
+	label, rest, ok := supervisorLabel(strings.TrimSpace(content))
+	if !ok {
+		return false
+	}
+	if routingLabel.MatchString(label) {
+		return true
+	}
+	rest = strings.TrimSpace(rest)
+	return rest == "" || (!strings.Contains(rest, "\n") && routingLine.MatchString(rest))
+}
+
+var (
+	routingLabel = regexp.MustCompile(`(?i)\b(?:rout(?:e|es|ed|ing)|hand-?offs?|handing off|dispatch(?:ing)?|delegat(?:e|es|ed|ing|ion))\b`)
+	// routingLine: an arrow or a routing verb, then a name of at most
+	// four words (optionally "agent"); "<Name> Agent" or the verb alone; a short
+	// parenthesis may follow (a request id).
+	routingLine = regexp.MustCompile(`(?i)^(?:` +
+		`(?:→|->|=>|➜|⇒|»)\s*` + routeName + // "→ Research Agent"
+		`|(?:now |next:? )?` + routeVerb + `(?: (?:this|it|the (?:request|task|query|question|turn|user)))?(?: back)?(?: to|:|\s*→|\s*->)\s+` + routeName +
+		`|(?:the )?[\w'.-]+(?: [\w'.-]+){0,2} agent` + // "Research Agent"
+		`|` + routeVerb + `(?:\.\.\.)?` + // "routing"
+		`)(?: \([^()]{0,40}\))?[.!…]?$`) // "(req 42)"
+)
+
+// routeVerb and routeName are the parts of a routing line: a verb of
+// handing a turn on, and a name of at most four words.
+const (
+	routeVerb = `(?:rout(?:e|es|ed|ing)|hand(?:s|ed|ing)?(?: it| this)? (?:off|over)|handoff|delegat(?:e|es|ed|ing)|forward(?:s|ed|ing)?|transferr?(?:s|ed|ing)?|dispatch(?:es|ed|ing)?|send(?:s|ing)?|pass(?:es|ed|ing)?)`
+	routeName = `(?:the )?[\w'.-]+(?: [\w'.-]+){0,3}`
+)

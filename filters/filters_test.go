@@ -59,6 +59,18 @@ func TestApply(t *testing.T) {
 			wantRemoved: []Removal{{2, ReasonSkippedPrefix}, {5, ReasonSkippedPrefix}},
 		},
 		{
+			name: "supervisor preset keeps supervisor turns with content, label stripped",
+			in: []memory.Message{
+				msg(1, A, "[Supervisor] HubSpot removed. Shortlist: Pipedrive and Zoho CRM."),
+				msg(2, A, "[Supervisor] → Research Agent"),
+				msg(3, A, "[Supervisor]: The budget is $50 a seat."),
+				msg(4, A, "[Supervisor]"),
+			},
+			opt:         Supervisor(),
+			wantContent: []string{"HubSpot removed. Shortlist: Pipedrive and Zoho CRM.", "The budget is $50 a seat."},
+			wantRemoved: []Removal{{2, ReasonSkippedPrefix}, {4, ReasonSkippedPrefix}},
+		},
+		{
 			name: "label only becomes empty",
 			in:   []memory.Message{msg(1, A, "[Research Agent]\n  \n"), msg(2, A, " \t\n"), msg(3, A, "")},
 			opt:  Supervisor(),
@@ -272,8 +284,8 @@ func TestPresetAndMerge(t *testing.T) {
 	base := Supervisor()
 	merged := base.Merge(Options{SkipPrefixes: []string{"[Router"}, StripPrefixes: []string{"Bot:"}, ToolMessages: ToolDrop, MaxTurns: 7})
 	want := Options{
-		SkipPrefixes: []string{"[Supervisor", "[Router"}, StripPrefixes: []string{"Bot:"},
-		StripAgentLabels: true, ToolMessages: ToolDrop, MaxTurns: 7,
+		SkipPrefixes: []string{"[Router"}, StripPrefixes: []string{"Bot:"},
+		StripAgentLabels: true, SkipRouting: true, ToolMessages: ToolDrop, MaxTurns: 7,
 	}
 	if !reflect.DeepEqual(merged, want) {
 		t.Errorf("merge = %+v, want %+v", merged, want)
@@ -349,5 +361,35 @@ func BenchmarkApply200(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Apply(in, o)
+	}
+}
+
+func TestIsRouting(t *testing.T) {
+	cases := []struct {
+		in   string
+		want bool
+	}{
+		{"[Supervisor] → Research Agent", true},
+		{"  [Supervisor] -> Writer Agent.", true},
+		{"[Supervisor routing] sending the user to billing", true},
+		{"[Supervisor handoff] Research Agent", true},
+		{"[Supervisor] routing to Research Agent", true},
+		{"[Supervisor] Handing off to the CRM agent", true},
+		{"[Supervisor] Research Agent", true},
+		{"[Supervisor]:", true},
+		{"[Supervisor] Routing: Travel Agent", true},
+		{"[Supervisor] routing...", true},
+		{"[Supervisor] → Research Agent (r-42)", true},
+		{"[Supervisor] HubSpot removed. Shortlist: Pipedrive and Zoho CRM.", false},
+		{"[Supervisor] Sending the shortlist to Pipedrive and Zoho for quotes", false},
+		{"[Supervisor] → Research Agent\nFind three CRM vendors under $50.", false},
+		{"[Supervisor] The user is vegetarian; plan around that.", false},
+		{"Routing to Research Agent", false}, // no supervisor label
+		{"[Research Agent] → Writer Agent", false},
+	}
+	for _, c := range cases {
+		if got := IsRouting(c.in); got != c.want {
+			t.Errorf("IsRouting(%q) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }

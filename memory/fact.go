@@ -23,7 +23,8 @@ type Fact struct {
 	Kind    string    `json:"kind"`   // FactPreference, FactPlan, ...
 	Source  string    `json:"source"` // FactSourceLLM or FactSourceExtractive
 	// SupersededBy is the id of a newer fact that updates this one ("" =
-	// current).
+	// current), or FactAnswered for an open question a later turn
+	// answered.
 	SupersededBy string `json:"superseded_by"`
 	// EpisodeID is the episode whose summariser call produced the fact.
 	EpisodeID string    `json:"episode_id,omitempty"`
@@ -61,6 +62,11 @@ const (
 	FactAttribute  = "attribute"
 	FactOther      = "other"
 )
+
+// FactAnswered is the superseded_by of an open question's fact ("Unanswered
+// question from …") once a later turn by someone else answers it: no newer
+// fact states the answer, the turn does.
+const FactAnswered = "answered"
 
 // Fact sources.
 const (

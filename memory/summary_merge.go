@@ -66,7 +66,24 @@ func MergeList(prev, add []string, max int) []string {
 	return out
 }
 
-// MergeEntities merges entity lists by case-insensitive name. An entity seen
+// EntityKey is an entity's identity: its name lower-cased, without a
+// possessive or end punctuation, each word's plural "s" folded, so
+// "Tokyo's", "tokyo" and "Tokyo." are one entity, "Casa Amoras" and
+// "Casa Amora" too.
+func EntityKey(name string) string {
+	ws := strings.Fields(strings.ToLower(name))
+	for i, w := range ws {
+		w = strings.TrimRight(w, ".!?…;:,")
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		ws[i] = w
+	}
+	return strings.Join(ws, " ")
+}
+
+// MergeEntities merges entity lists by name (EntityKey). An entity seen
 // again moves to the end; its type is kept unless it was generic, and new
 // details are added when they say something the old ones did not.
 func MergeEntities(prev, add []Entity, max int) []Entity {
@@ -76,10 +93,10 @@ func MergeEntities(prev, add []Entity, max int) []Entity {
 		if e.Name == "" {
 			continue
 		}
-		k := normKey(e.Name)
+		k := EntityKey(e.Name)
 		found := -1
 		for i := range out {
-			if normKey(out[i].Name) == k {
+			if EntityKey(out[i].Name) == k {
 				found = i
 				break
 			}

@@ -22,3 +22,21 @@ func TestMergeDetailsNoEllipsisPileUp(t *testing.T) {
 		t.Fatalf("details %q", long[0].Details)
 	}
 }
+
+func TestEntityKey(t *testing.T) {
+	cases := []struct{ a, b string }{
+		{"Tokyo", "TOKYO"},
+		{"Tokyo's", "tokyo"},
+		{"Casa Amoras", "casa amora"},
+		{"Lisbon.", "Lisbon"},
+		{"Maria  Silva", "maria silva"},
+	}
+	for _, c := range cases {
+		if EntityKey(c.a) != EntityKey(c.b) {
+			t.Errorf("EntityKey(%q) = %q, EntityKey(%q) = %q: want one key", c.a, EntityKey(c.a), c.b, EntityKey(c.b))
+		}
+	}
+	if EntityKey("Kyoto") == EntityKey("Tokyo") || EntityKey("Glass") == EntityKey("Glas") {
+		t.Error("different names share a key")
+	}
+}

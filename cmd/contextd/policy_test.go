@@ -58,8 +58,8 @@ func TestFiltersOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.StripAgentLabels || o.MaxTurns != 12 || o.ToolMessages != filters.ToolDrop ||
-		!reflect.DeepEqual(o.SkipPrefixes, []string{"[Supervisor", "[Router"}) {
+	if !o.StripAgentLabels || !o.SkipRouting || o.MaxTurns != 12 || o.ToolMessages != filters.ToolDrop ||
+		!reflect.DeepEqual(o.SkipPrefixes, []string{"[Router"}) {
 		t.Errorf("filtersOf = %+v", o)
 	}
 	if _, err := filtersOf(config.Filters{Preset: "nope"}, 0); err == nil {

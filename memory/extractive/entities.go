@@ -20,6 +20,7 @@ const (
 	TypeQuantity     = "quantity" // number with a unit
 	TypeVersion      = "version"  // product/version strings
 	TypeName         = "name"     // a proper name of unknown kind
+	TypeCode         = "code"     // an identifier in code: KeyError, NullPointerException
 )
 
 const months = `(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)`
@@ -67,9 +68,22 @@ var (
 	wonderful lovely great love loving agreed agree true right indeed anyway btw same sweet dear cheers bye goodbye welcome`)
 
 	// dropTypes are matched only to claim their span (the digits of an
-	// amount are not a quantity) and never listed as entities: an amount
-	// or a link is a detail of something, not a thing of its own.
-	dropTypes = map[string]bool{TypeAmount: true, TypeURL: true}
+	// amount are not a quantity) and never listed as entities: an amount,
+	// a link or a date is a detail of something, not a thing of its own.
+	dropTypes = map[string]bool{TypeAmount: true, TypeURL: true, TypeDate: true}
+
+	// leadVerbs start a command or a report ("Book Casa Amora", "Reserved
+	// Shigetsu"): capitalised because they open the sentence, never part
+	// of the name that follows. Inflected forms are found by verbBase.
+	leadVerbs = toSet(`book reserve add call email text send check buy get find cancel confirm try use visit see go take
+make plan schedule move change switch remove drop order pick choose skip keep ask tell show compare review install update
+open close rent hire pay ship deploy run fix set contact meet message ping invite join list note save print write
+research look search ask compare cancel rebook upgrade downgrade swap replace start stop finish submit sign register
+drive fly walk grab`)
+
+	// codeName is an identifier in code that names an error: CamelCase
+	// ending in Error, Exception or Warning, never a person.
+	codeName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*[a-z0-9](?:Error|Exception|Warning|Exit|Interrupt)$`)
 )
 
 type found struct {
@@ -122,7 +136,9 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		toks := spaceFields(sentence, m[0], m[1])
 		// Drop leading words that are capitalised only because they start
 		// the sentence or are pronouns/greetings, and trailing connectors.
-		for len(toks) > 0 && tokIn(nonNames, sentence, toks[0]) {
+		verbed := false // the name is a leading verb's object: "Book Shigetsu"
+		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[0]) || leadVerb(sentence, toks[0])) {
+			verbed = verbed || !tokIn(nonNames, sentence, toks[0])
 			toks = toks[1:]
 		}
 		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
@@ -141,10 +157,13 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 			continue
 		}
 		typ := nameType(sentence, a, b, fields)
+		if len(fields) == 1 && codeName.MatchString(strings.Trim(name, ".,")) {
+			typ = TypeCode
+		}
 		if typ == "" {
 			// A lone capitalised word with no context: keep it only when
 			// it is not the sentence's first word and recurs in the batch.
-			if len(fields) == 1 && (a == 0 || count[strings.ToLower(name)] < 2) {
+			if len(fields) == 1 && !verbed && (a == 0 || count[strings.ToLower(name)] < 2) {
 				continue
 			}
 			typ = TypeName
@@ -153,6 +172,48 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// leadVerb reports whether the token t opens the sentence (after words
+// that are never names) and is a verb of leadVerbs in any form: "Book",
+// "Reserved", "Booking" there start a command or a report, not a name.
+func leadVerb(sentence string, t [2]int) bool {
+	for _, w := range words(sentence[:t[0]]) {
+		if !nonNames[w] {
+			return false
+		}
+	}
+	w := strings.ToLower(strings.Trim(sentence[t[0]:t[1]], ",.&-"))
+	return leadVerbs[verbBase(w)]
+}
+
+// verbBase folds a verb's inflections to the base leadVerbs holds:
+// "reserved" → "reserve", "booked" → "book", "books" → "book",
+// "booking" → "book"; a word it does not know is returned as it is.
+func verbBase(w string) string {
+	if leadVerbs[w] {
+		return w
+	}
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		stem, ok := strings.CutSuffix(w, suf)
+		if !ok || len(stem) < 2 {
+			continue
+		}
+		for _, c := range []string{stem, stem + "e", dedouble(stem)} {
+			if leadVerbs[c] {
+				return c
+			}
+		}
+	}
+	return w
+}
+
+// dedouble undoes a doubled final consonant: "stopp" → "stop".
+func dedouble(s string) string {
+	if n := len(s); n > 2 && s[n-1] == s[n-2] {
+		return s[:n-1]
+	}
+	return s
 }
 
 // vocative reports whether the name at [a,b) calls someone out ("Wow,

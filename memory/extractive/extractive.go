@@ -62,7 +62,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	b := analyse(req.Turns)
 
 	sum.Topics = memory.MergeList(sum.Topics, b.topics, MaxListItems)
-	sum.Entities = memory.MergeEntities(sum.Entities, b.entities, MaxListItems)
+	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, MaxListItems)
 	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, MaxListItems)
 	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, MaxListItems)
 	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
@@ -89,6 +89,18 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	Fit(&sum, req.MaxTokens)
 	sum.Normalize()
 	return memory.SummarizeResult{Summary: sum}, nil
+}
+
+// withoutDates drops the dates an older summary listed as entities: a
+// date is a detail of something, not a thing of its own.
+func withoutDates(es []memory.Entity) []memory.Entity {
+	out := es[:0:0]
+	for _, e := range es {
+		if e.Type != TypeDate {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // batch is what one call extracted from its turns.
@@ -190,8 +202,8 @@ func analyse(turns []memory.Message) batch {
 	seen := map[string]bool{}
 	for i, s := range sents {
 		for _, f := range findEntities(s.text, proper[i], capCount) {
-			k := normKey(f.ent.Name)
-			if seen[k] || names[k] {
+			k := memory.EntityKey(f.ent.Name)
+			if seen[k] || names[normKey(f.ent.Name)] {
 				continue
 			}
 			seen[k] = true

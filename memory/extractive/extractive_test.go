@@ -56,8 +56,10 @@ func TestEntities(t *testing.T) {
 		{"The contract is with Acme Corp for the whole year.", "Acme Corp", TypeOrganization, "contract"},
 		{"We are flying to New York in spring.", "New York", TypePlace, "flying"},
 		{"Please write to bob.smith@example.org when ready.", "bob.smith@example.org", TypeEmail, "write to"},
-		{"The deadline is 2025-03-14 for the report.", "2025-03-14", TypeDate, "deadline"},
-		{"Invoice due March 3, 2025 at the latest.", "March 3, 2025", TypeDate, "Invoice"},
+		{"Reserve Shigetsu for dinner on Oct 2.", "Shigetsu", TypeName, "Reserve Shigetsu"},
+		{"Booked Casa Amora for May 3-7.", "Casa Amora", TypeName, "Booked"},
+		{"The script raised KeyError on the third row.", "KeyError", TypeCode, "raised"},
+		{"I met NullPointerException in the logs.", "NullPointerException", TypeCode, "logs"},
 		{"The disk has 512 GB left.", "512 GB", TypeQuantity, "disk"},
 		{"Upgrade the client to v2.3.1 first.", "v2.3.1", TypeVersion, "Upgrade"},
 		{"We still run Postgres 15.4 in production.", "Postgres 15.4", TypeVersion, "production"},
@@ -78,6 +80,38 @@ func TestEntities(t *testing.T) {
 				t.Errorf("details %q lack %q", e.Details, c.detail)
 			}
 		})
+	}
+}
+
+// TestEntitiesAreNames: dates are no entities, a verb opening the sentence
+// is no part of a name, and one name said in several forms is one entity.
+func TestEntitiesAreNames(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []string // the entities' names, in order
+	}{
+		{"dates", "The deadline is 2025-03-14 for the report. Invoice due March 3, 2025 at the latest. See you Oct 2.", nil},
+		{"verb led", "Reserve Shigetsu for dinner. Reserved Shigetsu works. Booking Shigetsu again later.", []string{"Shigetsu"}},
+		{"case and possessive", "We love Tokyo. TOKYO is big. Tokyo's trains are fast.", []string{"Tokyo"}},
+		{"kept names", "Call Maria Silva tomorrow. Book Casa Amora in Lisbon.", []string{"Maria Silva", "Casa Amora", "Lisbon"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := summarize(t, nil, msgs(1, "user", c.text), 0)
+			var got []string
+			for _, e := range s.Entities {
+				got = append(got, e.Name)
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("entities = %q, want %q", got, c.want)
+			}
+		})
+	}
+	// A date an older summary listed is dropped at the next merge.
+	prev := memory.Summary{Entities: []memory.Entity{{Name: "Oct 2", Type: TypeDate}, {Name: "Lisbon", Type: TypePlace}}}
+	s := summarize(t, &prev, msgs(2, "user", "We fly to Lisbon soon."), 0)
+	if _, ok := entity(s.Entities, "Oct 2"); ok {
+		t.Errorf("a date survived the merge: %+v", s.Entities)
 	}
 }
 

@@ -80,8 +80,11 @@ var patterns = []pattern{
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
 	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),
-	needs("live|grew up|born|moved|relocated| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|moved|relocated|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
-	needs("moving|relocating", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
+	needs("live|grew up|born| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\b(?:i|we)(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
+	// A move is an event (or a plan), not who one is: it updates where one
+	// lives (supersede.go) but is no preference of the profile's.
+	needs("moved|relocated", p(memory.FactEvent, rankAttribute, true, `\b(?:i|we)(?: |'ve | have )`+adv+`(?:moved|relocated) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
+	needs("moving|relocating", p(memory.FactPlan, rankAttribute, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
 	needs(" have | got |'ve got", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`)),
 	leads("and but so also oh well plus btw my", p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`)),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`)),
@@ -235,12 +238,12 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		if (pt.person && !sp.Person) || (pt.kind == memory.FactEvent && !rich) || !v.mayMatch(i) {
 			continue
 		}
-		m := pt.re.FindStringSubmatch(s)
-		if m == nil {
+		at := pt.re.FindStringSubmatchIndex(s)
+		if at == nil {
 			continue
 		}
-		pred := m[len(m)-1]
-		if !meaningful(pt, m[0], pred, names) {
+		pred := s[at[len(at)-2]:at[len(at)-1]]
+		if !meaningful(pt, s[at[0]:at[1]], pred, names) {
 			continue
 		}
 		if pt.kind == memory.FactPreference && firstWordIn(imperativeLeads, s) && role != memory.RoleUser {
@@ -249,10 +252,71 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		if pt.standing {
 			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + prose.SentenceCase(s)}, true
 		}
-		return candidate{kind: pt.kind, rank: pt.rank, text: render(pt.kind, s, sp)}, true
+		kind, text := pt.kind, s
+		if kind == memory.FactPreference || kind == memory.FactAttribute {
+			text = aboutClause(s, at[0], at[1])
+			if isPlan(pred) {
+				kind = memory.FactPlan // "I'd like to book Casa Amora"
+			}
+		}
+		return candidate{kind: kind, rank: pt.rank, text: render(kind, text, sp)}, true
+	}
+	// A person saying something changed ("the meeting is now on Tuesday")
+	// states a fact that supersedes the older (supersede.go).
+	if u, ok := detectIn(s); ok && sp.Person && (len(u.Old) > 0 || len(u.Subject) > 0) && rich {
+		return candidate{kind: memory.FactOther, rank: rankEvent, text: render(memory.FactOther, s, sp)}, true
 	}
 	return candidate{}, false
 }
+
+// aboutClause is the clause of s that a preference or an attribute
+// matched at [a,b): "Book Casa Amora for May 3-7, I'm vegetarian." is
+// about the speaker only from "I'm" on, so the booking is not kept as who
+// they are. A clause ends at ", ", "; ", " - " or " — "; the match may
+// span several (a list). The clause before it is cut, the one after only
+// when it is an errand ("so no meat please" says more of the preference).
+func aboutClause(s string, a, b int) string {
+	from, to := 0, len(s)
+	for _, sep := range clauseSeps {
+		if i := strings.LastIndex(s[:a], sep); i >= 0 && i+len(sep) > from {
+			from = i + len(sep)
+		}
+		if i := strings.Index(s[b:], sep); i >= 0 && b+i < to && errandVerbs[firstWord(s[b+i+len(sep):])] {
+			to = b + i // "I'm vegetarian, book Casa Amora": the booking goes
+		}
+	}
+	if from == 0 && to == len(s) {
+		return s
+	}
+	out := trimFiller(strings.TrimSpace(s[from:to])) // ", but I love …"
+	if to < len(s) || !strings.ContainsAny(out[len(out)-1:], ".!") {
+		out = strings.TrimRight(out, ",;:-— ") + "."
+	}
+	return prose.SentenceCase(out)
+}
+
+func firstWord(s string) string {
+	if ws := prose.Words(s); len(ws) > 0 {
+		return ws[0]
+	}
+	return ""
+}
+
+var clauseSeps = []string{", ", "; ", " - ", " — "}
+
+// isPlan reports whether a preference's predicate is an errand the
+// speaker means to do ("to book a table", "reserve Shigetsu"): a plan,
+// not what they like.
+func isPlan(pred string) bool {
+	ws := prose.Words(pred)
+	if len(ws) > 0 && ws[0] == "to" {
+		ws = ws[1:]
+	}
+	return len(ws) > 0 && errandVerbs[ws[0]]
+}
+
+var errandVerbs = set(`book reserve order schedule buy purchase pay cancel rebook confirm rent hire move relocate sign register
+apply submit send email call text add remove check`)
 
 func holdsAny(s string, subs []string) bool {
 	for _, sub := range subs {

@@ -44,6 +44,16 @@ func TestExtract(t *testing.T) {
 		{"set a value", "user", "Use h = 0.25 instead.", memory.FactDecision, "Decision: Use h = 0.25 instead."},
 		{"standing instruction", "user", "Always include version numbers when I ask about libraries.", memory.FactPreference, "Standing instruction: Always include version numbers when I ask about libraries."},
 		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: Please never use emojis in your answers"},
+
+		// Preferences hold preferences: not the booking before, not a move,
+		// not an errand.
+		{"booking before a preference", "user", "Book Casa Amora for May 3-7, I'm vegetarian.", memory.FactAttribute, "The user is vegetarian."},
+		{"errand after a preference", "user", "I'm vegetarian, book Casa Amora for May 3-7.", memory.FactAttribute, "The user is vegetarian."},
+		{"clause led by but", "user", "It's hard to pick one, but I love the ryokan baths.", memory.FactPreference, "The user loves the ryokan baths."},
+		{"a move is an event", "user", "I moved from Berlin to Munich last month.", memory.FactEvent, "The user moved from Berlin to Munich last month."},
+		{"moving is a plan", "user", "I'm moving to Munich in June.", memory.FactPlan, "The user is moving to Munich in June."},
+		{"would like to book", "user", "I'd like to book the Shigetsu dinner.", memory.FactPlan, "The user would like to book the Shigetsu dinner."},
+		{"we live in", "user", "We live in Berlin with two cats.", memory.FactAttribute, `The user said: "We live in Berlin with two cats."`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

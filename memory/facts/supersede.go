@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/internal/prose"
 )
 
 // Supersession. A fact can hold slots: a subject key and a value, read
@@ -25,6 +26,14 @@ type Slot struct {
 	Value string // normalised: lower case, no articles or end punctuation
 }
 
+// item is a fact as Supersede weighs it.
+type item struct {
+	f     memory.Fact
+	fresh bool
+	order int
+	slots []Slot
+}
+
 // Supersede decides which facts fresh facts update. existing are the
 // chat's current facts, fresh the ones just drawn (both in any order). For
 // every slot key, the newest fact holding it (latest ValidAt, then first
@@ -32,12 +41,6 @@ type Slot struct {
 // a different value. Only pairs involving a fresh fact are decided. The
 // result maps an old fact's id to the id of the fact that updates it.
 func Supersede(existing, fresh []memory.Fact) map[string]string {
-	type item struct {
-		f     memory.Fact
-		fresh bool
-		order int
-		slots []Slot
-	}
 	var all []item
 	for i, f := range existing {
 		all = append(all, item{f, false, i, Slots(f)})
@@ -73,7 +76,75 @@ func Supersede(existing, fresh []memory.Fact) map[string]string {
 			}
 		}
 	}
+	supersedeUpdated(all, out)
 	return out
+}
+
+// supersedeUpdated adds to out the facts that a newer fact stating an
+// update (DetectUpdate) makes stale (see stale): all oldest first; only
+// pairs with a fresh fact are decided, and a fact already superseded (by
+// a slot, or a newer update) keeps that.
+func supersedeUpdated(all []item, out map[string]string) {
+	for i := len(all) - 1; i >= 0; i-- {
+		nw := all[i]
+		u, ok := DetectUpdate(nw.f.Text)
+		if !ok {
+			continue
+		}
+		for _, old := range all[:i] {
+			if _, done := out[old.f.ID]; done || old.f.ID == nw.f.ID || !(nw.fresh || old.fresh) {
+				continue
+			}
+			if stale(u, old.f) {
+				out[old.f.ID] = nw.f.ID
+			}
+		}
+	}
+}
+
+// stale reports whether an older fact states what update u changed: it
+// holds an old value (and the subject's words, when u names one), or,
+// when u says no old value, the subject's words; and never the new value.
+// Events stay true (they happened) and standing instructions are not
+// about the world, so neither is stale.
+func stale(u Update, f memory.Fact) bool {
+	if f.Kind == memory.FactEvent || IsStanding(f) {
+		return false
+	}
+	text := " " + strings.Join(lemmas(f.Text), " ") + " "
+	has := func(phrase string) bool {
+		ws := lemmas(phrase)
+		return len(ws) > 0 && strings.Contains(text, " "+strings.Join(ws, " ")+" ")
+	}
+	for _, v := range u.New {
+		if has(v) {
+			return false // restates the new value
+		}
+	}
+	for _, w := range u.Subject {
+		if !has(w) {
+			return false
+		}
+	}
+	if len(u.Old) == 0 {
+		return len(u.Subject) > 0
+	}
+	for _, v := range u.Old {
+		if has(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// lemmas are the words of s, verbs folded (verbLemma), so "lives" meets
+// "live".
+func lemmas(s string) []string {
+	ws := prose.Words(s)
+	for i, w := range ws {
+		ws[i] = verbLemma(w)
+	}
+	return ws
 }
 
 func valueOf(slots []Slot, key string) string {
@@ -180,7 +251,8 @@ func singular(w string) string {
 func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.ChatKey, fresh []memory.Fact) ([]memory.Fact, error) {
 	slotted := false
 	for _, f := range fresh {
-		slotted = slotted || len(Slots(f)) > 0
+		_, update := DetectUpdate(f.Text)
+		slotted = slotted || update || len(Slots(f)) > 0
 	}
 	if !slotted {
 		return nil, nil

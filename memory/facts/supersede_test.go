@@ -14,7 +14,7 @@ func fact(kind, text string, seq int64) memory.Fact {
 }
 
 func TestSupersede(t *testing.T) {
-	A, D, P, E, R := memory.FactAttribute, memory.FactDecision, memory.FactPlan, memory.FactEvent, memory.FactPreference
+	A, D, P, E, R, O := memory.FactAttribute, memory.FactDecision, memory.FactPlan, memory.FactEvent, memory.FactPreference, memory.FactOther
 	cases := []struct {
 		name       string
 		old, fresh memory.Fact
@@ -29,6 +29,20 @@ func TestSupersede(t *testing.T) {
 		{"favourite", fact(R, "The user's favourite editor is Vim.", 1), fact(R, "The user's favourite editor is Emacs.", 2), true},
 		{"flight date", fact(P, "The user is flying to Lisbon on June 3.", 1), fact(P, "The user is flying to Lisbon on June 5.", 2), true},
 		{"age", fact(A, "Melanie is 34 years old.", 1), fact(A, "Melanie is 35 years old.", 2), true},
+
+		// Updates beyond the slots (DetectUpdate).
+		{"moved from X to Y", fact(A, `The user said: "We live in Berlin with two cats."`, 1), fact(E, "The user moved from Berlin to Munich last month.", 2), true},
+		{"changed X to Y", fact(D, "Decision: Let's use a step size h of 0.5.", 1), fact(E, `The user said: "We changed the step size h to 0.25."`, 2), true},
+		{"X is now Y", fact(P, "The user is meeting the landlord on Monday for the lease meeting.", 1), fact(O, `The user said: "The meeting is now on Tuesday."`, 2), true},
+		{"no longer", fact(R, "The user loves meat dishes.", 1), fact(O, "The user no longer eats meat.", 2), true},
+		{"instead of", fact(D, "Decision: We'll use MySQL for the orders.", 1), fact(D, "Decision: Let's use Postgres instead of MySQL.", 2), true},
+		{"actually not", fact(A, `The user said: "We live in Berlin."`, 1), fact(O, `The user said: "Actually it's Munich, not Berlin."`, 2), true},
+		{"now live", fact(A, "The user lives in Boston.", 1), fact(A, "The user now lives in Denver.", 2), true},
+		{"an event stays", fact(E, "The user visited Berlin in 2019.", 1), fact(E, "The user moved from Berlin to Munich.", 2), false},
+		{"standing instruction stays", fact(R, "Standing instruction: Always use bullet points.", 1), fact(O, `The user said: "We now use Postgres."`, 2), false},
+		{"new value restated", fact(A, "The user lives in Munich near Berlin Street.", 1), fact(E, "The user moved from Berlin to Munich.", 2), false},
+		{"no longer remember", fact(R, "The user loves the hotel's name.", 1), fact(O, "The user no longer remembers the hotel's name.", 2), false},
+		{"other subject", fact(D, "Decision: Let's use a step size h of 0.5.", 1), fact(E, `The user said: "We changed the tolerance to 0.01."`, 2), false},
 
 		{"two preferences", fact(R, "The user prefers boutique hotels.", 1), fact(R, "The user prefers aisle seats.", 2), false},
 		{"two allergies", fact(A, "The user is allergic to caffeine.", 1), fact(A, "The user is allergic to peanuts.", 2), false},

@@ -21,6 +21,7 @@ package worker
 // rebuilt from the stored episodes after a restart.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 		} else if err != nil {
 			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
 		}
-		if err := w.supersede(ctx, key, fresh); err != nil {
+		if err := w.supersede(ctx, chat, fresh, all); err != nil {
 			w.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
 		}
 	}
@@ -340,15 +341,29 @@ func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
 }
 
 // supersede marks the chat's older facts that the fresh episodes' facts
-// update (facts.Supersede says how an update is recognised).
-func (w *Worker) supersede(ctx context.Context, key memory.ChatKey, fresh []memory.Episode) error {
+// update (facts.Supersede says how an update is recognised), and the open
+// questions of the episodes that the turns after them answer: an
+// episode's last question is open within it, though the next turn may
+// answer it (all are the turns read, in seq order).
+func (w *Worker) supersede(ctx context.Context, chat memory.Chat, fresh []memory.Episode, all []memory.Message) error {
 	if w.Facts == nil {
 		return nil
 	}
+	key := chat.Key()
 	var fs []memory.Fact
+	open, to := false, int64(0)
 	for _, ep := range fresh {
 		fs = append(fs, ep.Facts...)
+		to = max(to, ep.ToSeq)
+		open = open || slices.ContainsFunc(ep.Facts, facts.IsOpenQuestion)
 	}
-	_, err := facts.SupersedeStored(ctx, w.Facts, key, fs) // with an LLM the profile comes from the summaries
+	if _, err := facts.SupersedeStored(ctx, w.Facts, key, fs); err != nil { // with an LLM the profile comes from the summaries
+		return err
+	}
+	i, _ := slices.BinarySearchFunc(all, to+1, func(m memory.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
+	if !open || i == len(all) {
+		return nil
+	}
+	_, err := facts.SupersedeAnswered(ctx, w.Facts, key, w.summaryTurns(chat, all[i:]))
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
+	"github.com/contextd/contextd/memory/facts"
 	"github.com/contextd/contextd/memory/llmsum"
 	"github.com/contextd/contextd/memory/llmsum/llmtest"
 )
@@ -390,5 +391,39 @@ func TestEveryCallIsCounted(t *testing.T) {
 	calls := len(srv.Requests())
 	if calls < 2 || counted != 110*calls || w.TokensUsedToday(chatKey.Tenant) != int64(110*calls) {
 		t.Errorf("%d calls of 110 tokens: counted %d, budget %d", calls, counted, w.TokensUsedToday(chatKey.Tenant))
+	}
+}
+
+// TestEpisodeQuestionAnsweredAfterIt: an episode that ends on a question
+// draws it as open; the turn after the episode answers it, so the stored
+// fact is superseded as answered when the episode closes.
+func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	w := newWorker(st, extractive.New(), "w1", episodeSettings)
+	w.Facts = st
+	t0 := time.Date(2023, 5, 3, 9, 0, 0, 0, time.UTC)
+	turns := []memory.Message{
+		{Role: memory.RoleUser, Content: "How far is Hakone from Tokyo by train?", CreatedAt: t0},
+		{Role: memory.RoleAssistant, Content: "About 85 minutes on the Romancecar.", CreatedAt: t0.Add(time.Minute)},
+	}
+	res, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := st.Messages(ctx, chatKey, 0, 0)
+	ep := memory.Episode{FromSeq: 1, ToSeq: 1, Facts: facts.ForChat(chatKey, facts.Extract(stored[:1]))}
+	if len(ep.Facts) != 1 || !facts.IsOpenQuestion(ep.Facts[0]) {
+		t.Fatalf("episode facts %+v, want the open question", ep.Facts)
+	}
+	if _, err := st.AddFacts(ctx, chatKey, ep.Facts); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.supersede(ctx, res.Chat, []memory.Episode{ep}, stored); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := st.Facts(ctx, chatKey, 0, 0, true)
+	if len(fs) != 1 || fs[0].SupersededBy != memory.FactAnswered {
+		t.Fatalf("facts %+v, want the question superseded as answered", fs)
 	}
 }

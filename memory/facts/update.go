@@ -1,0 +1,171 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/contextd/contextd/memory/internal/prose"
+)
+
+// Updates. A sentence can say that something changed: "I moved from Berlin
+// to Munich", "we changed the step size h to 0.25", "the meeting is now on
+// Tuesday", "I no longer eat meat", "use Postgres instead of MySQL",
+// "actually it's Munich, not Berlin". DetectUpdate reads what changed
+// (Subject), what it was (Old) and what it is (New), so that an older fact
+// holding the old value, or stating the subject, is superseded (Supersede)
+// and a retrieved turn saying the old can be marked stale. It is
+// conservative: a phrase that only looks like one ("now that you mention
+// it", "I no longer remember") is none.
+
+// Update is what one sentence says changed. Old and New are value phrases
+// (lower case; either may be empty, not both), Subject the content words of
+// what changed (may be empty when the values say it all: "from Berlin to
+// Munich").
+type Update struct {
+	Old, New []string
+	Subject  []string
+	Sentence string
+}
+
+// DetectUpdate returns the first update that a sentence of text states.
+func DetectUpdate(text string) (Update, bool) {
+	for _, s := range prose.Sentences(prose.Clean(text)) {
+		if u, ok := detectIn(s); ok {
+			u.Sentence = s
+			return u, true
+		}
+	}
+	return Update{}, false
+}
+
+// detectIn tries the update patterns on one sentence, most specific first.
+func detectIn(s string) (Update, bool) {
+	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
+	low = strings.TrimRight(low, `.!?"' `)
+	if !holdsAny(low, updateCues) {
+		return Update{}, false
+	}
+	for _, d := range detectors {
+		if m := d.re.FindStringSubmatch(low); m != nil {
+			if u, ok := d.read(m); ok && (len(u.Old) > 0 || len(u.New) > 0) {
+				return u, true
+			}
+		}
+	}
+	return Update{}, false
+}
+
+var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
+
+// updateCues are the words one of which every pattern needs: a cheap test
+// before the regular expressions.
+var updateCues = []string{" from ", " to ", " now ", "no longer", "instead of", "actually", " not ", "anymore", "any more"}
+
+type detector struct {
+	re   *regexp.Regexp
+	read func(m []string) (Update, bool)
+}
+
+const (
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
+	valuePhr   = `([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?)`
+	clauseEnd  = `(?:\s*(?:,|;| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+)
+
+var detectors = []detector{
+	// "<subject> changed/moved … from X to Y"
+	{regexp.MustCompile(`^(?:.*?\b)?` + changeVerb + `\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true
+	}},
+	// "changed/set the step size h to 0.25", "switched the API to v2"
+	{regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|shifted|raised|lowered|increased|decreased|reduced|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := subjectWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "switched to Y" (what from is unsaid: no subject, only New)
+	{regexp.MustCompile(`\b(?:i|we|they|he|she|you)(?:'ve| have)? (?:just |finally |now )?(?:switched|moved|changed|migrated|upgraded) (?:over )?to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{New: value(m[1])}, true
+	}},
+	// "use/book Y instead of X"
+	{regexp.MustCompile(`^(?:.*\b(?:use|using|take|taking|book|booking|pick|picking|go with|going with|choose|choosing|chose|want|prefer|try|do|did|get|got) )?(?:the |a |an )?([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?) instead of (?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{New: value(m[1]), Old: value(m[2])}, true
+	}},
+	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
+	{regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
+	}},
+	// "<subject> is now Y"
+	{regexp.MustCompile(`^(?:.*?\b)?(?:the |our |my |its )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|has been|have been)(?: now| moved| changed)+ (?:to |on |at |in |for )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := subjectWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "I/we now live in Y", "we now use Y"
+	{regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'m| am|'re| are)? now ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		verb := m[1]
+		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] {
+			return Update{}, false
+		}
+		return Update{Subject: []string{verbLemma(verb)}, New: value(m[2])}, true
+	}},
+	// "I no longer eat meat", "we don't use Jira anymore"
+	{regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
+		verb := m[1]
+		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] || (!strings.Contains(m[0], "no longer") && !strings.Contains(m[0], "more")) {
+			return Update{}, false
+		}
+		old := value(m[2])
+		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: old}, true // what stopped is its object: "meat"
+	}},
+}
+
+// notUpdateVerb are verbs of thinking, saying or small talk: "I no longer
+// remember", "now that you mention it", "we now know" say nothing changed
+// in the world.
+var notUpdateVerb = set(`remember recall know knew think thought believe care mind understand see saw hear heard feel felt
+mean guess wonder recognise recognize notice that this it mention mentioned say said tell told talk ask asked want need
+have had get got be been being do did is are was were can could will would should may might must let`)
+
+// verbLemma folds "lives", "living", "lived" to "live" (roughly: enough to
+// compare with an older fact's words).
+func verbLemma(v string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if stem, ok := strings.CutSuffix(v, suf); ok && len(stem) >= 3 {
+			if suf == "ing" || suf == "ed" {
+				if !strings.HasSuffix(stem, "e") && len(stem) > 3 && strings.ContainsAny(stem[len(stem)-1:], "vcz") {
+					return stem + "e" // "living" → "live"
+				}
+			}
+			return stem
+		}
+	}
+	return v
+}
+
+// value trims a value phrase of articles and end punctuation; nil when
+// nothing is left.
+func value(v string) []string {
+	v = strings.Trim(strings.TrimSpace(v), ".,;:!?\"'")
+	v = articles.ReplaceAllString(v, "")
+	if v == "" || updateStop[v] {
+		return nil
+	}
+	return []string{v}
+}
+
+// subjectWords are the content words of a subject phrase (a variable's
+// one-letter name counts: "the step size h").
+func subjectWords(p string) []string {
+	var out []string
+	for _, w := range prose.Words(p) {
+		if (prose.Keyword(w) || (len(w) == 1 && w != "a" && w != "i")) && !updateStop[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var updateStop = set(`it this that them there here something anything everything nothing one now then also just really
+plan plans mind`)

@@ -1,0 +1,68 @@
+package facts
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDetectUpdate(t *testing.T) {
+	cases := []struct {
+		text               string
+		ok                 bool
+		subject, old, new_ string // "|"-joined; "" = none
+	}{
+		{"I moved from Berlin to Munich last month.", true, "", "berlin", "munich"},
+		{"We relocated from Austin to Denver in May.", true, "", "austin", "denver"},
+		{"We changed the step size h from 0.5 to 0.25.", true, "step|size|h", "0.5", "0.25"},
+		{"We changed the step size h to 0.25.", true, "step|size|h", "", "0.25"},
+		{"I set the learning rate to 0.001 for the run.", true, "learning|rate", "", "0.001"},
+		{"The cutover moved from June 15 to June 22.", true, "", "june 15", "june 22"},
+		{"We switched from Jira to Linear.", true, "", "jira", "linear"},
+		{"We switched to Linear last week.", true, "", "", "linear"},
+		{"The meeting is now on Tuesday.", true, "meeting", "", "tuesday"},
+		{"The budget is now $60 a seat.", true, "budget", "", "$60 a seat"},
+		{"Our deadline has been moved to Friday.", true, "deadline", "", "friday"},
+		{"I now live in Munich.", true, "live", "", "munich"},
+		{"We now use Postgres for everything.", true, "use", "", "postgres"},
+		{"I no longer eat meat.", true, "", "meat", ""},
+		{"We don't use Jira anymore.", true, "", "jira", ""},
+		{`The user said: "We changed the step size h to 0.25."`, true, "step|size|h", "", "0.25"},
+		{"Let's use Postgres instead of MySQL.", true, "", "mysql", "postgres"},
+		{"Book Casa Amora instead of the Ritz.", true, "", "ritz", "casa amora"},
+		{"Actually it's Munich, not Berlin.", true, "", "berlin", "munich"},
+		{"Actually, the meeting is on Tuesday, not Monday.", true, "meeting", "monday", "tuesday"},
+		{"Oh, and we upgraded the API from v1 to v2 yesterday.", true, "api", "v1", "v2"},
+		// Not updates.
+		{"Now that you mention it, I liked Kyoto more.", false, "", "", ""},
+		{"I no longer remember the hotel's name.", false, "", "", ""},
+		{"Right now I'm in the lobby.", false, "", "", ""},
+		{"She no longer remembers the code.", false, "", "", ""},
+		{"We now know the answer.", false, "", "", ""},
+		{"I went from the station to the hotel on foot.", true, "", "station", "hotel"}, // read as a change; harmless: no older fact states "station" as a value
+		{"We don't eat meat.", false, "", "", ""},
+		{"How far is Hakone from Tokyo?", false, "", "", ""},
+		{"I love hiking in the Alps.", false, "", "", ""},
+		{"Now we know the answer.", false, "", "", ""},
+		{"Thanks, that is not what I meant.", false, "", "", ""},
+		{"The train goes from Tokyo to Hakone.", false, "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.text, func(t *testing.T) {
+			u, ok := DetectUpdate(c.text)
+			if ok != c.ok {
+				t.Fatalf("ok = %v (%+v), want %v", ok, u, c.ok)
+			}
+			if !ok {
+				return
+			}
+			got := []string{strings.Join(u.Subject, "|"), strings.Join(u.Old, "|"), strings.Join(u.New, "|")}
+			want := []string{c.subject, c.old, c.new_}
+			if strings.Join(got, " / ") != strings.Join(want, " / ") {
+				t.Errorf("subject / old / new = %q, want %q", got, want)
+			}
+			if u.Sentence == "" {
+				t.Error("no sentence")
+			}
+		})
+	}
+}

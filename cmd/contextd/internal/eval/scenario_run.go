@@ -215,7 +215,7 @@ func routingNoise(t STurn) bool {
 	return strings.Contains(line, "→")
 }
 
-var agentLabel = regexp.MustCompile(`^\[[^\]\n]{1,60} Agent\][:\s]*`)
+var agentLabel = regexp.MustCompile(`^\[(?:[^\]\n]{1,60} Agent|Supervisor)\][:\s]*`)
 
 // shownTexts are the texts a turn may appear as: its content, and its
 // content without a leading "[X Agent]" label (filters strip it).

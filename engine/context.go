@@ -611,6 +611,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		out = append(out, rt)
 	}
 	markPairs(out)
+	s.markUpdated(ctx, p, out)
 	if len(episodes) > 0 { // ranked with the turns, best first
 		out = append(out, episodes...)
 		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })

@@ -68,6 +68,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 	}
 	s.turns().drop(key)
 	s.standing().drop(key)
+	s.updates.drop(key)
 	s.forgetNow(ctx, chat, m.Seq)
 	if s.Indexer != nil {
 		s.Indexer.Kick()

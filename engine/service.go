@@ -127,6 +127,7 @@ type Service struct {
 	headOnce sync.Once
 	headc    *headCache
 	stand    standingCache
+	updates  updateCache
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/memory/facts"
+)
+
+// Current values. A retrieved turn may state what a later turn changed
+// ("We live in Berlin" before "I moved from Berlin to Munich"): shown
+// alone, it reads as the present. Each chat's update sentences
+// (facts.DetectUpdate) are kept per chat, read once and then only for the
+// turns appended since; a retrieved turn that holds an update's old value
+// (or its subject with a value) gets a mark under it quoting the newest
+// such update: "(earlier; updated Thu 5 Oct 2026, turn 34: I moved from
+// Berlin to Munich.)".
+
+// chatUpdate is one turn's update sentence.
+type chatUpdate struct {
+	seq int64
+	at  time.Time
+	u   facts.Update
+}
+
+// updateCache keeps each hot chat's updates, valid while the chat's
+// created_at and dirty mark are unchanged (a delete moves the mark), as
+// the standing-instruction cache does.
+type updateCache struct {
+	mu      sync.Mutex
+	entries map[memory.ChatKey]updateEntry
+}
+
+type updateEntry struct {
+	created time.Time
+	mark    int64
+	upTo    int64        // turns read up to this seq
+	ups     []chatUpdate // oldest first
+}
+
+// updateCacheChats bounds the entries (cleared when full); updatePage is
+// how many turns one read scans.
+const (
+	updateCacheChats = 4096
+	updatePage       = 1000
+	updateMarkChars  = 240
+)
+
+func (c *updateCache) drop(key memory.ChatKey) {
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.mu.Unlock()
+}
+
+// get returns the chat's updates, oldest first.
+func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory.Chat) ([]chatUpdate, error) {
+	key := chat.Key()
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
+		e = updateEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
+	}
+	if e.upTo >= chat.LastSeq {
+		return e.ups, nil
+	}
+	ups := e.ups[:len(e.ups):len(e.ups)] // never into a slice a reader holds
+	for e.upTo < chat.LastSeq {
+		msgs, err := st.Messages(ctx, key, e.upTo, updatePage)
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		for _, m := range msgs {
+			if u, ok := facts.DetectUpdate(m.Content); ok {
+				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u})
+			}
+		}
+		e.upTo = msgs[len(msgs)-1].Seq
+	}
+	e.ups, e.upTo = ups, max(e.upTo, chat.LastSeq)
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= updateCacheChats {
+		c.entries = map[memory.ChatKey]updateEntry{}
+	}
+	c.entries[key] = e
+	c.mu.Unlock()
+	return ups, nil
+}
+
+// markUpdated marks the retrieved turns of this chat that a later turn
+// updated. Without the updates (a read failed) the answer goes on
+// unmarked, and says so in the log.
+func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
+	if len(rs) == 0 {
+		return
+	}
+	ups, err := s.updates.get(ctx, s.Store, p.chat)
+	if err != nil {
+		s.log().Warn("update marks left out", "chat", p.chat.ID, "err", err)
+		return
+	}
+	for i := range rs {
+		r := &rs[i]
+		if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
+			continue
+		}
+		low := strings.ToLower(r.Content)
+		for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
+			if updates(ups[j].u, low) {
+				r.update = updateMark(ups[j])
+				break
+			}
+		}
+	}
+}
+
+// updates reports whether text (lower case) states what u changed: it
+// holds u's old value, or all of u's subject words (two or more, or one
+// beside a number) without u's new value.
+func updates(u facts.Update, text string) bool {
+	for _, o := range u.Old {
+		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) {
+			return true
+		}
+	}
+	if len(u.Subject) == 0 {
+		return false
+	}
+	for _, w := range u.Subject {
+		if !holdsPhrase(text, w) {
+			return false
+		}
+	}
+	for _, n := range u.New {
+		if holdsPhrase(text, n) {
+			return false // it states the new value: current
+		}
+	}
+	return len(u.Subject) >= 2 || strings.ContainsAny(text, "0123456789")
+}
+
+// valueWords are the words of a value phrase that name the value, at most
+// three: "pgbouncer in ci after" names pgbouncer, "dairy anymore actually"
+// dairy. Function words and the adverbs a clause trails ("anymore",
+// "actually") name nothing.
+func valueWords(phrase string) []string {
+	var out []string
+	for _, w := range words(phrase) {
+		if len(w) < 3 && !strings.ContainsAny(w, "0123456789") || stopwords[w] || trailing[w] {
+			continue
+		}
+		if out = append(out, w); len(out) == 3 {
+			break
+		}
+	}
+	return out
+}
+
+var trailing = map[string]bool{"anymore": true, "actually": true, "now": true, "after": true, "before": true, "either": true,
+	"too": true, "also": true, "still": true, "really": true, "more": true, "since": true, "instead": true, "longer": true}
+
+func holdsAll(text string, ws []string) bool {
+	for _, w := range ws {
+		if !holdsPhrase(text, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsPhrase: text holds phrase as whole words.
+func holdsPhrase(text, phrase string) bool {
+	if phrase == "" {
+		return false
+	}
+	for from := 0; ; {
+		i := strings.Index(text[from:], phrase)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(phrase)
+		if (i == 0 || !isWordByte(text[i-1])) && (end == len(text) || !isWordByte(text[end])) {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// updateMark is the line shown under a turn an update changed.
+func updateMark(c chatUpdate) string {
+	sentence := c.u.Sentence
+	if r := []rune(sentence); len(r) > updateMarkChars {
+		sentence = string(r[:updateMarkChars]) + "…"
+	}
+	when := ""
+	if !c.at.IsZero() {
+		when = c.at.UTC().Format("Mon 2 Jan 2006") + ", "
+	}
+	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + sentence + ")"
+}

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/contextd/contextd/rag"
+)
+
+// Current values: a retrieved turn that a later turn updated carries a
+// mark quoting the update; one that no later turn changed carries none.
+func TestRetrievedTurnMarkedUpdated(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	msgs := []InMessage{
+		{ID: "a", Role: "user", Content: "We live in Berlin, near the Tiergarten."},
+		{ID: "b", Role: "user", Content: "CI runs Postgres 13 on CircleCI."},
+		{ID: "c", Role: "user", Content: "The step size h is 0.5 for the solver."},
+		{ID: "d", Role: "user", Content: "I'm vegetarian."},
+	}
+	for i := 0; i < 40; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
+	}
+	msgs = append(msgs,
+		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
+		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."},
+		InMessage{ID: "u3", Role: "user", Content: "We changed the step size h to 0.25."})
+	for i := 0; i < 12; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
+	}
+	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+		{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1},
+		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
+		{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 0.8},
+		{ChatID: "c", Seq: 4, Role: "user", Content: msgs[3].Content, Score: 0.7},
+	}}
+	b := 320 // the chat does not fit: the turns come back retrieved
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "where do I live now", BudgetTokens: &b, Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"user: We live in Berlin, near the Tiergarten.\n(earlier; updated ",
+		"turn 45: Big news: I moved from Berlin to Munich last week.)",
+		"user: CI runs Postgres 13 on CircleCI.\n(earlier; updated ",
+		"turn 46: Actually it's Postgres 15, not 13.)",
+		"user: The step size h is 0.5 for the solver.\n(earlier; updated ",
+	} {
+		if !strings.Contains(res.Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, res.Context)
+		}
+	}
+	if strings.Contains(res.Context, "I'm vegetarian.\n(earlier") {
+		t.Errorf("a turn no update changed is marked:\n%s", res.Context)
+	}
+}
+
+func TestUpdateValueWords(t *testing.T) {
+	for _, tc := range []struct {
+		phrase string
+		want   string
+	}{
+		{"pgbouncer in ci after", "[pgbouncer]"},
+		{"dairy anymore actually", "[dairy]"},
+		{"berlin", "[berlin]"},
+		{"postgres 13", "[postgres 13]"},
+		{"the", "[]"},
+	} {
+		if got := fmt.Sprint(valueWords(tc.phrase)); got != tc.want {
+			t.Errorf("valueWords(%q) = %s, want %s", tc.phrase, got, tc.want)
+		}
+	}
+}

@@ -15,7 +15,11 @@ import (
 // verbatim candidate is shown or reported dropped; every RAG candidate is
 // shown or counted dropped; kept verbatim turns are a contiguous newest tail
 // whenever the recent window is shown at all; a RAG hit never repeats a
-// verbatim turn of the chat.
+// verbatim turn of the chat. With the turns the summary covers offered
+// too (CoveredTo) and the chat whole (WholeChat): the kept verbatim turns
+// are one contiguous newest run (never two turns printed adjacent that
+// are not consecutive), a chat that fits is shown whole with no summary,
+// and every candidate the summary does not cover is shown or dropped.
 func FuzzAssemble(f *testing.F) {
 	f.Add(4000, uint8(2), uint8(10), uint8(30), uint8(5), uint8(12), uint8(20), true, false, "word", false)
 	f.Add(50, uint8(1), uint8(0), uint8(10), uint8(3), uint8(40), uint8(2), true, true, "x y", true)
@@ -57,6 +61,10 @@ func FuzzAssemble(f *testing.F) {
 		}
 		in := AssemblyInput{Profile: prof, Budget: budget, Strategy: strategy, RAG: rag, Summary: sum, Verbatim: verb,
 			MustKeepFrom: first + int64(pending), SummaryLags: lags, Ranked: ranked, Query: text, FloorTurns: int(words) % 6}
+		if withSummary && pending > 0 { // some of the older turns are covered by the summary
+			in.CoveredTo = first + int64(pending)/2 - 1
+		}
+		in.WholeChat = ragWords%3 == 0
 		a := Assemble(in)
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
@@ -64,8 +72,22 @@ func FuzzAssemble(f *testing.F) {
 		if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.FactTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
 			t.Fatalf("sections %d+%d+%d+%d+%d+%d != total %d", u.RAGTokens, u.EpisodeTokens, u.FactTokens, u.ProfileTokens, u.SummaryTokens, u.RecentTokens, u.TotalTokens)
 		}
-		if n := len(a.Sections.Recent) + len(a.DroppedSeqs); n != len(verb) {
-			t.Fatalf("shown %d + dropped %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), len(verb))
+		covered := 0
+		for _, v := range verb {
+			if v.Seq <= in.CoveredTo {
+				covered++
+			}
+		}
+		if n := len(a.Sections.Recent) + len(a.DroppedSeqs) + covered - int(a.CoveredShown); n != len(verb) {
+			t.Fatalf("shown %d + dropped %d + covered unshown %d != %d verbatim candidates", len(a.Sections.Recent), len(a.DroppedSeqs), covered-int(a.CoveredShown), len(verb))
+		}
+		for i := 1; i < len(a.Sections.Recent); i++ {
+			if a.Sections.Recent[i].Seq != a.Sections.Recent[i-1].Seq+1 {
+				t.Fatalf("recent turns %d and %d printed adjacent", a.Sections.Recent[i-1].Seq, a.Sections.Recent[i].Seq)
+			}
+		}
+		if in.WholeChat && len(a.Sections.Recent) == len(verb) && a.Sections.Summary != nil {
+			t.Fatalf("the whole chat is shown and summarised too")
 		}
 		if len(a.Sections.RAG)+len(a.Sections.Episodes)+len(a.Sections.Facts)+a.RAGDropped != len(rag) {
 			t.Fatalf("rag shown %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))

@@ -320,9 +320,10 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	}
 	a.Metrics.Known(tenants)
 	store, svc := a.Store, a.Service
-	a.Metrics.Backlog(func(ctx context.Context) (int64, int64, error) {
+	a.Metrics.Backlog(func(ctx context.Context) (metrics.Backlogs, error) {
 		b, err := store.BacklogSizes(ctx)
-		return b.Unindexed, b.Unsummarised, err
+		return metrics.Backlogs{UnindexedTurns: b.Unindexed, UnsummarisedTurns: b.Unsummarised, UnindexedEpisodes: b.UnindexedEpisodes,
+			UnindexedFacts: b.UnindexedFacts, UndrawnTurns: b.UndrawnTurns}, err
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,

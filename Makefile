@@ -10,7 +10,7 @@ BEAM      ?= data/beam/100K
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-go test-python test-ts test-docs node chromium eval-replay eval-beam test-race bench bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python test-ts test-docs node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -77,6 +77,11 @@ bench:
 
 # The HTTP read/write paths under wrk, as shares of a no-op handler (see
 # docs/performance.md); installs wrk from Debian when missing.
+# A 1,500-turn chat appended in batches of 100, BASE (default 09245c8) and
+# this tree alternately: BASE=<commit> ROUNDS=5 make bench-append.
+bench-append:
+	bash scripts/bench-append.sh
+
 bench-http:
 	bash scripts/bench-http/run.sh
 

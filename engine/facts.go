@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/contextd/contextd/filters"
@@ -46,46 +47,43 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 	return fs, next, nil
 }
 
-// factsOnArrival extracts, without an LLM, the facts of the turns just
+// factsOnArrival extracts, without an LLM, the facts of turns just
 // appended (what people say about themselves, plans, decisions), so that a
 // chat remembers them before any episode closes; the episode that later
 // owns the turns draws the same facts (same ids) and adds nothing twice.
-// With an LLM the episode's call writes the facts instead. The chat's open
-// questions that the new turns answer are superseded first. Facts are
-// derived state: a failure is logged, never the append's.
-func (s *Service) factsOnArrival(ctx context.Context, res memory.AppendResult, msgs []memory.Message) {
-	if s.FactStore == nil || s.LLMEpisodes || len(res.Messages) != len(msgs) {
-		return
+// With an LLM the episode's call writes the facts instead. The facts job
+// (Arrivals) calls it in the background with the turns past the chat's
+// facts cursor, as stored (seqs and times set): never the append. An error
+// leaves the cursor where it was, so the turns are drawn again.
+func (s *Service) factsOnArrival(ctx context.Context, chat memory.Chat, turns []memory.Message) error {
+	if s.FactStore == nil || s.LLMEpisodes {
+		return nil
 	}
-	turns := make([]memory.Message, 0, len(msgs))
-	for i, m := range msgs { // dated by appendValid
-		m.Seq = res.Messages[i].Seq
-		turns = append(turns, m)
-	}
-	o := s.policy(res.Chat.Agent).Filters
+	o := s.policy(chat.Agent).Filters
 	o.MaxTurns = 0
 	turns = filters.Apply(turns, o).Kept
-	key := res.Chat.Key()
+	key := chat.Key()
 	// A question an earlier append left open is answered now if someone
 	// else speaks: its fact goes before this batch's are drawn.
 	if _, err := facts.SupersedeAnswered(ctx, s.FactStore, key, turns); err != nil {
-		s.log().Warn("answered questions of new turns", "chat", key.ChatID, "err", err)
+		s.log().Warn("answered questions of new turns", "chat", key.ChatID, "err", err) // derived: the new facts go on
 	}
 	fs := facts.ForChat(key, facts.Extract(turns))
 	if len(fs) == 0 {
-		return
+		return nil
 	}
 	stored, err := s.FactStore.AddFacts(ctx, key, fs)
 	var superseded []memory.Fact
 	if err == nil {
 		superseded, err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
 	}
-	if err == nil && res.Chat.UserID != "" && s.Profiles != nil {
-		err = s.profileFromFacts(ctx, res.Chat, userFacts(stored, turns), superseded)
+	if err == nil && chat.UserID != "" && s.Profiles != nil {
+		err = s.profileFromFacts(ctx, chat, userFacts(stored, turns), superseded)
 	}
 	if err != nil {
-		s.log().Warn("facts of new turns", "chat", key.ChatID, "err", err)
+		return fmt.Errorf("facts of new turns of %s: %w", key.ChatID, err)
 	}
+	return nil
 }
 
 // userFacts are the facts about the user drawn from their own turns

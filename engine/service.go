@@ -69,6 +69,13 @@ type Indexer interface {
 	WaitIndexed(ctx context.Context) bool
 }
 
+// FactsJob draws the facts of appended turns in the background
+// (Arrivals): kicked after an append, waited on (briefly) before a search.
+type FactsJob interface {
+	Kick()
+	WaitDrawn(ctx context.Context) bool
+}
+
 // Store is what the use cases read and write.
 type Store interface {
 	memory.Chats
@@ -92,6 +99,9 @@ type Service struct {
 	EpisodeStore memory.EpisodeReader
 	// FactStore lists chats' facts (nil: none are kept).
 	FactStore memory.FactStore
+	// Arrivals draws new turns' facts in the background (nil: none are
+	// drawn on arrival, only by episodes).
+	Arrivals FactsJob
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
 	Dumper memory.Dumper
@@ -354,9 +364,8 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if agent == "" {
 		agent = memory.DefaultAgent
 	}
-	// One time for the turns without one and for the facts drawn from them
-	// on arrival: a fact's valid_at is its newest source turn's created_at
-	// (as both stores keep it, to the microsecond), never a moment later.
+	// One time for the turns without one, as both stores keep it (to the
+	// microsecond): a fact drawn from them later is valid at exactly it.
 	now := s.now().UTC().Truncate(time.Microsecond)
 	for i := range msgs {
 		if msgs[i].CreatedAt.IsZero() {
@@ -378,7 +387,9 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 		s.OnAppend(tenant, res.Appended)
 	}
 	if res.Appended > 0 {
-		s.factsOnArrival(ctx, res, msgs)
+		if s.Arrivals != nil { // facts are drawn in the background, never here
+			s.Arrivals.Kick()
+		}
 		if s.Indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
 			s.Indexer.Kick()
 		}
@@ -767,19 +778,24 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 // search then says index_behind.
 const searchIndexWait = 100 * time.Millisecond
 
-// waitIndexed lets a search see the turns whose append returned before it
-// (read-your-writes through this server): the indexer gathers the kicks of
+// waitIndexed lets a search see the turns whose append returned before it,
+// and the facts drawn from them (read-your-writes through this server),
+// within one bound: the facts job and the indexer gather the kicks of
 // a stream of appends for up to its MinInterval, and a search hurries it.
 // An indexer that is failing or behind is not waited for past
 // searchIndexWait: the search answers from what is indexed, and false
 // says so.
 func (s *Service) waitIndexed(ctx context.Context) bool {
-	if s.Indexer == nil {
-		return true
-	}
 	ctx, cancel := context.WithTimeout(ctx, searchIndexWait)
 	defer cancel()
-	return s.Indexer.WaitIndexed(ctx)
+	drawn := true
+	if s.Arrivals != nil { // first the facts of those turns, which kicks the indexer
+		drawn = s.Arrivals.WaitDrawn(ctx)
+	}
+	if s.Indexer == nil {
+		return drawn
+	}
+	return s.Indexer.WaitIndexed(ctx) && drawn
 }
 
 // searchHit is one retrieved item as a search hit; a turn the agent's

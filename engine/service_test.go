@@ -556,6 +556,7 @@ func TestFactsOnArrivalAreDatedAsTheirTurn(t *testing.T) {
 	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I am allergic to penicillin."}}}); err != nil {
 		t.Fatal(err)
 	}
+	drawFacts(t, s)
 	msgs, _, err := s.Messages(ctx, "default", "c1", 0, 10)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("messages: %v %v", msgs, err)
@@ -602,12 +603,14 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
 			t.Fatal(err)
 		}
+		drawFacts(t, s) // one pass per append: the update is in a later batch
 	}
 	// Both in one append: the update is in the same batch as what it updates.
 	if _, err := s.Append(ctx, "default", "c2", AppendInput{UserID: "alice", Messages: []InMessage{
 		{Role: "user", Content: "I work as a nurse at the city hospital."}, {Role: "user", Content: "I now work as a teacher at the primary school."}}}); err != nil {
 		t.Fatal(err)
 	}
+	drawFacts(t, s)
 	fs, _, err := s.Facts(ctx, "default", "c1", 0, 10, true)
 	if err != nil || len(fs) != 2 || fs[0].SupersededBy == "" {
 		t.Fatalf("facts %+v (%v): want Berlin superseded by Munich", fs, err)
@@ -669,6 +672,7 @@ func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: role, Content: content}}}); err != nil {
 			t.Fatal(err)
 		}
+		drawFacts(t, s)
 	}
 	open := func() []string {
 		t.Helper()
@@ -715,6 +719,7 @@ func TestUpdateSupersedesAcrossAppends(t *testing.T) {
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
 			t.Fatal(err)
 		}
+		drawFacts(t, s) // each append's facts drawn, as the job does
 	}
 	fs, _, err := s.Facts(ctx, "default", "c1", 0, 100, true)
 	if err != nil {

@@ -19,6 +19,7 @@ type Backend interface {
 	ProfileStore
 	ChatLister
 	Dumper
+	ArrivalBacklog
 }
 
 // Store is the core of the backend contract: chats, summaries, the index
@@ -29,8 +30,8 @@ type Store interface {
 	Summaries
 	IndexBacklog
 	Leases
-	// BacklogSizes counts unindexed messages and facts, and turns not yet
-	// summarised.
+	// BacklogSizes counts unindexed messages, episodes and facts, turns
+	// not yet summarised, and turns whose facts are not drawn yet.
 	BacklogSizes(ctx context.Context) (Backlog, error)
 	// Ping checks the backend is reachable.
 	Ping(ctx context.Context) error
@@ -148,10 +149,17 @@ type Backlog struct {
 	Unsummarised int64 `json:"unsummarised"`
 	// UnindexedFacts counts facts not yet in the vector index.
 	UnindexedFacts int64 `json:"unindexed_facts"`
+	// UnindexedEpisodes counts closed episodes not yet in the vector index.
+	UnindexedEpisodes int64 `json:"unindexed_episodes"`
+	// UndrawnTurns counts turns whose facts are not drawn yet
+	// (ArrivalBacklog).
+	UndrawnTurns int64 `json:"undrawn_turns"`
 }
 
 // Lease kinds.
 const (
 	LeaseSummary = "summary"
 	LeaseIndex   = "index"
+	// LeaseFacts is the facts-on-arrival job's (engine.Arrivals).
+	LeaseFacts = "facts"
 )

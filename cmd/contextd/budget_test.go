@@ -67,10 +67,19 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 			Seqs []int64 `json:"seqs"`
 		} `json:"facts"`
 	}
-	s.must(200, "GET", "/v1/chats/trip/facts", nil, &fs)
+	// Facts are drawn in the background, within about a second of the
+	// append: poll, with a bound (no timing assert).
 	all := ""
+	waitFor(t, 20*time.Second, "the facts drawn on arrival", func() bool {
+		fs.Facts = nil
+		s.must(200, "GET", "/v1/chats/trip/facts", nil, &fs)
+		all = ""
+		for _, f := range fs.Facts {
+			all += f.Text + "\n"
+		}
+		return strings.Contains(all, "vegetarian") && strings.Contains(all, "boutique hotels")
+	})
 	for _, f := range fs.Facts {
-		all += f.Text + "\n"
 		if len(f.Seqs) == 0 {
 			t.Errorf("fact %q cites no turn", f.Text)
 		}
@@ -91,10 +100,18 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 			} `json:"user_preferences"`
 		} `json:"profile"`
 	}
-	s.must(200, "GET", "/v1/users/alice/profile", nil, &prof)
+	// The profile merge follows the facts' write in the same pass.
 	prefs := ""
+	waitFor(t, 20*time.Second, "the profile merge of those facts", func() bool {
+		prof.Profile.UserPreferences = nil
+		s.must(200, "GET", "/v1/users/alice/profile", nil, &prof)
+		prefs = ""
+		for _, it := range prof.Profile.UserPreferences {
+			prefs += it.Text + "\n"
+		}
+		return strings.Contains(prefs, "vegetarian") && strings.Contains(prefs, "boutique hotels")
+	})
 	for _, it := range prof.Profile.UserPreferences {
-		prefs += it.Text + "\n"
 		if len(it.Sources) == 0 || it.Sources[0].ChatID != "trip" || it.Sources[0].FromSeq != 1 {
 			t.Errorf("profile item %q without its source turn: %+v", it.Text, it.Sources)
 		}

@@ -80,6 +80,9 @@ func TestIndexerRacesWithForget(t *testing.T) {
 				}
 			}}
 			ctx := context.Background()
+			if _, err := app.Arrivals.DrainOnce(ctx); err != nil { // the facts the indexer embeds
+				t.Fatal(err)
+			}
 			for range 3 { // the drains a busy indexer would run
 				if _, err := app.Indexer.DrainOnce(ctx); err != nil {
 					t.Fatal(err)

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/internal/dirlock"
 )
 
 // loadConfig reads --config, else ./agents.yaml, else built-in defaults; a
@@ -73,6 +75,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn("config", "warning", w)
 	}
 
+	release, err := lockDataDir(cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	app, err := build(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -101,6 +108,22 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	return runServer(ctx, app, srv, ln, getenv, log)
+}
+
+// lockDataDir takes the embedded store's data directory for this process
+// (dirlock): a second serve on it would start and split the work
+// silently. Postgres is shared by design and takes no lock, and neither
+// does an in-memory or file: URI database.
+func lockDataDir(cfg *config.Config) (release func(), err error) {
+	p := cfg.Storage.SQLitePath
+	if cfg.Storage.Driver == "postgres" || p == ":memory:" || strings.HasPrefix(p, "file:") {
+		return func() {}, nil
+	}
+	l, err := dirlock.Acquire(filepath.Dir(p))
+	if err != nil {
+		return nil, fmt.Errorf("storage sqlite %s: %w", p, err)
+	}
+	return func() { _ = l.Release() }, nil
 }
 
 // runServer serves on ln with the background workers beside it until ctx

@@ -49,6 +49,8 @@ type App struct {
 	Store   memory.Backend
 	Index   rag.Index
 	Indexer *rag.Indexer
+	// Arrivals draws new turns' facts in the background.
+	Arrivals *engine.Arrivals
 	// Retriever serves the service's retrieval (nil when vector.driver is
 	// none); the eval's retrieval probe ranks with it.
 	Retriever *rag.Retriever
@@ -181,6 +183,7 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 	if err := a.wireWorkers(cfg, log); err != nil {
 		return nil, err
 	}
+	a.wireArrivals(log)
 	a.wireHTTP(cfg, log)
 	ok = true
 	return a, nil
@@ -288,6 +291,16 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	return nil
 }
 
+// wireArrivals builds the facts-on-arrival job: appends kick it, and what
+// it draws kicks the indexer.
+func (a *App) wireArrivals(log *slog.Logger) {
+	a.Arrivals = &engine.Arrivals{Service: a.Service, Store: a.Store, Owner: a.owner, Logger: log.With("worker", "facts")}
+	if a.Indexer != nil {
+		a.Arrivals.OnDrawn = a.Indexer.Kick
+	}
+	a.Service.Arrivals = a.Arrivals
+}
+
 // countJob counts a summary job's outcome and LLM tokens.
 func (a *App) countJob(ev worker.JobEvent) {
 	if ev.InTokens+ev.OutTokens > 0 {
@@ -307,9 +320,10 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	}
 	a.Metrics.Known(tenants)
 	store, svc := a.Store, a.Service
-	a.Metrics.Backlog(func(ctx context.Context) (int64, int64, error) {
+	a.Metrics.Backlog(func(ctx context.Context) (metrics.Backlogs, error) {
 		b, err := store.BacklogSizes(ctx)
-		return b.Unindexed, b.Unsummarised, err
+		return metrics.Backlogs{UnindexedTurns: b.Unindexed, UnsummarisedTurns: b.Unsummarised, UnindexedEpisodes: b.UnindexedEpisodes,
+			UnindexedFacts: b.UnindexedFacts, UndrawnTurns: b.UndrawnTurns}, err
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
@@ -422,8 +436,9 @@ func (a *App) ready(ctx context.Context) map[string]string {
 	return states
 }
 
-// StartWorkers runs the indexer and the summariser until ctx is done; the
-// returned channel closes when both have stopped.
+// StartWorkers runs the indexer, the summariser, the profiler and the
+// facts-on-arrival job until ctx is done; the returned channel closes
+// when all have stopped.
 func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 	var wg sync.WaitGroup
 	if a.Indexer != nil {
@@ -431,6 +446,9 @@ func (a *App) StartWorkers(ctx context.Context) <-chan struct{} {
 	}
 	if a.Worker != nil {
 		wg.Go(func() { _ = a.Worker.Run(ctx) })
+	}
+	if a.Arrivals != nil {
+		wg.Go(func() { _ = a.Arrivals.Run(ctx) })
 	}
 	if a.Profiler != nil {
 		wg.Go(func() { _ = a.Profiler.Run(ctx) })

@@ -148,24 +148,52 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// Backlog registers gauges of the derived backlogs, read at scrape time.
-func (m *Metrics) Backlog(read func(ctx context.Context) (unindexed, unsummarised int64, err error)) {
-	get := func(which int) func() float64 {
-		return func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			u, s, err := read(ctx)
-			if err != nil {
-				return -1
-			}
-			if which == 0 {
-				return float64(u)
-			}
-			return float64(s)
-		}
+// Backlogs are the derived backlogs' sizes.
+type Backlogs struct {
+	UnindexedTurns, UnsummarisedTurns, UnindexedEpisodes, UnindexedFacts, UndrawnTurns int64
+}
+
+// Backlog registers gauges of the derived backlogs, read at scrape time,
+// once per scrape for all of them (one collector).
+func (m *Metrics) Backlog(read func(ctx context.Context) (Backlogs, error)) {
+	m.Registry.MustRegister(&backlogCollector{read: read})
+}
+
+// backlogCollector reads the store once per scrape.
+type backlogCollector struct {
+	read func(ctx context.Context) (Backlogs, error)
+}
+
+var backlogGauges = []struct {
+	desc *prometheus.Desc
+	pick func(Backlogs) int64
+}{
+	{backlogDesc("unindexed_turns", "Stored turns not yet in the vector index"), func(b Backlogs) int64 { return b.UnindexedTurns }},
+	{backlogDesc("unsummarised_turns", "Stored turns not yet covered by a summary"), func(b Backlogs) int64 { return b.UnsummarisedTurns }},
+	{backlogDesc("unindexed_episodes", "Closed episodes not yet in the vector index"), func(b Backlogs) int64 { return b.UnindexedEpisodes }},
+	{backlogDesc("unindexed_facts", "Facts not yet in the vector index"), func(b Backlogs) int64 { return b.UnindexedFacts }},
+	{backlogDesc("undrawn_turns", "Stored turns whose facts on arrival are not drawn yet"), func(b Backlogs) int64 { return b.UndrawnTurns }},
+}
+
+func backlogDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("contextd_backlog_"+name, help+" (-1: store unreachable).", nil, nil)
+}
+
+func (c *backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, g := range backlogGauges {
+		ch <- g.desc
 	}
-	m.Registry.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_backlog_unindexed_turns", Help: "Stored turns not yet in the vector index (-1: store unreachable)."}, get(0)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "contextd_backlog_unsummarised_turns", Help: "Stored turns not yet covered by a summary (-1: store unreachable)."}, get(1)),
-	)
+}
+
+func (c *backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	b, err := c.read(ctx)
+	for _, g := range backlogGauges {
+		v := float64(g.pick(b))
+		if err != nil {
+			v = -1
+		}
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, v)
+	}
 }

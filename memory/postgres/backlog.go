@@ -102,13 +102,17 @@ func (s *Store) ResetIndexed(ctx context.Context) error {
 	return nil
 }
 
-// BacklogSizes counts unindexed messages and facts, and unsummarised turns.
+// BacklogSizes counts unindexed messages, episodes and facts,
+// unsummarised turns, and turns whose facts are not drawn yet.
 func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 	var b memory.Backlog
 	err := s.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM messages WHERE NOT indexed),
 		(SELECT COALESCE(sum(last_seq - summary_cursor), 0)::bigint FROM chats),
-		(SELECT count(*) FROM facts WHERE NOT indexed)`).Scan(&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts)
+		(SELECT count(*) FROM facts WHERE NOT indexed),
+		(SELECT count(*) FROM episodes WHERE NOT indexed),
+		(SELECT COALESCE(sum(last_seq - facts_cursor), 0)::bigint FROM chats WHERE last_seq > facts_cursor)`).Scan(
+		&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts, &b.UnindexedEpisodes, &b.UndrawnTurns)
 	if err != nil {
 		return memory.Backlog{}, wrap("backlog", err)
 	}

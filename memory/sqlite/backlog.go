@@ -89,13 +89,17 @@ func (s *Store) ResetIndexed(ctx context.Context) error {
 	return nil
 }
 
-// BacklogSizes counts unindexed messages and facts, and unsummarised turns.
+// BacklogSizes counts unindexed messages, episodes and facts,
+// unsummarised turns, and turns whose facts are not drawn yet.
 func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 	var b memory.Backlog
 	err := s.r.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM messages WHERE indexed = 0),
 		(SELECT COALESCE(sum(last_seq - summary_cursor), 0) FROM chats),
-		(SELECT count(*) FROM facts WHERE indexed = 0)`).Scan(&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts)
+		(SELECT count(*) FROM facts WHERE indexed = 0),
+		(SELECT count(*) FROM episodes WHERE indexed = 0),
+		(SELECT COALESCE(sum(last_seq - facts_cursor), 0) FROM chats WHERE last_seq > facts_cursor)`).Scan(
+		&b.Unindexed, &b.Unsummarised, &b.UnindexedFacts, &b.UnindexedEpisodes, &b.UndrawnTurns)
 	if err != nil {
 		return memory.Backlog{}, fmt.Errorf("sqlite: backlog: %w", err)
 	}

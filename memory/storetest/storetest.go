@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"FactBacklog", testFactBacklog},
 		{"FactsErased", testFactsErased},
 		{"AddFacts", testAddFacts},
+		{"ArrivalBacklog", testArrivalBacklog},
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},
@@ -827,8 +828,8 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	one, two := key("t1", "one"), key("t2", "two")
 	mustAppend(t, s, memory.AppendRequest{Chat: one, Messages: turns("a", 5)})
 	mustAppend(t, s, memory.AppendRequest{Chat: two, Messages: turns("b", 3)})
-	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 8, Unsummarised: 8}) {
-		t.Errorf("backlog = %+v, want 8/8", b)
+	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 8, Unsummarised: 8, UndrawnTurns: 8}) {
+		t.Errorf("backlog = %+v, want 8/8/8", b)
 	}
 	chats, err := s.UnindexedChats(ctx, 0)
 	if err != nil {
@@ -887,8 +888,8 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if err := s.ResetIndexed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 10, Unsummarised: 10}) {
-		t.Errorf("backlog after reset = %+v, want 10/10", b)
+	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 10, Unsummarised: 10, UndrawnTurns: 10}) {
+		t.Errorf("backlog after reset = %+v, want 10/10/10", b)
 	}
 
 	// Summary work: chats with at least minPending uncovered turns.
@@ -1197,8 +1198,8 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if w, err := s.ListSummaryWork(ctx, 1, 0); err != nil || !reflect.DeepEqual(chatIDs(w), []string{"t1/kept"}) {
 		t.Errorf("ListSummaryWork after delete: %v, %v", chatIDs(w), err)
 	}
-	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 0, Unsummarised: 2}) {
-		t.Errorf("backlog after delete = %+v, want only the kept chat's 2 unsummarised", b)
+	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 0, Unsummarised: 2, UndrawnTurns: 2}) {
+		t.Errorf("backlog after delete = %+v, want only the kept chat's 2 unsummarised and undrawn", b)
 	}
 	if ids, err := s.ChatsOfUser(ctx, "t1", "u"); err != nil || !reflect.DeepEqual(ids, []string{"kept"}) {
 		t.Errorf("ChatsOfUser after delete = %v, %v", ids, err)

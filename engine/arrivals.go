@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// ArrivalStore is what the facts job reads and marks.
+type ArrivalStore interface {
+	memory.ArrivalBacklog
+	memory.Leases
+	Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error)
+}
+
+// Arrivals draws the facts of appended turns (factsOnArrival) in the
+// background: an append only kicks it. Drawing, superseding and the
+// profile merge cost several times the append itself (docs/performance.md),
+// so they run here, batched: a pass takes every chat with turns past its
+// facts cursor (up to chatsPerArrivalPass), leases them in one write,
+// draws each chat's pending turns of all its appends at once, and moves
+// the cursors in one write. The cursor is durable, so turns appended but
+// not drawn when the process dies are drawn after a restart. Several
+// replicas may run it on one store: the lease keeps them off each other's
+// chats.
+type Arrivals struct {
+	Service *Service
+	Store   ArrivalStore
+	// OnDrawn is told after a pass that drew turns (the indexer's Kick:
+	// the new facts are to be indexed).
+	OnDrawn func()
+	Owner   string
+	Logger  *slog.Logger
+	// PollInterval is how often Run looks for work without a kick (turns
+	// another replica appended); default 2s.
+	PollInterval time.Duration
+	// MinInterval gathers the kicks of a stream of appends for one pass,
+	// as the indexer does (rag.Indexer.MinInterval); default 200ms.
+	MinInterval time.Duration
+
+	once                sync.Once
+	kick, hurry         chan struct{}
+	mu                  sync.Mutex
+	passEnd             chan struct{}
+	lastErr             error
+	kicks, served       atomic.Uint64
+	running             atomic.Bool
+	pollEvery, minEvery time.Duration
+}
+
+const (
+	chatsPerArrivalPass = 100
+	// turnsPerArrivalRead bounds one chat's turns drawn at once (an
+	// import's chat is drawn over several passes).
+	turnsPerArrivalRead = 1000
+	maxArrivalBackoff   = 30 * time.Second
+)
+
+func (a *Arrivals) init() {
+	a.once.Do(func() {
+		a.kick, a.hurry, a.passEnd = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+		a.pollEvery, a.minEvery = a.PollInterval, a.MinInterval
+		if a.pollEvery <= 0 {
+			a.pollEvery = 2 * time.Second
+		}
+		if a.minEvery <= 0 {
+			a.minEvery = 200 * time.Millisecond
+		}
+		if a.Logger == nil {
+			a.Logger = slog.New(slog.DiscardHandler)
+		}
+		if a.Owner == "" {
+			a.Owner = "contextd-facts"
+		}
+	})
+}
+
+// Kick wakes Run without blocking (the append path calls it).
+func (a *Arrivals) Kick() {
+	a.init()
+	a.kicks.Add(1)
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// LastError is the last pass's error (nil once a pass succeeds).
+func (a *Arrivals) LastError() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastErr
+}
+
+// Run draws the backlog until ctx is done: on a kick (kicks during a pass
+// gather for MinInterval unless a waiter hurries them), every
+// PollInterval, and after a failure with exponential backoff.
+func (a *Arrivals) Run(ctx context.Context) error {
+	a.init()
+	a.running.Store(true)
+	defer func() { a.running.Store(false); a.endPass(nil) }()
+	var backoff time.Duration
+	for {
+		start := time.Now()
+		drainSignal(a.kick, a.hurry)
+		covered := a.kicks.Load() // appends that kicked before this committed before the pass lists
+		_, err := a.DrainOnce(ctx)
+		if err == nil {
+			a.served.Store(covered)
+		}
+		a.endPass(err)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait, kick := a.pollEvery, a.kick
+		if err != nil {
+			backoff = min(max(2*backoff, 250*time.Millisecond), maxArrivalBackoff)
+			wait, kick = backoff, nil // an outage is not hammered by every append
+			a.Logger.Warn("facts on arrival: backlog not drawn, retrying", "err", err, "retry_in", wait)
+		} else {
+			backoff = 0
+		}
+		a.idle(ctx, start, wait, kick)
+	}
+}
+
+// idle waits for the next pass: wait, or a kick; a kick that came during
+// the pass (a stream of appends) waits until MinInterval after its start,
+// unless a waiter hurries it.
+func (a *Arrivals) idle(ctx context.Context, start time.Time, wait time.Duration, kick <-chan struct{}) {
+	select {
+	case <-kick:
+		wait = a.minEvery - time.Since(start)
+		if wait <= 0 {
+			return
+		}
+		kick = nil
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	hurry := a.hurry
+	if kick != nil {
+		hurry = nil // idle: nothing to hurry
+	}
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-kick:
+	case <-hurry:
+	}
+}
+
+func drainSignal(chs ...chan struct{}) {
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+}
+
+func (a *Arrivals) endPass(err error) {
+	a.mu.Lock()
+	a.lastErr = err
+	close(a.passEnd)
+	a.passEnd = make(chan struct{})
+	a.mu.Unlock()
+}
+
+// WaitDrawn waits until Run has drawn the facts of every append that
+// kicked it before the call (hurrying a gathering pass); false when Run is
+// not running, its last pass failed, or ctx ended first.
+func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
+	a.init()
+	want := a.kicks.Load()
+	for a.served.Load() < want {
+		a.mu.Lock()
+		end, failed := a.passEnd, a.lastErr != nil
+		a.mu.Unlock()
+		if failed || !a.running.Load() {
+			return false
+		}
+		if a.served.Load() >= want {
+			return true
+		}
+		select {
+		case a.hurry <- struct{}{}:
+		default:
+		}
+		select {
+		case <-end:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// Pending reports whether appends this process kicked it for are not all
+// drawn yet (or its last pass failed).
+func (a *Arrivals) Pending() bool {
+	a.init()
+	return a.served.Load() < a.kicks.Load() || a.LastError() != nil
+}
+
+// DrainOnce draws everything pending now and returns how many turns it
+// drew. Chats leased by another owner are skipped.
+func (a *Arrivals) DrainOnce(ctx context.Context) (int, error) {
+	a.init()
+	total := 0
+	for {
+		n, err := a.pass(ctx)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+// pass draws the pending turns of up to chatsPerArrivalPass chats: one
+// listing, one lease write, one read and draw per chat, one mark write.
+// A chat that fails keeps its cursor (drawn again next pass); the others
+// are marked.
+func (a *Arrivals) pass(ctx context.Context) (int, error) {
+	work, err := a.Store.UndrawnChats(ctx, chatsPerArrivalPass)
+	if err != nil || len(work) == 0 {
+		return 0, wrapArrivals("list backlog", err)
+	}
+	keys := make([]memory.ChatKey, len(work))
+	for i, u := range work {
+		keys[i] = u.Chat.Key()
+	}
+	leases, err := memory.TakeLeases(ctx, a.Store, keys, memory.LeaseFacts, a.Owner, memory.DefaultLeaseTTL)
+	if err != nil {
+		return 0, wrapArrivals("leases", err)
+	}
+	defer func() { _ = memory.ReleaseAll(ctx, leases) }()
+	var (
+		marks []memory.DrawnMark
+		errs  []error
+		drawn int
+	)
+	for i, u := range work {
+		if leases[i] == nil {
+			continue
+		}
+		to, n, err := a.drawChat(ctx, u)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		drawn += n
+		marks = append(marks, memory.DrawnMark{Chat: keys[i], Created: u.Chat.CreatedAt, ToSeq: to})
+	}
+	if err := a.Store.MarkDrawn(ctx, marks); err != nil {
+		return 0, wrapArrivals("mark drawn", err)
+	}
+	if len(marks) > 0 && a.OnDrawn != nil {
+		a.OnDrawn()
+	}
+	return drawn, wrapArrivals("draw", errors.Join(errs...))
+}
+
+// drawChat draws the facts of one chat's turns past its cursor and
+// returns the last seq read and how many turns it read (a chat erased
+// since it was listed reads none and is marked up to its old last seq,
+// which no longer exists: a no-op).
+func (a *Arrivals) drawChat(ctx context.Context, u memory.Undrawn) (int64, int, error) {
+	msgs, err := a.Store.Messages(ctx, u.Chat.Key(), u.Cursor, turnsPerArrivalRead)
+	if errors.Is(err, memory.ErrNotFound) {
+		return u.Chat.LastSeq, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(msgs) == 0 {
+		return u.Chat.LastSeq, 0, nil
+	}
+	live := make([]memory.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if !m.Deleted { // a tombstone says nothing to draw from
+			live = append(live, m)
+		}
+	}
+	if err := a.Service.factsOnArrival(ctx, u.Chat, live); err != nil {
+		return 0, 0, err
+	}
+	return msgs[len(msgs)-1].Seq, len(msgs), nil
+}
+
+func wrapArrivals(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("facts on arrival: %s: %w", op, err)
+}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// drawFacts runs one facts-on-arrival drain over s's store, as the
+// background job does after an append.
+func drawFacts(t testing.TB, s *Service) {
+	t.Helper()
+	a := &Arrivals{Service: s, Store: s.Store.(memory.Backend)}
+	if _, err := a.DrainOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An append only stores and kicks: its facts are drawn by the job, from a
+// durable cursor, so turns appended before a crash (a new job on the same
+// store) are drawn after it, and each append's turns are drawn once.
+func TestFactsAreDrawnOffTheAppend(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	st := s.Store.(memory.Backend)
+	s.FactStore, s.Profiles = st, st
+	kicked := &Arrivals{Service: s, Store: st}
+	s.Arrivals = kicked
+	for _, text := range []string{"I'm vegetarian.", "I live in Lisbon."} {
+		if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name    string
+		drain   bool
+		facts   int
+		undrawn int64
+	}{
+		{"after the appends", false, 0, 2},
+		{"after a restart's drain", true, 2, 0},
+		{"drained again", true, 2, 0},
+	}
+	for _, st2 := range steps {
+		if st2.drain {
+			drawFacts(t, s) // a new job: nothing but the store carries over
+		}
+		fs, _, err := s.Facts(ctx, "default", "c1", 0, 10, true)
+		if err != nil || len(fs) != st2.facts {
+			t.Errorf("%s: %d facts (%v), want %d", st2.name, len(fs), err, st2.facts)
+		}
+		b, err := st.BacklogSizes(ctx)
+		if err != nil || b.UndrawnTurns != st2.undrawn {
+			t.Errorf("%s: undrawn turns %d (%v), want %d", st2.name, b.UndrawnTurns, err, st2.undrawn)
+		}
+	}
+	if kicked.kicks.Load() != 2 {
+		t.Errorf("appends kicked the job %d times, want 2", kicked.kicks.Load())
+	}
+}

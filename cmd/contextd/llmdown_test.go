@@ -40,7 +40,7 @@ supervisor:
 `, sqliteStorage, llm.URL))
 	var msgs []map[string]any
 	for i := range 8 {
-		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("Message %d: %s", i, strings.Repeat("a long line about the plan for the launch ", 6))})
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("Message %d: %s", i, strings.Repeat("a long line about the plan for the launch. ", 20))}) // past a passage: cut
 	}
 	s.must(201, "POST", "/v1/chats/c1/messages", map[string]any{"messages": msgs}, nil)
 
@@ -96,8 +96,10 @@ supervisor:
     truncation_strategy: llm
     truncation_max_chars: 100
 `, sqliteStorage, llm.URL))
+	// Longer than a passage: a shorter turn is never cut.
 	msgs := []map[string]any{{"role": "user", "content": "My grandmother Rosalind kept the lighthouse on the northern cape for forty years, " +
-		"and every winter she wrote letters to the keepers of the other lighthouses along the coast about the storms."}}
+		"and every winter she wrote letters to the keepers of the other lighthouses along the coast about the storms. " +
+		strings.Repeat("She logged every ship that passed, the wind, the swell and the colour of the sky at dawn. ", 6)}}
 	for i := range 7 {
 		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("short note %d", i)})
 	}

@@ -122,28 +122,51 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 }
 
 // updates reports whether text (lower case) states what u changed: it
-// holds u's old value, or all of u's subject words (two or more, or one
-// beside a number) without u's new value.
+// holds u's old value, or all of u's subject words (two or more: one word
+// alone — "image", "psycopg" — is a topic, not a statement of the value)
+// without u's new value.
 func updates(u facts.Update, text string) bool {
 	for _, o := range u.Old {
-		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) {
+		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && anchored(u, ws, text) {
 			return true
 		}
 	}
-	if len(u.Subject) == 0 {
-		return false
+	var subject []string
+	for _, p := range u.Subject {
+		subject = append(subject, valueWords(p)...)
 	}
-	for _, w := range u.Subject {
-		if !holdsPhrase(text, w) {
-			return false
-		}
+	if len(subject) < 2 || !holdsAll(text, subject) {
+		return false
 	}
 	for _, n := range u.New {
 		if holdsPhrase(text, n) {
 			return false // it states the new value: current
 		}
 	}
-	return len(u.Subject) >= 2 || strings.ContainsAny(text, "0123456789")
+	return true
+}
+
+// anchored: an old value of numbers alone ("13") says nothing unless the
+// text also names what it numbers ("Postgres 13", when the update says
+// "Postgres 15, not 13"): a word of the new value or of the subject.
+func anchored(u facts.Update, old []string, text string) bool {
+	for _, w := range old {
+		if !isNumber(w) {
+			return true
+		}
+	}
+	for _, p := range append(append([]string(nil), u.New...), u.Subject...) {
+		for _, w := range valueWords(p) {
+			if !isNumber(w) && holdsPhrase(text, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isNumber(w string) bool {
+	return strings.Trim(w, "0123456789.,") == ""
 }
 
 // valueWords are the words of a value phrase that name the value, at most

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contextd/contextd/memory/facts"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -73,6 +74,31 @@ func TestUpdateValueWords(t *testing.T) {
 	} {
 		if got := fmt.Sprint(valueWords(tc.phrase)); got != tc.want {
 			t.Errorf("valueWords(%q) = %s, want %s", tc.phrase, got, tc.want)
+		}
+	}
+}
+
+func TestUpdatesMatch(t *testing.T) {
+	pg := facts.Update{Old: []string{"13"}, New: []string{"postgres 15"}}
+	step := facts.Update{Subject: []string{"step size h"}, New: []string{"0.25"}}
+	image := facts.Update{Subject: []string{"image"}, New: []string{"cimg/postgres:15.6"}}
+	move := facts.Update{Old: []string{"berlin"}, New: []string{"munich"}}
+	for _, tc := range []struct {
+		name string
+		u    facts.Update
+		text string
+		want bool
+	}{
+		{"old number with what it numbers", pg, "ci runs postgres 13 on circleci.", true},
+		{"old number alone", pg, "i ran 13 tests and all passed.", false},
+		{"subject with an old value", step, "the step size h is 0.5 for the solver.", true},
+		{"subject with the new value", step, "the step size h is 0.25 now.", false},
+		{"one subject word is a topic", image, "it's python:3.11-slim, our primary image.", false},
+		{"old place", move, "we live in berlin, near the tiergarten.", true},
+		{"old place inside a word", move, "the berliner was good.", false},
+	} {
+		if got := updates(tc.u, tc.text); got != tc.want {
+			t.Errorf("%s: updates = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

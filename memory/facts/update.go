@@ -42,7 +42,7 @@ func DetectUpdate(text string) (Update, bool) {
 func detectIn(s string) (Update, bool) {
 	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
 	low = strings.TrimRight(low, `.!?"' `)
-	if !holdsAny(low, updateCues) {
+	if !holdsAny(low, updateCues) || holdsAny(low, hedges) {
 		return Update{}, false
 	}
 	for _, d := range detectors {
@@ -61,6 +61,11 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now ", "no longer", "instead of", "actually", " not ", "anymore", "any more"}
 
+// hedges mark a sentence that weighs a change rather than states one
+// ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
+// Munich?").
+var hedges = []string{"whether", "should we", "should i", "if we", "if i", "could we", "would we", "?"}
+
 type detector struct {
 	re   *regexp.Regexp
 	read func(m []string) (Update, bool)
@@ -69,10 +74,14 @@ type detector struct {
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
 	valuePhr   = `([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
+	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
+	{regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
+	}},
 	// "<subject> changed/moved … from X to Y"
 	{regexp.MustCompile(`^(?:.*?\b)?` + changeVerb + `\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true
@@ -89,10 +98,6 @@ var detectors = []detector{
 	// "use/book Y instead of X"
 	{regexp.MustCompile(`^(?:.*\b(?:use|using|take|taking|book|booking|pick|picking|go with|going with|choose|choosing|chose|want|prefer|try|do|did|get|got) )?(?:the |a |an )?([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?) instead of (?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{New: value(m[1]), Old: value(m[2])}, true
-	}},
-	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
-	{regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
 	}},
 	// "<subject> is now Y"
 	{regexp.MustCompile(`^(?:.*?\b)?(?:the |our |my |its )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|has been|have been)(?: now| moved| changed)+ (?:to |on |at |in |for )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {

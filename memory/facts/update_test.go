@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,24 @@ func TestDetectUpdate(t *testing.T) {
 				t.Error("no sentence")
 			}
 		})
+	}
+}
+
+// A sentence that weighs a change states none; a dash ends the clause of
+// "actually X, not Y".
+func TestDetectUpdateHedgesAndDashes(t *testing.T) {
+	for _, tc := range []struct {
+		text     string
+		ok       bool
+		old, new string
+	}{
+		{"Open item: whether to upgrade psycopg from 3.1.18 to 3.2.", false, "", ""},
+		{"Should we move the standup to Tuesday?", false, "", ""},
+		{"Actually it's Postgres 15, not 13 — I just checked the config.", true, "[13]", "[postgres 15]"},
+	} {
+		u, ok := DetectUpdate(tc.text)
+		if ok != tc.ok || (ok && (fmt.Sprint(u.Old) != tc.old || fmt.Sprint(u.New) != tc.new)) {
+			t.Errorf("DetectUpdate(%q) = %+v, %v; want ok=%v old=%s new=%s", tc.text, u, ok, tc.ok, tc.old, tc.new)
+		}
 	}
 }

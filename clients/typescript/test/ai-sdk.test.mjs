@@ -27,10 +27,12 @@ const chatter = [
   "What is the weather on Thursday?", "Can the hotel store our bags?", "Is the river cruise worth it?",
 ];
 
-test("a 20-turn chat: an early turn the question needs reaches the model's prompt", async () => {
+test("a 20-turn chat past the budget: an early turn the question needs reaches the model's prompt", async () => {
   const model = mockModel((i) => `Noted (${i}).`);
   const system = "You are a helpful travel agent.";
-  const mw = contextdMiddleware({ client, chatId: "ai-long", userId: "erin", strategy: "rag_augmented", budgetTokens: 2000 });
+  // 40 turns, about 500 tokens: past a 250-token budget, so retrieval
+  // stands in for the older turns (a chat that fits is sent whole).
+  const mw = contextdMiddleware({ client, chatId: "ai-long", userId: "erin", strategy: "rag_augmented", budgetTokens: 250 });
   const wrapped = wrapLanguageModel({ model, middleware: mw });
   const turns = ["My locker code at the gym is 4812, keep it for me.", ...chatter, "Please also note my flight lands at 9am."];
   assert.equal(turns.length, 20);
@@ -54,6 +56,24 @@ test("a 20-turn chat: an early turn the question needs reaches the model's promp
   // early chatter turns are neither recent nor relevant.
   assert.doesNotMatch(body, /museum open/);
   assert.ok(last.length < 30, `prompt of ${last.length} messages`);
+});
+
+test("a chat that fits the budget reaches the model whole, in order", async () => {
+  const model = mockModel((i) => `Noted (${i}).`);
+  const mw = contextdMiddleware({ client, chatId: "ai-fits", userId: "erin", strategy: "rag_augmented", budgetTokens: 2000 });
+  const wrapped = wrapLanguageModel({ model, middleware: mw });
+  const turns = ["My locker code at the gym is 4812, keep it for me.", ...chatter.slice(0, 9)];
+  for (const t of turns) await generateText({ model: wrapped, prompt: t });
+  await generateText({ model: wrapped, prompt: "What is my gym locker code?" });
+  const body = promptText(model.doGenerateCalls.at(-1).prompt);
+  let at = -1;
+  for (const [i, t] of turns.entries()) {
+    for (const line of [t, `Noted (${i}).`]) {
+      const next = body.indexOf(line, at + 1);
+      assert.ok(next > at, `turn "${line}" missing or out of order:\n${body}`);
+      at = next;
+    }
+  }
 });
 
 test("a step's text beside a tool call reaches the next step once, after the question", async () => {

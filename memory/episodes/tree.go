@@ -33,9 +33,7 @@ func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summar
 	if gist == "" {
 		gist = strings.TrimSpace(child.Narrative)
 	}
-	if gist != "" {
-		out.Narrative = strings.TrimSpace(out.Narrative + " " + gist)
-	}
+	out.Narrative = extractive.JoinNarrative(out.Narrative, gist)
 	if maxTokens > 0 {
 		out.Narrative = extractive.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}

@@ -57,7 +57,16 @@ func TestFoldDrift(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(root.Narrative, "Episode 39") || strings.Contains(root.Narrative, "Episode 0 ") {
-		t.Errorf("narrative keeps the newest gists: %q", root.Narrative)
+	// The narrative tells the whole chat coarse to fine: how it began, a
+	// few of the older gists, and the newest ones all.
+	older := 0
+	for i := 2; i < 30; i++ {
+		if strings.Contains(root.Narrative, fmt.Sprintf("Episode %d ", i)) {
+			older++
+		}
+	}
+	if !strings.HasPrefix(root.Narrative, "Episode 0 ") || !strings.HasSuffix(root.Narrative, "Episode 39 went on.") ||
+		!strings.Contains(root.Narrative, "Episode 38 ") || older == 0 || older > 6 {
+		t.Errorf("narrative is not coarse to fine: %q", root.Narrative)
 	}
 }

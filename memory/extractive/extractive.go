@@ -67,9 +67,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, MaxListItems)
 	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
 	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, MaxListItems)
-	if b.narrative != "" {
-		sum.Narrative = strings.TrimSpace(sum.Narrative + " " + b.narrative)
-	}
+	sum.Narrative = JoinNarrative(sum.Narrative, b.narrative)
 	narrCap := DefaultNarrativeTk
 	if req.MaxTokens > 0 {
 		narrCap = max(req.MaxTokens/2, 1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -376,5 +377,39 @@ func TestNarrativeOfALongBatch(t *testing.T) {
 	short := summarize(t, nil, msgs(1, pairs[:40]...), 4000)
 	if n := strings.Count(short.Narrative, "said") + strings.Count(short.Narrative, "The user"); n > 2 {
 		t.Errorf("a short batch's narrative has %d statements: %q", n, short.Narrative)
+	}
+}
+
+// TestNarrativeMovesWithTheChat extends a running summary two turns at a
+// time over a 60-turn trip chat: after each extension the narrative ends
+// with the newest stretch, begins with the chat's start, keeps a few of
+// the stretches between, and stays within its cap.
+func TestNarrativeMovesWithTheChat(t *testing.T) {
+	places := []string{"Hakone", "Yanaka", "Kyoto", "Nara", "Osaka", "Kanazawa", "Takayama", "Nikko", "Kamakura", "Hiroshima"}
+	var prev *memory.Summary
+	for i := 0; i < 60; i += 2 {
+		p := places[i/6]
+		turns := msgs(int64(i+1),
+			"user", fmt.Sprintf("What should we do in %s on day %d of the trip?", p, i/6+1),
+			"assistant", fmt.Sprintf("In %s the ryokan and the temple walk are best; book the %s ryokan early for day %d.", p, p, i/6+1))
+		s := summarize(t, prev, turns, 800) // the default summary_max_tokens
+		prev = &s
+		n := s.Narrative
+		if !strings.Contains(n[max(len(n)-200, 0):], p+" ryokan early") {
+			t.Fatalf("after turn %d the narrative does not end with the newest stretch (%s): %q", i+2, p, n)
+		}
+		if tokens.Count(n) > 400 {
+			t.Fatalf("after turn %d the narrative has %d tokens, cap 400", i+2, tokens.Count(n))
+		}
+	}
+	n := prev.Narrative
+	older := 0
+	for _, p := range places[1:7] {
+		if strings.Contains(n, p) {
+			older++
+		}
+	}
+	if !strings.Contains(splitSentences(n)[0], "Hakone") || older == 0 || !strings.Contains(n, "Kamakura") {
+		t.Errorf("the narrative is not coarse to fine (start, some of the middle, the recent whole): %q", n)
 	}
 }

@@ -2,6 +2,9 @@ package extractive
 
 import (
 	"encoding/json"
+	"hash/fnv"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/contextd/contextd/internal/tokens"
@@ -11,9 +14,12 @@ import (
 // These helpers are shared with memory/llmsum, which caps and merges the
 // LLM's output the same way.
 
-// TrimNarrative drops the oldest sentences of a narrative until it fits in
-// maxTokens (<= 0: no cap); a single sentence that is still too long is cut
-// at a clause or word boundary (ClipTokens), never inside a word.
+// TrimNarrative fits a narrative into maxTokens (<= 0: no cap) coarse to
+// fine: it keeps its first sentence (how the chat began) and its newest
+// ones, and thins the older half (dropOne), so the older a stretch, the
+// fewer sentences tell it, and the narrative always ends with the newest.
+// Two sentences still too long lose the older; a single one is cut at a
+// clause or word boundary (ClipTokens), never inside a word.
 func TrimNarrative(n string, maxTokens int) string {
 	n = strings.TrimSpace(n)
 	if maxTokens <= 0 || tokens.Count(n) <= maxTokens {
@@ -21,9 +27,51 @@ func TrimNarrative(n string, maxTokens int) string {
 	}
 	sents := splitSentences(n)
 	for len(sents) > 1 && tokens.Count(strings.Join(sents, " ")) > maxTokens {
-		sents = sents[1:]
+		sents = dropOne(sents)
 	}
 	return ClipTokens(strings.Join(sents, " "), maxTokens)
+}
+
+// dropOne drops one sentence of the older half of sents, never the first
+// of three or more (of two, the older): the one whose text hashes lowest.
+// The older half is thus a sample of all the sentences that passed through
+// it, spread over the whole chat however long (a sentence keeps its place
+// as long as no newer one hashes above it, whatever its age), and the
+// newer half is every sentence: coarse to fine, and deterministic.
+func dropOne(sents []string) []string {
+	if len(sents) <= 2 {
+		return sents[1:]
+	}
+	drop, low := 1, uint32(math.MaxUint32)
+	for i := 1; i < max(len(sents)/2, 2); i++ {
+		h := fnv.New32a()
+		h.Write([]byte(sents[i]))
+		if v := h.Sum32(); v < low {
+			drop, low = i, v
+		}
+	}
+	return slices.Delete(sents, drop, drop+1)
+}
+
+// JoinNarrative appends a batch's narrative to the running one; a sentence
+// the batch says again leaves its older place, so the narrative does not
+// tell one thing twice.
+func JoinNarrative(prev, add string) string {
+	add = strings.TrimSpace(add)
+	if add == "" {
+		return strings.TrimSpace(prev)
+	}
+	again := map[string]bool{}
+	for _, s := range splitSentences(add) {
+		again[normKey(s)] = true
+	}
+	var kept []string
+	for _, s := range splitSentences(prev) {
+		if !again[normKey(s)] {
+			kept = append(kept, s)
+		}
+	}
+	return strings.TrimSpace(strings.Join(append(kept, add), " "))
 }
 
 // ClipTokens cuts s to at most maxTokens cl100k tokens the way prose.Clip
@@ -68,8 +116,8 @@ func contentJSON(s memory.Summary) string {
 }
 
 // Fit trims s until Tokens(s) <= maxTokens (<= 0: no cap): it drops, from
-// whichever part is currently the largest, the oldest narrative sentence or
-// the oldest list item.
+// whichever part is currently the largest, a narrative sentence of its
+// older half (TrimNarrative's thinning) or the oldest list item.
 func Fit(s *memory.Summary, maxTokens int) {
 	if maxTokens <= 0 {
 		return
@@ -99,7 +147,8 @@ func Fit(s *memory.Summary, maxTokens int) {
 			return // nothing left to drop
 		case best == 0:
 			if sents := splitSentences(s.Narrative); len(sents) > 1 {
-				s.Narrative = strings.Join(sents[1:], " ")
+				// One sentence fewer, taken where TrimNarrative thins.
+				s.Narrative = strings.Join(dropOne(sents), " ")
 			} else {
 				over := Tokens(*s) - maxTokens
 				s.Narrative = ClipTokens(s.Narrative, max(tokens.Count(s.Narrative)-over, 0))

@@ -254,7 +254,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		}
 		kind, text := pt.kind, s
 		if kind == memory.FactPreference || kind == memory.FactAttribute {
-			text = aboutClause(s, at[0], at[1])
+			text = aboutClause(s, at[0], at[len(at)-2])
 			if isPlan(pred) {
 				kind = memory.FactPlan // "I'd like to book Casa Amora"
 			}
@@ -273,17 +273,18 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 // matched at [a,b): "Book Casa Amora for May 3-7, I'm vegetarian." is
 // about the speaker only from "I'm" on, so the booking is not kept as who
 // they are. A clause ends at ", ", "; ", " - " or " — "; the match may
-// span several (a list). The clause before it is cut, the one after only
-// when it is an errand ("so no meat please" says more of the preference).
-func aboutClause(s string, a, b int) string {
+// span several (a list). The clause before it is cut, one after it only
+// when it is an errand or a plan (errandAfter: "so no meat please" says
+// more of the preference).
+func aboutClause(s string, a, p int) string {
 	from, to := 0, len(s)
 	for _, sep := range clauseSeps {
 		if i := strings.LastIndex(s[:a], sep); i >= 0 && i+len(sep) > from {
 			from = i + len(sep)
 		}
-		if i := strings.Index(s[b:], sep); i >= 0 && b+i < to && errandVerbs[firstWord(s[b+i+len(sep):])] {
-			to = b + i // "I'm vegetarian, book Casa Amora": the booking goes
-		}
+	}
+	if i := errandAfter(s[p:]); i >= 0 {
+		to = p + i // "I'm vegetarian, book Casa Amora": the booking goes
 	}
 	if from == 0 && to == len(s) {
 		return s
@@ -294,6 +295,31 @@ func aboutClause(s string, a, b int) string {
 	}
 	return prose.SentenceCase(out)
 }
+
+// errandAfter is where, in a predicate, a clause that is an errand or a
+// plan starts ("…, book Casa Amora", "… and we are planning a trip"), -1
+// when none does.
+func errandAfter(pred string) int {
+	at := -1
+	for _, sep := range append(clauseSeps, " and ", " but ") {
+		for off := 0; ; {
+			i := strings.Index(pred[off:], sep)
+			if i < 0 {
+				break
+			}
+			rest := pred[off+i+len(sep):]
+			if (at < 0 || off+i < at) && (errandVerbs[firstWord(rest)] || planClause.MatchString(rest)) {
+				at = off + i
+			}
+			off += i + len(sep)
+		}
+	}
+	return at
+}
+
+// planClause starts a clause of the speaker's plans: "we are planning a
+// trip", "I'm flying to Osaka", "we'll book".
+var planClause = regexp.MustCompile(`(?i)^(?:i|we)(?:'m| am|'re| are|'ll| will)? (?:also |now |then )?(?:planning|plan|going to|gonna|about to|booking|book|flying|moving|heading|leaving|travel(?:l)?ing|visiting|hoping to|want to|need to)\b`)
 
 func firstWord(s string) string {
 	if ws := prose.Words(s); len(ws) > 0 {

@@ -54,6 +54,8 @@ func TestExtract(t *testing.T) {
 		{"moving is a plan", "user", "I'm moving to Munich in June.", memory.FactPlan, "The user is moving to Munich in June."},
 		{"would like to book", "user", "I'd like to book the Shigetsu dinner.", memory.FactPlan, "The user would like to book the Shigetsu dinner."},
 		{"we live in", "user", "We live in Berlin with two cats.", memory.FactAttribute, `The user said: "We live in Berlin with two cats."`},
+		{"a plan after an attribute", "user", "We live in Berlin and we are planning a trip to Japan.", memory.FactAttribute, `The user said: "We live in Berlin."`},
+		{"a list of likes stays whole", "user", "I love hiking, swimming and reading.", memory.FactPreference, "The user loves hiking, swimming and reading."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

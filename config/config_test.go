@@ -142,7 +142,7 @@ func TestRepoAgentsYAML(t *testing.T) {
 	if r.Memory.Strategy != "rag_augmented" || r.Memory.RAGK != 8 || r.Memory.BudgetTokens != 6000 {
 		t.Errorf("research memory = %+v", r.Memory)
 	}
-	if !reflect.DeepEqual(r.Filters.SkipPrefixes, []string{"[Supervisor"}) ||
+	if len(r.Filters.SkipPrefixes) != 0 ||
 		!reflect.DeepEqual(r.Filters.StripPrefixes, []string{"[Research Agent]\n"}) {
 		t.Errorf("research filters = %+v", r.Filters)
 	}

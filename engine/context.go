@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,10 +108,11 @@ type plan struct {
 	verbTrunc truncation.Options
 
 	head        *memory.SummaryRecord
-	cursor      int64 // covered_to_seq of the head (0: none)
-	windowStart int64 // first seq of the recent window
-	lags        bool  // the summary lags its trigger (summary_stale)
-	rebuilding  bool  // the summary is dirty: not served (summary_rebuilding)
+	cursor      int64            // covered_to_seq of the head (0: none)
+	windowStart int64            // first seq of the recent window
+	lags        bool             // the summary lags its trigger (summary_stale)
+	names       map[int64]string // speakers' names by seq (nil: the chat names none)
+	rebuilding  bool             // the summary is dirty: not served (summary_rebuilding)
 }
 
 func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
@@ -334,7 +336,22 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 	for _, m := range fres.Kept {
 		c.verbatim = append(c.verbatim, s.verbatimTurn(ctx, p, res, m))
 	}
+	p.names = loadedNames(loaded)
 	return c, nil
+}
+
+// loadedNames maps the loaded turns' seqs to their speakers' names, or is
+// nil when none of them has a name (the chat does not name its speakers).
+func loadedNames(ms []memory.Message) map[int64]string {
+	named := slices.ContainsFunc(ms, func(m memory.Message) bool { return m.Name != "" })
+	if !named {
+		return nil
+	}
+	out := make(map[int64]string, len(ms))
+	for _, m := range ms {
+		out[m.Seq] = m.Name
+	}
+	return out
 }
 
 // verbatimTurn is a loaded turn as the tail shows it: cut to the agent's
@@ -579,6 +596,7 @@ func (p *plan) keptTurns(turns []rag.Turn) (ks []keptTurn, episodes []RAGTurn, q
 // turn cap) and truncation (its fallbacks named in res), best first.
 func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn) []RAGTurn {
 	ks, episodes, queryAt := p.keptTurns(turns)
+	names := s.hitNames(ctx, p, turns, ks)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
 	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
 	nsnip := rag.PassageBytes(neighborSnippetTokens)
@@ -606,8 +624,11 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
 			Neighbor: t.Neighbor, Passages: refs}
-		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content), passages: refs},
-			Turn{Role: rt.Role, Content: content})
+		if t.ChatID == p.chat.ID {
+			rt.Name = names[t.Seq]
+		}
+		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content) + len(rt.Name), passages: refs},
+			Turn{Role: rt.Role, Name: rt.Name, Content: content})
 		out = append(out, rt)
 	}
 	markPairs(out)
@@ -618,6 +639,38 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
 	return out
+}
+
+// hitNames are the speakers' names of the retrieved turns of this chat,
+// when the chat names its speakers (a turn the tail loaded has a name):
+// "user: I'm vegetarian" in a chat of two friends does not say which one.
+// Names the tail loaded are used as they are; the others are read once.
+// Nil for a chat without names, or when the read fails (the turns are
+// shown by role).
+func (s *Service) hitNames(ctx context.Context, p *plan, turns []rag.Turn, ks []keptTurn) map[int64]string {
+	if len(p.names) == 0 {
+		return nil
+	}
+	var missing []int64
+	for _, k := range ks {
+		t := &turns[k.i]
+		if _, ok := p.names[t.Seq]; !ok && t.ChatID == p.chat.ID {
+			missing = append(missing, t.Seq)
+		}
+	}
+	if len(missing) == 0 {
+		return p.names
+	}
+	slices.Sort(missing)
+	msgs, err := s.turns().bySeq(ctx, s.Store, p.chat, slices.Compact(missing))
+	if err != nil {
+		s.log().Warn("speaker names of retrieved turns left out", "chat", p.chat.ID, "err", err)
+		return p.names
+	}
+	for _, m := range msgs {
+		p.names[m.Seq] = m.Name
+	}
+	return p.names
 }
 
 // markPairs marks the neighbours that are the other half of a hit's

@@ -145,7 +145,7 @@ func renderRAGSection(rs []*RAGTurn) string {
 // writeRAGTurn writes a retrieved turn's line, and under it the mark of a
 // later turn that updated what it says.
 func writeRAGTurn(b *strings.Builder, r *RAGTurn) {
-	writeTurn(b, r.Role, "", r.Content)
+	writeTurn(b, r.Role, r.Name, r.Content)
 	if r.update != "" {
 		b.WriteString("\n")
 		b.WriteString(r.update)

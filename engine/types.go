@@ -95,9 +95,12 @@ type Offered struct {
 
 // RAGTurn is one retrieved past turn offered to the assembler, best first.
 type RAGTurn struct {
-	ChatID    string    `json:"chat_id,omitempty"`
-	Seq       int64     `json:"seq"`
-	Role      string    `json:"role"`
+	ChatID string `json:"chat_id,omitempty"`
+	Seq    int64  `json:"seq"`
+	Role   string `json:"role"`
+	// Name is the speaker's name, when the turn has one (a chat of several
+	// people or agents: who said it is part of what was said).
+	Name      string    `json:"name,omitempty"`
 	Content   string    `json:"content"`
 	Score     float32   `json:"score"`
 	CreatedAt time.Time `json:"created_at"`

@@ -117,3 +117,32 @@ func TestCutSentences(t *testing.T) {
 		})
 	}
 }
+
+// In a chat that names its speakers, a retrieved turn says who spoke, as
+// a recent turn does: "user: I'm vegetarian" in a chat of two friends does
+// not say which one.
+func TestRetrievedTurnsKeepTheirSpeaker(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	var msgs []InMessage
+	for i := 1; i <= 80; i++ {
+		name := []string{"Mia", "Lukas"}[i%2]
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("m", i), Role: "user", Name: name, Content: fmt.Sprintf("message %d %s", i, strings.Repeat("chat ", 10))})
+	}
+	msgs[2].Content = "btw i dont eat meat anymore, vegetarian since may"
+	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 1}}}
+	b := 300 // the chat does not fit: turn 3 comes back retrieved
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "dinner ideas for us", BudgetTokens: &b, Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "user (Lukas): btw i dont eat meat anymore, vegetarian since may"; !strings.Contains(res.Context, want) {
+		t.Fatalf("context lacks %q:\n%s", want, res.Context)
+	}
+	if len(res.Sections.RAG) != 1 || res.Sections.RAG[0].Name != "Lukas" {
+		t.Fatalf("sections.rag = %+v, want turn 3 named Lukas", res.Sections.RAG)
+	}
+}

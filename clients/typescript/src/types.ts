@@ -152,7 +152,7 @@ export interface Usage {
 }
 
 export interface Sections {
-  rag: { seq: number; role: Role; content: string; score: number; created_at: string }[];
+  rag: { seq: number; role: Role; name?: string; content: string; score: number; created_at: string }[];
   episodes: { id: string; from_seq: number; to_seq: number; started_at: string; ended_at: string; short: string; score: number }[];
   facts?: { id: string; text: string; seqs: number[]; valid_at: string; score: number }[];
   profile: Profile | null;

@@ -42,6 +42,9 @@ var patterns = []struct {
 	may  func(string) bool
 	re   *regexp.Regexp
 }{
+	// A booking reference or ticket code ("FLX-4K7P2", "AB12CD") is one
+	// name, digits and dashes included: cut at its first digit it is junk.
+	{TypeCode, digits, nil, regexp.MustCompile(`\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]{2,})+\b|\b[A-Z]{2,}[0-9][A-Z0-9]{2,}\b`)},
 	{TypeEmail, "@", nil, regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`)},
 	{TypeURL, ":", nil, regexp.MustCompile(`\bhttps?://[^\s<>"'()]+[^\s<>"'().,;:!?]`)},
 	{TypeDate, digits, mayHoldDate, regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b` + months + `\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `(?: \d{4})?\b`)},
@@ -327,5 +330,13 @@ func detailsAround(sentence string, a, b int) string {
 		after = after[:8]
 	}
 	phrase := strings.Join(append(append(before, strings.Fields(sentence[a:b])...), after...), " ")
+	// A window of a sentence says so: "…" where words were left out, so a
+	// fragment ("… the bell says Hansen/Meyer, and …") is not read whole.
+	if len(before) < len(strings.Fields(sentence[:a])) {
+		phrase = "…" + phrase
+	}
+	if len(after) < len(strings.Fields(sentence[b:])) && !strings.HasSuffix(phrase, "…") {
+		phrase = strings.TrimRight(phrase, ",;:") + "…"
+	}
 	return clip(phrase, maxLen)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -411,5 +412,25 @@ func TestNarrativeMovesWithTheChat(t *testing.T) {
 	}
 	if !strings.Contains(splitSentences(n)[0], "Hakone") || older == 0 || !strings.Contains(n, "Kamakura") {
 		t.Errorf("the narrative is not coarse to fine (start, some of the middle, the recent whole): %q", n)
+	}
+}
+
+// A code is one entity, digits and dashes included; a details window says
+// where it cut.
+func TestCodesAndDetailsWindows(t *testing.T) {
+	sum := summarize(t, nil, msgs(1, "user", "booked 19:00 friday, 2 seats, 39,98. booking code FLX-4K7P2. ill send u half later",
+		"user", "so first she says the sofa bed is broken now, her flatmate sat on it wrong or whatever, and this is the important bit, her address is Große Bergstraße 212, 2nd floor, the bell says Hansen/Meyer, and the key thing is we have to ring twice bc the bell is weird."), 2000)
+	var names []string
+	for _, e := range sum.Entities {
+		names = append(names, e.Name)
+		if e.Name == "FLX-" {
+			t.Errorf("a code cut at its digits: %+v", e)
+		}
+		if strings.HasSuffix(e.Details, ", and") || strings.HasSuffix(e.Details, " and") {
+			t.Errorf("details cut mid-sentence without a mark: %q", e.Details)
+		}
+	}
+	if !slices.Contains(names, "FLX-4K7P2") {
+		t.Errorf("entities %v lack the booking code", names)
 	}
 }

@@ -389,7 +389,7 @@ func (s *Service) olderTurns(ctx context.Context, p *plan, loadFrom int64, loade
 			per = max(est/n, 4)
 		}
 		k := min(int64((p.budget-est)/per+16), loadFrom-1, int64(most-n))
-		msgs, err := s.Store.Messages(ctx, p.chat.Key(), loadFrom-1-k, int(k))
+		msgs, err := s.turns().span(ctx, s.Store, p.chat, loadFrom-k, loadFrom-1)
 		if err != nil {
 			return nil, storeErr("read messages", err)
 		}

@@ -70,10 +70,11 @@ func messageBytes(m memory.Message) int {
 func (c *turnCache) window(ctx context.Context, st memory.ChatReader, chat memory.Chat, from int64) ([]memory.Message, error) {
 	last := chat.LastSeq
 	if last-from+1 > maxCachedWindow {
-		// A long backlog the summary has not covered yet (right after an
-		// import): held by every hot chat it would not fit, and each read
-		// would evict another chat's turns.
-		return st.Messages(ctx, chat.Key(), from-1, int(last-from+1))
+		// A long backlog the summary has not covered yet, or the verbatim
+		// tail of a large budget: cached as a span (one chat holds at most
+		// an eighth of the cache, its newest turns), so a hot chat's
+		// requests do not read it again each time.
+		return c.span(ctx, st, chat, from, last)
 	}
 	held := c.held(chat)
 	i, _ := slices.BinarySearchFunc(held, from, cmpSeq)
@@ -88,6 +89,28 @@ func (c *turnCache) window(ctx context.Context, st memory.ChatReader, chat memor
 	}
 	c.add(chat, tail)
 	return append(append(make([]memory.Message, 0, len(run)+len(tail)), run...), tail...), nil
+}
+
+// span returns the chat's turns from..to (to <= chat.LastSeq), from the
+// cache where it holds them as one run, else from the store (and then
+// cached): the older turns the verbatim tail extends over are the same on
+// every request of a hot chat, and reading them each time was most of a
+// context's CPU.
+func (c *turnCache) span(ctx context.Context, st memory.ChatReader, chat memory.Chat, from, to int64) ([]memory.Message, error) {
+	if to < from {
+		return nil, nil
+	}
+	held := c.held(chat)
+	i, _ := slices.BinarySearchFunc(held, from, cmpSeq)
+	if run := contiguous(held[i:], from, to); int64(len(run)) == to-from+1 {
+		return run[:len(run):len(run)], nil
+	}
+	msgs, err := st.Messages(ctx, chat.Key(), from-1, int(to-from+1))
+	if err != nil {
+		return nil, err
+	}
+	c.add(chat, msgs)
+	return msgs, nil
 }
 
 // contiguous is the prefix of msgs (sorted by seq) that holds from, from+1,

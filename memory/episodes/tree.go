@@ -20,7 +20,8 @@ const MaxRootItems = extractive.MaxListItems
 
 // Fold returns root extended with child (an episode's summary, or the open
 // tail's), capped at maxTokens (<= 0: no cap). short, when set, is the
-// child's one-line gist, added to the root's narrative.
+// child's one-line gist, added to the root's narrative without the
+// sentences the root's already holds: no sentence is said twice.
 func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summary {
 	out := root.Clone()
 	out.Topics = memory.MergeList(out.Topics, child.Topics, MaxRootItems)
@@ -36,6 +37,8 @@ func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summar
 	if gist != "" {
 		out.Narrative = strings.TrimSpace(out.Narrative + " " + gist)
 	}
+	// A gist that retells what the root says adds nothing but its repeat.
+	out.Narrative = extractive.UniqueSentences(out.Narrative)
 	if maxTokens > 0 {
 		out.Narrative = extractive.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}

@@ -61,3 +61,21 @@ func TestFoldDrift(t *testing.T) {
 		t.Errorf("narrative keeps the newest gists: %q", root.Narrative)
 	}
 }
+
+// TestFoldNoRepeatedSentence: gists that repeat one another (a small
+// model's, word for word) are folded without saying a sentence twice.
+func TestFoldNoRepeatedSentence(t *testing.T) {
+	gists := []string{
+		"The crew talked about lockers and shifts.",
+		"The crew talked about lockers and shifts. Dana asked for the night shift.",
+		"The crew talked about lockers and shifts. Omar fixed the rota.",
+	}
+	var root memory.Summary
+	for i := 0; i < 14; i++ {
+		root = Fold(root, memory.Summary{Narrative: gists[i%3]}, gists[i%3], 800)
+	}
+	want := "The crew talked about lockers and shifts. Dana asked for the night shift. Omar fixed the rota."
+	if root.Narrative != want {
+		t.Errorf("narrative %q, want %q", root.Narrative, want)
+	}
+}

@@ -158,6 +158,9 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	out.PromptVersion = prompts.Version()
 	out.UpdatedAt = s.now().UTC()
+	// A model that retells the episodes' gists repeats the ones that say
+	// the same; the root says each once.
+	out.Narrative = extractive.UniqueSentences(out.Narrative)
 	extractive.Fit(&out, req.MaxTokens)
 	out.Normalize()
 	res.Summary = out

@@ -167,6 +167,29 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	return res, nil
 }
 
+// EstimateInput is about how many tokens Summarize would send for req:
+// the system and user prompts of each call, the new material cut into
+// the same chunks (each chunk given the current summary as req.Prev is).
+// The worker weighs an extension's cost with it before asking.
+func (s *Summarizer) EstimateInput(req memory.SummarizeRequest) int {
+	prompts := ResolvePrompts(req.Prompts, "")
+	system := prompts.System
+	if !req.Structured {
+		system += narrativeOnly
+	}
+	turns := items(req)
+	if req.Prev == nil && len(turns) == 0 {
+		return 0
+	}
+	total := 0
+	for first := true; first || len(turns) > 0; first = false {
+		user, n := s.nextCall(prompts, system, req.Structured, req.Prev, turns)
+		total += tokens.Count(system) + tokens.Count(user)
+		turns = turns[n:]
+	}
+	return total
+}
+
 // nextCall builds the user prompt for the next call and reports how many of
 // turns it carries: as many as fit the input budget, at least one.
 func (s *Summarizer) nextCall(p memory.Prompts, system string, structured bool, cur *memory.Summary, turns []item) (string, int) {

@@ -12,8 +12,10 @@ package worker
 // summary_extend_every_episodes of them (default 1) closed since the model
 // last wrote it, when the chat's credit covers the call (rootDue): so the
 // summariser's input stays within 2x the conversation (1.30x over 1,000
-// turns extended at every episode, TestSummaryInputCostEpisodes). A pass
-// that closed several sends them in one call. Until then, and whenever the
+// turns extended at every episode, TestSummaryInputCostEpisodes); where the
+// episode calls eat the credit (turns of a few words), once the new
+// episodes' summaries weigh half the root. A pass that closed several
+// sends them in one call. Until then, and whenever the
 // LLM fails, the root is the last LLM root with the newer episodes folded
 // in mechanically, plus an extractive summary of the open tail: nothing is
 // lost, the degraded reason is reported, and the next trigger retries.

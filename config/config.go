@@ -165,7 +165,11 @@ type Memory struct {
 	EpisodeMaxTurns int           // default 40
 	EpisodeGap      time.Duration // default 2h
 	EpisodeOverlap  int           // turns of the previous episode given as context; default 2
-	RAGEpisodes     bool          // episodes take part in retrieval; default true
+	// SummaryExtendEveryEpisodes: with an LLM, the running summary is
+	// extended (the extension prompt) once this many episodes closed since
+	// its last extension, cost permitting; default 1.
+	SummaryExtendEveryEpisodes int
+	RAGEpisodes                bool // episodes take part in retrieval; default true
 }
 
 // Filters configure the message filter pipeline.

@@ -89,6 +89,7 @@ func TestDefaults(t *testing.T) {
 		{"memory.episode_gap", d.Supervisor.Memory.EpisodeGap, 2 * time.Hour},
 		{"memory.episode_overlap", d.Supervisor.Memory.EpisodeOverlap, 2},
 		{"memory.rag_episodes", d.Supervisor.Memory.RAGEpisodes, true},
+		{"memory.summary_extend_every_episodes", d.Supervisor.Memory.SummaryExtendEveryEpisodes, 1},
 		{"filters.tool_messages", d.Supervisor.Filters.ToolMessages, "keep"},
 	}
 	for _, c := range checks {
@@ -280,6 +281,8 @@ func TestErrors(t *testing.T) {
 		{"episode placeholder", "agents:\n  - name: a\n    prompt_sections:\n      episode_summary_prompt: \"Summarise the episode.\"\n", nil, 4, "agents[0].prompt_sections.episode_summary_prompt", "missing placeholder {transcript}"},
 		{"bad episode gap", "supervisor:\n  memory:\n    episode_gap: soon\n", nil, 3, "supervisor.memory.episode_gap", "duration"},
 		{"episode overlap range", "supervisor:\n  memory:\n    episode_overlap: -1\n", nil, 3, "supervisor.memory.episode_overlap", ""},
+		{"extend every zero", "supervisor:\n  memory:\n    summary_extend_every_episodes: 0\n", nil, 3, "supervisor.memory.summary_extend_every_episodes", ""},
+		{"extend every not a number", "agents:\n  - name: a\n    memory:\n      summary_extend_every_episodes: often\n", nil, 4, "agents[0].memory.summary_extend_every_episodes", ""},
 		{"extension both", "agents:\n  - name: a\n    prompt_sections:\n      summary_extension_user_prompt: \"x\"\n", nil, 4, "agents[0].prompt_sections.summary_extension_user_prompt", "{existing_summary} and {new_messages}"},
 		// environment
 		{"unset variable", "llm:\n  provider: openai\n  api_key: ${OPENAI_API_KEY}\n", nil, 3, "llm.api_key", "environment variable OPENAI_API_KEY is not set"},

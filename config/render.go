@@ -69,6 +69,7 @@ func (m Memory) Settings() map[string]any {
 		"summary_cooldown": Duration(m.SummaryCooldown), "summary_max_tokens": m.SummaryMaxTokens,
 		"episodes": m.Episodes, "episode_min_turns": m.EpisodeMinTurns, "episode_max_turns": m.EpisodeMaxTurns,
 		"episode_gap": Duration(m.EpisodeGap), "episode_overlap": m.EpisodeOverlap, "rag_episodes": m.RAGEpisodes,
+		"summary_extend_every_episodes": m.SummaryExtendEveryEpisodes,
 	}
 }
 

@@ -236,37 +236,38 @@ func checkName(s string) string {
 
 func (d *decoder) memoryFields(m *Memory) fields {
 	return fields{
-		"strategy":                 d.enum(&m.Strategy, Strategies...),
-		"summary_recent_turns":     d.int(&m.SummaryRecentTurns, 0, noMax),
-		"recent_floor_turns":       d.int(&m.RecentFloorTurns, 0, noMax),
-		"summary_model":            d.str(&m.SummaryModel),
-		"structured_output":        d.bool(&m.StructuredOutput),
-		"persist_summary":          d.bool(&m.PersistSummary),
-		"summary_prompt":           d.str(&m.SummaryPrompt),
-		"rag_namespace":            d.nonEmpty(&m.RAGNamespace),
-		"rag_k":                    d.int(&m.RAGK, 1, 1000),
-		"rag_similarity_threshold": d.float(&m.RAGSimilarityThreshold, -1, 1),
-		"rag_scope":                d.enum(&m.RAGScope, RAGScopes...),
-		"rag_neighbors":            d.int(&m.RAGNeighbors, 0, 100),
-		"rag_fill":                 d.bool(&m.RAGFill),
-		"rag_max_hits":             d.int(&m.RAGMaxHits, 1, 1000),
-		"store_turns":              d.bool(&m.StoreTurns),
-		"truncation_strategy":      d.enum(&m.TruncationStrategy, TruncationStrategies...),
-		"truncation_max_chars":     d.int(&m.TruncationMaxChars, 0, noMax),
-		"budget_tokens":            d.int(&m.BudgetTokens, 1, noMax),
-		"tokenizer":                d.enum(&m.Tokenizer, "cl100k", "o200k"),
-		"user_profile":             d.bool(&m.UserProfile),
-		"max_turns":                d.int(&m.MaxTurns, 0, noMax),
-		"summary_trigger_turns":    d.int(&m.SummaryTriggerTurns, 1, noMax),
-		"summary_trigger_tokens":   d.int(&m.SummaryTriggerTokens, 1, noMax),
-		"summary_cooldown":         d.duration(&m.SummaryCooldown, false),
-		"summary_max_tokens":       d.int(&m.SummaryMaxTokens, 0, noMax),
-		"episodes":                 d.bool(&m.Episodes),
-		"episode_min_turns":        d.int(&m.EpisodeMinTurns, 1, 10000),
-		"episode_max_turns":        d.int(&m.EpisodeMaxTurns, 1, 10000),
-		"episode_gap":              d.duration(&m.EpisodeGap, true),
-		"episode_overlap":          d.int(&m.EpisodeOverlap, 0, 100),
-		"rag_episodes":             d.bool(&m.RAGEpisodes),
+		"strategy":                      d.enum(&m.Strategy, Strategies...),
+		"summary_recent_turns":          d.int(&m.SummaryRecentTurns, 0, noMax),
+		"recent_floor_turns":            d.int(&m.RecentFloorTurns, 0, noMax),
+		"summary_model":                 d.str(&m.SummaryModel),
+		"structured_output":             d.bool(&m.StructuredOutput),
+		"persist_summary":               d.bool(&m.PersistSummary),
+		"summary_prompt":                d.str(&m.SummaryPrompt),
+		"rag_namespace":                 d.nonEmpty(&m.RAGNamespace),
+		"rag_k":                         d.int(&m.RAGK, 1, 1000),
+		"rag_similarity_threshold":      d.float(&m.RAGSimilarityThreshold, -1, 1),
+		"rag_scope":                     d.enum(&m.RAGScope, RAGScopes...),
+		"rag_neighbors":                 d.int(&m.RAGNeighbors, 0, 100),
+		"rag_fill":                      d.bool(&m.RAGFill),
+		"rag_max_hits":                  d.int(&m.RAGMaxHits, 1, 1000),
+		"store_turns":                   d.bool(&m.StoreTurns),
+		"truncation_strategy":           d.enum(&m.TruncationStrategy, TruncationStrategies...),
+		"truncation_max_chars":          d.int(&m.TruncationMaxChars, 0, noMax),
+		"budget_tokens":                 d.int(&m.BudgetTokens, 1, noMax),
+		"tokenizer":                     d.enum(&m.Tokenizer, "cl100k", "o200k"),
+		"user_profile":                  d.bool(&m.UserProfile),
+		"max_turns":                     d.int(&m.MaxTurns, 0, noMax),
+		"summary_trigger_turns":         d.int(&m.SummaryTriggerTurns, 1, noMax),
+		"summary_trigger_tokens":        d.int(&m.SummaryTriggerTokens, 1, noMax),
+		"summary_cooldown":              d.duration(&m.SummaryCooldown, false),
+		"summary_max_tokens":            d.int(&m.SummaryMaxTokens, 0, noMax),
+		"episodes":                      d.bool(&m.Episodes),
+		"episode_min_turns":             d.int(&m.EpisodeMinTurns, 1, 10000),
+		"episode_max_turns":             d.int(&m.EpisodeMaxTurns, 1, 10000),
+		"episode_gap":                   d.duration(&m.EpisodeGap, true),
+		"episode_overlap":               d.int(&m.EpisodeOverlap, 0, 100),
+		"summary_extend_every_episodes": d.int(&m.SummaryExtendEveryEpisodes, 1, 1000),
+		"rag_episodes":                  d.bool(&m.RAGEpisodes),
 	}
 }
 
@@ -472,7 +473,7 @@ func (d *decoder) noEffect(c *Config, owner string, m Memory) {
 		}
 	}
 	episodes := func(m Memory) bool { return m.Episodes }
-	check(episodes, "episodes is false", "rag_episodes", "episode_min_turns", "episode_max_turns", "episode_gap", "episode_overlap")
+	check(episodes, "episodes is false", "rag_episodes", "episode_min_turns", "episode_max_turns", "episode_gap", "episode_overlap", "summary_extend_every_episodes")
 	rag := func(m Memory) bool { return m.Strategy == "rag_augmented" }
 	// Not rag_similarity_threshold: /v1/search and search_memory filter by
 	// it whatever the strategy.

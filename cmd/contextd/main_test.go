@@ -146,3 +146,19 @@ func TestUnknownCommand(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestBadExtendEveryFailsAtStartup: summary_extend_every_episodes out of
+// 1..1000 stops serve before it listens, naming the key.
+func TestBadExtendEveryFailsAtStartup(t *testing.T) {
+	for _, v := range []string{"0", "-2", "1001", "often"} {
+		bad := filepath.Join(t.TempDir(), "bad.yaml")
+		cfg := "server:\n  addr: \":0\"\nagents:\n  - name: crew\n    memory:\n      summary_extend_every_episodes: " + v + "\n"
+		if err := os.WriteFile(bad, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := run(context.Background(), []string{"serve", "--config", bad}, func(string) string { return "" }, io.Discard)
+		if err == nil || !strings.Contains(oneLine(err), "summary_extend_every_episodes") {
+			t.Errorf("summary_extend_every_episodes: %s: serve returned %v", v, err)
+		}
+	}
+}

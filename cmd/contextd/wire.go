@@ -380,10 +380,11 @@ func workerSettings(cfg *config.Config) func(agent string) worker.Settings {
 			Structured: m.StructuredOutput,
 			Persist:    m.PersistSummary,
 			Episodes: worker.EpisodeSettings{
-				Enabled: m.Episodes,
-				Params:  episodes.Params{MinTurns: m.EpisodeMinTurns, MaxTurns: m.EpisodeMaxTurns, Gap: m.EpisodeGap},
-				Overlap: m.EpisodeOverlap,
-				Prompt:  ag.Prompts.EpisodeSummaryPrompt,
+				Enabled:     m.Episodes,
+				Params:      episodes.Params{MinTurns: m.EpisodeMinTurns, MaxTurns: m.EpisodeMaxTurns, Gap: m.EpisodeGap},
+				Overlap:     m.EpisodeOverlap,
+				ExtendEvery: m.SummaryExtendEveryEpisodes,
+				Prompt:      ag.Prompts.EpisodeSummaryPrompt,
 			},
 		}
 	}

@@ -20,7 +20,8 @@ const MaxRootItems = extractive.MaxListItems
 
 // Fold returns root extended with child (an episode's summary, or the open
 // tail's), capped at maxTokens (<= 0: no cap). short, when set, is the
-// child's one-line gist, added to the root's narrative.
+// child's one-line gist, added to the root's narrative without the
+// sentences the root's already holds: no sentence is said twice.
 func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summary {
 	out := root.Clone()
 	out.Topics = memory.MergeList(out.Topics, child.Topics, MaxRootItems)
@@ -33,7 +34,9 @@ func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summar
 	if gist == "" {
 		gist = strings.TrimSpace(child.Narrative)
 	}
-	out.Narrative = extractive.JoinNarrative(out.Narrative, gist)
+	// A sentence said again leaves its older place; one the root already
+	// holds twice (a small model retelling gists) is kept once.
+	out.Narrative = extractive.UniqueSentences(extractive.JoinNarrative(out.Narrative, gist))
 	if maxTokens > 0 {
 		out.Narrative = extractive.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}

@@ -70,3 +70,23 @@ func TestFoldDrift(t *testing.T) {
 		t.Errorf("narrative is not coarse to fine: %q", root.Narrative)
 	}
 }
+
+// TestFoldNoRepeatedSentence: gists that repeat one another (a small
+// model's, word for word) are folded without saying a sentence twice.
+func TestFoldNoRepeatedSentence(t *testing.T) {
+	gists := []string{
+		"The crew talked about lockers and shifts.",
+		"The crew talked about lockers and shifts. Dana asked for the night shift.",
+		"The crew talked about lockers and shifts. Omar fixed the rota.",
+	}
+	var root memory.Summary
+	for i := 0; i < 14; i++ {
+		root = Fold(root, memory.Summary{Narrative: gists[i%3]}, gists[i%3], 800)
+	}
+	// Each sentence once (a sentence said again moves to its newest place).
+	for _, sent := range []string{"The crew talked about lockers and shifts.", "Dana asked for the night shift.", "Omar fixed the rota."} {
+		if n := strings.Count(root.Narrative, sent); n != 1 {
+			t.Errorf("%q told %d times in %q", sent, n, root.Narrative)
+		}
+	}
+}

@@ -160,3 +160,24 @@ func Fit(s *memory.Summary, maxTokens int) {
 		}
 	}
 }
+
+// UniqueSentences drops every sentence of a narrative that an earlier one
+// already says (case, spacing and end punctuation aside), keeping the
+// first: a fold appends each episode's gist, and a small model's gists
+// often repeat one another word for word. A narrative without a repeat is
+// returned unchanged.
+func UniqueSentences(n string) string {
+	sents := splitSentences(n)
+	seen := make(map[string]bool, len(sents))
+	kept := sents[:0:0]
+	for _, s := range sents {
+		if k := normKey(s); !seen[k] {
+			seen[k] = true
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == len(sents) {
+		return n
+	}
+	return strings.Join(kept, " ")
+}

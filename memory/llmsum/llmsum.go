@@ -158,10 +158,36 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	out.PromptVersion = prompts.Version()
 	out.UpdatedAt = s.now().UTC()
+	// A model that retells the episodes' gists repeats the ones that say
+	// the same; the root says each once.
+	out.Narrative = extractive.UniqueSentences(out.Narrative)
 	extractive.Fit(&out, req.MaxTokens)
 	out.Normalize()
 	res.Summary = out
 	return res, nil
+}
+
+// EstimateInput is about how many tokens Summarize would send for req:
+// the system and user prompts of each call, the new material cut into
+// the same chunks (each chunk given the current summary as req.Prev is).
+// The worker weighs an extension's cost with it before asking.
+func (s *Summarizer) EstimateInput(req memory.SummarizeRequest) int {
+	prompts := ResolvePrompts(req.Prompts, "")
+	system := prompts.System
+	if !req.Structured {
+		system += narrativeOnly
+	}
+	turns := items(req)
+	if req.Prev == nil && len(turns) == 0 {
+		return 0
+	}
+	total := 0
+	for first := true; first || len(turns) > 0; first = false {
+		user, n := s.nextCall(prompts, system, req.Structured, req.Prev, turns)
+		total += tokens.Count(system) + tokens.Count(user)
+		turns = turns[n:]
+	}
+	return total
 }
 
 // nextCall builds the user prompt for the next call and reports how many of

@@ -426,3 +426,17 @@ func TestNewModel(t *testing.T) {
 		})
 	}
 }
+
+// TestNarrativeSaysEachSentenceOnce: a model that retells the episodes'
+// gists, repeats and all, gives a root whose narrative says each once.
+func TestNarrativeSaysEachSentenceOnce(t *testing.T) {
+	reply := `{"topics":["lockers"],"narrative":"The crew talked about lockers and shifts. The crew talked about lockers and shifts. Dana asked for nights. The crew talked about lockers and shifts."}`
+	srv := llmtest.New(t, llmtest.Always(llmtest.Reply{Content: reply}))
+	res, err := newSum(t, srv, Options{}).Summarize(context.Background(), memory.SummarizeRequest{Turns: turns(1, 4), Structured: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "The crew talked about lockers and shifts. Dana asked for nights."; res.Summary.Narrative != want {
+		t.Errorf("narrative %q, want %q", res.Summary.Narrative, want)
+	}
+}

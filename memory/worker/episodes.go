@@ -7,13 +7,14 @@ package worker
 //   - Each closed episode costs one summariser call over its own turns
 //     (plus episode_overlap turns of context). That is the only place
 //     turns are read by an LLM.
-//   - The root is never extended from turns by an LLM: it is the fold of
-//     the episodes' structured summaries (episodes.Fold, lists kept in
-//     order of last reference, trimmed from the front at
-//     summary_max_tokens), plus an extractive summary of the open tail —
-//     the turns after the last closed episode up to the recent window —
-//     which costs no LLM tokens and is replaced by the tail's episode once
-//     that closes.
+//   - The root is never extended from turns by an LLM: with an LLM it is
+//     extended from the episodes' summaries (root.go); between two of
+//     those calls, and without an LLM, it is the fold of the episodes'
+//     structured summaries (episodes.Fold, lists kept in order of last
+//     reference, trimmed from the front at summary_max_tokens), plus an
+//     extractive summary of the open tail — the turns after the last
+//     closed episode up to the recent window — which costs no LLM tokens
+//     and is replaced by the tail's episode once that closes.
 //
 // So the summariser reads each turn about once (and the overlap), whatever
 // the length of the chat: its input stays well under 2x the conversation.
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/internal/background"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/episodes"
 	"github.com/contextd/contextd/memory/extractive"
@@ -41,6 +43,10 @@ type EpisodeSettings struct {
 	Params  episodes.Params
 	Overlap int    // turns of the previous episode given as context
 	Prompt  string // prompt_sections.episode_summary_prompt ("" = default)
+	// ExtendEvery is memory.summary_extend_every_episodes: with an LLM, the
+	// root is extended once this many episodes closed since it was last
+	// written by the model (< 1: 1), when the chat's credit covers the call.
+	ExtendEvery int
 }
 
 // rootBase is the fold of a chat's closed episodes up to seq to.
@@ -99,6 +105,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 		} else if err != nil {
 			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
 		}
+		w.addCredit(chat, cost.credit)
 		if err := w.supersede(ctx, chat, fresh, all); err != nil {
 			w.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
 		}
@@ -128,6 +135,9 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	}
 	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
+	// Whatever wrote it (the model, a fold, the tail's extractive summary
+	// beside them), the served root says each sentence once.
+	root.Narrative = extractive.UniqueSentences(root.Narrative)
 	stampModel(&root, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
 	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
 	if covered > cursor {
@@ -140,6 +150,9 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 type jobCost struct {
 	degraded       []string
 	in, out, calls int
+	// credit is what the episodes leave for root calls: twice their own
+	// turns' tokens less what their calls sent (rootDue).
+	credit int
 }
 
 // summariseSpans summarises the spans episodes.Cut found (open =
@@ -160,12 +173,23 @@ func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Setting
 		fresh = append(fresh, ep)
 		c.degraded = addDegraded(c.degraded, res.Degraded)
 		c.in, c.out, c.calls = c.in+res.InputTokens, c.out+res.OutputTokens, c.calls+res.Calls
+		c.credit += 2*contentTokens(open[sp.From:sp.To]) - res.InputTokens
 		w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens) // the budget holds between episodes
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, c, fmt.Errorf("worker: episodes abandoned: %w", err)
 	}
 	return fresh, c, nil
+}
+
+// contentTokens is the tokens of the turns' contents: the conversation's
+// own size, which the summariser's input is weighed against.
+func contentTokens(turns []memory.Message) int {
+	n := 0
+	for _, t := range turns {
+		n += tokens.Count(t.Content)
+	}
+	return n
 }
 
 // addDegraded appends the reasons to degraded, each once.

@@ -8,11 +8,14 @@ package worker
 // narrative, lists and facts — never their turns again). The open tail's
 // turns are given only while no episode covers anything yet (a young chat).
 //
-// The cost stays bounded: a root call is made once the new material (the
-// episodes' summaries) weighs at least half the existing root (and
-// rootBatchTokens), so over a chat the root's input is a small multiple of
-// the episodes' summaries, not of the turns (1.20x the conversation over
-// 1,000 turns with the episode calls, TestSummaryInputCostEpisodes). Until then, and whenever the
+// How often: a pass that closed episodes extends the root once
+// summary_extend_every_episodes of them (default 1) closed since the model
+// last wrote it, when the chat's credit covers the call (rootDue): so the
+// summariser's input stays within 2x the conversation (1.30x over 1,000
+// turns extended at every episode, TestSummaryInputCostEpisodes); where the
+// episode calls eat the credit (turns of a few words), once the new
+// episodes' summaries weigh half the root. A pass that closed several
+// sends them in one call. Until then, and whenever the
 // LLM fails, the root is the last LLM root with the newer episodes folded
 // in mechanically, plus an extractive summary of the open tail: nothing is
 // lost, the degraded reason is reported, and the next trigger retries.
@@ -21,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -28,14 +32,17 @@ import (
 	"github.com/contextd/contextd/memory/extractive"
 )
 
-// rootBatchTokens is the least new material worth an LLM root call.
-const rootBatchTokens = 400
-
 // rootResult is a root and what writing it cost.
 type rootResult struct {
 	sum       memory.Summary
 	degraded  []string
 	calls, in int
+}
+
+// inputEstimator is a summarizer that can say what a call would send
+// before making it (llmsum's): the root's cost is weighed with it.
+type inputEstimator interface {
+	EstimateInput(req memory.SummarizeRequest) int
 }
 
 // llmRoot builds the root over the closed episodes up to lastTo and the
@@ -48,19 +55,8 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 	if err != nil {
 		return rootResult{}, err
 	}
-	pending := 0
-	for _, ep := range newEps {
-		pending += tokens.Count(ep.Short) + extractive.Tokens(ep.Summary)
-	}
 	young := lastTo == 0 // no episode covers anything yet
-	due := !haveBase || stale || (len(newEps) > 0 && pending >= max(rootBatchTokens, extractive.Tokens(base)/2))
-	if young && !haveBase {
-		due = covered > baseTo
-	}
 	tailFrom := max(lastTo, baseTo)
-	if !due || (len(newEps) == 0 && !young && !stale) {
-		return rootResult{sum: w.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)}, nil
-	}
 	req := memory.SummarizeRequest{Chat: chat, Episodes: newEps, Prompts: s.Prompts, Model: s.Model,
 		Structured: s.Structured, MaxTokens: s.MaxTokens}
 	if haveBase {
@@ -69,6 +65,13 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 	to := lastTo
 	if young {
 		req.Turns, to = w.tailTurns(chat, open, baseTo, covered), covered
+	}
+	due := w.rootDue(chat, s, req, haveBase, stale)
+	if young && !haveBase {
+		due = covered > baseTo
+	}
+	if !due || (len(newEps) == 0 && !young && !stale) {
+		return rootResult{sum: w.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)}, nil
 	}
 	var res memory.SummarizeResult
 	if w.Exhausted(chat.Tenant) {
@@ -80,6 +83,7 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 		res.Degraded = []string{memory.DegradedLLMUnavailable}
 	}
 	w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
+	w.addCredit(chat, -res.InputTokens)
 	out := rootResult{degraded: res.Degraded, calls: res.Calls, in: res.InputTokens}
 	if failed(res.Degraded) {
 		// The previous root stands; the episodes are folded in mechanically
@@ -91,6 +95,72 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 	w.setBase(chat, to, res.Summary)
 	out.sum = w.withTail(chat, res.Summary, open, to, covered, s.MaxTokens)
 	return out, nil
+}
+
+// rootBatchTokens is the least new material worth an extension that the
+// chat's credit does not cover.
+const rootBatchTokens = 400
+
+// rootDue decides whether this pass asks the model for the root: always
+// for the first root (the compression prompt) and a stale one; an
+// extension once ExtendEvery episodes closed since the model last wrote
+// the root and either
+//   - the chat's credit covers what the call would send. The credit is
+//     what the closed episodes left of twice their turns' tokens
+//     (addCredit), so the summariser's input, episodes and root together,
+//     stays within 2x the conversation: a chat of long turns is extended
+//     at every episode, one of short turns waits for a few; or
+//   - the episodes' summaries weigh at least half the root (and
+//     rootBatchTokens): where the episode calls alone eat the credit
+//     (turns of a few words), the root is still extended, at a cost that is
+//     a small multiple of the summaries it reads.
+func (w *Worker) rootDue(chat memory.Chat, s Settings, req memory.SummarizeRequest, haveBase, stale bool) bool {
+	switch {
+	case stale || !haveBase:
+		return true
+	case len(req.Episodes) < max(s.Episodes.ExtendEvery, 1):
+		return false
+	}
+	if est, ok := w.Summarizer.(inputEstimator); !ok || est.EstimateInput(req) <= w.credit(chat) {
+		return true
+	}
+	pending := 0
+	for _, ep := range req.Episodes {
+		pending += tokens.Count(ep.Short) + extractive.Tokens(ep.Summary)
+	}
+	return pending >= max(rootBatchTokens, extractive.Tokens(*req.Prev)/2)
+}
+
+// credit is the chat's root credit in tokens (0 when unknown: after a
+// restart the credit starts again from the episodes closed since).
+func (w *Worker) credit(chat memory.Chat) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.credits[chat.Key()]; ok && c.created.Equal(chat.CreatedAt) {
+		return c.tokens
+	}
+	return 0
+}
+
+// addCredit adds n tokens (negative: spends them) to the chat's credit.
+func (w *Worker) addCredit(chat memory.Chat, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.credits == nil || len(w.credits) > 10000 {
+		w.credits = map[memory.ChatKey]rootCredit{} // a cache: a lost credit only delays a root call
+	}
+	c := w.credits[chat.Key()]
+	if !c.created.Equal(chat.CreatedAt) {
+		c = rootCredit{created: chat.CreatedAt}
+	}
+	c.tokens += n
+	w.credits[chat.Key()] = c
+}
+
+// rootCredit is what a chat's closed episodes left for root calls.
+type rootCredit struct {
+	created time.Time // the chat's; a re-created chat starts afresh
+	tokens  int
 }
 
 // failed reports whether the root call did not produce an LLM summary.

@@ -108,8 +108,11 @@ type Worker struct {
 	chats map[memory.ChatKey]*chatState
 	usage map[string]dayUsage
 	bases map[memory.ChatKey]rootBase
-	tails map[memory.ChatKey]tailSummary
-	jobs  map[memory.ChatKey]chan struct{} // jobs this process runs, by chat
+	// credits are the chats' root credits (root.go): what their closed
+	// episodes left of twice their turns' tokens.
+	credits map[memory.ChatKey]rootCredit
+	tails   map[memory.ChatKey]tailSummary
+	jobs    map[memory.ChatKey]chan struct{} // jobs this process runs, by chat
 	// previews are the request path's in-memory extensions (preview.go).
 	previews map[memory.ChatKey]preview
 }

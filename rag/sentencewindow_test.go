@@ -3,6 +3,7 @@ package rag
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A window is whole sentences: it starts at a sentence start, ends at a
@@ -40,3 +41,37 @@ func TestSentenceWindow(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSentenceWindow: a window is a span of the text, within 4× the room
+// (a whole sentence may pass the room, a blob is cut), empty only for an
+// empty text, and the whole text when it fits.
+func FuzzSentenceWindow(f *testing.F) {
+	f.Add("All three serve kaiseki. The rooms are quiet. Vegetarian kaiseki on request.", "vegetarian", 30)
+	f.Add("no terminator at all in this long run of words", "words", 10)
+	f.Add("日本語の文。もう一つの文！", "文", 8)
+	f.Fuzz(func(t *testing.T, text, query string, room int) {
+		if room < 0 || room > 1<<16 {
+			t.Skip()
+		}
+		q := NewWindowQuery(Terms(query))
+		w := q.SentenceWindow(text, room)
+		if w.From < 0 || w.To > len(text) || w.From > w.To {
+			t.Fatalf("window %+v of a %d-byte text", w, len(text))
+		}
+		r := max(room, minPassageBytes)
+		if len(text) <= r && (w.From != 0 || w.To != len(text)) {
+			t.Fatalf("a text that fits is cut: %+v", w)
+		}
+		if w.To-w.From > 4*r+utf8MaxRune {
+			t.Fatalf("window of %d bytes for room %d", w.To-w.From, r)
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(text[w.From:w.To]) {
+			t.Fatalf("window %+v cuts a rune", w)
+		}
+		if len(text) > 0 && w.To == w.From {
+			t.Fatalf("empty window of a %d-byte text", len(text))
+		}
+	})
+}
+
+const utf8MaxRune = 4

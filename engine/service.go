@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -33,8 +34,11 @@ const (
 	DegradedSummaryStale = "summary_stale"
 	DegradedSummaryWait  = "summary_wait_timeout"
 	DegradedStorage      = "storage_unavailable"
-	// DegradedIndexBehind: a search did not see every turn appended
-	// before it indexed (the indexer failing, or behind a large backlog).
+	// DegradedIndexBehind: the chat a context or search answers for has
+	// memory the background jobs have not taken in yet — turns not
+	// indexed or whose facts are not drawn, episodes or facts not indexed
+	// — after a bounded wait for them (the jobs failing, or behind a
+	// backlog): see lag.go.
 	DegradedIndexBehind = "index_behind"
 )
 
@@ -67,6 +71,8 @@ type Summaries interface {
 type Indexer interface {
 	Kick()
 	WaitIndexed(ctx context.Context) bool
+	// Pending: the index may lack something stored (lag.go).
+	Pending() bool
 }
 
 // FactsJob draws the facts of appended turns in the background
@@ -74,6 +80,8 @@ type Indexer interface {
 type FactsJob interface {
 	Kick()
 	WaitDrawn(ctx context.Context) bool
+	// Pending: some turn may not be drawn yet (lag.go).
+	Pending() bool
 }
 
 // Store is what the use cases read and write.
@@ -102,6 +110,10 @@ type Service struct {
 	// Arrivals draws new turns' facts in the background (nil: none are
 	// drawn on arrival, only by episodes).
 	Arrivals FactsJob
+	// Lags reads a chat's derived memory not yet indexed or drawn, for
+	// index_behind (nil: a search says index_behind when its wait for the
+	// indexer failed, a context never).
+	Lags memory.ChatLags
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
 	Dumper memory.Dumper
@@ -745,6 +757,11 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	req.K = k * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	caughtUp = s.waitIndexed(ctx)
+	if req.ChatID != "" && s.Lags != nil {
+		// The chat's own lag decides, not another chat's backlog.
+		behind, err := s.chatBehind(ctx, memory.ChatKey{Tenant: tenant, ChatID: req.ChatID}, math.MaxInt64, s.episodesRetrieved(agent))
+		caughtUp = err == nil && !behind // a lag that cannot be read is not vouched for
+	}
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if errors.Is(err, rag.ErrEmbedder) { // name the backend that is down
 		return nil, false, unavailable("embedder", err)

@@ -194,8 +194,9 @@ export interface SearchHit {
  * POST /v1/search's hits, best first: an array that also says what the
  * answer lacks. `degraded` (not enumerable: the array serialises and
  * compares as its hits) names every fallback the search took, e.g.
- * `index_behind` (the index had not taken in every turn appended before the
- * search within its wait); it is empty when none was.
+ * `index_behind` (the chat's turns, episodes or facts were not all indexed,
+ * or its turns' facts not all drawn, within the search's wait); it is empty
+ * when none was.
  */
 export type SearchHits = SearchHit[] & { readonly degraded: string[] };
 

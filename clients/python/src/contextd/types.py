@@ -62,8 +62,9 @@ class SearchHit:
 class SearchHits(List[SearchHit]):
     """/v1/search's hits, best first: a list, which also says what the
     answer lacks. ``degraded`` names every fallback the search took (e.g.
-    ``index_behind``: the index had not taken in every turn appended
-    before the search within its wait); it is empty when none was."""
+    ``index_behind``: the chat's turns, episodes or facts were not all
+    indexed, or its turns' facts not all drawn, within the search's wait);
+    it is empty when none was."""
 
     def __init__(self, hits: Sequence[SearchHit] = (), degraded: Sequence[str] = ()):
         super().__init__(hits)

@@ -461,17 +461,23 @@ func (s *Service) Messages(ctx context.Context, tenant, chatID string, afterSeq 
 // every few turns for months has thousands, megabytes that no caller of
 // the summary needs at once.
 func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string, chainLimit int) (*memory.Summary, []memory.SummaryRecord, error) {
+	v, _, err := s.storedSummary(ctx, tenant, chatID, chainLimit)
+	return v.Summary, v.Chain, err
+}
+
+// storedSummary is SummaryOf's answer, with the chat it read.
+func (s *Service) storedSummary(ctx context.Context, tenant, chatID string, chainLimit int) (SummaryView, memory.Chat, error) {
 	if err := ValidateID("chat_id", chatID, true); err != nil {
-		return nil, nil, err
+		return SummaryView{}, memory.Chat{}, err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
 	chat, err := s.Store.Chat(ctx, key)
 	if err != nil {
-		return nil, nil, storeErr("read chat", err)
+		return SummaryView{}, chat, storeErr("read chat", err)
 	}
 	chain, err := s.Store.SummaryChain(ctx, key)
 	if err != nil {
-		return nil, nil, storeErr("read summary", err)
+		return SummaryView{}, chat, storeErr("read summary", err)
 	}
 	if chain == nil || chat.SummaryDirty {
 		// A dirty chain may hold a deleted message: none until rebuilt.
@@ -484,11 +490,11 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string, chainLim
 		chain[i].Summary.Normalize()
 	}
 	if len(chain) == 0 {
-		return nil, chain, nil
+		return SummaryView{Chain: chain}, chat, nil
 	}
 	head := chain[0].Summary
 	head.Stale = s.isStale(chat, &chain[0])
-	return &head, chain, nil
+	return SummaryView{Summary: &head, Chain: chain}, chat, nil
 }
 
 // lagging reports whether the summary is behind what the agent's settings

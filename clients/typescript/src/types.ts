@@ -201,9 +201,17 @@ export interface SearchHit {
 export type SearchHits = SearchHit[] & { readonly degraded: string[] };
 
 export interface SummaryAnswer {
+  /** The summary /v1/context uses when the chat does not fit whole. */
   summary: Summary | null;
+  /** The stored records, head first (never the preview). */
   chain: SummaryRecord[];
   episodes: Episode[];
+  /**
+   * `summary` is the extension the worker is about to store, computed for
+   * this answer as for a context's (the stored summary lags); false: the
+   * stored head.
+   */
+  preview: boolean;
 }
 
 export interface EpisodesPage {

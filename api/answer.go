@@ -132,6 +132,9 @@ func (w *answerWriter) ragTurn(b []byte, t *engine.RAGTurn) []byte {
 	b = append(b, `"seq":`...)
 	b = strconv.AppendInt(b, t.Seq, 10)
 	b = strField(b, `,"role":`, t.Role)
+	if t.Name != "" {
+		b = strField(b, `,"name":`, t.Name)
+	}
 	b = strField(b, `,"content":`, t.Content)
 	b = append(b, `,"score":`...)
 	b = w.float32(b, t.Score)

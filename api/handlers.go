@@ -158,7 +158,7 @@ func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 		if n < 1 || n > 1000 {
 			return badRequest("invalid_value", "chain_limit", "must be between 1 and 1000")
 		}
-		sum, chain, err := svc.SummaryOf(c.Request().Context(), tenantOf(c), c.Param("chat_id"), int(n))
+		v, err := svc.SummaryView(c.Request().Context(), tenantOf(c), c.Param("chat_id"), int(n))
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func handleGetSummary(svc *engine.Service) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return encode(c, http.StatusOK, map[string]any{"summary": sum, "chain": chain, "episodes": eps})
+		return encode(c, http.StatusOK, map[string]any{"summary": v.Summary, "chain": v.Chain, "episodes": eps, "preview": v.Preview})
 	}
 }
 

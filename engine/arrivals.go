@@ -50,7 +50,7 @@ type Arrivals struct {
 	passEnd             chan struct{}
 	lastErr             error
 	kicks, served       atomic.Uint64
-	running             atomic.Bool
+	running, passing    atomic.Bool
 	pollEvery, minEvery time.Duration
 }
 
@@ -103,6 +103,7 @@ func (a *Arrivals) LastError() error {
 // PollInterval, and after a failure with exponential backoff.
 func (a *Arrivals) Run(ctx context.Context) error {
 	a.init()
+	a.passing.Store(true) // before running: see Pending
 	a.running.Store(true)
 	defer func() { a.running.Store(false); a.endPass(nil) }()
 	var backoff time.Duration
@@ -110,10 +111,12 @@ func (a *Arrivals) Run(ctx context.Context) error {
 		start := time.Now()
 		drainSignal(a.kick, a.hurry)
 		covered := a.kicks.Load() // appends that kicked before this committed before the pass lists
+		a.passing.Store(true)
 		_, err := a.DrainOnce(ctx)
 		if err == nil {
 			a.served.Store(covered)
 		}
+		a.passing.Store(false)
 		a.endPass(err)
 		if ctx.Err() != nil {
 			return nil
@@ -203,11 +206,13 @@ func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
 	return true
 }
 
-// Pending reports whether appends this process kicked it for are not all
-// drawn yet (or its last pass failed).
+// Pending reports whether some turn may not be drawn yet, as far as this
+// process can tell without asking the store: Run is not running, a pass
+// is under way, an append's kick is not served yet, or the last pass
+// failed (as rag.Indexer.Pending).
 func (a *Arrivals) Pending() bool {
 	a.init()
-	return a.served.Load() < a.kicks.Load() || a.LastError() != nil
+	return !a.running.Load() || a.passing.Load() || a.served.Load() < a.kicks.Load() || a.LastError() != nil
 }
 
 // DrainOnce draws everything pending now and returns how many turns it

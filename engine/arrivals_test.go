@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -57,5 +58,43 @@ func TestFactsAreDrawnOffTheAppend(t *testing.T) {
 	}
 	if kicked.kicks.Load() != 2 {
 		t.Errorf("appends kicked the job %d times, want 2", kicked.kicks.Load())
+	}
+}
+
+// Arrivals.Pending, the gate before a request reads its chat's lag: true
+// before Run (a backlog from before a restart) and while an append's kick
+// is not served; false once Run has drawn everything kicked.
+func TestArrivalsPending(t *testing.T) {
+	s := newTestService(t)
+	st := s.Store.(memory.Backend)
+	s.FactStore, s.Profiles = st, st
+	a := &Arrivals{Service: s, Store: st, PollInterval: 1e12}
+	s.Arrivals = a
+	if !a.Pending() {
+		t.Error("before Run: not pending")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = a.Run(ctx) }()
+	waitUntil(t, func() bool { return !a.Pending() })
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I live in Lisbon."}}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := st.BacklogSizes(ctx); b.UndrawnTurns > 0 && !a.Pending() {
+		t.Error("an append's kick not served: not pending")
+	}
+	waitUntil(t, func() bool { return !a.Pending() })
+	if b, _ := st.BacklogSizes(ctx); b.UndrawnTurns != 0 {
+		t.Errorf("not pending with %d undrawn turns", b.UndrawnTurns)
+	}
+}
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 10s")
+		}
 	}
 }

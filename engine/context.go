@@ -113,6 +113,7 @@ type plan struct {
 	lags        bool             // the summary lags its trigger (summary_stale)
 	names       map[int64]string // speakers' names by seq (nil: the chat names none)
 	rebuilding  bool             // the summary is dirty: not served (summary_rebuilding)
+	indexBehind bool             // the chat's memory before the window lags (lag.go)
 }
 
 func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
@@ -187,6 +188,9 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 		SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
 		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
+	if p.indexBehind && !a.WholeChat { // the whole chat, verbatim, lacks nothing
+		res.degrade(DegradedIndexBehind)
+	}
 	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
 	s.account(p, res, a, summary, cands)
 	if s.Observe != nil {
@@ -500,6 +504,13 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 		res.degrade(DegradedEmptyQuery)
 		return nil, nil
 	}
+	// Only what derives from turns before the window counts: the window
+	// is shown verbatim, lagging or not.
+	behind, err := s.catchUp(ctx, p.chat.Key(), p.windowStart, p.policy.RAGEpisodes && s.episodesRetrieved(p.chat.Agent))
+	if err != nil {
+		res.degrade(DegradedStorage)
+	}
+	p.indexBehind = behind // named unless the whole chat is shown (assemble)
 	// Pending turns (older than the window, not yet summarised) may come
 	// back as hits; the packer shows each turn once.
 	turns, err := s.Retriever.Retrieve(ctx, s.ragRequest(p))

@@ -34,7 +34,9 @@ func sharesFor(strategy Strategy) shares {
 func Assemble(in AssemblyInput) Assembled {
 	p := newPacker(in)
 	if p.packWholeChat() {
-		return p.layout()
+		a := p.layout()
+		a.WholeChat = true
+		return a
 	}
 	if in.Ranked && in.Strategy == StrategyRAG {
 		p.packRanked()

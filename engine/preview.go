@@ -36,3 +36,44 @@ func (s *Service) preview(ctx context.Context, p *plan) {
 	p.head, p.cursor = rec, rec.CoveredToSeq
 	p.lags = s.lagging(p.chat, p.cursor)
 }
+
+// SummaryView is a chat's summary as GET …/summary answers it: the
+// summary a context of the chat would show (when the chat does not fit
+// the budget whole), and the stored chain.
+type SummaryView struct {
+	Summary *memory.Summary
+	// Chain holds the stored records, head first (never the preview).
+	Chain []memory.SummaryRecord
+	// Preview: Summary is not stored yet — it is the extension the worker
+	// is about to write, computed for this answer as for a context's.
+	Preview bool
+}
+
+// SummaryView answers what a context would use: the stored head, or —
+// when it lags and the agent's summariser can preview (extractive) — the
+// preview a context computes in its place (preview), so the summary read
+// right after a bulk append is not null while the context shows one.
+func (s *Service) SummaryView(ctx context.Context, tenant, chatID string, chainLimit int) (SummaryView, error) {
+	v, chat, err := s.storedSummary(ctx, tenant, chatID, chainLimit)
+	if err != nil || s.Previews == nil || chat.SummaryDirty || !s.lagging(chat, chat.SummaryCursor) {
+		return v, err // a dirty summary is withheld from contexts too
+	}
+	var head *memory.SummaryRecord
+	if len(v.Chain) > 0 {
+		h := v.Chain[0]
+		head = &h
+	}
+	rec, err := s.Previews.Preview(ctx, chat, head)
+	if err != nil {
+		s.log().Debug("summary preview", "chat", chat.ID, "err", err)
+		return v, nil // the stored summary, as a context would show it
+	}
+	if rec == nil {
+		return v, nil
+	}
+	sum := rec.Summary.Clone()
+	sum.Normalize()
+	sum.Stale = s.isStale(chat, rec)
+	v.Summary, v.Preview = &sum, true
+	return v, nil
+}

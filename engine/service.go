@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -33,8 +34,11 @@ const (
 	DegradedSummaryStale = "summary_stale"
 	DegradedSummaryWait  = "summary_wait_timeout"
 	DegradedStorage      = "storage_unavailable"
-	// DegradedIndexBehind: a search did not see every turn appended
-	// before it indexed (the indexer failing, or behind a large backlog).
+	// DegradedIndexBehind: the chat a context or search answers for has
+	// memory the background jobs have not taken in yet — turns not
+	// indexed or whose facts are not drawn, episodes or facts not indexed
+	// — after a bounded wait for them (the jobs failing, or behind a
+	// backlog): see lag.go.
 	DegradedIndexBehind = "index_behind"
 )
 
@@ -67,6 +71,8 @@ type Summaries interface {
 type Indexer interface {
 	Kick()
 	WaitIndexed(ctx context.Context) bool
+	// Pending: the index may lack something stored (lag.go).
+	Pending() bool
 }
 
 // FactsJob draws the facts of appended turns in the background
@@ -74,6 +80,8 @@ type Indexer interface {
 type FactsJob interface {
 	Kick()
 	WaitDrawn(ctx context.Context) bool
+	// Pending: some turn may not be drawn yet (lag.go).
+	Pending() bool
 }
 
 // Store is what the use cases read and write.
@@ -102,6 +110,10 @@ type Service struct {
 	// Arrivals draws new turns' facts in the background (nil: none are
 	// drawn on arrival, only by episodes).
 	Arrivals FactsJob
+	// Lags reads a chat's derived memory not yet indexed or drawn, for
+	// index_behind (nil: a search says index_behind when its wait for the
+	// indexer failed, a context never).
+	Lags memory.ChatLags
 	// Dumper exports chats and users in the dump format (nil: export is
 	// not implemented).
 	Dumper memory.Dumper
@@ -449,17 +461,23 @@ func (s *Service) Messages(ctx context.Context, tenant, chatID string, afterSeq 
 // every few turns for months has thousands, megabytes that no caller of
 // the summary needs at once.
 func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string, chainLimit int) (*memory.Summary, []memory.SummaryRecord, error) {
+	v, _, err := s.storedSummary(ctx, tenant, chatID, chainLimit)
+	return v.Summary, v.Chain, err
+}
+
+// storedSummary is SummaryOf's answer, with the chat it read.
+func (s *Service) storedSummary(ctx context.Context, tenant, chatID string, chainLimit int) (SummaryView, memory.Chat, error) {
 	if err := ValidateID("chat_id", chatID, true); err != nil {
-		return nil, nil, err
+		return SummaryView{}, memory.Chat{}, err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
 	chat, err := s.Store.Chat(ctx, key)
 	if err != nil {
-		return nil, nil, storeErr("read chat", err)
+		return SummaryView{}, chat, storeErr("read chat", err)
 	}
 	chain, err := s.Store.SummaryChain(ctx, key)
 	if err != nil {
-		return nil, nil, storeErr("read summary", err)
+		return SummaryView{}, chat, storeErr("read summary", err)
 	}
 	if chain == nil || chat.SummaryDirty {
 		// A dirty chain may hold a deleted message: none until rebuilt.
@@ -472,11 +490,11 @@ func (s *Service) SummaryOf(ctx context.Context, tenant, chatID string, chainLim
 		chain[i].Summary.Normalize()
 	}
 	if len(chain) == 0 {
-		return nil, chain, nil
+		return SummaryView{Chain: chain}, chat, nil
 	}
 	head := chain[0].Summary
 	head.Stale = s.isStale(chat, &chain[0])
-	return &head, chain, nil
+	return SummaryView{Summary: &head, Chain: chain}, chat, nil
 }
 
 // lagging reports whether the summary is behind what the agent's settings
@@ -745,6 +763,11 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	req.K = k * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	caughtUp = s.waitIndexed(ctx)
+	if req.ChatID != "" && s.Lags != nil {
+		// The chat's own lag decides, not another chat's backlog.
+		behind, err := s.chatBehind(ctx, memory.ChatKey{Tenant: tenant, ChatID: req.ChatID}, math.MaxInt64, s.episodesRetrieved(agent))
+		caughtUp = err == nil && !behind // a lag that cannot be read is not vouched for
+	}
 	turns, err := s.Retriever.Retrieve(ctx, req)
 	if errors.Is(err, rag.ErrEmbedder) { // name the backend that is down
 		return nil, false, unavailable("embedder", err)

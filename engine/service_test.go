@@ -481,7 +481,8 @@ type fakeIndexer struct {
 	waits    int
 }
 
-func (f *fakeIndexer) Kick() {}
+func (f *fakeIndexer) Kick()         {}
+func (f *fakeIndexer) Pending() bool { return !f.caughtUp }
 func (f *fakeIndexer) WaitIndexed(ctx context.Context) bool {
 	f.waits++
 	if _, ok := ctx.Deadline(); !ok {

@@ -303,4 +303,6 @@ type Assembled struct {
 	RAGDropped int
 	// CoveredShown counts the verbatim turns shown that the summary covers.
 	CoveredShown int64
+	// WholeChat: the context is the whole chat, verbatim (it fits).
+	WholeChat bool
 }

@@ -20,6 +20,7 @@ type Backend interface {
 	ChatLister
 	Dumper
 	ArrivalBacklog
+	ChatLags
 }
 
 // Store is the core of the backend contract: chats, summaries, the index
@@ -163,3 +164,29 @@ const (
 	// LeaseFacts is the facts-on-arrival job's (engine.Arrivals).
 	LeaseFacts = "facts"
 )
+
+// ChatLags reads how far one chat's derived memory is behind its turns:
+// the per-chat view of Backlog, read on the request path only when some
+// background job has work pending (engine: index_behind), so it must be
+// one cheap indexed read.
+type ChatLags interface {
+	// ChatLag returns the chat's lag in what derives from its turns
+	// before seq before: episodes and facts count when they start before
+	// it (the turns from it on are a context's recent window, shown
+	// verbatim). ErrNotFound for an unknown chat.
+	ChatLag(ctx context.Context, key ChatKey, before int64) (ChatLag, error)
+}
+
+// ChatLag is one chat's derived memory not yet indexed or drawn.
+type ChatLag struct {
+	LastSeq int64
+	// FirstUnindexed is the first seq of a turn not yet in the vector
+	// index (0: none).
+	FirstUnindexed int64
+	// FactsCursor is the last seq whose facts were drawn on arrival: the
+	// turns after it are not drawn yet.
+	FactsCursor int64
+	// UnindexedEpisodes, UnindexedFacts: some closed episode, some fact of
+	// the chat starting before the bound is not yet in the vector index.
+	UnindexedEpisodes, UnindexedFacts bool
+}

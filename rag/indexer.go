@@ -75,6 +75,7 @@ type Indexer struct {
 	// (under mu) when a pass of Run ends, and hurry cuts a gather short.
 	kicks, served atomic.Uint64
 	running       atomic.Bool
+	passing       atomic.Bool // a pass of Run is under way (Pending)
 	passEnd       chan struct{}
 	hurry         chan struct{}
 }
@@ -158,6 +159,7 @@ func (ix *Indexer) setErr(err error) {
 // ends.
 func (ix *Indexer) Run(ctx context.Context) error {
 	kick := ix.kickCh()
+	ix.passing.Store(true) // before running: Pending never sees a running idle indexer before its first pass
 	ix.running.Store(true)
 	defer func() { ix.running.Store(false); ix.endPass() }()
 	poll := ix.PollInterval
@@ -173,10 +175,12 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		// Every append that kicked before this load committed before
 		// the pass lists the backlog, so the pass covers it.
 		covered := ix.kicks.Load()
+		ix.passing.Store(true)
 		n, err := ix.DrainOnce(ctx)
 		if err == nil {
 			ix.served.Store(covered)
 		}
+		ix.passing.Store(false)
 		ix.endPass()
 		if ctx.Err() != nil {
 			return nil
@@ -274,6 +278,19 @@ func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
 		}
 	}
 	return true
+}
+
+// Pending reports whether the index may lack something stored, as far as
+// this process can tell without asking the store: Run is not running, a
+// pass is under way (the startup pass over an old backlog, a poll that
+// found another replica's turns), a kick is not served yet (an append, an
+// episode closed, facts drawn), or the last pass failed. False means every
+// kick was served by a pass that succeeded: requests then skip reading
+// their chat's lag (engine: index_behind), which costs nothing while the
+// indexer keeps up.
+func (ix *Indexer) Pending() bool {
+	ix.init()
+	return !ix.running.Load() || ix.passing.Load() || ix.served.Load() < ix.kicks.Load() || ix.LastError() != nil
 }
 
 // DrainOnce indexes everything pending now — turns (forgotten ones taken

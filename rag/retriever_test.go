@@ -617,3 +617,34 @@ func TestNeighboursKeepToTheTimeRange(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexerPending: the cheap gate before a request reads its chat's
+// lag says pending until Run has served every kick with a pass that
+// succeeded — before Run, while a kick waits, while the index is down.
+func TestIndexerPending(t *testing.T) {
+	e := newEnv(t, nil)
+	if !e.ixr.Pending() {
+		t.Error("before Run: not pending (a backlog from before a restart would go unnamed)")
+	}
+	e.ixr.PollInterval = 1e12
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = e.ixr.Run(ctx) }()
+	waitFor(t, func() bool { return !e.ixr.Pending() })
+	e.store.add("t", "a", "u", "a", "a turn")
+	e.ixr.Kick()
+	if !e.ixr.Pending() && e.store.unindexed() > 0 {
+		t.Error("a kick not yet served: not pending")
+	}
+	waitFor(t, func() bool { return !e.ixr.Pending() })
+	if n := e.store.unindexed(); n != 0 {
+		t.Errorf("not pending with %d turns unindexed", n)
+	}
+	e.index.Close()
+	e.store.add("t", "a", "u", "a", "another turn")
+	e.ixr.Kick()
+	waitFor(t, func() bool { return e.ixr.LastError() != nil })
+	if !e.ixr.Pending() {
+		t.Error("the index down: not pending")
+	}
+}

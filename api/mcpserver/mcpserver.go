@@ -31,7 +31,7 @@ type Engine interface {
 	Context(ctx context.Context, tenant string, in engine.ContextInput) (*engine.ContextResult, error)
 	Search(ctx context.Context, tenant string, in engine.SearchInput) (engine.SearchResult, error)
 	Append(ctx context.Context, tenant, chatID string, in engine.AppendInput) (engine.AppendOutput, error)
-	SummaryOf(ctx context.Context, tenant, chatID string, chainLimit int) (*memory.Summary, []memory.SummaryRecord, error)
+	SummaryView(ctx context.Context, tenant, chatID string, chainLimit int) (engine.SummaryView, error)
 	LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error)
 	UserProfile(ctx context.Context, tenant, userID string) (*memory.Profile, error)
 	DeleteChat(ctx context.Context, tenant, chatID string) error

@@ -164,6 +164,9 @@ func TestToolsListAndEachTool(t *testing.T) {
 	if _, ok := structured(t, sum)["episodes"]; !ok {
 		t.Errorf("get_summary lacks episodes: %v", structured(t, sum))
 	}
+	if p, ok := structured(t, sum)["preview"]; !ok || p != false { // no previewer here: what is stored
+		t.Errorf("get_summary: preview %v (present %v), want false", p, ok)
+	}
 	prof := call(t, s, "get_user_profile", map[string]any{"user_id": "alice"})
 	if prof.IsError || structured(t, prof)["user_id"] != "alice" {
 		t.Fatalf("get_user_profile: %s", textOf(prof))

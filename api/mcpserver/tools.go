@@ -204,20 +204,24 @@ type chatIn struct {
 var chatSchema = obj(map[string]schema{"chat_id": str("the chat")}, "chat_id")
 
 func (t tools) getSummary(ctx context.Context, req *mcp.CallToolRequest, in chatIn) (*mcp.CallToolResult, any, error) {
-	sum, chain, err := t.e.SummaryOf(ctx, tenantOf(req), in.ChatID, toolChainRecords)
+	v, err := t.e.SummaryView(ctx, tenantOf(req), in.ChatID, toolChainRecords)
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
+	sum, chain := v.Summary, v.Chain
 	eps, err := t.e.LatestEpisodes(ctx, tenantOf(req), in.ChatID, engine.SummaryEpisodes)
 	if err != nil {
 		return nil, nil, asToolError(err)
 	}
 	out := object{"summary": toObject(sum), "chain": toObject(map[string]any{"c": chain})["c"],
-		"episodes": toObject(map[string]any{"e": eps})["e"]}
+		"episodes": toObject(map[string]any{"e": eps})["e"], "preview": v.Preview}
 	var b strings.Builder
-	if sum == nil {
+	switch {
+	case sum == nil:
 		b.WriteString("the chat has no summary yet")
-	} else {
+	case v.Preview: // what a context would show; the worker stores it shortly
+		b.WriteString("(preview, not stored yet)\n" + engine.RenderSummary(*sum))
+	default:
 		b.WriteString(engine.RenderSummary(*sum))
 	}
 	for _, e := range eps {

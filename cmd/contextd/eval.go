@@ -153,8 +153,10 @@ func evalSystem(base *config.Config) eval.NewSystem {
 // settle runs the background work a running server would have finished
 // before the question: summaries and episodes first (closing them makes
 // the episodes the indexer then indexes with the turns), then the users'
-// profiles (merged from the summaries, cooldowns ignored), then indexing;
-// again until a round finds nothing left to index.
+// profiles (merged from the summaries, cooldowns ignored), then the facts
+// drawn on arrival, then indexing; again until a round finds nothing left
+// to index. (Without the facts job's drain the answers lacked the turns'
+// facts, and said index_behind.)
 func settle(ctx context.Context, app *App) error {
 	for round := 0; round < 5; round++ {
 		var errs []error
@@ -163,6 +165,11 @@ func settle(ctx context.Context, app *App) error {
 		}
 		if app.Profiler != nil {
 			if _, err := app.Profiler.Pass(ctx, true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if app.Arrivals != nil {
+			if _, err := app.Arrivals.DrainOnce(ctx); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -200,7 +200,7 @@ func (a *App) wireService(cfg *config.Config, emb rag.Embedder, log *slog.Logger
 	store := a.Store
 	a.Service = &engine.Service{Policy: pol, AgentDefined: cfg.Defines,
 		Store:        telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver)),
-		EpisodeStore: store, FactStore: store, Dumper: store, Forget: store, Profiles: store,
+		EpisodeStore: store, FactStore: store, Dumper: store, Forget: store, Profiles: store, Lags: store,
 		Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
 		Limits:   engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes},
 		Observe:  observe(a.Metrics),
@@ -275,6 +275,7 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	}
 	if a.Index != nil {
 		a.Worker.Erase = rag.Eraser{Index: a.Index}
+		a.Worker.OnDerived = a.Indexer.Kick // closed episodes and their facts are indexed at once
 	}
 	svc.Summaries, svc.Previews, svc.LLMEpisodes = a.Worker, a.Worker, summarizer.UsesLLM()
 	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,

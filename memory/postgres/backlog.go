@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,4 +118,24 @@ func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 		return memory.Backlog{}, wrap("backlog", err)
 	}
 	return b, nil
+}
+
+// ChatLag reads one chat's lag in one statement, each part off a partial
+// index of the unindexed rows (messages_unindexed, episodes_unindexed,
+// facts_unindexed), so it costs the same however long the chat is.
+func (s *Store) ChatLag(ctx context.Context, key memory.ChatKey, before int64) (memory.ChatLag, error) {
+	var l memory.ChatLag
+	err := s.pool.QueryRow(ctx, `SELECT c.last_seq, c.facts_cursor,
+		COALESCE((SELECT min(seq) FROM messages WHERE chat = c.id AND NOT indexed), 0),
+		EXISTS (SELECT 1 FROM episodes WHERE chat = c.id AND NOT indexed AND from_seq < $3),
+		EXISTS (SELECT 1 FROM facts WHERE chat = c.id AND NOT indexed AND first_seq < $3)
+		FROM chats c WHERE c.tenant = $1 AND c.chat_id = $2`, key.Tenant, key.ChatID, before).Scan(
+		&l.LastSeq, &l.FactsCursor, &l.FirstUnindexed, &l.UnindexedEpisodes, &l.UnindexedFacts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return memory.ChatLag{}, wrap("chat lag", notFound(key))
+	}
+	if err != nil {
+		return memory.ChatLag{}, wrap("chat lag", err)
+	}
+	return l, nil
 }

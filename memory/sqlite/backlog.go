@@ -105,3 +105,29 @@ func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 	}
 	return b, nil
 }
+
+// ChatLag reads one chat's lag in one statement, each part off a partial
+// index of the unindexed rows (messages_unindexed, episodes_unindexed,
+// facts_unindexed), so it costs the same however long the chat is.
+func (s *Store) ChatLag(ctx context.Context, key memory.ChatKey, before int64) (memory.ChatLag, error) {
+	rows, err := s.query(ctx, `SELECT c.last_seq, c.facts_cursor,
+		COALESCE((SELECT min(seq) FROM messages WHERE chat = c.id AND indexed = 0), 0),
+		EXISTS (SELECT 1 FROM episodes WHERE chat = c.id AND indexed = 0 AND from_seq < ?1),
+		EXISTS (SELECT 1 FROM facts WHERE chat = c.id AND indexed = 0 AND first_seq < ?1)
+		FROM chats c WHERE c.tenant = ?2 AND c.chat_id = ?3`, before, key.Tenant, key.ChatID)
+	if err != nil {
+		return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", err)
+		}
+		return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", memory.ErrNotFound)
+	}
+	var l memory.ChatLag
+	if err := rows.Scan(&l.LastSeq, &l.FactsCursor, &l.FirstUnindexed, &l.UnindexedEpisodes, &l.UnindexedFacts); err != nil {
+		return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", err)
+	}
+	return l, nil
+}

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"FactsErased", testFactsErased},
 		{"AddFacts", testAddFacts},
 		{"ArrivalBacklog", testArrivalBacklog},
+		{"ChatLag", testChatLag},
 		{"DeleteMessage", testDeleteMessage},
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},

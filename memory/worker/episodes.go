@@ -109,6 +109,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 		if err := w.supersede(ctx, chat, fresh, all); err != nil {
 			w.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
 		}
+		w.derived() // after the supersede: one pass indexes the episodes, their facts and the facts they made stale
 	}
 	for _, ep := range fresh {
 		lastTo = ep.ToSeq

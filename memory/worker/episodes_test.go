@@ -427,3 +427,32 @@ func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
 		t.Fatalf("facts %+v, want the question superseded as answered", fs)
 	}
 }
+
+// TestClosedEpisodesKickTheIndexer: closing episodes tells OnDerived (the
+// indexer's Kick) before the summary that covers them is written, so a
+// request that sees that summary finds the indexer with work pending, not
+// idle until its next poll.
+func TestClosedEpisodesKickTheIndexer(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	s := episodeSettings()
+	w := newWorker(st, extractive.New(), "w1", func() Settings { return s })
+	var kicks []int // episodes stored at each kick
+	w.OnDerived = func() { kicks = append(kicks, len(allEpisodes(t, st))) }
+	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(60)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(kicks) == 0 || kicks[0] == 0 {
+		t.Fatalf("kicks with episodes stored: %v, want one after the first close", kicks)
+	}
+	n := len(kicks)
+	if err := w.Drain(ctx); err != nil { // nothing new: no kick
+		t.Fatal(err)
+	}
+	if len(kicks) != n {
+		t.Errorf("a pass that closed nothing kicked: %v", kicks)
+	}
+}

@@ -202,6 +202,7 @@ func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settin
 	if w.Episodes == nil {
 		return nil
 	}
+	defer w.derived() // rebuilt episodes (and their facts) are indexed again
 	eps, err := w.Episodes.Episodes(ctx, chat.Key(), 0, 0)
 	if err != nil {
 		return fmt.Errorf("worker: episodes: %w", err)

@@ -94,6 +94,11 @@ type Worker struct {
 	OnJob func(JobEvent)
 	// Tracer opens a span per summary job (nil: no-op).
 	Tracer trace.Tracer
+	// OnDerived, when set, is told after the worker stored episodes or
+	// facts (closed, rebuilt or superseded) that are to be indexed: the
+	// indexer's Kick, so they are retrievable within its pass, not its
+	// poll, and a read waiting for the index waits for them too.
+	OnDerived func()
 	// Forget, when set, is where deleted messages leave their marks: Run
 	// and Drain rebuild what was derived from them (rebuild.go). Erase
 	// deletes a forgotten turn's vectors (nil: no index); Profiles loses
@@ -769,6 +774,13 @@ func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s 
 	w.Logger.Debug("summary extended", "tenant", key.Tenant, "chat", key.ChatID,
 		"from", rec.FromSeq, "to", rec.ToSeq, "calls", calls, "in_tokens", inTokens, "degraded", degraded)
 	return &written, degraded, nil
+}
+
+// derived tells OnDerived that episodes or facts were stored.
+func (w *Worker) derived() {
+	if w.OnDerived != nil {
+		w.OnDerived()
+	}
 }
 
 func (w *Worker) day() string { return w.Now().UTC().Format(time.DateOnly) }

@@ -274,3 +274,11 @@ def test_context_sends_wait_for_summary_and_rag_scope(scripted):
     c = Client(f"http://127.0.0.1:{scripted.server_port}", api_key="k-0123456789abcdef\n")
     c.context("x", query="q", wait_for_summary=True, rag_scope="user")
     assert _Scripted.seen[-1]["wait_for_summary"] is True and _Scripted.seen[-1]["rag_scope"] == "user"
+
+
+def test_summary_says_when_it_is_a_preview(scripted):
+    _Scripted.answer = (200, {"Content-Type": "application/json"},
+                        b'{"summary":{"narrative":"n","covered_to_seq":110},"chain":[],"episodes":[],"preview":true}')
+    c = Client(f"http://127.0.0.1:{scripted.server_port}")
+    s = c.summary("x")
+    assert s.preview is True and s.summary["covered_to_seq"] == 110 and s.chain == []

@@ -194,15 +194,24 @@ export interface SearchHit {
  * POST /v1/search's hits, best first: an array that also says what the
  * answer lacks. `degraded` (not enumerable: the array serialises and
  * compares as its hits) names every fallback the search took, e.g.
- * `index_behind` (the index had not taken in every turn appended before the
- * search within its wait); it is empty when none was.
+ * `index_behind` (the chat's turns, episodes or facts were not all indexed,
+ * or its turns' facts not all drawn, within the search's wait); it is empty
+ * when none was.
  */
 export type SearchHits = SearchHit[] & { readonly degraded: string[] };
 
 export interface SummaryAnswer {
+  /** The summary /v1/context uses when the chat does not fit whole. */
   summary: Summary | null;
+  /** The stored records, head first (never the preview). */
   chain: SummaryRecord[];
   episodes: Episode[];
+  /**
+   * `summary` is the extension the worker is about to store, computed for
+   * this answer as for a context's (the stored summary lags); false: the
+   * stored head.
+   */
+  preview: boolean;
 }
 
 export interface EpisodesPage {

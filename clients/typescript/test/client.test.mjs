@@ -73,6 +73,7 @@ test("summary, refresh, episodes, profile and forgetting a profile item", async 
   await c.append("c-sum", trip, { userId: "carol" });
   const before = await c.summary("c-sum");
   assert.equal(before.summary, null);
+  assert.equal(before.preview, false);
   const refreshed = await c.refreshSummary("c-sum");
   assert.ok(refreshed === null || refreshed.summary, "200 with the summary, or 202: " + JSON.stringify(refreshed));
   const after = await c.summary("c-sum");

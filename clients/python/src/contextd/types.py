@@ -62,8 +62,9 @@ class SearchHit:
 class SearchHits(List[SearchHit]):
     """/v1/search's hits, best first: a list, which also says what the
     answer lacks. ``degraded`` names every fallback the search took (e.g.
-    ``index_behind``: the index had not taken in every turn appended
-    before the search within its wait); it is empty when none was."""
+    ``index_behind``: the chat's turns, episodes or facts were not all
+    indexed, or its turns' facts not all drawn, within the search's wait);
+    it is empty when none was."""
 
     def __init__(self, hits: Sequence[SearchHit] = (), degraded: Sequence[str] = ()):
         super().__init__(hits)
@@ -76,16 +77,21 @@ class SearchHits(List[SearchHit]):
 
 @dataclass
 class Summary:
-    """GET /v1/chats/{id}/summary: the running summary (None before the
-    first one), its chain of records and the newest episodes."""
+    """GET /v1/chats/{id}/summary: the running summary /v1/context uses
+    when the chat does not fit whole (None before there is any), its
+    stored chain of records and the newest episodes. ``preview``: the
+    summary is the extension the worker is about to store, computed for
+    this answer as for a context's (not in ``chain`` yet)."""
 
     summary: Optional[Dict[str, Any]]
     chain: List[Dict[str, Any]] = field(default_factory=list)
     episodes: List[Dict[str, Any]] = field(default_factory=list)
+    preview: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Summary":
-        return cls(summary=d.get("summary"), chain=d.get("chain") or [], episodes=d.get("episodes") or [])
+        return cls(summary=d.get("summary"), chain=d.get("chain") or [], episodes=d.get("episodes") or [],
+                   preview=bool(d.get("preview", False)))
 
 
 @dataclass

@@ -506,7 +506,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	// Only what derives from turns before the window counts: the window
 	// is shown verbatim, lagging or not.
-	behind, err := s.catchUp(ctx, p.chat.Key(), p.windowStart, p.policy.RAGEpisodes && s.episodesRetrieved(p.chat.Agent))
+	behind, err := s.catchUp(ctx, p.chat.Key(), p.windowStart, lagKinds{turns: true, facts: true, episodes: p.policy.RAGEpisodes && s.episodesRetrieved(p.chat.Agent)})
 	if err != nil {
 		res.degrade(DegradedStorage)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -25,7 +26,7 @@ func (s *Service) backlogPending() bool {
 // indexed, turns whose facts are not drawn, facts and (when episodes are
 // retrieved) episodes not indexed. It reads the store only when a job has
 // work pending (backlogPending); without Lags it says nothing.
-func (s *Service) chatBehind(ctx context.Context, key memory.ChatKey, before int64, episodes bool) (bool, error) {
+func (s *Service) chatBehind(ctx context.Context, key memory.ChatKey, before int64, k lagKinds) (bool, error) {
 	if s.Lags == nil || !s.backlogPending() {
 		return false, nil
 	}
@@ -33,26 +34,40 @@ func (s *Service) chatBehind(ctx context.Context, key memory.ChatKey, before int
 	if err != nil {
 		return false, storeErr("read backlog", err)
 	}
-	if s.Arrivals != nil && l.FactsCursor < l.LastSeq && l.FactsCursor+1 < before {
+	if k.facts && s.Arrivals != nil && l.FactsCursor < l.LastSeq && l.FactsCursor+1 < before {
 		return true, nil
 	}
 	if s.Indexer == nil {
 		return false, nil
 	}
-	return (l.FirstUnindexed > 0 && l.FirstUnindexed < before) || l.UnindexedFacts || (episodes && l.UnindexedEpisodes), nil
+	return (k.turns && l.FirstUnindexed > 0 && l.FirstUnindexed < before) || (k.facts && l.UnindexedFacts) || (k.episodes && l.UnindexedEpisodes), nil
+}
+
+// lagKinds are the kinds of derived memory an answer retrieves: only
+// their lag is its lag (a search for turns does not wait for facts).
+type lagKinds struct{ turns, facts, episodes bool }
+
+// kindsOf is lagKinds for a search's kinds (none: all), episodes only when
+// the agents retrieve them.
+func kindsOf(kinds []string, episodes bool) lagKinds {
+	if len(kinds) == 0 {
+		return lagKinds{turns: true, facts: true, episodes: episodes}
+	}
+	return lagKinds{turns: slices.Contains(kinds, memory.KindTurn), facts: slices.Contains(kinds, memory.KindFact),
+		episodes: episodes && slices.Contains(kinds, memory.KindEpisode)}
 }
 
 // catchUp is chatBehind with read-your-writes: a chat found behind waits
 // (waitIndexed, within searchIndexWait) for the jobs to take in what was
 // stored before the request, then is read again. True: the chat is still
 // behind, and the answer says index_behind.
-func (s *Service) catchUp(ctx context.Context, key memory.ChatKey, before int64, episodes bool) (bool, error) {
-	behind, err := s.chatBehind(ctx, key, before, episodes)
+func (s *Service) catchUp(ctx context.Context, key memory.ChatKey, before int64, k lagKinds) (bool, error) {
+	behind, err := s.chatBehind(ctx, key, before, k)
 	if err != nil || !behind {
 		return behind, err
 	}
-	s.waitIndexed(ctx)
-	return s.chatBehind(ctx, key, before, episodes)
+	s.waitIndexed(ctx, k.facts)
+	return s.chatBehind(ctx, key, before, k)
 }
 
 // episodesRetrieved: the agents' settings let episodes into retrieval, so

@@ -142,3 +142,23 @@ func drawn(t *testing.T, st memory.Backend, key memory.ChatKey, to int64) {
 		t.Fatal(err)
 	}
 }
+
+// A search's lag is the lag of the kinds it retrieves: a search for turns
+// does not wait for facts to be drawn.
+func TestKindsOf(t *testing.T) {
+	for _, tc := range []struct {
+		kinds    []string
+		episodes bool
+		want     lagKinds
+	}{
+		{nil, true, lagKinds{true, true, true}},
+		{nil, false, lagKinds{true, true, false}},
+		{[]string{"turn"}, true, lagKinds{turns: true}},
+		{[]string{"fact", "episode"}, true, lagKinds{facts: true, episodes: true}},
+		{[]string{"episode"}, false, lagKinds{}},
+	} {
+		if got := kindsOf(tc.kinds, tc.episodes); got != tc.want {
+			t.Errorf("kindsOf(%v, %v) = %+v, want %+v", tc.kinds, tc.episodes, got, tc.want)
+		}
+	}
+}

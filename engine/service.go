@@ -762,10 +762,11 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	// Over-fetch: the filters below may remove routing noise.
 	req.K = k * 2
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
-	caughtUp = s.waitIndexed(ctx)
+	kinds := kindsOf(in.Kinds, s.episodesRetrieved(agent))
+	caughtUp = s.waitIndexed(ctx, kinds.facts)
 	if req.ChatID != "" && s.Lags != nil {
 		// The chat's own lag decides, not another chat's backlog.
-		behind, err := s.chatBehind(ctx, memory.ChatKey{Tenant: tenant, ChatID: req.ChatID}, math.MaxInt64, s.episodesRetrieved(agent))
+		behind, err := s.chatBehind(ctx, memory.ChatKey{Tenant: tenant, ChatID: req.ChatID}, math.MaxInt64, kinds)
 		caughtUp = err == nil && !behind // a lag that cannot be read is not vouched for
 	}
 	turns, err := s.Retriever.Retrieve(ctx, req)
@@ -808,11 +809,11 @@ const searchIndexWait = 100 * time.Millisecond
 // An indexer that is failing or behind is not waited for past
 // searchIndexWait: the search answers from what is indexed, and false
 // says so.
-func (s *Service) waitIndexed(ctx context.Context) bool {
+func (s *Service) waitIndexed(ctx context.Context, facts bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, searchIndexWait)
 	defer cancel()
 	drawn := true
-	if s.Arrivals != nil { // first the facts of those turns, which kicks the indexer
+	if facts && s.Arrivals != nil { // first the facts of those turns, which kicks the indexer
 		drawn = s.Arrivals.WaitDrawn(ctx)
 	}
 	if s.Indexer == nil {

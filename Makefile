@@ -9,6 +9,8 @@ LOCOMO    ?= bench/locomo10.json
 BEAM      ?= data/beam/100K
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT    := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: run build test test-go test-python test-ts test-docs node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
 
@@ -16,7 +18,7 @@ run: build
 	./$(BIN) serve
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/contextd
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/contextd
 
 test: chromium test-docs test-go test-python test-ts
 

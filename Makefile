@@ -12,7 +12,7 @@ VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT    := $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: run build test test-go test-python test-ts test-docs lint-openapi node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python test-ts test-docs lint-openapi test-k8s node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
@@ -20,7 +20,7 @@ run: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/contextd
 
-test: chromium test-docs lint-openapi test-go test-python test-ts
+test: chromium test-docs lint-openapi test-k8s test-go test-python test-ts
 
 test-go:
 	$(GO) vet ./...
@@ -73,6 +73,12 @@ OPENAPI_DIR := tools/openapi
 lint-openapi: node
 	@cd $(OPENAPI_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --engine-strict --ignore-scripts --no-audit --no-fund; }
 	cd $(OPENAPI_DIR) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node node_modules/@redocly/cli/bin/cli.js lint --config redocly.yaml --format=stylish ../../docs/openapi.yaml
+
+# deploy/k8s, the kustomize base, decoded strictly into the Kubernetes API
+# types offline by its own module (deploy/k8s/check), so contextd's go.mod
+# does not carry k8s.io/api.
+test-k8s:
+	cd deploy/k8s/check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # chromium: the inspector's browser tests (ui/browser_test.go) drive Debian's
 # chromium; install it when missing and we are root or have sudo, else the

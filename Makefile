@@ -9,16 +9,18 @@ LOCOMO    ?= bench/locomo10.json
 BEAM      ?= data/beam/100K
 FUZZTIME  ?= 10s
 VERSION   := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT    := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: run build test test-go test-python test-ts test-docs node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
+.PHONY: run build test test-go test-python test-ts test-docs lint-openapi test-k8s node chromium eval-replay eval-beam test-race bench bench-append bench-http eval fuzz vet fmt check-config clean
 
 run: build
 	./$(BIN) serve
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/contextd
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/contextd
 
-test: chromium test-docs test-go test-python test-ts
+test: chromium test-docs lint-openapi test-k8s test-go test-python test-ts
 
 test-go:
 	$(GO) vet ./...
@@ -29,11 +31,17 @@ test-go:
 # /usr/bin/python3 is used: a pyenv python on PATH does not see them.
 PYTHON ?= /usr/bin/python3
 test-python: build
-	@$(PYTHON) -c 'import httpx, pytest' 2>/dev/null || { \
-	  echo "test-python: installing python3-httpx python3-pytest (Debian)"; \
+	@$(PYTHON) -c 'import httpx, pytest, setuptools, ensurepip' 2>/dev/null || { \
+	  echo "test-python: installing python3-httpx python3-pytest python3-setuptools python3-venv (Debian)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-httpx python3-pytest python3-setuptools python3-venv >/dev/null; }
 	CONTEXTD_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python
+	@# The README's offline install, from a copy (pip builds in the source
+	@# tree): no index, Debian's setuptools and httpx through the venv.
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp -r clients/python "$$tmp/src" && \
+	  $(PYTHON) -m venv --system-site-packages "$$tmp/venv" && \
+	  "$$tmp/venv/bin/pip" install -q --no-build-isolation --no-index "$$tmp/src" && \
+	  cd "$$tmp" && "$$tmp/venv/bin/python" -c 'import contextd, sys; assert "/venv/" in contextd.__file__, contextd.__file__; contextd.Client; print("test-python: offline install ok")'
 
 # The TypeScript client (clients/typescript) with its AI SDK and OpenAI Agents
 # adapters, tested by Node's own runner against the real binary. The pinned
@@ -57,6 +65,20 @@ node:
 # points outside the repository.
 test-docs:
 	$(PYTHON) scripts/check-docs.py
+
+# docs/openapi.yaml is linted by @redocly/cli (pinned in tools/openapi's
+# lockfile, installed with npm ci; Node from the node target); the Go tests
+# keep it equal to the routes and check the binary's answers against it.
+OPENAPI_DIR := tools/openapi
+lint-openapi: node
+	@cd $(OPENAPI_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --engine-strict --ignore-scripts --no-audit --no-fund; }
+	cd $(OPENAPI_DIR) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node node_modules/@redocly/cli/bin/cli.js lint --config redocly.yaml --format=stylish ../../docs/openapi.yaml
+
+# deploy/k8s, the kustomize base, decoded strictly into the Kubernetes API
+# types offline by its own module (deploy/k8s/check), so contextd's go.mod
+# does not carry k8s.io/api.
+test-k8s:
+	cd deploy/k8s/check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # chromium: the inspector's browser tests (ui/browser_test.go) drive Debian's
 # chromium; install it when missing and we are root or have sudo, else the

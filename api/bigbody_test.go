@@ -53,8 +53,8 @@ func errCode(m map[string]any) string {
 }
 
 // A 12 MB body over the 4 MB default limit, written whole before reading:
-// the client reads the 413 JSON error, and so for malformed JSON and an odd
-// Content-Type on a large body under the limit.
+// the client reads the 413 JSON error, and so for malformed JSON and a
+// text/plain body (415) under the limit.
 func TestLargeBodiesWrittenWholeGetTheJSONError(t *testing.T) {
 	h := newHarness(t, nil)
 	big := []byte(`{"chat_id":"c1","query":"` + strings.Repeat("x", 12<<20) + `"}`)
@@ -65,8 +65,8 @@ func TestLargeBodiesWrittenWholeGetTheJSONError(t *testing.T) {
 	if code, m := rawPost(t, h.srv.URL, "/v1/context", "application/json", malformed); code != 400 || errCode(m) != "invalid_json" {
 		t.Fatalf("malformed: %d %v", code, m)
 	}
-	if code, m := rawPost(t, h.srv.URL, "/v1/chats/c1/messages", "text/plain", malformed); code != 400 || errCode(m) != "invalid_json" {
-		t.Fatalf("text/plain malformed: %d %v", code, m)
+	if code, m := rawPost(t, h.srv.URL, "/v1/chats/c1/messages", "text/plain", malformed); code != 415 || errCode(m) != "unsupported_media_type" {
+		t.Fatalf("text/plain: %d %v", code, m)
 	}
 	// Over the limit without the body being JSON at all, after a good request
 	// on another connection: the server is still fine.

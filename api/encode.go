@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"os"
 	"reflect"
@@ -91,6 +92,9 @@ func decode(c echo.Context, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("empty_body", "", "the request body is empty; send a JSON object")
 	}
+	if err := jsonContentType(c); err != nil {
+		return err
+	}
 	// encoding/json silently replaces invalid UTF-8, and an escaped half
 	// of a surrogate pair ("\udcff"), with U+FFFD; reject them instead so
 	// nothing is stored altered (two ids must not become one).
@@ -107,6 +111,25 @@ func decode(c echo.Context, v any) error {
 		return badRequest("invalid_json", "", "the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// jsonContentType refuses a body declared as anything but JSON with 415
+// unsupported_media_type: a web page can POST text/plain, a form or
+// multipart to another origin without asking first (a "simple request"),
+// never application/json. application/json with any parameters (charset)
+// and application/<x>+json are accepted; so is a body with no Content-Type
+// (clients other than browsers that do not set one).
+func jsonContentType(c echo.Context) error {
+	ct := c.Request().Header.Get(echo.HeaderContentType)
+	if strings.TrimSpace(ct) == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return &apiError{status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+		Message: fmt.Sprintf("the request body is %q; this endpoint takes application/json", ct)}
 }
 
 // decodeNone reads the body of an endpoint that takes none: nothing or {}

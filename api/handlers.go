@@ -17,6 +17,13 @@ func handleHealthz() echo.HandlerFunc {
 	}
 }
 
+// handleVersion names the build: {"version","commit","go"}.
+func handleVersion(b BuildInfo) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return encode(c, http.StatusOK, b)
+	}
+}
+
 // handleReadyz: 503 only when storage is down; a missing vector store or LLM
 // makes answers poorer, not wrong, so the instance stays in rotation.
 func handleReadyz(d Deps) echo.HandlerFunc {

@@ -14,6 +14,7 @@ import (
 func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	e.GET("/healthz", handleHealthz())
 	e.GET("/readyz", handleReadyz(d))
+	e.GET("/version", handleVersion(d.Build))
 	// With API keys configured /metrics needs one too (any tenant's).
 	e.GET("/metrics", handleMetrics(d), authenticate(keys))
 

@@ -60,6 +60,15 @@ type Deps struct {
 	UI func(g *echo.Group)
 	// Tracer, when set, opens a server span per request (api/tracing.go).
 	Tracer trace.Tracer
+	// Build names the running build at GET /version.
+	Build BuildInfo
+}
+
+// BuildInfo is GET /version's answer.
+type BuildInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Go      string `json:"go"`
 }
 
 // NewHandler builds the HTTP handler with every route and middleware.

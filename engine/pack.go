@@ -399,6 +399,13 @@ type sectionTexts struct{ rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
 	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, Episodes: []SectionEpisode{}, Facts: []SectionFact{}}
+	if s.Summary != nil {
+		// A summary trimmed to its share may have lost whole lists: they
+		// are [] in the answer, as everywhere else, never null.
+		shown := *s.Summary
+		shown.Normalize()
+		s.Summary = &shown
+	}
 	// Sized up front: a RAGTurn is ~200 bytes and a large budget keeps
 	// hundreds, so growing by appends copied them several times over.
 	kept := 0

@@ -8,12 +8,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/contextd/contextd/config"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/contextd/contextd/api"
+	"github.com/contextd/contextd/config"
 )
 
 func main() {
@@ -38,11 +42,42 @@ commands:
   import        load a dump idempotently     (contextd import [--config F] [--file dump.jsonl] < dump.jsonl)
   eval          run an evaluation            (contextd eval locomo --data FILE [--llm replay]; contextd eval beam --data DIR; contextd eval scenarios)
   bench         run a benchmark              (contextd bench load [flags])
+  healthcheck   exit 0 when /readyz is ready (contextd healthcheck [--url http://127.0.0.1:8080] [--timeout 5s])
   version       print the version
 `
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and commit are set at build time with -ldflags
+// "-X main.version=... -X main.commit=..." (the Makefile and the Dockerfile
+// do); without a commit, the one Go stamped from the repository is used.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// buildInfo is what GET /version and contextd_build_info say.
+func buildInfo() api.BuildInfo {
+	c := commit
+	if c == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			modified := false
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					c = s.Value
+				case "vcs.modified":
+					modified = s.Value == "true"
+				}
+			}
+			if c != "" && modified {
+				c += "-dirty"
+			}
+		}
+	}
+	if c == "" {
+		c = "unknown"
+	}
+	return api.BuildInfo{Version: version, Commit: c, Go: runtime.Version()}
+}
 
 // run executes one contextd command. It returns when the command is done or
 // ctx is cancelled (serve: SIGTERM drains, then run returns nil).
@@ -66,8 +101,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return cmdEval(ctx, args[1:], getenv, stdout)
 	case "bench":
 		return cmdBench(ctx, args[1:], getenv, stdout)
+	case "healthcheck":
+		return cmdHealthcheck(ctx, args[1:], getenv, stdout)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "contextd", version)
+		b := buildInfo()
+		fmt.Fprintln(stdout, "contextd", b.Version, b.Commit, b.Go)
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

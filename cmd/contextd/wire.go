@@ -320,6 +320,8 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 		tenants = append(tenants, k.Tenant)
 	}
 	a.Metrics.Known(tenants)
+	build := buildInfo()
+	a.Metrics.BuildInfo(build.Version, build.Commit, build.Go)
 	store, svc := a.Store, a.Service
 	a.Metrics.Backlog(func(ctx context.Context) (metrics.Backlogs, error) {
 		b, err := store.BacklogSizes(ctx)
@@ -328,7 +330,7 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads}
+		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads, Build: build}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
 			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})

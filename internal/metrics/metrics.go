@@ -143,6 +143,19 @@ func (m *Metrics) CountRateLimited(tenant string) {
 	m.rateLimited.WithLabelValues(m.labels(tenant)...).Inc()
 }
 
+// BuildInfo registers contextd_build_info, a gauge that is always 1 and
+// whose labels name the build: version (-ldflags main.version), commit and
+// the Go version it was built with.
+func (m *Metrics) BuildInfo(version, commit, goversion string) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "contextd_build_info",
+		Help:        "The build of this contextd: always 1; the labels are its version, commit and Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": goversion},
+	})
+	g.Set(1)
+	m.Registry.MustRegister(g)
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})

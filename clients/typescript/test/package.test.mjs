@@ -30,3 +30,15 @@ test("no runtime dependencies; every export has its .js and .d.ts", () => {
     }
   }
 });
+
+test("engines: the package states the Node it needs, and Node 20 satisfies it", () => {
+  const range = JSON.parse(read("package.json")).engines?.node;
+  assert.ok(range, "package.json states no engines.node");
+  const m = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range.trim());
+  assert.ok(m, `engines.node "${range}": state it as >=MAJOR[.MINOR[.PATCH]]`);
+  const floor = m.slice(1).map((x) => Number(x ?? 0));
+  assert.ok(floor[0] < 20 || (floor[0] === 20 && floor[1] === 0 && floor[2] === 0), `engines.node "${range}" leaves out Node 20`);
+  const running = process.versions.node.split(".").map(Number);
+  const cmp = running[0] - floor[0] || running[1] - floor[1] || running[2] - floor[2];
+  assert.ok(cmp >= 0, `Node ${process.versions.node} does not satisfy engines.node "${range}"`);
+});

@@ -72,6 +72,7 @@ type packer struct {
 	// contiguous newest run.
 	tail              []int
 	tailN             int
+	tailDay           int // the day of the oldest turn kept (its day line is paid)
 	verbCost, ragCost []int
 	keepVerb, keepRAG []bool
 	verbBySeq         map[int64]int
@@ -185,7 +186,7 @@ func (p *packer) extendTail(capTokens, upTo int) {
 	used := 0
 	for p.tailN < min(upTo, len(p.tail)) {
 		i := p.tail[p.tailN]
-		c := p.verbCost[i]
+		c := p.verbCost[i] + p.dayCost(i)
 		if !p.verbTitlePaid {
 			c += p.titleCost(titleRecent)
 		}
@@ -199,10 +200,22 @@ func (p *packer) extendTail(capTokens, upTo int) {
 
 // keep takes verbatim candidate i (the next of the tail) at cost c.
 func (p *packer) keep(i, c int) {
+	p.tailDay = dayOf(p.in.Verbatim[i].CreatedAt)
 	p.verbSpent += c
 	p.verbTitlePaid = true
 	p.keepVerb[i] = true
 	p.tailN++
+}
+
+// dayCost is what showing verbatim candidate i, the next (older) of the
+// tail, adds in day lines: a line for its day when it is the first turn
+// kept or its day is not the day of the oldest turn kept.
+func (p *packer) dayCost(i int) int {
+	t := p.in.Verbatim[i]
+	if t.CreatedAt.IsZero() || (p.tailN > 0 && dayOf(t.CreatedAt) == p.tailDay) {
+		return 0
+	}
+	return p.tok.Count(dayLine(t.CreatedAt)) + 1
 }
 
 // fillTail extends the verbatim tail with what the budget has left, back
@@ -221,8 +234,12 @@ func (p *packer) packWholeChat() bool {
 	if !p.in.WholeChat || len(p.in.Verbatim) == 0 {
 		return false
 	}
-	need := p.titleCost(titleRecent)
+	need, day := p.titleCost(titleRecent), 0
 	for i, t := range p.in.Verbatim {
+		if d := dayOf(t.CreatedAt); d != 0 && d != day {
+			need += p.tok.Count(dayLine(t.CreatedAt)) + 1
+			day = d
+		}
 		if t.full != "" {
 			need += p.tok.Count(renderTurn(Turn{Role: t.Role, Name: t.Name, Content: t.full})) + 1
 		} else {

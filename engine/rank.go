@@ -162,7 +162,7 @@ func (p *packer) ragCandidates() []candidate {
 // in its place); when the tail has no room for it, it stays a hit.
 func (p *packer) takeVerb(i int) bool {
 	hit := p.unkeepHit(p.in.Verbatim[i].Seq)
-	c := p.verbCost[i]
+	c := p.verbCost[i] + p.dayCost(i)
 	if !p.verbTitlePaid {
 		c += p.titleCost(titleRecent)
 	}

@@ -211,14 +211,34 @@ func renderRecentSection(ts []Turn) string {
 	for i := range ts {
 		n += len(ts[i].Role) + len(ts[i].Name) + len(ts[i].Content) + 6
 	}
-	b.Grow(n)
+	b.Grow(n + 20)
 	b.WriteString(titleRecent)
+	day := 0
 	for i := range ts {
+		if d := dayOf(ts[i].CreatedAt); d != 0 && d != day {
+			b.WriteString("\n")
+			b.WriteString(dayLine(ts[i].CreatedAt))
+			day = d
+		}
 		b.WriteString("\n")
 		writeTurn(&b, ts[i].Role, ts[i].Name, ts[i].Content)
 	}
 	return b.String()
 }
+
+// dayOf is a time's UTC day as yyyymmdd (0 for the zero time).
+func dayOf(t time.Time) int {
+	if t.IsZero() {
+		return 0
+	}
+	y, m, d := t.UTC().Date()
+	return y*10000 + int(m)*100 + d
+}
+
+// dayLine dates the recent turns: a line when the day changes, so a model
+// reading a chat shown whole can place what was said in time ("last
+// Tuesday", "two weeks ago") as it can a retrieved block.
+func dayLine(t time.Time) string { return "[" + t.UTC().Format("Mon 2 Jan 2006") + "]" }
 
 // RenderSummary renders a structured summary as compact text.
 func RenderSummary(s memory.Summary) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -68,7 +69,7 @@ func TestVerbatimWhileItFits(t *testing.T) {
 				return
 			}
 			// The tail fills what is left: less than one more turn is free.
-			if free := tc.budget - res.Usage.TotalTokens; free > 60 { // two turns: charges are upper bounds
+			if free := tc.budget - res.Usage.TotalTokens; free > 90 { // three turns: charges are upper bounds
 				t.Fatalf("%d tokens left free with turns %d.. of 60 shown:\n%s", free, seqs[0], res.Context)
 			}
 			if res.Usage.DroppedTurns != 0 && seqs[0] > 41 && res.Sections.Summary != nil {
@@ -144,5 +145,22 @@ func TestRetrievedTurnsKeepTheirSpeaker(t *testing.T) {
 	}
 	if len(res.Sections.RAG) != 1 || res.Sections.RAG[0].Name != "Lukas" {
 		t.Fatalf("sections.rag = %+v, want turn 3 named Lukas", res.Sections.RAG)
+	}
+}
+
+// A chat shown whole is dated: a line opens each day, so a model can
+// place what was said in time.
+func TestRecentTurnsDated(t *testing.T) {
+	day1 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	day2 := day1.Add(50 * time.Hour)
+	vs := []Turn{
+		{Seq: 1, Role: "user", Content: "I start the plan today.", CreatedAt: day1},
+		{Seq: 2, Role: "assistant", Content: "Good luck.", CreatedAt: day1.Add(time.Minute)},
+		{Seq: 3, Role: "user", Content: "Day three: ran 5 km.", CreatedAt: day2},
+	}
+	a := Assemble(AssemblyInput{Budget: 500, Strategy: StrategyRunningSummary, Verbatim: vs, WholeChat: true})
+	want := "## Recent turns\n[Mon 2 Mar 2026]\nuser: I start the plan today.\nassistant: Good luck.\n[Wed 4 Mar 2026]\nuser: Day three: ran 5 km."
+	if a.Context != want {
+		t.Fatalf("context:\n%s\nwant:\n%s", a.Context, want)
 	}
 }

@@ -132,10 +132,14 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 	}
 	for _, strategy := range []string{"running_summary", "rag_augmented"} {
 		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "trip", "query": "What did we book?", "strategy": strategy}, &cx)
-		want := "## Recent turns\nuser: I am planning a trip to Lisbon in May. I prefer boutique hotels and I am vegetarian.\n" +
+		// Under its day line: "[Sun 29 Nov 2026]" for turns stored today.
+		want := "\nuser: I am planning a trip to Lisbon in May. I prefer boutique hotels and I am vegetarian.\n" +
 			"assistant: Booked: Casa Amora, May 3-7. Dinner at Ao 26 Vegan Food Project on May 4.\n" +
 			"user: Also add a day trip to Sintra on May 5.\n" +
 			"assistant: Done: train to Sintra at 09:10 on May 5, Pena Palace tickets for 11:00."
+		if !strings.HasPrefix(cx.Context, "## Recent turns\n[") {
+			t.Errorf("%s: the recent turns are not dated:\n%s", strategy, cx.Context)
+		}
 		if !strings.Contains(cx.Context, want) || cx.Usage.DroppedTurns != 0 {
 			t.Errorf("%s: the session's context is not the whole chat (dropped %d):\n%s", strategy, cx.Usage.DroppedTurns, cx.Context)
 		}

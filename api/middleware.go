@@ -120,7 +120,7 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 				route = "unmatched"
 			}
 			d := time.Since(start)
-			m.RequestDuration.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(d.Seconds())
+			m.RequestDuration.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Observe(d.Seconds())
 			level := slog.LevelDebug
 			if status >= 500 {
 				level = slog.LevelWarn
@@ -138,12 +138,27 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", // attrs, not key-value pairs: no boxing per request
 				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
-				slog.String("method", c.Request().Method), slog.String("route", route), slog.Int("status", status),
+				slog.String("method", methodLabel(c.Request().Method)), slog.String("route", route), slog.Int("status", status),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("tenant", tenant),
 				slog.String("client_ip", c.RealIP())) // X-Forwarded-For only from server.trusted_proxies
 			return nil
 		}
 	}
+}
+
+// methodLabel is the method as a metrics label, from a closed set: a
+// client may send any token as its method, and each distinct label value
+// is a series kept for the life of the process (and printed by every
+// scrape). The route label is a registered pattern (unknown paths are the
+// catch-all's) and the status one the server's own answer, so both are
+// closed already.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // authenticate fixes the tenant from the bearer key and puts it in the

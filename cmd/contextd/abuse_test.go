@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// keyedConfig is embeddedConfig with auth on: two tenants, one key each.
+var keyedConfig = withServer(embeddedConfig, `  auth:
+    api_keys:
+      - {key: key-alpha-0123456789, tenant: alpha}
+      - {key: key-bravo-0123456789, tenant: bravo}
+`)
+
+// withServer adds lines (indented under server:) to a config.
+func withServer(cfg, lines string) string {
+	return strings.Replace(cfg, "server:\n", "server:\n"+lines, 1)
+}
+
+// raw sends one request as it is (any method, any headers) and returns the
+// status, the answer's headers and its body.
+func (s *binServer) raw(method, path string, hdr http.Header, body []byte) (int, http.Header, []byte) {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	if h := hdr.Get("Host"); h != "" {
+		req.Host = h
+	}
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
+}
+
+// metricsText is a scrape of /metrics (key: with auth on).
+func (s *binServer) metricsText(key string) string {
+	s.t.Helper()
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	code, _, b := s.raw("GET", "/metrics", h, nil)
+	if code != http.StatusOK {
+		s.t.Fatalf("/metrics: %d %s", code, b)
+	}
+	return string(b)
+}
+
+// oddMethods sends n requests with made-up methods to paths that answer
+// without work (health, an unknown path, a refused key).
+func oddMethods(s *binServer, n int) {
+	paths := []string{"/healthz", "/no/such/path", "/v1/chats/c/messages"}
+	for i := range n {
+		s.raw(fmt.Sprintf("M%dXYZ", i), paths[i%len(paths)], nil, nil)
+	}
+}
+
+// A client's made-up methods do not become metrics labels: each would be a
+// series for the life of the process, in every scrape.
+func TestOddMethodsAreOneLabel(t *testing.T) {
+	s := startBinary(t, keyedConfig)
+	oddMethods(s, 300)
+	m := s.metricsText("key-alpha-0123456789")
+	if strings.Contains(m, "XYZ") {
+		t.Fatalf("a made-up method is a label:\n%s", tail(m, 2000))
+	}
+	if !strings.Contains(m, `method="other"`) {
+		t.Fatalf("no method=\"other\" series:\n%s", tail(m, 2000))
+	}
+	if n := strings.Count(m, "contextd_http_request_duration_seconds_count"); n > 20 {
+		t.Fatalf("%d request-duration series after 300 odd methods", n)
+	}
+}

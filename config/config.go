@@ -64,7 +64,13 @@ type MCP struct {
 }
 
 // UI is the inspector at /ui/ (default on).
-type UI struct{ Enabled bool }
+type UI struct {
+	Enabled bool
+	// SessionsPerTenant bounds each tenant's logged-in inspector sessions;
+	// a login past it logs out that tenant's oldest, never another
+	// tenant's. Default 100 (DefaultUISessionsPerTenant), at least 1.
+	SessionsPerTenant int
+}
 
 type Auth struct{ APIKeys []APIKey }
 

@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"server.max_message_bytes", d.Server.MaxMessageBytes, 256 << 10},
 		{"server.rate_limit.requests_per_second", d.Server.RateLimit.RequestsPerSecond, 0.0},
 		{"server.mcp.session_timeout", d.Server.MCP.SessionTimeout, 30 * time.Minute},
+		{"server.ui.sessions_per_tenant", d.Server.UI.SessionsPerTenant, 100},
 		{"auth keys", len(d.Server.Auth.APIKeys), 0},
 		{"storage.driver", d.Storage.Driver, "sqlite"},
 		{"storage.sqlite_path", d.Storage.SQLitePath, "./data/contextd.db"},

@@ -27,6 +27,8 @@ const (
 	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
 	// in api/mcpserver keeps the two equal; config does not import the API).
 	DefaultMCPSessionTimeout = 30 * time.Minute
+	// DefaultUISessionsPerTenant bounds a tenant's inspector logins.
+	DefaultUISessionsPerTenant = 100
 	// DefaultTenant is the tenant of an API key that names none, and of
 	// every request when auth is off.
 	DefaultTenant = memory.DefaultTenant
@@ -45,7 +47,7 @@ func Default() *Config {
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
 			MCP:                   MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout},
-			UI:                    UI{Enabled: true},
+			UI:                    UI{Enabled: true, SessionsPerTenant: DefaultUISessionsPerTenant},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
 		Vector: Vector{

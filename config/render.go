@@ -30,7 +30,7 @@ func (c *Config) Settings() map[string]any {
 			"max_messages_per_request": s.MaxMessagesPerRequest, "max_message_bytes": Size(int64(s.MaxMessageBytes)),
 			"read_concurrency": s.ReadConcurrency,
 			"mcp":              map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete, "session_timeout": Duration(s.MCP.SessionTimeout)},
-			"ui":               map[string]any{"enabled": s.UI.Enabled},
+			"ui":               map[string]any{"enabled": s.UI.Enabled, "sessions_per_tenant": s.UI.SessionsPerTenant},
 			"metrics":          map[string]any{"tenant_labels": s.Metrics.TenantLabels},
 		},
 		"storage": map[string]any{"driver": c.Storage.Driver, "sqlite_path": c.Storage.SQLitePath, "postgres_dsn": c.Storage.PostgresDSN},

@@ -95,7 +95,10 @@ func (d *decoder) serverFields(s *Server) fields {
 			"allow_delete":    d.bool(&s.MCP.AllowDelete),
 			"session_timeout": d.duration(&s.MCP.SessionTimeout, true),
 		}),
-		"ui":      d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
+		"ui": d.sub(fields{
+			"enabled":             d.bool(&s.UI.Enabled),
+			"sessions_per_tenant": d.int(&s.UI.SessionsPerTenant, 1, noMax),
+		}),
 		"metrics": d.sub(fields{"tenant_labels": d.bool(&s.Metrics.TenantLabels)}),
 	}
 }

@@ -23,7 +23,7 @@ func withServer(cfg, lines string) string {
 }
 
 // raw sends one request as it is (any method, any headers) and returns the
-// status, the answer's headers and its body.
+// status, the answer's headers and its body, following no redirect.
 func (s *binServer) raw(method, path string, hdr http.Header, body []byte) (int, http.Header, []byte) {
 	s.t.Helper()
 	req, err := http.NewRequest(method, s.base+path, bytes.NewReader(body))
@@ -36,7 +36,8 @@ func (s *binServer) raw(method, path string, hdr http.Header, body []byte) (int,
 	if h := hdr.Get("Host"); h != "" {
 		req.Host = h
 	}
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := (&http.Client{Timeout: 60 * time.Second, CheckRedirect: noRedirects}).Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -82,5 +83,47 @@ func TestOddMethodsAreOneLabel(t *testing.T) {
 	}
 	if n := strings.Count(m, "contextd_http_request_duration_seconds_count"); n > 20 {
 		t.Fatalf("%d request-duration series after 300 odd methods", n)
+	}
+}
+
+// uiSession logs in to the inspector with key and returns the session
+// cookie's value (the CSRF cookie may be any 64 characters the form repeats).
+func (s *binServer) uiSession(key string) string {
+	s.t.Helper()
+	csrf := strings.Repeat("c", 64)
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Cookie": {"contextd_ui_csrf=" + csrf}}
+	code, hdr, b := s.raw("POST", "/ui/login", h, []byte("csrf="+csrf+"&key="+key))
+	for _, c := range (&http.Response{Header: hdr}).Cookies() {
+		if c.Name == "contextd_ui_session" && c.Value != "" {
+			return c.Value
+		}
+	}
+	s.t.Fatalf("login: %d %s: no session cookie", code, b)
+	return ""
+}
+
+// uiIn reports whether the session is still logged in.
+func (s *binServer) uiIn(session string) bool {
+	s.t.Helper()
+	code, _, _ := s.raw("GET", "/ui/", http.Header{"Cookie": {"contextd_ui_session=" + session}}, nil)
+	return code == http.StatusOK
+}
+
+// One tenant's logins, however many, log out only that tenant's own
+// oldest sessions, never another tenant's.
+func TestUILoginsEvictOnlyTheirTenant(t *testing.T) {
+	s := startBinary(t, withServer(keyedConfig, "  ui:\n    sessions_per_tenant: 3\n"))
+	alpha := s.uiSession("key-alpha-0123456789")
+	var bravo []string
+	for range 12 {
+		bravo = append(bravo, s.uiSession("key-bravo-0123456789"))
+	}
+	if !s.uiIn(alpha) {
+		t.Fatal("tenant bravo's logins logged tenant alpha out")
+	}
+	for i, b := range bravo {
+		if want := i >= len(bravo)-3; s.uiIn(b) != want {
+			t.Errorf("bravo's login %d: logged in %v, want %v (the newest 3 stay)", i, !want, want)
+		}
 	}
 }

@@ -251,8 +251,13 @@ const drainLimit = 64 << 20
 
 // bodyLimit refuses bodies over the limit with 413 and caps the reader. A
 // refused or partly read body is read and discarded (up to drainLimit)
-// before the answer, so every client gets to read it.
-func bodyLimit(limit int64) echo.MiddlewareFunc {
+// before the answer, so every client gets to read it. Before any of it is
+// read, the body takes its size from the budget of bodies in memory at
+// once (server.body_budget; an unknown length takes the limit), held until
+// the answer: past it, 503 server_busy with Retry-After. Handlers buffer
+// whole bodies (bufferBody, decode, the MCP SDK), so without this their
+// sum, not each one, is what a burst of large bodies grows memory by.
+func bodyLimit(limit int64, budget *admit.Bytes) echo.MiddlewareFunc {
 	if limit <= 0 {
 		limit = 4 << 20
 	}
@@ -264,6 +269,16 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 				drain(c, body)
 				return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body of %d bytes exceeds %d bytes (server.body_limit)", req.ContentLength, limit)}
 			}
+			size := req.ContentLength
+			if size < 0 {
+				size = limit
+			}
+			if !budget.TryTake(size) {
+				drain(c, body)
+				return &apiError{status: http.StatusServiceUnavailable, Code: "server_busy", retryAfter: 1,
+					Message: "too many request bodies in memory at once (server.body_budget); retry shortly"}
+			}
+			defer budget.Give(size)
 			req.Body = http.MaxBytesReader(c.Response(), body, limit)
 			err := next(c)
 			if err != nil {

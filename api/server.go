@@ -56,6 +56,9 @@ type Deps struct {
 	// Reads admits the context and search requests (admitReads), shared
 	// with MCP's tools; nil: no limit.
 	Reads *admit.Gate
+	// Bodies is the budget of request bodies in memory at once, over /v1
+	// and /mcp (bodyLimit); nil: no limit.
+	Bodies *admit.Bytes
 	// UI, when set, registers the inspector's routes under /ui.
 	UI func(g *echo.Group)
 	// Tracer, when set, opens a server span per request (api/tracing.go).
@@ -96,7 +99,7 @@ func v1Middleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
-		bodyLimit(d.Options.BodyLimit),
+		bodyLimit(d.Options.BodyLimit, d.Bodies),
 		requestTimeout(timeout),
 	}
 }
@@ -109,6 +112,6 @@ func mcpMiddleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
-		bodyLimit(d.Options.BodyLimit),
+		bodyLimit(d.Options.BodyLimit, d.Bodies),
 	}
 }

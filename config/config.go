@@ -24,8 +24,12 @@ type Config struct {
 }
 
 type Server struct {
-	Addr           string        // default ":8080"
-	BodyLimit      int64         // bytes; yaml accepts "4MB", "512KB" or a number; default 4 MiB
+	Addr      string // default ":8080"
+	BodyLimit int64  // bytes; yaml accepts "4MB", "512KB" or a number; default 4 MiB
+	// BodyBudget bounds the request bodies held in memory at once, over
+	// every request; past it a request is refused with 503 and
+	// Retry-After. Default 64 MiB (DefaultBodyBudget), at least BodyLimit.
+	BodyBudget     int64
 	RequestTimeout time.Duration // yaml "30s"; default 30s
 	Auth           Auth
 	RateLimit      RateLimit

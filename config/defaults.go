@@ -10,6 +10,7 @@ import (
 const (
 	DefaultAddr                  = ":8080"
 	DefaultBodyLimit             = 4 << 20
+	DefaultBodyBudget            = 64 << 20
 	DefaultRequestTimeout        = 30 * time.Second
 	DefaultLogLevel              = "info"
 	DefaultMaxMessagesPerRequest = 1000
@@ -42,6 +43,7 @@ func Default() *Config {
 		Server: Server{
 			Addr:                  DefaultAddr,
 			BodyLimit:             DefaultBodyLimit,
+			BodyBudget:            DefaultBodyBudget,
 			RequestTimeout:        DefaultRequestTimeout,
 			LogLevel:              DefaultLogLevel,
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,

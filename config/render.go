@@ -23,7 +23,7 @@ func (c *Config) Settings() map[string]any {
 	}
 	return map[string]any{
 		"server": map[string]any{
-			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "request_timeout": Duration(s.RequestTimeout),
+			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "body_budget": Size(s.BodyBudget), "request_timeout": Duration(s.RequestTimeout),
 			"auth":            map[string]any{"api_keys": keys},
 			"rate_limit":      map[string]any{"requests_per_second": s.RateLimit.RequestsPerSecond, "burst": s.RateLimit.Burst},
 			"trusted_proxies": list(s.TrustedProxies), "log_level": s.LogLevel,

@@ -82,6 +82,7 @@ func (d *decoder) serverFields(s *Server) fields {
 	return fields{
 		"addr":                     d.hostPort(&s.Addr, true, false),
 		"body_limit":               d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
+		"body_budget":              d.size(func(v int64) { s.BodyBudget = v }, 1<<40),
 		"request_timeout":          d.duration(&s.RequestTimeout, true),
 		"auth":                     d.sub(d.authFields(&s.Auth)),
 		"rate_limit":               d.sub(d.rateLimitFields(&s.RateLimit)),
@@ -407,6 +408,14 @@ func cloneFilters(f Filters) Filters {
 	return f
 }
 
+// serverChecks are crossChecks among server.* keys.
+func (d *decoder) serverChecks(s Server) {
+	if s.BodyBudget < s.BodyLimit {
+		d.fail(d.first("server.body_budget", "server.body_limit"), "server.body_budget",
+			"(%d bytes) must be at least server.body_limit (%d bytes): no body could ever be admitted", s.BodyBudget, s.BodyLimit)
+	}
+}
+
 // crossChecks are the rules that involve more than one key; they run on
 // the decoded values and point at the most relevant key's line.
 func (d *decoder) crossChecks(c *Config) {
@@ -429,6 +438,7 @@ func (d *decoder) crossChecks(c *Config) {
 		d.fail(d.first("llm.model", "llm.provider"), "llm.model", "is required when llm.provider is ollama")
 	}
 	d.llmKey(c.LLM)
+	d.serverChecks(c.Server)
 	if c.Server.RateLimit.RequestsPerSecond == 0 && c.Server.RateLimit.Burst > 0 {
 		d.warn(d.key("server.rate_limit.burst"), "server.rate_limit.burst",
 			"has no effect while requests_per_second is 0 (rate limiting off)")

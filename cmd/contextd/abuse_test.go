@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,4 +127,40 @@ func TestUILoginsEvictOnlyTheirTenant(t *testing.T) {
 			t.Errorf("bravo's login %d: logged in %v, want %v (the newest 3 stay)", i, !want, want)
 		}
 	}
+}
+
+// stalledBody opens a request whose body of n bytes never finishes
+// arriving: the server holds its share of the body budget meanwhile.
+func (s *binServer) stalledBody(path string, n int) net.Conn {
+	s.t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"chat_id\":", path, n)
+	return conn
+}
+
+// Bodies in memory at once are bounded over all requests: past the budget
+// a request is refused at once (503, Retry-After), before its body is read.
+func TestBodyBudget(t *testing.T) {
+	s := startBinary(t, withServer(embeddedConfig, "  body_limit: 1MB\n  body_budget: 2MB\n"))
+	big := []byte(`{"chat_id":"c","query":"` + strings.Repeat("x", 900_000) + `"}`)
+	// Two stalled bodies fill the budget, when both were admitted before
+	// the probe came; otherwise the round is tried again.
+	waitFor(t, 20*time.Second, "a refusal while two bodies hold the budget", func() bool {
+		a, b := s.stalledBody("/v1/context", len(big)), s.stalledBody("/v1/search", len(big))
+		defer a.Close()
+		defer b.Close()
+		code, hdr, body := s.raw("POST", "/v1/context", http.Header{"Content-Type": {"application/json"}}, big)
+		if code == http.StatusServiceUnavailable && !strings.Contains(string(body), "server_busy") {
+			t.Fatalf("503 without server_busy: %s", body)
+		}
+		return code == http.StatusServiceUnavailable && hdr.Get("Retry-After") != ""
+	})
+	waitFor(t, 20*time.Second, "the budget back once the stalled bodies are gone", func() bool {
+		code, _, _ := s.raw("POST", "/v1/context", http.Header{"Content-Type": {"application/json"}}, big)
+		return code != http.StatusServiceUnavailable
+	})
 }

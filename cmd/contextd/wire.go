@@ -327,7 +327,8 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads}
+		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads,
+		Bodies: admit.NewBytes(cfg.Server.BodyBudget)}
 	if cfg.Server.MCP.Enabled {
 		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
 			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})

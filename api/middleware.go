@@ -385,3 +385,49 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 			Message: fmt.Sprintf("a browser request from origin %q to %s: contextd answers its own origin only", origin, c.Request().Host)}
 	}
 }
+
+// checkHost refuses a request whose Host header names a host this server
+// was not told it goes by: an IP address, localhost (and *.localhost), the
+// listen address's host and server.allowed_hosts are accepted, any other
+// name is 403 forbidden_host. Why: with auth off, a web page on
+// evil.example whose name its DNS later resolves to this server (DNS
+// rebinding) is, to the browser, same-origin with it, Origin and Host
+// alike, so sameOrigin lets it read every chat; only the name tells the
+// two apart. An IP address cannot be rebound, so it always passes. With
+// auth on a page holds no key and the check runs only when allowed_hosts
+// is set.
+func checkHost(o Options, keys memory.Keyring) echo.MiddlewareFunc {
+	if keys.Enabled() && len(o.AllowedHosts) == 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	allowed := append([]string{o.ListenHost}, o.AllowedHosts...)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			host := c.Request().Host
+			if knownHost(host, allowed) {
+				return next(c)
+			}
+			return &apiError{status: http.StatusForbidden, Code: "forbidden_host",
+				Message: fmt.Sprintf("Host %q is not a name of this server: add it to server.allowed_hosts", host)}
+		}
+	}
+}
+
+// knownHost reports whether a Host header (host[:port]) passes checkHost.
+func knownHost(hostport string, allowed []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || net.ParseIP(host) != nil {
+		return true // no Host (HTTP/1.0; browsers always send one), or not a name that can be rebound
+	}
+	for _, a := range allowed {
+		a = strings.ToLower(a)
+		if a != "" && (host == a || strings.HasPrefix(a, ".") && (strings.HasSuffix(host, a) || host == a[1:])) {
+			return true
+		}
+	}
+	return false
+}

@@ -29,6 +29,13 @@ type Options struct {
 	// and the tenant is "default".
 	APIKeys   []APIKey
 	RateLimit RateLimit
+	// AllowedHosts are names accepted in the Host header besides IPs,
+	// localhost and ListenHost (server.allowed_hosts); the check runs with
+	// auth off, or when these are set (checkHost).
+	AllowedHosts []string
+	// ListenHost is the listen address's host (server.addr), accepted in
+	// the Host header.
+	ListenHost string
 }
 
 // APIKey is one bearer key and the tenant it fixes: an alias of the one
@@ -81,8 +88,8 @@ func NewHandler(d Deps) http.Handler {
 	if d.Tracer != nil {
 		e.Use(traceRequests(d.Tracer))
 	}
-	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics), unescapeParams())
 	keys := memory.NewKeyring(d.Options.APIKeys)
+	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics), checkHost(d.Options, keys), unescapeParams())
 	v1 := e.Group("/v1", v1Middleware(d, keys)...)
 	addRoutes(e, d, keys, v1)
 	return e

@@ -8,7 +8,7 @@ import (
 
 // Default values, as documented on the types in config.go.
 const (
-	DefaultAddr                  = ":8080"
+	DefaultAddr                  = "127.0.0.1:8080"
 	DefaultBodyLimit             = 4 << 20
 	DefaultBodyBudget            = 64 << 20
 	DefaultRequestTimeout        = 30 * time.Second

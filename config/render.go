@@ -27,6 +27,7 @@ func (c *Config) Settings() map[string]any {
 			"auth":            map[string]any{"api_keys": keys},
 			"rate_limit":      map[string]any{"requests_per_second": s.RateLimit.RequestsPerSecond, "burst": s.RateLimit.Burst},
 			"trusted_proxies": list(s.TrustedProxies), "log_level": s.LogLevel,
+			"allow_remote_without_auth": s.AllowRemoteWithoutAuth, "allowed_hosts": list(s.AllowedHosts),
 			"max_messages_per_request": s.MaxMessagesPerRequest, "max_message_bytes": Size(int64(s.MaxMessageBytes)),
 			"read_concurrency": s.ReadConcurrency,
 			"mcp":              map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete, "session_timeout": Duration(s.MCP.SessionTimeout)},

@@ -80,17 +80,19 @@ func (d *decoder) sub(fs fields) handler {
 
 func (d *decoder) serverFields(s *Server) fields {
 	return fields{
-		"addr":                     d.hostPort(&s.Addr, true, false),
-		"body_limit":               d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
-		"body_budget":              d.size(func(v int64) { s.BodyBudget = v }, 1<<40),
-		"request_timeout":          d.duration(&s.RequestTimeout, true),
-		"auth":                     d.sub(d.authFields(&s.Auth)),
-		"rate_limit":               d.sub(d.rateLimitFields(&s.RateLimit)),
-		"trusted_proxies":          d.cidrs(&s.TrustedProxies),
-		"log_level":                d.enum(&s.LogLevel, LogLevels...),
-		"max_messages_per_request": d.int(&s.MaxMessagesPerRequest, 1, noMax),
-		"max_message_bytes":        d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
-		"read_concurrency":         d.int(&s.ReadConcurrency, 0, noMax),
+		"addr":                      d.hostPort(&s.Addr, true, false),
+		"body_limit":                d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
+		"body_budget":               d.size(func(v int64) { s.BodyBudget = v }, 1<<40),
+		"allow_remote_without_auth": d.bool(&s.AllowRemoteWithoutAuth),
+		"allowed_hosts":             d.hostNames(&s.AllowedHosts),
+		"request_timeout":           d.duration(&s.RequestTimeout, true),
+		"auth":                      d.sub(d.authFields(&s.Auth)),
+		"rate_limit":                d.sub(d.rateLimitFields(&s.RateLimit)),
+		"trusted_proxies":           d.cidrs(&s.TrustedProxies),
+		"log_level":                 d.enum(&s.LogLevel, LogLevels...),
+		"max_messages_per_request":  d.int(&s.MaxMessagesPerRequest, 1, noMax),
+		"max_message_bytes":         d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
+		"read_concurrency":          d.int(&s.ReadConcurrency, 0, noMax),
 		"mcp": d.sub(fields{
 			"enabled":         d.bool(&s.MCP.Enabled),
 			"allow_delete":    d.bool(&s.MCP.AllowDelete),
@@ -410,6 +412,17 @@ func cloneFilters(f Filters) Filters {
 
 // serverChecks are crossChecks among server.* keys.
 func (d *decoder) serverChecks(s Server) {
+	if len(s.Auth.APIKeys) == 0 && !LoopbackAddr(s.Addr) {
+		n := d.first("server.addr", "server")
+		if !s.AllowRemoteWithoutAuth {
+			d.fail(n, "server.addr", "%q listens beyond loopback with auth off (no server.auth.api_keys): anyone who "+
+				"reaches it reads and writes every chat. Listen on 127.0.0.1, set api_keys, or set "+
+				"server.allow_remote_without_auth: true (or %s=true)", s.Addr, EnvAllowRemoteWithoutAuth)
+		} else {
+			d.warn(n, "server.addr", "%q listens beyond loopback with auth off (server.allow_remote_without_auth): "+
+				"anyone who reaches it reads and writes every chat", s.Addr)
+		}
+	}
 	if s.BodyBudget < s.BodyLimit {
 		d.fail(d.first("server.body_budget", "server.body_limit"), "server.body_budget",
 			"(%d bytes) must be at least server.body_limit (%d bytes): no body could ever be admitted", s.BodyBudget, s.BodyLimit)

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +166,55 @@ func TestBodyBudget(t *testing.T) {
 		code, _, _ := s.raw("POST", "/v1/context", http.Header{"Content-Type": {"application/json"}}, big)
 		return code != http.StatusServiceUnavailable
 	})
+}
+
+// With auth off, a page whose own name resolves to the server (DNS
+// rebinding: Host and Origin both evil.example) reads nothing: the Host
+// must be an IP, localhost, the listen host or server.allowed_hosts.
+func TestRebindingRefusedWithAuthOff(t *testing.T) {
+	s := startBinary(t, withServer(embeddedConfig, "  allowed_hosts: [contextd, .internal]\n"))
+	s.must(http.StatusCreated, "POST", "/v1/chats/victim/messages", map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": "a secret"}}}, nil)
+	for _, c := range []struct {
+		host, path string
+		want       int
+	}{
+		{"evil.example:8080", "/v1/chats/victim/export", http.StatusForbidden},
+		{"evil.example:8080", "/ui/", http.StatusForbidden},
+		{"evil.example", "/metrics", http.StatusForbidden},
+		{"localhost.evil.example", "/v1/chats/victim/export", http.StatusForbidden},
+		{"localhost:8080", "/v1/chats/victim/export", http.StatusOK},
+		{"127.0.0.1:8080", "/v1/chats/victim/export", http.StatusOK},
+		{"[::1]:8080", "/v1/chats/victim/export", http.StatusOK},
+		{"contextd:8080", "/v1/chats/victim/export", http.StatusOK},
+		{"db.internal", "/v1/chats/victim/export", http.StatusOK},
+	} {
+		h := http.Header{"Host": {c.host}, "Origin": {"http://" + c.host}}
+		code, _, body := s.raw("GET", c.path, h, nil)
+		if code != c.want || c.want == http.StatusForbidden && (!strings.Contains(string(body), "forbidden_host") || strings.Contains(string(body), "secret")) {
+			t.Errorf("Host %s %s: %d %s, want %d", c.host, c.path, code, tail(string(body), 300), c.want)
+		}
+	}
+}
+
+// Listening beyond loopback with auth off takes an explicit setting (a
+// container's environment), and then logs a warning.
+func TestAllInterfacesWithoutAuthIsExplicit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agents.yaml")
+	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(embeddedConfig, "%DATA%", dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(contextdBinary(t), "serve", "--config", cfg)
+	cmd.Env = append(os.Environ(), "CONTEXTD_ADDR=:0")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "allow_remote_without_auth") {
+		t.Fatalf("serve on :0 with auth off: %v\n%s", err, out)
+	}
+	s := startBinaryEnv(t, embeddedConfig, "CONTEXTD_ADDR=:0", "CONTEXTD_ALLOW_REMOTE_WITHOUT_AUTH=true")
+	s.must(http.StatusOK, "GET", "/healthz", nil, nil)
+	b, _ := os.ReadFile(s.log)
+	if !strings.Contains(string(b), "listens beyond loopback with auth off") {
+		t.Fatalf("no warning in the log:\n%s", tail(string(b), 2000))
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -469,7 +470,18 @@ func apiOptions(c *config.Config) api.Options {
 	return api.Options{
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
+		AllowedHosts: s.AllowedHosts, ListenHost: listenHost(s.Addr),
 	}
+}
+
+// listenHost is the host of a listen address host:port ("" for all
+// interfaces).
+func listenHost(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // readConcurrency is how many context and search requests may work at

@@ -76,8 +76,14 @@ type MCP struct {
 	// AllowDelete exposes the destructive delete_chat tool; default false.
 	AllowDelete bool
 	// SessionTimeout closes an MCP session no request has used for this
-	// long; default 30m (DefaultMCPSessionTimeout), always > 0.
+	// long; default 10m (DefaultMCPSessionTimeout), always > 0.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the MCP sessions open at once (default 1000),
+	// MaxSessionsPerClient those of one client, a tenant with auth on or
+	// an address with auth off (default 100): a new session past a cap
+	// closes the oldest idle one, or is refused with 503 when none is.
+	MaxSessions          int
+	MaxSessionsPerClient int
 }
 
 // UI is the inspector at /ui/ (default on).

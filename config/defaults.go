@@ -27,7 +27,12 @@ const (
 	DefaultSampleRatio           = 1.0
 	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
 	// in api/mcpserver keeps the two equal; config does not import the API).
-	DefaultMCPSessionTimeout = 30 * time.Minute
+	DefaultMCPSessionTimeout = 10 * time.Minute
+	// DefaultMCPMaxSessions and DefaultMCPMaxSessionsPerClient are
+	// mcpserver's DefaultMaxSessions and DefaultMaxSessionsPerClient (the
+	// same test keeps them equal).
+	DefaultMCPMaxSessions          = 1000
+	DefaultMCPMaxSessionsPerClient = 100
 	// DefaultUISessionsPerTenant bounds a tenant's inspector logins.
 	DefaultUISessionsPerTenant = 100
 	// DefaultTenant is the tenant of an API key that names none, and of
@@ -48,8 +53,9 @@ func Default() *Config {
 			LogLevel:              DefaultLogLevel,
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
-			MCP:                   MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout},
-			UI:                    UI{Enabled: true, SessionsPerTenant: DefaultUISessionsPerTenant},
+			MCP: MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout,
+				MaxSessions: DefaultMCPMaxSessions, MaxSessionsPerClient: DefaultMCPMaxSessionsPerClient},
+			UI: UI{Enabled: true, SessionsPerTenant: DefaultUISessionsPerTenant},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
 		Vector: Vector{

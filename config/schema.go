@@ -94,9 +94,11 @@ func (d *decoder) serverFields(s *Server) fields {
 		"max_message_bytes":         d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
 		"read_concurrency":          d.int(&s.ReadConcurrency, 0, noMax),
 		"mcp": d.sub(fields{
-			"enabled":         d.bool(&s.MCP.Enabled),
-			"allow_delete":    d.bool(&s.MCP.AllowDelete),
-			"session_timeout": d.duration(&s.MCP.SessionTimeout, true),
+			"enabled":                 d.bool(&s.MCP.Enabled),
+			"allow_delete":            d.bool(&s.MCP.AllowDelete),
+			"session_timeout":         d.duration(&s.MCP.SessionTimeout, true),
+			"max_sessions":            d.int(&s.MCP.MaxSessions, 1, noMax),
+			"max_sessions_per_client": d.int(&s.MCP.MaxSessionsPerClient, 1, noMax),
 		}),
 		"ui": d.sub(fields{
 			"enabled":             d.bool(&s.UI.Enabled),

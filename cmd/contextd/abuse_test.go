@@ -218,3 +218,108 @@ func TestAllInterfacesWithoutAuthIsExplicit(t *testing.T) {
 		t.Fatalf("no warning in the log:\n%s", tail(string(b), 2000))
 	}
 }
+
+// mcpInit opens an MCP session at protocol version and returns its id ("" when
+// refused; code is the status).
+func (s *binServer) mcpInit(key, version string) (id string, code int) {
+	s.t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version +
+		`","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`
+	code, hdr, b := s.raw("POST", "/mcp", mcpHeaders(key, ""), []byte(body))
+	if code != http.StatusOK && code != http.StatusServiceUnavailable {
+		s.t.Fatalf("initialize: %d %s", code, b)
+	}
+	return hdr.Get("Mcp-Session-Id"), code
+}
+
+// mcpHeaders are a streamable-HTTP POST's headers.
+func mcpHeaders(key, session string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	if session != "" {
+		h.Set("Mcp-Session-Id", session)
+	}
+	return h
+}
+
+// mcpPing reports the status of a ping on session.
+func (s *binServer) mcpPing(key, session string) int {
+	s.t.Helper()
+	code, _, _ := s.raw("POST", "/mcp", mcpHeaders(key, session), []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	return code
+}
+
+// gauge reads one unlabelled metric from a scrape.
+func gauge(t *testing.T, scrape, name string) float64 {
+	t.Helper()
+	for _, l := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	t.Fatalf("no %s in the scrape", name)
+	return 0
+}
+
+// An initialize flood keeps the sessions at the per-client cap: each new
+// one past it closes the client's oldest idle session, and another
+// tenant's sessions stay.
+func TestMCPSessionCaps(t *testing.T) {
+	s := startBinary(t, withServer(keyedConfig, "  mcp:\n    max_sessions: 50\n    max_sessions_per_client: 20\n"))
+	bravo, _ := s.mcpInit("key-bravo-0123456789", "2025-06-18")
+	first, _ := s.mcpInit("key-alpha-0123456789", "2025-06-18")
+	var last string
+	for range 200 {
+		last, _ = s.mcpInit("key-alpha-0123456789", "2025-06-18")
+	}
+	if n := gauge(t, s.metricsText("key-alpha-0123456789"), "contextd_mcp_sessions"); n > 21 {
+		t.Fatalf("%g sessions open after 201 initialize calls, want ≤ 20 of alpha's + 1 of bravo's", n)
+	}
+	for _, c := range []struct {
+		name, key, id string
+		want          int
+	}{
+		{"alpha's first (evicted)", "key-alpha-0123456789", first, http.StatusNotFound},
+		{"alpha's newest", "key-alpha-0123456789", last, http.StatusOK},
+		{"bravo's", "key-bravo-0123456789", bravo, http.StatusOK},
+	} {
+		if got := s.mcpPing(c.key, c.id); got != c.want {
+			t.Errorf("ping on %s session: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// A JSON-RPC batch is refused under a protocol without batches (2025-06-18
+// on), whatever the request's version header says; under 2025-03-26 a
+// small one is served and a long one refused.
+func TestMCPBatches(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_context","arguments":{"chat_id":"c"}}}`
+	batch := func(n int) []byte {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(call, i+10)
+		}
+		return []byte("[" + strings.Join(parts, ",") + "]")
+	}
+	for _, c := range []struct {
+		version string
+		n, want int
+	}{
+		{"2025-06-18", 2000, http.StatusBadRequest},
+		{"2025-06-18", 2, http.StatusBadRequest},
+		{"2025-03-26", 2000, http.StatusBadRequest},
+		{"2025-03-26", 2, http.StatusOK},
+	} {
+		id, _ := s.mcpInit("", c.version)
+		s.raw("POST", "/mcp", mcpHeaders("", id), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		code, _, body := s.raw("POST", "/mcp", mcpHeaders("", id), batch(c.n))
+		if code != c.want || code == http.StatusBadRequest && !strings.Contains(string(body), `"code":-32600`) {
+			t.Errorf("%s batch of %d: %d %s, want %d", c.version, c.n, code, tail(string(body), 300), c.want)
+		}
+	}
+}

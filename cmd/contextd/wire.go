@@ -331,8 +331,12 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads,
 		Bodies: admit.NewBytes(cfg.Server.BodyBudget)}
 	if cfg.Server.MCP.Enabled {
-		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
-			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})
+		mcp := mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
+			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout,
+			MaxSessions: cfg.Server.MCP.MaxSessions, MaxSessionsPerClient: cfg.Server.MCP.MaxSessionsPerClient,
+			ClientByAddress: len(cfg.Server.Auth.APIKeys) == 0})
+		a.Metrics.MCPSessions(mcp.Sessions)
+		deps.MCP = mcp
 	}
 	a.Handler = api.NewHandler(deps)
 }

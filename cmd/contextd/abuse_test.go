@@ -323,3 +323,78 @@ func TestMCPBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakAbuse replays the adversarial trial at a scale `make test` can
+// afford, on the default settings, and asserts the bounds, not timings:
+// odd methods leave /metrics small and the heap near where it was, an
+// initialize flood leaves at most the per-client cap of sessions, large
+// bodies at once stay within the body budget, a 2,000-call batch and a
+// rebinding request are refused. The full-size figures are in
+// docs/operations.md ("Abuse bounds").
+func TestSoakAbuse(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	m0 := s.metricsText("")
+	heap0, rss0 := gauge(t, m0, "go_memstats_heap_inuse_bytes"), gauge(t, m0, "process_resident_memory_bytes")
+
+	oddMethods(s, 5000)
+	if m := s.metricsText(""); len(m) > 64<<10 || strings.Contains(m, "XYZ") {
+		t.Errorf("/metrics is %d bytes after 5,000 odd methods (made-up method as a label: %v)", len(m), strings.Contains(m, "XYZ"))
+	}
+	for range 2000 {
+		s.mcpInit("", "2025-06-18")
+	}
+	id, _ := s.mcpInit("", "2025-06-18")
+	parts := make([]string, 2000)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_context","arguments":{"chat_id":"c"}}}`, i)
+	}
+	if code, _, b := s.raw("POST", "/mcp", mcpHeaders("", id), []byte("["+strings.Join(parts, ",")+"]")); code != http.StatusBadRequest {
+		t.Errorf("a 2,000-call batch: %d %s", code, tail(string(b), 300))
+	}
+	if code, _, _ := s.raw("GET", "/v1/chats/victim/export", http.Header{"Host": {"evil.example"}, "Origin": {"http://evil.example"}}, nil); code != http.StatusForbidden {
+		t.Errorf("a rebinding request (Host: evil.example): %d, want 403", code)
+	}
+	busy := bigBodies(s, 40, 3_900_000)
+
+	m := s.metricsText("")
+	if n := gauge(t, m, "contextd_mcp_sessions"); n > 100 {
+		t.Errorf("%g MCP sessions after 2,001 initialize calls, want ≤ 100 (max_sessions_per_client)", n)
+	}
+	heap, rss := gauge(t, m, "go_memstats_heap_inuse_bytes"), gauge(t, m, "process_resident_memory_bytes")
+	t.Logf("heap in use %.0f → %.0f MB, RSS %.0f → %.0f MB; %d of 40 large bodies refused busy",
+		heap0/1e6, heap/1e6, rss0/1e6, rss/1e6, busy)
+	// 64 MB of bodies (server.body_budget) and their decoding, the sessions, slack.
+	if rss-rss0 > 400e6 {
+		t.Errorf("RSS grew by %.0f MB", (rss-rss0)/1e6)
+	}
+}
+
+// bigBodies sends n bodies of size bytes to /v1/context at once and counts
+// those refused with 503 server_busy; any other 5xx fails the test.
+func bigBodies(s *binServer, n, size int) (busy int) {
+	body := []byte(`{"chat_id":"c","query":"` + strings.Repeat("x", size) + `"}`)
+	codes := make(chan int, n)
+	for range n {
+		go func() {
+			req, _ := http.NewRequest("POST", s.base+"/v1/context", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	for range n {
+		switch c := <-codes; {
+		case c == http.StatusServiceUnavailable:
+			busy++
+		case c == 0 || c >= 500:
+			s.t.Errorf("a large body: status %d", c)
+		}
+	}
+	return busy
+}

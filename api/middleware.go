@@ -371,7 +371,9 @@ func ipExtractor(trusted []string) echo.IPExtractor {
 // default) it could plant turns in an agent's memory, or, over MCP, act
 // as a tool caller (the MCP spec asks servers to check Origin). Clients
 // that are not browsers send no Origin, and a browser app on another
-// origin could not read contextd's answers anyway (there is no CORS).
+// origin could not read contextd's answers anyway (there is no CORS). The
+// Host it compares with is itself checked (checkHost) with auth off: a
+// page on a name rebound to this server is same-origin by this test alone.
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		origin := c.Request().Header.Get("Origin")

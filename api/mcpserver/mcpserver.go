@@ -120,8 +120,9 @@ func orDefault(v, def int) int {
 // tenant the request authenticated as. Another tenant's id is then "session
 // not found", a 404 for POST, GET and DELETE alike, exactly as an id that
 // never existed, so it neither works nor reveals that it is live. The SDK
-// keeps each table (creation, expiry, DELETE), so there is no second record
-// of sessions to keep in step with it. The map holds one entry per tenant
+// keeps each table (creation, expiry, DELETE); table, over all tenants,
+// only counts what the SDK made, to cap it (sessions.go), and closes
+// sessions through the SDK's DELETE. The map holds one entry per tenant
 // that reached /mcp, and tenants come from server.auth.api_keys (or are the
 // one default tenant), so it is bounded by the config.
 type tenantHandlers struct {

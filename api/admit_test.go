@@ -110,7 +110,7 @@ func TestStalledBodiesDoNotBlockReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		conns = append(conns, c)
-		fmt.Fprintf(c, "POST /v1/context HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"chat_id\":")
+		fmt.Fprintf(c, "POST /v1/context HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"chat_id\":")
 	}
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()

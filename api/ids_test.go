@@ -157,6 +157,7 @@ func TestUnescapableParamIs400(t *testing.T) {
 	h := NewHandler(Deps{Service: &engine.Service{}})
 	req := httptest.NewRequest("GET", "/v1/chats/a%2Fb/messages", nil)
 	req.URL.RawPath = "/v1/chats/a%2Fb%zz/messages"
+	req.Host = "localhost" // httptest's example.com is not a name of this server
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var body map[string]map[string]string

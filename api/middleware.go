@@ -120,7 +120,7 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 				route = "unmatched"
 			}
 			d := time.Since(start)
-			m.RequestDuration.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(d.Seconds())
+			m.RequestDuration.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Observe(d.Seconds())
 			level := slog.LevelDebug
 			if status >= 500 {
 				level = slog.LevelWarn
@@ -138,12 +138,27 @@ func accessLog(log *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			}
 			log.LogAttrs(c.Request().Context(), level, "request", // attrs, not key-value pairs: no boxing per request
 				slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
-				slog.String("method", c.Request().Method), slog.String("route", route), slog.Int("status", status),
+				slog.String("method", methodLabel(c.Request().Method)), slog.String("route", route), slog.Int("status", status),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("tenant", tenant),
 				slog.String("client_ip", c.RealIP())) // X-Forwarded-For only from server.trusted_proxies
 			return nil
 		}
 	}
+}
+
+// methodLabel is the method as a metrics label, from a closed set: a
+// client may send any token as its method, and each distinct label value
+// is a series kept for the life of the process (and printed by every
+// scrape). The route label is a registered pattern (unknown paths are the
+// catch-all's) and the status one the server's own answer, so both are
+// closed already.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // authenticate fixes the tenant from the bearer key and puts it in the
@@ -236,8 +251,13 @@ const drainLimit = 64 << 20
 
 // bodyLimit refuses bodies over the limit with 413 and caps the reader. A
 // refused or partly read body is read and discarded (up to drainLimit)
-// before the answer, so every client gets to read it.
-func bodyLimit(limit int64) echo.MiddlewareFunc {
+// before the answer, so every client gets to read it. Before any of it is
+// read, the body takes its size from the budget of bodies in memory at
+// once (server.body_budget; an unknown length takes the limit), held until
+// the answer: past it, 503 server_busy with Retry-After. Handlers buffer
+// whole bodies (bufferBody, decode, the MCP SDK), so without this their
+// sum, not each one, is what a burst of large bodies grows memory by.
+func bodyLimit(limit int64, budget *admit.Bytes) echo.MiddlewareFunc {
 	if limit <= 0 {
 		limit = 4 << 20
 	}
@@ -249,6 +269,16 @@ func bodyLimit(limit int64) echo.MiddlewareFunc {
 				drain(c, body)
 				return &apiError{status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("request body of %d bytes exceeds %d bytes (server.body_limit)", req.ContentLength, limit)}
 			}
+			size := req.ContentLength
+			if size < 0 {
+				size = limit
+			}
+			if !budget.TryTake(size) {
+				drain(c, body)
+				return &apiError{status: http.StatusServiceUnavailable, Code: "server_busy", retryAfter: 1,
+					Message: "too many request bodies in memory at once (server.body_budget); retry shortly"}
+			}
+			defer budget.Give(size)
 			req.Body = http.MaxBytesReader(c.Response(), body, limit)
 			err := next(c)
 			if err != nil {
@@ -341,7 +371,9 @@ func ipExtractor(trusted []string) echo.IPExtractor {
 // default) it could plant turns in an agent's memory, or, over MCP, act
 // as a tool caller (the MCP spec asks servers to check Origin). Clients
 // that are not browsers send no Origin, and a browser app on another
-// origin could not read contextd's answers anyway (there is no CORS).
+// origin could not read contextd's answers anyway (there is no CORS). The
+// Host it compares with is itself checked (checkHost) with auth off: a
+// page on a name rebound to this server is same-origin by this test alone.
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		origin := c.Request().Header.Get("Origin")
@@ -354,4 +386,50 @@ func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 		return &apiError{status: http.StatusForbidden, Code: "forbidden_origin",
 			Message: fmt.Sprintf("a browser request from origin %q to %s: contextd answers its own origin only", origin, c.Request().Host)}
 	}
+}
+
+// checkHost refuses a request whose Host header names a host this server
+// was not told it goes by: an IP address, localhost (and *.localhost), the
+// listen address's host and server.allowed_hosts are accepted, any other
+// name is 403 forbidden_host. Why: with auth off, a web page on
+// evil.example whose name its DNS later resolves to this server (DNS
+// rebinding) is, to the browser, same-origin with it, Origin and Host
+// alike, so sameOrigin lets it read every chat; only the name tells the
+// two apart. An IP address cannot be rebound, so it always passes. With
+// auth on a page holds no key and the check runs only when allowed_hosts
+// is set.
+func checkHost(o Options, keys memory.Keyring) echo.MiddlewareFunc {
+	if keys.Enabled() && len(o.AllowedHosts) == 0 {
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	allowed := append([]string{o.ListenHost}, o.AllowedHosts...)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			host := c.Request().Host
+			if knownHost(host, allowed) {
+				return next(c)
+			}
+			return &apiError{status: http.StatusForbidden, Code: "forbidden_host",
+				Message: fmt.Sprintf("Host %q is not a name of this server: add it to server.allowed_hosts", host)}
+		}
+	}
+}
+
+// knownHost reports whether a Host header (host[:port]) passes checkHost.
+func knownHost(hostport string, allowed []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || net.ParseIP(host) != nil {
+		return true // no Host (HTTP/1.0; browsers always send one), or not a name that can be rebound
+	}
+	for _, a := range allowed {
+		a = strings.ToLower(a)
+		if a != "" && (host == a || strings.HasPrefix(a, ".") && (strings.HasSuffix(host, a) || host == a[1:])) {
+			return true
+		}
+	}
+	return false
 }

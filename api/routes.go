@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contextd/contextd/api/mcpserver"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -36,7 +37,13 @@ func addRoutes(e *echo.Echo, d Deps, keys memory.Keyring, v1 *echo.Group) {
 	v1.POST("/search", handleSearch(d.Service), bufferBody, reads)
 
 	if d.MCP != nil {
-		h := echo.WrapHandler(d.MCP)
+		h := func(c echo.Context) error {
+			// The session caps count per address with auth off: the
+			// address as the API believes it (trusted proxies only).
+			c.Request().Header.Set(mcpserver.ClientHeader, c.RealIP())
+			d.MCP.ServeHTTP(c.Response(), c.Request())
+			return nil
+		}
 		for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
 			e.Add(m, "/mcp", h, mcpMiddleware(d, keys)...)
 		}

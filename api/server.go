@@ -29,6 +29,13 @@ type Options struct {
 	// and the tenant is "default".
 	APIKeys   []APIKey
 	RateLimit RateLimit
+	// AllowedHosts are names accepted in the Host header besides IPs,
+	// localhost and ListenHost (server.allowed_hosts); the check runs with
+	// auth off, or when these are set (checkHost).
+	AllowedHosts []string
+	// ListenHost is the listen address's host (server.addr), accepted in
+	// the Host header.
+	ListenHost string
 }
 
 // APIKey is one bearer key and the tenant it fixes: an alias of the one
@@ -56,6 +63,9 @@ type Deps struct {
 	// Reads admits the context and search requests (admitReads), shared
 	// with MCP's tools; nil: no limit.
 	Reads *admit.Gate
+	// Bodies is the budget of request bodies in memory at once, over /v1
+	// and /mcp (bodyLimit); nil: no limit.
+	Bodies *admit.Bytes
 	// UI, when set, registers the inspector's routes under /ui.
 	UI func(g *echo.Group)
 	// Tracer, when set, opens a server span per request (api/tracing.go).
@@ -87,8 +97,8 @@ func NewHandler(d Deps) http.Handler {
 	if d.Tracer != nil {
 		e.Use(traceRequests(d.Tracer))
 	}
-	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics), unescapeParams())
 	keys := memory.NewKeyring(d.Options.APIKeys)
+	e.Use(recoverPanics(d.Logger), accessLog(d.Logger, d.Metrics), checkHost(d.Options, keys), unescapeParams())
 	v1 := e.Group("/v1", v1Middleware(d, keys)...)
 	addRoutes(e, d, keys, v1)
 	return e
@@ -105,7 +115,7 @@ func v1Middleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
-		bodyLimit(d.Options.BodyLimit),
+		bodyLimit(d.Options.BodyLimit, d.Bodies),
 		requestTimeout(timeout),
 	}
 }
@@ -118,6 +128,6 @@ func mcpMiddleware(d Deps, keys memory.Keyring) []echo.MiddlewareFunc {
 		sameOrigin,
 		authenticate(keys),
 		rateLimit(d.Options.RateLimit, d.Metrics),
-		bodyLimit(d.Options.BodyLimit),
+		bodyLimit(d.Options.BodyLimit, d.Bodies),
 	}
 }

@@ -24,8 +24,25 @@ type Config struct {
 }
 
 type Server struct {
-	Addr           string        // default ":8080"
-	BodyLimit      int64         // bytes; yaml accepts "4MB", "512KB" or a number; default 4 MiB
+	// Addr is the listen address; default "127.0.0.1:8080" (DefaultAddr):
+	// loopback, since auth is off by default. Beyond loopback without
+	// API keys it needs AllowRemoteWithoutAuth.
+	Addr      string
+	BodyLimit int64 // bytes; yaml accepts "4MB", "512KB" or a number; default 4 MiB
+	// AllowRemoteWithoutAuth lets Addr be beyond loopback with auth off
+	// (no Auth.APIKeys): anyone who reaches the port is tenant "default".
+	// Default false, so that is never an accident; set, it logs a warning.
+	AllowRemoteWithoutAuth bool
+	// AllowedHosts are host names (without port; ".example.com" also
+	// matches its subdomains) accepted in a request's Host header besides
+	// IP addresses, localhost and Addr's host. The Host check runs with
+	// auth off, or with auth on when this is set: it stops DNS rebinding,
+	// a web page whose own name resolves to this server. Default none.
+	AllowedHosts []string
+	// BodyBudget bounds the request bodies held in memory at once, over
+	// every request; past it a request is refused with 503 and
+	// Retry-After. Default 64 MiB (DefaultBodyBudget), at least BodyLimit.
+	BodyBudget     int64
 	RequestTimeout time.Duration // yaml "30s"; default 30s
 	Auth           Auth
 	RateLimit      RateLimit
@@ -59,12 +76,24 @@ type MCP struct {
 	// AllowDelete exposes the destructive delete_chat tool; default false.
 	AllowDelete bool
 	// SessionTimeout closes an MCP session no request has used for this
-	// long; default 30m (DefaultMCPSessionTimeout), always > 0.
+	// long; default 10m (DefaultMCPSessionTimeout), always > 0.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the MCP sessions open at once (default 1000),
+	// MaxSessionsPerClient those of one client, a tenant with auth on or
+	// an address with auth off (default 100): a new session past a cap
+	// closes the oldest idle one, or is refused with 503 when none is.
+	MaxSessions          int
+	MaxSessionsPerClient int
 }
 
 // UI is the inspector at /ui/ (default on).
-type UI struct{ Enabled bool }
+type UI struct {
+	Enabled bool
+	// SessionsPerTenant bounds each tenant's logged-in inspector sessions;
+	// a login past it logs out that tenant's oldest, never another
+	// tenant's. Default 100 (DefaultUISessionsPerTenant), at least 1.
+	SessionsPerTenant int
+}
 
 type Auth struct{ APIKeys []APIKey }
 

@@ -46,14 +46,20 @@ func TestDefaults(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"server.addr", d.Server.Addr, ":8080"},
+		{"server.addr", d.Server.Addr, "127.0.0.1:8080"},
+		{"server.allow_remote_without_auth", d.Server.AllowRemoteWithoutAuth, false},
+		{"server.allowed_hosts", len(d.Server.AllowedHosts), 0},
 		{"server.body_limit", d.Server.BodyLimit, int64(4 << 20)},
 		{"server.request_timeout", d.Server.RequestTimeout, 30 * time.Second},
 		{"server.log_level", d.Server.LogLevel, "info"},
 		{"server.max_messages_per_request", d.Server.MaxMessagesPerRequest, 1000},
 		{"server.max_message_bytes", d.Server.MaxMessageBytes, 256 << 10},
 		{"server.rate_limit.requests_per_second", d.Server.RateLimit.RequestsPerSecond, 0.0},
-		{"server.mcp.session_timeout", d.Server.MCP.SessionTimeout, 30 * time.Minute},
+		{"server.mcp.session_timeout", d.Server.MCP.SessionTimeout, 10 * time.Minute},
+		{"server.mcp.max_sessions", d.Server.MCP.MaxSessions, 1000},
+		{"server.mcp.max_sessions_per_client", d.Server.MCP.MaxSessionsPerClient, 100},
+		{"server.ui.sessions_per_tenant", d.Server.UI.SessionsPerTenant, 100},
+		{"server.body_budget", d.Server.BodyBudget, int64(64 << 20)},
 		{"auth keys", len(d.Server.Auth.APIKeys), 0},
 		{"storage.driver", d.Storage.Driver, "sqlite"},
 		{"storage.sqlite_path", d.Storage.SQLitePath, "./data/contextd.db"},
@@ -223,6 +229,9 @@ func TestErrors(t *testing.T) {
 		{"bad duration", "server:\n  request_timeout: soon\n", nil, 2, "server.request_timeout", `duration like "30s"`},
 		{"zero duration", "llm:\n  timeout: 0\n", nil, 2, "llm.timeout", "must be > 0"},
 		{"zero mcp session timeout", "server:\n  mcp:\n    session_timeout: 0s\n", nil, 3, "server.mcp.session_timeout", "must be > 0"},
+		{"all interfaces with auth off", "server:\n  addr: \":8080\"\n", nil, 2, "server.addr", "server.allow_remote_without_auth: true"},
+		{"host with a port", "server:\n  allowed_hosts: [\"a:80\"]\n", nil, 2, "server.allowed_hosts[0]", "must be a host name"},
+		{"body budget under the limit", "server:\n  body_budget: 1MB\n", nil, 2, "server.body_budget", "must be at least server.body_limit"},
 		{"negative cooldown", "supervisor:\n  memory:\n    summary_cooldown: -1s\n", nil, 3, "supervisor.memory.summary_cooldown", "must be ≥ 0"},
 		{"bad size", "server:\n  body_limit: 4XB\n", nil, 2, "server.body_limit", `size like "4MB"`},
 		{"zero size", "server:\n  body_limit: 0\n", nil, 2, "server.body_limit", "must be between 1 byte"},
@@ -748,12 +757,12 @@ func TestCheck(t *testing.T) {
 
 func TestOpenWithoutFile(t *testing.T) {
 	t.Chdir(t.TempDir())
-	c, source, err := Open("", env("CONTEXTD_ADDR", ":7070"))
+	c, source, err := Open("", env("CONTEXTD_ADDR", "127.0.0.1:7070"))
 	if err != nil || source != "" {
 		t.Fatalf("Open without agents.yaml: %v, source %q", err, source)
 	}
 	want := Default()
-	want.Server.Addr = ":7070"
+	want.Server.Addr = "127.0.0.1:7070"
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults with CONTEXTD_ADDR = %+v", c)
 	}
@@ -762,9 +771,9 @@ func TestOpenWithoutFile(t *testing.T) {
 		t.Errorf("Check without a file = %v, %q", ok, report)
 	}
 	// With ./agents.yaml present, Open reads it.
-	os.WriteFile("agents.yaml", []byte("server: {addr: \":6060\"}\n"), 0o600)
+	os.WriteFile("agents.yaml", []byte("server: {addr: \"127.0.0.1:6060\"}\n"), 0o600)
 	c, source, err = Open("", env())
-	if err != nil || source != DefaultPath || c.Server.Addr != ":6060" {
+	if err != nil || source != DefaultPath || c.Server.Addr != "127.0.0.1:6060" {
 		t.Errorf("Open with ./agents.yaml: %v, %q, %q", err, source, c.Server.Addr)
 	}
 	if _, _, err := Open("nope.yaml", env()); !errors.Is(err, os.ErrNotExist) {

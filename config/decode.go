@@ -655,6 +655,36 @@ func checkHostPort(s string, allowEmptyHost bool) string {
 	return ""
 }
 
+// LoopbackAddr reports whether a listen address host:port is reachable
+// from this machine only: localhost or a loopback IP. An empty host, as
+// in ":8080", is every interface.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hostNames sets a list of host names as a Host header carries them,
+// without scheme, port or path; a leading "." matches subdomains.
+func (d *decoder) hostNames(dst *[]string) handler {
+	return func(n *yaml.Node, path string) {
+		var raw []string
+		d.strings(&raw, true)(n, path)
+		for i, h := range raw {
+			if strings.ContainsAny(h, ":/ \t") || strings.Trim(h, ".") == "" {
+				d.fail(resolve(n.Content[i]), fmt.Sprintf("%s[%d]", path, i), "must be a host name like \"contextd\" or \".example.com\" (no scheme, port or path), got %q", h)
+			}
+		}
+		*dst = raw
+	}
+}
+
 // url sets an http(s) base URL.
 func (d *decoder) url(dst *string) handler {
 	return func(n *yaml.Node, path string) {

@@ -8,8 +8,9 @@ import (
 
 // Default values, as documented on the types in config.go.
 const (
-	DefaultAddr                  = ":8080"
+	DefaultAddr                  = "127.0.0.1:8080"
 	DefaultBodyLimit             = 4 << 20
+	DefaultBodyBudget            = 64 << 20
 	DefaultRequestTimeout        = 30 * time.Second
 	DefaultLogLevel              = "info"
 	DefaultMaxMessagesPerRequest = 1000
@@ -26,7 +27,14 @@ const (
 	DefaultSampleRatio           = 1.0
 	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
 	// in api/mcpserver keeps the two equal; config does not import the API).
-	DefaultMCPSessionTimeout = 30 * time.Minute
+	DefaultMCPSessionTimeout = 10 * time.Minute
+	// DefaultMCPMaxSessions and DefaultMCPMaxSessionsPerClient are
+	// mcpserver's DefaultMaxSessions and DefaultMaxSessionsPerClient (the
+	// same test keeps them equal).
+	DefaultMCPMaxSessions          = 1000
+	DefaultMCPMaxSessionsPerClient = 100
+	// DefaultUISessionsPerTenant bounds a tenant's inspector logins.
+	DefaultUISessionsPerTenant = 100
 	// DefaultTenant is the tenant of an API key that names none, and of
 	// every request when auth is off.
 	DefaultTenant = memory.DefaultTenant
@@ -40,12 +48,14 @@ func Default() *Config {
 		Server: Server{
 			Addr:                  DefaultAddr,
 			BodyLimit:             DefaultBodyLimit,
+			BodyBudget:            DefaultBodyBudget,
 			RequestTimeout:        DefaultRequestTimeout,
 			LogLevel:              DefaultLogLevel,
 			MaxMessagesPerRequest: DefaultMaxMessagesPerRequest,
 			MaxMessageBytes:       DefaultMaxMessageBytes,
-			MCP:                   MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout},
-			UI:                    UI{Enabled: true},
+			MCP: MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout,
+				MaxSessions: DefaultMCPMaxSessions, MaxSessionsPerClient: DefaultMCPMaxSessionsPerClient},
+			UI: UI{Enabled: true, SessionsPerTenant: DefaultUISessionsPerTenant},
 		},
 		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
 		Vector: Vector{

@@ -21,6 +21,11 @@ const DefaultPath = "agents.yaml"
 // EnvAddr overrides server.addr when set.
 const EnvAddr = "CONTEXTD_ADDR"
 
+// EnvAllowRemoteWithoutAuth overrides server.allow_remote_without_auth
+// when set ("true" or "false"): a container image, which must listen
+// beyond its own loopback, says so in its environment.
+const EnvAllowRemoteWithoutAuth = "CONTEXTD_ALLOW_REMOTE_WITHOUT_AUTH"
+
 // Parse decodes, expands, defaults and validates agents.yaml content.
 // getenv supplies ${VAR} values and CONTEXTD_ADDR (nil means os.Getenv).
 // Any problem with the content, YAML syntax included, is returned as
@@ -114,6 +119,13 @@ func (d *decoder) finish(c *Config) {
 		} else {
 			c.Server.Addr = addr
 		}
+	}
+	if v := d.getenv(EnvAllowRemoteWithoutAuth); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			d.fail(nil, "server.allow_remote_without_auth", "%s from the environment must be true or false, got %q", EnvAllowRemoteWithoutAuth, v)
+		}
+		c.Server.AllowRemoteWithoutAuth = b
 	}
 	d.telemetryEnv(&c.Telemetry)
 	d.crossChecks(c)

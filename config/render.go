@@ -23,15 +23,17 @@ func (c *Config) Settings() map[string]any {
 	}
 	return map[string]any{
 		"server": map[string]any{
-			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "request_timeout": Duration(s.RequestTimeout),
+			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "body_budget": Size(s.BodyBudget), "request_timeout": Duration(s.RequestTimeout),
 			"auth":            map[string]any{"api_keys": keys},
 			"rate_limit":      map[string]any{"requests_per_second": s.RateLimit.RequestsPerSecond, "burst": s.RateLimit.Burst},
 			"trusted_proxies": list(s.TrustedProxies), "log_level": s.LogLevel,
+			"allow_remote_without_auth": s.AllowRemoteWithoutAuth, "allowed_hosts": list(s.AllowedHosts),
 			"max_messages_per_request": s.MaxMessagesPerRequest, "max_message_bytes": Size(int64(s.MaxMessageBytes)),
 			"read_concurrency": s.ReadConcurrency,
-			"mcp":              map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete, "session_timeout": Duration(s.MCP.SessionTimeout)},
-			"ui":               map[string]any{"enabled": s.UI.Enabled},
-			"metrics":          map[string]any{"tenant_labels": s.Metrics.TenantLabels},
+			"mcp": map[string]any{"enabled": s.MCP.Enabled, "allow_delete": s.MCP.AllowDelete, "session_timeout": Duration(s.MCP.SessionTimeout),
+				"max_sessions": s.MCP.MaxSessions, "max_sessions_per_client": s.MCP.MaxSessionsPerClient},
+			"ui":      map[string]any{"enabled": s.UI.Enabled, "sessions_per_tenant": s.UI.SessionsPerTenant},
+			"metrics": map[string]any{"tenant_labels": s.Metrics.TenantLabels},
 		},
 		"storage": map[string]any{"driver": c.Storage.Driver, "sqlite_path": c.Storage.SQLitePath, "postgres_dsn": c.Storage.PostgresDSN},
 		"vector": map[string]any{"driver": c.Vector.Driver, "embedded_path": c.Vector.EmbeddedPath,

@@ -80,22 +80,30 @@ func (d *decoder) sub(fs fields) handler {
 
 func (d *decoder) serverFields(s *Server) fields {
 	return fields{
-		"addr":                     d.hostPort(&s.Addr, true, false),
-		"body_limit":               d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
-		"request_timeout":          d.duration(&s.RequestTimeout, true),
-		"auth":                     d.sub(d.authFields(&s.Auth)),
-		"rate_limit":               d.sub(d.rateLimitFields(&s.RateLimit)),
-		"trusted_proxies":          d.cidrs(&s.TrustedProxies),
-		"log_level":                d.enum(&s.LogLevel, LogLevels...),
-		"max_messages_per_request": d.int(&s.MaxMessagesPerRequest, 1, noMax),
-		"max_message_bytes":        d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
-		"read_concurrency":         d.int(&s.ReadConcurrency, 0, noMax),
+		"addr":                      d.hostPort(&s.Addr, true, false),
+		"body_limit":                d.size(func(v int64) { s.BodyLimit = v }, 1<<40),
+		"body_budget":               d.size(func(v int64) { s.BodyBudget = v }, 1<<40),
+		"allow_remote_without_auth": d.bool(&s.AllowRemoteWithoutAuth),
+		"allowed_hosts":             d.hostNames(&s.AllowedHosts),
+		"request_timeout":           d.duration(&s.RequestTimeout, true),
+		"auth":                      d.sub(d.authFields(&s.Auth)),
+		"rate_limit":                d.sub(d.rateLimitFields(&s.RateLimit)),
+		"trusted_proxies":           d.cidrs(&s.TrustedProxies),
+		"log_level":                 d.enum(&s.LogLevel, LogLevels...),
+		"max_messages_per_request":  d.int(&s.MaxMessagesPerRequest, 1, noMax),
+		"max_message_bytes":         d.size(func(v int64) { s.MaxMessageBytes = int(v) }, 1<<30),
+		"read_concurrency":          d.int(&s.ReadConcurrency, 0, noMax),
 		"mcp": d.sub(fields{
-			"enabled":         d.bool(&s.MCP.Enabled),
-			"allow_delete":    d.bool(&s.MCP.AllowDelete),
-			"session_timeout": d.duration(&s.MCP.SessionTimeout, true),
+			"enabled":                 d.bool(&s.MCP.Enabled),
+			"allow_delete":            d.bool(&s.MCP.AllowDelete),
+			"session_timeout":         d.duration(&s.MCP.SessionTimeout, true),
+			"max_sessions":            d.int(&s.MCP.MaxSessions, 1, noMax),
+			"max_sessions_per_client": d.int(&s.MCP.MaxSessionsPerClient, 1, noMax),
 		}),
-		"ui":      d.sub(fields{"enabled": d.bool(&s.UI.Enabled)}),
+		"ui": d.sub(fields{
+			"enabled":             d.bool(&s.UI.Enabled),
+			"sessions_per_tenant": d.int(&s.UI.SessionsPerTenant, 1, noMax),
+		}),
 		"metrics": d.sub(fields{"tenant_labels": d.bool(&s.Metrics.TenantLabels)}),
 	}
 }
@@ -405,6 +413,25 @@ func cloneFilters(f Filters) Filters {
 	return f
 }
 
+// serverChecks are crossChecks among server.* keys.
+func (d *decoder) serverChecks(s Server) {
+	if len(s.Auth.APIKeys) == 0 && !LoopbackAddr(s.Addr) {
+		n := d.first("server.addr", "server")
+		if !s.AllowRemoteWithoutAuth {
+			d.fail(n, "server.addr", "%q listens beyond loopback with auth off (no server.auth.api_keys): anyone who "+
+				"reaches it reads and writes every chat. Listen on 127.0.0.1, set api_keys, or set "+
+				"server.allow_remote_without_auth: true (or %s=true)", s.Addr, EnvAllowRemoteWithoutAuth)
+		} else {
+			d.warn(n, "server.addr", "%q listens beyond loopback with auth off (server.allow_remote_without_auth): "+
+				"anyone who reaches it reads and writes every chat", s.Addr)
+		}
+	}
+	if s.BodyBudget < s.BodyLimit {
+		d.fail(d.first("server.body_budget", "server.body_limit"), "server.body_budget",
+			"(%d bytes) must be at least server.body_limit (%d bytes): no body could ever be admitted", s.BodyBudget, s.BodyLimit)
+	}
+}
+
 // crossChecks are the rules that involve more than one key; they run on
 // the decoded values and point at the most relevant key's line.
 func (d *decoder) crossChecks(c *Config) {
@@ -427,6 +454,7 @@ func (d *decoder) crossChecks(c *Config) {
 		d.fail(d.first("llm.model", "llm.provider"), "llm.model", "is required when llm.provider is ollama")
 	}
 	d.llmKey(c.LLM)
+	d.serverChecks(c.Server)
 	if c.Server.RateLimit.RequestsPerSecond == 0 && c.Server.RateLimit.Burst > 0 {
 		d.warn(d.key("server.rate_limit.burst"), "server.rate_limit.burst",
 			"has no effect while requests_per_second is 0 (rate limiting off)")

@@ -25,12 +25,17 @@ const (
 	ctxAuthed = "ui.authed"
 )
 
-// sessions maps session ids to tenants, bounded and expiring.
+// sessions maps session ids to tenants, bounded per tenant and expiring.
+// The bound is per tenant so that one tenant's logins, however many, only
+// ever log out that tenant's own oldest sessions, never another's; the
+// whole table is then at most tenants × perTenant, and tenants come from
+// server.auth.api_keys.
 type sessions struct {
-	mu  sync.Mutex
-	m   map[string]session
-	max int
-	ttl time.Duration
+	mu        sync.Mutex
+	m         map[string]session
+	byTenant  map[string][]string // session ids, oldest first (some gone from m)
+	perTenant int
+	ttl       time.Duration
 }
 
 type session struct {
@@ -38,23 +43,31 @@ type session struct {
 	expires time.Time
 }
 
-func newSessions(max int, ttl time.Duration) *sessions {
-	return &sessions{m: map[string]session{}, max: max, ttl: ttl}
+func newSessions(perTenant int, ttl time.Duration) *sessions {
+	return &sessions{m: map[string]session{}, byTenant: map[string][]string{}, perTenant: max(perTenant, 1), ttl: ttl}
 }
 
+// add opens a session for tenant, logging out the tenant's oldest when it
+// has perTenant already.
 func (s *sessions) add(tenant string) string {
 	id := randomToken()
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.m) >= s.max {
-		for k, v := range s.m { // drop expired, then arbitrary ones
-			if now.After(v.expires) || len(s.m) >= s.max {
-				delete(s.m, k)
-			}
+	live := s.byTenant[tenant][:0:0]
+	for _, old := range s.byTenant[tenant] { // drop ended ones
+		if v, ok := s.m[old]; ok && !now.After(v.expires) {
+			live = append(live, old)
+		} else {
+			delete(s.m, old)
 		}
 	}
+	for len(live) >= s.perTenant {
+		delete(s.m, live[0])
+		live = live[1:]
+	}
 	s.m[id] = session{tenant: tenant, expires: now.Add(s.ttl)}
+	s.byTenant[tenant] = append(live, id)
 	return id
 }
 

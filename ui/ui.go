@@ -47,6 +47,10 @@ type Deps struct {
 	// Agents are the per-agent effective memory settings, rendered.
 	Agents map[string]string
 	Logger *slog.Logger
+	// SessionsPerTenant bounds each tenant's logged-in sessions
+	// (server.ui.sessions_per_tenant); a login past it logs out the
+	// tenant's own oldest. 0: one.
+	SessionsPerTenant int
 }
 
 // CSP forbids inline script and any foreign origin.
@@ -57,7 +61,7 @@ func Register(g *echo.Group, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{d: d, keys: memory.NewKeyring(d.Keys), pages: parsePages(), sessions: newSessions(10000, 12*time.Hour)}
+	h := &handler{d: d, keys: memory.NewKeyring(d.Keys), pages: parsePages(), sessions: newSessions(d.SessionsPerTenant, 12*time.Hour)}
 	g.Use(securityHeaders)
 	static, _ := fs.Sub(staticFS, "static")
 	g.GET("/static/*", echo.WrapHandler(http.StripPrefix("/ui/static/", http.FileServer(http.FS(static)))))

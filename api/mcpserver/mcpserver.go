@@ -5,9 +5,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -40,11 +43,25 @@ type Engine interface {
 
 // DefaultSessionTimeout closes a session no request has used for this long
 // (server.mcp.session_timeout's default, config.DefaultMCPSessionTimeout).
-// The SDK keeps a session, ~19 KB, until a client DELETEs it, which most
-// never do: without a bound a server's memory grows with every session ever
-// opened. Half an hour outlasts the pauses of an agent at work; a client
-// whose session closed starts another with initialize.
-const DefaultSessionTimeout = 30 * time.Minute
+// The SDK keeps a session, ~19 KB and a goroutine, until a client DELETEs
+// it, which most never do: without a bound a server's memory grows with
+// every session opened within the timeout. Ten minutes outlasts the
+// pauses of an agent at work; a client whose session closed starts another
+// with initialize.
+const DefaultSessionTimeout = 10 * time.Minute
+
+// DefaultMaxSessions and DefaultMaxSessionsPerClient bound the sessions
+// open at once (server.mcp.max_sessions, max_sessions_per_client; config
+// holds the same defaults): a new one past a cap closes the oldest idle.
+const (
+	DefaultMaxSessions          = 1000
+	DefaultMaxSessionsPerClient = 100
+)
+
+// ClientHeader carries the client's address from the API (its RealIP,
+// which believes X-Forwarded-For only from trusted proxies) to the
+// session caps; the API always overwrites it.
+const ClientHeader = "X-Contextd-Client"
 
 // Options configure the server.
 type Options struct {
@@ -62,16 +79,40 @@ type Options struct {
 	// open GET stream does not count); 0: DefaultSessionTimeout. There is
 	// no "never": that is the unbounded growth the timeout exists to stop.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions open at once, MaxSessionsPerClient
+	// those of one client: a tenant with auth on, an address
+	// (ClientHeader) with auth off, ClientByAddress. A new session past a
+	// cap closes the oldest idle one; with none idle it is refused (503).
+	// 0: the defaults.
+	MaxSessions          int
+	MaxSessionsPerClient int
+	ClientByAddress      bool
 }
+
+// Handler serves MCP over streamable HTTP.
+type Handler struct{ *tenantHandlers }
+
+// Sessions is how many sessions are open.
+func (h Handler) Sessions() int { return h.table.size() }
 
 // NewHandler serves MCP over streamable HTTP. The caller authenticates the
 // request and puts its tenant in the context (memory.NewContextWithTenant).
-func NewHandler(e Engine, o Options) http.Handler {
+func NewHandler(e Engine, o Options) Handler {
 	s := newServer(e, o)
 	opts := transportOptions(o)
-	return newTenantHandlers(func() http.Handler {
+	t := newTenantHandlers(func() http.Handler {
 		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	})
+	t.table = newSessions(orDefault(o.MaxSessions, DefaultMaxSessions), orDefault(o.MaxSessionsPerClient, DefaultMaxSessionsPerClient), opts.SessionTimeout)
+	t.byAddress = o.ClientByAddress
+	return Handler{t}
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // tenantHandlers gives each tenant its own SDK handler, and so its own table
@@ -79,14 +120,17 @@ func NewHandler(e Engine, o Options) http.Handler {
 // tenant the request authenticated as. Another tenant's id is then "session
 // not found", a 404 for POST, GET and DELETE alike, exactly as an id that
 // never existed, so it neither works nor reveals that it is live. The SDK
-// keeps each table (creation, expiry, DELETE), so there is no second record
-// of sessions to keep in step with it. The map holds one entry per tenant
+// keeps each table (creation, expiry, DELETE); table, over all tenants,
+// only counts what the SDK made, to cap it (sessions.go), and closes
+// sessions through the SDK's DELETE. The map holds one entry per tenant
 // that reached /mcp, and tenants come from server.auth.api_keys (or are the
 // one default tenant), so it is bounded by the config.
 type tenantHandlers struct {
 	newHandler func() http.Handler
 	mu         sync.Mutex
 	byTenant   map[string]http.Handler
+	table      *sessions // the caps over every tenant's sessions
+	byAddress  bool      // a client is an address, not a tenant
 }
 
 func newTenantHandlers(newHandler func() http.Handler) *tenantHandlers {
@@ -103,8 +147,113 @@ func (t *tenantHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("traceparent")
 	r.Header.Del("tracestate")
 	propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
-	t.of(tenant).ServeHTTP(w, r)
+	h, id := t.of(tenant), r.Header.Get(sessionIDHeader)
+	if r.Method == http.MethodPost {
+		body, ok := t.readPOST(w, r, id)
+		if !ok {
+			return
+		}
+		if id == "" { // the SDK opens a session for it
+			t.serveNew(w, r, h, tenant, body)
+			return
+		}
+	}
+	e := t.table.enter(id, time.Now())
+	sw := &statusWriter{ResponseWriter: w}
+	h.ServeHTTP(sw, r)
+	gone := sw.status == http.StatusNotFound || r.Method == http.MethodDelete && sw.status < 300
+	t.table.leave(e, gone, time.Now())
 }
+
+// readPOST reads a POST's body (already bounded by server.body_limit) and
+// puts it back for the SDK; a batch the session may not send is answered
+// here with a JSON-RPC error, and ok is false.
+func (t *tenantHandlers) readPOST(w http.ResponseWriter, r *http.Request, id string) (body []byte, ok bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		rpcError(w, http.StatusBadRequest, -32700, "could not read the request body: "+err.Error())
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	version := t.table.protocol(id)
+	if version == "" {
+		version = r.Header.Get("Mcp-Protocol-Version")
+	}
+	if why := batchRefusal(body, version); why != "" {
+		rpcError(w, http.StatusBadRequest, -32600, why)
+		return nil, false
+	}
+	return body, true
+}
+
+// serveNew serves a POST that opens a session, within the session caps.
+func (t *tenantHandlers) serveNew(w http.ResponseWriter, r *http.Request, h http.Handler, tenant string, body []byte) {
+	client := t.client(r, tenant)
+	closeFirst, ok := t.table.admit(client, time.Now())
+	t.close(closeFirst)
+	if !ok {
+		rpcError(w, http.StatusServiceUnavailable, -32000, "too many MCP sessions at work at once (server.mcp.max_sessions, "+
+			"max_sessions_per_client); close one (DELETE) or retry shortly")
+		return
+	}
+	h.ServeHTTP(w, r)
+	id := w.Header().Get(sessionIDHeader)
+	if id == "" {
+		t.table.release(client)
+		return
+	}
+	t.table.bind(&session{id: id, tenant: tenant, client: client, protocol: initProtocol(body)}, time.Now())
+}
+
+// client is who a session counts against: the tenant, or with auth off
+// (one tenant for all) the address the request came from.
+func (t *tenantHandlers) client(r *http.Request, tenant string) string {
+	if !t.byAddress {
+		return tenant
+	}
+	addr := r.Header.Get(ClientHeader)
+	if addr == "" {
+		addr, _, _ = net.SplitHostPort(r.RemoteAddr)
+	}
+	return tenant + "@" + addr
+}
+
+// close ends sessions through the SDK's own DELETE, so the SDK's table and
+// goroutine go as when a client closes its session.
+func (t *tenantHandlers) close(ss []*session) {
+	for _, e := range ss {
+		req, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
+		if err != nil {
+			continue
+		}
+		req.Header.Set(sessionIDHeader, e.id)
+		req.Header.Set(tenantHeader, e.tenant)
+		t.of(e.tenant).ServeHTTP(&discard{}, req)
+	}
+}
+
+// statusWriter notes the status the SDK answered with; Unwrap keeps
+// http.ResponseController (flushing a stream) working through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // toolContext is ctx under the span of the HTTP request that carried the
 // tool call (see tenantHandlers.ServeHTTP); ctx as it is without one.

@@ -119,6 +119,11 @@ func TestDefaultSessionTimeout(t *testing.T) {
 	if got := config.Default().Server.MCP.SessionTimeout; got != mcpserver.DefaultSessionTimeout {
 		t.Fatalf("config's server.mcp.session_timeout default %s, mcpserver.DefaultSessionTimeout %s", got, mcpserver.DefaultSessionTimeout)
 	}
+	m := config.Default().Server.MCP
+	if m.MaxSessions != mcpserver.DefaultMaxSessions || m.MaxSessionsPerClient != mcpserver.DefaultMaxSessionsPerClient {
+		t.Fatalf("config's server.mcp.max_sessions, max_sessions_per_client defaults %d, %d; mcpserver's %d, %d",
+			m.MaxSessions, m.MaxSessionsPerClient, mcpserver.DefaultMaxSessions, mcpserver.DefaultMaxSessionsPerClient)
+	}
 }
 
 // TestSessionBoundToTenant: a session id works only under the tenant that

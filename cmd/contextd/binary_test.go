@@ -55,6 +55,13 @@ type binServer struct {
 // and starts the binary on it; the server is stopped when t ends.
 func startBinary(t *testing.T, cfgYAML string) *binServer {
 	t.Helper()
+	return startBinaryEnv(t, cfgYAML)
+}
+
+// startBinaryEnv is startBinary with env ("K=V") added to the binary's
+// environment, after (so over) the default CONTEXTD_ADDR=127.0.0.1:0.
+func startBinaryEnv(t *testing.T, cfgYAML string, env ...string) *binServer {
+	t.Helper()
 	bin := contextdBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agents.yaml")
@@ -68,7 +75,7 @@ func startBinary(t *testing.T, cfgYAML string) *binServer {
 	}
 	s.cmd = exec.Command(bin, "serve", "--config", cfg)
 	s.cmd.Dir = dir
-	s.cmd.Env = append(os.Environ(), "CONTEXTD_ADDR=127.0.0.1:0")
+	s.cmd.Env = append(append(os.Environ(), "CONTEXTD_ADDR=127.0.0.1:0"), env...)
 	s.cmd.Stdout, s.cmd.Stderr = f, f
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (a *App) inspector(cfg *config.Config) func(g *echo.Group) {
 	d := ui.Deps{Service: a.Service, Lister: a.Store, Ready: a.ready, Config: redactedConfig(cfg),
 		Agents: agentSettings(cfg), Activity: func() map[string]string { return a.activity(act) },
 		Backlog: func(ctx context.Context) (memory.Backlog, error) { return a.Store.BacklogSizes(ctx) },
-		Keys:    cfg.Server.Auth.APIKeys,
+		Keys:    cfg.Server.Auth.APIKeys, SessionsPerTenant: cfg.Server.UI.SessionsPerTenant,
 		Episodes: func(ctx context.Context, key memory.ChatKey, from, to int64) ([]memory.Episode, error) {
 			return episodesIn(ctx, a.Store, key, from, to)
 		}}

@@ -42,6 +42,7 @@ func BenchmarkContextUnderAppends(b *testing.B) {
 				body := fmt.Sprintf(`{"chat_id":"chat-%d","budget_tokens":2000,"strategy":%q,"query":%q}`,
 					rng.IntN(200), strategy, queries[rng.IntN(len(queries))])
 				req := httptest.NewRequest(http.MethodPost, "/v1/context", strings.NewReader(body))
+				req.Host = "localhost" // httptest's example.com is not a name of this server (checkHost)
 				req.Header.Set("Content-Type", "application/json")
 				w := discardWriter{header: http.Header{}}
 				a.Handler.ServeHTTP(&w, req)

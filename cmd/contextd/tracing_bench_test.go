@@ -85,6 +85,7 @@ const benchContextBody = `{"chat_id":"bench","user_id":"u","query":"what did we 
 
 func serveContext(b *testing.B, h http.Handler) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/context", strings.NewReader(benchContextBody))
+	req.Host = "localhost" // httptest's example.com is not a name of this server (checkHost)
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

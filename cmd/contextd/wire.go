@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -330,10 +331,15 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	})
 	reads := admit.New(readConcurrency(cfg)) // one gate for HTTP and MCP reads
 	deps := api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready,
-		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads, Build: build}
+		UI: a.inspector(cfg), Tracer: a.Tracing.Tracer(), Reads: reads, Build: build,
+		Bodies: admit.NewBytes(cfg.Server.BodyBudget)}
 	if cfg.Server.MCP.Enabled {
-		deps.MCP = mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
-			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout})
+		mcp := mcpserver.NewHandler(svc, mcpserver.Options{Version: version, AllowDelete: cfg.Server.MCP.AllowDelete,
+			Reads: reads, ReadWait: cfg.Server.RequestTimeout, SessionTimeout: cfg.Server.MCP.SessionTimeout,
+			MaxSessions: cfg.Server.MCP.MaxSessions, MaxSessionsPerClient: cfg.Server.MCP.MaxSessionsPerClient,
+			ClientByAddress: len(cfg.Server.Auth.APIKeys) == 0})
+		a.Metrics.MCPSessions(mcp.Sessions)
+		deps.MCP = mcp
 	}
 	a.Handler = api.NewHandler(deps)
 }
@@ -472,7 +478,18 @@ func apiOptions(c *config.Config) api.Options {
 	return api.Options{
 		TrustedProxies: s.TrustedProxies, RequestTimeout: s.RequestTimeout, BodyLimit: s.BodyLimit,
 		APIKeys: keys, RateLimit: api.RateLimit{RequestsPerSecond: s.RateLimit.RequestsPerSecond, Burst: s.RateLimit.Burst},
+		AllowedHosts: s.AllowedHosts, ListenHost: listenHost(s.Addr),
 	}
+}
+
+// listenHost is the host of a listen address host:port ("" for all
+// interfaces).
+func listenHost(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // readConcurrency is how many context and search requests may work at

@@ -161,6 +161,14 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
+// MCPSessions registers a gauge of the MCP sessions open, read at scrape
+// time.
+func (m *Metrics) MCPSessions(read func() int) {
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "contextd_mcp_sessions", Help: "MCP sessions open (bounded by server.mcp.max_sessions).",
+	}, func() float64 { return float64(read()) }))
+}
+
 // Backlogs are the derived backlogs' sizes.
 type Backlogs struct {
 	UnindexedTurns, UnsummarisedTurns, UnindexedEpisodes, UnindexedFacts, UndrawnTurns int64

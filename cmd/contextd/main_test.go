@@ -152,7 +152,7 @@ func TestUnknownCommand(t *testing.T) {
 func TestBadExtendEveryFailsAtStartup(t *testing.T) {
 	for _, v := range []string{"0", "-2", "1001", "often"} {
 		bad := filepath.Join(t.TempDir(), "bad.yaml")
-		cfg := "server:\n  addr: \":0\"\nagents:\n  - name: crew\n    memory:\n      summary_extend_every_episodes: " + v + "\n"
+		cfg := "server:\n  addr: \"127.0.0.1:0\"\nagents:\n  - name: crew\n    memory:\n      summary_extend_every_episodes: " + v + "\n"
 		if err := os.WriteFile(bad, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -234,22 +234,50 @@ func (p *packer) packWholeChat() bool {
 	if !p.in.WholeChat || len(p.in.Verbatim) == 0 {
 		return false
 	}
-	need, day := p.titleCost(titleRecent), 0
-	for i, t := range p.in.Verbatim {
-		if d := dayOf(t.CreatedAt); d != 0 && d != day {
-			need += p.tok.Count(dayLine(t.CreatedAt)) + 1
-			day = d
-		}
-		if t.full != "" {
-			need += p.tok.Count(renderTurn(Turn{Role: t.Role, Name: t.Name, Content: t.full})) + 1
-		} else {
-			need += p.verbCost[i]
-		}
-		if need > p.in.Budget {
-			return false
+	whole, cut := p.wholeChatCost()
+	switch {
+	case whole <= p.in.Budget:
+		p.showUncut() // a turn cut only to make room is shown as it was said
+	case cut <= p.in.Budget:
+		// Every turn fits, its long ones cut to whole sentences: still
+		// the whole chat, in order, and a summary would stand in for none.
+	default:
+		return false
+	}
+	p.extendTail(p.in.Budget, len(p.tail))
+	p.packProfile()
+	for i, r := range p.in.RAG {
+		if r.ChatID != "" && p.remaining >= minTurnTokens {
+			p.takeRAG(i)
 		}
 	}
-	// Shown whole: a turn cut only to make room is shown as it was said.
+	return true
+}
+
+// wholeChatCost is what every verbatim candidate costs with its title and
+// day lines: each turn whole, and each as cut to the agent's truncation.
+func (p *packer) wholeChatCost() (whole, cut int) {
+	base, day := p.titleCost(titleRecent), 0
+	for i, t := range p.in.Verbatim {
+		if d := dayOf(t.CreatedAt); d != 0 && d != day {
+			base += p.tok.Count(dayLine(t.CreatedAt)) + 1
+			day = d
+		}
+		cut += p.verbCost[i]
+		if t.full != "" {
+			whole += p.tok.Count(renderTurn(Turn{Role: t.Role, Name: t.Name, Content: t.full})) + 1
+		} else {
+			whole += p.verbCost[i]
+		}
+		if cut+base > p.in.Budget {
+			break // neither fits: no need to count on
+		}
+	}
+	return whole + base, cut + base
+}
+
+// showUncut shows every verbatim candidate as it was said.
+func (p *packer) showUncut() {
 	vs := make([]Turn, len(p.in.Verbatim))
 	for i, t := range p.in.Verbatim {
 		if t.full != "" {
@@ -259,14 +287,6 @@ func (p *packer) packWholeChat() bool {
 		vs[i] = t
 	}
 	p.in.Verbatim = vs
-	p.extendTail(p.in.Budget, len(p.tail))
-	p.packProfile()
-	for i, r := range p.in.RAG {
-		if r.ChatID != "" && p.remaining >= minTurnTokens {
-			p.takeRAG(i)
-		}
-	}
-	return true
 }
 
 // unkeepHit takes back the kept retrieved turn of this chat at seq, its

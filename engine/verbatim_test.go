@@ -164,3 +164,23 @@ func TestRecentTurnsDated(t *testing.T) {
 		t.Fatalf("context:\n%s\nwant:\n%s", a.Context, want)
 	}
 }
+
+// Every turn fits once a long one is cut to whole sentences: the chat is
+// still shown whole (the long turn cut), with no summary standing in for
+// none of it.
+func TestWholeChatWithALongTurnCut(t *testing.T) {
+	long := strings.Repeat("A long sentence about the plan for the launch. ", 120) // ~1,200 tokens whole
+	vs := []Turn{
+		{Seq: 1, Role: "user", Content: "Let us plan the launch."},
+		{Seq: 2, Role: "assistant", Content: long[:900] + "\n[…]", Truncated: true, full: long},
+		{Seq: 3, Role: "user", Content: "Thanks, send it."},
+	}
+	a := Assemble(AssemblyInput{Budget: 400, Strategy: StrategyRunningSummary, Verbatim: vs, WholeChat: true,
+		Summary: sampleSummary(), CoveredTo: 1, MustKeepFrom: 3})
+	if len(a.Sections.Recent) != 3 || a.Sections.Summary != nil {
+		t.Fatalf("recent %v, summary %v: want the three turns alone", seqsOf(a.Sections.Recent), a.Sections.Summary != nil)
+	}
+	if strings.Contains(a.Context, long) || !strings.Contains(a.Context, "[…]") {
+		t.Fatalf("the long turn is not shown cut:\n%s", a.Context)
+	}
+}

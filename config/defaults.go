@@ -15,6 +15,7 @@ const (
 	DefaultMaxMessagesPerRequest = 1000
 	DefaultMaxMessageBytes       = 256 << 10
 	DefaultSQLitePath            = "./data/contextd.db"
+	DefaultWALTruncateDelay      = 5 * time.Second
 	DefaultVectorPath            = "./data/vectors.db"
 	DefaultQdrantAddr            = "localhost:6334"
 	DefaultQdrantTimeout         = 5 * time.Second
@@ -47,7 +48,7 @@ func Default() *Config {
 			MCP:                   MCP{Enabled: true, SessionTimeout: DefaultMCPSessionTimeout},
 			UI:                    UI{Enabled: true},
 		},
-		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
+		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath, WALTruncateDelay: DefaultWALTruncateDelay},
 		Vector: Vector{
 			Driver:       "embedded",
 			EmbeddedPath: DefaultVectorPath,

@@ -111,6 +111,10 @@ type Storage struct {
 	Driver      string // sqlite (default) | postgres
 	SQLitePath  string // default ./data/contextd.db
 	PostgresDSN string
+	// WALTruncateDelay: how long after a delete or an erase the SQLite
+	// store's and the embedded index's WALs are checkpointed and truncated
+	// (what was erased leaves the log too); default 5s.
+	WALTruncateDelay time.Duration
 }
 
 type Vector struct {

@@ -16,6 +16,7 @@ const (
 	DefaultMaxMessagesPerRequest = 1000
 	DefaultMaxMessageBytes       = 256 << 10
 	DefaultSQLitePath            = "./data/contextd.db"
+	DefaultWALTruncateDelay      = 5 * time.Second
 	DefaultVectorPath            = "./data/vectors.db"
 	DefaultQdrantAddr            = "localhost:6334"
 	DefaultQdrantTimeout         = 5 * time.Second
@@ -57,7 +58,7 @@ func Default() *Config {
 				MaxSessions: DefaultMCPMaxSessions, MaxSessionsPerClient: DefaultMCPMaxSessionsPerClient},
 			UI: UI{Enabled: true, SessionsPerTenant: DefaultUISessionsPerTenant},
 		},
-		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath},
+		Storage: Storage{Driver: "sqlite", SQLitePath: DefaultSQLitePath, WALTruncateDelay: DefaultWALTruncateDelay},
 		Vector: Vector{
 			Driver:       "embedded",
 			EmbeddedPath: DefaultVectorPath,

@@ -121,9 +121,10 @@ func (d *decoder) rateLimitFields(r *RateLimit) fields {
 
 func (d *decoder) storageFields(s *Storage) fields {
 	return fields{
-		"driver":       d.enum(&s.Driver, StorageDrivers...),
-		"sqlite_path":  d.nonEmpty(&s.SQLitePath),
-		"postgres_dsn": d.str(&s.PostgresDSN),
+		"driver":             d.enum(&s.Driver, StorageDrivers...),
+		"sqlite_path":        d.nonEmpty(&s.SQLitePath),
+		"postgres_dsn":       d.str(&s.PostgresDSN),
+		"wal_truncate_delay": d.duration(&s.WALTruncateDelay, true),
 	}
 }
 

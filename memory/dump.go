@@ -118,7 +118,11 @@ func (r DumpRecord) MarshalJSON() ([]byte, error) {
 	case r.Type == DumpChat && r.Chat != nil:
 		return json.Marshal(dumpChat{r.Type, r.Tenant, *r.Chat})
 	case r.Type == DumpMessage && r.Message != nil:
-		return json.Marshal(dumpMessage{r.Type, r.Tenant, r.ChatID, *r.Message})
+		m := *r.Message
+		if m.Metadata == nil { // as the listing shows it
+			m.Metadata = map[string]any{}
+		}
+		return json.Marshal(dumpMessage{r.Type, r.Tenant, r.ChatID, m})
 	case r.Type == DumpSummaryRecord && r.Summary != nil:
 		return json.Marshal(dumpSummary{r.Type, r.Tenant, r.ChatID, *r.Summary})
 	case r.Type == DumpEpisode && r.Episode != nil:
@@ -178,6 +182,9 @@ func ParseDumpLine(line []byte) (DumpRecord, error) {
 	case DumpMessage:
 		var d dumpMessage
 		err = strict(line, &d)
+		if len(d.Message.Metadata) == 0 { // null and {} are both none, stored as the API stores none
+			d.Message.Metadata = nil
+		}
 		r.Message, r.ChatID = &d.Message, d.ChatID
 	case DumpSummaryRecord:
 		var d dumpSummary

@@ -276,6 +276,24 @@ func (st *ProfileState) WithoutTurn(chatID string, seq int64) []ProfileItem {
 	return gone
 }
 
+// WithoutSources removes the items any of whose sources gone reports
+// (an import's items that came from a deleted turn) and returns them.
+func (st *ProfileState) WithoutSources(gone func(Source) bool) []ProfileItem {
+	var out []ProfileItem
+	for _, l := range st.lists() {
+		kept := (*l)[:0]
+		for _, it := range *l {
+			if slices.ContainsFunc(it.Sources, gone) {
+				out = append(out, it)
+				continue
+			}
+			kept = append(kept, it)
+		}
+		*l = kept
+	}
+	return out
+}
+
 // SourceChats are the chats the items came from, each once, in order.
 func SourceChats(items []ProfileItem) []string {
 	var out []string

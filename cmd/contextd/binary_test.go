@@ -48,6 +48,7 @@ type binServer struct {
 	log  string
 	dir  string // the data directory (%DATA%)
 	cmd  *exec.Cmd
+	env  []string // added to the binary's environment (kept by restart)
 	done chan struct{}
 }
 
@@ -62,18 +63,40 @@ func startBinary(t *testing.T, cfgYAML string) *binServer {
 // environment, after (so over) the default CONTEXTD_ADDR=127.0.0.1:0.
 func startBinaryEnv(t *testing.T, cfgYAML string, env ...string) *binServer {
 	t.Helper()
-	bin := contextdBinary(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agents.yaml")
 	if err := os.WriteFile(cfg, bytes.ReplaceAll([]byte(cfgYAML), []byte("%DATA%"), []byte(dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &binServer{t: t, log: filepath.Join(dir, "server.log"), dir: dir, done: make(chan struct{})}
-	f, err := os.Create(s.log)
+	return launchBinary(t, dir, env...)
+}
+
+// restart starts the binary again on s's directory and config (s must
+// have ended: stop or kill); its log goes on in the same file.
+func (s *binServer) restart() *binServer {
+	s.t.Helper()
+	return launchBinary(s.t, s.dir, s.env...)
+}
+
+// kill ends the server with SIGKILL: no drain, no checkpoint, no close.
+func (s *binServer) kill() {
+	s.t.Helper()
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// launchBinary starts `contextd serve` on dir/agents.yaml and waits for it
+// to listen.
+func launchBinary(t *testing.T, dir string, env ...string) *binServer {
+	t.Helper()
+	bin := contextdBinary(t)
+	s := &binServer{t: t, log: filepath.Join(dir, "server.log"), dir: dir, env: env, done: make(chan struct{})}
+	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(bin, "serve", "--config", cfg)
+	start, _ := f.Seek(0, io.SeekEnd)
+	s.cmd = exec.Command(bin, "serve", "--config", filepath.Join(dir, "agents.yaml"))
 	s.cmd.Dir = dir
 	s.cmd.Env = append(append(os.Environ(), "CONTEXTD_ADDR=127.0.0.1:0"), env...)
 	s.cmd.Stdout, s.cmd.Stderr = f, f
@@ -95,10 +118,19 @@ func startBinaryEnv(t *testing.T, cfgYAML string, env ...string) *binServer {
 			t.Logf("server log (tail):\n%s", tail(string(b), 4000))
 		}
 	})
+	s.waitListening(start)
+	return s
+}
+
+// waitListening reads the address the server prints in its log (past
+// offset start: an earlier run's lines are not this one's).
+func (s *binServer) waitListening(start int64) {
+	t := s.t
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for s.base == "" {
-		if b, _ := os.ReadFile(s.log); b != nil {
-			if m := listenRe.FindSubmatch(b); m != nil {
+		if b, _ := os.ReadFile(s.log); int64(len(b)) > start {
+			if m := listenRe.FindSubmatch(b[start:]); m != nil {
 				s.base = string(m[1])
 				break
 			}
@@ -113,7 +145,6 @@ func startBinaryEnv(t *testing.T, cfgYAML string, env ...string) *binServer {
 			t.Fatal("contextd did not print its address")
 		}
 	}
-	return s
 }
 
 // stop ends the server (SIGINT: it drains and exits), so its files can be

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,9 +71,10 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	return w.Flush()
 }
 
-// cmdImport loads a dump from stdin (or --file) into the configured store,
-// line by line: each line is one transaction, records already there are
-// left alone, and the first bad line stops the import with its number.
+// cmdImport loads a dump from stdin (or --file) into the configured store
+// (engine.Service.Import): every line is checked first, and a bad line
+// refuses the import with its number; then each line is one transaction,
+// records already there are left alone.
 func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stdout)
@@ -97,38 +97,14 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer store.Close()
-	added, present, err := importDump(ctx, store, in)
-	fmt.Fprintf(stdout, "imported %d records (%d already present) into %s\n", added, present, cfg.Storage.Driver)
+	// The API's limits and validators: an import takes what an append
+	// would, no more.
+	svc := &engine.Service{Store: store, Dumper: store,
+		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
+	res, err := svc.Import(ctx, in)
+	fmt.Fprintf(stdout, "imported %d records (%d already present, %d dropped citing a deleted turn, %d episodes to rebuild) into %s\n",
+		res.Added, res.Present, res.Dropped, res.Rebuild, cfg.Storage.Driver)
 	return err
-}
-
-// importDump loads every line of r; it stops at the first bad line.
-func importDump(ctx context.Context, store memory.Dumper, r io.Reader) (added, present int, err error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	for n := 1; ; n++ {
-		line, rerr := br.ReadBytes('\n')
-		if rerr != nil && !errors.Is(rerr, io.EOF) {
-			return added, present, fmt.Errorf("import: line %d: %w", n, rerr)
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			rec, err := memory.ParseDumpLine(line)
-			if err != nil {
-				return added, present, fmt.Errorf("import: line %d: %w", n, err)
-			}
-			ok, err := store.Load(ctx, rec)
-			if err != nil {
-				return added, present, fmt.Errorf("import: line %d: %w", n, err)
-			}
-			if ok {
-				added++
-			} else {
-				present++
-			}
-		}
-		if rerr != nil {
-			return added, present, nil
-		}
-	}
 }
 
 // configuredStore loads the config (path "" = the default lookup) and opens

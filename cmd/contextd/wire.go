@@ -87,7 +87,7 @@ func openStore(ctx context.Context, c config.Storage) (memory.Backend, error) {
 		}
 		return s, nil
 	default:
-		s, err := sqlite.Open(ctx, c.SQLitePath)
+		s, err := sqlite.Open(ctx, c.SQLitePath, sqlite.ScrubDelay(c.WALTruncateDelay))
 		if err != nil {
 			return nil, fmt.Errorf("storage sqlite %s: %w", c.SQLitePath, err)
 		}
@@ -126,7 +126,7 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Ba
 		}
 		return ix, nil
 	default:
-		ix, err := embedded.Open(ctx, cfg.Vector.EmbeddedPath, dim)
+		ix, err := embedded.Open(ctx, cfg.Vector.EmbeddedPath, dim, embedded.ScrubDelay(cfg.Storage.WALTruncateDelay))
 		if err != nil {
 			return nil, fmt.Errorf("vector embedded %s: %w", cfg.Vector.EmbeddedPath, err)
 		}

@@ -252,6 +252,7 @@ func scanChats(rows *sql.Rows) ([]memory.Chat, error) {
 // DeleteChat removes the chat; its messages, summaries and leases go with
 // it (ON DELETE CASCADE).
 func (s *Store) DeleteChat(ctx context.Context, key memory.ChatKey) error {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		r, err := tx.StmtContext(ctx, s.ws.deleteChat).ExecContext(ctx, key.Tenant, key.ChatID)
 		if err != nil {

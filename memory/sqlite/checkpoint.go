@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/contextd/contextd/internal/walscrub"
 )
 
 // Checkpoints run off the write path. With SQLite's default (automatic
@@ -20,17 +22,29 @@ import (
 // WAL grows by what the writer committed meanwhile.
 const checkpointEvery = time.Second
 
-// checkpointer runs PASSIVE checkpoints on db every interval until Close.
+// checkpointer runs PASSIVE checkpoints on db every interval until Close,
+// and truncates the WAL scrubDelay after an erase (scrubSoon): a PASSIVE
+// checkpoint leaves the log's frames, the erased text among them, in the
+// file (internal/walscrub).
 type checkpointer struct {
-	db   *sql.DB
-	stop chan struct{}
-	done chan struct{}
+	db    *sql.DB
+	scrub *walscrub.Scrubber
+	stop  chan struct{}
+	done  chan struct{}
 }
 
-func startCheckpointer(db *sql.DB, every time.Duration) *checkpointer {
-	c := &checkpointer{db: db, stop: make(chan struct{}), done: make(chan struct{})}
+func startCheckpointer(db *sql.DB, every, scrubDelay time.Duration) *checkpointer {
+	c := &checkpointer{db: db, scrub: walscrub.Start(db, scrubDelay, nil), stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run(every)
 	return c
+}
+
+// scrubSoon asks for the WAL's truncation: something was erased. A nil
+// checkpointer (an in-memory store) has no WAL.
+func (c *checkpointer) scrubSoon() {
+	if c != nil {
+		c.scrub.Soon()
+	}
 }
 
 func (c *checkpointer) run(every time.Duration) {
@@ -57,6 +71,7 @@ func (c *checkpointer) checkpoint(ctx context.Context, mode string) error {
 // close stops the goroutine and, the writer being idle by then, folds the
 // whole WAL into the database (TRUNCATE), so a closed store is one file.
 func (c *checkpointer) close() error {
+	c.scrub.Close()
 	close(c.stop)
 	<-c.done
 	_ = c.checkpoint(context.Background(), "TRUNCATE")

@@ -17,6 +17,7 @@ var _ memory.MessageForgetter = (*Store)(nil)
 // DeleteMessage tombstones one message and marks what was derived from it,
 // in one transaction; see memory.MessageForgetter.
 func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error) {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	var m memory.Message
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
@@ -123,6 +124,7 @@ func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget,
 
 // ForgetDone drops the forget work of the chat's seq.
 func (s *Store) ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) error {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM forgets WHERE chat = `+chatOf+` AND seq = ?`, key.Tenant, key.ChatID, seq)
 		return err
@@ -182,6 +184,7 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;
 // see memory.MessageForgetter.
 func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	now := s.now().Truncate(time.Microsecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
@@ -254,6 +257,7 @@ func replaceFacts(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastS
 // ReplaceSummary makes rec the chat's only summary record; see
 // memory.MessageForgetter.
 func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	now := s.now().Truncate(time.Microsecond)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)

@@ -113,6 +113,7 @@ func (s *Store) RemergeProfile(ctx context.Context, key memory.ChatKey) error {
 
 // DeleteProfile erases the user's profile.
 func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
+	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM profiles WHERE tenant = ? AND user_id = ?`, tenant, userID)
 		return err

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/internal/walscrub"
 	"github.com/contextd/contextd/memory"
 	msqlite "modernc.org/sqlite" // also registers driver "sqlite"
 )
@@ -76,7 +77,11 @@ const busyTimeoutMS = 10000
 // private in-memory database (one connection, so reads queue behind writes;
 // meant for tests). Other "file:" URIs are passed to SQLite as they are, with
 // the store's pragmas added.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{scrubDelay: walscrub.DefaultDelay}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if path == "" {
 		return nil, errors.New("sqlite: empty path")
 	}
@@ -150,7 +155,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: open: %w", err)
 		}
 		cp.SetMaxOpenConns(1)
-		s.cp = startCheckpointer(cp, checkpointEvery)
+		s.cp = startCheckpointer(cp, checkpointEvery, o.scrubDelay)
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -160,7 +165,34 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.scrubAtStart(ctx)
 	return s, nil
+}
+
+// Option tunes Open.
+type Option func(*options)
+
+type options struct {
+	scrubDelay time.Duration
+}
+
+// ScrubDelay is how long after an erase (a message deleted, a chat or
+// profile erased, a step of the rebuild that follows) the WAL is
+// truncated; ≤ 0 is walscrub.DefaultDelay.
+func ScrubDelay(d time.Duration) Option {
+	return func(o *options) { o.scrubDelay = d }
+}
+
+// scrubAtStart truncates the WAL a crash left: it may hold what was
+// erased before the crash. When it cannot now, the checkpointer tries
+// again after its delay.
+func (s *Store) scrubAtStart(ctx context.Context) {
+	if s.cp == nil {
+		return
+	}
+	if err := walscrub.Truncate(ctx, s.cp.db); err != nil {
+		s.cp.scrubSoon()
+	}
 }
 
 // migrate applies the embedded migrations not yet recorded in

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/internal/walscrub"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -68,6 +69,25 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
+
+	// scrub truncates the WAL after a Delete (nil in memory); cpdb is its
+	// connection.
+	scrub *walscrub.Scrubber
+	cpdb  *sql.DB
+}
+
+// Option tunes Open.
+type Option func(*options)
+
+type options struct {
+	scrubDelay time.Duration
+}
+
+// ScrubDelay is how long after a Delete the file's WAL is truncated, so
+// that the deleted points' text leaves the log too; ≤ 0 is
+// walscrub.DefaultDelay.
+func ScrubDelay(d time.Duration) Option {
+	return func(o *options) { o.scrubDelay = d }
 }
 
 type tenant struct {
@@ -80,7 +100,11 @@ const readConns = 4
 // Open opens (creating when needed) the index file at path for vectors of
 // size dim and loads it into memory. A file written with another dimension
 // is refused with an error wrapping rag.ErrDimensionMismatch.
-func Open(ctx context.Context, path string, dim int) (*Index, error) {
+func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if dim <= 0 {
 		return nil, fmt.Errorf("embedded index: dimension must be positive, got %d", dim)
 	}
@@ -140,7 +164,29 @@ func Open(ctx context.Context, path string, dim int) (*Index, error) {
 		_ = ix.close()
 		return nil, fmt.Errorf("embedded index: prepare statements of %s: %w", path, err)
 	}
+	if !memory {
+		if err := ix.startScrub(ctx, o.scrubDelay); err != nil {
+			_ = ix.close()
+			return nil, err
+		}
+	}
 	return ix, nil
+}
+
+// startScrub starts the WAL's truncation after deletes, on a connection of
+// its own (it waits for readers), and truncates the WAL a crash left now:
+// it may hold points deleted before the crash.
+func (ix *Index) startScrub(ctx context.Context, delay time.Duration) error {
+	db, err := sql.Open("sqlite", "file:"+ix.path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return fmt.Errorf("embedded index: open %s for checkpoints: %w", ix.path, err)
+	}
+	db.SetMaxOpenConns(1)
+	ix.cpdb, ix.scrub = db, walscrub.Start(db, delay, nil)
+	if err := walscrub.Truncate(ctx, db); err != nil {
+		ix.scrub.Soon()
+	}
+	return nil
 }
 
 func (ix *Index) init(ctx context.Context) error {
@@ -525,6 +571,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	if f.Tenant == "" {
 		return errors.New("embedded index: delete without tenant")
 	}
+	defer ix.scrub.Soon() // the deleted points' text must leave the WAL too
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
 	if ix.isClosed() {
@@ -664,6 +711,10 @@ func (ix *Index) Close() error {
 
 func (ix *Index) close() error {
 	var errs []error
+	if ix.scrub != nil {
+		ix.scrub.Close()
+		errs = append(errs, ix.cpdb.Close())
+	}
 	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.upsert} {
 		if st != nil {
 			errs = append(errs, st.Close())

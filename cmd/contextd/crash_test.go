@@ -889,7 +889,7 @@ func (l *ledger) verifySummary(t *testing.T, s *crashServer, chat string, msgs [
 		if head < ctxCursor {
 			t.Errorf("%s: the chain head covers to %d, behind the %d a context used before", chat, head, ctxCursor)
 		}
-	} else if got.Summary != nil || ctxCursor != 0 {
+	} else if (got.Summary != nil && !got.Preview) || ctxCursor != 0 {
 		t.Errorf("%s: empty chain, but summary %s and a context cursor at %d", chat, raw, ctxCursor)
 	}
 	covered := map[int64]bool{0: true} // cursors the chain passed through

@@ -108,7 +108,6 @@ func (a *Arrivals) Run(ctx context.Context) error {
 	defer func() { a.running.Store(false); a.endPass(nil) }()
 	var backoff time.Duration
 	for {
-		start := time.Now()
 		drainSignal(a.kick, a.hurry)
 		covered := a.kicks.Load() // appends that kicked before this committed before the pass lists
 		a.passing.Store(true)
@@ -129,34 +128,54 @@ func (a *Arrivals) Run(ctx context.Context) error {
 		} else {
 			backoff = 0
 		}
-		a.idle(ctx, start, wait, kick)
+		a.idle(ctx, wait, kick)
 	}
 }
 
-// idle waits for the next pass: wait, or a kick; a kick that came during
-// the pass (a stream of appends) waits until MinInterval after its start,
-// unless a waiter hurries it.
-func (a *Arrivals) idle(ctx context.Context, start time.Time, wait time.Duration, kick <-chan struct{}) {
-	select {
-	case <-kick:
-		wait = a.minEvery - time.Since(start)
-		if wait <= 0 {
-			return
-		}
-		kick = nil
-	default:
-	}
+// idle waits for the next pass: wait, or the end of a stream of appends
+// (gather); a waiter hurries it.
+func (a *Arrivals) idle(ctx context.Context, wait time.Duration, kick <-chan struct{}) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	hurry := a.hurry
-	if kick != nil {
-		hurry = nil // idle: nothing to hurry
+	if kick == nil {
+		hurry = nil // backing off an outage: nothing to hurry
 	}
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	case <-kick:
+		a.gather(ctx)
 	case <-hurry:
+	}
+}
+
+// maxGather bounds how long a stream of appends defers its facts: they
+// are drawn at most this long after the first append of the stream.
+const maxGather = 750 * time.Millisecond
+
+// gather waits, after an append's kick, until the appends go quiet for
+// MinInterval (or maxGather has passed, or a waiter hurries it): the facts
+// of a burst are drawn once after it, not beside it, so the burst's
+// appends do not share the cores with their own derived work.
+func (a *Arrivals) gather(ctx context.Context) {
+	end := time.NewTimer(maxGather)
+	defer end.Stop()
+	quiet := time.NewTimer(a.minEvery)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-end.C:
+			return
+		case <-quiet.C:
+			return
+		case <-a.hurry:
+			return
+		case <-a.kick: // another append: still streaming
+			quiet.Reset(a.minEvery)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -88,22 +89,18 @@ func EntityKey(name string) string {
 // details are added when they say something the old ones did not.
 func MergeEntities(prev, add []Entity, max int) []Entity {
 	var out []Entity
+	var keys []string // EntityKey of each of out, computed once (it was per pair)
 	for _, e := range append(append([]Entity(nil), prev...), add...) {
 		e.Name = strings.Join(strings.Fields(e.Name), " ")
 		if e.Name == "" {
 			continue
 		}
 		k := EntityKey(e.Name)
-		found := -1
-		for i := range out {
-			if EntityKey(out[i].Name) == k {
-				found = i
-				break
-			}
-		}
+		found := slices.Index(keys, k)
 		if found >= 0 {
 			old := out[found]
 			out = append(out[:found], out[found+1:]...)
+			keys = append(keys[:found], keys[found+1:]...)
 			if old.Type != "" && old.Type != EntityTypeName {
 				e.Type = old.Type
 			} else if e.Type == "" {
@@ -112,6 +109,7 @@ func MergeEntities(prev, add []Entity, max int) []Entity {
 			e.Details = mergeDetails(old.Details, e.Details)
 		}
 		out = append(out, e)
+		keys = append(keys, k)
 	}
 	if max > 0 && len(out) > max {
 		out = out[len(out)-max:]

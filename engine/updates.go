@@ -47,6 +47,7 @@ type updateEntry struct {
 const (
 	updateCacheChats = 4096
 	updatePage       = 1000
+	updateScanMax    = 10000 // turns a chat's first read scans for updates
 	updateMarkChars  = 240
 )
 
@@ -63,7 +64,9 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
-		e = updateEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
+		// A first read scans the newest updateScanMax turns: a 60,000-turn
+		// chat is not read whole on its first context.
+		e = updateEntry{created: chat.CreatedAt, mark: chat.DirtyMark, upTo: max(0, chat.LastSeq-updateScanMax)}
 	}
 	if e.upTo >= chat.LastSeq {
 		return e.ups, nil

@@ -93,10 +93,12 @@ func TestAnswersFitOpenAPI(t *testing.T) {
 	call("GET", "/v1/chats/{chat_id}/summary", "/v1/chats/nope/summary", "", "", 404)
 	call("GET", "/v1/chats/{chat_id}/episodes", "/v1/chats/o1/episodes", "", "", 200)
 	call("GET", "/v1/chats/{chat_id}/episodes", "/v1/chats/o1/episodes?limit=0", "", "", 400)
-	facts := call("GET", "/v1/chats/{chat_id}/facts", "/v1/chats/o1/facts?include_superseded=true", "", "", 200)
-	if !strings.Contains(string(facts), `"kind"`) {
-		t.Errorf("no facts to check: %.300s", facts)
-	}
+	// Facts are drawn in the background, within about a second.
+	var facts []byte
+	waitFor(t, 20*time.Second, "the chat's facts", func() bool {
+		facts = call("GET", "/v1/chats/{chat_id}/facts", "/v1/chats/o1/facts?include_superseded=true", "", "", 200)
+		return strings.Contains(string(facts), `"kind"`)
+	})
 
 	for _, op := range []string{"/v1/context", "/context"} {
 		ctx := call("POST", op, op, js, `{"chat_id":"o1","query":"what did we decide about the greenhouse?","budget_tokens":600,"strategy":"rag_augmented"}`, 200)

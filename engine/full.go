@@ -32,3 +32,14 @@ func (s *Service) wrote(op string, err error) error {
 // want of space failed: from the first disk-full write until a write
 // succeeds again (readiness reports storage degraded meanwhile).
 func (s *Service) StorageFull() bool { return s.full.Load() }
+
+// indexErr is an erase's vector-index error as a client error: a full
+// disk (the embedded index is a file beside the store's) is storage_full
+// and marks storage full, as the store's own would; anything else means
+// the index is down.
+func (s *Service) indexErr(op string, err error) error {
+	if storageFull(err) {
+		return s.wrote(op, err)
+	}
+	return unavailable("vector store", err)
+}

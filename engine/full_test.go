@@ -14,6 +14,7 @@ import (
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/sqlite"
+	"github.com/contextd/contextd/rag"
 )
 
 // sqliteFullErr is a real SQLITE_FULL, as the SQLite store reports it: an
@@ -127,5 +128,38 @@ func TestWritePathsFull(t *testing.T) {
 	appendN(t, s, "c", 3, 3, 1)
 	if s.StorageFull() {
 		t.Error("storage still full after an append succeeded")
+	}
+}
+
+// fullIndex is a vector index whose deletes fail for want of disk, as the
+// embedded index's file says it.
+type fullIndex struct{ rag.Index }
+
+func (fullIndex) Delete(context.Context, rag.Filter) error {
+	return fmt.Errorf("embedded index: %w: %w", memory.ErrFull, errors.New("database or disk is full (13)"))
+}
+
+// TestEraseIndexFull: an erase whose index delete finds the disk full is
+// storage_full (not backend_unavailable: the index is there, its disk is
+// not) and marks storage full.
+func TestEraseIndexFull(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		erase func(s *Service) error
+	}{
+		{"erase chat", func(s *Service) error { return s.DeleteChat(ctx, "default", "c") }},
+		{"erase user", func(s *Service) error { _, err := s.DeleteUser(ctx, "default", "u1"); return err }},
+	} {
+		s := newTestService(t)
+		appendN(t, s, "c", 1, 2, 1)
+		s.Index = fullIndex{}
+		err := tc.erase(s)
+		if e, ok := AsError(err); !ok || e.Code != "storage_full" {
+			t.Errorf("%s: %v, want storage_full", tc.name, err)
+		}
+		if !s.StorageFull() {
+			t.Errorf("%s: storage not marked full", tc.name)
+		}
 	}
 }

@@ -573,7 +573,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	chat, err := s.Store.Chat(ctx, key)
 	if errors.Is(err, memory.ErrNotFound) && s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	if err != nil {
@@ -581,7 +581,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	}
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	if err := s.wrote("delete chat", s.Store.DeleteChat(ctx, key)); err != nil {
@@ -593,7 +593,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	// A turn indexed between the two deletes would survive: sweep again.
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	return nil
@@ -618,7 +618,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	}
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
-			return 0, unavailable("vector store", err)
+			return 0, s.indexErr("erase", err)
 		}
 	}
 	n := 0
@@ -637,7 +637,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 func (s *Service) eraseUserRest(ctx context.Context, tenant, userID string) error {
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	if s.Profiles != nil {

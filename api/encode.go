@@ -308,6 +308,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
+// fullRetryAfter is the Retry-After (seconds) of a storage_full answer.
+const fullRetryAfter = 30
+
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -329,6 +332,11 @@ func toAPIError(err error) *apiError {
 			out.retryAfter = 1
 		case engine.KindNotImplemented:
 			out.status = http.StatusNotImplemented
+		case engine.KindFull:
+			// Space comes back with an operator, not in a second: a
+			// client retrying every second would only add load.
+			out.status = http.StatusServiceUnavailable
+			out.retryAfter = fullRetryAfter
 		default:
 			out.status = http.StatusInternalServerError
 		}

@@ -24,7 +24,7 @@ func handleVersion(b BuildInfo) echo.HandlerFunc {
 	}
 }
 
-// handleReadyz: 503 only when storage is down; a missing vector store or LLM
+// handleReadyz: 503 only when storage is down or full; a missing vector store or LLM
 // makes answers poorer, not wrong, so the instance stays in rotation.
 func handleReadyz(d Deps) echo.HandlerFunc {
 	return func(c echo.Context) error {

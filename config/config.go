@@ -115,6 +115,10 @@ type Storage struct {
 	// store's and the embedded index's WALs are checkpointed and truncated
 	// (what was erased leaves the log too); default 5s.
 	WALTruncateDelay time.Duration
+	// SQLiteMaxPages caps the SQLite file at this many pages (PRAGMA
+	// max_page_count; 0, the default, is no cap): a safety cap, past which
+	// writes answer storage_full as on a full disk. Rendered only when set.
+	SQLiteMaxPages int
 }
 
 type Vector struct {

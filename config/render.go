@@ -21,6 +21,11 @@ func (c *Config) Settings() map[string]any {
 	for _, k := range s.Auth.APIKeys {
 		keys = append(keys, map[string]any{"key": k.Key, "tenant": k.Tenant})
 	}
+	storage := map[string]any{"driver": c.Storage.Driver, "sqlite_path": c.Storage.SQLitePath, "postgres_dsn": c.Storage.PostgresDSN,
+		"wal_truncate_delay": Duration(c.Storage.WALTruncateDelay)}
+	if c.Storage.SQLiteMaxPages > 0 { // hidden unless set: a safety cap few want
+		storage["sqlite_max_pages"] = c.Storage.SQLiteMaxPages
+	}
 	return map[string]any{
 		"server": map[string]any{
 			"addr": s.Addr, "body_limit": Size(s.BodyLimit), "body_budget": Size(s.BodyBudget), "request_timeout": Duration(s.RequestTimeout),
@@ -35,8 +40,7 @@ func (c *Config) Settings() map[string]any {
 			"ui":      map[string]any{"enabled": s.UI.Enabled, "sessions_per_tenant": s.UI.SessionsPerTenant},
 			"metrics": map[string]any{"tenant_labels": s.Metrics.TenantLabels},
 		},
-		"storage": map[string]any{"driver": c.Storage.Driver, "sqlite_path": c.Storage.SQLitePath, "postgres_dsn": c.Storage.PostgresDSN,
-			"wal_truncate_delay": Duration(c.Storage.WALTruncateDelay)},
+		"storage": storage,
 		"vector": map[string]any{"driver": c.Vector.Driver, "embedded_path": c.Vector.EmbeddedPath,
 			"qdrant": map[string]any{"addr": c.Vector.Qdrant.Addr, "api_key": c.Vector.Qdrant.APIKey,
 				"tls": c.Vector.Qdrant.TLS, "timeout": Duration(c.Vector.Qdrant.Timeout)}},

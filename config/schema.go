@@ -125,6 +125,7 @@ func (d *decoder) storageFields(s *Storage) fields {
 		"sqlite_path":        d.nonEmpty(&s.SQLitePath),
 		"postgres_dsn":       d.str(&s.PostgresDSN),
 		"wal_truncate_delay": d.duration(&s.WALTruncateDelay, true),
+		"sqlite_max_pages":   d.int(&s.SQLiteMaxPages, 0, noMax),
 	}
 }
 
@@ -433,6 +434,24 @@ func (d *decoder) serverChecks(s Server) {
 	}
 }
 
+// MinSQLiteMaxPages is the least storage.sqlite_max_pages (other than 0):
+// the schema alone takes about 100 pages, and a cap it cannot fit would
+// stop the server at its first start rather than cap anything.
+const MinSQLiteMaxPages = 256
+
+func (d *decoder) storageChecks(s Storage) {
+	if s.SQLiteMaxPages == 0 {
+		return
+	}
+	if s.Driver != "sqlite" {
+		d.fail(d.key("storage.sqlite_max_pages"), "storage.sqlite_max_pages", "applies only when storage.driver is sqlite")
+	}
+	if s.SQLiteMaxPages < MinSQLiteMaxPages {
+		d.fail(d.key("storage.sqlite_max_pages"), "storage.sqlite_max_pages",
+			"must be 0 (no cap) or ≥ %d pages, got %d", MinSQLiteMaxPages, s.SQLiteMaxPages)
+	}
+}
+
 // crossChecks are the rules that involve more than one key; they run on
 // the decoded values and point at the most relevant key's line.
 func (d *decoder) crossChecks(c *Config) {
@@ -440,6 +459,7 @@ func (d *decoder) crossChecks(c *Config) {
 		d.fail(d.first("storage.postgres_dsn", "storage.driver", "storage"), "storage.postgres_dsn",
 			"is required when storage.driver is postgres")
 	}
+	d.storageChecks(c.Storage)
 	if c.Vector.Driver == "qdrant" && c.Vector.Qdrant.Addr == "" {
 		d.fail(d.first("vector.qdrant.addr", "vector.driver", "vector"), "vector.qdrant.addr",
 			"is required when vector.driver is qdrant")

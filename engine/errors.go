@@ -25,6 +25,7 @@ const (
 	KindConflict                       // 409
 	KindUnavailable                    // 503: a backend is down; retry
 	KindNotImplemented                 // 501
+	KindFull                           // 503: the store's disk is full; retry later
 )
 
 func (e *Error) Error() string {

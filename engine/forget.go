@@ -63,8 +63,8 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 	if errors.Is(err, memory.ErrNotFound) {
 		return notFound("message")
 	}
-	if err != nil {
-		return storeErr("delete message", err)
+	if err := s.wrote("delete message", err); err != nil {
+		return err
 	}
 	s.turns().drop(key)
 	s.standing().drop(key)

@@ -64,6 +64,9 @@ func (s *Service) Import(ctx context.Context, r io.Reader) (ImportResult, error)
 	ld := newLoader(s)
 	err = s.eachLine(spool, func(n int, _ []byte, rec memory.DumpRecord) error {
 		if err := ld.load(ctx, rec); err != nil {
+			if storageFull(err) { // storage_full, as the API's writes say it
+				err = s.wrote("import", err)
+			}
 			return fmt.Errorf("import: line %d: %w", n, err)
 		}
 		return nil

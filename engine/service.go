@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -150,6 +151,9 @@ type Service struct {
 	headc    *headCache
 	stand    standingCache
 	updates  updateCache
+	// full: the last write that succeeded or ran out of space ran out
+	// (StorageFull, full.go).
+	full atomic.Bool
 	// MaxLoad caps the verbatim candidates read per request (default 400
 	// pending turns with a summary, 1000 with strategy none); older turns
 	// that fit nowhere are counted as dropped without being read.
@@ -392,8 +396,8 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if uc := (*memory.UserConflictError)(nil); errors.As(err, &uc) {
 		return AppendOutput{}, checkUser(memory.Chat{ID: chatID, UserID: uc.Owner}, userID)
 	}
-	if err != nil {
-		return AppendOutput{}, storeErr("append", err)
+	if err := s.wrote("append", err); err != nil {
+		return AppendOutput{}, err
 	}
 	if s.OnAppend != nil {
 		s.OnAppend(tenant, res.Appended)
@@ -419,6 +423,9 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 // storeErr maps store errors to client errors.
 func storeErr(op string, err error) error {
 	switch {
+	case storageFull(err): // before the context's errors: a full disk is why it failed
+		return &Error{Kind: KindFull, Code: "storage_full",
+			Message: "storage is full: " + op + " was not stored; retry once space is freed", Err: err}
 	case errors.Is(err, memory.ErrNotFound):
 		return notFound("chat")
 	case errors.Is(err, memory.ErrConflict):
@@ -566,7 +573,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	chat, err := s.Store.Chat(ctx, key)
 	if errors.Is(err, memory.ErrNotFound) && s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	if err != nil {
@@ -574,11 +581,11 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	}
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
-	if err := s.Store.DeleteChat(ctx, key); err != nil {
-		return storeErr("delete chat", err)
+	if err := s.wrote("delete chat", s.Store.DeleteChat(ctx, key)); err != nil {
+		return err
 	}
 	if err := s.forgetChatInProfile(ctx, chat); err != nil {
 		return err
@@ -586,7 +593,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 	// A turn indexed between the two deletes would survive: sweep again.
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	return nil
@@ -611,14 +618,14 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	}
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
-			return 0, unavailable("vector store", err)
+			return 0, s.indexErr("erase", err)
 		}
 	}
 	n := 0
 	for _, id := range ids {
 		err := s.Store.DeleteChat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
 		if err != nil && !errors.Is(err, memory.ErrNotFound) {
-			return n, storeErr("delete chat", err)
+			return n, s.wrote("delete chat", err)
 		}
 		n++
 	}
@@ -630,12 +637,12 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 func (s *Service) eraseUserRest(ctx context.Context, tenant, userID string) error {
 	if s.Index != nil {
 		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
-			return unavailable("vector store", err)
+			return s.indexErr("erase", err)
 		}
 	}
 	if s.Profiles != nil {
-		if err := s.Profiles.DeleteProfile(ctx, tenant, userID); err != nil {
-			return storeErr("delete profile", err)
+		if err := s.wrote("delete profile", s.Profiles.DeleteProfile(ctx, tenant, userID)); err != nil {
+			return err
 		}
 	}
 	return nil

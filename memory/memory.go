@@ -216,6 +216,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrUnavailable: the backend cannot be reached; the caller may retry.
 	ErrUnavailable = errors.New("backend unavailable")
+	// ErrFull: the store's disk (or its configured cap) is full; nothing
+	// of the write was stored. The caller may retry once space is freed.
+	ErrFull = errors.New("storage full")
 )
 
 // UserConflictError is Append's refusal of a request that names another

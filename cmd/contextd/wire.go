@@ -87,7 +87,7 @@ func openStore(ctx context.Context, c config.Storage) (memory.Backend, error) {
 		}
 		return s, nil
 	default:
-		s, err := sqlite.Open(ctx, c.SQLitePath, sqlite.ScrubDelay(c.WALTruncateDelay))
+		s, err := sqlite.Open(ctx, c.SQLitePath, sqlite.ScrubDelay(c.WALTruncateDelay), sqlite.MaxPages(c.SQLiteMaxPages))
 		if err != nil {
 			return nil, fmt.Errorf("storage sqlite %s: %w", c.SQLitePath, err)
 		}
@@ -420,6 +420,10 @@ func (a *App) ready(ctx context.Context) map[string]string {
 	states := map[string]string{"storage": "ok", "vector": "disabled", "embedder": "ok", "llm": "disabled"}
 	if err := a.Store.Ping(ctx); err != nil {
 		states["storage"] = "unavailable"
+	} else if a.Service != nil && a.Service.StorageFull() {
+		// Reads work, writes do not: out of rotation as a down store is,
+		// until a write succeeds again.
+		states["storage"] = "degraded"
 	}
 	if a.Index != nil {
 		states["vector"] = "ok"

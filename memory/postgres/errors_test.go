@@ -43,3 +43,24 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("wrap lost ErrNotFound: %v", w)
 	}
 }
+
+func TestDiskFull(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"disk full", &pgconn.PgError{Code: "53100"}, true},
+		{"disk full wrapped", fmt.Errorf("insert: %w", &pgconn.PgError{Code: "53100"}), true},
+		{"out of memory", &pgconn.PgError{Code: "53200"}, false},
+		{"too many connections", &pgconn.PgError{Code: "53300"}, false},
+		{"plain", errors.New("boom"), false},
+	} {
+		if got := errors.Is(wrap("op", tc.err), memory.ErrFull); got != tc.want {
+			t.Errorf("%s: wrap is ErrFull = %v, want %v", tc.name, got, tc.want)
+		}
+		if errors.Is(wrap("op", tc.err), memory.ErrUnavailable) && tc.want {
+			t.Errorf("%s: a full disk is not a server down", tc.name)
+		}
+	}
+}

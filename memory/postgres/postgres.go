@@ -174,7 +174,17 @@ func wrap(op string, err error) error {
 	if !errors.Is(err, memory.ErrUnavailable) && unavailable(err) {
 		return fmt.Errorf("postgres: %s: %w: %w", op, memory.ErrUnavailable, err)
 	}
+	if !errors.Is(err, memory.ErrFull) && diskFull(err) {
+		return fmt.Errorf("postgres: %s: %w: %w", op, memory.ErrFull, err)
+	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// diskFull reports whether the server refused a write for want of disk
+// (SQLSTATE 53100 disk_full): retry once space is freed, not a bug.
+func diskFull(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "53100"
 }
 
 // unavailable reports whether err means the server is down, restarting or

@@ -160,7 +160,7 @@ func (s *Store) tryGroup(jobs []*groupJob) bool {
 			return false
 		}
 		if err := j.run(context.WithoutCancel(j.ctx), tx); err != nil {
-			j.err = err
+			j.err = classify(err)
 			if _, rerr := tx.ExecContext(gctx, `ROLLBACK TO g`); rerr != nil {
 				clearErrs(jobs, j)
 				return false

@@ -120,6 +120,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// not left in free pages for whoever has the file; only the writer
 	// deletes.
 	params.Add("_pragma", "secure_delete(1)")
+	if o.maxPages > 0 {
+		// Only writes grow the file: the cap on the writer is the cap.
+		params.Add("_pragma", "max_page_count("+strconv.Itoa(o.maxPages)+")")
+	}
 	if !inMemory {
 		// The checkpointer does it off the write path (checkpoint.go).
 		params.Add("_pragma", "wal_autocheckpoint(0)")
@@ -174,6 +178,15 @@ type Option func(*options)
 
 type options struct {
 	scrubDelay time.Duration
+	maxPages   int
+}
+
+// MaxPages caps the database file at n pages (PRAGMA max_page_count on
+// the writer); a write past it fails as a full disk would (memory.ErrFull).
+// n ≤ 0 leaves SQLite's own limit. A cap below the file's size is the
+// file's size: SQLite never shrinks a database to meet it.
+func MaxPages(n int) Option {
+	return func(o *options) { o.maxPages = n }
 }
 
 // ScrubDelay is how long after an erase (a message deleted, a chat or
@@ -240,8 +253,13 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the writer
-// connection) and commits it when fn returns nil.
+// connection) and commits it when fn returns nil. A full disk's error
+// wraps memory.ErrFull.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return classify(s.writeTx(ctx, fn))
+}
+
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/internal/sqlitefull"
 	"github.com/contextd/contextd/internal/walscrub"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -359,6 +360,10 @@ func pointItem(p rag.Point) *item {
 // Upsert stores points, replacing any with the same identity (see rag.Index).
 // It is durable (committed to the file) when it returns.
 func (ix *Index) Upsert(ctx context.Context, points []rag.Point) error {
+	return sqlitefull.Mark("embedded index", ix.upsertPoints(ctx, points))
+}
+
+func (ix *Index) upsertPoints(ctx context.Context, points []rag.Point) error {
 	if len(points) == 0 {
 		return nil
 	}
@@ -600,7 +605,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		return nil
 	}
 	if err := ix.deleteRows(ctx, f.Tenant, whole, some); err != nil {
-		return err
+		return sqlitefull.Mark("embedded index", err) // an erase on a full disk is storage_full
 	}
 	ix.payloads.clear()
 	ix.mu.Lock()

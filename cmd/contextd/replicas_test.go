@@ -421,3 +421,176 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 	t.Logf("%d replicas: %d turns in %d chats, %d episodes (%d LLM calls), %d summary records, %d+%d points",
 		replicas, len(all), len(lastSeq), len(eps), len(llm.calls), len(recs), turnPoints, epPoints)
 }
+
+// --- throughput of 1, 2 and 3 replicas (by hand) ---
+
+// TestReplicaThroughput measures appends/s and contexts/s of 1, 2 and 3
+// replicas on one Postgres database at a fixed concurrency, requests spread
+// round-robin over the replicas, then counts what the replicas' background
+// work wrote. It is a measurement, not a check of speed: it runs only with
+// CONTEXTD_REPLICA_BENCH=1 (scripts/bench-replicas.sh) and asserts only the
+// stored data. Vectors: vector.driver none (no Qdrant server here), LLM
+// none (extractive summaries): the figures are storage and the read path
+// without shared vectors.
+func TestReplicaThroughput(t *testing.T) {
+	if os.Getenv("CONTEXTD_REPLICA_BENCH") == "" {
+		t.Skip("a measurement: set CONTEXTD_REPLICA_BENCH=1 (scripts/bench-replicas.sh)")
+	}
+	dur := 10 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("CONTEXTD_REPLICA_BENCH_DURATION")); err == nil {
+		dur = d
+	}
+	const (
+		clients = 16
+		chats   = 64
+		preload = 40 // turns per chat before the context phase
+		recent  = 8
+	)
+	cfg := func(dsn string) string {
+		return `server:
+  addr: "127.0.0.1:0"
+  log_level: warn
+` + postgresStorage(dsn) + `
+vector:
+  driver: none
+embedder:
+  provider: hashing
+llm:
+  provider: none
+supervisor:
+  memory:
+    strategy: running_summary
+    summary_recent_turns: 8
+    summary_trigger_turns: 1
+    persist_summary: true
+    episodes: true
+    episode_min_turns: 4
+    episode_max_turns: 12
+`
+	}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	post := func(url string, body []byte) error {
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			return fmt.Errorf("%s: %d %s", url, resp.StatusCode, raw)
+		}
+		return nil
+	}
+	// run has clients request for dur, client i starting at replica i and
+	// moving to the next on every request; it returns requests/s.
+	run := func(bases []string, req func(rng *rand.Rand, client, n int) (path string, body []byte)) (float64, int) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		total, failed := 0, 0
+		start := time.Now()
+		stop := start.Add(dur)
+		for c := range clients {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(c), 7))
+				n := 0
+				for ; time.Now().Before(stop); n++ {
+					path, body := req(rng, c, n)
+					if err := post(bases[(c+n)%len(bases)]+path, body); err != nil {
+						mu.Lock()
+						if failed == 0 {
+							t.Errorf("request: %v", err)
+						}
+						failed++
+						mu.Unlock()
+					}
+				}
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return float64(total) / time.Since(start).Seconds(), failed
+	}
+	turn := func(chat string, id string, rng *rand.Rand) map[string]any {
+		ws := projectWords[rng.IntN(len(projectWords))]
+		return map[string]any{"id": id, "role": []string{"user", "assistant"}[rng.IntN(2)],
+			"content": fmt.Sprintf("In %s we went over the %s, the %s and the %s again, and agreed to look at the %s next week.",
+				chat, ws[rng.IntN(len(ws))], ws[rng.IntN(len(ws))], ws[rng.IntN(len(ws))], ws[rng.IntN(len(ws))])}
+	}
+
+	var report []string
+	for n := 1; n <= 3; n++ {
+		dsn := pgtest.DSN(t)
+		var bases []string
+		for range n {
+			bases = append(bases, startBinary(t, cfg(dsn)).base)
+		}
+		// Pre-load every chat through the replicas, then let the summaries
+		// settle so contexts are measured in steady state.
+		rng := rand.New(rand.NewPCG(1, 1))
+		for c := range chats {
+			chat := fmt.Sprintf("b%d", c)
+			var msgs []map[string]any
+			for j := range preload {
+				msgs = append(msgs, turn(chat, fmt.Sprintf("pre-%d", j), rng))
+			}
+			b, _ := json.Marshal(map[string]any{"user_id": fmt.Sprintf("u%d", c%8), "messages": msgs})
+			if err := post(bases[c%n]+"/v1/chats/"+chat+"/messages", b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settle := func() {
+			waitFor(t, 120*time.Second, "summaries to settle", func() bool {
+				var behind int
+				return conn.QueryRow(ctx, `SELECT count(*) FROM chats WHERE summary_cursor < last_seq - $1`, recent).Scan(&behind) == nil && behind == 0
+			})
+		}
+		settle()
+
+		ctxRate, ctxFailed := run(bases, func(rng *rand.Rand, _, _ int) (string, []byte) {
+			b, _ := json.Marshal(map[string]any{"chat_id": fmt.Sprintf("b%d", rng.IntN(chats)), "budget_tokens": 1000, "query": "what did we agree to look at next week"})
+			return "/v1/context", b
+		})
+		appRate, appFailed := run(bases, func(rng *rand.Rand, c, i int) (string, []byte) {
+			chat := fmt.Sprintf("b%d", rng.IntN(chats))
+			b, _ := json.Marshal(map[string]any{"messages": []map[string]any{
+				turn(chat, fmt.Sprintf("a-%d-%d-0", c, i), rng), turn(chat, fmt.Sprintf("a-%d-%d-1", c, i), rng)}})
+			return "/v1/chats/" + chat + "/messages", b
+		})
+		settleStart := time.Now()
+		settle()
+		settled := time.Since(settleStart)
+
+		// What the replicas wrote together: turns once each, seqs
+		// gap-free, episodes contiguous (no range summarised twice), one
+		// summary record per depth on a line.
+		var turns, gaps, overlaps, badChains, eps, sums int
+		if err := conn.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM messages),
+			(SELECT count(*) FROM chats c WHERE c.last_seq <> (SELECT count(*) FROM messages m WHERE m.chat = c.id)
+				OR c.last_seq <> (SELECT coalesce(max(seq), 0) FROM messages m WHERE m.chat = c.id)),
+			(SELECT count(*) FROM (SELECT from_seq, lag(to_seq, 1, 0::bigint) OVER (PARTITION BY chat ORDER BY from_seq) AS prev_to FROM episodes) e WHERE from_seq <> prev_to + 1),
+			(SELECT count(*) FROM conversation_summaries s WHERE (s.depth = 0 AND s.parent_id IS NOT NULL) OR (s.depth > 0 AND NOT EXISTS
+				(SELECT 1 FROM conversation_summaries p WHERE p.id = s.parent_id AND p.depth = s.depth - 1 AND p.covered_to_seq <= s.covered_to_seq))),
+			(SELECT count(*) FROM episodes),
+			(SELECT count(*) FROM conversation_summaries)`).Scan(&turns, &gaps, &overlaps, &badChains, &eps, &sums); err != nil {
+			t.Fatal(err)
+		}
+		if gaps+overlaps+badChains+ctxFailed+appFailed > 0 {
+			t.Errorf("%d replicas: %d chats with gaps, %d episodes not right after the previous, %d broken chain records, %d+%d failed requests",
+				n, gaps, overlaps, badChains, ctxFailed, appFailed)
+		}
+		conn.Close(ctx)
+		line := fmt.Sprintf("| %d | %.0f | %.0f | %s | %d | %d | %d |", n, appRate, ctxRate, settled.Round(100*time.Millisecond), turns, eps, sums)
+		t.Log(line)
+		report = append(report, line)
+	}
+	t.Logf("%d clients, %s per phase, %d chats pre-loaded with %d turns\n| replicas | appends/s (2 turns) | contexts/s | summaries settled after | turns | episodes | summary records |\n|---|---|---|---|---|---|---|\n%s",
+		clients, dur, chats, preload, strings.Join(report, "\n"))
+}

@@ -65,7 +65,7 @@ vector:
 // replicaConfig is a replica: Postgres storage, turn vectors in a shared
 // Qdrant (the in-process fake at qdrantAddr), the scripted LLM at llmURL
 // writing episode and root summaries for the historian agent.
-func replicaConfig(dsn, qdrantAddr, llmURL string) string {
+func replicaConfig(dsn, qdrantAddr, llmURL, model string) string {
 	return fmt.Sprintf(`server:
   addr: "127.0.0.1:0"
   request_timeout: 60s
@@ -79,7 +79,7 @@ embedder:
   provider: hashing
 llm:
   provider: openai
-  model: scripted
+  model: %s
   base_url: %q
   api_key: test
   timeout: 10s
@@ -97,7 +97,7 @@ agents:
       rag_episodes: true
       episode_min_turns: 4
       episode_max_turns: 10
-`, postgresStorage(dsn), qdrantAddr, llmURL)
+`, postgresStorage(dsn), qdrantAddr, model, llmURL)
 }
 
 // replicaLLM answers every call and counts the episode calls per chat and
@@ -152,10 +152,11 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	fake := qdranttest.Start(t)
 	llm := newReplicaLLM(t)
-	cfg := replicaConfig(dsn, fake.Addr(), llm.srv.URL)
 	servers := make([]*binServer, replicas)
 	for i := range servers {
-		servers[i] = startBinary(t, cfg)
+		// Each replica names its own model, so the records show who
+		// wrote them.
+		servers[i] = startBinary(t, replicaConfig(dsn, fake.Addr(), llm.srv.URL, fmt.Sprintf("scripted-r%d", i)))
 	}
 
 	// Clients of every replica append 1-3 turns at a time to random chats
@@ -418,6 +419,22 @@ func TestThreeReplicasOnOnePostgres(t *testing.T) {
 	if turnPoints != len(all) || epPoints != len(eps) {
 		t.Errorf("the shared collection holds %d turn and %d episode points; stored %d turns, %d episodes", turnPoints, epPoints, len(all), len(eps))
 	}
+	// Who did the work (logged, not asserted: any replica may win every
+	// lease).
+	rows, err = conn.Query(ctx, `SELECT model, count(*) FROM (SELECT model FROM episodes UNION ALL SELECT model FROM conversation_summaries) w GROUP BY model ORDER BY model`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byModel, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var m string
+		var n int
+		err := r.Scan(&m, &n)
+		return fmt.Sprintf("%s %d", m, n), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("episodes and summary records written per replica's model: %s", strings.Join(byModel, ", "))
 	t.Logf("%d replicas: %d turns in %d chats, %d episodes (%d LLM calls), %d summary records, %d+%d points",
 		replicas, len(all), len(lastSeq), len(eps), len(llm.calls), len(recs), turnPoints, epPoints)
 }

@@ -345,14 +345,7 @@ func (q WindowQuery) BestWindow(text string, maxBytes int) Span {
 			break
 		}
 		to := windowEnd(text, from, maxBytes, starts)
-		for m < len(matches) && matches[m].at < from {
-			m++
-		}
-		var seen uint64
-		for j := m; j < len(matches) && matches[j].at < to; j++ {
-			seen |= matches[j].bit
-		}
-		if n := bits.OnesCount64(seen); n > bestScore {
+		if n := termsIn(matches, &m, from, to); n > bestScore {
 			best, bestScore = Span{from, to}, n
 		}
 		if to == len(text) {
@@ -360,6 +353,19 @@ func (q WindowQuery) BestWindow(text string, maxBytes int) Span {
 		}
 	}
 	return best
+}
+
+// termsIn counts the distinct query terms matched in [from, to); *m is
+// the first match at or after from, advanced as windows move right.
+func termsIn(matches []termMatch, m *int, from, to int) int {
+	for *m < len(matches) && matches[*m].at < from {
+		*m++
+	}
+	var seen uint64
+	for j := *m; j < len(matches) && matches[j].at < to; j++ {
+		seen |= matches[j].bit
+	}
+	return bits.OnesCount64(seen)
 }
 
 type termMatch struct {
@@ -460,14 +466,7 @@ func (q WindowQuery) SentenceWindow(text string, maxBytes int) Span {
 	m, from := 0, 0
 	for _, end := range ends {
 		to := sentenceWindowEnd(text, from, end, maxBytes, ends)
-		for m < len(matches) && matches[m].at < from {
-			m++
-		}
-		var seen uint64
-		for j := m; j < len(matches) && matches[j].at < to; j++ {
-			seen |= matches[j].bit
-		}
-		if n := bits.OnesCount64(seen); n > bestScore {
+		if n := termsIn(matches, &m, from, to); n > bestScore {
 			best, bestScore = Span{from, to}, n
 		}
 		from = end

@@ -48,7 +48,7 @@ func cmdBenchLoad(ctx context.Context, args []string, getenv func(string) string
 	fs.Float64Var(&o.Mix, "mix", 0.8, "share of POST /v1/context among requests; the rest append 1-2 turns")
 	fs.IntVar(&o.Budget, "budget", 4000, "budget_tokens of context requests")
 	fs.StringVar(&o.Strategy, "strategy", "rag_augmented", "strategy of context requests")
-	fs.Float64Var(&o.Rate, "rate", 0, "total requests/s (open loop); 0 = closed loop, as fast as answers come")
+	fs.Float64Var(&o.Rate, "rate", 0, "open loop: total requests/s on a fixed schedule (request i due at start + i/rate; latency from when due, p99.9 reported); 0 = closed loop, as fast as answers come")
 	fs.DurationVar(&o.IndexTimeout, "index-timeout", 15*time.Minute, "longest wait for the indexer backlog after the pre-load")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the generated corpus and request mix")
 	settle := fs.Bool("settle", true, "refresh every chat's summary after the pre-load, so contexts are measured in steady state (false: as right after a bulk import, summaries lagging)")

@@ -37,9 +37,11 @@ type Options struct {
 	Budget   int    // budget_tokens of context requests (default 4000)
 	Strategy string // strategy of context requests (default rag_augmented)
 	Seed     int64
-	// Rate, when > 0, paces the clients to this many requests/s in total
-	// (open loop; latency counts from the intended start, so a stalled
-	// server is not hidden). 0 runs closed loop, as fast as answers come.
+	// Rate, when > 0, sends this many requests/s in total on a fixed
+	// schedule (open loop: request i is due at start + i/Rate, whichever
+	// client is free sends it, and its latency counts from when it was
+	// due, so queueing behind a slow server is not hidden). 0 runs closed
+	// loop, each client as fast as its answers come.
 	Rate float64
 	// NoSettle skips refreshing every chat's summary (POST
 	// /v1/chats/{id}/summary/refresh) after the pre-load. By default the
@@ -464,17 +466,26 @@ type clientResult struct {
 	errs     [nRoutes]int64
 	firstErr string
 	sample   Sample
+	lag      *Histogram // open loop: how late each request left
 }
 
 // measure drives the mix against base for o.Duration from o.Clients
-// clients and returns one row per route plus "all".
+// clients and returns one row per route plus "all". With o.Rate > 0 the
+// requests follow a schedule (open loop, see plan), else each client
+// sends its next request when the last is answered (closed loop).
 func measure(ctx context.Context, client *http.Client, name, base string, c Corpus, o Options, check bool) (Phase, error) {
+	return measureWith(ctx, realClock{}, client, name, base, c, o, check)
+}
+
+func measureWith(ctx context.Context, clk clock, client *http.Client, name, base string, c Corpus, o Options, check bool) (Phase, error) {
 	results := make([]clientResult, o.Clients)
-	start := time.Now()
+	start := clk.Now()
 	end := start.Add(o.Duration)
-	var interval time.Duration
+	var sched *plan
 	if o.Rate > 0 {
-		interval = time.Duration(float64(o.Clients) / o.Rate * float64(time.Second))
+		// Requests due before end but still queued then are sent until one
+		// more Duration has passed; the rest are reported unsent.
+		sched = newPlan(clk, start, o.Rate, o.Duration, o.Duration)
 	}
 	var wg sync.WaitGroup
 	for w := range o.Clients {
@@ -483,28 +494,23 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 			for i := range res.hist {
 				res.hist[i] = NewHistogram()
 			}
+			res.lag = NewHistogram()
 			// Per-client generator: the same seed gives the same request
 			// sequence per client.
 			r := rand.New(rand.NewPCG(uint64(o.Seed), uint64(w)+1<<40))
 			var buf bytes.Buffer
-			next := start
-			if interval > 0 {
-				next = start.Add(interval * time.Duration(w) / time.Duration(o.Clients))
-			}
 			for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
-				began := time.Now()
-				if interval > 0 {
-					if next.After(began) {
-						select {
-						case <-time.After(next.Sub(began)):
-						case <-ctx.Done():
-							return
-						}
+				began := clk.Now()
+				if sched != nil {
+					_, due, ok := sched.take(ctx)
+					if !ok {
+						return
 					}
-					began = next // latency counts from the intended start
-					next = next.Add(interval)
-				}
-				if !began.Before(end) {
+					// Latency counts from when the request was due; how
+					// late it left is reported apart, and is part of it.
+					res.lag.Record(clk.Now().Sub(due))
+					began = due
+				} else if !began.Before(end) {
 					return
 				}
 				chat := r.IntN(o.Chats)
@@ -526,7 +532,7 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 					sink = res.sample.add
 				}
 				status, err := post(ctx, client, target, buf.Bytes(), sink)
-				res.hist[route].Record(time.Since(began))
+				res.hist[route].Record(clk.Now().Sub(began))
 				if err != nil || status/100 != 2 {
 					if ctx.Err() != nil {
 						return
@@ -543,9 +549,10 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
-	elapsed := time.Since(start)
+	elapsed := clk.Now().Sub(start)
 	ph := Phase{Target: name, Elapsed: elapsed}
 	all := NewHistogram()
+	lag := NewHistogram()
 	var allErrs int64
 	for route := range nRoutes {
 		h := NewHistogram()
@@ -564,6 +571,13 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 			ph.FirstError = results[i].firstErr
 		}
 		ph.Sample.merge(results[i].sample)
+		lag.Merge(results[i].lag)
+	}
+	if sched != nil {
+		ph.Open = &OpenLoop{
+			Rate: o.Rate, Scheduled: sched.n, Unsent: sched.unsent.Load(),
+			LagP50: lag.Quantile(0.50), LagP99: lag.Quantile(0.99), LagMax: lag.Max(),
+		}
 	}
 	return ph, nil
 }
@@ -572,7 +586,8 @@ func rowOf(route string, h *Histogram, errs int64, elapsed time.Duration) Row {
 	return Row{
 		Route: route, Requests: int64(h.Count()), Errors: errs,
 		Throughput: float64(h.Count()) / elapsed.Seconds(),
-		P50:        h.Quantile(0.50), P95: h.Quantile(0.95), P99: h.Quantile(0.99), Max: h.Max(), Mean: h.Mean(),
+		P50:        h.Quantile(0.50), P95: h.Quantile(0.95), P99: h.Quantile(0.99), P999: h.Quantile(0.999),
+		Max: h.Max(), Mean: h.Mean(),
 	}
 }
 

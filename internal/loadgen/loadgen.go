@@ -37,6 +37,8 @@ type Options struct {
 	Budget   int    // budget_tokens of context requests (default 4000)
 	Strategy string // strategy of context requests (default rag_augmented)
 	Seed     int64
+	// LongTurns makes the corpus's turns 100-1,500 characters (Corpus.Long).
+	LongTurns bool
 	// Rate, when > 0, sends this many requests/s in total on a fixed
 	// schedule (open loop: request i is due at start + i/Rate, whichever
 	// client is free sends it, and its latency counts from when it was
@@ -186,7 +188,7 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	corpus := Corpus{Seed: o.Seed}
+	corpus := Corpus{Seed: o.Seed, Long: o.LongTurns}
 
 	client := newClient(o.Clients)
 	defer client.CloseIdleConnections()

@@ -189,8 +189,12 @@ func (r *Report) Write(w io.Writer) {
 	if o.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %g req/s", o.Rate)
 	}
-	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d turns; %d clients, %s per target, %s; mix %.2f context; budget %d; strategy %s; seed %d\n",
-		o.Chats, o.Turns, o.Clients, o.Duration, mode, o.Mix, o.Budget, o.Strategy, o.Seed)
+	turns := "turns"
+	if o.LongTurns {
+		turns = "long turns"
+	}
+	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d %s; %d clients, %s per target, %s; mix %.2f context; budget %d; strategy %s; seed %d\n",
+		o.Chats, o.Turns, turns, o.Clients, o.Duration, mode, o.Mix, o.Budget, o.Strategy, o.Seed)
 	p := r.Preload
 	fmt.Fprintf(w, "pre-load: %d turns in %d requests (%d errors) in %s: %.0f turns/s",
 		p.Turns, p.Requests, p.Errors, p.Elapsed.Round(time.Millisecond), p.TurnsPerSec())

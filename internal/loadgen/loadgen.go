@@ -469,6 +469,8 @@ type clientResult struct {
 	firstErr string
 	sample   Sample
 	lag      *Histogram // open loop: how late each request left
+	wakeLag  *Histogram // ... of those taken before they were due
+	busy     int64      // requests that fell due while every client was busy
 }
 
 // measure drives the mix against base for o.Duration from o.Clients
@@ -496,11 +498,12 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 			for i := range res.hist {
 				res.hist[i] = NewHistogram()
 			}
-			res.lag = NewHistogram()
+			res.lag, res.wakeLag = NewHistogram(), NewHistogram()
 			// Per-client generator: the same seed gives the same request
 			// sequence per client.
 			r := rand.New(rand.NewPCG(uint64(o.Seed), uint64(w)+1<<40))
 			var buf bytes.Buffer
+			var prevDone time.Time
 			for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
 				began := clk.Now()
 				if sched != nil {
@@ -510,7 +513,13 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 					}
 					// Latency counts from when the request was due; how
 					// late it left is reported apart, and is part of it.
-					res.lag.Record(clk.Now().Sub(due))
+					lag, busy := lateness(due, clk.Now(), prevDone)
+					res.lag.Record(lag)
+					if busy {
+						res.busy++
+					} else {
+						res.wakeLag.Record(lag)
+					}
 					began = due
 				} else if !began.Before(end) {
 					return
@@ -534,7 +543,8 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 					sink = res.sample.add
 				}
 				status, err := post(ctx, client, target, buf.Bytes(), sink)
-				res.hist[route].Record(clk.Now().Sub(began))
+				prevDone = clk.Now()
+				res.hist[route].Record(prevDone.Sub(began))
 				if err != nil || status/100 != 2 {
 					if ctx.Err() != nil {
 						return
@@ -554,8 +564,8 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 	elapsed := clk.Now().Sub(start)
 	ph := Phase{Target: name, Elapsed: elapsed}
 	all := NewHistogram()
-	lag := NewHistogram()
-	var allErrs int64
+	lag, wakeLag := NewHistogram(), NewHistogram()
+	var allErrs, busy int64
 	for route := range nRoutes {
 		h := NewHistogram()
 		var errs int64
@@ -574,11 +584,14 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 		}
 		ph.Sample.merge(results[i].sample)
 		lag.Merge(results[i].lag)
+		wakeLag.Merge(results[i].wakeLag)
+		busy += results[i].busy
 	}
 	if sched != nil {
 		ph.Open = &OpenLoop{
 			Rate: o.Rate, Scheduled: sched.n, Unsent: sched.unsent.Load(),
 			LagP50: lag.Quantile(0.50), LagP99: lag.Quantile(0.99), LagMax: lag.Max(),
+			Busy: busy, WakeLagP99: wakeLag.Quantile(0.99), WakeLagMax: wakeLag.Max(),
 		}
 	}
 	return ph, nil

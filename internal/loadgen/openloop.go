@@ -81,3 +81,14 @@ func (s *plan) take(ctx context.Context) (i int64, due time.Time, ok bool) {
 	}
 	return i, due, true
 }
+
+// lateness is how late a request due at due left at sent, from a client
+// whose previous request was answered at prevDone (zero: none). busy says
+// that client was still waiting for that answer when the request fell due:
+// since a free client takes the next request at once, every client was
+// busy then (waiting on the server, mostly). Otherwise a client was free
+// and the lag is the load generator's own (its timer or goroutine ran
+// late: the machine's CPU was taken by something else).
+func lateness(due, sent, prevDone time.Time) (lag time.Duration, busy bool) {
+	return sent.Sub(due), prevDone.After(due)
+}

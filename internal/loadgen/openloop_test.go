@@ -13,8 +13,9 @@ import (
 // later time (it then jumps there): the schedule's arithmetic is checked
 // without depending on how fast this machine is.
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu        sync.Mutex
+	now       time.Time
+	oversleep time.Duration // a sleeper wakes this much after its time
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -27,7 +28,7 @@ func (c *fakeClock) SleepUntil(ctx context.Context, t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t.After(c.now) {
-		c.now = t
+		c.now = t.Add(c.oversleep)
 	}
 	return ctx.Err()
 }
@@ -77,14 +78,18 @@ func TestPlanLatencyIncludesQueueing(t *testing.T) {
 	p := newPlan(clk, t0, 100, 50*time.Millisecond, time.Hour) // 5 requests, 10 ms apart
 	const service = 40 * time.Millisecond
 	var lat, lag []time.Duration
+	var busy []bool
+	var prevDone time.Time
 	for {
 		_, due, ok := p.take(context.Background())
 		if !ok {
 			break
 		}
-		lag = append(lag, clk.Now().Sub(due))
+		l, b := lateness(due, clk.Now(), prevDone)
+		lag, busy = append(lag, l), append(busy, b)
 		clk.advance(service)
-		lat = append(lat, clk.Now().Sub(due))
+		prevDone = clk.Now()
+		lat = append(lat, prevDone.Sub(due))
 	}
 	wantLat := []time.Duration{40, 70, 100, 130, 160}
 	wantLag := []time.Duration{0, 30, 60, 90, 120}
@@ -97,6 +102,37 @@ func TestPlanLatencyIncludesQueueing(t *testing.T) {
 		}
 		if lat[k] != lag[k]+service {
 			t.Errorf("request %d: latency %s is not its lag %s plus the service %s", k, lat[k], lag[k], service)
+		}
+		// All but the first fell due while the one client was busy.
+		if busy[k] != (k > 0) {
+			t.Errorf("request %d: busy %v", k, busy[k])
+		}
+	}
+}
+
+// A generator whose timers wake late (CPU starved) sends late although a
+// client was waiting: that lag is told apart from a busy client's.
+func TestPlanLateWakeIsTheGenerators(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := &fakeClock{now: t0, oversleep: 3 * time.Millisecond}
+	p := newPlan(clk, t0, 100, 30*time.Millisecond, time.Hour) // due at 0, 10, 20 ms
+	var prevDone time.Time
+	for k := range 3 {
+		_, due, ok := p.take(context.Background())
+		if !ok {
+			t.Fatalf("take %d failed", k)
+		}
+		lag, busy := lateness(due, clk.Now(), prevDone)
+		clk.advance(time.Millisecond) // a fast server
+		prevDone = clk.Now()
+		// Request 0 is due at once (no sleep, no oversleep); 1 and 2 are
+		// slept for and woken 3 ms late.
+		want := 3 * time.Millisecond
+		if k == 0 {
+			want = 0
+		}
+		if busy || lag != want {
+			t.Errorf("request %d: busy %v lag %s, want a free client and %s", k, busy, lag, want)
 		}
 	}
 }
@@ -188,6 +224,10 @@ func TestOpenLoopMeasuresQueueingThroughHTTP(t *testing.T) {
 	// and its latency counts both.
 	if row.Max < op.LagMax+service {
 		t.Fatalf("max latency %s < max lag %s + service %s: the queueing is not counted", row.Max, op.LagMax, service)
+	}
+	// Every request but the first found the one client busy.
+	if op.Busy != row.Requests-1 {
+		t.Fatalf("%d requests found the client busy, want all %d but the first", op.Busy, row.Requests)
 	}
 	if row.P50 > row.P99 || row.P99 > row.P999 || row.P999 > row.Max {
 		t.Fatalf("quantiles out of order: %+v", row)

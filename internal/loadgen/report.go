@@ -75,6 +75,11 @@ type OpenLoop struct {
 	// How late requests left after they were due (all clients busy, or
 	// the generator itself behind); included in the latencies.
 	LagP50, LagP99, LagMax time.Duration
+	// Busy requests fell due while every client was busy (waiting on the
+	// server, mostly); how late the others left (WakeLag) is the load
+	// generator's own delay (see lateness).
+	Busy                   int64
+	WakeLagP99, WakeLagMax time.Duration
 }
 
 // Row returns the phase's row for a route ("all" for the total).
@@ -230,8 +235,8 @@ func (r *Report) Write(w io.Writer) {
 	fmt.Fprintln(w)
 	for _, ph := range r.Phases {
 		if op := ph.Open; op != nil {
-			fmt.Fprintf(w, "open loop, %s: %d requests due at %g req/s, %d unsent; sent late by p50 %s, p99 %s, max %s (latency counts from when due, so this is inside it)\n",
-				ph.Target, op.Scheduled, op.Rate, op.Unsent, ms(op.LagP50), ms(op.LagP99), ms(op.LagMax))
+			fmt.Fprintf(w, "open loop, %s: %d requests due at %g req/s, %d unsent; sent late by p50 %s, p99 %s, max %s (latency counts from when due, so this is inside it); %d fell due with every client busy; the rest, due with a client free, left late by p99 %s, max %s (the load generator's own delay)\n",
+				ph.Target, op.Scheduled, op.Rate, op.Unsent, ms(op.LagP50), ms(op.LagP99), ms(op.LagMax), op.Busy, ms(op.WakeLagP99), ms(op.WakeLagMax))
 		}
 	}
 

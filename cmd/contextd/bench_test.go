@@ -62,13 +62,13 @@ func TestBenchLoadOpenLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := run(ctx, []string{"bench", "load", "--chats", "2", "--turns", "10", "--clients", "4", "--duration", "1s", "--rate", "30", "--seed", "6"},
+	err := run(ctx, []string{"bench", "load", "--chats", "2", "--turns", "10", "--clients", "4", "--duration", "1s", "--rate", "30", "--warmup", "200ms", "--seed", "6"},
 		func(string) string { return "" }, &out)
 	if err != nil {
 		t.Fatalf("bench load --rate: %v\n%s", err, out.String())
 	}
 	report := out.String()
-	for _, want := range []string{"open loop at 30 req/s", "p99.9", "open loop, contextd: 30 requests due at 30 req/s,", "open loop, no-op: 30 requests due at 30 req/s,", "sent late by p50"} {
+	for _, want := range []string{"open loop at 30 req/s after 200ms of warmup (not recorded)", "p99.9", "open loop, contextd: 30 requests due at 30 req/s,", "open loop, no-op: 30 requests due at 30 req/s,", "sent late by p50"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

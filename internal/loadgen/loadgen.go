@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,12 @@ type Options struct {
 	// due, so queueing behind a slow server is not hidden). 0 runs closed
 	// loop, each client as fast as its answers come.
 	Rate float64
+	// Warmup runs the load this long before the measured Duration, on the
+	// same schedule, without recording it: caches cold at the start of a
+	// phase (the first request of each chat) otherwise put their stall in
+	// the tail, most of all in open loop, where the requests due during it
+	// queue behind it.
+	Warmup time.Duration
 	// NoSettle skips refreshing every chat's summary (POST
 	// /v1/chats/{id}/summary/refresh) after the pre-load. By default the
 	// run settles, so contexts are measured in steady state (a fresh
@@ -119,6 +126,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("budget must be positive, not %d", o.Budget)
 	case o.Rate < 0:
 		return fmt.Errorf("rate must not be negative")
+	case o.Warmup < 0 || o.Warmup > 10*time.Minute:
+		return fmt.Errorf("warmup must be in 0..10m, not %s", o.Warmup)
 	}
 	return nil
 }
@@ -224,9 +233,9 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 		stopProfile = o.Profile()
 	}
 	sampler := mem.sample(o.Duration)
-	cpu0 := mem.cpuTime(ctx)
+	cpu0 := cpuAfter(ctx, mem, o.Warmup)
 	ph, err := measure(ctx, client, "contextd", base, corpus, o, true)
-	ph.CPU = cpuSince(mem.cpuTime(ctx), cpu0)
+	ph.CPU = cpuSince(mem.cpuTime(ctx), <-cpu0)
 	memRes := sampler()
 	if stopProfile != nil {
 		stopProfile()
@@ -252,12 +261,12 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	defer noopClient.CloseIdleConnections()
 	// The no-op server runs in this process, so its CPU is this process's.
 	self := newMemProbe(true, nil, "")
-	cpu0 = self.cpuTime(ctx)
+	cpu0 = cpuAfter(ctx, self, o.Warmup)
 	ph, err = measure(ctx, noopClient, "no-op", noop.base, corpus, o, false)
 	if err != nil {
 		return nil, err
 	}
-	ph.CPU = cpuSince(self.cpuTime(ctx), cpu0)
+	ph.CPU = cpuSince(self.cpuTime(ctx), <-cpu0)
 	rep.Phases = append(rep.Phases, ph)
 
 	rep.Mem.PeakRSS = mem.peakRSS()
@@ -265,6 +274,24 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	rep.Mem.InProcess = o.InProcess
 	rep.LoadEnd = loadAvg()
 	return rep, nil
+}
+
+// cpuAfter reads m's CPU time once the warmup has passed (at once
+// without one), so a phase's CPU counts what its recorded requests used.
+func cpuAfter(ctx context.Context, m memProbe, warmup time.Duration) <-chan time.Duration {
+	c := make(chan time.Duration, 1)
+	go func() {
+		if warmup > 0 {
+			t := time.NewTimer(warmup)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
+		c <- m.cpuTime(ctx)
+	}()
+	return c
 }
 
 func cpuSince(now, before time.Duration) time.Duration {
@@ -484,12 +511,15 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 func measureWith(ctx context.Context, clk clock, client *http.Client, name, base string, c Corpus, o Options, check bool) (Phase, error) {
 	results := make([]clientResult, o.Clients)
 	start := clk.Now()
-	end := start.Add(o.Duration)
+	from := start.Add(o.Warmup) // what starts before is not recorded
+	end := from.Add(o.Duration)
 	var sched *plan
+	var warmN int64 // open loop: requests due during the warmup
 	if o.Rate > 0 {
 		// Requests due before end but still queued then are sent until one
 		// more Duration has passed; the rest are reported unsent.
-		sched = newPlan(clk, start, o.Rate, o.Duration, o.Duration)
+		sched = newPlan(clk, start, o.Rate, o.Warmup+o.Duration, o.Duration)
+		warmN = int64(sort.Search(int(sched.n), func(i int) bool { return !sched.due(int64(i)).Before(from) }))
 	}
 	var wg sync.WaitGroup
 	for w := range o.Clients {
@@ -506,6 +536,7 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 			var prevDone time.Time
 			for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
 				began := clk.Now()
+				var record bool
 				if sched != nil {
 					_, due, ok := sched.take(ctx)
 					if !ok {
@@ -513,16 +544,19 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 					}
 					// Latency counts from when the request was due; how
 					// late it left is reported apart, and is part of it.
-					lag, busy := lateness(due, clk.Now(), prevDone)
-					res.lag.Record(lag)
-					if busy {
-						res.busy++
-					} else {
-						res.wakeLag.Record(lag)
+					began, record = due, !due.Before(from)
+					if lag, busy := lateness(due, clk.Now(), prevDone); record {
+						res.lag.Record(lag)
+						if busy {
+							res.busy++
+						} else {
+							res.wakeLag.Record(lag)
+						}
 					}
-					began = due
 				} else if !began.Before(end) {
 					return
+				} else {
+					record = !began.Before(from)
 				}
 				chat := r.IntN(o.Chats)
 				route, target := routeAppend, base+"/v1/chats/"+c.ChatID(chat)+"/messages"
@@ -539,13 +573,15 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 					_ = json.NewEncoder(&buf).Encode(body)
 				}
 				var sink func([]byte)
-				if check && route == routeContext && n%20 == 0 {
+				if check && record && route == routeContext && n%20 == 0 {
 					sink = res.sample.add
 				}
 				status, err := post(ctx, client, target, buf.Bytes(), sink)
 				prevDone = clk.Now()
-				res.hist[route].Record(prevDone.Sub(began))
-				if err != nil || status/100 != 2 {
+				if record {
+					res.hist[route].Record(prevDone.Sub(began))
+				}
+				if record && (err != nil || status/100 != 2) {
 					if ctx.Err() != nil {
 						return
 					}
@@ -561,7 +597,7 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
-	elapsed := clk.Now().Sub(start)
+	elapsed := clk.Now().Sub(from)
 	ph := Phase{Target: name, Elapsed: elapsed}
 	all := NewHistogram()
 	lag, wakeLag := NewHistogram(), NewHistogram()
@@ -589,7 +625,7 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 	}
 	if sched != nil {
 		ph.Open = &OpenLoop{
-			Rate: o.Rate, Scheduled: sched.n, Unsent: sched.unsent.Load(),
+			Rate: o.Rate, Scheduled: sched.n - warmN, Unsent: sched.unsent.Load(),
 			LagP50: lag.Quantile(0.50), LagP99: lag.Quantile(0.99), LagMax: lag.Max(),
 			Busy: busy, WakeLagP99: wakeLag.Quantile(0.99), WakeLagMax: wakeLag.Max(),
 		}

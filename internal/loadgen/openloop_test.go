@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -231,5 +232,39 @@ func TestOpenLoopMeasuresQueueingThroughHTTP(t *testing.T) {
 	}
 	if row.P50 > row.P99 || row.P99 > row.P999 || row.P999 > row.Max {
 		t.Fatalf("quantiles out of order: %+v", row)
+	}
+}
+
+// A warmup runs the schedule but records nothing: the server sees the
+// warmup's requests and the measured ones, the report only the latter.
+func TestWarmupIsNotRecorded(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	client := newClient(4)
+	defer client.CloseIdleConnections()
+	for _, rate := range []float64{40, 0} {
+		hits.Store(0)
+		o := Options{Chats: 1, Turns: 10, Clients: 4, Duration: 500 * time.Millisecond, Warmup: 250 * time.Millisecond, Rate: rate, Mix: 1, Budget: 500}
+		if err := o.Check(); err != nil {
+			t.Fatal(err)
+		}
+		ph, err := measure(context.Background(), client, "w", srv.URL, Corpus{Seed: 1}, o, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, _ := ph.Row("all")
+		if rate > 0 {
+			// 40/s: 10 due in the 250 ms of warmup, 20 in the 500 ms measured.
+			if ph.Open.Scheduled != 20 || row.Requests+ph.Open.Unsent != 20 || hits.Load() != 10+row.Requests {
+				t.Fatalf("open loop: scheduled %d, recorded %d, unsent %d, server saw %d; want 20, 20 in all, and 10 more seen",
+					ph.Open.Scheduled, row.Requests, ph.Open.Unsent, hits.Load())
+			}
+		} else if row.Requests == 0 || hits.Load() <= row.Requests {
+			t.Fatalf("closed loop: recorded %d of the %d the server saw; want some, and fewer than it saw", row.Requests, hits.Load())
+		}
 	}
 }

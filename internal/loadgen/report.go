@@ -194,6 +194,9 @@ func (r *Report) Write(w io.Writer) {
 	if o.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %g req/s", o.Rate)
 	}
+	if o.Warmup > 0 {
+		mode += fmt.Sprintf(" after %s of warmup (not recorded)", o.Warmup)
+	}
 	turns := "turns"
 	if o.LongTurns {
 		turns = "long turns"

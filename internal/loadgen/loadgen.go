@@ -232,7 +232,7 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	if o.Profile != nil {
 		stopProfile = o.Profile()
 	}
-	sampler := mem.sample(o.Duration)
+	sampler := mem.sample(o.Warmup + o.Duration)
 	cpu0 := cpuAfter(ctx, mem, o.Warmup)
 	ph, err := measure(ctx, client, "contextd", base, corpus, o, true)
 	ph.CPU = cpuSince(mem.cpuTime(ctx), <-cpu0)
@@ -496,7 +496,7 @@ type clientResult struct {
 	firstErr string
 	sample   Sample
 	lag      *Histogram // open loop: how late each request left
-	wakeLag  *Histogram // ... of those taken before they were due
+	wakeLag  *Histogram // ... of those that fell due with a client free
 	busy     int64      // requests that fell due while every client was busy
 }
 

@@ -29,8 +29,8 @@ func TestBenchLoadTiny(t *testing.T) {
 	if strings.Contains(report, "gave up after") {
 		t.Errorf("indexer backlog did not drain:\n%s", report)
 	}
-	// target, route (two words), requests, errors, req/s, p50, p95, p99, max
-	rowRe := regexp.MustCompile(`(?m)^\s*(contextd|no-op)\s+(POST /v1/context|POST /v1/chats/\{id\}/messages|all)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+ms)\s+([\d.]+ms)\s+([\d.]+ms)\s+([\d.]+ms)\s*$`)
+	// target, route (two words), requests, errors, req/s, p50, p95, p99, p99.9, max
+	rowRe := regexp.MustCompile(`(?m)^\s*(contextd|no-op)\s+(POST /v1/context|POST /v1/chats/\{id\}/messages|all)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+ms)\s+([\d.]+ms)\s+([\d.]+ms)\s+([\d.]+ms)\s+([\d.]+ms)\s*$`)
 	rows := map[string][2]int{}
 	for _, m := range rowRe.FindAllStringSubmatch(report, -1) {
 		reqs, _ := strconv.Atoi(m[3])
@@ -50,6 +50,25 @@ func TestBenchLoadTiny(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"ratio contextd/no-op, POST /v1/context: p99 x", "peak RSS", "over budget 0", "load average"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
+// TestBenchLoadOpenLoop: --rate sends on a schedule and says so, per
+// target, with p99.9 in the table. No timing asserts.
+func TestBenchLoadOpenLoop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, []string{"bench", "load", "--chats", "2", "--turns", "10", "--clients", "4", "--duration", "1s", "--rate", "30", "--warmup", "200ms", "--seed", "6"},
+		func(string) string { return "" }, &out)
+	if err != nil {
+		t.Fatalf("bench load --rate: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []string{"open loop at 30 req/s after 200ms of warmup (not recorded)", "p99.9", "open loop, contextd: 30 requests due at 30 req/s,", "open loop, no-op: 30 requests due at 30 req/s,", "sent late by p50"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -12,7 +12,19 @@ import (
 // and can rebuild any turn to draw a query from it.
 type Corpus struct {
 	Seed int64
+	// Long makes turns of 100-1,500 characters (uniform; about 800 on
+	// average, 15-250 words) instead of 10-60 words: the lengths of a
+	// chat with an assistant that answers in paragraphs.
+	Long bool
 }
+
+// Long turns' length bounds in bytes. A turn stops at its first word
+// that reaches its drawn length, so the drawn length stays 14 below the
+// maximum: the longest word and its space and stop fit.
+const (
+	longMinChars = 100
+	longMaxChars = 1500
+)
 
 // Word pools. Each chat draws a few topics, so chats differ and retrieval
 // has something to discriminate on; entities and ticket ids give the
@@ -94,9 +106,9 @@ func (c Corpus) chatTopics(i int) [3][]string {
 	return [3][]string{topics[p[0]], topics[p[1]], topics[p[2]]}
 }
 
-// Turn is the text of chat i's turn t (0-based): 10-60 words in sentences,
-// mixing function words, general words, the chat's topics, named entities
-// and the odd ticket id or amount.
+// Turn is the text of chat i's turn t (0-based): 10-60 words (or, Long,
+// 100-1,500 characters) in sentences, mixing function words, general
+// words, the chat's topics, named entities and the odd ticket id or amount.
 func (c Corpus) Turn(i, t int) string {
 	r := c.rngFor(uint64(i), uint64(t)+1)
 	tp := c.chatTopics(i)
@@ -104,9 +116,21 @@ func (c Corpus) Turn(i, t int) string {
 	main := tp[r.IntN(3)]
 	n := 10 + r.IntN(51)
 	var b strings.Builder
-	b.Grow(n * 8)
+	target := 0
+	if c.Long {
+		target = longMinChars + r.IntN(longMaxChars-14-longMinChars+1)
+		b.Grow(longMaxChars)
+	} else {
+		b.Grow(n * 8)
+	}
+	last := func(w int) bool {
+		if c.Long {
+			return b.Len() >= target
+		}
+		return w == n-1
+	}
 	sentence := 0
-	for w := 0; w < n; w++ {
+	for w := 0; ; w++ {
 		var word string
 		switch x := r.IntN(100); {
 		case x < 34:
@@ -133,7 +157,8 @@ func (c Corpus) Turn(i, t int) string {
 		}
 		b.WriteString(word)
 		sentence++
-		if sentence >= 6+r.IntN(10) || w == n-1 {
+		end := last(w)
+		if sentence >= 6+r.IntN(10) || end {
 			if r.IntN(5) == 0 {
 				b.WriteByte('?')
 			} else {
@@ -141,8 +166,10 @@ func (c Corpus) Turn(i, t int) string {
 			}
 			sentence = 0
 		}
+		if end {
+			return b.String()
+		}
 	}
-	return b.String()
 }
 
 // Query draws a query from one of chat i's first turns (t < turns): 3-8 of

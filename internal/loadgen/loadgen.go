@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,10 +38,20 @@ type Options struct {
 	Budget   int    // budget_tokens of context requests (default 4000)
 	Strategy string // strategy of context requests (default rag_augmented)
 	Seed     int64
-	// Rate, when > 0, paces the clients to this many requests/s in total
-	// (open loop; latency counts from the intended start, so a stalled
-	// server is not hidden). 0 runs closed loop, as fast as answers come.
+	// LongTurns makes the corpus's turns 100-1,500 characters (Corpus.Long).
+	LongTurns bool
+	// Rate, when > 0, sends this many requests/s in total on a fixed
+	// schedule (open loop: request i is due at start + i/Rate, whichever
+	// client is free sends it, and its latency counts from when it was
+	// due, so queueing behind a slow server is not hidden). 0 runs closed
+	// loop, each client as fast as its answers come.
 	Rate float64
+	// Warmup runs the load this long before the measured Duration, on the
+	// same schedule, without recording it: caches cold at the start of a
+	// phase (the first request of each chat) otherwise put their stall in
+	// the tail, most of all in open loop, where the requests due during it
+	// queue behind it.
+	Warmup time.Duration
 	// NoSettle skips refreshing every chat's summary (POST
 	// /v1/chats/{id}/summary/refresh) after the pre-load. By default the
 	// run settles, so contexts are measured in steady state (a fresh
@@ -115,6 +126,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("budget must be positive, not %d", o.Budget)
 	case o.Rate < 0:
 		return fmt.Errorf("rate must not be negative")
+	case o.Warmup < 0 || o.Warmup > 10*time.Minute:
+		return fmt.Errorf("warmup must be in 0..10m, not %s", o.Warmup)
 	}
 	return nil
 }
@@ -184,7 +197,7 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	corpus := Corpus{Seed: o.Seed}
+	corpus := Corpus{Seed: o.Seed, Long: o.LongTurns}
 
 	client := newClient(o.Clients)
 	defer client.CloseIdleConnections()
@@ -219,10 +232,10 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	if o.Profile != nil {
 		stopProfile = o.Profile()
 	}
-	sampler := mem.sample(o.Duration)
-	cpu0 := mem.cpuTime(ctx)
+	sampler := mem.sample(o.Warmup + o.Duration)
+	cpu0 := cpuAfter(ctx, mem, o.Warmup)
 	ph, err := measure(ctx, client, "contextd", base, corpus, o, true)
-	ph.CPU = cpuSince(mem.cpuTime(ctx), cpu0)
+	ph.CPU = cpuSince(mem.cpuTime(ctx), <-cpu0)
 	memRes := sampler()
 	if stopProfile != nil {
 		stopProfile()
@@ -248,12 +261,12 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	defer noopClient.CloseIdleConnections()
 	// The no-op server runs in this process, so its CPU is this process's.
 	self := newMemProbe(true, nil, "")
-	cpu0 = self.cpuTime(ctx)
+	cpu0 = cpuAfter(ctx, self, o.Warmup)
 	ph, err = measure(ctx, noopClient, "no-op", noop.base, corpus, o, false)
 	if err != nil {
 		return nil, err
 	}
-	ph.CPU = cpuSince(self.cpuTime(ctx), cpu0)
+	ph.CPU = cpuSince(self.cpuTime(ctx), <-cpu0)
 	rep.Phases = append(rep.Phases, ph)
 
 	rep.Mem.PeakRSS = mem.peakRSS()
@@ -261,6 +274,24 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	rep.Mem.InProcess = o.InProcess
 	rep.LoadEnd = loadAvg()
 	return rep, nil
+}
+
+// cpuAfter reads m's CPU time once the warmup has passed (at once
+// without one), so a phase's CPU counts what its recorded requests used.
+func cpuAfter(ctx context.Context, m memProbe, warmup time.Duration) <-chan time.Duration {
+	c := make(chan time.Duration, 1)
+	go func() {
+		if warmup > 0 {
+			t := time.NewTimer(warmup)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			}
+		}
+		c <- m.cpuTime(ctx)
+	}()
+	return c
 }
 
 func cpuSince(now, before time.Duration) time.Duration {
@@ -464,17 +495,31 @@ type clientResult struct {
 	errs     [nRoutes]int64
 	firstErr string
 	sample   Sample
+	lag      *Histogram // open loop: how late each request left
+	wakeLag  *Histogram // ... of those that fell due with a client free
+	busy     int64      // requests that fell due while every client was busy
 }
 
 // measure drives the mix against base for o.Duration from o.Clients
-// clients and returns one row per route plus "all".
+// clients and returns one row per route plus "all". With o.Rate > 0 the
+// requests follow a schedule (open loop, see plan), else each client
+// sends its next request when the last is answered (closed loop).
 func measure(ctx context.Context, client *http.Client, name, base string, c Corpus, o Options, check bool) (Phase, error) {
+	return measureWith(ctx, realClock{}, client, name, base, c, o, check)
+}
+
+func measureWith(ctx context.Context, clk clock, client *http.Client, name, base string, c Corpus, o Options, check bool) (Phase, error) {
 	results := make([]clientResult, o.Clients)
-	start := time.Now()
-	end := start.Add(o.Duration)
-	var interval time.Duration
+	start := clk.Now()
+	from := start.Add(o.Warmup) // what starts before is not recorded
+	end := from.Add(o.Duration)
+	var sched *plan
+	var warmN int64 // open loop: requests due during the warmup
 	if o.Rate > 0 {
-		interval = time.Duration(float64(o.Clients) / o.Rate * float64(time.Second))
+		// Requests due before end but still queued then are sent until one
+		// more Duration has passed; the rest are reported unsent.
+		sched = newPlan(clk, start, o.Rate, o.Warmup+o.Duration, o.Duration)
+		warmN = int64(sort.Search(int(sched.n), func(i int) bool { return !sched.due(int64(i)).Before(from) }))
 	}
 	var wg sync.WaitGroup
 	for w := range o.Clients {
@@ -483,29 +528,35 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 			for i := range res.hist {
 				res.hist[i] = NewHistogram()
 			}
+			res.lag, res.wakeLag = NewHistogram(), NewHistogram()
 			// Per-client generator: the same seed gives the same request
 			// sequence per client.
 			r := rand.New(rand.NewPCG(uint64(o.Seed), uint64(w)+1<<40))
 			var buf bytes.Buffer
-			next := start
-			if interval > 0 {
-				next = start.Add(interval * time.Duration(w) / time.Duration(o.Clients))
-			}
+			var prevDone time.Time
 			for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
-				began := time.Now()
-				if interval > 0 {
-					if next.After(began) {
-						select {
-						case <-time.After(next.Sub(began)):
-						case <-ctx.Done():
-							return
+				began := clk.Now()
+				var record bool
+				if sched != nil {
+					_, due, ok := sched.take(ctx)
+					if !ok {
+						return
+					}
+					// Latency counts from when the request was due; how
+					// late it left is reported apart, and is part of it.
+					began, record = due, !due.Before(from)
+					if lag, busy := lateness(due, clk.Now(), prevDone); record {
+						res.lag.Record(lag)
+						if busy {
+							res.busy++
+						} else {
+							res.wakeLag.Record(lag)
 						}
 					}
-					began = next // latency counts from the intended start
-					next = next.Add(interval)
-				}
-				if !began.Before(end) {
+				} else if !began.Before(end) {
 					return
+				} else {
+					record = !began.Before(from)
 				}
 				chat := r.IntN(o.Chats)
 				route, target := routeAppend, base+"/v1/chats/"+c.ChatID(chat)+"/messages"
@@ -522,12 +573,15 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 					_ = json.NewEncoder(&buf).Encode(body)
 				}
 				var sink func([]byte)
-				if check && route == routeContext && n%20 == 0 {
+				if check && record && route == routeContext && n%20 == 0 {
 					sink = res.sample.add
 				}
 				status, err := post(ctx, client, target, buf.Bytes(), sink)
-				res.hist[route].Record(time.Since(began))
-				if err != nil || status/100 != 2 {
+				prevDone = clk.Now()
+				if record {
+					res.hist[route].Record(prevDone.Sub(began))
+				}
+				if record && (err != nil || status/100 != 2) {
 					if ctx.Err() != nil {
 						return
 					}
@@ -543,10 +597,11 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
-	elapsed := time.Since(start)
+	elapsed := clk.Now().Sub(from)
 	ph := Phase{Target: name, Elapsed: elapsed}
 	all := NewHistogram()
-	var allErrs int64
+	lag, wakeLag := NewHistogram(), NewHistogram()
+	var allErrs, busy int64
 	for route := range nRoutes {
 		h := NewHistogram()
 		var errs int64
@@ -564,6 +619,16 @@ func measure(ctx context.Context, client *http.Client, name, base string, c Corp
 			ph.FirstError = results[i].firstErr
 		}
 		ph.Sample.merge(results[i].sample)
+		lag.Merge(results[i].lag)
+		wakeLag.Merge(results[i].wakeLag)
+		busy += results[i].busy
+	}
+	if sched != nil {
+		ph.Open = &OpenLoop{
+			Rate: o.Rate, Scheduled: sched.n - warmN, Unsent: sched.unsent.Load(),
+			LagP50: lag.Quantile(0.50), LagP99: lag.Quantile(0.99), LagMax: lag.Max(),
+			Busy: busy, WakeLagP99: wakeLag.Quantile(0.99), WakeLagMax: wakeLag.Max(),
+		}
 	}
 	return ph, nil
 }
@@ -572,7 +637,8 @@ func rowOf(route string, h *Histogram, errs int64, elapsed time.Duration) Row {
 	return Row{
 		Route: route, Requests: int64(h.Count()), Errors: errs,
 		Throughput: float64(h.Count()) / elapsed.Seconds(),
-		P50:        h.Quantile(0.50), P95: h.Quantile(0.95), P99: h.Quantile(0.99), Max: h.Max(), Mean: h.Mean(),
+		P50:        h.Quantile(0.50), P95: h.Quantile(0.95), P99: h.Quantile(0.99), P999: h.Quantile(0.999),
+		Max: h.Max(), Mean: h.Mean(),
 	}
 }
 

@@ -77,6 +77,29 @@ func TestHistogramBuckets(t *testing.T) {
 	}
 }
 
+func TestCorpusLongTurns(t *testing.T) {
+	long := Corpus{Seed: 7, Long: true}
+	if long.Turn(3, 17) != (Corpus{Seed: 7, Long: true}).Turn(3, 17) {
+		t.Fatal("long turns are not deterministic")
+	}
+	minLen, maxLen, total := 1<<30, 0, 0
+	const n = 2000
+	for i := range n {
+		s := long.Turn(i%10, i)
+		minLen, maxLen, total = min(minLen, len(s)), max(maxLen, len(s)), total+len(s)
+		if len(s) < 100 || len(s) > 1500 {
+			t.Fatalf("long turn %d has %d chars, want 100-1500: %q", i, len(s), s)
+		}
+		if e := s[len(s)-1]; e != '.' && e != '?' {
+			t.Fatalf("long turn %d does not end a sentence: %q", i, s)
+		}
+	}
+	// Spread over the range, not bunched at one end.
+	if minLen > 150 || maxLen < 1400 || total/n < 650 || total/n > 950 {
+		t.Fatalf("long turns: min %d max %d mean %d chars, want spread over 100-1500", minLen, maxLen, total/n)
+	}
+}
+
 func TestCorpusDeterministicAndShaped(t *testing.T) {
 	a, b, other := Corpus{Seed: 7}, Corpus{Seed: 7}, Corpus{Seed: 8}
 	if a.Turn(3, 17) != b.Turn(3, 17) {

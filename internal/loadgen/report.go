@@ -63,6 +63,23 @@ type Phase struct {
 	// CPU is the process CPU time used during the phase (-1: unknown).
 	// In-process it includes the load generator's own work.
 	CPU time.Duration
+	// Open is the open loop's schedule (nil in closed loop).
+	Open *OpenLoop
+}
+
+// OpenLoop is how an open-loop phase kept its schedule.
+type OpenLoop struct {
+	Rate      float64
+	Scheduled int64 // requests due in the phase: floor(rate * duration)
+	Unsent    int64 // still untaken a whole Duration after the phase's end
+	// How late requests left after they were due (all clients busy, or
+	// the generator itself behind); included in the latencies.
+	LagP50, LagP99, LagMax time.Duration
+	// Busy requests fell due while every client was busy (waiting on the
+	// server, mostly); how late the others left (WakeLag) is the load
+	// generator's own delay (see lateness).
+	Busy                   int64
+	WakeLagP99, WakeLagMax time.Duration
 }
 
 // Row returns the phase's row for a route ("all" for the total).
@@ -77,11 +94,11 @@ func (p Phase) Row(route string) (Row, bool) {
 
 // Row is one route's figures.
 type Row struct {
-	Route              string
-	Requests, Errors   int64
-	Throughput         float64 // requests/s over the phase
-	P50, P95, P99, Max time.Duration
-	Mean               time.Duration
+	Route                    string
+	Requests, Errors         int64
+	Throughput               float64 // requests/s over the phase
+	P50, P95, P99, P999, Max time.Duration
+	Mean                     time.Duration
 }
 
 // Mem is the memory seen; -1 is unknown.
@@ -177,8 +194,15 @@ func (r *Report) Write(w io.Writer) {
 	if o.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %g req/s", o.Rate)
 	}
-	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d turns; %d clients, %s per target, %s; mix %.2f context; budget %d; strategy %s; seed %d\n",
-		o.Chats, o.Turns, o.Clients, o.Duration, mode, o.Mix, o.Budget, o.Strategy, o.Seed)
+	if o.Warmup > 0 {
+		mode += fmt.Sprintf(" after %s of warmup (not recorded)", o.Warmup)
+	}
+	turns := "turns"
+	if o.LongTurns {
+		turns = "long turns"
+	}
+	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d %s; %d clients, %s per target, %s; mix %.2f context; budget %d; strategy %s; seed %d\n",
+		o.Chats, o.Turns, turns, o.Clients, o.Duration, mode, o.Mix, o.Budget, o.Strategy, o.Seed)
 	p := r.Preload
 	fmt.Fprintf(w, "pre-load: %d turns in %d requests (%d errors) in %s: %.0f turns/s",
 		p.Turns, p.Requests, p.Errors, p.Elapsed.Round(time.Millisecond), p.TurnsPerSec())
@@ -203,15 +227,21 @@ func (r *Report) Write(w io.Writer) {
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\troute\trequests\terrors\treq/s\tp50\tp95\tp99\tmax\t")
+	fmt.Fprintln(tw, "target\troute\trequests\terrors\treq/s\tp50\tp95\tp99\tp99.9\tmax\t")
 	for _, ph := range r.Phases {
 		for _, row := range ph.Rows {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t\n", ph.Target, row.Route, row.Requests, row.Errors,
-				row.Throughput, ms(row.P50), ms(row.P95), ms(row.P99), ms(row.Max))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", ph.Target, row.Route, row.Requests, row.Errors,
+				row.Throughput, ms(row.P50), ms(row.P95), ms(row.P99), ms(row.P999), ms(row.Max))
 		}
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
+	for _, ph := range r.Phases {
+		if op := ph.Open; op != nil {
+			fmt.Fprintf(w, "open loop, %s: %d requests due at %g req/s, %d unsent; sent late by p50 %s, p99 %s, max %s (latency counts from when due, so this is inside it); %d fell due with every client busy; the rest, due with a client free, left late by p99 %s, max %s (the load generator's own delay)\n",
+				ph.Target, op.Scheduled, op.Rate, op.Unsent, ms(op.LagP50), ms(op.LagP99), ms(op.LagMax), op.Busy, ms(op.WakeLagP99), ms(op.WakeLagMax))
+		}
+	}
 
 	cd, noop, ok := r.phases()
 	if ok {

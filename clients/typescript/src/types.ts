@@ -30,10 +30,10 @@ export interface LiveMessage {
   id: string;
   seq: number;
   role: Role;
-  name?: string;
+  name: string;
   content: string;
   created_at: string;
-  metadata?: Record<string, unknown>;
+  metadata: Record<string, unknown>;
   deleted?: false;
 }
 
@@ -112,6 +112,7 @@ export interface ProfileItem {
   id: string;
   text: string;
   sources: Source[];
+  confirmed: string;
 }
 
 export interface Profile {
@@ -141,20 +142,20 @@ export interface Usage {
   total_tokens: number;
   rag_tokens: number;
   episode_tokens: number;
-  fact_tokens?: number;
+  fact_tokens: number;
   profile_tokens: number;
   summary_tokens: number;
   recent_tokens: number;
-  summarised_turns?: number;
-  dropped_turns?: number;
+  summarised_turns: number;
+  dropped_turns: number;
   dropped_seqs?: number[];
-  filtered_turns?: number;
+  filtered_turns: number;
 }
 
 export interface Sections {
   rag: { seq: number; role: Role; name?: string; content: string; score: number; created_at: string }[];
   episodes: { id: string; from_seq: number; to_seq: number; started_at: string; ended_at: string; short: string; score: number }[];
-  facts?: { id: string; text: string; seqs: number[]; valid_at: string; score: number }[];
+  facts: { id: string; text: string; seqs: number[]; valid_at: string; score: number }[];
   profile: Profile | null;
   summary: Summary | null;
   recent: { seq: number; role: Role; name: string; content: string; created_at: string }[];

@@ -291,13 +291,13 @@ func runeEnds(t string, from int) []int {
 }
 
 // WindowQuery is a query's terms (as Terms gives them; the first 64
-// count), prepared once for every BestWindow of a request.
+// count), prepared once for every SentenceWindow of a request.
 type WindowQuery struct {
 	bit   map[string]uint64
 	first uint64 // the ASCII letters and digits the terms start with
 }
 
-// NewWindowQuery prepares terms for BestWindow.
+// NewWindowQuery prepares terms for SentenceWindow.
 func NewWindowQuery(terms []string) WindowQuery {
 	q := WindowQuery{bit: make(map[string]uint64, len(terms))}
 	for _, t := range terms {
@@ -320,39 +320,6 @@ func firstBit(c byte) uint64 {
 		return 1 << (26 + c - '0')
 	}
 	return 1 << 63
-}
-
-// BestWindow is the span of text, at most maxBytes long, starting at a
-// sentence (or line) start and ending at a sentence end when one fits (else
-// at a word, else a rune boundary), that holds the most distinct query
-// terms; the earliest such span, and the text's head when no term matches.
-// A text of at most maxBytes is its own window. Linear in the text and
-// allocation light: it runs for every long hit of a request.
-//
-// A long hit shown under a small budget is cut to it: the sentences that
-// match the question, with those around them as the room allows.
-func (q WindowQuery) BestWindow(text string, maxBytes int) Span {
-	maxBytes = max(maxBytes, minPassageBytes)
-	if len(text) <= maxBytes {
-		return Span{0, len(text)}
-	}
-	matches := termMatches(text, q)
-	starts := append([]int{0}, sentenceEnds(text, 0)...)
-	best, bestScore := Span{0, windowEnd(text, 0, maxBytes, starts)}, -1
-	m := 0 // first match at or after the window's start
-	for _, from := range starts {
-		if from >= len(text) {
-			break
-		}
-		to := windowEnd(text, from, maxBytes, starts)
-		if n := termsIn(matches, &m, from, to); n > bestScore {
-			best, bestScore = Span{from, to}, n
-		}
-		if to == len(text) {
-			break // every later window is a suffix of this one
-		}
-	}
-	return best
 }
 
 // termsIn counts the distinct query terms matched in [from, to); *m is
@@ -446,7 +413,8 @@ func windowEnd(text string, from, maxBytes int, ends []int) int {
 	return max(limit, from+1)
 }
 
-// SentenceWindow is BestWindow made of whole sentences: the run of
+// SentenceWindow is the span of text that best matches the query, made
+// of whole sentences: the run of
 // sentences of at most maxBytes that holds the most query terms, or, when
 // no sentence that short holds one, the single best-matching sentence
 // whole, however long (up to 4×maxBytes: a "sentence" longer than that is

@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// BestWindow keeps the sentences holding the most query terms, cut on
+// SentenceWindow keeps the sentences holding the most query terms, cut on
 // sentence boundaries, within the size; the head when nothing matches.
-func TestBestWindow(t *testing.T) {
+func TestSentenceWindowPicks(t *testing.T) {
 	filler := "The weather was mild and nothing much happened that week. "
 	target := "The budget tracker stores categories with each transaction. "
 	cases := []struct {
@@ -25,7 +25,7 @@ func TestBestWindow(t *testing.T) {
 	}
 	for _, c := range cases {
 		q := NewWindowQuery(Terms(c.query))
-		w := q.BestWindow(c.text, c.max)
+		w := q.SentenceWindow(c.text, c.max)
 		if w.To-w.From > max(c.max, minPassageBytes) || w.From < 0 || w.To > len(c.text) || w.From >= w.To {
 			t.Fatalf("%s: window %v of %d bytes (max %d)", c.name, w, len(c.text), c.max)
 		}
@@ -35,22 +35,23 @@ func TestBestWindow(t *testing.T) {
 	}
 }
 
-// A window never splits a rune, whatever the text.
-func TestBestWindowRunes(t *testing.T) {
+// A window never splits a rune, whatever the text; a sentence longer than
+// the size is kept whole up to four times it.
+func TestSentenceWindowRunes(t *testing.T) {
 	for _, text := range []string{strings.Repeat("東京都は日本の首都です。", 20), strings.Repeat("é", 300), strings.Repeat("x", 500)} {
 		for _, size := range []int{16, 40, 100} {
-			w := NewWindowQuery(Terms("首都 x")).BestWindow(text, size)
-			if w.To-w.From > size || !utf8.ValidString(text[w.From:w.To]) || w.From >= w.To {
+			w := NewWindowQuery(Terms("首都 x")).SentenceWindow(text, size)
+			if w.To-w.From > 4*max(size, minPassageBytes)+utf8.UTFMax || !utf8.ValidString(text[w.From:w.To]) || w.From >= w.To {
 				t.Errorf("%q… at %d: window %v", text[:12], size, w)
 			}
 		}
 	}
 }
 
-func BenchmarkBestWindow(b *testing.B) {
+func BenchmarkSentenceWindow(b *testing.B) {
 	text := strings.Repeat("The budget tracker stores each transaction with its category and amount. ", 9)
 	q := NewWindowQuery(Terms("how did the budget tracker handle categories"))
 	for b.Loop() {
-		q.BestWindow(text, 256)
+		q.SentenceWindow(text, 256)
 	}
 }

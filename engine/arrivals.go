@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -45,12 +45,8 @@ type Arrivals struct {
 	MinInterval time.Duration
 
 	once                sync.Once
-	kick, hurry         chan struct{}
-	mu                  sync.Mutex
-	passEnd             chan struct{}
-	lastErr             error
-	kicks, served       atomic.Uint64
-	running, passing    atomic.Bool
+	kick                chan struct{}
+	passes              background.Passes // what WaitDrawn and Pending read
 	pollEvery, minEvery time.Duration
 }
 
@@ -64,7 +60,7 @@ const (
 
 func (a *Arrivals) init() {
 	a.once.Do(func() {
-		a.kick, a.hurry, a.passEnd = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
+		a.kick = make(chan struct{}, 1)
 		a.pollEvery, a.minEvery = a.PollInterval, a.MinInterval
 		if a.pollEvery <= 0 {
 			a.pollEvery = 2 * time.Second
@@ -84,7 +80,7 @@ func (a *Arrivals) init() {
 // Kick wakes Run without blocking (the append path calls it).
 func (a *Arrivals) Kick() {
 	a.init()
-	a.kicks.Add(1)
+	a.passes.Kicked()
 	select {
 	case a.kick <- struct{}{}:
 	default:
@@ -92,31 +88,22 @@ func (a *Arrivals) Kick() {
 }
 
 // LastError is the last pass's error (nil once a pass succeeds).
-func (a *Arrivals) LastError() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.lastErr
-}
+func (a *Arrivals) LastError() error { return a.passes.LastError() }
 
 // Run draws the backlog until ctx is done: on a kick (kicks during a pass
 // gather for MinInterval unless a waiter hurries them), every
 // PollInterval, and after a failure with exponential backoff.
 func (a *Arrivals) Run(ctx context.Context) error {
 	a.init()
-	a.passing.Store(true) // before running: see Pending
-	a.running.Store(true)
-	defer func() { a.running.Store(false); a.endPass(nil) }()
+	a.passes.Starting()
+	defer a.passes.Stopped()
 	var backoff time.Duration
 	for {
-		drainSignal(a.kick, a.hurry)
-		covered := a.kicks.Load() // appends that kicked before this committed before the pass lists
-		a.passing.Store(true)
+		drainSignal(a.kick, a.passes.Hurry())
+		covered := a.passes.Begin()
 		_, err := a.DrainOnce(ctx)
-		if err == nil {
-			a.served.Store(covered)
-		}
-		a.passing.Store(false)
-		a.endPass(err)
+		a.passes.SetErr(err)
+		a.passes.End(covered, err)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -137,7 +124,7 @@ func (a *Arrivals) Run(ctx context.Context) error {
 func (a *Arrivals) idle(ctx context.Context, wait time.Duration, kick <-chan struct{}) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	hurry := a.hurry
+	hurry := a.passes.Hurry()
 	if kick == nil {
 		hurry = nil // backing off an outage: nothing to hurry
 	}
@@ -171,7 +158,7 @@ func (a *Arrivals) gather(ctx context.Context) {
 			return
 		case <-quiet.C:
 			return
-		case <-a.hurry:
+		case <-a.passes.Hurry():
 			return
 		case <-a.kick: // another append: still streaming
 			quiet.Reset(a.minEvery)
@@ -188,41 +175,12 @@ func drainSignal(chs ...chan struct{}) {
 	}
 }
 
-func (a *Arrivals) endPass(err error) {
-	a.mu.Lock()
-	a.lastErr = err
-	close(a.passEnd)
-	a.passEnd = make(chan struct{})
-	a.mu.Unlock()
-}
-
 // WaitDrawn waits until Run has drawn the facts of every append that
 // kicked it before the call (hurrying a gathering pass); false when Run is
 // not running, its last pass failed, or ctx ended first.
 func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
 	a.init()
-	want := a.kicks.Load()
-	for a.served.Load() < want {
-		a.mu.Lock()
-		end, failed := a.passEnd, a.lastErr != nil
-		a.mu.Unlock()
-		if failed || !a.running.Load() {
-			return false
-		}
-		if a.served.Load() >= want {
-			return true
-		}
-		select {
-		case a.hurry <- struct{}{}:
-		default:
-		}
-		select {
-		case <-end:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
+	return a.passes.Wait(ctx)
 }
 
 // Pending reports whether some turn may not be drawn yet, as far as this
@@ -231,7 +189,7 @@ func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
 // failed (as rag.Indexer.Pending).
 func (a *Arrivals) Pending() bool {
 	a.init()
-	return !a.running.Load() || a.passing.Load() || a.served.Load() < a.kicks.Load() || a.LastError() != nil
+	return a.passes.Pending()
 }
 
 // DrainOnce draws everything pending now and returns how many turns it

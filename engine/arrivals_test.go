@@ -56,8 +56,8 @@ func TestFactsAreDrawnOffTheAppend(t *testing.T) {
 			t.Errorf("%s: undrawn turns %d (%v), want %d", st2.name, b.UndrawnTurns, err, st2.undrawn)
 		}
 	}
-	if kicked.kicks.Load() != 2 {
-		t.Errorf("appends kicked the job %d times, want 2", kicked.kicks.Load())
+	if kicked.passes.Kicks() != 2 {
+		t.Errorf("appends kicked the job %d times, want 2", kicked.passes.Kicks())
 	}
 }
 

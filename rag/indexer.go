@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -65,19 +65,11 @@ type Indexer struct {
 	// DefaultPassageTokens.
 	PassageTokens int
 
-	once    sync.Once
-	kick    chan struct{}
-	mu      sync.Mutex
-	lastErr error
-
-	// What WaitIndexed waits on: kicks counts Kick calls, served is the
-	// count the last successful pass of Run covered, passEnd is closed
-	// (under mu) when a pass of Run ends, and hurry cuts a gather short.
-	kicks, served atomic.Uint64
-	running       atomic.Bool
-	passing       atomic.Bool // a pass of Run is under way (Pending)
-	passEnd       chan struct{}
-	hurry         chan struct{}
+	once sync.Once
+	kick chan struct{}
+	// passes is what WaitIndexed and Pending read: the kicks, the kicks
+	// the last successful pass of Run covered, its last error.
+	passes background.Passes
 }
 
 // Indexer defaults and the backoff cap.
@@ -119,8 +111,6 @@ func (ix *Indexer) init() {
 	ix.once.Do(func() {
 		ix.EnsureDefaults()
 		ix.kick = make(chan struct{}, 1)
-		ix.hurry = make(chan struct{}, 1)
-		ix.passEnd = make(chan struct{})
 	})
 }
 
@@ -131,7 +121,7 @@ func (ix *Indexer) kickCh() chan struct{} {
 
 // Kick wakes Run without blocking (call it after an append).
 func (ix *Indexer) Kick() {
-	ix.kicks.Add(1)
+	ix.passes.Kicked()
 	select {
 	case ix.kickCh() <- struct{}{}:
 	default:
@@ -139,17 +129,9 @@ func (ix *Indexer) Kick() {
 }
 
 // LastError returns the error of the last drain (nil once a drain succeeds).
-func (ix *Indexer) LastError() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.lastErr
-}
+func (ix *Indexer) LastError() error { return ix.passes.LastError() }
 
-func (ix *Indexer) setErr(err error) {
-	ix.mu.Lock()
-	ix.lastErr = err
-	ix.mu.Unlock()
-}
+func (ix *Indexer) setErr(err error) { ix.passes.SetErr(err) }
 
 // Run drains the backlog until ctx is done: on every Kick (kicks that
 // come during a pass gather for MinInterval, unless a WaitIndexed caller
@@ -159,29 +141,21 @@ func (ix *Indexer) setErr(err error) {
 // ends.
 func (ix *Indexer) Run(ctx context.Context) error {
 	kick := ix.kickCh()
-	ix.passing.Store(true) // before running: Pending never sees a running idle indexer before its first pass
-	ix.running.Store(true)
-	defer func() { ix.running.Store(false); ix.endPass() }()
+	ix.passes.Starting()
+	defer ix.passes.Stopped()
 	poll := ix.PollInterval
 	var backoff time.Duration
 	for {
 		start := time.Now()
-		for _, ch := range []chan struct{}{kick, ix.hurry} { // kicks and hurries from before this pass are served by it
+		for _, ch := range []chan struct{}{kick, ix.passes.Hurry()} { // kicks and hurries from before this pass are served by it
 			select {
 			case <-ch:
 			default:
 			}
 		}
-		// Every append that kicked before this load committed before
-		// the pass lists the backlog, so the pass covers it.
-		covered := ix.kicks.Load()
-		ix.passing.Store(true)
+		covered := ix.passes.Begin()
 		n, err := ix.DrainOnce(ctx)
-		if err == nil {
-			ix.served.Store(covered)
-		}
-		ix.passing.Store(false)
-		ix.endPass()
+		ix.passes.End(covered, err)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -237,16 +211,8 @@ func (ix *Indexer) gather(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
-	case <-ix.hurry:
+	case <-ix.passes.Hurry():
 	}
-}
-
-// endPass wakes the WaitIndexed callers waiting for the pass that ended.
-func (ix *Indexer) endPass() {
-	ix.mu.Lock()
-	close(ix.passEnd)
-	ix.passEnd = make(chan struct{})
-	ix.mu.Unlock()
 }
 
 // WaitIndexed waits until Run has indexed the turns of every append that
@@ -256,28 +222,7 @@ func (ix *Indexer) endPass() {
 // outage: the turns wait in the backlog), or ctx ended first.
 func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
 	ix.init()
-	want := ix.kicks.Load()
-	for ix.served.Load() < want {
-		ix.mu.Lock()
-		end, failed := ix.passEnd, ix.lastErr != nil
-		ix.mu.Unlock()
-		if failed || !ix.running.Load() {
-			return false
-		}
-		if ix.served.Load() >= want { // a pass ended before end was read
-			return true
-		}
-		select {
-		case ix.hurry <- struct{}{}:
-		default:
-		}
-		select {
-		case <-end:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
+	return ix.passes.Wait(ctx)
 }
 
 // Pending reports whether the index may lack something stored, as far as
@@ -290,7 +235,7 @@ func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
 // indexer keeps up.
 func (ix *Indexer) Pending() bool {
 	ix.init()
-	return !ix.running.Load() || ix.passing.Load() || ix.served.Load() < ix.kicks.Load() || ix.LastError() != nil
+	return ix.passes.Pending()
 }
 
 // DrainOnce indexes everything pending now — turns (forgotten ones taken

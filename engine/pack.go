@@ -331,6 +331,9 @@ func (p *packer) takeRAG(i int) {
 	if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {
 		return // its own turns are already there: an extractive summary adds little
 	}
+	if r.Fact != nil {
+		p.takeSources(r)
+	}
 	c := p.costRAG(i)
 	if !p.ragTitlePaid {
 		c += p.titleCost(titleRAG)
@@ -344,6 +347,29 @@ func (p *packer) takeRAG(i int) {
 	if r.Episode == nil && r.Fact == nil {
 		p.ragKept[turnKey2{r.ChatID, r.Seq}] = true
 	}
+}
+
+// takeSources shows a retrieved fact's source turns that are candidates
+// too, before the fact: words said are shown before (and, when the budget
+// is short, in place of) a paraphrase of them. The fact still follows when
+// it fits, for what it adds (a relative date resolved, turns joined).
+func (p *packer) takeSources(f RAGTurn) {
+	for _, seq := range f.Fact.Seqs {
+		if j := p.ragTurnAt(f.ChatID, seq); j >= 0 {
+			p.takeRAG(j)
+		}
+	}
+}
+
+// ragTurnAt is the index of the retrieved turn (not a fact or an episode)
+// of the chat at seq, -1 when it is no candidate.
+func (p *packer) ragTurnAt(chat string, seq int64) int {
+	for j, r := range p.in.RAG {
+		if r.Episode == nil && r.Fact == nil && r.ChatID == chat && r.Seq == seq {
+			return j
+		}
+	}
+	return -1
 }
 
 // episodeShown reports whether a retrieved turn inside the episode's range

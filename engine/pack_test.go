@@ -344,3 +344,34 @@ func TestRAGBlocksNeverStitchTurns(t *testing.T) {
 		}
 	}
 }
+
+// A retrieved fact brings its source turns when they are candidates: the
+// words said are taken first, the paraphrase too when it fits (printed
+// on its own line just above the block that holds its turn).
+func TestFactShowsItsSourceTurnFirst(t *testing.T) {
+	at := time.Date(2026, 5, 8, 10, 0, 0, 0, time.UTC)
+	rag := []RAGTurn{
+		{Seq: 3, Role: "user", Content: "Melanie went to a pottery class on 7 May 2026.", Score: 3, CreatedAt: at,
+			Fact: &FactRef{ID: "f1", Seqs: []int64{3}, ValidAt: at}},
+		{Seq: 20, Role: "user", Content: "something else entirely " + strings.Repeat("filler ", 12), Score: 2, CreatedAt: at},
+		{Seq: 3, Role: "user", Content: "I went to a pottery class yesterday, it was so calming!", Score: 1, CreatedAt: at},
+	}
+	for _, tc := range []struct {
+		name       string
+		budget     int
+		turn, fact bool
+	}{
+		{"room for both", 400, true, true},
+		{"room for the turn only", 38, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Assemble(AssemblyInput{Budget: tc.budget, Strategy: StrategyRAG, RAG: rag})
+			if got := strings.Contains(a.Context, "pottery class yesterday"); got != tc.turn {
+				t.Errorf("source turn shown %v, want %v:\n%s", got, tc.turn, a.Context)
+			}
+			if got := strings.Contains(a.Context, "on 7 May 2026"); got != tc.fact {
+				t.Errorf("fact shown %v, want %v:\n%s", got, tc.fact, a.Context)
+			}
+		})
+	}
+}

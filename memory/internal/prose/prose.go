@@ -134,6 +134,7 @@ func Clean(text string) string {
 	if strings.Contains(text, "\xe2\x80") { // the first two bytes of every curly quote
 		text = quotes.Replace(text)
 	}
+	text = Apostrophes(text)
 	if has("[share") {
 		text = captionRe.ReplaceAllString(text, " ")
 	}
@@ -189,6 +190,28 @@ func Clean(text string) string {
 		text = spacesRe.ReplaceAllString(text, " ")
 	}
 	return text
+}
+
+// bareContraction matches the contractions texting writes without their
+// apostrophe and that are no other word ("dont", "im", "ive"); "ill",
+// "id", "were", "its", "well", "hell", "lets" are words of their own and
+// stay as they are.
+var bareContraction = regexp.MustCompile(`\b(?i:(do|does|did|is|are|was|were|has|have|had|ca|could|should|would|wo|must|need)nt|(i)m|(i|you|we|they|should|would|could)ve|(you|they)re|(that|what|there|who|he|she)s)\b`)
+
+// Apostrophes gives back the apostrophe of a contraction written without
+// one, so "i dont eat meat" reads as "i don't eat meat" to the patterns
+// that look for a contraction. The rest of the text is unchanged.
+func Apostrophes(text string) string {
+	return bareContraction.ReplaceAllStringFunc(text, func(w string) string {
+		switch n := len(w); {
+		case strings.HasSuffix(strings.ToLower(w), "nt"):
+			return w[:n-1] + "'" + w[n-1:]
+		case strings.HasSuffix(strings.ToLower(w), "ve"), strings.HasSuffix(strings.ToLower(w), "re"):
+			return w[:n-2] + "'" + w[n-2:]
+		default: // …m, …s
+			return w[:n-1] + "'" + w[n-1:]
+		}
+	})
 }
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")

@@ -154,3 +154,21 @@ func startsAtBoundary(rest string) bool {
 	r, _ := utf8.DecodeRuneInString(rest)
 	return strings.ContainsRune(" ,;:—…", r)
 }
+
+func TestApostrophes(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"btw i dont eat meat", "btw i don't eat meat"},
+		{"Im vegetarian, ive been for years", "I'm vegetarian, i've been for years"},
+		{"we cant, it wont fit and thats that", "we can't, it won't fit and that's that"},
+		{"youre right, theyre late, shes here", "you're right, they're late, she's here"},
+		{"DIDNT see it", "DIDN'T see it"},
+		// Words of their own stay: ill, id, were, its, well, lets, hell.
+		{"i was ill, its id were lost, well it lets you", "i was ill, its id were lost, well it lets you"},
+		{"don't and I'm stay", "don't and I'm stay"},
+		{"imagine dontcha intact", "imagine dontcha intact"},
+	} {
+		if got := Apostrophes(c.in); got != c.want {
+			t.Errorf("Apostrophes(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -110,6 +110,9 @@ type plan struct {
 	head        *memory.SummaryRecord
 	cursor      int64            // covered_to_seq of the head (0: none)
 	windowStart int64            // first seq of the recent window
+	// retrieveFrom: turns from it on are never retrieved (they are shown
+	// whatever the query): the window, or with a ranked budget the floor.
+	retrieveFrom int64
 	lags        bool             // the summary lags its trigger (summary_stale)
 	names       map[int64]string // speakers' names by seq (nil: the chat names none)
 	rebuilding  bool             // the summary is dirty: not served (summary_rebuilding)
@@ -154,6 +157,14 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	}
 	last := chat.LastSeq
 	p.windowStart = max(1, last-int64(max(1, p.policy.RecentTurns))+1)
+	p.retrieveFrom = p.windowStart
+	if p.ranked {
+		// One ranked budget shows the window beyond the floor only as far
+		// as it earns its place: a turn there may be the one the query
+		// asks for, so retrieval reaches it (the packer shows each turn
+		// once, in the tail when the tail reaches it).
+		p.retrieveFrom = max(p.windowStart, last-int64(floorTurns(p.policy.FloorTurns))+1)
+	}
 	return p
 }
 
@@ -550,7 +561,7 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 	req := rag.Request{
 		Tenant: c.Tenant, ChatID: c.ID, UserID: c.UserID,
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
-		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.windowStart,
+		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.retrieveFrom,
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
 		Turns: chatTurns{cache: s.turns(), store: s.Store, chat: c},
 	}
@@ -587,8 +598,8 @@ func (p *plan) keptTurns(turns []rag.Turn) (ks []keptTurn, episodes []RAGTurn, q
 			episodes = append(episodes, ragFact(p, *t))
 			continue
 		}
-		if t.ChatID == p.chat.ID && t.Seq >= p.windowStart {
-			continue // belt and braces: never repeat the recent window
+		if t.ChatID == p.chat.ID && t.Seq >= p.retrieveFrom {
+			continue // belt and braces: never repeat what is always shown
 		}
 		content, reason := p.filters.Item(memory.Role(t.Role), t.Content)
 		if reason != "" {

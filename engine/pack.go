@@ -323,9 +323,12 @@ func (p *packer) takeRAG(i int) {
 		return
 	}
 	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil &&
-		(p.keepVerb[vi] || p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
-		// Shown in the tail already, or a recent-window turn: it is shown
-		// as part of the newest tail, never out of order.
+		(p.keepVerb[vi] || !p.in.Ranked && p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
+		// Shown in the tail already, or a recent-window turn the window's
+		// share will show: it is shown as part of the newest tail, never
+		// out of order. (A ranked budget shows the window beyond its
+		// floor only as far as it earns: a hit there is shown as one
+		// until the tail reaches it.)
 		return
 	}
 	if r.Episode != nil && !p.in.LLMEpisodes && p.episodeShown(r) {

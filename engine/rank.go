@@ -73,11 +73,7 @@ type candidate struct {
 
 // packRanked packs the floor, then every candidate by value.
 func (p *packer) packRanked() {
-	floor := p.in.FloorTurns
-	if floor <= 0 {
-		floor = DefaultFloorTurns
-	}
-	n := min(floor, len(p.recentIdx))
+	n := min(floorTurns(p.in.FloorTurns), len(p.recentIdx))
 	p.extendTail(p.in.Budget, n)
 	terms := queryTerms(p.in.Query)
 	cs := p.ragCandidates()
@@ -123,6 +119,14 @@ func (p *packer) packRanked() {
 			}
 		}
 	}
+}
+
+// floorTurns is the floor set, or the default.
+func floorTurns(set int) int {
+	if set <= 0 {
+		return DefaultFloorTurns
+	}
+	return set
 }
 
 // value is relevance per token (softened: see sizeExponent).

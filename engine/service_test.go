@@ -238,8 +238,10 @@ func TestContextPassesScopeAndExclusion(t *testing.T) {
 	if fr.got.K != 5 || fr.got.Scope != "chat" {
 		t.Errorf("without rag_fill K = %d scope %q, want rag_k 5 and chat", fr.got.K, fr.got.Scope)
 	}
-	if fr.got.ExcludeFromSeq < 1 || fr.got.ExcludeFromSeq > 31 {
-		t.Errorf("ExcludeFromSeq = %d, want the first verbatim candidate (≤ 31)", fr.got.ExcludeFromSeq)
+	// A ranked budget retrieves all but its floor (the 4 newest turns):
+	// a turn of the window beyond the floor may be the one asked for.
+	if fr.got.ExcludeFromSeq != 37 {
+		t.Errorf("ExcludeFromSeq = %d, want the floor's first turn, 37", fr.got.ExcludeFromSeq)
 	}
 }
 
@@ -739,6 +741,37 @@ func TestUpdateSupersedesAcrossAppends(t *testing.T) {
 		by, ok := by[text]
 		if !ok || (by != "") != superseded {
 			t.Errorf("fact %q: stored %v, superseded_by %q; want superseded %v (facts %+v)", text, ok, by, superseded, fs)
+		}
+	}
+}
+
+// A ranked budget retrieves the window beyond its floor too: the turn the
+// query asks for may be one of the last few the budget cannot all show.
+// It is shown (under its header) though the tail does not reach it.
+func TestRankedBudgetReachesTheWindowBeyondTheFloor(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	const iam = "We use OIDC now, role arn:aws:iam::418295730164:role/billing-ci-fixtures."
+	appendN(t, s, "c1", 1, 34, 60) // ~70 tokens a turn; window 10 (32–41), floor 4 (38–41)
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "user", Content: iam}}}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, "c1", 36, 41, 60)
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+		{ChatID: "c1", Seq: 35, Role: "user", Content: iam, Score: 3},
+		{ChatID: "c1", Seq: 5, Role: "user", Content: "message 5 " + strings.Repeat("ipsum ", 30), Score: 2.9},
+		{ChatID: "c1", Seq: 9, Role: "user", Content: "message 9 " + strings.Repeat("ipsum ", 30), Score: 2.8},
+	}}
+	for _, b := range []int{400, 460} {
+		res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "Which IAM role does the fixture download use?", BudgetTokens: &b, Strategy: string(StrategyRAG)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Context, "billing-ci-fixtures") {
+			t.Fatalf("budget %d: the window's turn the query asks for is missing:\n%s", b, res.Context)
+		}
+		if strings.Contains(res.Context, "message 36") {
+			t.Fatalf("budget %d: the tail reached the turn: the budget is too large to prove anything", b)
 		}
 	}
 }

@@ -20,6 +20,8 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 		{ID: "b", Role: "user", Content: "CI runs Postgres 13 on CircleCI."},
 		{ID: "c", Role: "user", Content: "The step size h is 0.5 for the solver."},
 		{ID: "d", Role: "user", Content: "I'm vegetarian."},
+		{ID: "e", Role: "user", Content: "My phone number is 0151 2345678, text me there."},
+		{ID: "h", Role: "user", Content: "We booked room 240 for the workshop."},
 	}
 	for i := 0; i < 40; i++ {
 		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
@@ -27,7 +29,9 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 	msgs = append(msgs,
 		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
 		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."},
-		InMessage{ID: "u3", Role: "user", Content: "We changed the step size h to 0.25."})
+		InMessage{ID: "u3", Role: "user", Content: "We changed the step size h to 0.25."},
+		InMessage{ID: "u4", Role: "user", Content: "My phone number changed to 0176 5551234."},
+		InMessage{ID: "u5", Role: "user", Content: "wait no, it's room 204 not 240"})
 	for i := 0; i < 12; i++ {
 		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
 	}
@@ -39,18 +43,24 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
 		{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 0.8},
 		{ChatID: "c", Seq: 4, Role: "user", Content: msgs[3].Content, Score: 0.7},
+		{ChatID: "c", Seq: 5, Role: "user", Content: msgs[4].Content, Score: 0.6},
+		{ChatID: "c", Seq: 6, Role: "user", Content: msgs[5].Content, Score: 0.5},
 	}}
-	b := 320 // the chat does not fit: the turns come back retrieved
+	b := 420 // the chat does not fit: the turns come back retrieved
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "where do I live now", BudgetTokens: &b, Strategy: string(StrategyRAG)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"user: We live in Berlin, near the Tiergarten.\n(earlier; updated ",
-		"turn 45: Big news: I moved from Berlin to Munich last week.)",
+		"turn 47: Big news: I moved from Berlin to Munich last week.)",
 		"user: CI runs Postgres 13 on CircleCI.\n(earlier; updated ",
-		"turn 46: Actually it's Postgres 15, not 13.)",
+		"turn 48: Actually it's Postgres 15, not 13.)",
 		"user: The step size h is 0.5 for the solver.\n(earlier; updated ",
+		"user: My phone number is 0151 2345678, text me there.\n(earlier; updated ",
+		"turn 50: My phone number changed to 0176 5551234.)",
+		"user: We booked room 240 for the workshop.\n(earlier; updated ",
+		"turn 51: wait no, it's room 204 not 240)",
 	} {
 		if !strings.Contains(res.Context, want) {
 			t.Errorf("context lacks %q:\n%s", want, res.Context)

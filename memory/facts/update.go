@@ -42,7 +42,7 @@ func DetectUpdate(text string) (Update, bool) {
 func detectIn(s string) (Update, bool) {
 	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
 	low = strings.TrimRight(low, `.!?"' `)
-	if !holdsAny(low, updateCues) || holdsAny(low, hedges) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low)) {
+	if !holdsAny(low, updateCues) || holdsAny(low, hedges) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low)) {
 		return Update{}, false
 	}
 	for _, d := range detectors {
@@ -62,7 +62,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
-var updateCues = []string{" from ", " to ", " now ", "no longer", "instead of", "actually", " not ", "anymore", "any more"}
+var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off"}
 
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
@@ -80,13 +80,13 @@ type detector struct {
 // two tests spare them the patterns (a sixth of the facts job's CPU went
 // to running them on every sentence).
 var (
-	strongCues  = []string{"actually", "instead of", "now", "no longer", "anymore", "any more"}
+	strongCues  = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
 
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
-	valuePhr   = `([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?)`
+	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
 	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
@@ -126,7 +126,7 @@ var detectors = []detector{
 		return Update{Subject: []string{verbLemma(verb)}, New: value(m[2])}, true
 	}},
 	// "I no longer eat meat", "we don't use Jira anymore"
-	{[]string{"no longer", "more"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{"no longer", "more"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not|'s not|is not|'re not|are not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
 		verb := m[1]
 		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] || (!strings.Contains(m[0], "no longer") && !strings.Contains(m[0], "more")) {
 			return Update{}, false
@@ -137,7 +137,75 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true // what stopped is its object: "meat"
 	}},
+	// A correction of one number by another, without "actually": "it's
+	// 5k, not 3k", "wait no, it's room 204 not 240", "its the 27th not the
+	// 28th", "it's 8:30 now, not 8". Both values must hold a digit: "it's
+	// fine, not a problem" corrects nothing.
+	{[]string{" not "}, regexp.MustCompile(`^(?:.*?\b)?(?:(?:the |our |my |its |their )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) (?:now |still )?(?:on |at |in |the )?` + valuePhr + `,? (?:now,? )?(?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		nw, old := value(m[2]), value(m[3])
+		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
+			return Update{}, false
+		}
+		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, true
+	}},
+	// "the new address is Y", "my new email is Y": what changed, and to what.
+	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "<subject> changed to Y", "the deadline got pushed to Friday", "the
+	// party moved to saturday", "price went up to 52 EUR".
+	{[]string{" to ", " until ", " till "}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:got |was |were |has been |have been |is being |just )?(?:changed|moved|pushed(?: back)?|postponed|rescheduled|bumped|shifted|raised|lowered|increased|decreased|reduced|went (?:up|down)|has gone (?:up|down)) (?:to|until|till) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "<subject> is at Y now": "scratch that, the flight is at 7:40 now".
+	{[]string{" now"}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|'s|'re) (?:on |at |in |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		v := value(m[2])
+		if len(v) == 0 || notNow.MatchString(m[0]) {
+			return Update{}, false // "on tenuous grounds right now" is a state, not a change
+		}
+		return Update{Subject: subj, New: v}, len(subj) > 0
+	}},
+	// "we cancelled the trip to Lisbon", "they called off the match": what
+	// was planned is no more (done: "please cancel my order" is a request).
+	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
+	}},
 }
+
+// thingWords are the subject's words when it names a thing that changed;
+// none when it names a person (a restated fact's "the user", a pronoun):
+// an update that names no old value makes stale every fact holding its
+// subject's words, and "the user moved to Denver" must not make stale
+// every fact about the user.
+func thingWords(p string) []string {
+	ws := subjectWords(p)
+	for _, w := range ws {
+		if persons[w] {
+			return nil
+		}
+	}
+	return ws
+}
+
+var persons = set(`user assistant i we you he she they it everyone everybody someone somebody people`)
+
+// numberCorrection: a sentence that may correct one number by another ("it's
+// 5k, not 3k"), worth the patterns without a change verb.
+func numberCorrection(low string) bool {
+	return strings.Contains(low, " not ") && strings.IndexAny(low, "0123456789") >= 0
+}
+
+// notNow: a "now" that dates a state rather than marks a change.
+var notNow = regexp.MustCompile(`\b(?:right|for|by|until|till|up to|just) now\b`)
+
+func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
 
 // notUpdateVerb are verbs of thinking, saying or small talk: "I no longer
 // remember", "now that you mention it", "we now know" say nothing changed

@@ -33,7 +33,25 @@ func TestDetectUpdate(t *testing.T) {
 		{"Actually it's Munich, not Berlin.", true, "", "berlin", "munich"},
 		{"Actually, the meeting is on Tuesday, not Monday.", true, "meeting", "monday", "tuesday"},
 		{"Oh, and we upgraded the API from v1 to v2 yesterday.", true, "api", "v1", "v2"},
+		// Corrections of one number by another, without "actually".
+		{"Correction: the budget is 5k, not 3k.", true, "budget", "3k", "5k"},
+		{"wait no, it's room 204 not 240", true, "", "240", "room 204"},
+		{"ur right its the 27th not the 28th", true, "", "28th", "27th"},
+		{"it's 8:30 now, not 8", true, "", "8", "8:30"},
+		// What changed, said without its old value.
+		{"Update: my new address is 12 Rue Cler.", true, "address", "", "12 rue cler"},
+		{"my new email is anna@example.com", true, "email", "", "anna@example.com"},
+		{"My phone number changed to 0176 5551234.", true, "phone|number", "", "0176 5551234"},
+		{"The deadline got pushed to Friday.", true, "deadline", "", "friday"},
+		{"the party moved to saturday", true, "party", "", "saturday"},
+		{"Scratch that, the flight is at 7:40 now.", true, "flight", "", "7:40"},
+		{"she's not coming on saturday anymore, she'll come sunday", true, "", "saturday", ""},
+		{"We cancelled the trip to Lisbon.", true, "", "trip to lisbon", ""},
 		// Not updates.
+		{"Thanks, it's fine, not a problem.", false, "", "", ""},                 // a correction needs numbers on both sides
+		{"The user moved to Denver last month.", false, "", "", ""},              // a person's move: not a thing's new value
+		{"The dance studio is on tenuous grounds right now.", false, "", "", ""}, // "right now" dates a state
+		{"Please cancel my order.", false, "", "", ""},                           // a request, not done
 		{"Now that you mention it, I liked Kyoto more.", false, "", "", ""},
 		{"I no longer remember the hotel's name.", false, "", "", ""},
 		{"Right now I'm in the lobby.", false, "", "", ""},

@@ -108,15 +108,15 @@ type plan struct {
 	verbTrunc truncation.Options
 
 	head        *memory.SummaryRecord
-	cursor      int64            // covered_to_seq of the head (0: none)
-	windowStart int64            // first seq of the recent window
+	cursor      int64 // covered_to_seq of the head (0: none)
+	windowStart int64 // first seq of the recent window
 	// retrieveFrom: turns from it on are never retrieved (they are shown
 	// whatever the query): the window, or with a ranked budget the floor.
 	retrieveFrom int64
-	lags        bool             // the summary lags its trigger (summary_stale)
-	names       map[int64]string // speakers' names by seq (nil: the chat names none)
-	rebuilding  bool             // the summary is dirty: not served (summary_rebuilding)
-	indexBehind bool             // the chat's memory before the window lags (lag.go)
+	lags         bool             // the summary lags its trigger (summary_stale)
+	names        map[int64]string // speakers' names by seq (nil: the chat names none)
+	rebuilding   bool             // the summary is dirty: not served (summary_rebuilding)
+	indexBehind  bool             // the chat's memory before the window lags (lag.go)
 }
 
 func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {

@@ -375,3 +375,28 @@ func TestFactShowsItsSourceTurnFirst(t *testing.T) {
 		})
 	}
 }
+
+// A fact dated inside a block of consecutive turns follows the block: it
+// never splits one block into two under two headers.
+func TestFactNeverSplitsABlock(t *testing.T) {
+	at := time.Date(2026, 6, 1, 19, 0, 0, 0, time.UTC)
+	got := renderRAGSection([]*RAGTurn{
+		{Seq: 17, Role: "user", Content: "flix it is", CreatedAt: at},
+		{Seq: 18, Role: "user", Content: "my cousin jana lives in hamburg", CreatedAt: at,
+			Fact: &FactRef{ID: "f", Seqs: []int64{18}, ValidAt: at}},
+		{Seq: 18, Role: "user", Content: "also my cousin jana lives in hamburg, altona", CreatedAt: at},
+		{Seq: 19, Role: "user", Content: "that would b amazing", CreatedAt: at},
+		{Seq: 30, Role: "user", Content: "later", CreatedAt: at},
+	})
+	want := titleRAG + `
+[Mon 1 Jun 2026 · turns 17–19]
+user: flix it is
+user: also my cousin jana lives in hamburg, altona
+user: that would b amazing
+[1 June 2026] my cousin jana lives in hamburg (turn 18)
+[Mon 1 Jun 2026 · turn 30]
+user: later`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -93,6 +93,29 @@ func sameBlock(a, b ragItem) bool {
 		a.r.ChatID == b.r.ChatID && a.day == b.day && b.r.Seq == a.r.Seq+1
 }
 
+func derived(r *RAGTurn) bool { return r.Episode != nil || r.Fact != nil }
+
+// blockFrom reads the block of consecutive turns that starts at sorted[i]:
+// its turns, the facts and episodes dated inside it (shown after it, so
+// they never split a block into two under two headers), and its last
+// index.
+func blockFrom(sorted []ragItem, i int) (block, after []int, last int) {
+	block, last = []int{i}, i
+	var pending []int
+	for m := i + 1; m < len(sorted); m++ {
+		switch {
+		case derived(sorted[m].r):
+			pending = append(pending, m)
+			continue
+		case sameBlock(sorted[last], sorted[m]):
+			block, after, pending, last = append(block, m), append(after, pending...), nil, m
+			continue
+		}
+		break
+	}
+	return block, after, last
+}
+
 // renderRAGSection lays retrieved items out in chronological order: turns
 // in blocks of consecutive turns, each under its header; an episode or a
 // fact on its own line with its own dates.
@@ -122,22 +145,23 @@ func renderRAGSection(rs []*RAGTurn) string {
 	b.WriteString(titleRAG)
 	for i := 0; i < len(sorted); i++ {
 		r := sorted[i].r
-		if r.Episode != nil || r.Fact != nil { // its own date; no header
+		if derived(r) { // its own date; no header
 			b.WriteString("\n")
 			b.WriteString(renderRAGItem(*r))
 			continue
 		}
-		j := i // the block is sorted[i..j]
-		for j+1 < len(sorted) && sameBlock(sorted[j], sorted[j+1]) {
-			j++
-		}
+		block, after, last := blockFrom(sorted, i)
 		b.WriteString("\n")
-		b.WriteString(blockHeader(r.ChatID, r.CreatedAt, r.Seq, sorted[j].r.Seq))
-		for k := i; k <= j; k++ {
+		b.WriteString(blockHeader(r.ChatID, r.CreatedAt, r.Seq, sorted[last].r.Seq))
+		for _, k := range block {
 			b.WriteString("\n")
 			writeRAGTurn(&b, sorted[k].r)
 		}
-		i = j
+		for _, k := range after {
+			b.WriteString("\n")
+			b.WriteString(renderRAGItem(*sorted[k].r))
+		}
+		i = last
 	}
 	return b.String()
 }

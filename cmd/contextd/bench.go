@@ -18,7 +18,7 @@ import (
 	"github.com/contextd/contextd/internal/loadgen"
 )
 
-const benchUsage = "usage: contextd bench noop [--addr 127.0.0.1:8081] | contextd bench churn --addr 127.0.0.1:PORT [--rate 200] [--chats 200] [--prefix chat-] [--users 20] [--duration 0] | contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--warmup 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--long-turns] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
+const benchUsage = "usage: contextd bench noop [--addr 127.0.0.1:8081] | contextd bench churn --addr 127.0.0.1:PORT [--rate 200] [--chats 200] [--prefix chat-] [--users 20] [--duration 0] | contextd bench load [--chats 1000] [--turns 200] [--clients 64] [--duration 20s] [--mix 0.8] [--budget 4000] [--strategy rag_augmented] [--rate 0] [--warmup 0] [--settle=true] [--addr 127.0.0.1:PORT] [--config agents.yaml] [--seed 1] [--long-turns] [--append-in-context] [--cpuprofile FILE] [--memprofile FILE] [--mutexprofile FILE]"
 
 // cmdBench runs `contextd bench load`: the logic is in internal/loadgen;
 // this wires flags and, without --addr, an in-process contextd.
@@ -53,6 +53,7 @@ func cmdBenchLoad(ctx context.Context, args []string, getenv func(string) string
 	fs.DurationVar(&o.IndexTimeout, "index-timeout", 15*time.Minute, "longest wait for the indexer backlog after the pre-load")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the generated corpus and request mix")
 	fs.BoolVar(&o.LongTurns, "long-turns", false, "turns of 100-1,500 characters (default: 10-60 words)")
+	fs.BoolVar(&o.AppendInContext, "append-in-context", false, "each context request stores the user's new turn and asks for messages, as the AI SDK middleware does (append + include [\"messages\"])")
 	settle := fs.Bool("settle", true, "refresh every chat's summary after the pre-load, so contexts are measured in steady state (false: as right after a bulk import, summaries lagging)")
 	addr := fs.String("addr", "", "target an already running contextd on loopback (default: start one in-process on 127.0.0.1:0 in a temp dir)")
 	cfgPath := fs.String("config", "", "agents.yaml for the in-process contextd (storage and vector files go to a temp dir); default: built-in defaults")

@@ -40,6 +40,11 @@ type Options struct {
 	Seed     int64
 	// LongTurns makes the corpus's turns 100-1,500 characters (Corpus.Long).
 	LongTurns bool
+	// AppendInContext makes each context request the one the AI SDK
+	// middleware sends: the user's new turn stored by the same request
+	// (`append`, with an id) and the answer as messages (`include:
+	// ["messages"]`), its query that turn.
+	AppendInContext bool
 	// Rate, when > 0, sends this many requests/s in total on a fixed
 	// schedule (open loop: request i is due at start + i/Rate, whichever
 	// client is free sends it, and its latency counts from when it was
@@ -313,10 +318,24 @@ type appendBody struct {
 }
 
 type contextBody struct {
-	ChatID       string `json:"chat_id"`
-	Query        string `json:"query"`
-	BudgetTokens int    `json:"budget_tokens"`
-	Strategy     string `json:"strategy"`
+	ChatID       string      `json:"chat_id"`
+	Query        string      `json:"query"`
+	BudgetTokens int         `json:"budget_tokens"`
+	Strategy     string      `json:"strategy"`
+	Append       []inMessage `json:"append,omitempty"`
+	Include      []string    `json:"include,omitempty"`
+}
+
+// contextRequest is one POST /v1/context body: a query drawn from the
+// chat, or with AppendInContext the AI SDK middleware's call, whose query
+// is the new user turn it stores.
+func contextRequest(c Corpus, r *rand.Rand, chat int, o Options) contextBody {
+	b := contextBody{ChatID: c.ChatID(chat), Query: c.Query(r, chat, o.Turns), BudgetTokens: o.Budget, Strategy: o.Strategy}
+	if o.AppendInContext {
+		b.Append = []inMessage{{ID: fmt.Sprintf("ai-%d-%d", chat, r.Uint64()), Role: "user", Content: b.Query}}
+		b.Include = []string{"messages"}
+	}
+	return b
 }
 
 // preload appends every chat's turns in batches; each client takes whole
@@ -563,7 +582,7 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 				buf.Reset()
 				if r.Float64() < o.Mix {
 					route, target = routeContext, base+"/v1/context"
-					_ = json.NewEncoder(&buf).Encode(contextBody{ChatID: c.ChatID(chat), Query: c.Query(r, chat, o.Turns), BudgetTokens: o.Budget, Strategy: o.Strategy})
+					_ = json.NewEncoder(&buf).Encode(contextRequest(c, r, chat, o))
 				} else {
 					body := appendBody{UserID: c.UserID(chat)}
 					for k := range 1 + r.IntN(2) {

@@ -201,8 +201,12 @@ func (r *Report) Write(w io.Writer) {
 	if o.LongTurns {
 		turns = "long turns"
 	}
-	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d %s; %d clients, %s per target, %s; mix %.2f context; budget %d; strategy %s; seed %d\n",
-		o.Chats, o.Turns, turns, o.Clients, o.Duration, mode, o.Mix, o.Budget, o.Strategy, o.Seed)
+	ctxReq := "context"
+	if o.AppendInContext {
+		ctxReq = "context with append (the AI SDK's call)"
+	}
+	fmt.Fprintf(w, "\ncontextd bench load: %d chats x %d %s; %d clients, %s per target, %s; mix %.2f %s; budget %d; strategy %s; seed %d\n",
+		o.Chats, o.Turns, turns, o.Clients, o.Duration, mode, o.Mix, ctxReq, o.Budget, o.Strategy, o.Seed)
 	p := r.Preload
 	fmt.Fprintf(w, "pre-load: %d turns in %d requests (%d errors) in %s: %.0f turns/s",
 		p.Turns, p.Requests, p.Errors, p.Elapsed.Round(time.Millisecond), p.TurnsPerSec())

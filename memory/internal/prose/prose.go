@@ -192,26 +192,65 @@ func Clean(text string) string {
 	return text
 }
 
-// bareContraction matches the contractions texting writes without their
-// apostrophe and that are no other word ("dont", "im", "ive"); "ill",
-// "id", "were", "its", "well", "hell", "lets" are words of their own and
-// stay as they are.
-var bareContraction = regexp.MustCompile(`\b(?i:(do|does|did|is|are|was|were|has|have|had|ca|could|should|would|wo|must|need)nt|(i)m|(i|you|we|they|should|would|could)ve|(you|they)re|(that|what|there|who|he|she)s)\b`)
+// bareContractions are the contractions texting writes without their
+// apostrophe and that are no other word ("dont", "im", "ive"), by where the
+// apostrophe goes back; "ill", "id", "were", "its", "well", "hell", "lets"
+// are words of their own and stay as they are.
+var bareContractions = func() map[string]int {
+	m := map[string]int{}
+	for _, w := range strings.Fields(`dont doesnt didnt isnt arent wasnt werent hasnt havent hadnt cant couldnt shouldnt wouldnt wont mustnt neednt`) {
+		m[w] = len(w) - 1 // don't
+	}
+	for _, w := range strings.Fields(`ive youve weve theyve shouldve wouldve couldve youre theyre`) {
+		m[w] = len(w) - 2 // i've, you're
+	}
+	for _, w := range strings.Fields(`im thats whats theres whos hes shes`) {
+		m[w] = len(w) - 1 // i'm, that's
+	}
+	return m
+}()
 
 // Apostrophes gives back the apostrophe of a contraction written without
 // one, so "i dont eat meat" reads as "i don't eat meat" to the patterns
-// that look for a contraction. The rest of the text is unchanged.
+// that look for a contraction. The rest of the text is unchanged; a text
+// without one is returned as is, not copied (this runs on every turn read).
 func Apostrophes(text string) string {
-	return bareContraction.ReplaceAllStringFunc(text, func(w string) string {
-		switch n := len(w); {
-		case strings.HasSuffix(strings.ToLower(w), "nt"):
-			return w[:n-1] + "'" + w[n-1:]
-		case strings.HasSuffix(strings.ToLower(w), "ve"), strings.HasSuffix(strings.ToLower(w), "re"):
-			return w[:n-2] + "'" + w[n-2:]
-		default: // …m, …s
-			return w[:n-1] + "'" + w[n-1:]
+	var b []byte
+	done := 0 // text[:done] is in b
+	for i := 0; i < len(text); {
+		if !asciiLetter(text[i]) {
+			i++
+			continue
 		}
-	})
+		j := i
+		for j < len(text) && asciiLetter(text[j]) {
+			j++
+		}
+		whole := (i == 0 || text[i-1] < 0x80 && !isWordByte(text[i-1]) && text[i-1] != '\'') &&
+			(j == len(text) || text[j] < 0x80 && !isWordByte(text[j]) && text[j] != '\'')
+		if whole && j-i >= 2 && j-i <= 8 {
+			if at, ok := bareContractions[lowerASCII(text[i:j])]; ok {
+				b = append(append(append(b, text[done:i+at]...), '\''), text[i+at:j]...)
+				done = j
+			}
+		}
+		i = j
+	}
+	if b == nil {
+		return text
+	}
+	return string(append(b, text[done:]...))
+}
+
+func asciiLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func lowerASCII(w string) string {
+	for k := 0; k < len(w); k++ {
+		if w[k] >= 'A' && w[k] <= 'Z' {
+			return strings.ToLower(w)
+		}
+	}
+	return w
 }
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")

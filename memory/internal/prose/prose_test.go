@@ -166,9 +166,27 @@ func TestApostrophes(t *testing.T) {
 		{"i was ill, its id were lost, well it lets you", "i was ill, its id were lost, well it lets you"},
 		{"don't and I'm stay", "don't and I'm stay"},
 		{"imagine dontcha intact", "imagine dontcha intact"},
+		{"x_dont dont_x 2dont dont's", "x_dont dont_x 2dont dont's"},
+		{"dont", "don't"},
+		{"ok.im here", "ok.i'm here"},
 	} {
 		if got := Apostrophes(c.in); got != c.want {
 			t.Errorf("Apostrophes(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// Apostrophes only ever inserts apostrophes.
+func FuzzApostrophes(f *testing.F) {
+	f.Add("btw i dont eat meat, im vegetarian and ive been for years")
+	f.Add("Thats what SHES saying: youre late")
+	f.Fuzz(func(t *testing.T, in string) {
+		out := Apostrophes(in)
+		if strings.ReplaceAll(out, "'", "") != strings.ReplaceAll(in, "'", "") {
+			t.Fatalf("Apostrophes(%q) = %q: more than apostrophes changed", in, out)
+		}
+		if !strings.Contains(in, "'") && strings.Count(out, "'") > len(in)/2 {
+			t.Fatalf("Apostrophes(%q) = %q: too many", in, out)
+		}
+	})
 }

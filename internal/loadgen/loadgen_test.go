@@ -367,3 +367,22 @@ func TestRunStopsWaitingForAStuckIndexer(t *testing.T) {
 		t.Fatalf("the run should go on to measure, got %d phases", len(rep.Phases))
 	}
 }
+
+// With AppendInContext a context request is the AI SDK middleware's call:
+// the new user turn, with an id, stored by the request, as its query.
+func TestContextRequestAppendInContext(t *testing.T) {
+	c := Corpus{Seed: 7}
+	r := rand.New(rand.NewPCG(1, 2))
+	plain := contextRequest(c, r, 3, Options{Turns: 50, Budget: 2000, Strategy: "rag_augmented"})
+	if plain.Append != nil || plain.Include != nil || plain.Query == "" {
+		t.Fatalf("plain request %+v", plain)
+	}
+	b := contextRequest(c, r, 3, Options{Turns: 50, Budget: 2000, Strategy: "rag_augmented", AppendInContext: true})
+	if len(b.Append) != 1 || b.Append[0].ID == "" || b.Append[0].Role != "user" || b.Append[0].Content != b.Query ||
+		len(b.Include) != 1 || b.Include[0] != "messages" {
+		t.Fatalf("AI SDK request %+v", b)
+	}
+	if again := contextRequest(c, r, 3, Options{Turns: 50, AppendInContext: true}); again.Append[0].ID == b.Append[0].ID {
+		t.Fatalf("two calls share the id %q: the second would be a duplicate", b.Append[0].ID)
+	}
+}

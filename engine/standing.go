@@ -12,9 +12,11 @@ import (
 )
 
 // Standing instructions ("Always include version numbers when I ask about
-// libraries") govern every later answer, yet share few words with the
-// questions they govern, so retrieval rarely finds them. Facts drawn on
-// arrival mark them (facts.IsStanding); a context with a query offers the
+// libraries") govern every later answer, and a person's own constraints
+// ("I'm vegetarian", "allergic to peanuts") every later suggestion touching
+// them, yet both share few words with the questions they govern, so
+// retrieval rarely finds them. Facts drawn on arrival mark them
+// (facts.IsStanding, facts.IsConstraint); a context with a query offers the
 // turns that state the chat's newest maxStanding of them beside what
 // retrieval found, each as relevant as half the best hit: short, so they
 // are packed unless the budget is tiny. The turn itself is shown, the
@@ -70,7 +72,7 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 	}
 	var seqs []int64
 	for _, f := range more {
-		if facts.IsStanding(f) && (len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0]) {
+		if (facts.IsStanding(f) || facts.IsConstraint(f)) && (len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0]) {
 			seqs = append(seqs, f.Seqs[0])
 		}
 	}
@@ -108,11 +110,11 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 		return turns
 	}
 	best := float32(0)
-	have := map[int64]bool{}
-	for _, t := range turns {
+	have := map[int64]int{} // seq → index in turns
+	for i, t := range turns {
 		best = max(best, t.Score)
 		if t.ChatID == p.chat.ID && (t.Kind == "" || t.Kind == memory.KindTurn) {
-			have[t.Seq] = true
+			have[t.Seq] = i
 		}
 	}
 	if best == 0 {
@@ -121,8 +123,17 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 	n := 0
 	for i := len(msgs) - 1; i >= 0 && n < maxStanding; i-- {
 		m := msgs[i]
-		if have[m.Seq] || m.Seq >= p.windowStart {
-			continue // retrieved already, or in the recent window
+		if m.Seq >= p.retrieveFrom {
+			continue // always shown
+		}
+		if j, ok := have[m.Seq]; ok {
+			// Retrieved already, maybe only as a neighbour: it is worth
+			// what a standing turn is worth, at least.
+			if t := &turns[j]; t.Score < best*standingWeight || t.Neighbor {
+				t.Score, t.Neighbor = max(t.Score, best*standingWeight), false
+			}
+			n++
+			continue
 		}
 		n++
 		turns = append(turns, rag.Turn{ChatID: p.chat.ID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,

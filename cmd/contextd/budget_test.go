@@ -229,6 +229,25 @@ func TestStandingInstructionShownForAnyQuestion(t *testing.T) {
 	}
 }
 
+// TestConstraintShownForAnyQuestion: a person's own constraint (a diet),
+// texted early in a long chat without apostrophes, is in the context of a
+// later question about food that shares none of its words.
+func TestConstraintShownForAnyQuestion(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
+	diet := "btw i dont eat meat anymore, vegetarian since may"
+	msgs := gardenTurns([]map[string]any{{"id": "diet", "role": "user", "content": diet, "created_at": t0.Format(time.RFC3339)}}, t0, 2, 150)
+	s.must(201, "POST", "/v1/chats/dinner/messages", map[string]any{"messages": msgs}, nil)
+	var ans struct {
+		Context string `json:"context"`
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "dinner", "query": "Any ideas for a dinner tonight?",
+		"budget_tokens": 1000, "strategy": "rag_augmented"}, &ans)
+	if !strings.Contains(ans.Context, diet) {
+		t.Fatalf("the diet is not in the context:\n%s", ans.Context)
+	}
+}
+
 // gardenTurns appends turns from..to (ids t<seq>, odd seqs the user's, one
 // a minute after t0), all about the same garden, to msgs.
 func gardenTurns(msgs []map[string]any, t0 time.Time, from, to int) []map[string]any {

@@ -140,6 +140,22 @@ func IsStanding(f memory.Fact) bool {
 	return f.Kind == memory.FactPreference && strings.HasPrefix(f.Text, StandingPrefix)
 }
 
+// IsConstraint reports whether f states a constraint of the person's own
+// that governs every later suggestion touching it — a diet, an allergy,
+// an intolerance ("The user is vegetarian", "Lukas doesn't eat meat
+// anymore", "Priya is allergic to peanuts"). Like a standing instruction
+// it rarely shares words with the question it governs ("a recovery snack
+// idea?"), so a context shows it whatever the question.
+func IsConstraint(f memory.Fact) bool {
+	switch f.Kind {
+	case memory.FactAttribute, memory.FactPreference, memory.FactOther:
+		return constraintRe.MatchString(f.Text)
+	}
+	return false
+}
+
+var constraintRe = regexp.MustCompile(`(?i)\b(?:vegetarian|vegan|pescatarian|allergic|allergy|allergies|intolerant|intolerance|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher|coeliac|celiac|diabetic|(?:doesn't|don't|does not|do not|never|no longer|can't|cannot) (?:eat|drink)s?)\b`)
+
 // needs gives a pattern the words ("|"-separated) one of which a sentence
 // must hold for the pattern to be tried: a cheap test that spares most
 // sentences most regular expressions.

@@ -165,6 +165,29 @@ func TestThirdPerson(t *testing.T) {
 	}
 }
 
+func TestIsConstraint(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    bool
+	}{
+		{"I'm vegetarian.", true},
+		{"btw i dont eat meat anymore, vegetarian since may", true},
+		{"I'm allergic to peanuts.", true},
+		{"I prefer boutique hotels.", false},
+		{"I love hiking in the Alps.", false},
+		{"I went to a vegan festival last week.", false}, // an event, not who one is
+	} {
+		fs := extractOne("user", c.content)
+		got := false
+		for _, f := range fs {
+			got = got || IsConstraint(f)
+		}
+		if got != c.want {
+			t.Errorf("%q: constraint %v (facts %+v), want %v", c.content, got, fs, c.want)
+		}
+	}
+}
+
 func TestIsStanding(t *testing.T) {
 	for _, c := range []struct {
 		content string

@@ -46,7 +46,12 @@ var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\
 var labels = set(`decision decisions note notes update summary question answer step todo action warning error
 example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
 context task problem issue fix bug q a user assistant system tool agent bot human ai proof definition theorem
-lemma hint case option options pros cons source sources reference update edit`)
+lemma hint case option options pros cons source sources reference update edit
+food diet schedule budget location address time date dates timeline weather background details detail constraint
+constraints requirement requirements goals preference preferences health work family travel price prices cost costs total
+next priority deadline agenda feedback correction caveat verdict conclusion recap overview idea ideas suggestion
+suggestions reason why how what when where who which update updates news info tip tips bonus side first second third
+finally also now later today tomorrow yesterday morning evening tonight day week weekend month year`)
 
 var roleLabels = set(`user assistant system tool agent bot human ai`)
 

@@ -42,7 +42,8 @@ func DetectUpdate(text string) (Update, bool) {
 func detectIn(s string) (Update, bool) {
 	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
 	low = strings.TrimRight(low, `.!?"' `)
-	if !holdsAny(low, updateCues) || holdsAny(low, hedges) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low)) {
+	if !(holdsAny(low, updateCues) || dropped.MatchString(low)) || holdsAny(low, hedges) ||
+		!(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low) || dropped.MatchString(low)) {
 		return Update{}, false
 	}
 	for _, d := range detectors {
@@ -168,6 +169,16 @@ var detectors = []detector{
 		}
 		return Update{Subject: subj, New: v}, len(subj) > 0
 	}},
+	// "ok no gin, we get her herbs then", "so no beach after all": a plan
+	// dropped, said as texting says it — "no" and the thing, first in
+	// the sentence, then a comma or "then", "after all", "anymore".
+	{[]string{"no "}, dropped, func(m []string) (Update, bool) {
+		what := strings.TrimSpace(m[1])
+		if noInterjection[strings.Fields(what)[0]] || len(prose.Keywords(what)) == 0 {
+			return Update{}, false // "no worries", "no idea"
+		}
+		return Update{Old: value(what)}, true
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -201,6 +212,15 @@ var persons = set(`user assistant i we you he she they it everyone everybody som
 func numberCorrection(low string) bool {
 	return strings.Contains(low, " not ") && strings.IndexAny(low, "0123456789") >= 0
 }
+
+// dropped is a sentence that drops a thing: "ok no gin, …", "so no beach
+// after all".
+var dropped = regexp.MustCompile(`^(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait),? )*no ([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?:,|$| then\b| after all\b| anymore\b| any more\b)`)
+
+// noInterjection: "no" and one of these is a way of speaking, not a thing
+// dropped.
+var noInterjection = set(`worries worry problem problems prob probs way idea clue rush thanks thank kidding doubt biggie
+stress pressure offense offence joke comment wonder matter need one body thing sweat shit sir ma'am chance luck`)
 
 // notNow: a "now" that dates a state rather than marks a change.
 var notNow = regexp.MustCompile(`\b(?:right|for|by|until|till|up to|just) now\b`)

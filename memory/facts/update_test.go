@@ -47,7 +47,11 @@ func TestDetectUpdate(t *testing.T) {
 		{"Scratch that, the flight is at 7:40 now.", true, "flight", "", "7:40"},
 		{"she's not coming on saturday anymore, she'll come sunday", true, "", "saturday", ""},
 		{"We cancelled the trip to Lisbon.", true, "", "trip to lisbon", ""},
+		{"ok no gin, we get her herbs then", true, "", "gin", ""},
+		{"so no beach after all", true, "", "beach", ""},
 		// Not updates.
+		{"no worries, see you then", false, "", "", ""},
+		{"No idea, ask Jana.", false, "", "", ""},
 		{"Thanks, it's fine, not a problem.", false, "", "", ""},                 // a correction needs numbers on both sides
 		{"The user moved to Denver last month.", false, "", "", ""},              // a person's move: not a thing's new value
 		{"The dance studio is on tenuous grounds right now.", false, "", "", ""}, // "right now" dates a state

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -122,5 +123,40 @@ func TestStalledBodiesDoNotBlockReads(t *testing.T) {
 	line, err := bufio.NewReader(conns[0]).ReadString('\n')
 	if err != nil || !strings.Contains(line, " 400 ") {
 		t.Errorf("the stalled request: %q %v, want a 400 at its deadline", line, err)
+	}
+}
+
+// A client that goes away while its request waits for a turn gets
+// request_canceled (not logged as a failure), not the server's timeout.
+func TestAdmitReadsClientGone(t *testing.T) {
+	g := admit.New(1)
+	if err := g.Enter(context.Background()); err != nil { // the one slot is taken
+		t.Fatal(err)
+	}
+	defer g.Leave()
+	e := newEcho()
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		code string
+	}{
+		{"client gone", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, "request_canceled"},
+		{"deadline passed", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 10*time.Millisecond)
+		}, "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			req := httptest.NewRequest(http.MethodPost, "/v1/context", nil).WithContext(ctx)
+			err := admitReads(g)(func(echo.Context) error { t.Fatal("admitted with no slot free"); return nil })(e.NewContext(req, httptest.NewRecorder()))
+			if ae := toAPIError(err); ae.Code != tc.code || ae.status != http.StatusServiceUnavailable {
+				t.Fatalf("got %d %s, want 503 %s", ae.status, ae.Code, tc.code)
+			}
+		})
 	}
 }

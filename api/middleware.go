@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -341,12 +342,22 @@ func admitReads(g *admit.Gate) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if err := g.Enter(c.Request().Context()); err != nil {
-				return &apiError{status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)", retryAfter: 1}
+				return waitError(err)
 			}
 			defer g.Leave()
 			return next(c)
 		}
 	}
+}
+
+// waitError is the answer to a request whose wait for its turn ended: the
+// client went away (request_canceled, not logged as a failure), or
+// server.request_timeout passed (timeout).
+func waitError(err error) *apiError {
+	if errors.Is(err, context.Canceled) {
+		return &apiError{status: http.StatusServiceUnavailable, Code: "request_canceled", Message: "the client went away while the request waited for its turn"}
+	}
+	return &apiError{status: http.StatusServiceUnavailable, Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)", retryAfter: 1}
 }
 
 // ipExtractor takes the client IP from the connection unless the peer is a

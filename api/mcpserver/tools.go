@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ func (t tools) admitted(ctx context.Context, fn func() (*mcp.CallToolResult, any
 		defer cancel()
 	}
 	if err := t.reads.Enter(wctx); err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return nil, nil, toolError{Code: "request_canceled", Message: "the client went away while the call waited for its turn"}
+		}
 		return nil, nil, toolError{Code: "timeout", Message: "request timed out waiting for its turn (server.request_timeout)"}
 	}
 	defer t.reads.Leave()

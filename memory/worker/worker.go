@@ -640,6 +640,11 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if es, ok := w.episodeStore(s); ok {
 		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
+	if !w.Summarizer.UsesLLM() && s.Persist && !stale {
+		if head, cursor, err = w.checkpoints(ctx, chat, w.Summarizer, head, cursor, chat.LastSeq-int64(s.RecentTurns), s); err != nil {
+			return nil, nil, err
+		}
+	}
 	turns, err := w.readTurns(ctx, key, cursor, chat.LastSeq-int64(s.RecentTurns))
 	if err != nil {
 		return nil, nil, err

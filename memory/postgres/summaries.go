@@ -56,12 +56,13 @@ func (s *Store) records(ctx context.Context, query string, args ...any) ([]memor
 // CleanSummary returns the newest record that cannot hold a deleted turn
 // (see memory.MessageForgetter): the newest below the first one reaching
 // dirty_from (all of them when none does; the head when the chat is
-// clean), read with the mark in one statement.
+// clean), read with the mark in one statement. A record's reach is the
+// turns it added or its summary's coverage, whichever is further.
 func (s *Store) CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
 	recs, err := s.records(ctx, `SELECT s.id::text, s.parent_id::text, s.depth, s.from_seq, s.to_seq, s.token_count, s.summary, s.created_at
 		FROM chats c JOIN conversation_summaries s ON s.chat = c.id
 		WHERE c.tenant = $1 AND c.chat_id = $2 AND (c.summary_dirty <= 0 OR s.depth < COALESCE((SELECT min(d.depth)
-			FROM conversation_summaries d WHERE d.chat = c.id AND d.to_seq >= c.dirty_from), 2147483647))
+			FROM conversation_summaries d WHERE d.chat = c.id AND GREATEST(d.to_seq, d.covered_to_seq) >= c.dirty_from), 2147483647))
 		ORDER BY s.depth DESC LIMIT 1`, key.Tenant, key.ChatID)
 	if err != nil {
 		return nil, wrap("clean summary", err)

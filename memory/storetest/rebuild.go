@@ -76,6 +76,18 @@ func testCleanSummary(t *testing.T, s memory.Backend) {
 	if got := cleanID(t, s, k); got != "" {
 		t.Errorf("after deleting 3: %q, want none", got)
 	}
+	// A record that names no turns of its own is judged by its coverage.
+	k0 := key("t1", "clean-unnamed")
+	mustAppend(t, s, memory.AppendRequest{Chat: k0, Messages: turns("u", 20)})
+	if _, err := s.AppendSummary(ctx, k0, 0, memory.SummaryRecord{Summary: sampleSummary(1, 20, "all")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteMessage(ctx, k0, "u-5"); err != nil {
+		t.Fatal(err)
+	}
+	if got := cleanID(t, s, k0); got != "" {
+		t.Errorf("a record covering 1..20 without from_seq..to_seq, 5 deleted: %q, want none", got)
+	}
 	if _, err := s.CleanSummary(ctx, key("t1", "nope")); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("unknown chat: %v, want ErrNotFound", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
@@ -29,6 +30,7 @@ const checkpointTurns = 256
 // message was deleted meanwhile.
 func (w *Worker) rebuildSummary(ctx context.Context, chat memory.Chat, s Settings) error {
 	key, cursor := chat.Key(), chat.SummaryCursor
+	start := time.Now()
 	keep, err := w.Forget.CleanSummary(ctx, key)
 	if err != nil {
 		return fmt.Errorf("worker: clean summary: %w", err)
@@ -56,7 +58,7 @@ func (w *Worker) rebuildSummary(ctx context.Context, chat memory.Chat, s Setting
 	st.degraded = degraded
 	w.mu.Unlock()
 	w.Logger.Debug("summary rebuilt", "tenant", key.Tenant, "chat", key.ChatID, "kept_to", from, "to", cursor,
-		"turns_read", cursor-from, "records", len(recs), "calls", calls, "degraded", degraded)
+		"turns_read", cursor-from, "records", len(recs), "calls", calls, "degraded", degraded, "took_ms", float64(time.Since(start).Microseconds())/1000)
 	return nil
 }
 

@@ -2,10 +2,12 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/memory/extractive"
@@ -106,5 +108,44 @@ func TestRebuildKeepsTheCleanStart(t *testing.T) {
 				t.Errorf("the chain still holds the secret")
 			}
 		})
+	}
+}
+
+// fullStore fails every summary write as a full disk does.
+type fullStore struct{ *sqlite.Store }
+
+func (fullStore) AppendSummary(context.Context, memory.ChatKey, int64, memory.SummaryRecord) (memory.SummaryRecord, error) {
+	return memory.SummaryRecord{}, fmt.Errorf("sqlite: append summary: %w", memory.ErrFull)
+}
+
+// TestBackgroundWriteFailureReported: a background extension whose write
+// finds the disk full tells OnWrite (readiness marks storage full).
+func TestBackgroundWriteFailureReported(t *testing.T) {
+	st := openStore(t)
+	w := newWorker(fullStore{st}, extractive.New(), "w1", baseSettings)
+	got := make(chan error, 100)
+	w.OnWrite = func(err error) {
+		select {
+		case got <- err:
+		default:
+		}
+	}
+	if _, err := st.Append(context.Background(), memory.AppendRequest{Chat: chatKey, Messages: topicTurns(40)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		select {
+		case err := <-got:
+			if errors.Is(err, memory.ErrFull) {
+				return
+			}
+			t.Logf("OnWrite(%v)", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the failed summary write was not reported")
+		}
 	}
 }

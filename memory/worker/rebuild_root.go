@@ -52,6 +52,7 @@ func (w *Worker) rebuildSummary(ctx context.Context, chat memory.Chat, s Setting
 	if err := w.Forget.RebuildSummary(ctx, key, cursor, chat.DirtyMark, keepID, recs); err != nil {
 		return fmt.Errorf("worker: rebuild summary: %w", err)
 	}
+	w.wrote(nil)
 	w.forgetCaches(key)
 	st := w.state(key)
 	w.mu.Lock()

@@ -89,9 +89,9 @@ type Worker struct {
 	// Turns it removes still count as covered, so noise never stalls the
 	// cursor.
 	Prepare func(agent string, turns []memory.Message) []memory.Message
-	// OnWrite, when set, is told each background job's store failure and
-	// each summary write that succeeded (nil): readiness's storage-full
-	// state, which a request's writes keep too.
+	// OnWrite, when set, is told each background job's failure and each
+	// summary write that succeeded (nil): readiness keeps a full disk's
+	// (storage degraded until a write succeeds), as for a request's.
 	OnWrite func(error)
 	// OnJob, when set, is told the outcome of every extension that ran
 	// and the LLM tokens each summariser call used (metrics).

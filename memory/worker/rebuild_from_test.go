@@ -149,3 +149,57 @@ func TestBackgroundWriteFailureReported(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMRebuildExtendsTheCleanRecord: with an LLM the rebuild is one call
+// extending the last clean record (its summary given as Prev) with the
+// turns after it only, not a compression of the whole chat.
+func TestLLMRebuildExtendsTheCleanRecord(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	sum := &fakeSum{}
+	w := newWorker(st, sum, "w1", baseSettings)
+	w.Forget = st
+	turns := topicTurns(200)
+	turns[149].ID = "the-secret"
+	for i := 0; i < len(turns); i += 20 { // a chat the summariser keeps up with
+		if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: turns[i : i+20]}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := st.SummaryChain(ctx, chatKey)
+	if len(before) < 5 {
+		t.Fatalf("a chain of %d records", len(before))
+	}
+	if _, err := st.DeleteMessage(ctx, chatKey, "the-secret"); err != nil {
+		t.Fatal(err)
+	}
+	n := len(sum.calls())
+	if done, err := w.Rebuild(ctx); err != nil || done != 1 {
+		t.Fatalf("Rebuild = %d, %v", done, err)
+	}
+	calls := sum.calls()[n:]
+	if len(calls) != 1 {
+		t.Fatalf("the rebuild made %d summariser calls, want 1", len(calls))
+	}
+	req := calls[0]
+	if req.Prev == nil || req.Prev.CoveredToSeq >= 150 || req.Prev.CoveredToSeq < 120 {
+		t.Fatalf("the rebuild's Prev %+v: want the last record before seq 150", req.Prev)
+	}
+	first, last := seqs(req.Turns)
+	if first <= req.Prev.CoveredToSeq || last != before[0].CoveredToSeq || len(req.Turns) > 80 {
+		t.Errorf("the rebuild read turns %d..%d (%d): want only those after the clean record (%d) up to the cursor (%d)",
+			first, last, len(req.Turns), req.Prev.CoveredToSeq, before[0].CoveredToSeq)
+	}
+	for _, m := range req.Turns {
+		if m.Seq == 150 {
+			t.Error("the rebuild was given the deleted turn")
+		}
+	}
+	after, _ := st.SummaryChain(ctx, chatKey)
+	if c, _ := st.Chat(ctx, chatKey); c.SummaryDirty || len(after) > len(before) || after[len(after)-1].ID != before[len(before)-1].ID {
+		t.Errorf("after the rebuild: dirty %v, %d records (%d before), the first kept: %v", c.SummaryDirty, len(after), len(before), after[len(after)-1].ID == before[len(before)-1].ID)
+	}
+}

@@ -104,6 +104,20 @@ func TestDeletesOnALongChatThroughBinary(t *testing.T) {
 	}
 	t.Logf("%d deletes at most 0.3 s apart: %d contexts caught the rebuild, the slowest took %s; the slowest delete was rebuilt in %s",
 		longDeletes, rebuilding, slowest.Round(time.Millisecond), slowestRebuild.Round(time.Millisecond))
+	// A refresh right after a delete runs the rebuild in the request: it
+	// costs the stretch too, not the chat (it took 8–30 s, one 503).
+	s.must(204, "DELETE", fmt.Sprintf("/v1/chats/long/messages/m%03d", longTurns-300), nil, nil)
+	at := time.Now()
+	var ref struct {
+		Summary *struct {
+			CoveredToSeq int64 `json:"covered_to_seq"`
+		} `json:"summary"`
+	}
+	s.must(200, "POST", "/v1/chats/long/summary/refresh", map[string]any{}, &ref)
+	t.Logf("a refresh right after a delete took %s", time.Since(at).Round(time.Millisecond))
+	if ref.Summary == nil || ref.Summary.CoveredToSeq < longTurns-4 {
+		t.Errorf("refresh after a delete: summary %+v, want the rebuilt one", ref.Summary)
+	}
 	_, raw := s.do("GET", "/v1/chats/long/summary", nil, nil)
 	if strings.Contains(string(raw), longMarker) {
 		t.Errorf("the rebuilt summary holds a deleted turn's text")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contextd/contextd/internal/pgtest"
 )
 
 // Deletes on a long chat (issue 40, finding 11) through the real binary:
@@ -24,11 +26,11 @@ const (
 	longMarker  = "Quetzalcoatl" // what the deleted turns say
 )
 
-func longChatConfig() string {
+func longChatConfig(storage string) string {
 	return `server:
   addr: "127.0.0.1:0"
   log_level: debug
-` + sqliteStorage + `
+` + storage + `
 vector:
   driver: none
 supervisor:
@@ -46,7 +48,12 @@ func TestDeletesOnALongChatThroughBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 15,000-turn chat through the binary; skipped with -short")
 	}
-	s := startBinary(t, longChatConfig())
+	t.Run("sqlite", func(t *testing.T) { longDeleteScenario(t, sqliteStorage) })
+	t.Run("postgres", func(t *testing.T) { longDeleteScenario(t, postgresStorage(pgtest.DSN(t))) })
+}
+
+func longDeleteScenario(t *testing.T, storage string) {
+	s := startBinary(t, longChatConfig(storage))
 	turns := projectTurns(longTurns)
 	for i := 0; i < longDeletes; i++ {
 		turns[longDeleted(i)-1]["content"] = fmt.Sprintf("My locker code is %s-%d, keep it secret.", longMarker, i)

@@ -104,6 +104,9 @@ func (a *Arrivals) Run(ctx context.Context) error {
 		_, err := a.DrainOnce(ctx)
 		a.passes.SetErr(err)
 		a.passes.End(covered, err)
+		if err != nil && a.Service != nil {
+			a.Service.NoteWrite(err) // a full disk marks storage full, as a request's write does
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

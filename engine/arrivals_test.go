@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,4 +98,30 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached within 10s")
 		}
 	}
+}
+
+// fullArrivals fails the facts job's cursor write as a full disk does.
+type fullArrivals struct{ memory.Backend }
+
+func (fullArrivals) MarkDrawn(context.Context, []memory.DrawnMark) error {
+	return fmt.Errorf("sqlite: mark drawn: %w", memory.ErrFull)
+}
+
+// TestArrivalsFullDiskMarksStorageFull: a facts pass whose write finds the
+// disk full marks storage full (/readyz degraded) as a request's write
+// does.
+func TestArrivalsFullDiskMarksStorageFull(t *testing.T) {
+	s := newTestService(t)
+	st := s.Store.(memory.Backend)
+	s.FactStore, s.Profiles = st, st
+	a := &Arrivals{Service: s, Store: fullArrivals{st}, PollInterval: 1e12}
+	s.Arrivals = a
+	appendN(t, s, "c1", 1, 3, 1) // before Run: StorageFull must come from the job
+	if s.StorageFull() {
+		t.Fatal("storage full before the job ran")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = a.Run(ctx) }()
+	waitUntil(t, s.StorageFull)
 }

@@ -115,7 +115,7 @@ type plan struct {
 	retrieveFrom int64
 	lags         bool             // the summary lags its trigger (summary_stale)
 	names        map[int64]string // speakers' names by seq (nil: the chat names none)
-	rebuilding   bool             // the summary is dirty: not served (summary_rebuilding)
+	rebuilding   bool             // the summary is dirty: only its clean start served (summary_rebuilding)
 	indexBehind  bool             // the chat's memory before the window lags (lag.go)
 }
 
@@ -232,7 +232,9 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	if err := s.readHead(ctx, p); err != nil {
 		return err
 	}
-	if p.lags && !p.wait {
+	if p.lags && !p.wait && !p.rebuilding {
+		// Not over a clean record while rebuilding: the stretch after it
+		// may be the chat, and the worker writes it shortly.
 		s.preview(ctx, p)
 	}
 	return nil

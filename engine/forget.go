@@ -5,10 +5,13 @@ package engine
 // what was derived from it (memory/worker/rebuild.go). Until then the read
 // path serves nothing derived from the turn:
 //
-//   - a chat whose summary is dirty gets no running summary: its context
-//     shows the turns the summary covered verbatim (or counts them as
-//     dropped) and says summary_rebuilding; GET …/summary answers a null
-//     summary and an empty chain;
+//   - a chat whose summary is dirty gets the last clean record of its
+//     chain instead of the head: the newest one ending before the first
+//     turn deleted since the summary was clean (memory.MessageForgetter's
+//     CleanSummary), which cannot hold a deleted turn, or none; its context
+//     shows the turns after that record verbatim (or counts them as
+//     dropped, the tombstones as filtered) and says summary_rebuilding;
+//     GET …/summary answers a null summary and an empty chain;
 //   - an episode marked for rebuild is left out of the RAG section and of
 //     the summary's newest episodes; the episodes endpoint lists it with
 //     its range and "rebuild": true but without its summaries;
@@ -34,9 +37,16 @@ import (
 const DegradedSummaryRebuilding = memory.DegradedSummaryRebuilding
 
 // Forgetter deletes one message, leaving marks for the rebuild
-// (memory.MessageForgetter).
+// (memory.MessageForgetter). A Forgetter that is also a CleanSummaries
+// lets a dirty chat's contexts keep the clean start of its summary.
 type Forgetter interface {
 	DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error)
+}
+
+// CleanSummaries finds the newest summary record of a dirty chat that
+// cannot hold a deleted turn (memory.MessageForgetter's CleanSummary).
+type CleanSummaries interface {
+	CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 }
 
 // DeleteMessage deletes one message of a chat: not_found for an unknown
@@ -119,9 +129,10 @@ func cleanChat(chat memory.Chat) string {
 	return chat.ID
 }
 
-// unlessRebuilding hides a dirty summary: the plan goes on as if the chat
-// had none. The chat is read again first, once a head was read: the
-// rebuild may have finished since the request read it.
+// unlessRebuilding hides a dirty summary: the plan goes on with its last
+// clean record (cleanHead), or as if the chat had none. The chat is read
+// again first, once a head was read: the rebuild may have finished since
+// the request read it.
 func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 	if !p.chat.SummaryDirty {
 		return nil
@@ -137,8 +148,27 @@ func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 		}
 	}
 	p.head, p.cursor, p.rebuilding = nil, 0, true
-	p.lags = s.lagging(p.chat, 0)
+	if rec := s.cleanHead(ctx, p.chat.Key()); rec != nil {
+		p.head, p.cursor = rec, rec.CoveredToSeq
+	}
+	p.lags = s.lagging(p.chat, p.cursor)
 	return nil
+}
+
+// cleanHead is the dirty chat's last clean summary record, read with the
+// chat's mark in one statement (nil: none, or the store cannot say; a
+// failed read serves no summary rather than an unchecked one).
+func (s *Service) cleanHead(ctx context.Context, key memory.ChatKey) *memory.SummaryRecord {
+	cs, ok := s.Forget.(CleanSummaries)
+	if !ok {
+		return nil
+	}
+	rec, err := cs.CleanSummary(ctx, key)
+	if err != nil {
+		s.log().Warn("read the clean summary of a chat being rebuilt", "chat", key.ChatID, "err", err)
+		return nil
+	}
+	return rec
 }
 
 // dropForgotten checks retrieval hits against the store: tombstoned turns

@@ -164,3 +164,56 @@ func TestRebuildingWakesTheWorker(t *testing.T) {
 		t.Error("the worker was not woken")
 	}
 }
+
+// TestDirtyChatServesItsCleanStart: while a deleted turn waits for the
+// rebuild, a context serves the last summary record ending before it (not
+// none, not the head that holds it), says summary_rebuilding, and shows
+// the turns after that record as it would an older summary's; a delete
+// before every record leaves no summary to serve.
+func TestDirtyChatServesItsCleanStart(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	st := s.Store.(interface {
+		memory.Store
+		memory.MessageForgetter
+	})
+	s.Forget = st
+	appendN(t, s, "c", 1, 40, 1)
+	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
+	for i, to := range []int64{10, 20, 30} {
+		narr := []string{"Clean start one.", "Clean start two.", "SECRET stretch."}[i]
+		rec := memory.SummaryRecord{Summary: memory.Summary{Narrative: narr, CoveredFromSeq: 1, CoveredToSeq: to}, FromSeq: to - 9, ToSeq: to}
+		if _, err := st.AppendSummary(ctx, key, to-10, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	budget := 300 // the chat does not fit whole: the summary stands in
+	in := ContextInput{ChatID: "c", Strategy: string(StrategyRunningSummary), BudgetTokens: &budget}
+	if err := s.DeleteMessage(ctx, "default", "c", "m25"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Context(ctx, "default", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	if res.Sections.Summary == nil || !strings.Contains(string(b), "Clean start two.") || strings.Contains(string(b), "SECRET") {
+		t.Errorf("context while rebuilding: %s\nwant the record to 20, not the head", b)
+	}
+	if !containsString(res.Degraded, DegradedSummaryRebuilding) {
+		t.Errorf("degraded %v, want summary_rebuilding", res.Degraded)
+	}
+	if strings.Contains(string(b), "message 25 ") || res.Usage.SummarizedTurns != 20 {
+		t.Errorf("summarised %d turns: want the 20 the record covers, the tombstone not shown: %s", res.Usage.SummarizedTurns, b)
+	}
+	if err := s.DeleteMessage(ctx, "default", "c", "m3"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Context(ctx, "default", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sections.Summary != nil || !containsString(res.Degraded, DegradedSummaryRebuilding) {
+		t.Errorf("a delete before every record: summary %+v, degraded %v; want none, summary_rebuilding", res.Sections.Summary, res.Degraded)
+	}
+}

@@ -28,6 +28,21 @@ func (s *Service) wrote(op string, err error) error {
 	return storeErr(op, err)
 }
 
+// NoteWrite notes the outcome of a background job's write (the
+// summariser's, the facts job's, the indexer's) for StorageFull, as the
+// request path's writes note theirs: a full disk marks storage full, nil
+// (a write succeeded) clears it, any other failure says nothing about
+// space. A job reports its failures, and its successes only where a write
+// is known to have happened (an idle pass says nothing about space).
+func (s *Service) NoteWrite(err error) {
+	switch {
+	case err == nil:
+		s.full.Store(false)
+	case storageFull(err):
+		s.full.Store(true)
+	}
+}
+
 // StorageFull reports whether the last write that succeeded or failed for
 // want of space failed: from the first disk-full write until a write
 // succeeds again (readiness reports storage degraded meanwhile).

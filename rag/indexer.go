@@ -57,6 +57,9 @@ type Indexer struct {
 	Episodes memory.EpisodeBacklog
 	// Tracer opens a span per batch indexed (nil: no-op).
 	Tracer trace.Tracer
+	// OnError, when set, is told each failed pass's error (readiness:
+	// a full disk marks storage full).
+	OnError func(error)
 	// Facts, when set, is where facts are read and marked: they are
 	// indexed too, superseded ones flagged (nil: no facts in the index).
 	Facts memory.FactStore
@@ -158,6 +161,9 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		ix.passes.End(covered, err)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err != nil && ix.OnError != nil {
+			ix.OnError(err)
 		}
 		wait := poll
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // diskFullConfig caps the SQLite file at pages (storage.sqlite_max_pages):
@@ -144,4 +145,49 @@ func TestDiskFullAnswersStorageFull(t *testing.T) {
 	if stored["late"] {
 		t.Error("a turn refused as storage_full was stored")
 	}
+}
+
+// A background write that finds the disk full marks storage degraded too:
+// the summariser, started on a store filled to its cap, fails to store the
+// summary, and /readyz says so though no request wrote anything.
+func TestBackgroundDiskFullMarksStorageDegraded(t *testing.T) {
+	// The fill is done with the summariser off (strategy none), so that
+	// only the appends meet the cap.
+	s := startBinary(t, diskFullConfig(256)+"supervisor:\n  memory:\n    strategy: none\n")
+	// Big turns, then smaller ones into what is left: no room for a
+	// summary. Turns of distinct sentences, so that the summary is long.
+	for n, sentences := range []int{60, 6, 1} {
+		for i := 0; ; i++ {
+			a := s.send("POST", "/v1/chats/c1/messages", map[string]any{"messages": []any{map[string]any{"id": fmt.Sprint("m", n, "-", i), "role": "user", "content": fillText(n*10000+i, sentences)}}})
+			if a.status != 201 {
+				break
+			}
+			if i == 5000 {
+				t.Fatal("the cap never filled")
+			}
+		}
+	}
+	s.stop()
+	cfg := diskFullConfig(256) + "supervisor:\n  memory:\n    summary_cooldown: 0s\n"
+	if err := os.WriteFile(filepath.Join(s.dir, "agents.yaml"), []byte(strings.ReplaceAll(cfg, "%DATA%", s.dir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = s.restart()
+	waitFor(t, 30*time.Second, "/readyz to say storage degraded", func() bool {
+		st, storage := s.readyStorage()
+		return st == 503 && storage == "degraded"
+	})
+}
+
+// fillText is n distinct sentences naming people, places and projects.
+func fillText(seed, n int) string {
+	names := []string{"Alice", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiroshi", "Ines", "Jonas"}
+	places := []string{"Lisbon", "Nairobi", "Oslo", "Quito", "Riga", "Seoul", "Tunis", "Utrecht", "Valencia", "Warsaw"}
+	var b strings.Builder
+	for k := 0; k < n; k++ {
+		x := seed*61 + k*7
+		fmt.Fprintf(&b, "%s decided to move the %s project review to %s on day %d because the budget changed. ",
+			names[x%10], names[(x/10)%10]+"-"+fmt.Sprint(x%97), places[(x/3)%10], x%28+1)
+	}
+	return b.String()
 }

@@ -274,6 +274,12 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 		Tracer:     tracer,
 		OnJob:      a.countJob,
 	}
+	// A background write that finds the disk full marks storage full for
+	// /readyz, as a request's does.
+	a.Worker.OnWrite = svc.NoteWrite
+	if a.Indexer != nil {
+		a.Indexer.OnError = svc.NoteWrite
+	}
 	if a.Index != nil {
 		a.Worker.Erase = rag.Eraser{Index: a.Index}
 		a.Worker.OnDerived = a.Indexer.Kick // closed episodes and their facts are indexed at once

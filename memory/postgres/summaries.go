@@ -20,8 +20,13 @@ func (s *Store) summaries(ctx context.Context, key memory.ChatKey, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+summaryCols+` FROM conversation_summaries
+	return s.records(ctx, `SELECT `+summaryCols+` FROM conversation_summaries
 		WHERE chat = $1 ORDER BY depth DESC LIMIT $2`, pk, limitArg(limit))
+}
+
+// records runs a query of summaryCols.
+func (s *Store) records(ctx context.Context, query string, args ...any) ([]memory.SummaryRecord, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +51,29 @@ func (s *Store) summaries(ctx context.Context, key memory.ChatKey, limit int) ([
 		return nil
 	})
 	return out, err
+}
+
+// CleanSummary returns the newest record that cannot hold a deleted turn
+// (see memory.MessageForgetter): the newest below the first one reaching
+// dirty_from (all of them when none does; the head when the chat is
+// clean), read with the mark in one statement. A record's reach is the
+// turns it added or its summary's coverage, whichever is further.
+func (s *Store) CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
+	recs, err := s.records(ctx, `SELECT s.id::text, s.parent_id::text, s.depth, s.from_seq, s.to_seq, s.token_count, s.summary, s.created_at
+		FROM chats c JOIN conversation_summaries s ON s.chat = c.id
+		WHERE c.tenant = $1 AND c.chat_id = $2 AND (c.summary_dirty <= 0 OR s.depth < COALESCE((SELECT min(d.depth)
+			FROM conversation_summaries d WHERE d.chat = c.id AND GREATEST(d.to_seq, d.covered_to_seq) >= c.dirty_from), 2147483647))
+		ORDER BY s.depth DESC LIMIT 1`, key.Tenant, key.ChatID)
+	if err != nil {
+		return nil, wrap("clean summary", err)
+	}
+	if len(recs) == 0 {
+		if _, err := chatPK(ctx, s.pool, key); err != nil {
+			return nil, wrap("clean summary", err)
+		}
+		return nil, nil
+	}
+	return &recs[0], nil
 }
 
 // SummaryHead returns the chat's newest summary record, or nil.
@@ -104,7 +132,7 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil || len(gone) == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = $1`, pk)
+		_, err = tx.Exec(ctx, markDirty, pk, sqlbatch.FirstSeq(gone))
 		return err
 	})
 	if err != nil {

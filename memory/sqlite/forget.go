@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/contextd/contextd/memory"
@@ -73,7 +74,7 @@ func markDerived(ctx context.Context, tx *sql.Tx, pk, seq, now int64) error {
 	}{
 		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = 0
 			WHERE chat = ? AND from_seq <= ? AND to_seq >= ?`, []any{pk, seq, seq}},
-		{"mark summary", `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = ?`, []any{pk}},
+		{"mark summary", markDirty, []any{seq, seq, pk}},
 		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES (?, ?, ?)
 			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
 	} {
@@ -83,6 +84,12 @@ func markDerived(ctx context.Context, tx *sql.Tx, pk, seq, now int64) error {
 	}
 	return nil
 }
+
+// markDirty bumps the chat's dirty mark and keeps the smallest seq deleted
+// since the summary was last clean (parameters: the seq twice, the chat's
+// row id). The SET expressions read the row as it was.
+const markDirty = `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1,
+	dirty_from = CASE WHEN summary_dirty > 0 THEN min(dirty_from, ?) ELSE ? END WHERE id = ?`
 
 // unpoint clears superseded_by pointers to facts that are gone (and marks
 // the facts unindexed: they are current again).
@@ -257,9 +264,43 @@ func replaceFacts(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastS
 // ReplaceSummary makes rec the chat's only summary record; see
 // memory.MessageForgetter.
 func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
+	recs := []memory.SummaryRecord{rec}
+	if rec.CoveredToSeq == 0 { // nothing covered: no summary, as before
+		recs = nil
+	}
+	err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, rec.CoveredToSeq, "", recs)
+	if err != nil {
+		return memory.SummaryRecord{}, fmt.Errorf("sqlite: replace summary: %w", err)
+	}
+	if len(recs) > 0 {
+		rec = recs[0]
+	}
+	rec.ParentID, rec.Depth = nil, 0
+	return rec, nil
+}
+
+// RebuildSummary keeps the chain up to keep and writes recs on top; see
+// memory.MessageForgetter.
+func (s *Store) RebuildSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error {
+	to := expectCursor
+	if len(recs) > 0 {
+		to = recs[len(recs)-1].CoveredToSeq
+	}
+	if err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, to, keep, slices.Clone(recs)); err != nil {
+		return fmt.Errorf("sqlite: rebuild summary: %w", err)
+	}
+	return nil
+}
+
+// rewriteChain deletes the chain's records after keep ("" : all), writes
+// recs on top (setting their ids) and clears the dirty mark when it is
+// still dirtyMark, in one transaction checking that the cursor is
+// expectCursor and that to, where recs leave it, is in range.
+func (s *Store) rewriteChain(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark, to int64, keep string, recs []memory.SummaryRecord) error {
 	defer s.cp.scrubSoon() // what it erases must leave the WAL too
+	defer s.heads.drop(key)
 	now := s.now().Truncate(time.Microsecond)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
 		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
 		if err != nil {
 			return err
@@ -267,25 +308,66 @@ func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCu
 		if chat.SummaryCursor != expectCursor {
 			return fmt.Errorf("cursor is %d, expected %d: %w", chat.SummaryCursor, expectCursor, memory.ErrCursorMoved)
 		}
-		if rec.CoveredToSeq < expectCursor || rec.CoveredToSeq > chat.LastSeq {
-			return fmt.Errorf("covered_to_seq %d outside %d..%d: %w", rec.CoveredToSeq, expectCursor, chat.LastSeq, memory.ErrConflict)
+		if err := sqlbatch.CheckChain(recs, expectCursor, to, chat.LastSeq); err != nil {
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_summaries WHERE chat = ?`, pk); err != nil {
+		depth, err := keptDepth(ctx, tx, pk, keep, len(recs) == 0)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_summaries WHERE chat = ? AND depth > ?`, pk, depth); err != nil {
 			return fmt.Errorf("delete chain: %w", err)
 		}
-		rec.ParentID, rec.Depth = nil, 0
-		if rec.CoveredToSeq > 0 { // nothing covered: no summary, as before
-			if _, err := s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
+		var parent *string
+		if keep != "" {
+			parent = &keep
+		}
+		for i := range recs {
+			recs[i].ParentID, recs[i].Depth = parent, depth+1
+			if _, err := s.writeRecord(ctx, tx, pk, &recs[i], now); err != nil {
 				return err
 			}
+			parent, depth = &recs[i].ID, depth+1
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
 			WHERE id = ?`, dirtyMark, pk)
 		return err
 	})
-	s.heads.drop(key)
-	if err != nil {
-		return memory.SummaryRecord{}, fmt.Errorf("sqlite: replace summary: %w", err)
+}
+
+// keptDepth is the depth of the record keep (-1 for ""): ErrConflict when
+// the chain holds no such record, or when head it must be the head.
+func keptDepth(ctx context.Context, tx *sql.Tx, pk int64, keep string, head bool) (int, error) {
+	if keep == "" {
+		return -1, nil
 	}
-	return rec, nil
+	var depth, top int
+	err := tx.QueryRowContext(ctx, `SELECT depth, (SELECT max(depth) FROM conversation_summaries WHERE chat = ?)
+		FROM conversation_summaries WHERE chat = ? AND id = ?`, pk, pk, keep).Scan(&depth, &top)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("no record %q in the chain: %w", keep, memory.ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kept record: %w", err)
+	}
+	if head && depth != top {
+		return 0, fmt.Errorf("record %q is not the head and nothing is written on it: %w", keep, memory.ErrConflict)
+	}
+	return depth, nil
+}
+
+// CleanSummary returns the newest record that cannot hold a deleted turn;
+// see memory.MessageForgetter.
+func (s *Store) CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
+	rec, err := scanSummary(s.rs.clean.QueryRowContext(ctx, key.Tenant, key.ChatID))
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := chatPK(ctx, s.rs.chatPK, key); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: clean summary: %w", err)
+	}
+	return &rec, nil
 }

@@ -31,6 +31,7 @@ type readStmts struct {
 	// head is the chat's row id and its head record's id (NULL: none);
 	// headRecord loads the newest record of a chat row id.
 	head, headRecord, chain                *sql.Stmt
+	clean                                  *sql.Stmt // CleanSummary's record
 	messages, messagesBySeq, unindexedMsgs *sql.Stmt
 	summaryWork, unindexedChats            *sql.Stmt
 	profile, profileVersion                *sql.Stmt
@@ -49,6 +50,15 @@ func (r *readStmts) list() []stmtSQL {
 		{&r.headRecord, `SELECT ` + summaryCols + ` FROM conversation_summaries
 			WHERE chat = ? ORDER BY depth DESC LIMIT 1`},
 		{&r.chain, `SELECT ` + summaryCols + ` FROM conversation_summaries WHERE chat = ? ORDER BY depth DESC`},
+		// The newest record below the first one reaching dirty_from (all
+		// of them when none does; the head when the chat is clean). A
+		// record names the turns it added in from_seq..to_seq; one that
+		// added none (0..0) is judged by its summary's coverage.
+		{&r.clean, `SELECT ` + prefixed("s.", summaryCols) + ` FROM chats c JOIN conversation_summaries s ON s.chat = c.id
+			WHERE c.tenant = ? AND c.chat_id = ? AND (c.summary_dirty <= 0 OR s.depth < COALESCE((SELECT min(d.depth)
+				FROM conversation_summaries d WHERE d.chat = c.id AND (d.to_seq >= c.dirty_from
+					OR (d.to_seq = 0 AND json_extract(d.summary, '$.covered_to_seq') >= c.dirty_from))), 1 << 62))
+			ORDER BY s.depth DESC LIMIT 1`},
 		{&r.messages, `SELECT ` + msgCols + ` FROM messages
 			WHERE chat = ` + chatOf + ` AND seq > ? ORDER BY seq LIMIT ` + limitParam},
 		{&r.messagesBySeq, `SELECT ` + msgCols + ` FROM messages

@@ -150,7 +150,8 @@ func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCur
 		if err != nil || len(gone) == 0 {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = abs(summary_dirty) + 1 WHERE id = ?`, pk)
+		first := sqlbatch.FirstSeq(gone)
+		_, err = tx.ExecContext(ctx, markDirty, first, first, pk)
 		return err
 	})
 	if err != nil {

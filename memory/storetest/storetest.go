@@ -84,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"RebuildEpisode", testRebuildEpisode},
 		{"ReplaceSummary", testReplaceSummary},
 		{"ReplaceSummaryCoveringNothing", testReplaceSummaryCoveringNothing},
+		{"CleanSummary", testCleanSummary},
+		{"RebuildSummary", testRebuildSummary},
 		{"DirtyMarksNeverRepeat", testDirtyMarksNeverRepeat},
 		{"SummaryHeadWhileReplaced", testSummaryHeadWhileReplaced},
 		{"LateWorkOnDeletedTurn", testLateWorkOnDeletedTurn},

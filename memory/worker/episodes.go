@@ -122,6 +122,9 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	if !w.Summarizer.UsesLLM() {
 		// Without an LLM the root costs nothing to extend from the turns
 		// themselves, which keeps more of them than the episodes' gists.
+		if head, cursor, err = w.checkpoints(ctx, chat, w.Fallback, head, cursor, covered, s); err != nil {
+			return nil, nil, err
+		}
 		if root, err = w.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens); err != nil {
 			return nil, nil, err
 		}

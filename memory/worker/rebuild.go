@@ -10,10 +10,15 @@ package worker
 //  1. each episode marked Rebuild is summarised again from its remaining
 //     turns (one episode call with an LLM, extractive otherwise) and
 //     written with RebuildEpisode and the mark it read;
-//  2. a dirty summary is written anew with ReplaceSummary: with an LLM one
-//     root call with the compression prompt over the episodes' summaries
-//     and the open tail's turns (without episodes: over the covered turns);
-//     without, the extractive root over the remaining turns;
+//  2. a dirty summary is written anew from the last record that cannot
+//     hold a deleted turn (CleanSummary: the chat keeps the smallest seq
+//     deleted since it was clean), with RebuildSummary, which keeps that
+//     record and the ones before it: with an LLM one root call extending
+//     it with the summaries of the episodes ending after it and the open
+//     tail's turns (without episodes: with the turns it does not cover);
+//     without, the record extended extractively over those turns, a record
+//     every checkpointTurns. So a rebuild costs what the turn's stretch
+//     holds, not the chat (extensions write the same checkpoints);
 //  3. each Forget row: the user's profile items sourced from a stretch
 //     holding the turn are removed, then ForgetDone. (The turn's points
 //     are deleted (Erase) before step 1: once the summary is clean, the

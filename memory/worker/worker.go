@@ -89,6 +89,10 @@ type Worker struct {
 	// Turns it removes still count as covered, so noise never stalls the
 	// cursor.
 	Prepare func(agent string, turns []memory.Message) []memory.Message
+	// OnWrite, when set, is told each background job's failure and each
+	// summary write that succeeded (nil): readiness keeps a full disk's
+	// (storage degraded until a write succeeds), as for a request's.
+	OnWrite func(error)
 	// OnJob, when set, is told the outcome of every extension that ran
 	// and the LLM tokens each summariser call used (metrics).
 	OnJob func(JobEvent)
@@ -240,6 +244,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		if _, err := w.Rebuild(ctx); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("rebuild after a deleted message failed", "err", err)
+			w.wrote(err)
 		}
 		if _, err := w.pass(ctx, nil); err != nil && ctx.Err() == nil {
 			w.Logger.Warn("summary scan failed", "err", err)
@@ -410,6 +415,7 @@ func (w *Worker) failed(k memory.ChatKey, err error) {
 	st.retryAt = w.Now().Add(delay)
 	n := st.failures
 	w.mu.Unlock()
+	w.wrote(err)
 	w.Logger.Warn("summary failed", "tenant", k.Tenant, "chat", k.ChatID, "failures", n, "retry_in", delay, "err", err)
 }
 
@@ -640,6 +646,11 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if es, ok := w.episodeStore(s); ok {
 		return w.extendEpisodes(ctx, es, chat, head, s)
 	}
+	if !w.Summarizer.UsesLLM() && s.Persist && !stale {
+		if head, cursor, err = w.checkpoints(ctx, chat, w.Summarizer, head, cursor, chat.LastSeq-int64(s.RecentTurns), s); err != nil {
+			return nil, nil, err
+		}
+	}
 	turns, err := w.readTurns(ctx, key, cursor, chat.LastSeq-int64(s.RecentTurns))
 	if err != nil {
 		return nil, nil, err
@@ -771,9 +782,17 @@ func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s 
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: append summary: %w", err)
 	}
+	w.wrote(nil)
 	w.Logger.Debug("summary extended", "tenant", key.Tenant, "chat", key.ChatID,
 		"from", rec.FromSeq, "to", rec.ToSeq, "calls", calls, "in_tokens", inTokens, "degraded", degraded)
 	return &written, degraded, nil
+}
+
+// wrote tells OnWrite a store failure, or (nil) that a write succeeded.
+func (w *Worker) wrote(err error) {
+	if w.OnWrite != nil {
+		w.OnWrite(err)
+	}
 }
 
 // derived tells OnDerived that episodes or facts were stored.

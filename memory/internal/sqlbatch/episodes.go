@@ -118,3 +118,29 @@ func PrepareRebuild(e *memory.Episode) ([]byte, error) {
 	}
 	return js, nil
 }
+
+// FirstSeq is the smallest seq of a set of seqs (0 when it is empty).
+func FirstSeq(seqs map[int64]bool) int64 {
+	var first int64
+	for q := range seqs {
+		if first == 0 || q < first {
+			first = q
+		}
+	}
+	return first
+}
+
+// CheckChain checks the records a rebuild writes on a kept chain start:
+// each covers more than the one before, and where they leave the cursor,
+// to, lies in expectCursor..lastSeq.
+func CheckChain(recs []memory.SummaryRecord, expectCursor, to, lastSeq int64) error {
+	if to < expectCursor || to > lastSeq {
+		return fmt.Errorf("covered_to_seq %d outside %d..%d: %w", to, expectCursor, lastSeq, memory.ErrConflict)
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].CoveredToSeq <= recs[i-1].CoveredToSeq {
+			return fmt.Errorf("record %d covers to %d, not past %d: %w", i, recs[i].CoveredToSeq, recs[i-1].CoveredToSeq, memory.ErrConflict)
+		}
+	}
+	return nil
+}

@@ -70,6 +70,10 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
+	// sketchFrom: chats of fewer points are always searched exactly; a
+	// larger one's rows (sketch.go) are built by the first query that uses
+	// them (0: every search exact).
+	sketchFrom int
 
 	// scrub truncates the WAL after a Delete (nil in memory); cpdb is its
 	// connection.
@@ -82,6 +86,16 @@ type Option func(*options)
 
 type options struct {
 	scrubDelay time.Duration
+	sketchFrom int
+}
+
+// SketchFrom sets how many points a chat has before a query may search it
+// by the sketch (sketch.go), rescoring a bounded candidate set instead of
+// every point: 0 is the default (defaultSketchFrom), < 0 never (every
+// search exact). Tests use small values to run the sketch's bookkeeping
+// on small chats.
+func SketchFrom(n int) Option {
+	return func(o *options) { o.sketchFrom = n }
 }
 
 // ScrubDelay is how long after a Delete the file's WAL is truncated, so
@@ -125,7 +139,13 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
 	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
-		labels: newLabels(), df: map[uint32]int32{}}
+		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom}
+	switch {
+	case o.sketchFrom == 0:
+		ix.sketchFrom = defaultSketchFrom
+	case o.sketchFrom < 0:
+		ix.sketchFrom = 0
+	}
 	vdir := filepath.Dir(path)
 	if memory {
 		vdir = ""
@@ -482,6 +502,7 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		c.insert(slot, pos, seq, t, u, a, scale, sp.Indices, sp.Values)
 		ix.n++
 	}
+	ix.putSketch(c, slot, found, q)
 	if it != nil {
 		if c.items == nil {
 			c.items = map[int64]*item{}
@@ -624,8 +645,13 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		if c.len() == 0 {
 			ix.vf.release(c.vecs)
 			delete(tn.chats, c.id)
-		} else if 2*c.holes > c.vecs.n {
+			continue
+		}
+		if 2*c.holes > c.vecs.n {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
+		}
+		if 2*c.len() < ix.sketchFrom { // well below the size that uses it: give the memory back
+			c.rows = nil
 		}
 	}
 	if len(tn.chats) == 0 {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -216,24 +215,45 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 		qv = make([]int8, ix.dim)
 		qscale = quantise(q.Dense, qv)
 	}
-	hits, err := ix.rank(q, qv, qscale, canonSparse(q.Sparse), prefetch)
+	var dq *denseQuery
+	if len(qv) > 0 {
+		dq = &denseQuery{qv: qv, qscale: qscale, threshold: q.ScoreThreshold, sketch: newSketchQuery(qv)}
+	}
+	qs := canonSparse(q.Sparse)
+	hits, approx, err := ix.rank(q, dq, qs, prefetch)
+	if err == nil && approx && len(hits.hits) < q.Limit {
+		// Fewer hits than Limit promise every qualifying point (rag.Query):
+		// only the exact scan can keep that promise.
+		dq.sketch = nil
+		hits, _, err = ix.rank(q, dq, qs, prefetch)
+	}
 	if err != nil || len(hits.hits) == 0 {
 		return nil, err
 	}
 	return ix.fill(ctx, q.Filter.Tenant, hits)
 }
 
+// denseQuery is a query's dense side: its quantised vector and scale, the
+// score threshold, and its sketch planes (nil: exact scan only).
+type denseQuery struct {
+	qv        []int8
+	qscale    float32
+	threshold float32
+	sketch    *sketchQuery
+}
+
 // rank scores the points in scope and returns the fused hits without
-// their file payload (role, content, created_at).
-func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) (ranked, error) {
+// their file payload (role, content, created_at), and whether the dense
+// side of some chat was approximate (the sketch's candidates).
+func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch int) (_ ranked, approx bool, _ error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
-		return ranked{}, ErrClosed
+		return ranked{}, false, ErrClosed
 	}
 	m := ix.matcher(q.Filter)
 	if m.none {
-		return ranked{}, nil
+		return ranked{}, false, nil
 	}
 	chats := ix.scope(q.Filter)
 
@@ -245,7 +265,7 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	var dtop, stop *topKHeap
 	var sq *sparseQuery
-	if len(qv) > 0 {
+	if dq != nil {
 		dtop = newTopK(prefetch, points)
 	}
 	if len(qs.Indices) > 0 {
@@ -258,9 +278,11 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	for _, c := range chats {
 		if !m.skips(c) {
-			if err := ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop); err != nil {
-				return ranked{}, err
+			a, err := ix.scan(c, &m, dq, sq, dtop, stop)
+			if err != nil {
+				return ranked{}, false, err
 			}
+			approx = approx || a
 		}
 	}
 	var dense, sparse []scored
@@ -271,40 +293,60 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 		sparse = stop.sorted()
 	}
 
-	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), nil
+	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), approx, nil
 }
 
-// scan scores chat c's points that m accepts, in one pass: dense into
-// dtop (when qv is set; below threshold dropped when it is > 0), sparse
-// into stop (when sq is set; points sharing no term left out). The matcher
-// is skipped when it accepts every point. Caller holds mu.
-func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) error {
-	dim, all := ix.dim, m.takes(c)
-	var vecs []int8
-	if dtop != nil { // the chat's vectors, in one read
-		bp, err := ix.vf.read(c.vecs)
-		if err != nil {
-			return err
+// scan scores chat c's points that m accepts: dense into dtop (when dq is
+// set; below threshold dropped when it is > 0), sparse into stop (when sq
+// is set; points sharing no term left out). The dense side is exact, or,
+// for a chat with a sketch and many more points than the candidates it
+// would rescore, the sketch's candidates rescored (approx). The matcher is
+// skipped when it accepts every point. Caller holds mu.
+func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap) (approx bool, _ error) {
+	all := m.takes(c)
+	if dtop != nil {
+		k := candidates(dtop.k)
+		var rows []int8
+		if dq.sketch != nil && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k) {
+			rows = ix.rowsOf(c)
 		}
-		defer ix.vf.put(bp)
-		vecs = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(*bp))), len(*bp))
+		if approx = rows != nil; approx {
+			ix.sketchDense(c, rows, m, all, dq, k, dtop)
+		} else if err := ix.exactDense(c, m, all, dq, dtop); err != nil {
+			return false, err
+		}
 	}
-	for i := range c.seqs {
-		if !all && !m.ok(c, i) {
-			continue
-		}
-		if dtop != nil {
-			p := int(c.vpos[i]) * dim
-			s := float32(dotI8(qv, vecs[p:p+dim])) * qscale * c.scales[i]
-			if (threshold <= 0 || s >= threshold) && dtop.admits(s) {
-				dtop.push(scored{ref{c, int32(i)}, s})
+	if sq != nil {
+		for i := range c.seqs {
+			if !all && !m.ok(c, i) {
+				continue
 			}
-		}
-		if sq != nil {
 			di, dw := c.terms(i)
 			if s, hit := sq.score(di, dw); hit && stop.admits(s) {
 				stop.push(scored{ref{c, int32(i)}, s})
 			}
+		}
+	}
+	return approx, nil
+}
+
+// exactDense scores every point of c that m accepts (all: every one)
+// into dtop, reading all of c's vectors in one read. Caller holds mu.
+func (ix *Index) exactDense(c *chat, m *matcher, all bool, dq *denseQuery, dtop *topKHeap) error {
+	bp, err := ix.vf.read(c.vecs)
+	if err != nil {
+		return err
+	}
+	defer ix.vf.put(bp)
+	vecs, dim := asInt8(*bp), ix.dim
+	for i := range c.seqs {
+		if !all && !m.ok(c, i) {
+			continue
+		}
+		p := int(c.vpos[i]) * dim
+		s := float32(dotI8(dq.qv, vecs[p:p+dim])) * dq.qscale * c.scales[i]
+		if (dq.threshold <= 0 || s >= dq.threshold) && dtop.admits(s) {
+			dtop.push(scored{ref{c, int32(i)}, s})
 		}
 	}
 	return nil

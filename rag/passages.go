@@ -291,15 +291,25 @@ func runeEnds(t string, from int) []int {
 }
 
 // WindowQuery is a query's terms (as Terms gives them; the first 64
-// count), prepared once for every SentenceWindow of a request.
+// count), prepared once for every SentenceWindow of a request. It
+// remembers which words it has matched (a request's hits and their
+// neighbours repeat most of their words), so it is for one goroutine at a
+// time.
 type WindowQuery struct {
 	bit   map[string]uint64
 	first uint64 // the ASCII letters and digits the terms start with
+	// seen: a word as written -> its term's bit, 0 for none (at most
+	// maxSeenWords; nil in the zero WindowQuery, which matches nothing).
+	seen map[string]uint64
 }
+
+// maxSeenWords bounds a WindowQuery's memory of words (a request's
+// snippets hold a few thousand distinct words at most).
+const maxSeenWords = 1 << 14
 
 // NewWindowQuery prepares terms for SentenceWindow.
 func NewWindowQuery(terms []string) WindowQuery {
-	q := WindowQuery{bit: make(map[string]uint64, len(terms))}
+	q := WindowQuery{bit: make(map[string]uint64, len(terms)), seen: map[string]uint64{}}
 	for _, t := range terms {
 		if _, ok := q.bit[t]; ok || len(q.bit) == 64 || t == "" {
 			continue
@@ -350,14 +360,18 @@ func termMatches(text string, q WindowQuery) []termMatch {
 			return
 		}
 		w := text[start:end]
-		if plain && q.first&firstBit(w[0]) == 0 {
-			start = -1 // no term starts so: no stem needed (a stem keeps its word's first letter)
+		if c := w[0]; c < utf8.RuneSelf && q.first&firstBit(c|asciiLower(c)) == 0 {
+			start, plain = -1, true // no term starts so: no stem needed (a stem keeps its word's first letter, lowered)
 			return
 		}
-		if !plain {
-			w = lowerWord(w)
+		bit, ok := q.seen[w]
+		if !ok {
+			bit = q.termBit(w, plain)
+			if q.seen != nil && len(q.seen) < maxSeenWords {
+				q.seen[w] = bit
+			}
 		}
-		if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+		if bit != 0 {
 			out = append(out, termMatch{start, bit})
 		}
 		start, plain = -1, true
@@ -391,6 +405,27 @@ func termMatches(text string, q WindowQuery) []termMatch {
 	}
 	flush(len(text))
 	return out
+}
+
+// termBit is the bit of the query term word w (plain: lowercase ASCII
+// already) stems to, 0 for none.
+func (q WindowQuery) termBit(w string, plain bool) uint64 {
+	if !plain {
+		w = lowerWord(w)
+	}
+	if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+		return bit
+	}
+	return 0
+}
+
+// asciiLower is what to OR into an ASCII byte to lower it: 0x20 for
+// 'A'-'Z', else 0.
+func asciiLower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return 0x20
+	}
+	return 0
 }
 
 // windowEnd is where a window starting at from ends: the last sentence end

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"container/list"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +43,10 @@ type chat struct {
 	// rowsMu; writers hold the write lock.
 	rows   []int8
 	rowsMu sync.Mutex
+	// resEl is c's place in the index's resident LRU while it has rows,
+	// resBytes what they were counted as (resident.go).
+	resEl    *list.Element
+	resBytes int64
 	// user and agent are the label ids every point of the chat has, unless
 	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
 	// scoped to a user or an agent then skips or takes the chat whole.

@@ -70,6 +70,7 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
+	res *resident // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
 	// them (0: every search exact).
@@ -139,7 +140,7 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
 	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
-		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom}
+		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom, res: &resident{budget: defaultResidentBytes}}
 	switch {
 	case o.sketchFrom == 0:
 		ix.sketchFrom = defaultSketchFrom
@@ -637,6 +638,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 			ix.forget(c, i)
 		}
 		ix.vf.release(c.vecs)
+		ix.res.drop(c)
 		delete(tn.chats, c.id)
 	}
 	for c, keys := range some {
@@ -644,6 +646,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 			func(i int) { ix.forget(c, i) })
 		if c.len() == 0 {
 			ix.vf.release(c.vecs)
+			ix.res.drop(c)
 			delete(tn.chats, c.id)
 			continue
 		}
@@ -651,7 +654,9 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
 		}
 		if 2*c.len() < ix.sketchFrom { // well below the size that uses it: give the memory back
-			c.rows = nil
+			ix.res.drop(c)
+		} else if c.rows != nil { // keep may have shrunk them
+			ix.res.grew(c, int64(cap(c.rows))-c.resBytes)
 		}
 	}
 	if len(tn.chats) == 0 {

@@ -124,14 +124,26 @@ func (c *chat) row(slot, dim int) []int8 {
 }
 
 // rowsOf returns c's rows, building them from its vectors (one read of
-// its region) when no query has yet; nil when that read fails (the search
-// stays exact). Caller holds mu (a read lock will do).
+// its region) when they are not in RAM; nil when that read fails (the
+// search stays exact). Caller holds mu (a read lock will do).
 func (ix *Index) rowsOf(c *chat) []int8 {
 	c.rowsMu.Lock()
-	defer c.rowsMu.Unlock()
-	if c.rows != nil {
-		return c.rows
+	if rows := c.rows; rows != nil {
+		c.rowsMu.Unlock()
+		ix.res.touch(c)
+		return rows
 	}
+	rows := ix.buildRows(c)
+	c.rows = rows
+	c.rowsMu.Unlock()
+	if rows != nil {
+		ix.res.admit(c, int64(cap(rows)))
+	}
+	return rows
+}
+
+// buildRows copies c's vectors in slot order; nil when the read fails.
+func (ix *Index) buildRows(c *chat) []int8 {
 	bp, err := ix.vf.read(c.vecs)
 	if err != nil {
 		return nil
@@ -143,7 +155,6 @@ func (ix *Index) rowsOf(c *chat) []int8 {
 		p := int(c.vpos[s]) * dim
 		rows = append(rows, asInt8((*bp)[p:p+dim])...)
 	}
-	c.rows = rows
 	return rows
 }
 
@@ -158,8 +169,12 @@ func (ix *Index) putSketch(c *chat, slot int, found bool, q []int8) {
 		copy(c.row(slot, dim), q)
 		return
 	}
+	before := cap(c.rows)
 	c.rows = grow(c.rows, dim, 64*dim)
 	c.rows = slices.Insert(c.rows, slot*dim, q...)
+	if n := cap(c.rows) - before; n > 0 {
+		ix.res.grew(c, int64(n))
+	}
 }
 
 // candidate is a point whose estimate made the top K.

@@ -330,6 +330,20 @@ func checkSketch(t *testing.T, stage string, ix *Index) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	dim := ix.dim
+	var used int64
+	for _, tn := range ix.tenants {
+		for _, c := range tn.chats {
+			if c.rows != nil {
+				used += int64(cap(c.rows))
+				if c.resEl == nil || c.resBytes != int64(cap(c.rows)) {
+					t.Errorf("%s: chat %s: rows of %d bytes counted as %d (listed %v)", stage, c.id, cap(c.rows), c.resBytes, c.resEl != nil)
+				}
+			}
+		}
+	}
+	if used != ix.res.used || used > ix.res.budget {
+		t.Errorf("%s: rows hold %d bytes, counted %d, budget %d", stage, used, ix.res.used, ix.res.budget)
+	}
 	for _, tn := range ix.tenants {
 		for id, c := range tn.chats {
 			if c.rows == nil {
@@ -461,4 +475,49 @@ func TestSketchRowsUnderConcurrentUse(t *testing.T) {
 		}
 	}
 	checkSketch(t, "after concurrent use", ix)
+}
+
+// TestResidentRowsBounded: with room for one chat's rows, querying two
+// chats by the sketch in turn keeps one chat's rows at a time, counted
+// exactly, and answers stay those of a fresh build.
+func TestResidentRowsBounded(t *testing.T) {
+	ctx := context.Background()
+	const dim = 16
+	ix, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), dim, SketchFrom(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, chat := range []string{"a", "b"} {
+		var pts []rag.Point
+		for seq := int64(1); seq <= 1000; seq++ {
+			pts = append(pts, rag.Point{Tenant: "t", ChatID: chat, Seq: seq, Role: "user", Content: "x", Dense: randomVec(r, dim, nil, 0), CreatedAt: time.Unix(1, 0)})
+		}
+		if err := ix.Upsert(ctx, pts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.res.budget = 1200 * dim // one chat's rows (with their slack), not two
+	q := randomVec(r, dim, nil, 0)
+	var first []rag.Hit
+	for i := range 6 {
+		chat := []string{"a", "b"}[i%2]
+		hits, err := ix.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{chat}}, Dense: q, Limit: 5})
+		if err != nil || len(hits) != 5 {
+			t.Fatalf("query %d: %d hits, %v", i, len(hits), err)
+		}
+		if i == 0 {
+			first = hits
+		} else if chat == "a" && !sameHits(hits, first) {
+			t.Errorf("query %d: chat a answers differently after its rows were rebuilt", i)
+		}
+		ix.mu.RLock()
+		a, b := ix.tenants["t"].chats["a"], ix.tenants["t"].chats["b"]
+		if (a.rows != nil) == (b.rows != nil) {
+			t.Errorf("query %d (chat %s): rows in RAM: a %v, b %v; want only the last queried", i, chat, a.rows != nil, b.rows != nil)
+		}
+		ix.mu.RUnlock()
+		checkSketch(t, fmt.Sprint("query ", i), ix)
+	}
 }

@@ -70,7 +70,7 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
-	res *resident // the chats whose rows are in RAM (resident.go)
+	res     *resident        // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
 	// them (0: every search exact).

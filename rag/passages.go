@@ -296,8 +296,12 @@ func runeEnds(t string, from int) []int {
 // neighbours repeat most of their words), so it is for one goroutine at a
 // time.
 type WindowQuery struct {
-	bit   map[string]uint64
-	first uint64 // the ASCII letters and digits the terms start with
+	bit map[string]uint64
+	// heads: the terms' first two bytes (prefixClass pairs, a one-byte
+	// term's second its end). Every stem keeps its word's first two bytes
+	// (stem's suffix rules leave at least two), so a word whose first two
+	// ASCII bytes, lowered, are no term's needs no stemming.
+	heads [prefixClasses * prefixClasses / 64]uint64
 	// seen: a word as written -> its term's bit, 0 for none (at most
 	// maxSeenWords; nil in the zero WindowQuery, which matches nothing).
 	seen map[string]uint64
@@ -315,21 +319,43 @@ func NewWindowQuery(terms []string) WindowQuery {
 			continue
 		}
 		q.bit[t] = 1 << len(q.bit)
-		q.first |= firstBit(t[0])
+		if h, ok := head(t); ok {
+			q.heads[h/64] |= 1 << (h % 64)
+		}
 	}
 	return q
 }
 
-// firstBit is an ASCII lower-case letter's or digit's bit; every other
-// byte shares the last one (never skipped).
-func firstBit(c byte) uint64 {
+// prefixClasses: a prefix byte's classes, a-z, 0-9, the end of the word
+// and any other (the bitset's size must be a multiple of 64).
+const prefixClasses = 40
+
+const endClass = 36
+
+// prefixClass is the class of byte c of a word (lowered if ASCII upper).
+func prefixClass(c byte) int {
 	switch {
 	case c >= 'a' && c <= 'z':
-		return 1 << (c - 'a')
+		return int(c - 'a')
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
 	case c >= '0' && c <= '9':
-		return 1 << (26 + c - '0')
+		return 26 + int(c-'0')
 	}
-	return 1 << 63
+	return endClass + 1
+}
+
+// head is the prefix pair of w, and false when its first two bytes are not
+// both ASCII (such words are never filtered).
+func head(w string) (int, bool) {
+	if w == "" || w[0] >= utf8.RuneSelf || len(w) > 1 && w[1] >= utf8.RuneSelf {
+		return 0, false
+	}
+	second := endClass
+	if len(w) > 1 {
+		second = prefixClass(w[1])
+	}
+	return prefixClass(w[0])*prefixClasses + second, true
 }
 
 // termsIn counts the distinct query terms matched in [from, to); *m is
@@ -360,8 +386,8 @@ func termMatches(text string, q WindowQuery) []termMatch {
 			return
 		}
 		w := text[start:end]
-		if c := w[0]; c < utf8.RuneSelf && q.first&firstBit(c|asciiLower(c)) == 0 {
-			start, plain = -1, true // no term starts so: no stem needed (a stem keeps its word's first letter, lowered)
+		if h, ok := head(w); ok && q.heads[h/64]&(1<<(h%64)) == 0 {
+			start, plain = -1, true // no term starts so: no stem needed
 			return
 		}
 		bit, ok := q.seen[w]
@@ -378,14 +404,17 @@ func termMatches(text string, q WindowQuery) []termMatch {
 	}
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c < utf8.RuneSelf { // ASCII: no decoding, no tables
-			lower, upper := c >= 'a' && c <= 'z' || c >= '0' && c <= '9', c >= 'A' && c <= 'Z'
-			switch {
-			case lower || upper:
+		if c < utf8.RuneSelf { // ASCII: no decoding
+			switch asciiWord[c] {
+			case wordLower:
 				if start < 0 {
 					start = i
 				}
-				plain = plain && lower
+			case wordUpper:
+				if start < 0 {
+					start = i
+				}
+				plain = false
 			default:
 				flush(i)
 			}
@@ -419,14 +448,24 @@ func (q WindowQuery) termBit(w string, plain bool) uint64 {
 	return 0
 }
 
-// asciiLower is what to OR into an ASCII byte to lower it: 0x20 for
-// 'A'-'Z', else 0.
-func asciiLower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return 0x20
+// asciiWord classes ASCII bytes for termMatches: a lowercase letter or
+// digit, an uppercase letter, or neither (a word's end).
+var asciiWord = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = wordLower
+		case c >= 'A' && c <= 'Z':
+			t[c] = wordUpper
+		}
 	}
-	return 0
-}
+	return t
+}()
+
+const (
+	wordLower = 1 + iota
+	wordUpper
+)
 
 // windowEnd is where a window starting at from ends: the last sentence end
 // within maxBytes, else the last word end, else a rune boundary.

@@ -41,7 +41,11 @@ type chat struct {
 	// until a query uses the sketch on this chat, then kept in step by
 	// writes. A query (under the index's read lock) builds them under
 	// rowsMu; writers hold the write lock.
-	rows   []int8
+	rows []int8
+	// post is the chat's inverted index of sparse terms (postings.go): nil
+	// until a query of a chat of postingsFrom points builds it; appends
+	// keep it in step, other writes drop it. Built under rowsMu too.
+	post   *postings
 	rowsMu sync.Mutex
 	// resEl is c's place in the index's resident LRU while it has rows,
 	// resBytes what they were counted as (resident.go).

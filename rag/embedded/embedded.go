@@ -73,8 +73,9 @@ type Index struct {
 	res     *resident        // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
-	// them (0: every search exact).
-	sketchFrom int
+	// them (0: every search exact). postingsFrom: the same for the sparse
+	// side's postings (postings.go).
+	sketchFrom, postingsFrom int
 
 	// scrub truncates the WAL after a Delete (nil in memory); cpdb is its
 	// connection.
@@ -92,9 +93,9 @@ type options struct {
 
 // SketchFrom sets how many points a chat has before a query may search it
 // by the sketch (sketch.go), rescoring a bounded candidate set instead of
-// every point: 0 is the default (defaultSketchFrom), < 0 never (every
-// search exact). Tests use small values to run the sketch's bookkeeping
-// on small chats.
+// every point, and by its postings (postings.go): 0 is the defaults
+// (defaultSketchFrom, defaultPostingsFrom), < 0 never (every search a
+// scan). Tests use small values to run the bookkeeping on small chats.
 func SketchFrom(n int) Option {
 	return func(o *options) { o.sketchFrom = n }
 }
@@ -143,9 +144,11 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom, res: &resident{budget: defaultResidentBytes}}
 	switch {
 	case o.sketchFrom == 0:
-		ix.sketchFrom = defaultSketchFrom
+		ix.sketchFrom, ix.postingsFrom = defaultSketchFrom, defaultPostingsFrom
 	case o.sketchFrom < 0:
-		ix.sketchFrom = 0
+		ix.sketchFrom, ix.postingsFrom = 0, 0
+	default:
+		ix.postingsFrom = o.sketchFrom
 	}
 	vdir := filepath.Dir(path)
 	if memory {
@@ -504,6 +507,7 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		ix.n++
 	}
 	ix.putSketch(c, slot, found, q)
+	ix.putPostings(c, slot, found)
 	if it != nil {
 		if c.items == nil {
 			c.items = map[int64]*item{}
@@ -653,7 +657,8 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		if 2*c.holes > c.vecs.n {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
 		}
-		if 2*c.len() < ix.sketchFrom { // well below the size that uses it: give the memory back
+		ix.res.dropPostings(c) // their slots moved
+		if 2*c.len() < ix.sketchFrom { // well below the size that uses them: give the rows back
 			ix.res.drop(c)
 		} else if c.rows != nil { // keep may have shrunk them
 			ix.res.grew(c, int64(cap(c.rows))-c.resBytes)

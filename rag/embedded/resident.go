@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// defaultResidentBytes bounds the RAM the chats' rows (sketch.go) take
-// together: 32 MB holds the rows of about 87,000 points at 384 dims (eight
+// defaultResidentBytes bounds the RAM the chats' rows (sketch.go) and
+// postings (postings.go) take together: 32 MB holds the rows of about 87,000 points at 384 dims (eight
 // chats of 10,000 turns). A chat's rows are built by the first query that
 // uses them and, when the bound is reached, the least recently used
 // chat's rows are dropped (its next query builds them again: one read of
@@ -14,7 +14,7 @@ import (
 // thousand chats of a thousand points each would keep 384 MB.
 const defaultResidentBytes = 32 << 20
 
-// resident is the LRU of the chats whose rows are in RAM. Lock order: a
+// resident is the LRU of the chats whose rows or postings are in RAM. Lock order: a
 // query holds the index's read lock, then at most one chat's rowsMu, then
 // resident.mu, under which it may take other chats' rowsMu (never its own:
 // it calls admit and touch after releasing it). Writers (the index's write
@@ -26,22 +26,24 @@ type resident struct {
 	lru    list.List // *chat, most recently used first
 }
 
-// admit records c's newly built rows (bytes of them) and drops the least
-// recently used other chats' rows until the total is within budget.
+// admit records bytes more of c in RAM (rows or postings just built),
+// makes c the most recently used, and drops the least recently used other
+// chats' rows and postings until the total is within budget.
 func (r *resident) admit(c *chat, bytes int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.resEl != nil { // rebuilt after a write dropped them: replace
-		r.used -= c.resBytes
-		r.lru.Remove(c.resEl)
+	if c.resEl == nil {
+		c.resEl = r.lru.PushFront(c)
+	} else {
+		r.lru.MoveToFront(c.resEl)
 	}
-	c.resBytes, c.resEl = bytes, r.lru.PushFront(c)
+	c.resBytes += bytes
 	r.used += bytes
 	for e := r.lru.Back(); r.used > r.budget && e != nil && e != c.resEl; {
 		prev := e.Prev()
 		o := e.Value.(*chat)
 		o.rowsMu.Lock()
-		o.rows = nil
+		o.rows, o.post = nil, nil
 		o.rowsMu.Unlock()
 		r.used -= o.resBytes
 		r.lru.Remove(e)
@@ -70,15 +72,35 @@ func (r *resident) grew(c *chat, bytes int64) {
 	}
 }
 
-// drop forgets c's rows (the chat is gone, or a delete made it too small
-// to use them) and sets them nil. Caller holds the index's write lock.
+// drop forgets c's rows and postings (the chat is gone, or a delete made
+// it too small to use them) and sets them nil. Caller holds the index's
+// write lock.
 func (r *resident) drop(c *chat) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c.rows = nil
+	c.rows, c.post = nil, nil
 	if c.resEl != nil {
 		r.used -= c.resBytes
 		r.lru.Remove(c.resEl)
 		c.resEl, c.resBytes = nil, 0
 	}
+}
+
+// dropPostings forgets c's postings only (a write they cannot follow).
+// Caller holds the index's write lock.
+func (r *resident) dropPostings(c *chat) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.post == nil {
+		return
+	}
+	if c.resEl != nil {
+		c.resBytes -= c.post.bytes
+		r.used -= c.post.bytes
+		if c.rows == nil {
+			r.lru.Remove(c.resEl)
+			c.resEl, c.resBytes = nil, 0
+		}
+	}
+	c.post = nil
 }

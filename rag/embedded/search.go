@@ -316,7 +316,9 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 			return false, err
 		}
 	}
-	if sq != nil {
+	if sq != nil && ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
+		sparsePostings(c, ix.postingsOf(c), m, all, sq, stop)
+	} else if sq != nil {
 		for i := range c.seqs {
 			if !all && !m.ok(c, i) {
 				continue

@@ -333,11 +333,17 @@ func checkSketch(t *testing.T, stage string, ix *Index) {
 	var used int64
 	for _, tn := range ix.tenants {
 		for _, c := range tn.chats {
+			var have int64
 			if c.rows != nil {
-				used += int64(cap(c.rows))
-				if c.resEl == nil || c.resBytes != int64(cap(c.rows)) {
-					t.Errorf("%s: chat %s: rows of %d bytes counted as %d (listed %v)", stage, c.id, cap(c.rows), c.resBytes, c.resEl != nil)
-				}
+				have += int64(cap(c.rows))
+			}
+			if c.post != nil {
+				have += c.post.bytes
+				checkPostings(t, stage, c)
+			}
+			used += have
+			if have != c.resBytes || (have > 0) != (c.resEl != nil) {
+				t.Errorf("%s: chat %s: rows and postings of %d bytes counted as %d (listed %v)", stage, c.id, have, c.resBytes, c.resEl != nil)
 			}
 		}
 	}
@@ -346,6 +352,9 @@ func checkSketch(t *testing.T, stage string, ix *Index) {
 	}
 	for _, tn := range ix.tenants {
 		for id, c := range tn.chats {
+			if ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
+				ix.postingsOf(c)
+			}
 			if c.rows == nil {
 				if ix.sketchFrom > 0 && c.len() >= ix.sketchFrom && ix.rowsOf(c) == nil {
 					t.Errorf("%s: chat %s: rows not built", stage, id)
@@ -520,4 +529,111 @@ func TestResidentRowsBounded(t *testing.T) {
 		ix.mu.RUnlock()
 		checkSketch(t, fmt.Sprint("query ", i), ix)
 	}
+}
+
+// checkPostings checks c's postings against its terms: each (slot, term,
+// weight) once, nothing else.
+func checkPostings(t *testing.T, stage string, c *chat) {
+	t.Helper()
+	type entry struct {
+		slot int32
+		term uint32
+		w    uint16
+	}
+	want := map[entry]int{}
+	for s := range c.seqs {
+		idx, ws := c.terms(s)
+		for j, term := range idx {
+			want[entry{int32(s), term, ws[j]}]++
+		}
+	}
+	n := 0
+	for term, l := range c.post.lists {
+		for j, s := range l.slots {
+			e := entry{s, term, l.ws[j]}
+			if want[e] == 0 {
+				t.Errorf("%s: chat %s: posting %+v not in its terms", stage, c.id, e)
+				return
+			}
+			want[e]--
+			n++
+		}
+	}
+	if n != c.post.n || n != len(c.spIdx)-c.garbage {
+		t.Errorf("%s: chat %s: %d postings (counted %d), %d terms", stage, c.id, n, c.post.n, len(c.spIdx)-c.garbage)
+	}
+}
+
+// TestPostingsScoreAsTheScan: sparse-only queries answer the same hits
+// with the same scores (bit for bit) from the postings as from the scan,
+// through appends (kept in step) and an episode before every turn and a
+// delete (postings dropped and rebuilt).
+func TestPostingsScoreAsTheScan(t *testing.T) {
+	ctx := context.Background()
+	const dim = 8
+	r := rand.New(rand.NewPCG(15, 16))
+	path := filepath.Join(t.TempDir(), "v.db")
+	ix, err := Open(ctx, path, dim, SketchFrom(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	vocab, zipf := zipfVocab(r, 300)
+	sp := rag.NewSparseEncoder()
+	point := func(seq int64) rag.Point {
+		text := chatText(r, vocab, zipf, 5+r.IntN(40))
+		return rag.Point{Tenant: "t", ChatID: "c", UserID: fmt.Sprint("u", seq%2), Seq: seq, Role: "user", Content: text,
+			Dense: randomVec(r, dim, nil, 0), Sparse: sp.EncodeDocument(text), CreatedAt: time.Unix(seq, 0)}
+	}
+	add := func(pts ...rag.Point) {
+		if err := ix.Upsert(ctx, pts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare := func(stage string) {
+		t.Helper()
+		scan, err := Open(ctx, path, dim, SketchFrom(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer scan.Close()
+		for i := range 10 {
+			q := rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c"}}, Sparse: sp.EncodeQuery(chatText(r, vocab, zipf, 2+r.IntN(6))), Limit: 30}
+			if i%2 == 1 {
+				q.Filter.UserID = "u1"
+			}
+			got, err1 := ix.Query(ctx, q)
+			want, err2 := scan.Query(ctx, q)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if !sameHits(got, want) || !slices.EqualFunc(got, want, func(a, b rag.Hit) bool { return a.Score == b.Score }) {
+				t.Fatalf("%s, query %d: postings answer %d hits, the scan %d, or other scores", stage, i, len(got), len(want))
+			}
+		}
+		ix.mu.RLock()
+		if c := ix.tenants["t"].chats["c"]; c.post == nil {
+			t.Errorf("%s: no postings after queries", stage)
+		}
+		ix.mu.RUnlock()
+	}
+	var pts []rag.Point
+	for seq := int64(1); seq <= 400; seq++ {
+		pts = append(pts, point(seq))
+	}
+	add(pts...)
+	compare("loaded")
+	for seq := int64(401); seq <= 420; seq++ {
+		add(point(seq))
+	}
+	compare("appended")
+	ep := point(30)
+	ep.Kind, ep.EpisodeID, ep.ToSeq, ep.StartedAt, ep.EndedAt = "episode", "ep", 40, ep.CreatedAt, ep.CreatedAt
+	add(ep, point(7))
+	compare("an episode and a replacement")
+	if err := ix.Delete(ctx, rag.Filter{Tenant: "t", FromSeq: 100, ToSeq: 150}); err != nil {
+		t.Fatal(err)
+	}
+	compare("deleted")
+	checkSketch(t, "end", ix)
 }

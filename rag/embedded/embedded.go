@@ -657,7 +657,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		if 2*c.holes > c.vecs.n {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
 		}
-		ix.res.dropPostings(c) // their slots moved
+		ix.res.dropPostings(c)         // their slots moved
 		if 2*c.len() < ix.sketchFrom { // well below the size that uses them: give the rows back
 			ix.res.drop(c)
 		} else if c.rows != nil { // keep may have shrunk them

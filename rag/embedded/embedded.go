@@ -55,9 +55,9 @@ type Index struct {
 	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
 	// readRange, readSeek and readExtra prepared on rdb; upsert on db
 	// (each write transaction uses it rather than preparing it again).
-	readRange, readSeek, readExtraStmt, upsert *sql.Stmt
-	dim                                        int
-	path                                       string
+	readRange, readSeek, readExtraStmt, readExtraSeek, upsert *sql.Stmt
+	dim                                                       int
+	path                                                      string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
@@ -181,6 +181,9 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	}
 	if err == nil {
 		ix.readExtraStmt, err = ix.rdb.PrepareContext(ctx, readExtra)
+	}
+	if err == nil {
+		ix.readExtraSeek, err = ix.rdb.PrepareContext(ctx, readExtraSeek)
 	}
 	if err == nil {
 		ix.upsert, err = ix.db.PrepareContext(ctx, upsertPoint)
@@ -756,7 +759,7 @@ func (ix *Index) close() error {
 		ix.scrub.Close()
 		errs = append(errs, ix.cpdb.Close())
 	}
-	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.upsert} {
+	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.readExtraSeek, ix.upsert} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -312,7 +312,7 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 		}
 		if approx = rows != nil; approx {
 			ix.sketchDense(c, rows, m, all, dq, k, dtop)
-		} else if err := ix.exactDense(c, m, all, dq, dtop); err != nil {
+		} else if err := ix.exactDense(c, ix.residentRows(c), m, all, dq, dtop); err != nil {
 			return false, err
 		}
 	}
@@ -333,19 +333,26 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 }
 
 // exactDense scores every point of c that m accepts (all: every one)
-// into dtop, reading all of c's vectors in one read. Caller holds mu.
-func (ix *Index) exactDense(c *chat, m *matcher, all bool, dq *denseQuery, dtop *topKHeap) error {
-	bp, err := ix.vf.read(c.vecs)
-	if err != nil {
-		return err
+// into dtop: from c's rows when they are in RAM (nil: not), else from
+// all of c's vectors, in one read. Caller holds mu.
+func (ix *Index) exactDense(c *chat, rows []int8, m *matcher, all bool, dq *denseQuery, dtop *topKHeap) error {
+	vecs, vpos, dim := rows, []uint32(nil), ix.dim
+	if rows == nil {
+		bp, err := ix.vf.read(c.vecs)
+		if err != nil {
+			return err
+		}
+		defer ix.vf.put(bp)
+		vecs, vpos = asInt8(*bp), c.vpos
 	}
-	defer ix.vf.put(bp)
-	vecs, dim := asInt8(*bp), ix.dim
 	for i := range c.seqs {
 		if !all && !m.ok(c, i) {
 			continue
 		}
-		p := int(c.vpos[i]) * dim
+		p := i * dim
+		if vpos != nil {
+			p = int(vpos[i]) * dim
+		}
 		s := float32(dotI8(dq.qv, vecs[p:p+dim])) * dq.qscale * c.scales[i]
 		if (dq.threshold <= 0 || s >= dq.threshold) && dtop.admits(s) {
 			dtop.push(scored{ref{c, int32(i)}, s})
@@ -583,6 +590,9 @@ func (ix *Index) fill(ctx context.Context, tenantID string, r ranked) ([]rag.Hit
 			return nil, err
 		}
 	}
+	if err := ix.readExtras(ctx, gen, tenantID, r, got); err != nil {
+		return nil, err
+	}
 	out := hits[:0] // in place: out never passes i
 	for i := range hits {
 		p := got[i]
@@ -647,6 +657,76 @@ func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID stri
 				p.ok, p.role = true, internRole(role)
 				got[j] = p
 				ix.payloads.put(gen, payloadKey{tenantID, r.hits[j].ChatID, key}, p)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ix.readErr(err)
+	}
+	return nil
+}
+
+// readExtras reads the episode and passage fields of the hits that need
+// them and whose payload lacks them, one statement per chat (a long
+// chat's hits are often passages of split turns: one read each cost 8% of
+// a query at 10,000 turns). A row gone meanwhile is left to
+// passageFields and episodeFields, which drop its hit.
+func (ix *Index) readExtras(ctx context.Context, gen uint64, tenantID string, r ranked, got []payload) error {
+	var want []int // hits, grouped by chat below
+	for i, k := range r.keys {
+		p := &got[i]
+		if p.ok && (keyKind(k.key) == kindTurn && k.split && !p.passage || keyKind(k.key) == kindEpisode && !p.episode) {
+			want = append(want, i)
+		}
+	}
+	if len(want) < 2 {
+		return nil // one read either way
+	}
+	var b []byte
+	for len(want) > 0 {
+		chatID := r.hits[want[0]].ChatID
+		b = append(b[:0], '[')
+		rest := want[:0:0]
+		var mine []int
+		for _, i := range want {
+			if r.hits[i].ChatID != chatID {
+				rest = append(rest, i)
+				continue
+			}
+			if len(mine) > 0 {
+				b = append(b, ',')
+			}
+			mine = append(mine, i)
+			b = strconv.AppendInt(b, r.keys[i].key, 10)
+		}
+		b = append(b, ']')
+		if err := ix.readExtraRows(ctx, gen, tenantID, chatID, r, mine, b, got); err != nil {
+			return err
+		}
+		want = rest
+	}
+	return nil
+}
+
+func (ix *Index) readExtraRows(ctx context.Context, gen uint64, tenantID, chatID string, r ranked, pos []int, keys []byte, got []payload) error {
+	rows, err := ix.readExtraSeek.QueryContext(ctx, tenantID, chatID, string(keys))
+	if err != nil {
+		return ix.readErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key int64
+		var e payload
+		if err := rows.Scan(&key, &e.toSeq, &e.started, &e.episodeID, &e.from, &e.turnBytes); err != nil {
+			return ix.readErr(err)
+		}
+		for _, j := range pos {
+			if r.keys[j].key == key {
+				p := &got[j]
+				p.toSeq, p.started, p.episodeID, p.from, p.turnBytes = e.toSeq, e.started, e.episodeID, e.from, e.turnBytes
+				p.episode, p.passage = true, true
+				ix.payloads.update(gen, payloadKey{tenantID, chatID, key}, *p)
 				break
 			}
 		}

@@ -142,6 +142,19 @@ func (ix *Index) rowsOf(c *chat) []int8 {
 	return rows
 }
 
+// residentRows returns c's rows when they are in RAM, else nil (an exact
+// search does not build them: it reads the region once either way).
+// Caller holds mu (a read lock will do).
+func (ix *Index) residentRows(c *chat) []int8 {
+	c.rowsMu.Lock()
+	rows := c.rows
+	c.rowsMu.Unlock()
+	if rows != nil {
+		ix.res.touch(c)
+	}
+	return rows
+}
+
 // buildRows copies c's vectors in slot order; nil when the read fails.
 func (ix *Index) buildRows(c *chat) []int8 {
 	bp, err := ix.vf.read(c.vecs)

@@ -84,7 +84,7 @@ func denseTop(t *testing.T, ix *Index, c *chat, dq *denseQuery, prefetch int, sk
 	top := newTopK(prefetch, c.len())
 	if sketch {
 		ix.sketchDense(c, ix.rowsOf(c), &m, true, dq, candidates(prefetch), top)
-	} else if err := ix.exactDense(c, &m, true, dq, top); err != nil {
+	} else if err := ix.exactDense(c, nil, &m, true, dq, top); err != nil {
 		t.Fatal(err)
 	}
 	var out []int32
@@ -182,7 +182,8 @@ func TestSketchRecall(t *testing.T) {
 
 // TestSketchAllCandidatesIsExact: with K at least the chat's points, the
 // candidates are every point, so the rescored list is the exact one
-// (order and scores), whatever the vectors.
+// (order and scores), whatever the vectors; and the exact scan of the rows
+// in RAM is that of the file.
 func TestSketchAllCandidatesIsExact(t *testing.T) {
 	ctx := context.Background()
 	const dim = 16
@@ -207,8 +208,15 @@ func TestSketchAllCandidatesIsExact(t *testing.T) {
 		dq.qscale = quantise(randomVec(r, dim, nil, 0), dq.qv)
 		dq.sketch = newSketchQuery(dq.qv)
 		exact, approx := newTopK(40, c.len()), newTopK(40, c.len())
-		if err := ix.exactDense(c, &m, true, dq, exact); err != nil {
+		if err := ix.exactDense(c, nil, &m, true, dq, exact); err != nil {
 			t.Fatal(err)
+		}
+		fromRows := newTopK(40, c.len())
+		if err := ix.exactDense(c, ix.rowsOf(c), &m, true, dq, fromRows); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(exact.sorted(), fromRows.sorted()) {
+			t.Fatalf("the exact scan of the rows differs from that of the file")
 		}
 		ix.sketchDense(c, ix.rowsOf(c), &m, true, dq, c.len(), approx)
 		if !slices.Equal(exact.sorted(), approx.sorted()) {
@@ -417,7 +425,7 @@ func BenchmarkScanCost(b *testing.B) {
 		}
 		b.Run(fmt.Sprint("n-", n, "/exact"), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
-				if err := ix.exactDense(c, &m, true, dqs[i%len(dqs)], newTopK(188, n)); err != nil {
+				if err := ix.exactDense(c, nil, &m, true, dqs[i%len(dqs)], newTopK(188, n)); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -124,6 +124,17 @@ func TestSketchRecall(t *testing.T) {
 			}
 			return docs, qs
 		}},
+		{"hashing, queries of whole turns", 0.95, func(r *rand.Rand) (docs, qs [][]float32) {
+			emb := rag.NewHashingEmbedder(dim)
+			vocab, zipf := zipfVocab(r, 5000)
+			for range n {
+				docs = append(docs, emb.Embed(chatText(r, vocab, zipf, 10+r.IntN(150))))
+			}
+			for range queries {
+				qs = append(qs, emb.Embed(chatText(r, vocab, zipf, 20+r.IntN(150))))
+			}
+			return docs, qs
+		}},
 		{"clustered", 0.93, func(r *rand.Rand) (docs, qs [][]float32) {
 			topics := make([][]float32, 20)
 			for i := range topics {

@@ -217,14 +217,14 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	}
 	var dq *denseQuery
 	if len(qv) > 0 {
-		dq = &denseQuery{qv: qv, qscale: qscale, threshold: q.ScoreThreshold, sketch: newSketchQuery(qv)}
+		dq = &denseQuery{qv: qv, qscale: qscale, threshold: q.ScoreThreshold}
 	}
 	qs := canonSparse(q.Sparse)
 	hits, approx, err := ix.rank(q, dq, qs, prefetch)
 	if err == nil && approx && len(hits.hits) < q.Limit {
 		// Fewer hits than Limit promise every qualifying point (rag.Query):
 		// only the exact scan can keep that promise.
-		dq.sketch = nil
+		dq.exact = true
 		hits, _, err = ix.rank(q, dq, qs, prefetch)
 	}
 	if err != nil || len(hits.hits) == 0 {
@@ -234,12 +234,21 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 }
 
 // denseQuery is a query's dense side: its quantised vector and scale, the
-// score threshold, and its sketch planes (nil: exact scan only).
+// score threshold, whether it must be exact, and its sketch query (built
+// when a chat first uses it).
 type denseQuery struct {
 	qv        []int8
 	qscale    float32
 	threshold float32
+	exact     bool
 	sketch    *sketchQuery
+}
+
+func (dq *denseQuery) sketchQuery() *sketchQuery {
+	if dq.sketch == nil {
+		dq.sketch = newSketchQuery(dq.qv)
+	}
+	return dq.sketch
 }
 
 // rank scores the points in scope and returns the fused hits without
@@ -307,7 +316,7 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 	if dtop != nil {
 		k := candidates(dtop.k)
 		var rows []int8
-		if dq.sketch != nil && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k) {
+		if !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k) {
 			rows = ix.rowsOf(c)
 		}
 		if approx = rows != nil; approx {

@@ -200,13 +200,13 @@ type candidate struct {
 // rows, keeps the best k estimates, and rescores those exactly into dtop
 // (threshold as in scan). Caller holds mu.
 func (ix *Index) sketchDense(c *chat, rows []int8, m *matcher, all bool, dq *denseQuery, k int, dtop *topKHeap) {
-	dim := ix.dim
+	dim, sq := ix.dim, dq.sketchQuery()
 	h := candHeap(make([]candidate, 0, k))
 	for i := range c.seqs {
 		if !all && !m.ok(c, i) {
 			continue
 		}
-		h.offer(candidate{float32(dq.sketch.estimate(rows[i*dim:(i+1)*dim])) * c.scales[i], int32(i)}, k)
+		h.offer(candidate{float32(sq.estimate(rows[i*dim:(i+1)*dim])) * c.scales[i], int32(i)}, k)
 	}
 	for _, x := range h {
 		p := int(x.slot) * dim

@@ -405,20 +405,23 @@ func termMatches(text string, q WindowQuery) []termMatch {
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf { // ASCII: no decoding
-			switch asciiWord[c] {
-			case wordLower:
-				if start < 0 {
-					start = i
+			k := asciiWord[c]
+			if k == 0 {
+				if start >= 0 {
+					flush(i)
 				}
-			case wordUpper:
-				if start < 0 {
-					start = i
-				}
-				plain = false
-			default:
-				flush(i)
+				i++
+				continue
 			}
-			i++
+			if start < 0 {
+				start = i
+			}
+			if k == wordUpper {
+				plain = false
+			}
+			// The rest of a lowercase run, in a tight loop (most bytes).
+			for i++; i < len(text) && text[i] < utf8.RuneSelf && asciiWord[text[i]] == wordLower; i++ {
+			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -427,7 +430,7 @@ func termMatches(text string, q WindowQuery) []termMatch {
 				start = i
 			}
 			plain = false
-		} else {
+		} else if start >= 0 {
 			flush(i)
 		}
 		i += size

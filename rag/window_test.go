@@ -58,7 +58,7 @@ func BenchmarkSentenceWindow(b *testing.B) {
 	}
 }
 
-// FuzzTermMatchesMemo: termMatches, with its first-letter filter and its
+// FuzzTermMatchesMemo: termMatches, with its first-two-bytes filter and its
 // memory of words (shared across texts, as a request's snippets share
 // it), finds what stemming every word would, on any text.
 func FuzzTermMatchesMemo(f *testing.F) {

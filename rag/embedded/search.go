@@ -308,9 +308,11 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 // scan scores chat c's points that m accepts: dense into dtop (when dq is
 // set; below threshold dropped when it is > 0), sparse into stop (when sq
 // is set; points sharing no term left out). The dense side is exact, or,
-// for a chat with a sketch and many more points than the candidates it
-// would rescore, the sketch's candidates rescored (approx). The matcher is
-// skipped when it accepts every point. Caller holds mu.
+// for a chat past sketchFrom with at least approxRatio times the
+// candidates it would rescore, the sketch's candidates rescored (approx,
+// sketch.go); the sparse side of a chat past postingsFrom comes from its
+// postings (postings.go). The matcher is skipped when it accepts every
+// point. Caller holds mu.
 func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap) (approx bool, _ error) {
 	all := m.takes(c)
 	if dtop != nil {

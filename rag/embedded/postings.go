@@ -5,7 +5,7 @@
 // 10,000-turn chat's query (docs/performance.md, sixteenth pass). A chat's
 // inverted index (term -> the slots holding it, with their weights)
 // touches only the points that share a query term. It is built by the
-// first query of a chat of at least defaultPostingsFrom points, kept in step by
+// first query of a chat of at least defaultPostingsFrom (4,096) points, kept in step by
 // appends, dropped by other writes (the next query rebuilds it), and
 // counted with the chat's rows in the resident LRU (resident.go).
 //
@@ -16,12 +16,15 @@
 // arithmetic.
 package embedded
 
-// defaultPostingsFrom: chats of fewer points keep the exact sparse scan. Below
-// it a scan costs under ~0.15 ms (~100-150 ns a point of long turns),
-// under the fixed costs of a query, while building the postings costs
-// about fifteen scans (a map append a term), repaid only over several
-// queries of the chat.
-const defaultPostingsFrom = 1024
+// defaultPostingsFrom: chats of fewer points keep the exact sparse scan.
+// Building postings costs about fifteen scans (a map append a term),
+// repaid only by the queries that find them in RAM; below 4,096 points a
+// scan costs under ~0.5 ms (~100-150 ns a point of long turns). With the
+// floor at 1,024, a thousand chats of a thousand turns (and their
+// episodes and facts: just over 1,024 points) queried in turn built
+// postings that filled the resident bound (33 MB) and were evicted before
+// their next use. The same floor as the rows' (defaultSketchFrom).
+const defaultPostingsFrom = defaultSketchFrom
 
 // postings is a chat's inverted index of sparse terms.
 type postings struct {

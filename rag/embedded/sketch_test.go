@@ -305,6 +305,13 @@ func TestSketchQueriesKeepTheContract(t *testing.T) {
 		}
 	}
 	check("loaded", ix)
+	// The queries above took the sketch (else this test would test nothing).
+	q := rag.Query{Filter: rag.Filter{Tenant: "t", ChatIDs: []string{"c"}}, Dense: emb.Embed("x"), Limit: 10}
+	dq := &denseQuery{qv: make([]int8, dim)}
+	dq.qscale = quantise(q.Dense, dq.qv)
+	if _, approx, err := ix.rank(q, dq, rag.SparseVector{}, q.Candidates()); err != nil || !approx {
+		t.Fatalf("a Limit 10 query on %d points: approx %v, %v; want the sketch", 1500, approx, err)
+	}
 	// Episodes go before every turn (negative keys), replacements in place.
 	var more []rag.Point
 	for i := int64(1); i <= 30; i++ {

@@ -222,9 +222,9 @@ func (ix *Index) sketchDense(c *chat, rows []int8, m *matcher, all bool, dq *den
 	}
 }
 
-// candHeap keeps the k best estimates, its root the worst kept (ties:
-// the lower slot, a later point, is kept: any fixed order will do, the
-// rescoring orders them).
+// candHeap keeps the k best estimates, its root the worst kept. Of equal
+// estimates at the edge the one offered first (the lower slot) stays: any
+// fixed rule will do, the rescoring orders the candidates.
 type candHeap []candidate
 
 func (h *candHeap) offer(x candidate, k int) {

@@ -291,35 +291,71 @@ func runeEnds(t string, from int) []int {
 }
 
 // WindowQuery is a query's terms (as Terms gives them; the first 64
-// count), prepared once for every SentenceWindow of a request.
+// count), prepared once for every SentenceWindow of a request. It
+// remembers which words it has matched (a request's hits and their
+// neighbours repeat most of their words), so it is for one goroutine at a
+// time.
 type WindowQuery struct {
-	bit   map[string]uint64
-	first uint64 // the ASCII letters and digits the terms start with
+	bit map[string]uint64
+	// heads: the terms' first two bytes (prefixClass pairs, a one-byte
+	// term's second its end). Every stem keeps its word's first two bytes
+	// (stem's suffix rules leave at least two), so a word whose first two
+	// ASCII bytes, lowered, are no term's needs no stemming.
+	heads [prefixClasses * prefixClasses / 64]uint64
+	// seen: a word as written -> its term's bit, 0 for none (at most
+	// maxSeenWords; nil in the zero WindowQuery, which matches nothing).
+	seen map[string]uint64
 }
+
+// maxSeenWords bounds a WindowQuery's memory of words (a request's
+// snippets hold a few thousand distinct words at most).
+const maxSeenWords = 1 << 14
 
 // NewWindowQuery prepares terms for SentenceWindow.
 func NewWindowQuery(terms []string) WindowQuery {
-	q := WindowQuery{bit: make(map[string]uint64, len(terms))}
+	q := WindowQuery{bit: make(map[string]uint64, len(terms)), seen: map[string]uint64{}}
 	for _, t := range terms {
 		if _, ok := q.bit[t]; ok || len(q.bit) == 64 || t == "" {
 			continue
 		}
 		q.bit[t] = 1 << len(q.bit)
-		q.first |= firstBit(t[0])
+		if h, ok := head(t); ok {
+			q.heads[h/64] |= 1 << (h % 64)
+		}
 	}
 	return q
 }
 
-// firstBit is an ASCII lower-case letter's or digit's bit; every other
-// byte shares the last one (never skipped).
-func firstBit(c byte) uint64 {
+// prefixClasses: a prefix byte's classes, a-z, 0-9, the end of the word
+// and any other (the bitset's size must be a multiple of 64).
+const prefixClasses = 40
+
+const endClass = 36
+
+// prefixClass is the class of byte c of a word (lowered if ASCII upper).
+func prefixClass(c byte) int {
 	switch {
 	case c >= 'a' && c <= 'z':
-		return 1 << (c - 'a')
+		return int(c - 'a')
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
 	case c >= '0' && c <= '9':
-		return 1 << (26 + c - '0')
+		return 26 + int(c-'0')
 	}
-	return 1 << 63
+	return endClass + 1
+}
+
+// head is the prefix pair of w, and false when its first two bytes are not
+// both ASCII (such words are never filtered).
+func head(w string) (int, bool) {
+	if w == "" || w[0] >= utf8.RuneSelf || len(w) > 1 && w[1] >= utf8.RuneSelf {
+		return 0, false
+	}
+	second := endClass
+	if len(w) > 1 {
+		second = prefixClass(w[1])
+	}
+	return prefixClass(w[0])*prefixClasses + second, true
 }
 
 // termsIn counts the distinct query terms matched in [from, to); *m is
@@ -350,32 +386,42 @@ func termMatches(text string, q WindowQuery) []termMatch {
 			return
 		}
 		w := text[start:end]
-		if plain && q.first&firstBit(w[0]) == 0 {
-			start = -1 // no term starts so: no stem needed (a stem keeps its word's first letter)
+		if h, ok := head(w); ok && q.heads[h/64]&(1<<(h%64)) == 0 {
+			start, plain = -1, true // no term starts so: no stem needed
 			return
 		}
-		if !plain {
-			w = lowerWord(w)
+		bit, ok := q.seen[w]
+		if !ok {
+			bit = q.termBit(w, plain)
+			if q.seen != nil && len(q.seen) < maxSeenWords {
+				q.seen[w] = bit
+			}
 		}
-		if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+		if bit != 0 {
 			out = append(out, termMatch{start, bit})
 		}
 		start, plain = -1, true
 	}
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c < utf8.RuneSelf { // ASCII: no decoding, no tables
-			lower, upper := c >= 'a' && c <= 'z' || c >= '0' && c <= '9', c >= 'A' && c <= 'Z'
-			switch {
-			case lower || upper:
-				if start < 0 {
-					start = i
+		if c < utf8.RuneSelf { // ASCII: no decoding
+			k := asciiWord[c]
+			if k == 0 {
+				if start >= 0 {
+					flush(i)
 				}
-				plain = plain && lower
-			default:
-				flush(i)
+				i++
+				continue
 			}
-			i++
+			if start < 0 {
+				start = i
+			}
+			if k == wordUpper {
+				plain = false
+			}
+			// The rest of a lowercase run, in a tight loop (most bytes).
+			for i++; i < len(text) && text[i] < utf8.RuneSelf && asciiWord[text[i]] == wordLower; i++ {
+			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -384,7 +430,7 @@ func termMatches(text string, q WindowQuery) []termMatch {
 				start = i
 			}
 			plain = false
-		} else {
+		} else if start >= 0 {
 			flush(i)
 		}
 		i += size
@@ -392,6 +438,37 @@ func termMatches(text string, q WindowQuery) []termMatch {
 	flush(len(text))
 	return out
 }
+
+// termBit is the bit of the query term word w (plain: lowercase ASCII
+// already) stems to, 0 for none.
+func (q WindowQuery) termBit(w string, plain bool) uint64 {
+	if !plain {
+		w = lowerWord(w)
+	}
+	if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+		return bit
+	}
+	return 0
+}
+
+// asciiWord classes ASCII bytes for termMatches: a lowercase letter or
+// digit, an uppercase letter, or neither (a word's end).
+var asciiWord = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = wordLower
+		case c >= 'A' && c <= 'Z':
+			t[c] = wordUpper
+		}
+	}
+	return t
+}()
+
+const (
+	wordLower = 1 + iota
+	wordUpper
+)
 
 // windowEnd is where a window starting at from ends: the last sentence end
 // within maxBytes, else the last word end, else a rune boundary.

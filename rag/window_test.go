@@ -1,8 +1,10 @@
 package rag
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -54,4 +56,49 @@ func BenchmarkSentenceWindow(b *testing.B) {
 	for b.Loop() {
 		q.SentenceWindow(text, 256)
 	}
+}
+
+// FuzzTermMatchesMemo: termMatches, with its first-two-bytes filter and its
+// memory of words (shared across texts, as a request's snippets share
+// it), finds what stemming every word would, on any text.
+func FuzzTermMatchesMemo(f *testing.F) {
+	f.Add("Deployments failed; the deploy RAN twice. Über café, Queries!", "deployment queries cafe run")
+	f.Add("首都 is Tokyo. TOKYO's 首都", "tokyo 首都")
+	f.Fuzz(func(t *testing.T, text, query string) {
+		q := NewWindowQuery(Terms(query))
+		for range 2 { // the second pass is served from memory
+			got := termMatches(text, q)
+			want := slowTermMatches(text, q)
+			if !slices.Equal(got, want) {
+				t.Fatalf("termMatches(%q, %q) = %v, want %v", text, query, got, want)
+			}
+		}
+	})
+}
+
+// slowTermMatches stems every word of text (termMatches before its
+// filter and memory).
+func slowTermMatches(text string, q WindowQuery) []termMatch {
+	var out []termMatch
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			w := lowerWord(text[start:end])
+			if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+				out = append(out, termMatch{start, bit})
+			}
+		}
+		start = -1
+	}
+	for i, r := range text {
+		if !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+			if start < 0 {
+				start = i
+			}
+		} else {
+			flush(i)
+		}
+	}
+	flush(len(text))
+	return out
 }

@@ -1,8 +1,10 @@
 package embedded
 
 import (
+	"container/list"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -34,6 +36,21 @@ type chat struct {
 	garbage int      // arena entries no point refers to any more
 	// items holds what filters need of each episode and fact, by key.
 	items map[int64]*item
+	// rows are the chat's vectors in RAM too, dim int8s a slot in slot
+	// order, for the sketch's estimates and rescoring (sketch.go): nil
+	// until a query uses the sketch on this chat, then kept in step by
+	// writes. A query (under the index's read lock) builds them under
+	// rowsMu; writers hold the write lock.
+	rows []int8
+	// post is the chat's inverted index of sparse terms (postings.go): nil
+	// until a query of a chat of postingsFrom points builds it; appends
+	// keep it in step, other writes drop it. Built under rowsMu too.
+	post   *postings
+	rowsMu sync.Mutex
+	// resEl is c's place in the index's resident LRU while it has rows,
+	// resBytes what they were counted as (resident.go).
+	resEl    *list.Element
+	resBytes int64
 	// user and agent are the label ids every point of the chat has, unless
 	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
 	// scoped to a user or an agent then skips or takes the chat whole.
@@ -122,7 +139,10 @@ func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
 // keep retains the slots for which keep is true, in order, and compacts
 // the arena. It calls gone for every slot it drops, before dropping it.
 func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
-	w := 0
+	w, rb := 0, 0
+	if c.rows != nil && c.len() > 0 {
+		rb = len(c.rows) / c.len()
+	}
 	for r := range c.seqs {
 		if !keep(r) {
 			gone(r)
@@ -135,6 +155,9 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 			c.times[w] = c.times[r]
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
 			c.vpos[w] = c.vpos[r]
+			if c.rows != nil {
+				copy(c.rows[w*rb:(w+1)*rb], c.rows[r*rb:(r+1)*rb])
+			}
 		}
 		w++
 	}
@@ -144,10 +167,16 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
 	c.times = c.times[:w]
 	c.spOff, c.spLen, c.vpos = c.spOff[:w], c.spLen[:w], c.vpos[:w]
+	if c.rows != nil {
+		c.rows = c.rows[:w*rb]
+	}
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
 		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
 		c.times = slices.Clone(c.times)
 		c.spOff, c.spLen, c.vpos = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.vpos)
+		if c.rows != nil {
+			c.rows = slices.Clone(c.rows)
+		}
 	}
 	c.maybeCompact()
 }

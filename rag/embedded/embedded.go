@@ -55,9 +55,9 @@ type Index struct {
 	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
 	// readRange, readSeek and readExtra prepared on rdb; upsert on db
 	// (each write transaction uses it rather than preparing it again).
-	readRange, readSeek, readExtraStmt, upsert *sql.Stmt
-	dim                                        int
-	path                                       string
+	readRange, readSeek, readExtraStmt, readExtraSeek, upsert *sql.Stmt
+	dim                                                       int
+	path                                                      string
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
@@ -70,6 +70,12 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
+	res     *resident        // the chats whose rows are in RAM (resident.go)
+	// sketchFrom: chats of fewer points are always searched exactly; a
+	// larger one's rows (sketch.go) are built by the first query that uses
+	// them (0: every search exact). postingsFrom: the same for the sparse
+	// side's postings (postings.go).
+	sketchFrom, postingsFrom int
 
 	// scrub truncates the WAL after a Delete (nil in memory); cpdb is its
 	// connection.
@@ -82,6 +88,16 @@ type Option func(*options)
 
 type options struct {
 	scrubDelay time.Duration
+	sketchFrom int
+}
+
+// SketchFrom sets how many points a chat has before a query may search it
+// by the sketch (sketch.go), rescoring a bounded candidate set instead of
+// every point, and by its postings (postings.go): 0 is the defaults
+// (defaultSketchFrom, defaultPostingsFrom), < 0 never (every search a
+// scan). Tests use small values to run the bookkeeping on small chats.
+func SketchFrom(n int) Option {
+	return func(o *options) { o.sketchFrom = n }
 }
 
 // ScrubDelay is how long after a Delete the file's WAL is truncated, so
@@ -125,7 +141,15 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
 	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
-		labels: newLabels(), df: map[uint32]int32{}}
+		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom, res: &resident{budget: defaultResidentBytes}}
+	switch {
+	case o.sketchFrom == 0:
+		ix.sketchFrom, ix.postingsFrom = defaultSketchFrom, defaultPostingsFrom
+	case o.sketchFrom < 0:
+		ix.sketchFrom, ix.postingsFrom = 0, 0
+	default:
+		ix.postingsFrom = o.sketchFrom
+	}
 	vdir := filepath.Dir(path)
 	if memory {
 		vdir = ""
@@ -157,6 +181,9 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	}
 	if err == nil {
 		ix.readExtraStmt, err = ix.rdb.PrepareContext(ctx, readExtra)
+	}
+	if err == nil {
+		ix.readExtraSeek, err = ix.rdb.PrepareContext(ctx, readExtraSeek)
 	}
 	if err == nil {
 		ix.upsert, err = ix.db.PrepareContext(ctx, upsertPoint)
@@ -482,6 +509,8 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		c.insert(slot, pos, seq, t, u, a, scale, sp.Indices, sp.Values)
 		ix.n++
 	}
+	ix.putSketch(c, slot, found, q)
+	ix.putPostings(c, slot, found)
 	if it != nil {
 		if c.items == nil {
 			c.items = map[int64]*item{}
@@ -616,6 +645,7 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 			ix.forget(c, i)
 		}
 		ix.vf.release(c.vecs)
+		ix.res.drop(c)
 		delete(tn.chats, c.id)
 	}
 	for c, keys := range some {
@@ -623,9 +653,18 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 			func(i int) { ix.forget(c, i) })
 		if c.len() == 0 {
 			ix.vf.release(c.vecs)
+			ix.res.drop(c)
 			delete(tn.chats, c.id)
-		} else if 2*c.holes > c.vecs.n {
+			continue
+		}
+		if 2*c.holes > c.vecs.n {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
+		}
+		ix.res.dropPostings(c)         // their slots moved
+		if 2*c.len() < ix.sketchFrom { // well below the size that uses them: give the rows back
+			ix.res.drop(c)
+		} else if c.rows != nil { // keep may have shrunk them
+			ix.res.grew(c, int64(cap(c.rows))-c.resBytes)
 		}
 	}
 	if len(tn.chats) == 0 {
@@ -720,7 +759,7 @@ func (ix *Index) close() error {
 		ix.scrub.Close()
 		errs = append(errs, ix.cpdb.Close())
 	}
-	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.upsert} {
+	for _, st := range []*sql.Stmt{ix.readRange, ix.readSeek, ix.readExtraStmt, ix.readExtraSeek, ix.upsert} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -90,6 +90,11 @@ const upsertPoint = `INSERT INTO points (tenant, chat_id, seq, user_id, agent, r
 const readExtra = `SELECT to_seq, started_at, episode_id, passage_from, turn_bytes FROM points
 	WHERE tenant = ? AND chat_id = ? AND seq = ?`
 
+// readExtraSeek is readExtra for several points of a chat (a JSON array of
+// seqs), by primary key.
+const readExtraSeek = `SELECT seq, to_seq, started_at, episode_id, passage_from, turn_bytes FROM points
+	WHERE tenant = ? AND chat_id = ? AND seq IN (SELECT value FROM json_each(?))`
+
 // noTime marks a point without a known time: a since/until filter never
 // matches it.
 const noTime = math.MinInt64

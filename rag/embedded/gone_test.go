@@ -30,7 +30,8 @@ func TestHitDroppedWhenItsRowGoes(t *testing.T) {
 	}
 	q := rag.Query{Filter: rag.Filter{Tenant: "t"}, Dense: []float32{1, 0, 0, 0}, Limit: 10}
 	qv := make([]int8, 4)
-	hits, err := ix.rank(q, qv, quantise(q.Dense, qv), rag.SparseVector{}, 40)
+	dq := &denseQuery{qv: qv, qscale: quantise(q.Dense, qv)}
+	hits, _, err := ix.rank(q, dq, rag.SparseVector{}, 40)
 	if err != nil || len(hits.hits) != 2 {
 		t.Fatalf("rank: %d hits, %v", len(hits.hits), err)
 	}

@@ -28,12 +28,22 @@ type pkey struct {
 // index against a plain map of points: counts, document frequencies,
 // label reference counts, the sparse arena, the stored vectors, and query
 // answers with their payload.
+//
+// It runs twice: with the default sketch threshold (these chats are far
+// below it) and with every chat of 3 points or more keeping a sketch,
+// checked against the vectors after each step too.
 func TestRandomOpsMatchModel(t *testing.T) {
+	for _, from := range []int{0, 3} {
+		t.Run(fmt.Sprint("sketch from ", from), func(t *testing.T) { testRandomOps(t, SketchFrom(from)) })
+	}
+}
+
+func testRandomOps(t *testing.T, opt Option) {
 	const dim = 8
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 8))
 	path := filepath.Join(t.TempDir(), "v.db")
-	ix, err := Open(ctx, path, dim)
+	ix, err := Open(ctx, path, dim, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +106,12 @@ func TestRandomOpsMatchModel(t *testing.T) {
 			if err := ix.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if ix, err = Open(ctx, path, dim); err != nil {
+			if ix, err = Open(ctx, path, dim, opt); err != nil {
 				t.Fatal(err)
 			}
 		}
 		checkModel(t, step, ix, model, users, agents, chats)
+		checkSketch(t, fmt.Sprint("step ", step), ix)
 		if t.Failed() {
 			return
 		}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -216,24 +215,54 @@ func (ix *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 		qv = make([]int8, ix.dim)
 		qscale = quantise(q.Dense, qv)
 	}
-	hits, err := ix.rank(q, qv, qscale, canonSparse(q.Sparse), prefetch)
+	var dq *denseQuery
+	if len(qv) > 0 {
+		dq = &denseQuery{qv: qv, qscale: qscale, threshold: q.ScoreThreshold}
+	}
+	qs := canonSparse(q.Sparse)
+	hits, approx, err := ix.rank(q, dq, qs, prefetch)
+	if err == nil && approx && len(hits.hits) < q.Limit {
+		// Fewer hits than Limit promise every qualifying point (rag.Query):
+		// only the exact scan can keep that promise.
+		dq.exact = true
+		hits, _, err = ix.rank(q, dq, qs, prefetch)
+	}
 	if err != nil || len(hits.hits) == 0 {
 		return nil, err
 	}
 	return ix.fill(ctx, q.Filter.Tenant, hits)
 }
 
+// denseQuery is a query's dense side: its quantised vector and scale, the
+// score threshold, whether it must be exact, and its sketch query (built
+// when a chat first uses it).
+type denseQuery struct {
+	qv        []int8
+	qscale    float32
+	threshold float32
+	exact     bool
+	sketch    *sketchQuery
+}
+
+func (dq *denseQuery) sketchQuery() *sketchQuery {
+	if dq.sketch == nil {
+		dq.sketch = newSketchQuery(dq.qv)
+	}
+	return dq.sketch
+}
+
 // rank scores the points in scope and returns the fused hits without
-// their file payload (role, content, created_at).
-func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVector, prefetch int) (ranked, error) {
+// their file payload (role, content, created_at), and whether the dense
+// side of some chat was approximate (the sketch's candidates).
+func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch int) (_ ranked, approx bool, _ error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.closed {
-		return ranked{}, ErrClosed
+		return ranked{}, false, ErrClosed
 	}
 	m := ix.matcher(q.Filter)
 	if m.none {
-		return ranked{}, nil
+		return ranked{}, false, nil
 	}
 	chats := ix.scope(q.Filter)
 
@@ -245,7 +274,7 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	var dtop, stop *topKHeap
 	var sq *sparseQuery
-	if len(qv) > 0 {
+	if dq != nil {
 		dtop = newTopK(prefetch, points)
 	}
 	if len(qs.Indices) > 0 {
@@ -258,9 +287,11 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 	}
 	for _, c := range chats {
 		if !m.skips(c) {
-			if err := ix.scan(c, &m, qv, qscale, q.ScoreThreshold, sq, dtop, stop); err != nil {
-				return ranked{}, err
+			a, err := ix.scan(c, &m, dq, sq, dtop, stop)
+			if err != nil {
+				return ranked{}, false, err
 			}
+			approx = approx || a
 		}
 	}
 	var dense, sparse []scored
@@ -271,40 +302,71 @@ func (ix *Index) rank(q rag.Query, qv []int8, qscale float32, qs rag.SparseVecto
 		sparse = stop.sorted()
 	}
 
-	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), nil
+	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), approx, nil
 }
 
-// scan scores chat c's points that m accepts, in one pass: dense into
-// dtop (when qv is set; below threshold dropped when it is > 0), sparse
-// into stop (when sq is set; points sharing no term left out). The matcher
-// is skipped when it accepts every point. Caller holds mu.
-func (ix *Index) scan(c *chat, m *matcher, qv []int8, qscale, threshold float32, sq *sparseQuery, dtop, stop *topKHeap) error {
-	dim, all := ix.dim, m.takes(c)
-	var vecs []int8
-	if dtop != nil { // the chat's vectors, in one read
+// scan scores chat c's points that m accepts: dense into dtop (when dq is
+// set; below threshold dropped when it is > 0), sparse into stop (when sq
+// is set; points sharing no term left out). The dense side is exact, or,
+// for a chat past sketchFrom with at least approxRatio times the
+// candidates it would rescore, the sketch's candidates rescored (approx,
+// sketch.go); the sparse side of a chat past postingsFrom comes from its
+// postings (postings.go). The matcher is skipped when it accepts every
+// point. Caller holds mu.
+func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap) (approx bool, _ error) {
+	all := m.takes(c)
+	if dtop != nil {
+		k := candidates(dtop.k)
+		var rows []int8
+		if !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k) {
+			rows = ix.rowsOf(c)
+		}
+		if approx = rows != nil; approx {
+			ix.sketchDense(c, rows, m, all, dq, k, dtop)
+		} else if err := ix.exactDense(c, ix.residentRows(c), m, all, dq, dtop); err != nil {
+			return false, err
+		}
+	}
+	if sq != nil && ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
+		sparsePostings(c, ix.postingsOf(c), m, all, sq, stop)
+	} else if sq != nil {
+		for i := range c.seqs {
+			if !all && !m.ok(c, i) {
+				continue
+			}
+			di, dw := c.terms(i)
+			if s, hit := sq.score(di, dw); hit && stop.admits(s) {
+				stop.push(scored{ref{c, int32(i)}, s})
+			}
+		}
+	}
+	return approx, nil
+}
+
+// exactDense scores every point of c that m accepts (all: every one)
+// into dtop: from c's rows when they are in RAM (nil: not), else from
+// all of c's vectors, in one read. Caller holds mu.
+func (ix *Index) exactDense(c *chat, rows []int8, m *matcher, all bool, dq *denseQuery, dtop *topKHeap) error {
+	vecs, vpos, dim := rows, []uint32(nil), ix.dim
+	if rows == nil {
 		bp, err := ix.vf.read(c.vecs)
 		if err != nil {
 			return err
 		}
 		defer ix.vf.put(bp)
-		vecs = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(*bp))), len(*bp))
+		vecs, vpos = asInt8(*bp), c.vpos
 	}
 	for i := range c.seqs {
 		if !all && !m.ok(c, i) {
 			continue
 		}
-		if dtop != nil {
-			p := int(c.vpos[i]) * dim
-			s := float32(dotI8(qv, vecs[p:p+dim])) * qscale * c.scales[i]
-			if (threshold <= 0 || s >= threshold) && dtop.admits(s) {
-				dtop.push(scored{ref{c, int32(i)}, s})
-			}
+		p := i * dim
+		if vpos != nil {
+			p = int(vpos[i]) * dim
 		}
-		if sq != nil {
-			di, dw := c.terms(i)
-			if s, hit := sq.score(di, dw); hit && stop.admits(s) {
-				stop.push(scored{ref{c, int32(i)}, s})
-			}
+		s := float32(dotI8(dq.qv, vecs[p:p+dim])) * dq.qscale * c.scales[i]
+		if (dq.threshold <= 0 || s >= dq.threshold) && dtop.admits(s) {
+			dtop.push(scored{ref{c, int32(i)}, s})
 		}
 	}
 	return nil
@@ -539,6 +601,9 @@ func (ix *Index) fill(ctx context.Context, tenantID string, r ranked) ([]rag.Hit
 			return nil, err
 		}
 	}
+	if err := ix.readExtras(ctx, gen, tenantID, r, got); err != nil {
+		return nil, err
+	}
 	out := hits[:0] // in place: out never passes i
 	for i := range hits {
 		p := got[i]
@@ -603,6 +668,76 @@ func (ix *Index) readChat(ctx context.Context, gen uint64, tenantID, chatID stri
 				p.ok, p.role = true, internRole(role)
 				got[j] = p
 				ix.payloads.put(gen, payloadKey{tenantID, r.hits[j].ChatID, key}, p)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ix.readErr(err)
+	}
+	return nil
+}
+
+// readExtras reads the episode and passage fields of the hits that need
+// them and whose payload lacks them, one statement per chat (a long
+// chat's hits are often passages of split turns: one read each cost 8% of
+// a query at 10,000 turns). A row gone meanwhile is left to
+// passageFields and episodeFields, which drop its hit.
+func (ix *Index) readExtras(ctx context.Context, gen uint64, tenantID string, r ranked, got []payload) error {
+	var want []int // hits, grouped by chat below
+	for i, k := range r.keys {
+		p := &got[i]
+		if p.ok && (keyKind(k.key) == kindTurn && k.split && !p.passage || keyKind(k.key) == kindEpisode && !p.episode) {
+			want = append(want, i)
+		}
+	}
+	if len(want) < 2 {
+		return nil // one read either way
+	}
+	var b []byte
+	for len(want) > 0 {
+		chatID := r.hits[want[0]].ChatID
+		b = append(b[:0], '[')
+		rest := want[:0:0]
+		var mine []int
+		for _, i := range want {
+			if r.hits[i].ChatID != chatID {
+				rest = append(rest, i)
+				continue
+			}
+			if len(mine) > 0 {
+				b = append(b, ',')
+			}
+			mine = append(mine, i)
+			b = strconv.AppendInt(b, r.keys[i].key, 10)
+		}
+		b = append(b, ']')
+		if err := ix.readExtraRows(ctx, gen, tenantID, chatID, r, mine, b, got); err != nil {
+			return err
+		}
+		want = rest
+	}
+	return nil
+}
+
+func (ix *Index) readExtraRows(ctx context.Context, gen uint64, tenantID, chatID string, r ranked, pos []int, keys []byte, got []payload) error {
+	rows, err := ix.readExtraSeek.QueryContext(ctx, tenantID, chatID, string(keys))
+	if err != nil {
+		return ix.readErr(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key int64
+		var e payload
+		if err := rows.Scan(&key, &e.toSeq, &e.started, &e.episodeID, &e.from, &e.turnBytes); err != nil {
+			return ix.readErr(err)
+		}
+		for _, j := range pos {
+			if r.keys[j].key == key {
+				p := &got[j]
+				p.toSeq, p.started, p.episodeID, p.from, p.turnBytes = e.toSeq, e.started, e.episodeID, e.from, e.turnBytes
+				p.episode, p.passage = true, true
+				ix.payloads.update(gen, payloadKey{tenantID, chatID, key}, *p)
 				break
 			}
 		}

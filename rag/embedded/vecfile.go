@@ -143,3 +143,8 @@ func (vf *vecFile) grow(r region) (region, error) {
 	vf.release(r)
 	return nr, nil
 }
+
+// asInt8 views b as int8s (they share a representation).
+func asInt8(b []byte) []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}

@@ -77,6 +77,13 @@ func (s *Service) factsOnArrival(ctx context.Context, chat memory.Chat, turns []
 	if err == nil {
 		superseded, err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
 	}
+	if anyStanding(stored) || anyStanding(superseded) {
+		// The chat's standing turns are read again: the new one joins
+		// them (a context may have read the chat past its turn before
+		// this draw), the superseded one leaves ("I'm vegetarian" after
+		// "I went vegan").
+		s.standing().drop(key)
+	}
 	if err == nil && chat.UserID != "" && s.Profiles != nil {
 		err = s.profileFromFacts(ctx, chat, userFacts(stored, turns), superseded)
 	}
@@ -84,6 +91,16 @@ func (s *Service) factsOnArrival(ctx context.Context, chat memory.Chat, turns []
 		return fmt.Errorf("facts of new turns of %s: %w", key.ChatID, err)
 	}
 	return nil
+}
+
+// anyStanding: some fact is a standing instruction or a constraint.
+func anyStanding(fs []memory.Fact) bool {
+	for _, f := range fs {
+		if facts.IsStanding(f) || facts.IsConstraint(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // userFacts are the facts about the user drawn from their own turns

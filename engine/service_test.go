@@ -775,3 +775,49 @@ func TestRankedBudgetReachesTheWindowBeyondTheFloor(t *testing.T) {
 		}
 	}
 }
+
+// The chat's standing turns follow the facts job: a constraint drawn after
+// a context already read the chat past its turn joins them, and one a
+// later update supersedes leaves them.
+func TestStandingTurnsFollowTheFactsJob(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.FactStore = s.Store.(memory.FactStore)
+	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "message 2", Score: 1}}}
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I'm vegetarian."}}}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, "c1", 2, 30, 20)
+	standing := func() []int64 {
+		p := s.newPlan(mustChat(t, s, "c1"), ContextInput{ChatID: "c1", Query: "dinner ideas?", Strategy: string(StrategyRAG)})
+		var seqs []int64
+		for _, tr := range s.withStanding(ctx, p, nil) {
+			seqs = append(seqs, tr.Seq)
+		}
+		return seqs
+	}
+	if got := standing(); len(got) != 0 { // read before the facts are drawn
+		t.Fatalf("standing turns before any fact: %v", got)
+	}
+	drawFacts(t, s)
+	if got := standing(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("standing turns once the diet is drawn: %v, want [1]", got)
+	}
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I'm not vegetarian anymore, I went vegan last week."}}}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, "c1", 32, 60, 20)
+	drawFacts(t, s)
+	if got := standing(); len(got) != 1 || got[0] != 31 {
+		t.Fatalf("standing turns after the update: %v, want [31]", got)
+	}
+}
+
+func mustChat(t *testing.T, s *Service, id string) memory.Chat {
+	t.Helper()
+	c, err := s.Store.Chat(context.Background(), memory.ChatKey{Tenant: "default", ChatID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -150,9 +150,13 @@ func IsConstraint(f memory.Fact) bool {
 	switch f.Kind {
 	case memory.FactAttribute, memory.FactPreference, memory.FactOther:
 		return constraintRe.MatchString(f.Text)
+	case memory.FactEvent: // "went vegan", not "went to a vegan festival"
+		return becameRe.MatchString(f.Text)
 	}
 	return false
 }
+
+var becameRe = regexp.MustCompile(`(?i)\b(?:went|gone|became|become|turned|going) (?:fully |completely |strictly )?(?:vegetarian|vegan|pescatarian|gluten[- ]free|dairy[- ]free)\b`)
 
 var constraintRe = regexp.MustCompile(`(?i)\b(?:vegetarian|vegan|pescatarian|allergic|allergy|allergies|intolerant|intolerance|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher|coeliac|celiac|diabetic|(?:doesn't|don't|does not|do not|never|no longer|can't|cannot) (?:eat|drink)s?)\b`)
 

@@ -176,6 +176,7 @@ func TestIsConstraint(t *testing.T) {
 		{"I prefer boutique hotels.", false},
 		{"I love hiking in the Alps.", false},
 		{"I went to a vegan festival last week.", false}, // an event, not who one is
+		{"I went vegan last week.", true},
 	} {
 		fs := extractOne("user", c.content)
 		got := false

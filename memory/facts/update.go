@@ -126,6 +126,14 @@ var detectors = []detector{
 		}
 		return Update{Subject: []string{verbLemma(verb)}, New: value(m[2])}, true
 	}},
+	// "I'm not vegetarian anymore", "she's no longer single": what one was.
+	{[]string{"more", "no longer"}, regexp.MustCompile(`\b(?:'m|am|'re|are|'s|is) (?:not ([a-z][\w-]*) any ?more|no longer ([a-z][\w-]*)(?:,|$| and | but | since | because | so ))`), func(m []string) (Update, bool) {
+		was := m[1] + m[2]
+		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || len(prose.Keywords(was)) == 0 {
+			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was
+		}
+		return Update{Old: []string{was}}, true
+	}},
 	// "I no longer eat meat", "we don't use Jira anymore"
 	{[]string{"no longer", "more"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not|'s not|is not|'re not|are not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
 		verb := m[1]

@@ -48,6 +48,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"she's not coming on saturday anymore, she'll come sunday", true, "", "saturday", ""},
 		{"We cancelled the trip to Lisbon.", true, "", "trip to lisbon", ""},
 		{"ok no gin, we get her herbs then", true, "", "gin", ""},
+		{"I'm not vegetarian anymore, I went vegan last week.", true, "", "vegetarian", ""},
+		{"She's no longer single, she married Tom.", true, "", "single", ""},
 		{"so no beach after all", true, "", "beach", ""},
 		// Not updates.
 		{"no worries, see you then", false, "", "", ""},

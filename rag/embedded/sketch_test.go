@@ -102,6 +102,22 @@ func denseTop(t *testing.T, ix *Index, c *chat, dq *denseQuery, prefetch int, sk
 // (the shape of a learned embedder, where many points score alike). The
 // thresholds are below what is measured (logged) by a margin, so the test
 // fails on a real regression, not on noise.
+// hashingPoints draws n turns of a Zipf vocabulary and queries of qMin to
+// qMin+qSpan-1 words, embedded by the hashing embedder.
+func hashingPoints(dim, n, queries, qMin, qSpan int) func(r *rand.Rand) (docs, qs [][]float32) {
+	return func(r *rand.Rand) (docs, qs [][]float32) {
+		emb := rag.NewHashingEmbedder(dim)
+		vocab, zipf := zipfVocab(r, 5000)
+		for range n {
+			docs = append(docs, emb.Embed(chatText(r, vocab, zipf, 10+r.IntN(150))))
+		}
+		for range queries {
+			qs = append(qs, emb.Embed(chatText(r, vocab, zipf, qMin+r.IntN(qSpan))))
+		}
+		return docs, qs
+	}
+}
+
 func TestSketchRecall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 4,000-point chat twice")
@@ -113,28 +129,8 @@ func TestSketchRecall(t *testing.T) {
 		minMean float64 // mean recall over the queries
 		points  func(r *rand.Rand) (docs, qs [][]float32)
 	}{
-		{"hashing", 0.95, func(r *rand.Rand) (docs, qs [][]float32) {
-			emb := rag.NewHashingEmbedder(dim)
-			vocab, zipf := zipfVocab(r, 5000)
-			for range n {
-				docs = append(docs, emb.Embed(chatText(r, vocab, zipf, 10+r.IntN(150))))
-			}
-			for range queries {
-				qs = append(qs, emb.Embed(chatText(r, vocab, zipf, 3+r.IntN(10))))
-			}
-			return docs, qs
-		}},
-		{"hashing, queries of whole turns", 0.95, func(r *rand.Rand) (docs, qs [][]float32) {
-			emb := rag.NewHashingEmbedder(dim)
-			vocab, zipf := zipfVocab(r, 5000)
-			for range n {
-				docs = append(docs, emb.Embed(chatText(r, vocab, zipf, 10+r.IntN(150))))
-			}
-			for range queries {
-				qs = append(qs, emb.Embed(chatText(r, vocab, zipf, 20+r.IntN(150))))
-			}
-			return docs, qs
-		}},
+		{"hashing", 0.95, hashingPoints(dim, n, queries, 3, 10)},
+		{"hashing, queries of whole turns", 0.95, hashingPoints(dim, n, queries, 20, 150)},
 		{"clustered", 0.93, func(r *rand.Rand) (docs, qs [][]float32) {
 			topics := make([][]float32, 20)
 			for i := range topics {

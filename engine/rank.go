@@ -348,10 +348,7 @@ var stopwords = func() map[string]bool {
 // characters a token), so long turns (an assistant's 900-token answer)
 // leave room for the evidence; never above the agent's own cap.
 func rankedTurnChars(agentCap, budget, floor int) int {
-	if floor <= 0 {
-		floor = DefaultFloorTurns
-	}
-	c := max(budget*4/4/floor, wholeTurnBytes)
+	c := max(budget*4/4/floorTurns(floor), wholeTurnBytes)
 	if agentCap > 0 {
 		c = min(c, agentCap)
 	}

@@ -156,9 +156,12 @@ func IsConstraint(f memory.Fact) bool {
 	return false
 }
 
-var becameRe = regexp.MustCompile(`(?i)\b(?:went|gone|became|become|turned|going) (?:fully |completely |strictly )?(?:vegetarian|vegan|pescatarian|gluten[- ]free|dairy[- ]free)\b`)
+// diets are the ways of eating one is or becomes ("vegan", "gluten-free").
+const diets = `vegetarian|vegan|pescatarian|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher`
 
-var constraintRe = regexp.MustCompile(`(?i)\b(?:vegetarian|vegan|pescatarian|allergic|allergy|allergies|intolerant|intolerance|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher|coeliac|celiac|diabetic|(?:doesn't|don't|does not|do not|never|no longer|can't|cannot) (?:eat|drink)s?)\b`)
+var becameRe = regexp.MustCompile(`(?i)\b(?:went|gone|became|become|turned|going) (?:fully |completely |strictly )?(?:` + diets + `)\b`)
+
+var constraintRe = regexp.MustCompile(`(?i)\b(?:` + diets + `|allergic|allergy|allergies|intolerant|intolerance|coeliac|celiac|diabetic|(?:doesn't|don't|does not|do not|never|no longer|can't|cannot) (?:eat|drink)s?)\b`)
 
 // needs gives a pattern the words ("|"-separated) one of which a sentence
 // must hold for the pattern to be tried: a cheap test that spares most

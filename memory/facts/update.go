@@ -42,8 +42,11 @@ func DetectUpdate(text string) (Update, bool) {
 func detectIn(s string) (Update, bool) {
 	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
 	low = strings.TrimRight(low, `.!?"' `)
-	if !(holdsAny(low, updateCues) || dropped.MatchString(low)) || holdsAny(low, hedges) ||
-		!(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low) || dropped.MatchString(low)) {
+	if holdsAny(low, hedges) {
+		return Update{}, false
+	}
+	drops := dropped.MatchString(low) // a cue of its own: "ok no gin, …"
+	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low))) {
 		return Update{}, false
 	}
 	for _, d := range detectors {

@@ -191,3 +191,29 @@ func TestGroupedWritePanicMovesOn(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteCancelledBeforeCommit: when the caller's context ends between a
+// write's last statement and its commit, database/sql may already have
+// rolled the transaction back; the caller hears its context's error (as
+// the lease loop expects), and nothing was written.
+func TestWriteCancelledBeforeCommit(t *testing.T) {
+	s := openGroupStore(t)
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO g (k) VALUES (?)`, fmt.Sprint("k", i)); err != nil {
+				return err
+			}
+			cancel()
+			time.Sleep(time.Duration(i%3) * time.Millisecond) // let the rollback run, or not
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: %v, want context.Canceled", i, err)
+		}
+	}
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM g`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d rows written by cancelled writes (%v)", n, err)
+	}
+}

@@ -278,6 +278,13 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	if err := s.commit(tx, c); err != nil {
+		if errors.Is(err, sql.ErrTxDone) && ctx.Err() != nil {
+			// database/sql rolled the transaction back when ctx ended,
+			// between fn's last statement and the commit: the caller gave
+			// up, nothing was written, and it should hear that, not a
+			// "transaction already rolled back" that reads like a bug.
+			return fmt.Errorf("commit: %w (%w)", ctx.Err(), err)
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true

@@ -80,7 +80,7 @@ lint-openapi: node
 test-k8s:
 	cd deploy/k8s/check && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-# chromium: the inspector's browser tests (ui/browser_test.go) drive Debian's
+# chromium: the inspector's browser tests (transport/ui/browser_test.go) drive Debian's
 # chromium; install it when missing and we are root or have sudo, else the
 # tests skip locally (and fail under CI=true).
 chromium:

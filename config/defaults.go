@@ -27,7 +27,7 @@ const (
 	DefaultOTLPProtocol          = "http/protobuf"
 	DefaultSampleRatio           = 1.0
 	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
-	// in api/mcpserver keeps the two equal; config does not import the API).
+	// in transport/mcpserver keeps the two equal; config does not import the API).
 	DefaultMCPSessionTimeout = 10 * time.Minute
 	// DefaultMCPMaxSessions and DefaultMCPMaxSessionsPerClient are
 	// mcpserver's DefaultMaxSessions and DefaultMaxSessionsPerClient (the

@@ -135,8 +135,8 @@ func TestDockerBuildContext(t *testing.T) {
 	// Whether or not they exist in this checkout, these are left out.
 	for _, rel := range []string{".git/HEAD", ".git", "node_modules/x/index.js", "clients/typescript/node_modules/typescript/lib/tsc.js",
 		"clients/typescript/dist/index.js", "clients/typescript/contextd-client-0.1.0.tgz", "clients/python/build/lib/x.py",
-		"bin/contextd", "data/contextd.db", "bench/locomo10.json", "api/mcpserver/testdata/tsclient/node_modules/a/b.js",
-		"ui/node_modules/x.js", "memory/sqlite/sqlite_test.go", "docs/api.md"} {
+		"bin/contextd", "data/contextd.db", "bench/locomo10.json", "transport/mcpserver/testdata/tsclient/node_modules/a/b.js",
+		"ui/node_modules/x.js", "store/sqlite/sqlite_test.go", "docs/api.md"} {
 		if !b.excluded(t, rel) {
 			t.Errorf("%s would be in the build context", rel)
 		}

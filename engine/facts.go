@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/facts"
 	"github.com/contextd/contextd/rag"
 )
 

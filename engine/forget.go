@@ -2,7 +2,7 @@ package engine
 
 // Forgetting one message. DeleteMessage tombstones the turn and leaves
 // durable marks (memory.MessageForgetter); the background worker rebuilds
-// what was derived from it (memory/worker/rebuild.go). Until then the read
+// what was derived from it (jobs/worker/rebuild.go). Until then the read
 // path serves nothing derived from the turn:
 //
 //   - a chat whose summary is dirty gets the last clean record of its

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/store/sqlite"
 )
 
 // sqliteFullErr is a real SQLITE_FULL, as the SQLite store reports it: an

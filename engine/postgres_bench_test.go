@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/internal/pgtest"
-	"github.com/contextd/contextd/memory/postgres"
+	"github.com/contextd/contextd/store/postgres"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

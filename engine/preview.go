@@ -7,7 +7,7 @@ import (
 )
 
 // Previewer computes, in memory and without writing, what a lagging
-// summary will be once the background worker extends it (memory/worker's
+// summary will be once the background worker extends it (jobs/worker's
 // Preview: extractive summarisers only; nil for an LLM's, which stay in the
 // background).
 type Previewer interface {

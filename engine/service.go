@@ -48,7 +48,7 @@ type Retriever interface {
 	Retrieve(ctx context.Context, req rag.Request) ([]rag.Turn, error)
 }
 
-// Summaries extends chat summaries (memory/worker.Worker).
+// Summaries extends chat summaries (jobs/worker.Worker).
 type Summaries interface {
 	// Extend brings the chat's summary up to date now (force: even below
 	// the trigger) and returns the new head and the fallbacks taken.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/store/sqlite"
 )
 
 func newTestService(t testing.TB) *Service {

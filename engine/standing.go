@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/facts"
 	"github.com/contextd/contextd/rag"
 )
 

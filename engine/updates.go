@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/facts"
 )
 
 // Current values. A retrieved turn may state what a later turn changed

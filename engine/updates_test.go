@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/memory/facts"
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/rag"
 )
 

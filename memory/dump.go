@@ -50,8 +50,8 @@ type DumpScope struct {
 }
 
 // Dumper exports and imports a store's contents (the dump format).
-// Implementations: memory/sqlite, memory/postgres; both pass
-// memory/storetest.
+// Implementations: store/sqlite, store/postgres; both pass
+// store/storetest.
 type Dumper interface {
 	// Dump emits the scope's records: per chat, the chat, its messages
 	// (tombstones included), summary records (root first), episodes and

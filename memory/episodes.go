@@ -7,8 +7,8 @@ import (
 )
 
 // EpisodeStore keeps a chat's closed episodes (the summary tree's children):
-// every episode role. Implementations: memory/sqlite, memory/postgres; both
-// pass memory/storetest. Episodes go with their chat: DeleteChat erases
+// every episode role. Implementations: store/sqlite, store/postgres; both
+// pass store/storetest. Episodes go with their chat: DeleteChat erases
 // them. Consumers take the role they use: EpisodeCloser (the summariser),
 // EpisodeReader (the engine, the inspector), EpisodeBacklog (the indexer).
 type EpisodeStore interface {
@@ -53,7 +53,7 @@ type EpisodeBacklog interface {
 }
 
 // EpisodeSummarizer summarises one closed episode. Implementations:
-// memory/extractive and memory/llmsum (one LLM call per episode).
+// derive/extractive and derive/llmsum (one LLM call per episode).
 type EpisodeSummarizer interface {
 	SummarizeEpisode(ctx context.Context, req EpisodeRequest) (EpisodeResult, error)
 }

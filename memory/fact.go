@@ -107,8 +107,8 @@ func FactID(tenant, chatID string, seqs []int64, text string) string {
 // FactID when empty, Seqs sorted and de-duplicated, a fact whose id the
 // chat holds already ignored, a fact citing a deleted turn dropped; a fact
 // without text or seqs, or citing a seq past last_seq, is ErrConflict);
-// implementations: memory/sqlite, memory/postgres; both pass
-// memory/storetest. DeleteChat (and so erasing a user) erases a chat's
+// implementations: store/sqlite, store/postgres; both pass
+// store/storetest. DeleteChat (and so erasing a user) erases a chat's
 // facts; MessageForgetter.DeleteMessage those citing the turn. Every method
 // returns ErrNotFound for an unknown chat.
 type FactStore interface {

@@ -21,8 +21,8 @@ type EpisodeToRebuild struct {
 // MessageForgetter deletes one message and everything derived from it.
 // Deleting is one transaction that leaves marks; the derived state is then
 // rebuilt from the marks by background work, so that a crash between the
-// two loses nothing. Implementations: memory/sqlite, memory/postgres; both
-// pass memory/storetest.
+// two loses nothing. Implementations: store/sqlite, store/postgres; both
+// pass store/storetest.
 //
 // A deleted message stays as a tombstone: the row keeps its seq and role
 // (seqs stay gap-free) and loses content, name and metadata; Messages and

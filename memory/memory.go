@@ -1,5 +1,5 @@
 // Package memory is contextd's domain core: chats, messages, summaries and the
-// interfaces the storage backends (memory/sqlite, memory/postgres) and the
+// interfaces the storage backends (store/sqlite, store/postgres) and the
 // summarizers implement. It imports no outside dependency.
 package memory
 

@@ -8,8 +8,8 @@ import (
 // Backend is the whole backend contract: every role a storage backend
 // provides. Wiring (cmd/contextd) takes a Backend, so the compiler, not a
 // type assertion at start-up, tells a new backend which role it forgot.
-// Implementations: memory/sqlite, memory/postgres; each checks itself with
-// var _ memory.Backend = (*Store)(nil), and both pass memory/storetest,
+// Implementations: store/sqlite, store/postgres; each checks itself with
+// var _ memory.Backend = (*Store)(nil), and both pass store/storetest,
 // which requires every role. Consumers ask only for the roles they use.
 type Backend interface {
 	Store

@@ -8,12 +8,12 @@ import (
 
 // Summarizer extends a chat's running summary with new turns. It never
 // re-reads history: it gets the previous summary and only the turns after
-// its cursor. Implementations: memory/extractive (no LLM, deterministic) and
-// memory/llmsum (langchaingo).
+// its cursor. Implementations: derive/extractive (no LLM, deterministic) and
+// derive/llmsum (langchaingo).
 //
 // The contract is declared, never found by type assertion: every
 // summarizer summarises episodes too, names the prompt version it records,
-// and says whether it writes with an LLM. memory/summarizertest checks the
+// and says whether it writes with an LLM. derive/summarizertest checks the
 // coverage contract (both implementations pass it).
 type Summarizer interface {
 	EpisodeSummarizer

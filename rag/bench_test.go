@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
 )
 
 // synthTurn makes a chat-like turn of 8-40 words from a 3,000-word

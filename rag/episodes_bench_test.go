@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
 )
 
 // BenchmarkQuery700Episodes is BenchmarkQuery700 with episodes: the 700

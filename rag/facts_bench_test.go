@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
 )
 
 // BenchmarkQuery700FactsPassages is BenchmarkQuery700 with what facts and

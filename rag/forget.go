@@ -9,7 +9,7 @@ import (
 
 // A deleted message (memory.MessageForgetter) leaves a tombstone in the
 // unindexed backlog and a Forget row: the indexer deletes the tombstone's
-// points instead of embedding it, and the rebuild (memory/worker) deletes
+// points instead of embedding it, and the rebuild (jobs/worker) deletes
 // them once more through an Eraser before it drops the Forget row, so a
 // crash between the two loses nothing. The rebuild erases an episode's
 // point before it writes the episode anew, which the indexer then indexes.
@@ -26,7 +26,7 @@ func episodeFilter(key memory.ChatKey, e memory.Episode) Filter {
 }
 
 // Eraser removes what a deleted turn left in an Index (the worker's
-// memory/worker.PointEraser).
+// jobs/worker.PointEraser).
 type Eraser struct{ Index Index }
 
 // EraseTurn deletes the points of the forgotten turn (every passage) and

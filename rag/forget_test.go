@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
 )
 
 // TestIndexerDeletesTombstones: a deleted message found in the backlog has

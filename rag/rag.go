@@ -1,8 +1,8 @@
 // Package rag is contextd's retrieval core: the Embedder and Index
 // interfaces, sparse (lexical) term vectors, the Retriever that serves
 // /v1/context and /v1/search, and the indexing worker that drains the
-// store's unindexed backlog. Index backends live in rag/embedded and
-// rag/qdrant; both pass rag/indextest.
+// store's unindexed backlog. Index backends live in index/embedded and
+// index/qdrant; both pass index/indextest.
 package rag
 
 import (

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
 )
 
 // env is a store, an embedded index, and an indexer and retriever over them.

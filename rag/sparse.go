@@ -20,7 +20,7 @@ import (
 // stored once). Query weights are 1 per unique term, the words about the
 // conversation or the request left out (queryStopwords). IDF is not in either
 // weight: the index applies it at query time (Qdrant's sparse vectors with
-// the IDF modifier; rag/embedded does the same).
+// the IDF modifier; index/embedded does the same).
 //
 // The zero value and a nil *SparseEncoder use the defaults.
 type SparseEncoder struct {

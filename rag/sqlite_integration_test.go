@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/sqlite"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/embedded"
+	"github.com/contextd/contextd/store/sqlite"
 )
 
 func openSQLite(t testing.TB, dir string) *sqlite.Store {

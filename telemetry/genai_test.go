@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/rag"
 )
 

@@ -8,10 +8,10 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/memory/llmsum"
+	"github.com/contextd/contextd/derive/llmsum"
+	"github.com/contextd/contextd/embed/remote"
+	"github.com/contextd/contextd/index/qdrant"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/rag/qdrant"
-	"github.com/contextd/contextd/rag/remote"
 )
 
 // The adapters from agents.yaml sections to each backend's own options:

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/memory/worker"
+	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/rag"
 )
 

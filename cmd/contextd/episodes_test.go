@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
 )
 
 // bluefinShort is what the scripted LLM says about the episode holding

@@ -13,7 +13,7 @@ import (
 
 	"github.com/contextd/contextd/cmd/contextd/internal/eval"
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/rag/qdrant/qdranttest"
+	"github.com/contextd/contextd/index/qdrant/qdranttest"
 )
 
 // syntheticLoCoMo writes a small LoCoMo-shaped file: two speakers, dated

@@ -15,8 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/internal/pgtest"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
 )
 
 // Forgetting one message (issue 22) through the real binary: after the

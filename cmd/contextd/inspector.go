@@ -15,9 +15,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/worker"
-	"github.com/contextd/contextd/ui"
+	"github.com/contextd/contextd/transport/ui"
 )
 
 // inspector builds the /ui registration, or nil when server.ui is off.

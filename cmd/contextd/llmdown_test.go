@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 )
 
 // An LLM that hangs costs a context call with truncation_strategy llm one

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/internal/pgtest"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
 )
 
 // The LLM path (issue 18) through the real binary and a scripted

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/internal/pgtest"
 	"github.com/contextd/contextd/internal/tokens"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
 )
 
 // The LLM root through the binary, with a model whose episode replies are

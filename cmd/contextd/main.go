@@ -16,8 +16,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/transport/api"
 )
 
 func main() {

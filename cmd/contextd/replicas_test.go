@@ -21,9 +21,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
+	"github.com/contextd/contextd/index/qdrant/qdranttest"
 	"github.com/contextd/contextd/internal/pgtest"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
-	"github.com/contextd/contextd/rag/qdrant/qdranttest"
 )
 
 // A second contextd on the same Postgres database with an embedded vector

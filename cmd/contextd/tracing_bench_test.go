@@ -15,10 +15,10 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/contextd/contextd/api"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/telemetry"
+	"github.com/contextd/contextd/transport/api"
 )
 
 // BenchmarkContextTracing is POST /v1/context (rag_augmented, a summary, 40

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/config"
-	"github.com/contextd/contextd/memory/llmsum/llmtest"
+	"github.com/contextd/contextd/derive/llmsum/llmtest"
 	"github.com/contextd/contextd/telemetry"
 )
 

@@ -1,6 +1,6 @@
 // Package tracing is the OpenTelemetry API side of contextd's traces: the
 // attribute keys every span shares and the small helpers the core packages
-// (engine, memory/worker, rag) use to open spans on a trace.Tracer they are
+// (engine, jobs/worker, rag) use to open spans on a trace.Tracer they are
 // given. It imports the OTel API only, never the SDK: the SDK, its exporters
 // and sampling live in telemetry/, wired by cmd/contextd. With no tracer (nil)
 // every helper falls back to a no-op one, so tracing off costs a context

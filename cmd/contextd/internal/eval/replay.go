@@ -150,7 +150,7 @@ var (
 )
 
 // classify names a request's kind from the reply shape its prompt asks for
-// and the default prompts' markers (memory/llmsum):
+// and the default prompts' markers (derive/llmsum):
 //   - episode: the reply shape has a "short" key, or the prompt speaks of
 //     "the episode" / "one episode" / "episode below";
 //   - profile merge: the prompt speaks of a profile and carries no turns;

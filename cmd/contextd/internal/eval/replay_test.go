@@ -12,8 +12,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms/openai"
 
+	"github.com/contextd/contextd/derive/llmsum"
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/memory/llmsum"
 )
 
 // smallConv is a two-session conversation with observations on some turns

@@ -1,0 +1,32 @@
+package extractive
+
+import (
+	"strings"
+
+	"github.com/contextd/contextd/internal/prose"
+)
+
+// The text helpers are internal/prose's, shared with derive/facts
+// so that topics, entities, narrative and facts read the same clean text.
+
+func splitSentences(text string) []string { return prose.Sentences(text) }
+
+func words(s string) []string { return prose.Words(s) }
+
+func keyword(w string) bool { return prose.Keyword(w) }
+
+func clip(s string, max int) string { return prose.Clip(s, max) }
+
+// normKey is the case-insensitive identity of a list item.
+func normKey(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimRight(s, ".!?…;:, ")
+}
+
+func toSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

@@ -1,0 +1,177 @@
+// Package facts draws facts from chat turns without an LLM: what a person
+// says about themself (preferences, constraints, attributes, plans,
+// events), what was decided, and the questions left unanswered; and it
+// decides which newer fact supersedes an older one. It is pure: no store,
+// no LLM, no outside dependency.
+//
+// Precision matters as much as recall: a fact list full of small talk is
+// noise in a small budget. A fact comes only from a prose sentence (never
+// code, formulas, tables, markup or links) that matches one of a few
+// first-person or decision patterns, whose predicate carries content words,
+// at most MaxPerTurn per turn.
+package facts
+
+import (
+	"strings"
+
+	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/memory"
+)
+
+// Caps.
+const (
+	MaxPerTurn = 3   // facts drawn from one turn
+	MaxChars   = 200 // a fact's text, cut at a sentence, clause or word end
+)
+
+// Extract draws the facts of turns (an episode's, in seq order). Each fact
+// cites its one source turn (Seqs), is valid from that turn's time, has
+// Source extractive and an ID from memory.FactID for an unnamed chat: call
+// ForChat to bind the facts to their chat. System, tool and deleted turns
+// are skipped.
+func Extract(turns []memory.Message) []memory.Fact {
+	fs, _ := ExtractAll(turns)
+	return fs
+}
+
+// ExtractAll returns what Extract and Unanswered return, reading the
+// turns once for both.
+func ExtractAll(turns []memory.Message) ([]memory.Fact, []Question) {
+	return FromReadings(readAll(turns))
+}
+
+// FromReadings is ExtractAll over turns already read (prose.ReadProse), in
+// seq order: what a caller that reads the turns' prose itself passes on.
+// The turns Extract skips are skipped here too.
+func FromReadings(all []prose.Reading) ([]memory.Fact, []Question) {
+	var rs []read
+	for _, r := range all {
+		if !skip(r.Msg) {
+			rs = append(rs, r)
+		}
+	}
+	names := speakerNames(rs)
+	qs := unanswered(rs, names)
+	return extract(rs, names, qs), qs
+}
+
+func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
+	open := map[int64][]Question{}
+	for _, q := range qs {
+		open[q.Seq] = append(open[q.Seq], q)
+	}
+	var out []memory.Fact
+	seen := map[string]bool{}
+	for _, r := range rs {
+		m, t := r.Msg, r.Turn
+		var cs []candidate
+		for _, s := range r.Sents {
+			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
+				cs = append(cs, c)
+			}
+		}
+		for _, q := range open[m.Seq] {
+			cs = append(cs, candidate{kind: memory.FactOther, text: q.Fact(), rank: rankQuestion})
+		}
+		for _, c := range best(cs, MaxPerTurn) {
+			text := prose.Clip(c.text, MaxChars)
+			if seen[strings.ToLower(text)] {
+				continue
+			}
+			seen[strings.ToLower(text)] = true
+			seqs := []int64{m.Seq}
+			out = append(out, memory.Fact{
+				ID: memory.FactID("", "", seqs, text), Text: text, Seqs: seqs,
+				ValidAt: m.CreatedAt, Kind: c.kind, Source: memory.FactSourceExtractive,
+			})
+		}
+	}
+	return out
+}
+
+// ForChat binds facts to their chat: it sets ChatID and recomputes each ID
+// with the chat's key, so the same fact of the same chat always gets the
+// same id. It returns fs, changed in place.
+func ForChat(key memory.ChatKey, fs []memory.Fact) []memory.Fact {
+	for i := range fs {
+		fs[i].ChatID = key.ChatID
+		fs[i].ID = memory.FactID(key.Tenant, key.ChatID, fs[i].Seqs, fs[i].Text)
+	}
+	return fs
+}
+
+// read is a turn read once: its speaker, body and prose sentences.
+type read = prose.Reading
+
+// readAll reads the user and assistant turns that are not deleted.
+func readAll(turns []memory.Message) []read {
+	var out []read
+	for _, m := range turns {
+		if skip(m) {
+			continue
+		}
+		out = append(out, prose.ReadProse(m))
+	}
+	return out
+}
+
+func skip(m memory.Message) bool {
+	return m.Deleted || (m.Role != memory.RoleUser && m.Role != memory.RoleAssistant)
+}
+
+// speakerNames are the lowercased names of the people talking: words that
+// are not content in a fact ("Thanks, Caroline!").
+func speakerNames(rs []read) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rs {
+		for _, w := range prose.Words(r.Turn.Speaker.Name) {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// candidate is one sentence that matched a pattern.
+type candidate struct {
+	kind string
+	text string
+	rank int // higher wins when a turn holds more than MaxPerTurn
+	pos  int
+}
+
+const (
+	rankQuestion = iota + 1
+	rankEvent
+	rankFeeling
+	rankPreference
+	rankAttribute
+	rankPlan
+	rankDecision
+)
+
+// best keeps the n highest-ranked candidates, in sentence order.
+func best(cs []candidate, n int) []candidate {
+	for i := range cs {
+		cs[i].pos = i
+	}
+	if len(cs) <= n {
+		return cs
+	}
+	keep := make([]bool, len(cs))
+	for k := 0; k < n; k++ {
+		bi := -1
+		for i, c := range cs {
+			if !keep[i] && (bi < 0 || c.rank > cs[bi].rank) {
+				bi = i
+			}
+		}
+		keep[bi] = true
+	}
+	var out []candidate
+	for i, c := range cs {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+package facts
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/memory"
+)
+
+var t0 = time.Date(2025, 5, 8, 13, 56, 0, 0, time.UTC)
+
+func turn(seq int64, role, content string) memory.Message {
+	return memory.Message{Seq: seq, Role: memory.Role(role), Content: content, CreatedAt: t0.Add(time.Duration(seq) * time.Minute)}
+}
+
+// extractOne runs Extract over one user turn.
+func extractOne(role, content string) []memory.Fact {
+	return Extract([]memory.Message{turn(1, role, content)})
+}
+
+func TestExtract(t *testing.T) {
+	cases := []struct {
+		name, role, content string
+		kind, text          string // want one fact of this kind and text
+	}{
+		{"vegetarian", "user", "I am vegetarian, so no meat please.", memory.FactAttribute, "The user is vegetarian, so no meat please."},
+		{"allergy", "user", "I'm allergic to caffeine.", memory.FactAttribute, "The user is allergic to caffeine."},
+		{"prefers", "user", "I prefer boutique hotels.", memory.FactPreference, "The user prefers boutique hotels."},
+		{"sister", "user", "My sister lives in Lyon.", memory.FactAttribute, "The user's sister lives in Lyon."},
+		{"job", "user", "I work as a nurse at the city hospital.", memory.FactAttribute, "The user works as a nurse at the city hospital."},
+		{"kids", "user", "I have two kids.", memory.FactAttribute, "The user has two kids."},
+		{"flight", "user", "I'm flying to Lisbon on June 3.", memory.FactPlan, "The user is flying to Lisbon on June 3."},
+		{"pottery", "user", "Next month I start a pottery class.", memory.FactPlan, "Next month the user starts a pottery class."},
+		{"puppy", "user", "I adopted a puppy last week.", memory.FactEvent, "The user adopted a puppy last week."},
+		{"we agreed", "assistant", "We agreed to ship the beta on Friday.", memory.FactDecision, "Decision: We agreed to ship the beta on Friday."},
+		{"let's go with", "user", "Let's go with the blue logo.", memory.FactDecision, "Decision: Let's go with the blue logo."},
+		{"decision label", "user", "Decision: cutover on June 15", memory.FactDecision, "Decision: Cutover on June 15"},
+		{"named prefix", "user", "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.", memory.FactEvent, "Caroline went to a LGBTQ support group yesterday and it was so powerful."},
+		{"named assistant prefix", "assistant", "Melanie: Yeah, I painted a lake sunrise last year!", memory.FactEvent, "Melanie painted a lake sunrise last year!"},
+		{"my favourite", "user", "My favourite editor is Vim.", memory.FactPreference, "The user's favourite editor is Vim."},
+		{"we went", "user", "Melanie: We went camping in the mountains last weekend.", memory.FactEvent, `Melanie said: "We went camping in the mountains last weekend."`},
+		{"set a value", "user", "Use h = 0.25 instead.", memory.FactDecision, "Decision: Use h = 0.25 instead."},
+		{"standing instruction", "user", "Always include version numbers when I ask about libraries.", memory.FactPreference, "Standing instruction: Always include version numbers when I ask about libraries."},
+		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: Please never use emojis in your answers"},
+
+		// Preferences hold preferences: not the booking before, not a move,
+		// not an errand.
+		{"booking before a preference", "user", "Book Casa Amora for May 3-7, I'm vegetarian.", memory.FactAttribute, "The user is vegetarian."},
+		{"errand after a preference", "user", "I'm vegetarian, book Casa Amora for May 3-7.", memory.FactAttribute, "The user is vegetarian."},
+		{"clause led by but", "user", "It's hard to pick one, but I love the ryokan baths.", memory.FactPreference, "The user loves the ryokan baths."},
+		{"a move is an event", "user", "I moved from Berlin to Munich last month.", memory.FactEvent, "The user moved from Berlin to Munich last month."},
+		{"moving is a plan", "user", "I'm moving to Munich in June.", memory.FactPlan, "The user is moving to Munich in June."},
+		{"would like to book", "user", "I'd like to book the Shigetsu dinner.", memory.FactPlan, "The user would like to book the Shigetsu dinner."},
+		{"we live in", "user", "We live in Berlin with two cats.", memory.FactAttribute, `The user said: "We live in Berlin with two cats."`},
+		{"a plan after an attribute", "user", "We live in Berlin and we are planning a trip to Japan.", memory.FactAttribute, `The user said: "We live in Berlin."`},
+		{"a list of likes stays whole", "user", "I love hiking, swimming and reading.", memory.FactPreference, "The user loves hiking, swimming and reading."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := extractOne(c.role, c.content)
+			if len(fs) != 1 {
+				t.Fatalf("got %d facts %+v, want 1", len(fs), fs)
+			}
+			f := fs[0]
+			if f.Kind != c.kind || f.Text != c.text {
+				t.Fatalf("got %s %q, want %s %q", f.Kind, f.Text, c.kind, c.text)
+			}
+			if len(f.Seqs) != 1 || f.Seqs[0] != 1 || !f.ValidAt.Equal(t0.Add(time.Minute)) || f.Source != memory.FactSourceExtractive || f.ID != memory.FactID("", "", f.Seqs, f.Text) {
+				t.Fatalf("bad fact fields %+v", f)
+			}
+		})
+	}
+}
+
+func TestExtractRejects(t *testing.T) {
+	cases := []struct{ name, role, content string }{
+		{"greeting", "user", "Hey Mel! Good to see you! How have you been?"},
+		{"assistant's advice", "assistant", "Always back up your data before an upgrade."},
+		{"exhortation", "user", "Never give up!"},
+		{"clipped statement", "user", "Always here to help."},
+		{"love that", "user", "Caroline: I love that! It's so cool."},
+		{"hear more", "user", "I'd love to hear more about it."},
+		{"thanks", "user", "Thanks, I appreciate it so much!"},
+		{"i'm a bit", "user", "I'm a bit tired today."},
+		{"assistant first person", "assistant", "I fixed the login bug and I love helping with Go."},
+		{"code", "user", "```go\nI love Go\n```"},
+		{"latex", "user", `I prefer \frac{a}{b} forms over decimals.`},
+		{"url", "user", "I prefer https://example.com/hotels for booking."},
+		{"table", "user", "| I prefer | tea |\n|---|---|"},
+		{"vague past", "user", "I thought about it and I felt good."},
+		{"system", "system", "I prefer concise answers."},
+		{"agreed alone", "user", "Maria: Agreed, John!"},
+		{"i'll check", "user", "I'll check it out, thanks!"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if fs := extractOne(c.role, c.content); len(fs) != 0 {
+				t.Fatalf("want no fact, got %+v", fs)
+			}
+		})
+	}
+}
+
+func TestExtractCapsPerTurn(t *testing.T) {
+	fs := extractOne("user", "I adopted a puppy last week. I prefer boutique hotels. I'm allergic to caffeine. We decided to move the launch to June.")
+	if len(fs) != MaxPerTurn {
+		t.Fatalf("got %d facts, want %d: %+v", len(fs), MaxPerTurn, fs)
+	}
+	// The higher ranks win (the event is dropped), in sentence order.
+	if fs[0].Kind != memory.FactPreference || fs[1].Kind != memory.FactAttribute || fs[2].Kind != memory.FactDecision {
+		t.Fatalf("kinds %s %s %s", fs[0].Kind, fs[1].Kind, fs[2].Kind)
+	}
+}
+
+func TestUnanswered(t *testing.T) {
+	turns := []memory.Message{
+		turn(1, "user", "What is the capital of France?"),
+		turn(2, "assistant", "Paris."),
+		turn(3, "user", "How are you? And how big is the Paris metro network?"),
+	}
+	qs := Unanswered(turns)
+	if len(qs) != 1 || qs[0].Seq != 3 || qs[0].Text != "How big is the Paris metro network?" {
+		t.Fatalf("Unanswered = %+v", qs)
+	}
+	fs := Extract(turns)
+	if len(fs) != 1 || fs[0].Kind != memory.FactOther || !strings.Contains(fs[0].Text, `Unanswered question from the user: "How big`) {
+		t.Fatalf("Extract = %+v", fs)
+	}
+	// Between two people, a question answered by the other one is closed.
+	two := []memory.Message{
+		turn(1, "user", "Caroline: Which adoption agencies did you look into last year?"),
+		turn(2, "assistant", "Melanie: I looked at two of them."),
+		turn(3, "user", "Caroline: Which painting classes would you recommend for beginners?"),
+	}
+	if qs := Unanswered(two); len(qs) != 1 || qs[0].Seq != 3 || qs[0].Speaker != "Caroline" {
+		t.Fatalf("Unanswered = %+v", qs)
+	}
+}
+
+func TestForChat(t *testing.T) {
+	fs := ForChat(memory.ChatKey{Tenant: "t", ChatID: "c"}, extractOne("user", "I prefer boutique hotels."))
+	if fs[0].ChatID != "c" || fs[0].ID != memory.FactID("t", "c", fs[0].Seqs, fs[0].Text) {
+		t.Fatalf("ForChat = %+v", fs[0])
+	}
+}
+
+func TestThirdPerson(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"I love my kids and they love me.", "Caroline loves their kids and they love Caroline."},
+		{"My dog is called Max.", "Caroline's dog is called Max."},
+		{"I really enjoy pottery.", "Caroline really enjoys pottery."},
+		{"I don't eat meat.", "Caroline doesn't eat meat."},
+		{"I've been painting for years.", "Caroline has been painting for years."},
+		{"I try to relax.", "Caroline tries to relax."},
+		{"I watch movies.", "Caroline watches movies."},
+		{"I went home.", "Caroline went home."},
+		{"I can swim.", "Caroline can swim."},
+	}
+	for _, c := range cases {
+		if got := prose.ThirdPerson(c.in, "Caroline"); got != c.want {
+			t.Errorf("thirdPerson(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestIsConstraint(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    bool
+	}{
+		{"I'm vegetarian.", true},
+		{"btw i dont eat meat anymore, vegetarian since may", true},
+		{"I'm allergic to peanuts.", true},
+		{"I prefer boutique hotels.", false},
+		{"I love hiking in the Alps.", false},
+		{"I went to a vegan festival last week.", false}, // an event, not who one is
+		{"I went vegan last week.", true},
+	} {
+		fs := extractOne("user", c.content)
+		got := false
+		for _, f := range fs {
+			got = got || IsConstraint(f)
+		}
+		if got != c.want {
+			t.Errorf("%q: constraint %v (facts %+v), want %v", c.content, got, fs, c.want)
+		}
+	}
+}
+
+func TestIsStanding(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    bool
+	}{
+		{"Always cite the source when I ask about statistics.", true},
+		{"I prefer boutique hotels.", false},
+		{"Please always answer in French.", true},
+		{"Never give up on your dreams.", false},
+	} {
+		fs := extractOne("user", c.content)
+		got := len(fs) == 1 && IsStanding(fs[0])
+		if got != c.want {
+			t.Errorf("%q: standing %v (facts %+v), want %v", c.content, got, fs, c.want)
+		}
+	}
+}

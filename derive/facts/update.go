@@ -1,0 +1,288 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/contextd/contextd/internal/prose"
+)
+
+// Updates. A sentence can say that something changed: "I moved from Berlin
+// to Munich", "we changed the step size h to 0.25", "the meeting is now on
+// Tuesday", "I no longer eat meat", "use Postgres instead of MySQL",
+// "actually it's Munich, not Berlin". DetectUpdate reads what changed
+// (Subject), what it was (Old) and what it is (New), so that an older fact
+// holding the old value, or stating the subject, is superseded (Supersede)
+// and a retrieved turn saying the old can be marked stale. It is
+// conservative: a phrase that only looks like one ("now that you mention
+// it", "I no longer remember") is none.
+
+// Update is what one sentence says changed. Old and New are value phrases
+// (lower case; either may be empty, not both), Subject the content words of
+// what changed (may be empty when the values say it all: "from Berlin to
+// Munich").
+type Update struct {
+	Old, New []string
+	Subject  []string
+	Sentence string
+}
+
+// DetectUpdate returns the first update that a sentence of text states.
+func DetectUpdate(text string) (Update, bool) {
+	for _, s := range prose.Sentences(prose.Clean(text)) {
+		if u, ok := detectIn(s); ok {
+			u.Sentence = s
+			return u, true
+		}
+	}
+	return Update{}, false
+}
+
+// detectIn tries the update patterns on one sentence, most specific first.
+func detectIn(s string) (Update, bool) {
+	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
+	low = strings.TrimRight(low, `.!?"' `)
+	if holdsAny(low, hedges) {
+		return Update{}, false
+	}
+	drops := dropped.MatchString(low) // a cue of its own: "ok no gin, …"
+	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low))) {
+		return Update{}, false
+	}
+	for _, d := range detectors {
+		if !holdsAny(low, d.need) {
+			continue // its regular expression cannot match: not run
+		}
+		if m := d.re.FindStringSubmatch(low); m != nil {
+			if u, ok := d.read(m); ok && (len(u.Old) > 0 || len(u.New) > 0) {
+				return u, true
+			}
+		}
+	}
+	return Update{}, false
+}
+
+var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
+
+// updateCues are the words one of which every pattern needs: a cheap test
+// before the regular expressions.
+var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off"}
+
+// hedges mark a sentence that weighs a change rather than states one
+// ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
+// Munich?").
+var hedges = []string{"whether", "should we", "should i", "if we", "if i", "could we", "would we", "?"}
+
+type detector struct {
+	need []string // one of these must be in the sentence for re to match
+	re   *regexp.Regexp
+	read func(m []string) (Update, bool)
+}
+
+// strongCues say a change without a change verb; every other pattern
+// needs one of changeVerbs. Most sentences hold " to " or " from ": the
+// two tests spare them the patterns (a sixth of the facts job's CPU went
+// to running them on every sentence).
+var (
+	strongCues  = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off"}
+	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
+)
+
+const (
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
+	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
+	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+)
+
+var detectors = []detector{
+	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
+	{[]string{"actually"}, regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
+	}},
+	// "<subject> changed/moved … from X to Y"
+	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?` + changeVerb + `\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true
+	}},
+	// "changed/set the step size h to 0.25", "switched the API to v2"
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|shifted|raised|lowered|increased|decreased|reduced|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := subjectWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "switched to Y" (what from is unsaid: no subject, only New)
+	{[]string{" to "}, regexp.MustCompile(`\b(?:i|we|they|he|she|you)(?:'ve| have)? (?:just |finally |now )?(?:switched|moved|changed|migrated|upgraded) (?:over )?to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{New: value(m[1])}, true
+	}},
+	// "use/book Y instead of X"
+	{[]string{"instead of"}, regexp.MustCompile(`^(?:.*\b(?:use|using|take|taking|book|booking|pick|picking|go with|going with|choose|choosing|chose|want|prefer|try|do|did|get|got) )?(?:the |a |an )?([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?) instead of (?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{New: value(m[1]), Old: value(m[2])}, true
+	}},
+	// "<subject> is now Y"
+	{[]string{" now", " moved", " changed"}, regexp.MustCompile(`^(?:.*?\b)?(?:the |our |my |its )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|has been|have been)(?: now| moved| changed)+ (?:to |on |at |in |for )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := subjectWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "I/we now live in Y", "we now use Y"
+	{[]string{" now "}, regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'m| am|'re| are)? now ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		verb := m[1]
+		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] {
+			return Update{}, false
+		}
+		return Update{Subject: []string{verbLemma(verb)}, New: value(m[2])}, true
+	}},
+	// "I'm not vegetarian anymore", "she's no longer single": what one was.
+	{[]string{"more", "no longer"}, regexp.MustCompile(`\b(?:'m|am|'re|are|'s|is) (?:not ([a-z][\w-]*) any ?more|no longer ([a-z][\w-]*)(?:,|$| and | but | since | because | so ))`), func(m []string) (Update, bool) {
+		was := m[1] + m[2]
+		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || len(prose.Keywords(was)) == 0 {
+			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was
+		}
+		return Update{Old: []string{was}}, true
+	}},
+	// "I no longer eat meat", "we don't use Jira anymore"
+	{[]string{"no longer", "more"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not|'s not|is not|'re not|are not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
+		verb := m[1]
+		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] || (!strings.Contains(m[0], "no longer") && !strings.Contains(m[0], "more")) {
+			return Update{}, false
+		}
+		old := value(m[2])
+		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: old}, true // what stopped is its object: "meat"
+	}},
+	// A correction of one number by another, without "actually": "it's
+	// 5k, not 3k", "wait no, it's room 204 not 240", "its the 27th not the
+	// 28th", "it's 8:30 now, not 8". Both values must hold a digit: "it's
+	// fine, not a problem" corrects nothing.
+	{[]string{" not "}, regexp.MustCompile(`^(?:.*?\b)?(?:(?:the |our |my |its |their )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) (?:now |still )?(?:on |at |in |the )?` + valuePhr + `,? (?:now,? )?(?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		nw, old := value(m[2]), value(m[3])
+		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
+			return Update{}, false
+		}
+		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, true
+	}},
+	// "the new address is Y", "my new email is Y": what changed, and to what.
+	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "<subject> changed to Y", "the deadline got pushed to Friday", "the
+	// party moved to saturday", "price went up to 52 EUR".
+	{[]string{" to ", " until ", " till "}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:got |was |were |has been |have been |is being |just )?(?:changed|moved|pushed(?: back)?|postponed|rescheduled|bumped|shifted|raised|lowered|increased|decreased|reduced|went (?:up|down)|has gone (?:up|down)) (?:to|until|till) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "<subject> is at Y now": "scratch that, the flight is at 7:40 now".
+	{[]string{" now"}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|'s|'re) (?:on |at |in |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		v := value(m[2])
+		if len(v) == 0 || notNow.MatchString(m[0]) {
+			return Update{}, false // "on tenuous grounds right now" is a state, not a change
+		}
+		return Update{Subject: subj, New: v}, len(subj) > 0
+	}},
+	// "ok no gin, we get her herbs then", "so no beach after all": a plan
+	// dropped, said as texting says it — "no" and the thing, first in
+	// the sentence, then a comma or "then", "after all", "anymore".
+	{[]string{"no "}, dropped, func(m []string) (Update, bool) {
+		what := strings.TrimSpace(m[1])
+		if noInterjection[strings.Fields(what)[0]] || len(prose.Keywords(what)) == 0 {
+			return Update{}, false // "no worries", "no idea"
+		}
+		return Update{Old: value(what)}, true
+	}},
+	// "we cancelled the trip to Lisbon", "they called off the match": what
+	// was planned is no more (done: "please cancel my order" is a request).
+	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
+	}},
+}
+
+// thingWords are the subject's words when it names a thing that changed;
+// none when it names a person (a restated fact's "the user", a pronoun):
+// an update that names no old value makes stale every fact holding its
+// subject's words, and "the user moved to Denver" must not make stale
+// every fact about the user.
+func thingWords(p string) []string {
+	ws := subjectWords(p)
+	for _, w := range ws {
+		if persons[w] {
+			return nil
+		}
+	}
+	return ws
+}
+
+var persons = set(`user assistant i we you he she they it everyone everybody someone somebody people`)
+
+// numberCorrection: a sentence that may correct one number by another ("it's
+// 5k, not 3k"), worth the patterns without a change verb.
+func numberCorrection(low string) bool {
+	return strings.Contains(low, " not ") && strings.IndexAny(low, "0123456789") >= 0
+}
+
+// dropped is a sentence that drops a thing: "ok no gin, …", "so no beach
+// after all".
+var dropped = regexp.MustCompile(`^(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait),? )*no ([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?:,|$| then\b| after all\b| anymore\b| any more\b)`)
+
+// noInterjection: "no" and one of these is a way of speaking, not a thing
+// dropped.
+var noInterjection = set(`worries worry problem problems prob probs way idea clue rush thanks thank kidding doubt biggie
+stress pressure offense offence joke comment wonder matter need one body thing sweat shit sir ma'am chance luck`)
+
+// notNow: a "now" that dates a state rather than marks a change.
+var notNow = regexp.MustCompile(`\b(?:right|for|by|until|till|up to|just) now\b`)
+
+func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
+
+// notUpdateVerb are verbs of thinking, saying or small talk: "I no longer
+// remember", "now that you mention it", "we now know" say nothing changed
+// in the world.
+var notUpdateVerb = set(`remember recall know knew think thought believe care mind understand see saw hear heard feel felt
+mean guess wonder recognise recognize notice that this it mention mentioned say said tell told talk ask asked want need
+have had get got be been being do did is are was were can could will would should may might must let`)
+
+// verbLemma folds "lives", "living", "lived" to "live" (roughly: enough to
+// compare with an older fact's words).
+func verbLemma(v string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if stem, ok := strings.CutSuffix(v, suf); ok && len(stem) >= 3 {
+			if suf == "ing" || suf == "ed" {
+				if !strings.HasSuffix(stem, "e") && len(stem) > 3 && strings.ContainsAny(stem[len(stem)-1:], "vcz") {
+					return stem + "e" // "living" → "live"
+				}
+			}
+			return stem
+		}
+	}
+	return v
+}
+
+// value trims a value phrase of articles and end punctuation; nil when
+// nothing is left.
+func value(v string) []string {
+	v = strings.Trim(strings.TrimSpace(v), ".,;:!?\"'")
+	v = articles.ReplaceAllString(v, "")
+	if v == "" || updateStop[v] {
+		return nil
+	}
+	return []string{v}
+}
+
+// subjectWords are the content words of a subject phrase (a variable's
+// one-letter name counts: "the step size h").
+func subjectWords(p string) []string {
+	var out []string
+	for _, w := range prose.Words(p) {
+		if (prose.Keyword(w) || (len(w) == 1 && w != "a" && w != "i")) && !updateStop[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var updateStop = set(`it this that them there here something anything everything nothing one now then also just really
+plan plans mind`)

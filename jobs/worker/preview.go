@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/memory"
+)
+
+// Preview is how the request path gets a current extractive summary
+// without doing the worker's job: it computes, in memory, what the head
+// will be once the worker extends it over (cursor, last_seq-RecentTurns],
+// and never takes the lease nor writes. Writing from a request queued it
+// behind the single SQLite writer (appends, the indexer, the worker's own
+// batches): that wait, not the summarising, was the read path's tail right
+// after an import. The worker is kicked and persists the extension as
+// usual, under its lease.
+//
+// Previews are kept per chat and extended from the last one when only new
+// turns arrived, so each turn is analysed about once on the read side
+// however many reads come before the worker. A preview is keyed by
+// everything that changes what the head would be (the chat's creation,
+// its cursor, its deletion mark), so a re-created chat, a worker's write
+// or a forgotten message makes it start over.
+//
+// It returns nil when the summary does not lag, the agent's summariser is
+// an LLM (its summaries stay in the background) or the agent keeps no
+// summary.
+func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord) (*memory.SummaryRecord, error) {
+	w.init()
+	s := w.settings(chat.Agent)
+	if !w.InlineFor(chat.Agent) || !s.Persist {
+		return nil, nil
+	}
+	cursor := chat.SummaryCursor
+	upTo := chat.LastSeq - int64(s.RecentTurns)
+	if upTo <= cursor {
+		return nil, nil
+	}
+	pk := previewKey{created: chat.CreatedAt, cursor: cursor, dirty: chat.DirtyMark}
+	prev, from := w.previewBase(chat.Key(), pk, head)
+	if from >= upTo {
+		return w.previewAt(chat.Key(), pk, upTo)
+	}
+	turns, err := w.readTurns(ctx, chat.Key(), from, upTo)
+	if err != nil {
+		return nil, err
+	}
+	if len(turns) == 0 {
+		return nil, nil
+	}
+	last := turns[len(turns)-1].Seq
+	if w.Prepare != nil {
+		turns = w.Prepare(chat.Agent, turns)
+	}
+	sum := memory.Summary{}
+	if prev != nil {
+		sum = prev.Clone()
+	}
+	if len(turns) > 0 {
+		res, err := w.Summarizer.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns,
+			Prompts: s.Prompts, Model: s.Model, Structured: s.Structured || s.Episodes.Enabled, MaxTokens: s.MaxTokens})
+		if err != nil {
+			return nil, fmt.Errorf("worker: preview: %w", err)
+		}
+		sum = res.Summary
+	}
+	sum.CoveredToSeq, sum.Stale, sum.UpdatedAt = last, false, w.Now().UTC()
+	switch {
+	case s.Episodes.Enabled && w.Episodes != nil:
+		sum.CoveredFromSeq = 1 // the root covers the chat from its start
+	case head != nil && head.CoveredFromSeq > 0:
+		sum.CoveredFromSeq = head.CoveredFromSeq
+	case sum.CoveredFromSeq == 0:
+		sum.CoveredFromSeq = cursor + 1
+	}
+	stampModel(&sum, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
+	rec := memory.SummaryRecord{Summary: sum, TokenCount: extractive.Tokens(sum), FromSeq: cursor + 1, ToSeq: last}
+	w.keepPreview(chat.Key(), pk, rec)
+	w.Kick() // the worker persists it (or its own equivalent) under the lease
+	out := rec
+	out.Summary = rec.Summary.Clone()
+	return &out, nil
+}
+
+// previewKey is what a chat's preview was computed from.
+type previewKey struct {
+	created       time.Time
+	cursor, dirty int64
+}
+
+func (k previewKey) same(o previewKey) bool {
+	return k.created.Equal(o.created) && k.cursor == o.cursor && k.dirty == o.dirty
+}
+
+// previewCacheChats bounds the previews kept: one per chat read while its
+// summary lagged (a few KB each); past it the map starts over.
+const previewCacheChats = 2048
+
+type preview struct {
+	key previewKey
+	rec memory.SummaryRecord
+}
+
+// previewBase returns the summary to extend and the seq after which turns
+// are still to be analysed: the chat's last preview when it was computed
+// from the same state, else the head at the cursor.
+func (w *Worker) previewBase(key memory.ChatKey, pk previewKey, head *memory.SummaryRecord) (*memory.Summary, int64) {
+	w.mu.Lock()
+	p, ok := w.previews[key]
+	w.mu.Unlock()
+	if ok && p.key.same(pk) {
+		sum := p.rec.Summary.Clone()
+		return &sum, p.rec.ToSeq
+	}
+	if head == nil || head.CoveredToSeq != pk.cursor {
+		return nil, pk.cursor
+	}
+	sum := head.Summary.Clone()
+	return &sum, pk.cursor
+}
+
+// previewAt returns the kept preview when it already covers upTo.
+func (w *Worker) previewAt(key memory.ChatKey, pk previewKey, upTo int64) (*memory.SummaryRecord, error) {
+	w.mu.Lock()
+	p, ok := w.previews[key]
+	w.mu.Unlock()
+	if !ok || !p.key.same(pk) || p.rec.ToSeq < upTo {
+		return nil, nil
+	}
+	out := p.rec
+	out.Summary = p.rec.Summary.Clone()
+	return &out, nil
+}
+
+func (w *Worker) keepPreview(key memory.ChatKey, pk previewKey, rec memory.SummaryRecord) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.previews == nil || len(w.previews) >= previewCacheChats {
+		w.previews = map[memory.ChatKey]preview{} // a cache: recomputed when missing
+	}
+	w.previews[key] = preview{key: pk, rec: rec}
+}
+
+// stampModel names who wrote sum: the summariser that did, as it said
+// (the extractive fallback of an LLM that failed says "extractive", so an
+// operator can find what to redo once the LLM is back), else the worker's
+// summariser.
+func stampModel(sum *memory.Summary, model, promptVersion string) {
+	if sum.Model == "" {
+		sum.Model = model
+	}
+	if sum.PromptVersion == "" || sum.Model == model {
+		sum.PromptVersion = promptVersion
+	}
+}

@@ -1,0 +1,206 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/sqlbatch"
+)
+
+var _ memory.EpisodeStore = (*Store)(nil)
+
+const episodeCols = `id::text, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild`
+
+func scanEpisode(row pgx.Row, chatID string) (memory.Episode, error) {
+	var (
+		e  memory.Episode
+		js []byte
+	)
+	if err := row.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &e.StartedAt, &e.EndedAt, &e.Short, &js, &e.Model, &e.PromptVersion, &e.CreatedAt, &e.RebuildMark); err != nil {
+		return e, err
+	}
+	e.Rebuild = e.RebuildMark > 0
+	if err := json.Unmarshal(js, &e.Summary); err != nil {
+		return e, fmt.Errorf("episode %s: %w", e.ID, err)
+	}
+	e.Summary.UpdatedAt = e.Summary.UpdatedAt.UTC()
+	e.Summary.Normalize()
+	e.ChatID = chatID
+	e.Turns = int(e.ToSeq - e.FromSeq + 1)
+	e.StartedAt, e.EndedAt, e.CreatedAt = e.StartedAt.UTC(), e.EndedAt.UTC(), e.CreatedAt.UTC()
+	return e, nil
+}
+
+// CloseEpisodes stores eps whole or not at all; see memory.EpisodeStore.
+// The chat's row lock serialises closers of one chat.
+func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo int64, eps []memory.Episode) ([]memory.Episode, error) {
+	eps = slices.Clone(eps)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		pk, chat, err := loadChat(ctx, tx, key, true)
+		if err != nil {
+			return err
+		}
+		var lastTo int64
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = $1`, pk).Scan(&lastTo); err != nil {
+			return fmt.Errorf("last episode: %w", err)
+		}
+		if lastTo != expectTo {
+			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
+		}
+		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
+		if err != nil {
+			return err
+		}
+		for i := range eps {
+			if err := insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("close episodes", err)
+	}
+	return eps, nil
+}
+
+func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Episode, error) {
+	pk, err := chatPK(ctx, s.pool, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, query, append([]any{pk}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []memory.Episode{}
+	for rows.Next() {
+		e, err := scanEpisode(rows, key.ChatID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Episodes pages the chat's episodes by from_seq.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = $1 AND from_seq > $2 ORDER BY from_seq LIMIT $3`, afterSeq, limitArg(limit))
+	if err != nil {
+		return nil, wrap("episodes", err)
+	}
+	return eps, nil
+}
+
+// LatestEpisodes returns the newest n episodes in seq order.
+func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = $1 ORDER BY from_seq DESC LIMIT $2`, limitArg(n))
+	if err != nil {
+		return nil, wrap("latest episodes", err)
+	}
+	slices.Reverse(eps)
+	return eps, nil
+}
+
+// UnindexedEpisodeChats lists chats holding unindexed episodes.
+func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
+	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
+		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE NOT indexed)
+		ORDER BY updated_at, id LIMIT $1`, limitArg(limit))
+	if err != nil {
+		return nil, wrap("unindexed episode chats", err)
+	}
+	return chats, nil
+}
+
+// UnindexedEpisodes returns up to limit unindexed episodes of the chat.
+func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = $1 AND NOT indexed ORDER BY from_seq LIMIT $2`, limitArg(limit))
+	if err != nil {
+		return nil, wrap("unindexed episodes", err)
+	}
+	return eps, nil
+}
+
+// MarkEpisodesIndexed marks the chat's episodes with these ids indexed.
+func (s *Store) MarkEpisodesIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
+	pk, err := chatPK(ctx, s.pool, key)
+	if err != nil {
+		return wrap("mark episodes indexed", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE episodes SET indexed = true WHERE chat = $1 AND id::text = ANY($2)`, pk, ids); err != nil {
+		return wrap("mark episodes indexed", err)
+	}
+	return nil
+}
+
+// ResetEpisodesIndexed marks every episode of every tenant unindexed.
+func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE episodes SET indexed = false WHERE indexed`); err != nil {
+		return wrap("reset episodes indexed", err)
+	}
+	return nil
+}
+
+// insertEpisode stores one prepared episode and its facts. An episode
+// holding a deleted turn is marked for rebuild (its summariser may have
+// read the turn before it was deleted); facts citing one are dropped.
+func insertEpisode(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
+	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
+	}
+	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
+	if err != nil {
+		return err
+	}
+	for q := range gone {
+		if q >= e.FromSeq && q <= e.ToSeq {
+			e.RebuildMark, e.Rebuild = 1, true
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO episodes
+		(id, chat, tenant, chat_id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild)
+		VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14)`,
+		e.ID, pk, key.Tenant, key.ChatID, e.FromSeq, e.ToSeq, e.StartedAt, e.EndedAt, e.Short,
+		string(js), e.Model, e.PromptVersion, e.CreatedAt, e.RebuildMark); err != nil {
+		return fmt.Errorf("insert episode: %w", err)
+	}
+	e.ChatID = key.ChatID
+	e.Facts, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(facts, gone))
+	return err
+}
+
+// tombstones returns the chat's deleted seqs within from..to (an indexed
+// read: deletions are rare).
+func tombstones(ctx context.Context, q querier, pk, from, to int64) (map[int64]bool, error) {
+	rows, err := q.Query(ctx, `SELECT seq FROM messages WHERE chat = $1 AND deleted AND seq BETWEEN $2 AND $3`, pk, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	var out map[int64]bool
+	for _, q := range seqs {
+		if out == nil {
+			out = map[int64]bool{}
+		}
+		out[q] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/sqlbatch"
+)
+
+var _ memory.EpisodeStore = (*Store)(nil)
+
+const episodeCols = `id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild`
+
+func scanEpisode(sc scanner, chatID string) (memory.Episode, error) {
+	var (
+		e                  memory.Episode
+		js                 []byte
+		start, end, create int64
+	)
+	if err := sc.Scan(&e.ID, &e.FromSeq, &e.ToSeq, &start, &end, &e.Short, &js, &e.Model, &e.PromptVersion, &create, &e.RebuildMark); err != nil {
+		return e, err
+	}
+	e.Rebuild = e.RebuildMark > 0
+	var err error
+	if e.Summary, err = decodeSummary(js); err != nil {
+		return e, fmt.Errorf("episode %s: %w", e.ID, err)
+	}
+	e.Summary.Normalize()
+	e.ChatID = chatID
+	e.Turns = int(e.ToSeq - e.FromSeq + 1)
+	e.StartedAt, e.EndedAt, e.CreatedAt = fromMicros(start), fromMicros(end), fromMicros(create)
+	return e, nil
+}
+
+// CloseEpisodes stores eps whole or not at all; see memory.EpisodeStore.
+func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo int64, eps []memory.Episode) ([]memory.Episode, error) {
+	eps = slices.Clone(eps)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
+		if err != nil {
+			return err
+		}
+		var lastTo int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = ?`, pk).Scan(&lastTo); err != nil {
+			return fmt.Errorf("last episode: %w", err)
+		}
+		if lastTo != expectTo {
+			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
+		}
+		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
+		if err != nil {
+			return err
+		}
+		for i := range eps {
+			if err := s.insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: close episodes: %w", err)
+	}
+	return eps, nil
+}
+
+// insertEpisode stores one prepared episode and its facts. An episode
+// holding a deleted turn is marked for rebuild (its summariser may have
+// read the turn before it was deleted); facts citing one are dropped.
+func (s *Store) insertEpisode(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
+	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
+	}
+	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
+	if err != nil {
+		return err
+	}
+	if inRange(gone, e.FromSeq, e.ToSeq) {
+		e.RebuildMark, e.Rebuild = 1, true
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js),
+		e.Model, e.PromptVersion, micros(e.CreatedAt), e.RebuildMark, pk); err != nil {
+		return fmt.Errorf("insert episode: %w", err)
+	}
+	e.ChatID = key.ChatID
+	e.Facts, err = insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(facts, gone))
+	return err
+}
+
+func inRange(seqs map[int64]bool, from, to int64) bool {
+	for q := range seqs {
+		if q >= from && q <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// tombstones returns the chat's deleted seqs within from..to (an indexed
+// read: deletions are rare).
+func tombstones(ctx context.Context, tx *sql.Tx, pk, from, to int64) (map[int64]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq FROM messages WHERE chat = ? AND deleted = 1 AND seq BETWEEN ? AND ?`, pk, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("deleted turns: %w", err)
+	}
+	defer rows.Close()
+	var out map[int64]bool
+	for rows.Next() {
+		var q int64
+		if err := rows.Scan(&q); err != nil {
+			return nil, fmt.Errorf("deleted turns: %w", err)
+		}
+		if out == nil {
+			out = map[int64]bool{}
+		}
+		out[q] = true
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, args ...any) ([]memory.Episode, error) {
+	return queryOfChat(ctx, s, key, scanEpisode, query, args...)
+}
+
+// queryOfChat runs query over the read pool with the chat's row id as its
+// first parameter (ErrNotFound: no such chat) and scans every row: the
+// listings of a chat's episodes and facts.
+func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan func(scanner, string) (T, error), query string, args ...any) ([]T, error) {
+	pk, err := chatPK(ctx, s.rs.chatPK, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.query(ctx, query, append([]any{pk}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows, key.ChatID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Episodes pages the chat's episodes by from_seq.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? AND from_seq > ? ORDER BY from_seq LIMIT ?`, afterSeq, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: episodes: %w", err)
+	}
+	return eps, nil
+}
+
+// LatestEpisodes returns the newest n episodes in seq order.
+func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? ORDER BY from_seq DESC LIMIT ?`, sqlLimit(n))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: latest episodes: %w", err)
+	}
+	slices.Reverse(eps)
+	return eps, nil
+}
+
+// UnindexedEpisodeChats lists chats holding unindexed episodes.
+func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
+	chats, err := s.queryChats(ctx, `SELECT `+chatCols+` FROM chats
+		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE indexed = 0)
+		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
+	}
+	return chats, nil
+}
+
+// UnindexedEpisodes returns up to limit unindexed episodes of the chat.
+func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Episode, error) {
+	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
+		WHERE chat = ? AND indexed = 0 ORDER BY from_seq LIMIT ?`, sqlLimit(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: unindexed episodes: %w", err)
+	}
+	return eps, nil
+}
+
+// MarkEpisodesIndexed marks the chat's episodes with these ids indexed.
+func (s *Store) MarkEpisodesIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 1 WHERE chat = ? AND id = ?`, pk, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark episodes indexed: %w", err)
+	}
+	return nil
+}
+
+// ResetEpisodesIndexed marks every episode of every tenant unindexed.
+func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 0 WHERE indexed = 1`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: reset episodes indexed: %w", err)
+	}
+	return nil
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/contextd/contextd/index/qdrant"
 	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/jobs/budget"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -56,6 +57,9 @@ type App struct {
 	// none); the eval's retrieval probe ranks with it.
 	Retriever *rag.Retriever
 	Worker    *worker.Worker
+	// Budget is the tenants' daily LLM token budget, which every use of
+	// the model spends from.
+	Budget *budget.Daily
 	// Profiler merges changed chat summaries into users' profiles.
 	Profiler *worker.Profiler
 	Metrics  *metrics.Metrics
@@ -245,58 +249,66 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 }
 
 // wireWorkers builds the summariser (with the LLM when one is configured,
-// else extractive) and the profiler, and gives them to the service.
+// else extractive), the daily token budget every use of the model spends
+// from, the summary jobs and the profiler, and gives them to the service.
 func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	store, svc, tracer := a.Store, a.Service, a.Tracing.Tracer()
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
 	// merger is the LLM's profile merge (nil: the deterministic merge).
 	var merger worker.ProfileMerger
-	var cond *llmsum.Condenser
 	model, err := newLLM(cfg.LLM, "")
 	if err != nil {
 		return fmt.Errorf("llm: %w", err)
 	}
+	// The one daily budget: summaries and episodes, profile merges and
+	// condensing all spend from it.
+	a.Budget = &budget.Daily{Limit: cfg.LLM.DailyTokenBudget, OnSpend: a.Metrics.AddLLMTokens}
 	if model != nil {
 		model = telemetry.NewModel(model, tracer, gen(cfg.LLM.Provider, cfg.LLM.Model, cfg.LLM.BaseURL))
 		a.LLM = llmsum.NewHealth(model) // every use of the model goes through it
 		ls := llmsum.New(a.LLM, llmsum.Options{Timeout: cfg.LLM.Timeout, Fallback: ext, ModelName: cfg.LLM.Model, Logger: log.With("llm", cfg.LLM.Provider)})
 		summarizer, merger = ls, ls
-		cond = llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
+		cond := llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
+		cond.Budget = a.Budget
 		svc.Condenser = cond
 	}
-	a.Worker = &worker.Worker{
-		Store: store, Episodes: store, Facts: store, Profiles: store, Forget: store, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: a.owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
-		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
-		MinPending: minPending(cfg),
-		Prepare:    summaryInput(svc.Policy),
-		Tracer:     tracer,
-		OnJob:      a.countJob,
-	}
-	// A background write that finds the disk full marks storage full for
-	// /readyz, as a request's does.
-	a.Worker.OnWrite = svc.NoteWrite
+	env := &worker.Env{Summarizer: summarizer, Fallback: ext, Budget: a.Budget, Settings: workerSettings(cfg),
+		Prepare: summaryInput(svc.Policy), Logger: log.With("worker", "summary"), Tracer: tracer,
+		// A background write that finds the disk full marks storage full
+		// for /readyz, as a request's does.
+		OnWrite: svc.NoteWrite}
+	a.wireJobs(cfg, env)
 	if a.Indexer != nil {
 		a.Indexer.OnError = svc.NoteWrite
 	}
-	if a.Index != nil {
-		a.Worker.Erase = rag.Eraser{Index: a.Index}
-		a.Worker.OnDerived = a.Indexer.Kick // closed episodes and their facts are indexed at once
-	}
-	svc.Summaries, svc.Previews, svc.LLMEpisodes = a.Worker, a.Worker, summarizer.UsesLLM()
+	svc.Summaries, svc.LLMEpisodes = a.Worker, summarizer.UsesLLM()
+	svc.Previews = &worker.Previewer{Env: env, Store: store, Episodes: a.Worker.Episodes != nil}
 	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
-		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }}
+		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }, Budget: a.Budget}
 	if merger != nil { // an LLM: one merge call per change
 		a.Profiler.Merger, a.Profiler.Model = merger, cfg.LLM.Model
 	}
-	// Every use of the model spends from the one daily budget the worker keeps.
-	a.Profiler.Budget = a.Worker
-	if cond != nil {
-		cond.Budget = a.Worker
-	}
 	svc.ProfileDegraded = a.Profiler.LastDegraded
 	return nil
+}
+
+// wireJobs builds the summary jobs over env and the loop that runs them.
+func (a *App) wireJobs(cfg *config.Config, env *worker.Env) {
+	store := a.Store
+	closer := &worker.Closer{Env: env, Store: store, Facts: store}
+	a.Worker = &worker.Worker{Env: env, Store: store,
+		Summary:   &worker.Extender{Env: env, Store: store},
+		Episodes:  closer,
+		Rebuilder: &worker.Rebuilder{Env: env, Store: store, Episodes: closer, Profiles: store},
+		Owner:     a.owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
+		MinPending: minPending(cfg),
+		OnJob:      a.countJob,
+	}
+	if a.Index != nil {
+		a.Worker.Rebuilder.Erase = rag.Eraser{Index: a.Index}
+		env.OnDerived = a.Indexer.Kick // closed episodes and their facts are indexed at once
+	}
 }
 
 // wireArrivals builds the facts-on-arrival job: appends kick it, and what
@@ -309,11 +321,9 @@ func (a *App) wireArrivals(log *slog.Logger) {
 	a.Service.Arrivals = a.Arrivals
 }
 
-// countJob counts a summary job's outcome and LLM tokens.
+// countJob counts a summary job's outcome (the LLM tokens are counted by
+// the budget's OnSpend).
 func (a *App) countJob(ev worker.JobEvent) {
-	if ev.InTokens+ev.OutTokens > 0 {
-		a.Metrics.AddLLMTokens(ev.Tenant, ev.InTokens, ev.OutTokens)
-	}
 	if ev.Outcome != "" {
 		a.Metrics.SummaryJobs.WithLabelValues(ev.Outcome).Inc()
 	}
@@ -350,8 +360,8 @@ func (a *App) wireHTTP(cfg *config.Config, log *slog.Logger) {
 	a.Handler = api.NewHandler(deps)
 }
 
-// The worker previews lagging extractive summaries for the request path.
-var _ engine.Previewer = (*worker.Worker)(nil)
+// The Previewer previews lagging extractive summaries for the request path.
+var _ engine.Previewer = (*worker.Previewer)(nil)
 
 // summaryInput applies the agent's filters to the turns a summary reads, so
 // routing noise and agent labels stay out of summaries as they stay out of

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/contextd/contextd/derive/episodes"
@@ -56,35 +57,104 @@ type rootBase struct {
 	sum     memory.Summary
 }
 
-func (w *Worker) episodeStore(s Settings) (memory.EpisodeCloser, bool) {
-	if !s.Episodes.Enabled || !s.Persist || w.Episodes == nil {
-		return nil, false
-	}
-	return w.Episodes, true
+// CloserStore is what the Closer reads and writes: the chat's turns, its
+// summary chain and its episodes.
+type CloserStore interface {
+	ExtendStore
+	memory.EpisodeCloser
 }
 
-// extendEpisodes closes the episodes that ended in (last closed, upTo] and
-// writes the new root. It holds the chat's summary lease.
-func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
-	key := chat.Key()
-	cursor := chat.SummaryCursor
+// Closer is the summary job of the agents that keep episodes: it closes
+// the episodes that ended since the last one (one summariser call each),
+// supersedes the facts they update, and writes the root (root.go). The
+// Worker runs it under the chat's summary lease; the Rebuilder uses it to
+// summarise a rebuilt episode again.
+type Closer struct {
+	*Env
+	Store CloserStore
+	// Facts keeps the facts closed episodes carry (nil: a newer fact does
+	// not supersede an older one).
+	Facts memory.FactStore
+
+	mu    sync.Mutex
+	bases map[memory.ChatKey]rootBase
+	// credits are the chats' root credits (root.go): what their closed
+	// episodes left of twice their turns' tokens.
+	credits map[memory.ChatKey]rootCredit
+	tails   map[memory.ChatKey]tailSummary
+}
+
+// on reports whether the agent's chats keep episodes (a nil Closer: none).
+func (cl *Closer) on(s Settings) bool {
+	return cl != nil && s.Episodes.Enabled && s.Persist
+}
+
+// closing is what closing a chat's episodes did.
+type closing struct {
+	moved  bool             // another worker closed them first
+	lastTo int64            // the end of the last closed episode
+	open   []memory.Message // the turns after the last episode closed before
+	fresh  int              // how many episodes this pass closed
+	cost   jobCost
+}
+
+// extend closes the episodes that ended in (last closed, upTo] and writes
+// the new root. It holds the chat's summary lease.
+func (cl *Closer) extend(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, s Settings) (*memory.SummaryRecord, []string, error) {
+	key, cursor := chat.Key(), chat.SummaryCursor
 	upTo := chat.LastSeq - int64(s.RecentTurns)
-	latest, err := es.LatestEpisodes(ctx, key, 1)
+	stale := cl.Stale(chat.Agent, head)
+	c, err := cl.closeEpisodes(ctx, chat, s, upTo, stale)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case c == nil:
+		return head, nil, nil
+	case c.moved:
+		h, herr := cl.Store.SummaryHead(ctx, key)
+		return h, nil, herr
+	}
+	covered := max(upTo, cursor)
+	if covered == cursor && c.fresh == 0 && !stale {
+		return head, nil, nil
+	}
+	root, cursor, err := cl.root(ctx, chat, head, s, stale, cursor, covered, c)
 	if err != nil {
-		return nil, nil, fmt.Errorf("worker: last episode: %w", err)
+		return nil, nil, err
+	}
+	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
+	root.Stale, root.UpdatedAt = false, cl.Now().UTC()
+	// Whatever wrote it (the model, a fold, the tail's extractive summary
+	// beside them), the served root says each sentence once.
+	root.Narrative = extractive.UniqueSentences(root.Narrative)
+	stampModel(&root, cl.Summarizer.Name(), cl.Summarizer.PromptVersion(s.Prompts))
+	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
+	if covered > cursor {
+		rec.FromSeq, rec.ToSeq = cursor+1, covered
+	}
+	return cl.write(ctx, cl.Store, key, cursor, s, rec, c.cost.degraded, c.cost.calls, c.cost.in)
+}
+
+// closeEpisodes summarises and closes the episodes that ended in (last
+// closed, upTo], and supersedes the facts they update. It returns nil when
+// there is nothing to do (no turn to close nor to cover, the root current).
+func (cl *Closer) closeEpisodes(ctx context.Context, chat memory.Chat, s Settings, upTo int64, stale bool) (*closing, error) {
+	key := chat.Key()
+	latest, err := cl.Store.LatestEpisodes(ctx, key, 1)
+	if err != nil {
+		return nil, fmt.Errorf("worker: last episode: %w", err)
 	}
 	var lastTo int64
 	if len(latest) > 0 {
 		lastTo = latest[0].ToSeq
 	}
-	stale := w.Stale(chat.Agent, head)
-	if upTo <= cursor && upTo <= lastTo && !stale {
-		return head, nil, nil
+	if upTo <= chat.SummaryCursor && upTo <= lastTo && !stale {
+		return nil, nil
 	}
 	look := max(s.Episodes.Params.Lookback(), s.Episodes.Overlap)
-	all, err := w.readTurns(ctx, key, max(lastTo-int64(look), 0), chat.LastSeq)
+	all, err := readTurns(ctx, cl.Store, key, max(lastTo-int64(look), 0), chat.LastSeq)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cut := 0 // all[:cut] are before the cursor
 	for cut < len(all) && all[cut].Seq <= lastTo {
@@ -93,61 +163,48 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	prev, open := all[:cut], all[cut:]
 	spans := episodes.Cut(prev[max(0, len(prev)-s.Episodes.Params.Lookback()):], open, upTo, s.Episodes.Params)
 
-	fresh, cost, err := w.summariseSpans(ctx, chat, s, all, cut, spans)
+	fresh, cost, err := cl.summariseSpans(ctx, chat, s, all, cut, spans)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	degraded, in, calls := cost.degraded, cost.in, cost.calls
 	if len(fresh) > 0 {
-		if fresh, err = es.CloseEpisodes(ctx, key, lastTo, fresh); errors.Is(err, memory.ErrCursorMoved) {
-			h, herr := w.Store.SummaryHead(ctx, key) // another worker closed them first
-			return h, nil, herr
+		if fresh, err = cl.Store.CloseEpisodes(ctx, key, lastTo, fresh); errors.Is(err, memory.ErrCursorMoved) {
+			return &closing{moved: true}, nil
 		} else if err != nil {
-			return nil, nil, fmt.Errorf("worker: close episodes: %w", err)
+			return nil, fmt.Errorf("worker: close episodes: %w", err)
 		}
-		w.addCredit(chat, cost.credit)
-		if err := w.supersede(ctx, chat, fresh, all); err != nil {
-			w.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
+		cl.addCredit(chat, cost.credit)
+		if err := cl.supersede(ctx, chat, fresh, all); err != nil {
+			cl.Logger.Warn("supersede facts", "chat", key.ChatID, "err", err) // derived; retried with the next facts
 		}
-		w.derived() // after the supersede: one pass indexes the episodes, their facts and the facts they made stale
+		cl.derived() // after the supersede: one pass indexes the episodes, their facts and the facts they made stale
 	}
 	for _, ep := range fresh {
 		lastTo = ep.ToSeq
 	}
-	covered := max(upTo, cursor)
-	if covered == cursor && len(fresh) == 0 && !stale {
-		return head, nil, nil
-	}
-	var root memory.Summary
-	if !w.Summarizer.UsesLLM() {
-		// Without an LLM the root costs nothing to extend from the turns
-		// themselves, which keeps more of them than the episodes' gists.
-		if head, cursor, err = w.checkpoints(ctx, chat, w.Fallback, head, cursor, covered, s); err != nil {
-			return nil, nil, err
-		}
-		if root, err = w.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		r, err := w.llmRoot(ctx, es, chat, head, s, stale, lastTo, covered, open)
+	return &closing{lastTo: lastTo, open: open, fresh: len(fresh), cost: cost}, nil
+}
+
+// root is the chat's new root over (cursor, covered] and the cursor it
+// extends (checkpoints may move it): without an LLM extended extractively
+// from the turns themselves, which keeps more of them than the episodes'
+// gists; with one, llmRoot. The root's cost is added to c's.
+func (cl *Closer) root(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, s Settings, stale bool, cursor, covered int64, c *closing) (memory.Summary, int64, error) {
+	if !cl.Summarizer.UsesLLM() {
+		head, cursor, err := cl.checkpoints(ctx, cl.Store, chat, cl.Fallback, head, cursor, covered, s)
 		if err != nil {
-			return nil, nil, err
+			return memory.Summary{}, cursor, err
 		}
-		root = r.sum
-		degraded = addDegraded(degraded, r.degraded)
-		calls, in = calls+r.calls, in+r.in
+		root, err := cl.extractiveRoot(ctx, chat, head, cursor, covered, s.MaxTokens)
+		return root, cursor, err
 	}
-	root.CoveredFromSeq, root.CoveredToSeq = 1, covered
-	root.Stale, root.UpdatedAt = false, w.Now().UTC()
-	// Whatever wrote it (the model, a fold, the tail's extractive summary
-	// beside them), the served root says each sentence once.
-	root.Narrative = extractive.UniqueSentences(root.Narrative)
-	stampModel(&root, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
-	if covered > cursor {
-		rec.FromSeq, rec.ToSeq = cursor+1, covered
+	r, err := cl.llmRoot(ctx, chat, head, s, stale, c.lastTo, covered, c.open)
+	if err != nil {
+		return memory.Summary{}, cursor, err
 	}
-	return w.write(ctx, key, cursor, s, rec, degraded, calls, in)
+	c.cost.degraded = addDegraded(c.cost.degraded, r.degraded)
+	c.cost.calls, c.cost.in = c.cost.calls+r.calls, c.cost.in+r.in
+	return r.sum, cursor, nil
 }
 
 // jobCost is what a job's summariser calls cost, and the fallbacks taken.
@@ -163,14 +220,14 @@ type jobCost struct {
 // all[cut:]), each with the overlap turns before it as context, and
 // reports their cost. It fails when the work was abandoned (shutdown,
 // lease lost), so that nothing is closed.
-func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
+func (cl *Closer) summariseSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
 	var fresh []memory.Episode
 	var c jobCost
 	open := all[cut:]
 	for _, sp := range spans {
 		background.Yield()
 		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
-		ep, res, err := w.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
+		ep, res, err := cl.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
 		if err != nil {
 			return nil, c, err
 		}
@@ -178,7 +235,7 @@ func (w *Worker) summariseSpans(ctx context.Context, chat memory.Chat, s Setting
 		c.degraded = addDegraded(c.degraded, res.Degraded)
 		c.in, c.out, c.calls = c.in+res.InputTokens, c.out+res.OutputTokens, c.calls+res.Calls
 		c.credit += 2*contentTokens(open[sp.From:sp.To]) - res.InputTokens
-		w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens) // the budget holds between episodes
+		cl.Budget.Spend(chat.Tenant, res.InputTokens, res.OutputTokens) // the budget holds between episodes
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, c, fmt.Errorf("worker: episodes abandoned: %w", err)
@@ -218,18 +275,18 @@ func sumTurns(eps []memory.Episode) int64 {
 // extractiveRoot extends the head extractively with the turns in
 // (cursor, covered]: the running summary as it is without episodes (lists
 // in order of last reference, trimmed from the front at the cap).
-func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, cursor, covered int64, maxTokens int) (memory.Summary, error) {
+func (cl *Closer) extractiveRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord, cursor, covered int64, maxTokens int) (memory.Summary, error) {
 	var prev *memory.Summary
 	if head != nil {
 		p := head.Summary.Clone()
 		prev = &p
 	}
-	turns, err := w.readTurns(ctx, chat.Key(), cursor, covered)
+	turns, err := readTurns(ctx, cl.Store, chat.Key(), cursor, covered)
 	if err != nil {
 		return memory.Summary{}, err
 	}
-	if w.Prepare != nil && len(turns) > 0 {
-		turns = w.Prepare(chat.Agent, turns)
+	if cl.Prepare != nil && len(turns) > 0 {
+		turns = cl.Prepare(chat.Agent, turns)
 	}
 	if len(turns) == 0 {
 		if prev == nil {
@@ -237,7 +294,7 @@ func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *mem
 		}
 		return *prev, nil
 	}
-	res, err := w.Fallback.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
+	res, err := cl.Fallback.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns, Structured: true, MaxTokens: maxTokens})
 	if err != nil {
 		return memory.Summary{}, fmt.Errorf("worker: extractive root: %w", err)
 	}
@@ -247,10 +304,10 @@ func (w *Worker) extractiveRoot(ctx context.Context, chat memory.Chat, head *mem
 // withTail folds an extractive summary of the open tail, the turns in
 // (lastTo, covered], into base. The tail's summary is extended from the
 // last one when the tail only grew, so each tail turn is analysed once.
-func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.Message, lastTo, covered int64, maxTokens int) memory.Summary {
-	w.mu.Lock()
-	cached, ok := w.tails[chat.Key()]
-	w.mu.Unlock()
+func (cl *Closer) withTail(chat memory.Chat, base memory.Summary, turns []memory.Message, lastTo, covered int64, maxTokens int) memory.Summary {
+	cl.mu.Lock()
+	cached, ok := cl.tails[chat.Key()]
+	cl.mu.Unlock()
 	var prev *memory.Summary
 	from := lastTo
 	if ok && cached.created.Equal(chat.CreatedAt) && cached.from == lastTo && cached.to <= covered {
@@ -262,28 +319,28 @@ func (w *Worker) withTail(chat memory.Chat, base memory.Summary, turns []memory.
 			tail = append(tail, t)
 		}
 	}
-	if w.Prepare != nil && len(tail) > 0 {
-		tail = w.Prepare(chat.Agent, tail)
+	if cl.Prepare != nil && len(tail) > 0 {
+		tail = cl.Prepare(chat.Agent, tail)
 	}
 	sum := memory.Summary{}
 	if prev != nil {
 		sum = prev.Clone()
 	}
 	if len(tail) > 0 {
-		res, err := w.Fallback.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
+		res, err := cl.Fallback.Summarize(context.Background(), memory.SummarizeRequest{Prev: prev, Turns: tail, Structured: true, MaxTokens: maxTokens})
 		if err == nil {
 			sum = res.Summary
 		}
 	}
-	w.mu.Lock()
-	if w.tails == nil {
-		w.tails = map[memory.ChatKey]tailSummary{}
+	cl.mu.Lock()
+	if cl.tails == nil {
+		cl.tails = map[memory.ChatKey]tailSummary{}
 	}
-	if len(w.tails) > 10000 {
-		clear(w.tails)
+	if len(cl.tails) > 10000 {
+		clear(cl.tails)
 	}
-	w.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: sum.Clone()}
-	w.mu.Unlock()
+	cl.tails[chat.Key()] = tailSummary{created: chat.CreatedAt, from: lastTo, to: covered, sum: sum.Clone()}
+	cl.mu.Unlock()
 	if covered <= lastTo {
 		return base.Clone()
 	}
@@ -300,17 +357,17 @@ type tailSummary struct {
 // summariseEpisode summarises one episode with the summarizer when it can
 // (an LLM: one call), else — or when the tenant's daily budget is spent —
 // extractively.
-func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
+func (cl *Closer) summariseEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
 	ep := memory.Episode{FromSeq: turns[0].Seq, ToSeq: turns[len(turns)-1].Seq,
 		StartedAt: turns[0].CreatedAt, EndedAt: turns[len(turns)-1].CreatedAt}
-	ctx, span := w.episodeSpan(ctx, chat, ep)
+	ctx, span := cl.episodeSpan(ctx, chat, ep)
 	defer span.End()
-	own := w.summaryTurns(chat, turns)
-	ctxTurns = w.summaryTurns(chat, ctxTurns)
-	var sum memory.EpisodeSummarizer = w.Summarizer
+	own := cl.summaryTurns(chat, turns)
+	ctxTurns = cl.summaryTurns(chat, ctxTurns)
+	var sum memory.EpisodeSummarizer = cl.Summarizer
 	var extra []string
-	if w.budgetSpent(chat.Tenant, w.Summarizer) {
-		sum, extra = w.Fallback, []string{DegradedBudgetExhausted}
+	if cl.budgetSpent(chat.Tenant, cl.Summarizer) {
+		sum, extra = cl.Fallback, []string{DegradedBudgetExhausted}
 	}
 	var res memory.EpisodeResult
 	if len(own) > 0 {
@@ -329,43 +386,22 @@ func (w *Worker) summariseEpisode(ctx context.Context, chat memory.Chat, s Setti
 		ep.Facts = facts.ForChat(chat.Key(), facts.Extract(own))
 	}
 	if ep.Model == "" {
-		ep.Model, ep.PromptVersion = w.Fallback.Name(), w.Fallback.PromptVersion(memory.Prompts{})
+		ep.Model, ep.PromptVersion = cl.Fallback.Name(), cl.Fallback.PromptVersion(memory.Prompts{})
 	}
 	ep.Summary.CoveredFromSeq, ep.Summary.CoveredToSeq = ep.FromSeq, ep.ToSeq
 	return ep, res, nil
 }
 
-// readTurns returns the chat's turns in (after, upTo].
-func (w *Worker) readTurns(ctx context.Context, key memory.ChatKey, after, upTo int64) ([]memory.Message, error) {
-	var out []memory.Message
-	for after < upTo {
-		page, err := w.Store.Messages(ctx, key, after, int(min(upTo-after, 500)))
-		if err != nil {
-			return nil, fmt.Errorf("worker: messages: %w", err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		for _, m := range page {
-			if m.Seq <= upTo {
-				out = append(out, m)
-			}
-		}
-		after = page[len(page)-1].Seq
+func (cl *Closer) setBase(chat memory.Chat, to int64, sum memory.Summary) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.bases == nil {
+		cl.bases = map[memory.ChatKey]rootBase{}
 	}
-	return out, nil
-}
-
-func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.bases == nil {
-		w.bases = map[memory.ChatKey]rootBase{}
+	if len(cl.bases) > 10000 {
+		clear(cl.bases) // a cache: rebuilt from the store when missing
 	}
-	if len(w.bases) > 10000 {
-		clear(w.bases) // a cache: rebuilt from the store when missing
-	}
-	w.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: sum.Clone()}
+	cl.bases[chat.Key()] = rootBase{created: chat.CreatedAt, to: to, sum: sum.Clone()}
 }
 
 // supersede marks the chat's older facts that the fresh episodes' facts
@@ -373,8 +409,8 @@ func (w *Worker) setBase(chat memory.Chat, to int64, sum memory.Summary) {
 // questions of the episodes that the turns after them answer: an
 // episode's last question is open within it, though the next turn may
 // answer it (all are the turns read, in seq order).
-func (w *Worker) supersede(ctx context.Context, chat memory.Chat, fresh []memory.Episode, all []memory.Message) error {
-	if w.Facts == nil {
+func (cl *Closer) supersede(ctx context.Context, chat memory.Chat, fresh []memory.Episode, all []memory.Message) error {
+	if cl.Facts == nil {
 		return nil
 	}
 	key := chat.Key()
@@ -385,13 +421,25 @@ func (w *Worker) supersede(ctx context.Context, chat memory.Chat, fresh []memory
 		to = max(to, ep.ToSeq)
 		open = open || slices.ContainsFunc(ep.Facts, facts.IsOpenQuestion)
 	}
-	if _, err := facts.SupersedeStored(ctx, w.Facts, key, fs); err != nil { // with an LLM the profile comes from the summaries
+	if _, err := facts.SupersedeStored(ctx, cl.Facts, key, fs); err != nil { // with an LLM the profile comes from the summaries
 		return err
 	}
 	i, _ := slices.BinarySearchFunc(all, to+1, func(m memory.Message, seq int64) int { return cmp.Compare(m.Seq, seq) })
 	if !open || i == len(all) {
 		return nil
 	}
-	_, err := facts.SupersedeAnswered(ctx, w.Facts, key, w.summaryTurns(chat, all[i:]))
+	_, err := facts.SupersedeAnswered(ctx, cl.Facts, key, cl.summaryTurns(chat, all[i:]))
 	return err
+}
+
+// forget drops what the Closer remembers of the chat's summaries (a
+// deleted turn may be in them).
+func (cl *Closer) forget(key memory.ChatKey) {
+	if cl == nil {
+		return
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	delete(cl.bases, key)
+	delete(cl.tails, key)
 }

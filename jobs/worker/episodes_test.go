@@ -17,6 +17,7 @@ import (
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/derive/llmsum"
 	"github.com/contextd/contextd/derive/llmsum/llmtest"
+	"github.com/contextd/contextd/jobs/budget"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -291,7 +292,7 @@ func TestEpisodesDailyBudget(t *testing.T) {
 	st := openStore(t)
 	s := episodeSettings()
 	w := newWorker(st, sum, "w1", func() Settings { return s })
-	w.DailyTokenBudget = 1000
+	w.Budget = &budget.Daily{Limit: 1000}
 	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(120)}); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,8 @@ func TestEveryCallIsCounted(t *testing.T) {
 	s := episodeSettings()
 	w := newWorker(st, sum, "w1", func() Settings { return s })
 	var counted int
-	w.OnJob = func(ev JobEvent) { counted += ev.InTokens + ev.OutTokens }
+	b := &budget.Daily{OnSpend: func(_ string, in, out int) { counted += in + out }}
+	w.Budget = b
 	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: topicTurns(100)}); err != nil {
 		t.Fatal(err)
 	}
@@ -389,8 +391,8 @@ func TestEveryCallIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := len(srv.Requests())
-	if calls < 2 || counted != 110*calls || w.TokensUsedToday(chatKey.Tenant) != int64(110*calls) {
-		t.Errorf("%d calls of 110 tokens: counted %d, budget %d", calls, counted, w.TokensUsedToday(chatKey.Tenant))
+	if calls < 2 || counted != 110*calls || b.UsedToday(chatKey.Tenant) != int64(110*calls) {
+		t.Errorf("%d calls of 110 tokens: counted %d, budget %d", calls, counted, b.UsedToday(chatKey.Tenant))
 	}
 }
 
@@ -401,7 +403,7 @@ func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	w := newWorker(st, extractive.New(), "w1", episodeSettings)
-	w.Facts = st
+	w.Episodes.Facts = st
 	t0 := time.Date(2023, 5, 3, 9, 0, 0, 0, time.UTC)
 	turns := []memory.Message{
 		{Role: memory.RoleUser, Content: "How far is Hakone from Tokyo by train?", CreatedAt: t0},
@@ -419,7 +421,7 @@ func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
 	if _, err := st.AddFacts(ctx, chatKey, ep.Facts); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.supersede(ctx, res.Chat, []memory.Episode{ep}, stored); err != nil {
+	if err := w.Episodes.supersede(ctx, res.Chat, []memory.Episode{ep}, stored); err != nil {
 		t.Fatal(err)
 	}
 	fs, _ := st.Facts(ctx, chatKey, 0, 0, true)

@@ -25,7 +25,7 @@ func TestDeletedTurnKeepsWhatElseIsSaid(t *testing.T) {
 		s.RecentTurns, s.TriggerTurns = 2, 4
 		return s
 	})
-	w.Forget, w.Profiles = st, st
+	rebuilding(w, st, nil, st)
 	p := &Profiler{Store: st, Cooldown: time.Nanosecond}
 	says := []string{"My sister Marta lives in Porto.", "Noted.", "My dog Biscuit is allergic to chicken.", "Got it.",
 		"I prefer window seats on Zanzibar Air flights.", "Noted too.",

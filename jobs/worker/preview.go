@@ -3,20 +3,21 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
 
-// Preview is how the request path gets a current extractive summary
-// without doing the worker's job: it computes, in memory, what the head
-// will be once the worker extends it over (cursor, last_seq-RecentTurns],
-// and never takes the lease nor writes. Writing from a request queued it
-// behind the single SQLite writer (appends, the indexer, the worker's own
-// batches): that wait, not the summarising, was the read path's tail right
-// after an import. The worker is kicked and persists the extension as
-// usual, under its lease.
+// Previewer is how the request path gets a current extractive summary
+// without doing the Extender's job (engine.Previewer): it computes, in
+// memory, what the head will be once the Worker extends it over (cursor,
+// last_seq-RecentTurns], and never takes the lease nor writes. Writing
+// from a request queued it behind the single SQLite writer (appends, the
+// indexer, the worker's own batches): that wait, not the summarising, was
+// the read path's tail right after an import. The Worker is kicked and
+// persists the extension as usual, under its lease.
 //
 // Previews are kept per chat and extended from the last one when only new
 // turns arrived, so each turn is analysed about once on the read side
@@ -24,14 +25,27 @@ import (
 // everything that changes what the head would be (the chat's creation,
 // its cursor, its deletion mark), so a re-created chat, a worker's write
 // or a forgotten message makes it start over.
-//
-// It returns nil when the summary does not lag, the agent's summariser is
-// an LLM (its summaries stay in the background) or the agent keeps no
-// summary.
-func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord) (*memory.SummaryRecord, error) {
-	w.init()
-	s := w.settings(chat.Agent)
-	if !w.InlineFor(chat.Agent) || !s.Persist {
+type Previewer struct {
+	// Env is the Worker's: the same summariser, settings and filters, and
+	// its Kick.
+	*Env
+	Store turnReader
+	// Episodes: the Worker closes episodes (it has a Closer), so the
+	// summary of an agent that keeps them is a root covering the chat
+	// from its start.
+	Episodes bool
+
+	mu       sync.Mutex
+	previews map[memory.ChatKey]preview
+}
+
+// Preview returns nil when the summary does not lag, the agent's
+// summariser is an LLM (its summaries stay in the background) or the agent
+// keeps no summary.
+func (p *Previewer) Preview(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord) (*memory.SummaryRecord, error) {
+	p.init()
+	s := p.settings(chat.Agent)
+	if !p.InlineFor(chat.Agent) || !s.Persist {
 		return nil, nil
 	}
 	cursor := chat.SummaryCursor
@@ -40,11 +54,11 @@ func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.Sum
 		return nil, nil
 	}
 	pk := previewKey{created: chat.CreatedAt, cursor: cursor, dirty: chat.DirtyMark}
-	prev, from := w.previewBase(chat.Key(), pk, head)
+	prev, from := p.previewBase(chat.Key(), pk, head)
 	if from >= upTo {
-		return w.previewAt(chat.Key(), pk, upTo)
+		return p.previewAt(chat.Key(), pk, upTo)
 	}
-	turns, err := w.readTurns(ctx, chat.Key(), from, upTo)
+	turns, err := readTurns(ctx, p.Store, chat.Key(), from, upTo)
 	if err != nil {
 		return nil, err
 	}
@@ -52,34 +66,34 @@ func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.Sum
 		return nil, nil
 	}
 	last := turns[len(turns)-1].Seq
-	if w.Prepare != nil {
-		turns = w.Prepare(chat.Agent, turns)
+	if p.Prepare != nil {
+		turns = p.Prepare(chat.Agent, turns)
 	}
 	sum := memory.Summary{}
 	if prev != nil {
 		sum = prev.Clone()
 	}
 	if len(turns) > 0 {
-		res, err := w.Summarizer.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns,
+		res, err := p.Summarizer.Summarize(ctx, memory.SummarizeRequest{Chat: chat, Prev: prev, Turns: turns,
 			Prompts: s.Prompts, Model: s.Model, Structured: s.Structured || s.Episodes.Enabled, MaxTokens: s.MaxTokens})
 		if err != nil {
 			return nil, fmt.Errorf("worker: preview: %w", err)
 		}
 		sum = res.Summary
 	}
-	sum.CoveredToSeq, sum.Stale, sum.UpdatedAt = last, false, w.Now().UTC()
+	sum.CoveredToSeq, sum.Stale, sum.UpdatedAt = last, false, p.Now().UTC()
 	switch {
-	case s.Episodes.Enabled && w.Episodes != nil:
+	case s.Episodes.Enabled && p.Episodes:
 		sum.CoveredFromSeq = 1 // the root covers the chat from its start
 	case head != nil && head.CoveredFromSeq > 0:
 		sum.CoveredFromSeq = head.CoveredFromSeq
 	case sum.CoveredFromSeq == 0:
 		sum.CoveredFromSeq = cursor + 1
 	}
-	stampModel(&sum, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
+	stampModel(&sum, p.Summarizer.Name(), p.Summarizer.PromptVersion(s.Prompts))
 	rec := memory.SummaryRecord{Summary: sum, TokenCount: extractive.Tokens(sum), FromSeq: cursor + 1, ToSeq: last}
-	w.keepPreview(chat.Key(), pk, rec)
-	w.Kick() // the worker persists it (or its own equivalent) under the lease
+	p.keepPreview(chat.Key(), pk, rec)
+	p.Kick() // the worker persists it (or its own equivalent) under the lease
 	out := rec
 	out.Summary = rec.Summary.Clone()
 	return &out, nil
@@ -107,13 +121,13 @@ type preview struct {
 // previewBase returns the summary to extend and the seq after which turns
 // are still to be analysed: the chat's last preview when it was computed
 // from the same state, else the head at the cursor.
-func (w *Worker) previewBase(key memory.ChatKey, pk previewKey, head *memory.SummaryRecord) (*memory.Summary, int64) {
-	w.mu.Lock()
-	p, ok := w.previews[key]
-	w.mu.Unlock()
-	if ok && p.key.same(pk) {
-		sum := p.rec.Summary.Clone()
-		return &sum, p.rec.ToSeq
+func (p *Previewer) previewBase(key memory.ChatKey, pk previewKey, head *memory.SummaryRecord) (*memory.Summary, int64) {
+	p.mu.Lock()
+	pv, ok := p.previews[key]
+	p.mu.Unlock()
+	if ok && pv.key.same(pk) {
+		sum := pv.rec.Summary.Clone()
+		return &sum, pv.rec.ToSeq
 	}
 	if head == nil || head.CoveredToSeq != pk.cursor {
 		return nil, pk.cursor
@@ -123,36 +137,23 @@ func (w *Worker) previewBase(key memory.ChatKey, pk previewKey, head *memory.Sum
 }
 
 // previewAt returns the kept preview when it already covers upTo.
-func (w *Worker) previewAt(key memory.ChatKey, pk previewKey, upTo int64) (*memory.SummaryRecord, error) {
-	w.mu.Lock()
-	p, ok := w.previews[key]
-	w.mu.Unlock()
-	if !ok || !p.key.same(pk) || p.rec.ToSeq < upTo {
+func (p *Previewer) previewAt(key memory.ChatKey, pk previewKey, upTo int64) (*memory.SummaryRecord, error) {
+	p.mu.Lock()
+	pv, ok := p.previews[key]
+	p.mu.Unlock()
+	if !ok || !pv.key.same(pk) || pv.rec.ToSeq < upTo {
 		return nil, nil
 	}
-	out := p.rec
-	out.Summary = p.rec.Summary.Clone()
+	out := pv.rec
+	out.Summary = pv.rec.Summary.Clone()
 	return &out, nil
 }
 
-func (w *Worker) keepPreview(key memory.ChatKey, pk previewKey, rec memory.SummaryRecord) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.previews == nil || len(w.previews) >= previewCacheChats {
-		w.previews = map[memory.ChatKey]preview{} // a cache: recomputed when missing
+func (p *Previewer) keepPreview(key memory.ChatKey, pk previewKey, rec memory.SummaryRecord) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.previews == nil || len(p.previews) >= previewCacheChats {
+		p.previews = map[memory.ChatKey]preview{} // a cache: recomputed when missing
 	}
-	w.previews[key] = preview{key: pk, rec: rec}
-}
-
-// stampModel names who wrote sum: the summariser that did, as it said
-// (the extractive fallback of an LLM that failed says "extractive", so an
-// operator can find what to redo once the LLM is back), else the worker's
-// summariser.
-func stampModel(sum *memory.Summary, model, promptVersion string) {
-	if sum.Model == "" {
-		sum.Model = model
-	}
-	if sum.PromptVersion == "" || sum.Model == model {
-		sum.PromptVersion = promptVersion
-	}
+	p.previews[key] = preview{key: pk, rec: rec}
 }

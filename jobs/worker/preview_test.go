@@ -33,9 +33,10 @@ func TestPreviewWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	w := extractiveWorker(st)
+	p := previewer(w)
 	appendTurns(t, st, chatKey, 60)
 
-	rec, err := w.Preview(ctx, chatNow(t, st), nil)
+	rec, err := p.Preview(ctx, chatNow(t, st), nil)
 	if err != nil || rec == nil {
 		t.Fatalf("preview = %v, %v; want a record", rec, err)
 	}
@@ -66,6 +67,7 @@ func TestPreviewFollowsTheChat(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	w := extractiveWorker(st)
+	p := previewer(w)
 	appendTurns(t, st, chatKey, 30)
 	for _, tc := range []struct {
 		name   string
@@ -89,7 +91,7 @@ func TestPreviewFollowsTheChat(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := w.Preview(ctx, chat, head)
+			rec, err := p.Preview(ctx, chat, head)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,6 +111,7 @@ func TestPreviewForgetsDeletedMessage(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	w := extractiveWorker(st)
+	p := previewer(w)
 	var msgs []memory.Message
 	for i := 1; i <= 30; i++ {
 		text := fmt.Sprintf("turn %d: we planned the Lisbon rollout for service %d.", i, i%3)
@@ -120,7 +123,7 @@ func TestPreviewForgetsDeletedMessage(t *testing.T) {
 	if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, Agent: "a", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := w.Preview(ctx, chatNow(t, st), nil)
+	rec, err := p.Preview(ctx, chatNow(t, st), nil)
 	if err != nil || rec == nil {
 		t.Fatalf("preview = %v, %v", rec, err)
 	}
@@ -130,7 +133,7 @@ func TestPreviewForgetsDeletedMessage(t *testing.T) {
 	if _, err := st.DeleteMessage(ctx, chatKey, "m5"); err != nil {
 		t.Fatal(err)
 	}
-	rec, err = w.Preview(ctx, chatNow(t, st), nil)
+	rec, err = p.Preview(ctx, chatNow(t, st), nil)
 	if err != nil || rec == nil {
 		t.Fatalf("preview = %v, %v", rec, err)
 	}
@@ -143,8 +146,9 @@ func TestPreviewForgetsDeletedMessage(t *testing.T) {
 func TestNoPreviewWithLLM(t *testing.T) {
 	st := openStore(t)
 	w := newWorker(st, &fakeSum{}, "w1", baseSettings)
+	p := previewer(w)
 	appendTurns(t, st, chatKey, 60)
-	if rec, err := w.Preview(context.Background(), chatNow(t, st), nil); rec != nil || err != nil {
+	if rec, err := p.Preview(context.Background(), chatNow(t, st), nil); rec != nil || err != nil {
 		t.Fatalf("preview with an LLM = %v, %v; want none", rec, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/derive/llmsum"
 	"github.com/contextd/contextd/derive/llmsum/llmtest"
+	"github.com/contextd/contextd/jobs/budget"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -93,8 +94,8 @@ func TestProfilerSpendsTheBudget(t *testing.T) {
 		PromptTokens: 300, CompletionTokens: 20}))
 	merger := llmsum.New(srv.Model(t, "m"), llmsum.Options{ModelName: "m", MaxRetries: -1, Timeout: 5 * time.Second})
 	var tokens int
-	w := &Worker{DailyTokenBudget: 500, OnJob: func(ev JobEvent) { tokens += ev.InTokens + ev.OutTokens }}
-	p := &Profiler{Store: st, Merger: merger, Model: "m", Budget: w, Cooldown: time.Nanosecond}
+	b := &budget.Daily{Limit: 500, OnSpend: func(_ string, in, out int) { tokens += in + out }}
+	p := &Profiler{Store: st, Merger: merger, Model: "m", Budget: b, Cooldown: time.Nanosecond}
 	key := memory.ChatKey{Tenant: "t", ChatID: "c1"}
 	if _, err := st.Append(ctx, memory.AppendRequest{Chat: key, UserID: "alice", Messages: topicTurns(5)}); err != nil {
 		t.Fatal(err)
@@ -113,8 +114,8 @@ func TestProfilerSpendsTheBudget(t *testing.T) {
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("%d merge calls, want 2 (320 + 320 tokens pass the 500 budget)", n)
 	}
-	if tokens != 640 || w.TokensUsedToday("t") != 640 {
-		t.Errorf("counted %d tokens (worker: %d), want 640", tokens, w.TokensUsedToday("t"))
+	if tokens != 640 || b.UsedToday("t") != 640 {
+		t.Errorf("counted %d tokens (budget: %d), want 640", tokens, b.UsedToday("t"))
 	}
 	if d := p.LastDegraded("t", "alice"); !slices.Contains(d, DegradedBudgetExhausted) {
 		t.Errorf("degraded %v, want %s", d, DegradedBudgetExhausted)

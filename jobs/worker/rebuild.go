@@ -39,6 +39,46 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
+// RebuildStore is what the Rebuilder reads and writes: the chats and
+// their turns, the marks deleted messages left, and the rebuilt episodes
+// and summaries.
+type RebuildStore interface {
+	turnReader
+	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
+	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error)
+	PendingForgets(ctx context.Context, limit int) ([]memory.Forget, error)
+	ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) error
+	EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error)
+	RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error
+	CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
+	RebuildSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error
+}
+
+// ProfileEditor is what the Rebuilder does to the profiles a deleted turn
+// fed: it removes the items sourced from it and has the profiler merge
+// their chats again.
+type ProfileEditor interface {
+	Profile(ctx context.Context, tenant, userID string) (memory.ProfileState, int64, error)
+	SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error
+	RemergeProfile(ctx context.Context, key memory.ChatKey) error
+}
+
+// Rebuilder is the job that works off the marks deleted messages left
+// (see above). The Worker lists its work and runs it per chat under the
+// chat's summary lease, before any extension of the chat.
+type Rebuilder struct {
+	*Env
+	Store RebuildStore
+	// Episodes summarises rebuilt episodes again (nil: no episodes are
+	// kept; default: the Worker's).
+	Episodes *Closer
+	// Erase deletes a forgotten turn's vectors (nil: no index).
+	Erase PointEraser
+	// Profiles loses the profile items sourced from a forgotten turn (nil:
+	// no profiles).
+	Profiles ProfileEditor
+}
+
 // PointEraser removes from the vector index what a deleted turn left
 // there (rag.Eraser): its own points, and an episode's before it is
 // rebuilt (the old summaries).
@@ -50,52 +90,22 @@ type PointEraser interface {
 // rebuildBatch bounds the marks one pass reads.
 const rebuildBatch = 50
 
-// Rebuild works off the marks deleted messages left (see above) for every
-// chat it finds them in, and reports how many chats it finished. A chat
-// whose lease another worker holds is left to it; the errors of the others
-// are returned joined. Without Forget it does nothing.
-func (w *Worker) Rebuild(ctx context.Context) (int, error) {
-	if w.Forget == nil {
-		return 0, nil
-	}
-	w.init()
-	keys, forgets, err := w.rebuildWork(ctx)
-	if err != nil {
-		return 0, err
-	}
-	done := 0
-	var errs []error
-	for _, k := range keys {
-		err := w.withLease(ctx, k, func(ctx context.Context) error { return w.rebuildLeased(ctx, k, forgets[k]) })
-		switch {
-		case ctx.Err() != nil:
-			return done, errors.Join(errs...)
-		case errors.Is(err, ErrLeaseHeld), errors.Is(err, memory.ErrNotFound):
-		case err != nil:
-			errs = append(errs, fmt.Errorf("rebuild %s/%s: %w", k.Tenant, k.ChatID, err))
-		default:
-			done++
-		}
-	}
-	return done, errors.Join(errs...)
-}
-
 // rebuildWork lists the chats holding marks, with their Forget rows. A
 // dirty summary is a mark of its own: an extension over a turn deleted
 // before the summariser read it marks the summary dirty too (the store
 // cannot tell when the turn went), with no episode or Forget row behind
 // it, and the chat may have nothing left to summarise.
-func (w *Worker) rebuildWork(ctx context.Context) ([]memory.ChatKey, map[memory.ChatKey][]memory.Forget, error) {
-	eps, err := w.Forget.EpisodesToRebuild(ctx, rebuildBatch)
+func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.ChatKey][]memory.Forget, error) {
+	eps, err := r.Store.EpisodesToRebuild(ctx, rebuildBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: episodes to rebuild: %w", err)
 	}
-	fs, err := w.Forget.PendingForgets(ctx, rebuildBatch)
+	fs, err := r.Store.PendingForgets(ctx, rebuildBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: pending forgets: %w", err)
 	}
 	// No backlog reaches MaxInt64: only the dirty chats are listed.
-	dirty, err := w.Store.ListSummaryWork(ctx, math.MaxInt64, rebuildBatch)
+	dirty, err := r.Store.ListSummaryWork(ctx, math.MaxInt64, rebuildBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: dirty summaries: %w", err)
 	}
@@ -120,95 +130,49 @@ func (w *Worker) rebuildWork(ctx context.Context) ([]memory.ChatKey, map[memory.
 	return keys, forgets, nil
 }
 
-// withLease runs fn under the chat's summary lease, renewed while it runs
-// (ErrLeaseHeld when another job holds it).
-func (w *Worker) withLease(ctx context.Context, key memory.ChatKey, fn func(context.Context) error) error {
-	lease, err := memory.TakeLease(ctx, w.Store, key, memory.LeaseSummary, w.Owner, w.Lease)
-	if err != nil {
-		return fmt.Errorf("worker: lease: %w", err)
-	}
-	if lease == nil {
-		return ErrLeaseHeld
-	}
-	defer w.startJob(key)()
-	defer func() {
-		if err := lease.Release(ctx); err != nil {
-			w.Logger.Warn("release summary lease", "chat", key.ChatID, "err", err)
-		}
-	}()
-	work, stop := lease.Keep(ctx)
-	defer stop()
-	return fn(work)
-}
-
 // rebuildLeased rebuilds the chat's marked episodes, then its summary when
 // dirty, then does its Forget rows. It holds the chat's summary lease.
-func (w *Worker) rebuildLeased(ctx context.Context, key memory.ChatKey, forgets []memory.Forget) error {
-	chat, err := w.Store.Chat(ctx, key)
+func (r *Rebuilder) rebuild(ctx context.Context, key memory.ChatKey, forgets []memory.Forget) error {
+	chat, err := r.Store.Chat(ctx, key)
 	if err != nil {
 		return fmt.Errorf("worker: chat: %w", err)
 	}
-	s := w.settings(chat.Agent)
-	w.forgetCaches(key) // they may hold what the deleted turn said
+	s := r.settings(chat.Agent)
+	r.Episodes.forget(key) // they may hold what the deleted turn said
 	// The points go first: once the summary is clean, the read path
 	// trusts the chat's hits.
 	for _, f := range forgets {
-		if err := w.eraseTurn(ctx, f); err != nil {
+		if err := r.eraseTurn(ctx, f); err != nil {
 			return err
 		}
 	}
-	if err := w.rebuildEpisodes(ctx, chat, s); err != nil {
+	if err := r.rebuildEpisodes(ctx, chat, s); err != nil {
 		return err
 	}
-	if chat, err = w.Store.Chat(ctx, key); err != nil {
+	if chat, err = r.Store.Chat(ctx, key); err != nil {
 		return fmt.Errorf("worker: chat: %w", err)
 	}
 	if chat.SummaryDirty {
-		if err := w.rebuildSummary(ctx, chat, s); err != nil {
+		if err := r.rebuildSummary(ctx, chat, s); err != nil {
 			return err
 		}
 	}
 	for _, f := range forgets {
-		if err := w.forgetTurn(ctx, f); err != nil {
+		if err := r.forgetTurn(ctx, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// rebuildIfDirty rebuilds a dirty chat before an extension continues its
-// chain (a summariser that read a turn before it was deleted leaves the
-// summary dirty without a Forget row). It holds the chat's lease.
-func (w *Worker) rebuildIfDirty(ctx context.Context, key memory.ChatKey) error {
-	if w.Forget == nil {
-		return nil
-	}
-	chat, err := w.Store.Chat(ctx, key)
-	if err != nil {
-		return fmt.Errorf("worker: chat: %w", err)
-	}
-	if !chat.SummaryDirty {
-		return nil
-	}
-	return w.rebuildLeased(ctx, key, nil)
-}
-
-// forgetCaches drops what this process remembers of the chat's summaries.
-func (w *Worker) forgetCaches(key memory.ChatKey) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.bases, key)
-	delete(w.tails, key)
-}
-
 // rebuildEpisodes summarises again each of the chat's episodes marked for
 // rebuild, from its remaining turns.
-func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settings) error {
-	if w.Episodes == nil {
+func (r *Rebuilder) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settings) error {
+	if r.Episodes == nil {
 		return nil
 	}
-	defer w.derived() // rebuilt episodes (and their facts) are indexed again
-	eps, err := w.Episodes.Episodes(ctx, chat.Key(), 0, 0)
+	defer r.derived() // rebuilt episodes (and their facts) are indexed again
+	eps, err := r.Episodes.Store.Episodes(ctx, chat.Key(), 0, 0)
 	if err != nil {
 		return fmt.Errorf("worker: episodes: %w", err)
 	}
@@ -221,17 +185,17 @@ func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settin
 			// as context (episode_overlap): it may say what a deleted one
 			// said. It goes first: ep's mark keeps the work until both
 			// are done.
-			read, err := w.deletedIn(ctx, chat.Key(), max(ep.FromSeq-1, ep.ToSeq-int64(s.Episodes.Overlap)), ep.ToSeq)
+			read, err := r.deletedIn(ctx, chat.Key(), max(ep.FromSeq-1, ep.ToSeq-int64(s.Episodes.Overlap)), ep.ToSeq)
 			if err != nil {
 				return err
 			}
 			if read {
-				if err := w.rebuildEpisode(ctx, chat, s, eps[i+1]); err != nil {
+				if err := r.rebuildEpisode(ctx, chat, s, eps[i+1]); err != nil {
 					return err
 				}
 			}
 		}
-		if err := w.rebuildEpisode(ctx, chat, s, ep); err != nil {
+		if err := r.rebuildEpisode(ctx, chat, s, ep); err != nil {
 			return err
 		}
 	}
@@ -239,8 +203,8 @@ func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settin
 }
 
 // deletedIn reports whether a turn in (after, upTo] is a tombstone.
-func (w *Worker) deletedIn(ctx context.Context, key memory.ChatKey, after, upTo int64) (bool, error) {
-	turns, err := w.readTurns(ctx, key, after, upTo)
+func (r *Rebuilder) deletedIn(ctx context.Context, key memory.ChatKey, after, upTo int64) (bool, error) {
+	turns, err := readTurns(ctx, r.Store, key, after, upTo)
 	if err != nil {
 		return false, err
 	}
@@ -250,13 +214,13 @@ func (w *Worker) deletedIn(ctx context.Context, key memory.ChatKey, after, upTo 
 // rebuildEpisode writes ep's summaries and facts anew from its turns (the
 // tombstones left out), keeping its range; the mark it read clears Rebuild
 // unless another turn of it was deleted meanwhile.
-func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Settings, ep memory.Episode) error {
+func (r *Rebuilder) rebuildEpisode(ctx context.Context, chat memory.Chat, s Settings, ep memory.Episode) error {
 	key := chat.Key()
-	turns, err := w.readTurns(ctx, key, ep.FromSeq-1, ep.ToSeq)
+	turns, err := readTurns(ctx, r.Store, key, ep.FromSeq-1, ep.ToSeq)
 	if err != nil {
 		return err
 	}
-	ctxTurns, err := w.readTurns(ctx, key, max(0, ep.FromSeq-1-int64(s.Episodes.Overlap)), ep.FromSeq-1)
+	ctxTurns, err := readTurns(ctx, r.Store, key, max(0, ep.FromSeq-1-int64(s.Episodes.Overlap)), ep.FromSeq-1)
 	if err != nil {
 		return err
 	}
@@ -264,45 +228,45 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 		Model: extractive.Name, PromptVersion: extractive.PromptVersion}
 	var res memory.EpisodeResult
 	if len(turns) > 0 {
-		if fresh, res, err = w.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {
+		if fresh, res, err = r.Episodes.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {
 			return err
 		}
-		w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
+		r.Budget.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
 	}
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: episode rebuild abandoned: %w", err)
 	}
-	if w.Erase != nil {
-		if err := w.Erase.EraseEpisode(ctx, key, ep); err != nil {
+	if r.Erase != nil {
+		if err := r.Erase.EraseEpisode(ctx, key, ep); err != nil {
 			return err
 		}
 	}
 	out := ep
 	out.Short, out.Summary, out.Model, out.PromptVersion, out.Facts = fresh.Short, fresh.Summary, fresh.Model, fresh.PromptVersion, res.Facts
-	if err := w.Forget.RebuildEpisode(ctx, key, out); err != nil {
+	if err := r.Store.RebuildEpisode(ctx, key, out); err != nil {
 		return fmt.Errorf("worker: rebuild episode %d..%d: %w", ep.FromSeq, ep.ToSeq, err)
 	}
-	w.Logger.Debug("episode rebuilt", "tenant", key.Tenant, "chat", key.ChatID, "from", ep.FromSeq, "to", ep.ToSeq, "calls", res.Calls)
+	r.Logger.Debug("episode rebuilt", "tenant", key.Tenant, "chat", key.ChatID, "from", ep.FromSeq, "to", ep.ToSeq, "calls", res.Calls)
 	return nil
 }
 
 // eraseTurn deletes the forgotten turn's points.
-func (w *Worker) eraseTurn(ctx context.Context, f memory.Forget) error {
-	if w.Erase == nil {
+func (r *Rebuilder) eraseTurn(ctx context.Context, f memory.Forget) error {
+	if r.Erase == nil {
 		return nil
 	}
-	return w.Erase.EraseTurn(ctx, f)
+	return r.Erase.EraseTurn(ctx, f)
 }
 
 // forgetTurn removes the profile items sourced from the forgotten turn
 // (its points are gone already), then drops the Forget row.
-func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
-	if w.Profiles != nil && f.UserID != "" {
-		if err := w.forgetInProfile(ctx, f); err != nil {
+func (r *Rebuilder) forgetTurn(ctx context.Context, f memory.Forget) error {
+	if r.Profiles != nil && f.UserID != "" {
+		if err := r.forgetInProfile(ctx, f); err != nil {
 			return err
 		}
 	}
-	if err := w.Forget.ForgetDone(ctx, f.Chat, f.Seq); err != nil {
+	if err := r.Store.ForgetDone(ctx, f.Chat, f.Seq); err != nil {
 		return fmt.Errorf("worker: forget done: %w", err)
 	}
 	return nil
@@ -315,10 +279,10 @@ func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
 // again what still holds. The request path may have removed the items
 // already (Service.forgetNow, which re-merges their other chats): the
 // chat's own summary is merged again in any case.
-func (w *Worker) forgetInProfile(ctx context.Context, f memory.Forget) error {
+func (r *Rebuilder) forgetInProfile(ctx context.Context, f memory.Forget) error {
 	chats := []string{f.Chat.ChatID}
 	for attempt := 0; ; attempt++ {
-		st, v, err := w.Profiles.Profile(ctx, f.Chat.Tenant, f.UserID)
+		st, v, err := r.Profiles.Profile(ctx, f.Chat.Tenant, f.UserID)
 		if err != nil {
 			return fmt.Errorf("worker: profile: %w", err)
 		}
@@ -329,7 +293,7 @@ func (w *Worker) forgetInProfile(ctx context.Context, f memory.Forget) error {
 		if len(gone) == 0 {
 			break
 		}
-		err = w.Profiles.SaveProfile(ctx, f.Chat.Tenant, f.UserID, st, v)
+		err = r.Profiles.SaveProfile(ctx, f.Chat.Tenant, f.UserID, st, v)
 		if err == nil {
 			chats = append(chats, memory.SourceChats(gone)...)
 			break
@@ -338,11 +302,11 @@ func (w *Worker) forgetInProfile(ctx context.Context, f memory.Forget) error {
 			return fmt.Errorf("worker: save profile: %w", err)
 		}
 	}
-	return remerge(ctx, w.Profiles, f.Chat.Tenant, chats)
+	return remerge(ctx, r.Profiles, f.Chat.Tenant, chats)
 }
 
 // remerge makes the chats' summaries profile work again (each once).
-func remerge(ctx context.Context, ps memory.ProfileStore, tenant string, chats []string) error {
+func remerge(ctx context.Context, ps ProfileEditor, tenant string, chats []string) error {
 	slices.Sort(chats)
 	for _, c := range slices.Compact(chats) {
 		if err := ps.RemergeProfile(ctx, memory.ChatKey{Tenant: tenant, ChatID: c}); err != nil {
@@ -350,15 +314,4 @@ func remerge(ctx context.Context, ps memory.ProfileStore, tenant string, chats [
 		}
 	}
 	return nil
-}
-
-// alive leaves the tombstones out.
-func alive(turns []memory.Message) []memory.Message {
-	out := make([]memory.Message, 0, len(turns))
-	for _, t := range turns {
-		if !t.Deleted {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -55,7 +55,7 @@ func TestRebuildKeepsTheCleanStart(t *testing.T) {
 			st := openStore(t)
 			rc := &readCounter{Store: st}
 			w := newWorker(rc, extractive.New(), "w1", tc.settings)
-			w.Episodes, w.Forget = st, st
+			rebuilding(w, rc, nil, nil)
 			turns := topicTurns(n)
 			turns[deleted-1].ID = "the-secret"
 			turns[deleted-1].Content = "My diagnosis is " + secret + " syndrome, confirmed by Doctor " + secret + "."
@@ -158,7 +158,7 @@ func TestLLMRebuildExtendsTheCleanRecord(t *testing.T) {
 	st := openStore(t)
 	sum := &fakeSum{}
 	w := newWorker(st, sum, "w1", baseSettings)
-	w.Forget = st
+	rebuilding(w, st, nil, nil)
 	turns := topicTurns(200)
 	turns[149].ID = "the-secret"
 	for i := 0; i < len(turns); i += 20 { // a chat the summariser keeps up with

@@ -119,7 +119,7 @@ func TestRebuildAfterDelete(t *testing.T) {
 			st := openStore(t)
 			er := &recEraser{}
 			w := newWorker(st, extractive.New(), "w1", tc.settings)
-			w.Forget, w.Erase, w.Profiles = st, er, st
+			rebuilding(w, st, er, st)
 			id := secretChat(t, st, w)
 			if where := holdsSecret(t, st); !strings.Contains(fmt.Sprint(where), "summary chain") || !strings.Contains(fmt.Sprint(where), "profile") {
 				t.Fatalf("before the delete the secret is in %v: the test cannot fail", where)
@@ -209,7 +209,7 @@ func TestRebuildLLMCalls(t *testing.T) {
 			s.Prompts = llmsum.ResolvePrompts(prompts, "")
 			s.Episodes.Prompt = "EPISODE PROMPT {transcript}"
 			w := newWorker(st, sum, "w1", func() Settings { return s })
-			w.Forget, w.Profiles = st, st
+			rebuilding(w, st, nil, st)
 			id := secretChat(t, st, w)
 			seq := tc.seq
 			if seq == 0 { // the last covered turn no episode owns
@@ -266,7 +266,7 @@ func TestDirtyAfterExtensionIsRebuilt(t *testing.T) {
 			ctx := context.Background()
 			st := openStore(t)
 			w := newWorker(st, extractive.New(), "w1", tc.settings)
-			w.Forget, w.Erase, w.Profiles = st, &recEraser{}, st
+			rebuilding(w, st, &recEraser{}, st)
 			turns := topicTurns(60)
 			turns[9].ID = "gone"
 			if _, err := st.Append(ctx, memory.AppendRequest{Chat: chatKey, UserID: "ann", Agent: "a", Messages: turns}); err != nil {

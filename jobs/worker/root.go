@@ -48,10 +48,10 @@ type inputEstimator interface {
 // llmRoot builds the root over the closed episodes up to lastTo and the
 // open tail up to covered. open are the turns after the last episode
 // closed before this pass (read by extendEpisodes).
-func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memory.Chat, head *memory.SummaryRecord,
+func (cl *Closer) llmRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord,
 	s Settings, stale bool, lastTo, covered int64, open []memory.Message) (rootResult, error) {
-	base, baseTo, haveBase := w.llmBase(chat, head)
-	newEps, err := w.episodesAfter(ctx, es, chat.Key(), baseTo, lastTo)
+	base, baseTo, haveBase := cl.llmBase(chat, head)
+	newEps, err := cl.episodesAfter(ctx, chat.Key(), baseTo, lastTo)
 	if err != nil {
 		return rootResult{}, err
 	}
@@ -64,36 +64,36 @@ func (w *Worker) llmRoot(ctx context.Context, es memory.EpisodeCloser, chat memo
 	}
 	to := lastTo
 	if young {
-		req.Turns, to = w.tailTurns(chat, open, baseTo, covered), covered
+		req.Turns, to = cl.tailTurns(chat, open, baseTo, covered), covered
 	}
-	due := w.rootDue(chat, s, req, haveBase, stale)
+	due := cl.rootDue(chat, s, req, haveBase, stale)
 	if young && !haveBase {
 		due = covered > baseTo
 	}
 	if !due || (len(newEps) == 0 && !young && !stale) {
-		return rootResult{sum: w.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)}, nil
+		return rootResult{sum: cl.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)}, nil
 	}
 	var res memory.SummarizeResult
-	if w.Exhausted(chat.Tenant) {
+	if cl.Budget.Exhausted(chat.Tenant) {
 		res.Degraded = []string{DegradedBudgetExhausted}
-	} else if res, err = w.Summarizer.Summarize(ctx, req); err != nil {
+	} else if res, err = cl.Summarizer.Summarize(ctx, req); err != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			return rootResult{}, fmt.Errorf("worker: root abandoned: %w", cause)
 		}
 		res.Degraded = []string{memory.DegradedLLMUnavailable}
 	}
-	w.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
-	w.addCredit(chat, -res.InputTokens)
+	cl.Budget.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
+	cl.addCredit(chat, -res.InputTokens)
 	out := rootResult{degraded: res.Degraded, calls: res.Calls, in: res.InputTokens}
 	if failed(res.Degraded) {
 		// The previous root stands; the episodes are folded in mechanically
 		// until the next trigger retries.
-		out.sum = w.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)
+		out.sum = cl.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)
 		out.sum.Model = extractive.Name // folded without the model: redone once it answers
 		return out, nil
 	}
-	w.setBase(chat, to, res.Summary)
-	out.sum = w.withTail(chat, res.Summary, open, to, covered, s.MaxTokens)
+	cl.setBase(chat, to, res.Summary)
+	out.sum = cl.withTail(chat, res.Summary, open, to, covered, s.MaxTokens)
 	return out, nil
 }
 
@@ -114,14 +114,14 @@ const rootBatchTokens = 400
 //     rootBatchTokens): where the episode calls alone eat the credit
 //     (turns of a few words), the root is still extended, at a cost that is
 //     a small multiple of the summaries it reads.
-func (w *Worker) rootDue(chat memory.Chat, s Settings, req memory.SummarizeRequest, haveBase, stale bool) bool {
+func (cl *Closer) rootDue(chat memory.Chat, s Settings, req memory.SummarizeRequest, haveBase, stale bool) bool {
 	switch {
 	case stale || !haveBase:
 		return true
 	case len(req.Episodes) < max(s.Episodes.ExtendEvery, 1):
 		return false
 	}
-	if est, ok := w.Summarizer.(inputEstimator); !ok || est.EstimateInput(req) <= w.credit(chat) {
+	if est, ok := cl.Summarizer.(inputEstimator); !ok || est.EstimateInput(req) <= cl.credit(chat) {
 		return true
 	}
 	pending := 0
@@ -133,28 +133,28 @@ func (w *Worker) rootDue(chat memory.Chat, s Settings, req memory.SummarizeReque
 
 // credit is the chat's root credit in tokens (0 when unknown: after a
 // restart the credit starts again from the episodes closed since).
-func (w *Worker) credit(chat memory.Chat) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.credits[chat.Key()]; ok && c.created.Equal(chat.CreatedAt) {
+func (cl *Closer) credit(chat memory.Chat) int {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if c, ok := cl.credits[chat.Key()]; ok && c.created.Equal(chat.CreatedAt) {
 		return c.tokens
 	}
 	return 0
 }
 
 // addCredit adds n tokens (negative: spends them) to the chat's credit.
-func (w *Worker) addCredit(chat memory.Chat, n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.credits == nil || len(w.credits) > 10000 {
-		w.credits = map[memory.ChatKey]rootCredit{} // a cache: a lost credit only delays a root call
+func (cl *Closer) addCredit(chat memory.Chat, n int) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.credits == nil || len(cl.credits) > 10000 {
+		cl.credits = map[memory.ChatKey]rootCredit{} // a cache: a lost credit only delays a root call
 	}
-	c := w.credits[chat.Key()]
+	c := cl.credits[chat.Key()]
 	if !c.created.Equal(chat.CreatedAt) {
 		c = rootCredit{created: chat.CreatedAt}
 	}
 	c.tokens += n
-	w.credits[chat.Key()] = c
+	cl.credits[chat.Key()] = c
 }
 
 // rootCredit is what a chat's closed episodes left for root calls.
@@ -175,10 +175,10 @@ func failed(degraded []string) bool {
 // chat has no root by the LLM yet: none at all, or only one folded without
 // it (labelled extractive when the LLM failed), which the next trigger
 // redoes.
-func (w *Worker) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.Summary, int64, bool) {
-	w.mu.Lock()
-	b, ok := w.bases[chat.Key()]
-	w.mu.Unlock()
+func (cl *Closer) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.Summary, int64, bool) {
+	cl.mu.Lock()
+	b, ok := cl.bases[chat.Key()]
+	cl.mu.Unlock()
 	if ok && b.created.Equal(chat.CreatedAt) {
 		return b.sum.Clone(), b.to, true
 	}
@@ -190,7 +190,7 @@ func (w *Worker) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.S
 
 // episodesAfter returns the closed episodes ending in (after, upTo], in seq
 // order.
-func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeCloser, key memory.ChatKey, after, upTo int64) ([]memory.Episode, error) {
+func (cl *Closer) episodesAfter(ctx context.Context, key memory.ChatKey, after, upTo int64) ([]memory.Episode, error) {
 	if upTo <= after {
 		return nil, nil
 	}
@@ -199,7 +199,7 @@ func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeCloser, key
 	// 1,000 is above any episode_max_turns.
 	from := max(after-1000, 0)
 	for {
-		page, err := es.Episodes(ctx, key, from, 200)
+		page, err := cl.Store.Episodes(ctx, key, from, 200)
 		if err != nil {
 			return nil, fmt.Errorf("worker: episodes: %w", err)
 		}
@@ -217,24 +217,24 @@ func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeCloser, key
 
 // foldRoot is the root without an LLM call: base, the newer episodes
 // folded in, and the open tail's extractive summary.
-func (w *Worker) foldRoot(chat memory.Chat, base memory.Summary, newEps []memory.Episode, open []memory.Message, tailFrom, covered int64, maxTokens int) memory.Summary {
+func (cl *Closer) foldRoot(chat memory.Chat, base memory.Summary, newEps []memory.Episode, open []memory.Message, tailFrom, covered int64, maxTokens int) memory.Summary {
 	for _, ep := range newEps {
 		base = episodes.Fold(base, ep.Summary, ep.Short, maxTokens)
 	}
-	return w.withTail(chat, base, open, tailFrom, covered, maxTokens)
+	return cl.withTail(chat, base, open, tailFrom, covered, maxTokens)
 }
 
 // tailTurns are the turns of open in (after, upTo], through the agent's
 // filters.
-func (w *Worker) tailTurns(chat memory.Chat, open []memory.Message, after, upTo int64) []memory.Message {
+func (cl *Closer) tailTurns(chat memory.Chat, open []memory.Message, after, upTo int64) []memory.Message {
 	var out []memory.Message
 	for _, t := range open {
 		if t.Seq > after && t.Seq <= upTo {
 			out = append(out, t)
 		}
 	}
-	if w.Prepare != nil && len(out) > 0 {
-		out = w.Prepare(chat.Agent, out)
+	if cl.Prepare != nil && len(out) > 0 {
+		out = cl.Prepare(chat.Agent, out)
 	}
 	return out
 }

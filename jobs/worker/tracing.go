@@ -18,8 +18,8 @@ const (
 
 // episodeSpan opens the span of closing one episode (its summary: one LLM
 // call, or extractive), named by the seqs it owns.
-func (w *Worker) episodeSpan(ctx context.Context, chat memory.Chat, ep memory.Episode) (context.Context, trace.Span) {
-	ctx, span := tracing.Start(ctx, w.Tracer, spanEpisodeClose, chat.Tenant, chat.ID)
+func (e *Env) episodeSpan(ctx context.Context, chat memory.Chat, ep memory.Episode) (context.Context, trace.Span) {
+	ctx, span := tracing.Start(ctx, e.Tracer, spanEpisodeClose, chat.Tenant, chat.ID)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.FromSeqKey.Int64(ep.FromSeq), tracing.ToSeqKey.Int64(ep.ToSeq))
 	}

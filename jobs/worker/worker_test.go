@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/jobs/budget"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/store/sqlite"
 )
@@ -123,10 +124,23 @@ func (f *fakeSum) calls() []memory.SummarizeRequest {
 }
 
 func newWorker(st memory.Store, sum memory.Summarizer, owner string, s func() Settings) *Worker {
-	w := &Worker{Store: st, Summarizer: sum, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute,
-		Settings: func(string) Settings { return s() }}
-	w.Episodes, _ = st.(memory.EpisodeStore)
+	w := &Worker{Env: &Env{Summarizer: sum, Settings: func(string) Settings { return s() }},
+		Store: st, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute}
+	if es, ok := st.(CloserStore); ok {
+		w.Episodes = &Closer{Env: w.Env, Store: es}
+	}
 	return w
+}
+
+// rebuilding gives w a Rebuilder over st, erasing with er and editing
+// profiles when they are given.
+func rebuilding(w *Worker, st RebuildStore, er PointEraser, profiles ProfileEditor) {
+	w.Rebuilder = &Rebuilder{Env: w.Env, Store: st, Episodes: w.Episodes, Erase: er, Profiles: profiles}
+}
+
+// previewer is the request path's Previewer beside w.
+func previewer(w *Worker) *Previewer {
+	return &Previewer{Env: w.Env, Store: w.Store, Episodes: w.Episodes != nil}
 }
 
 func cursor(t *testing.T, st memory.Store) int64 {
@@ -422,16 +436,17 @@ func TestDailyTokenBudget(t *testing.T) {
 	f := &fakeSum{in: 80, out: 30}
 	w := newWorker(st, f, "w1", baseSettings)
 	w.Now = func() time.Time { return now }
-	w.DailyTokenBudget = 100
+	b := &budget.Daily{Limit: 100, Now: func() time.Time { return now }}
+	w.Budget = b
 	appendTurns(t, st, chatKey, 20)
 	rec, deg, err := w.Extend(ctx, chatKey, true)
 	if err != nil || len(deg) != 0 || rec.Model != "fake-llm" {
 		t.Fatalf("%v %v %+v", err, deg, rec)
 	}
-	if got := w.TokensUsedToday("t1"); got != 110 {
+	if got := b.UsedToday("t1"); got != 110 {
 		t.Fatalf("used %d", got)
 	}
-	if got := w.TokensUsedToday("t2"); got != 0 {
+	if got := b.UsedToday("t2"); got != 0 {
 		t.Fatalf("other tenant used %d", got)
 	}
 	appendTurns(t, st, chatKey, 10)
@@ -445,7 +460,7 @@ func TestDailyTokenBudget(t *testing.T) {
 	now = now.Add(24 * time.Hour) // a new UTC day
 	appendTurns(t, st, chatKey, 10)
 	rec, deg, err = w.Extend(ctx, chatKey, true)
-	if err != nil || len(deg) != 0 || rec.Model != "fake-llm" || w.TokensUsedToday("t1") != 110 {
+	if err != nil || len(deg) != 0 || rec.Model != "fake-llm" || b.UsedToday("t1") != 110 {
 		t.Fatalf("next day: %v %v %+v", err, deg, rec)
 	}
 }

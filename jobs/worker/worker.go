@@ -58,11 +58,13 @@ type Settings struct {
 	Episodes      EpisodeSettings
 }
 
-// Store is what the loop reads to find and check the summary work, and
-// where it takes the chats' summary leases.
-type Store interface {
-	memory.ChatReader
-	memory.Summaries
+// LoopStore is what the loop reads to find and check the summary work,
+// and where it takes the chats' summary leases.
+type LoopStore interface {
+	turnReader
+	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
+	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
+	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error)
 	memory.Leases
 }
 
@@ -73,9 +75,9 @@ type Store interface {
 // Extend). The zero values of the optional fields take the defaults noted.
 type Worker struct {
 	*Env
-	Store Store
-	// Summary extends summaries without episodes (default: an Extender
-	// over Store sharing Env).
+	Store LoopStore
+	// Summary extends the summaries of the agents that keep no episodes
+	// (required).
 	Summary *Extender
 	// Episodes closes episodes for the agents that keep them (nil: no
 	// episodes, whatever the agent's settings).
@@ -118,10 +120,7 @@ const (
 var ErrLeaseHeld = errors.New("worker: summary lease held by another worker")
 
 func (w *Worker) init() {
-	w.once.Do(func() {
-		w.EnsureDefaults()
-		w.Env.init()
-	})
+	w.once.Do(w.EnsureDefaults)
 }
 
 // EnsureDefaults fills the optional fields left zero with their defaults:
@@ -132,7 +131,7 @@ func (w *Worker) EnsureDefaults() {
 	if w.Env == nil {
 		w.Env = &Env{}
 	}
-	w.Env.EnsureDefaults()
+	w.Env.init() // once: the Previewer may share it
 	if w.Owner == "" {
 		w.Owner = "worker"
 	}
@@ -151,10 +150,7 @@ func (w *Worker) EnsureDefaults() {
 	if w.MinPending <= 0 {
 		w.MinPending = int64(w.settings(memory.DefaultAgent).RecentTurns) + 1
 	}
-	if w.Summary == nil {
-		w.Summary = &Extender{Store: w.Store}
-	}
-	if w.Summary.Env == nil {
+	if w.Summary != nil && w.Summary.Env == nil {
 		w.Summary.Env = w.Env
 	}
 	if w.Episodes != nil && w.Episodes.Env == nil {

@@ -234,9 +234,9 @@ func TestSearchAppliesTheSimilarityThreshold(t *testing.T) {
 // A refresh with nothing to summarise says why instead of a bare null.
 func TestRefreshSaysWhyThereIsNoSummary(t *testing.T) {
 	h := newServiceHarness(t, func(svc *engine.Service, st *sqlite.Store) {
-		svc.Summaries = &worker.Worker{Store: st, Summarizer: extractive.New(), Settings: func(string) worker.Settings {
+		svc.Summaries = &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
 			return worker.Settings{RecentTurns: 10, TriggerTurns: 1, MaxTokens: 800, Persist: true, Enabled: true}
-		}}
+		}}, Store: st, Summary: &worker.Extender{Store: st}}
 	})
 	var msgs []string
 	for i := range 6 {

@@ -46,9 +46,9 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	w := &worker.Worker{Store: st, Summarizer: extractive.New(), Settings: func(string) worker.Settings {
+	w := &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
 		return worker.Settings{RecentTurns: 2, TriggerTurns: 1, MaxTokens: 800, Persist: true, Enabled: true}
-	}}
+	}}, Store: st, Summary: &worker.Extender{Store: st}}
 	ix, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "index"), 64)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ package worker
 // tombstones the turn and leaves durable marks in one transaction: the
 // episode owning it is marked Rebuild, the chat's summary SummaryDirty, and
 // a Forget row asks for the turn's vectors and profile items to go. The
-// worker works the marks off, per chat and under the chat's summary lease
-// (so no extension writes over the rebuild):
+// Rebuilder works the marks off, per chat and under the chat's summary
+// lease the Worker takes for it (so no extension writes over the rebuild):
 //
 //  1. each episode marked Rebuild is summarised again from its remaining
 //     turns (one episode call with an LLM, extractive otherwise) and
@@ -90,7 +90,7 @@ type PointEraser interface {
 // rebuildBatch bounds the marks one pass reads.
 const rebuildBatch = 50
 
-// rebuildWork lists the chats holding marks, with their Forget rows. A
+// work lists the chats holding marks, with their Forget rows. A
 // dirty summary is a mark of its own: an extension over a turn deleted
 // before the summariser read it marks the summary dirty too (the store
 // cannot tell when the turn went), with no episode or Forget row behind
@@ -130,7 +130,7 @@ func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.Chat
 	return keys, forgets, nil
 }
 
-// rebuildLeased rebuilds the chat's marked episodes, then its summary when
+// rebuild rebuilds the chat's marked episodes, then its summary when
 // dirty, then does its Forget rows. It holds the chat's summary lease.
 func (r *Rebuilder) rebuild(ctx context.Context, key memory.ChatKey, forgets []memory.Forget) error {
 	chat, err := r.Store.Chat(ctx, key)

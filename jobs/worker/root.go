@@ -47,7 +47,7 @@ type inputEstimator interface {
 
 // llmRoot builds the root over the closed episodes up to lastTo and the
 // open tail up to covered. open are the turns after the last episode
-// closed before this pass (read by extendEpisodes).
+// closed before this pass (read by closeEpisodes).
 func (cl *Closer) llmRoot(ctx context.Context, chat memory.Chat, head *memory.SummaryRecord,
 	s Settings, stale bool, lastTo, covered int64, open []memory.Message) (rootResult, error) {
 	base, baseTo, haveBase := cl.llmBase(chat, head)

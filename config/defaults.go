@@ -3,21 +3,17 @@ package config
 import (
 	"time"
 
-	"github.com/contextd/contextd/derive/episodes"
 	"github.com/contextd/contextd/derive/llmsum"
 	"github.com/contextd/contextd/embed/remote"
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/index/qdrant"
-	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/internal/walscrub"
-	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/telemetry"
 	"github.com/contextd/contextd/transport/api"
 	"github.com/contextd/contextd/transport/mcpserver"
-	"github.com/contextd/contextd/truncation"
 )
 
 // Default values, as documented on the types in config.go. A setting that a
@@ -94,37 +90,11 @@ func Default() *Config {
 }
 
 // DefaultMemory is supervisor.memory when nothing is set: each value is
-// the named default of the component that reads it.
+// the named default of the component that reads it (memorySettings).
 func DefaultMemory() Memory {
-	return Memory{
-		Strategy:                   string(engine.StrategyRunningSummary),
-		SummaryRecentTurns:         memory.DefaultRecentTurns,
-		RecentFloorTurns:           engine.DefaultFloorTurns,
-		StructuredOutput:           true,
-		RAGFill:                    true,
-		RAGMaxHits:                 engine.DefaultRAGMaxHits,
-		PersistSummary:             true,
-		RAGNamespace:               qdrant.DefaultCollection,
-		RAGK:                       engine.DefaultRAGK,
-		RAGNeighbors:               engine.DefaultRAGNeighbors,
-		RAGSimilarityThreshold:     engine.DefaultRAGThreshold,
-		RAGScope:                   engine.DefaultRAGScope,
-		StoreTurns:                 true,
-		TruncationStrategy:         string(truncation.Middle),
-		TruncationMaxChars:         engine.DefaultTruncationMaxChars,
-		BudgetTokens:               engine.DefaultBudgetTokens,
-		Tokenizer:                  tokens.CL100KName,
-		UserProfile:                true,
-		SummaryTriggerTurns:        memory.DefaultTriggerTurns,
-		SummaryTriggerTokens:       worker.DefaultTriggerTokens,
-		SummaryCooldown:            worker.DefaultCooldown,
-		SummaryMaxTokens:           worker.DefaultMaxTokens,
-		Episodes:                   true,
-		EpisodeMinTurns:            episodes.DefaultMinTurns,
-		EpisodeMaxTurns:            episodes.DefaultMaxTurns,
-		EpisodeGap:                 episodes.DefaultGap,
-		EpisodeOverlap:             worker.DefaultEpisodeOverlap,
-		SummaryExtendEveryEpisodes: worker.DefaultExtendEvery,
-		RAGEpisodes:                true,
+	var m Memory
+	for _, s := range memorySettings {
+		s.setDefault(&m)
 	}
+	return m
 }

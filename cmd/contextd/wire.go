@@ -267,7 +267,7 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 	}
 	a.Worker = &worker.Worker{
 		Store: store, Episodes: store, Facts: store, Profiles: store, Forget: store, Summarizer: summarizer, Fallback: ext,
-		Settings: workerSettings(cfg), Owner: a.owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
+		Settings: workerSettings(cfg), Owner: a.owner, Lease: memory.DefaultLeaseTTL, Poll: worker.DefaultPoll,
 		DailyTokenBudget: cfg.LLM.DailyTokenBudget, Logger: log.With("worker", "summary"),
 		MinPending: minPending(cfg),
 		Prepare:    summaryInput(svc.Policy),

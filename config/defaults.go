@@ -3,37 +3,47 @@ package config
 import (
 	"time"
 
+	"github.com/contextd/contextd/derive/llmsum"
+	"github.com/contextd/contextd/embed/remote"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/filters"
+	"github.com/contextd/contextd/index/qdrant"
+	"github.com/contextd/contextd/internal/walscrub"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
+	"github.com/contextd/contextd/telemetry"
+	"github.com/contextd/contextd/transport/api"
+	"github.com/contextd/contextd/transport/mcpserver"
 )
 
-// Default values, as documented on the types in config.go.
+// Default values, as documented on the types in config.go. A setting that a
+// component reads has its one home in that component (its exported
+// Default*, as pebble's EnsureDefaults or Prometheus's DefaultOptions keep
+// theirs); config refers to it. The settings no component defaults itself
+// (where to listen, where the files go) live here. A test in cmd/contextd
+// holds every field of Default() to its home.
 const (
-	DefaultAddr                  = "127.0.0.1:8080"
-	DefaultBodyLimit             = 4 << 20
-	DefaultBodyBudget            = 64 << 20
-	DefaultRequestTimeout        = 30 * time.Second
-	DefaultLogLevel              = "info"
-	DefaultMaxMessagesPerRequest = 1000
-	DefaultMaxMessageBytes       = 256 << 10
-	DefaultSQLitePath            = "./data/contextd.db"
-	DefaultWALTruncateDelay      = 5 * time.Second
-	DefaultVectorPath            = "./data/vectors.db"
-	DefaultQdrantAddr            = "localhost:6334"
-	DefaultQdrantTimeout         = 5 * time.Second
-	DefaultHashingDimensions     = 384
-	DefaultEmbedderTimeout       = 10 * time.Second
-	DefaultEmbedderBatchSize     = 64
-	DefaultLLMTimeout            = 60 * time.Second
-	DefaultOTLPProtocol          = "http/protobuf"
-	DefaultSampleRatio           = 1.0
-	// DefaultMCPSessionTimeout is mcpserver.DefaultSessionTimeout (a test
-	// in transport/mcpserver keeps the two equal; config does not import the API).
-	DefaultMCPSessionTimeout = 10 * time.Minute
-	// DefaultMCPMaxSessions and DefaultMCPMaxSessionsPerClient are
-	// mcpserver's DefaultMaxSessions and DefaultMaxSessionsPerClient (the
-	// same test keeps them equal).
-	DefaultMCPMaxSessions          = 1000
-	DefaultMCPMaxSessionsPerClient = 100
+	DefaultAddr                    = "127.0.0.1:8080"
+	DefaultBodyLimit               = api.DefaultBodyLimit
+	DefaultBodyBudget              = 64 << 20
+	DefaultRequestTimeout          = 30 * time.Second
+	DefaultLogLevel                = "info"
+	DefaultMaxMessagesPerRequest   = engine.DefaultMaxMessagesPerRequest
+	DefaultMaxMessageBytes         = engine.DefaultMaxMessageBytes
+	DefaultSQLitePath              = "./data/contextd.db"
+	DefaultWALTruncateDelay        = walscrub.DefaultDelay
+	DefaultVectorPath              = "./data/vectors.db"
+	DefaultQdrantAddr              = qdrant.DefaultAddr
+	DefaultQdrantTimeout           = qdrant.DefaultTimeout
+	DefaultHashingDimensions       = rag.DefaultHashingDimensions
+	DefaultEmbedderTimeout         = remote.DefaultEmbedTimeout
+	DefaultEmbedderBatchSize       = remote.DefaultEmbedBatchSize
+	DefaultLLMTimeout              = llmsum.DefaultTimeout
+	DefaultOTLPProtocol            = telemetry.ProtocolHTTP
+	DefaultSampleRatio             = 1.0
+	DefaultMCPSessionTimeout       = mcpserver.DefaultSessionTimeout
+	DefaultMCPMaxSessions          = mcpserver.DefaultMaxSessions
+	DefaultMCPMaxSessionsPerClient = mcpserver.DefaultMaxSessionsPerClient
 	// DefaultUISessionsPerTenant bounds a tenant's inspector logins.
 	DefaultUISessionsPerTenant = 100
 	// DefaultTenant is the tenant of an API key that names none, and of
@@ -74,42 +84,17 @@ func Default() *Config {
 		Telemetry: Telemetry{OTLPProtocol: DefaultOTLPProtocol, SampleRatio: DefaultSampleRatio},
 		Supervisor: Supervisor{
 			Memory:  DefaultMemory(),
-			Filters: Filters{Preset: "supervisor", ToolMessages: "keep"},
+			Filters: Filters{Preset: "supervisor", ToolMessages: filters.ToolKeep},
 		},
 	}
 }
 
-// DefaultMemory is supervisor.memory when nothing is set.
+// DefaultMemory is supervisor.memory when nothing is set: each value is
+// the named default of the component that reads it (memorySettings).
 func DefaultMemory() Memory {
-	return Memory{
-		Strategy:                   "running_summary",
-		SummaryRecentTurns:         10,
-		RecentFloorTurns:           4,
-		StructuredOutput:           true,
-		RAGFill:                    true,
-		RAGMaxHits:                 400,
-		PersistSummary:             true,
-		RAGNamespace:               "__memory__",
-		RAGK:                       5,
-		RAGNeighbors:               1,
-		RAGSimilarityThreshold:     0.5,
-		RAGScope:                   "chat",
-		StoreTurns:                 true,
-		TruncationStrategy:         "middle",
-		TruncationMaxChars:         1000,
-		BudgetTokens:               4000,
-		Tokenizer:                  "cl100k",
-		UserProfile:                true,
-		SummaryTriggerTurns:        10,
-		SummaryTriggerTokens:       2000,
-		SummaryCooldown:            30 * time.Second,
-		SummaryMaxTokens:           800,
-		Episodes:                   true,
-		EpisodeMinTurns:            6,
-		EpisodeMaxTurns:            40,
-		EpisodeGap:                 2 * time.Hour,
-		EpisodeOverlap:             2,
-		SummaryExtendEveryEpisodes: 1,
-		RAGEpisodes:                true,
+	var m Memory
+	for _, s := range memorySettings {
+		s.setDefault(&m)
 	}
+	return m
 }

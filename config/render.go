@@ -65,19 +65,11 @@ func (a Agent) Settings() map[string]any {
 
 // Settings is the memory block in agents.yaml's keys and units.
 func (m Memory) Settings() map[string]any {
-	return map[string]any{
-		"strategy": m.Strategy, "summary_recent_turns": m.SummaryRecentTurns, "recent_floor_turns": m.RecentFloorTurns, "summary_model": m.SummaryModel,
-		"structured_output": m.StructuredOutput, "persist_summary": m.PersistSummary, "summary_prompt": m.SummaryPrompt,
-		"rag_namespace": m.RAGNamespace, "rag_k": m.RAGK, "rag_similarity_threshold": m.RAGSimilarityThreshold,
-		"rag_scope": m.RAGScope, "rag_neighbors": m.RAGNeighbors, "rag_fill": m.RAGFill, "rag_max_hits": m.RAGMaxHits,
-		"store_turns": m.StoreTurns, "truncation_strategy": m.TruncationStrategy, "truncation_max_chars": m.TruncationMaxChars,
-		"budget_tokens": m.BudgetTokens, "tokenizer": m.Tokenizer, "user_profile": m.UserProfile, "max_turns": m.MaxTurns,
-		"summary_trigger_turns": m.SummaryTriggerTurns, "summary_trigger_tokens": m.SummaryTriggerTokens,
-		"summary_cooldown": Duration(m.SummaryCooldown), "summary_max_tokens": m.SummaryMaxTokens,
-		"episodes": m.Episodes, "episode_min_turns": m.EpisodeMinTurns, "episode_max_turns": m.EpisodeMaxTurns,
-		"episode_gap": Duration(m.EpisodeGap), "episode_overlap": m.EpisodeOverlap, "rag_episodes": m.RAGEpisodes,
-		"summary_extend_every_episodes": m.SummaryExtendEveryEpisodes,
+	out := make(map[string]any, len(memorySettings))
+	for _, s := range memorySettings {
+		out[s.name] = s.value(&m)
 	}
+	return out
 }
 
 // Settings is the filters block in agents.yaml's keys.

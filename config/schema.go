@@ -3,11 +3,18 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/contextd/contextd/derive/episodes"
+	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/index/qdrant"
+	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/truncation"
 )
 
 // Allowed values of the enum keys.
@@ -244,41 +251,93 @@ func checkName(s string) string {
 	return ""
 }
 
-func (d *decoder) memoryFields(m *Memory) fields {
-	return fields{
-		"strategy":                      d.enum(&m.Strategy, Strategies...),
-		"summary_recent_turns":          d.int(&m.SummaryRecentTurns, 0, noMax),
-		"recent_floor_turns":            d.int(&m.RecentFloorTurns, 0, noMax),
-		"summary_model":                 d.str(&m.SummaryModel),
-		"structured_output":             d.bool(&m.StructuredOutput),
-		"persist_summary":               d.bool(&m.PersistSummary),
-		"summary_prompt":                d.str(&m.SummaryPrompt),
-		"rag_namespace":                 d.nonEmpty(&m.RAGNamespace),
-		"rag_k":                         d.int(&m.RAGK, 1, 1000),
-		"rag_similarity_threshold":      d.float(&m.RAGSimilarityThreshold, -1, 1),
-		"rag_scope":                     d.enum(&m.RAGScope, RAGScopes...),
-		"rag_neighbors":                 d.int(&m.RAGNeighbors, 0, 100),
-		"rag_fill":                      d.bool(&m.RAGFill),
-		"rag_max_hits":                  d.int(&m.RAGMaxHits, 1, 1000),
-		"store_turns":                   d.bool(&m.StoreTurns),
-		"truncation_strategy":           d.enum(&m.TruncationStrategy, TruncationStrategies...),
-		"truncation_max_chars":          d.int(&m.TruncationMaxChars, 0, noMax),
-		"budget_tokens":                 d.int(&m.BudgetTokens, 1, noMax),
-		"tokenizer":                     d.enum(&m.Tokenizer, "cl100k", "o200k"),
-		"user_profile":                  d.bool(&m.UserProfile),
-		"max_turns":                     d.int(&m.MaxTurns, 0, noMax),
-		"summary_trigger_turns":         d.int(&m.SummaryTriggerTurns, 1, noMax),
-		"summary_trigger_tokens":        d.int(&m.SummaryTriggerTokens, 1, noMax),
-		"summary_cooldown":              d.duration(&m.SummaryCooldown, false),
-		"summary_max_tokens":            d.int(&m.SummaryMaxTokens, 0, noMax),
-		"episodes":                      d.bool(&m.Episodes),
-		"episode_min_turns":             d.int(&m.EpisodeMinTurns, 1, 10000),
-		"episode_max_turns":             d.int(&m.EpisodeMaxTurns, 1, 10000),
-		"episode_gap":                   d.duration(&m.EpisodeGap, true),
-		"episode_overlap":               d.int(&m.EpisodeOverlap, 0, 100),
-		"summary_extend_every_episodes": d.int(&m.SummaryExtendEveryEpisodes, 1, 1000),
-		"rag_episodes":                  d.bool(&m.RAGEpisodes),
+// memorySettings are the keys of a memory block, one line each: the field
+// it sets, its default (the named default of the component that reads it)
+// and how it is read. The decoder (memoryFields), Memory.Settings and
+// DefaultMemory all read this table, so a new memory setting is one line
+// here (and its field in Memory).
+var memorySettings = []memorySetting{
+	key("strategy", func(m *Memory) *string { return &m.Strategy }, string(engine.StrategyRunningSummary), oneOf(Strategies...)),
+	key("summary_recent_turns", func(m *Memory) *int { return &m.SummaryRecentTurns }, memory.DefaultRecentTurns, ints(0, noMax)),
+	key("recent_floor_turns", func(m *Memory) *int { return &m.RecentFloorTurns }, engine.DefaultFloorTurns, ints(0, noMax)),
+	key("summary_model", func(m *Memory) *string { return &m.SummaryModel }, "", (*decoder).str),
+	key("structured_output", func(m *Memory) *bool { return &m.StructuredOutput }, true, (*decoder).bool),
+	key("persist_summary", func(m *Memory) *bool { return &m.PersistSummary }, true, (*decoder).bool),
+	key("summary_prompt", func(m *Memory) *string { return &m.SummaryPrompt }, "", (*decoder).str),
+	key("rag_namespace", func(m *Memory) *string { return &m.RAGNamespace }, qdrant.DefaultCollection, (*decoder).nonEmpty),
+	key("rag_k", func(m *Memory) *int { return &m.RAGK }, engine.DefaultRAGK, ints(1, 1000)),
+	key("rag_similarity_threshold", func(m *Memory) *float64 { return &m.RAGSimilarityThreshold }, engine.DefaultRAGThreshold, floats(-1, 1)),
+	key("rag_scope", func(m *Memory) *string { return &m.RAGScope }, engine.DefaultRAGScope, oneOf(RAGScopes...)),
+	key("rag_neighbors", func(m *Memory) *int { return &m.RAGNeighbors }, engine.DefaultRAGNeighbors, ints(0, 100)),
+	key("rag_fill", func(m *Memory) *bool { return &m.RAGFill }, true, (*decoder).bool),
+	key("rag_max_hits", func(m *Memory) *int { return &m.RAGMaxHits }, engine.DefaultRAGMaxHits, ints(1, 1000)),
+	key("store_turns", func(m *Memory) *bool { return &m.StoreTurns }, true, (*decoder).bool),
+	key("truncation_strategy", func(m *Memory) *string { return &m.TruncationStrategy }, string(truncation.Middle), oneOf(TruncationStrategies...)),
+	key("truncation_max_chars", func(m *Memory) *int { return &m.TruncationMaxChars }, engine.DefaultTruncationMaxChars, ints(0, noMax)),
+	key("budget_tokens", func(m *Memory) *int { return &m.BudgetTokens }, engine.DefaultBudgetTokens, ints(1, noMax)),
+	key("tokenizer", func(m *Memory) *string { return &m.Tokenizer }, tokens.CL100KName, oneOf("cl100k", "o200k")),
+	key("user_profile", func(m *Memory) *bool { return &m.UserProfile }, true, (*decoder).bool),
+	key("max_turns", func(m *Memory) *int { return &m.MaxTurns }, 0, ints(0, noMax)),
+	key("summary_trigger_turns", func(m *Memory) *int { return &m.SummaryTriggerTurns }, memory.DefaultTriggerTurns, ints(1, noMax)),
+	key("summary_trigger_tokens", func(m *Memory) *int { return &m.SummaryTriggerTokens }, worker.DefaultTriggerTokens, ints(1, noMax)),
+	key("summary_cooldown", func(m *Memory) *time.Duration { return &m.SummaryCooldown }, worker.DefaultCooldown, durations(false)),
+	key("summary_max_tokens", func(m *Memory) *int { return &m.SummaryMaxTokens }, worker.DefaultMaxTokens, ints(0, noMax)),
+	key("episodes", func(m *Memory) *bool { return &m.Episodes }, true, (*decoder).bool),
+	key("episode_min_turns", func(m *Memory) *int { return &m.EpisodeMinTurns }, episodes.DefaultMinTurns, ints(1, 10000)),
+	key("episode_max_turns", func(m *Memory) *int { return &m.EpisodeMaxTurns }, episodes.DefaultMaxTurns, ints(1, 10000)),
+	key("episode_gap", func(m *Memory) *time.Duration { return &m.EpisodeGap }, episodes.DefaultGap, durations(true)),
+	key("episode_overlap", func(m *Memory) *int { return &m.EpisodeOverlap }, worker.DefaultEpisodeOverlap, ints(0, 100)),
+	key("summary_extend_every_episodes", func(m *Memory) *int { return &m.SummaryExtendEveryEpisodes }, worker.DefaultExtendEvery, ints(1, 1000)),
+	key("rag_episodes", func(m *Memory) *bool { return &m.RAGEpisodes }, true, (*decoder).bool),
+}
+
+// memorySetting is one line of memorySettings.
+type memorySetting struct {
+	name string
+	read func(d *decoder, m *Memory) handler
+	// value is the setting in agents.yaml's units (Memory.Settings).
+	value      func(m *Memory) any
+	setDefault func(m *Memory)
+}
+
+// key builds a memorySetting from the field's address, its default and
+// its decoder.
+func key[T any](name string, field func(*Memory) *T, def T, read func(*decoder, *T) handler) memorySetting {
+	return memorySetting{
+		name: name,
+		read: func(d *decoder, m *Memory) handler { return read(d, field(m)) },
+		value: func(m *Memory) any {
+			if d, ok := any(*field(m)).(time.Duration); ok {
+				return Duration(d)
+			}
+			return *field(m)
+		},
+		setDefault: func(m *Memory) { *field(m) = def },
 	}
+}
+
+func ints(lo, hi int64) func(*decoder, *int) handler {
+	return func(d *decoder, p *int) handler { return d.int(p, lo, hi) }
+}
+
+func floats(lo, hi float64) func(*decoder, *float64) handler {
+	return func(d *decoder, p *float64) handler { return d.float(p, lo, hi) }
+}
+
+func oneOf(allowed ...string) func(*decoder, *string) handler {
+	return func(d *decoder, p *string) handler { return d.enum(p, allowed...) }
+}
+
+func durations(positive bool) func(*decoder, *time.Duration) handler {
+	return func(d *decoder, p *time.Duration) handler { return d.duration(p, positive) }
+}
+
+func (d *decoder) memoryFields(m *Memory) fields {
+	fs := make(fields, len(memorySettings))
+	for _, s := range memorySettings {
+		fs[s.name] = s.read(d, m)
+	}
+	return fs
 }
 
 func (d *decoder) filterFields(f *Filters) fields {

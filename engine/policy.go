@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/tokens"
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/truncation"
 )
 
@@ -63,23 +64,46 @@ type Policy struct {
 	Truncation truncation.Options
 }
 
+// Policy defaults: memory.budget_tokens, rag_k, rag_max_hits,
+// rag_neighbors, rag_similarity_threshold, rag_scope and
+// truncation_max_chars (config refers to these; the summary's window is
+// memory.DefaultRecentTurns and memory.DefaultTriggerTurns, the floor
+// DefaultFloorTurns).
+const (
+	DefaultBudgetTokens       = 4000
+	DefaultRAGK               = 5
+	DefaultRAGMaxHits         = 400
+	DefaultRAGNeighbors       = 1
+	DefaultRAGThreshold       = 0.5
+	DefaultRAGScope           = "chat"
+	DefaultTruncationMaxChars = 1000
+)
+
 // DefaultPolicy is the policy of agents.yaml's built-in defaults (a test in
 // cmd/contextd checks the two agree).
 func DefaultPolicy() Policy {
 	return Policy{
-		Strategy: StrategyRunningSummary, BudgetTokens: 4000, RecentTurns: 10, TriggerTurns: 10, StoreTurns: true,
-		RAGK: 5, RAGMaxHits: 400, RAGNeighbors: 1, RAGFill: true, RAGThreshold: 0.5, RAGScope: "chat", RAGEpisodes: true,
+		Strategy: StrategyRunningSummary, BudgetTokens: DefaultBudgetTokens,
+		RecentTurns: memory.DefaultRecentTurns, TriggerTurns: memory.DefaultTriggerTurns, StoreTurns: true,
+		RAGK: DefaultRAGK, RAGMaxHits: DefaultRAGMaxHits, RAGNeighbors: DefaultRAGNeighbors, RAGFill: true,
+		RAGThreshold: DefaultRAGThreshold, RAGScope: DefaultRAGScope, RAGEpisodes: true,
 		Tokenizer: tokens.CL100K, UserProfile: true, FloorTurns: DefaultFloorTurns,
 		Filters:    supervisorFilters(),
-		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: 1000},
+		Truncation: truncation.Options{Strategy: truncation.Middle, MaxChars: DefaultTruncationMaxChars},
 	}
 }
 
 // Limits bound what one request may carry.
 type Limits struct {
-	MaxMessagesPerRequest int // default 1000
-	MaxMessageBytes       int // default 256 KiB
+	MaxMessagesPerRequest int // default DefaultMaxMessagesPerRequest
+	MaxMessageBytes       int // default DefaultMaxMessageBytes
 }
+
+// Limits defaults: server.max_messages_per_request and max_message_bytes.
+const (
+	DefaultMaxMessagesPerRequest = 1000
+	DefaultMaxMessageBytes       = 256 << 10
+)
 
 func supervisorFilters() filters.Options {
 	o := filters.Supervisor()

@@ -258,14 +258,14 @@ func (s *Service) maxMessages() int {
 	if n := s.Limits.MaxMessagesPerRequest; n > 0 {
 		return n
 	}
-	return 1000
+	return DefaultMaxMessagesPerRequest
 }
 
 func (s *Service) maxMessageBytes() int {
 	if n := s.Limits.MaxMessageBytes; n > 0 {
 		return n
 	}
-	return 256 << 10
+	return DefaultMaxMessageBytes
 }
 
 // validateMessages turns client messages into store messages, rejecting the

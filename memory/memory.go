@@ -35,6 +35,16 @@ const DefaultTenant = "default"
 // DefaultAgent is the agent of a chat whose first append named none.
 const DefaultAgent = "default"
 
+// The summary's window, read both by the engine (what a context shows
+// verbatim, when the summary lags) and by the summary job (what it leaves
+// out, when it runs): memory.summary_recent_turns and
+// memory.summary_trigger_turns. Their one home is here, the package both
+// import.
+const (
+	DefaultRecentTurns  = 10
+	DefaultTriggerTurns = 10
+)
+
 // Message is one stored turn of a chat.
 type Message struct {
 	// ID is the caller's message id; appends are idempotent on it. When the

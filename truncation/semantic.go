@@ -98,16 +98,7 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 	if strings.TrimSpace(t.o.Query) == "" {
 		return "", FallbackSemanticNoQuery
 	}
-	// Scored units are the non-blank sentences, trimmed.
-	var units []sentence
-	var texts []string
-	for _, s := range t.sentences() {
-		from, to := t.trimRun(s.from, s.to)
-		if from < to {
-			units = append(units, sentence{from, to})
-			texts = append(texts, t.text[t.b[from]:t.b[to]])
-		}
-	}
+	units, texts := t.units()
 	if len(units) == 0 {
 		return "", FallbackSemanticNoFit
 	}
@@ -123,7 +114,37 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 		return "", FallbackSemanticFailed
 	}
 
-	order := make([]int, len(units))
+	keep, kept := t.pick(units, texts, byScore(scores))
+	for len(kept) > 0 {
+		out := t.assemble(units, keep)
+		if t.fits(out) {
+			return out, ""
+		}
+		last := kept[len(kept)-1] // the lowest-scoring kept unit goes first
+		keep[last] = false
+		kept = kept[:len(kept)-1]
+	}
+	return "", FallbackSemanticNoFit
+}
+
+// units are the scored units, the non-blank sentences trimmed, and their
+// texts.
+func (t *truncator) units() ([]sentence, []string) {
+	var units []sentence
+	var texts []string
+	for _, s := range t.sentences() {
+		from, to := t.trimRun(s.from, s.to)
+		if from < to {
+			units = append(units, sentence{from, to})
+			texts = append(texts, t.text[t.b[from]:t.b[to]])
+		}
+	}
+	return units, texts
+}
+
+// byScore orders the units' indexes best score first (stable; NaN last).
+func byScore(scores []float64) []int {
+	order := make([]int, len(scores))
 	for i := range order {
 		order[i] = i
 	}
@@ -134,14 +155,18 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 		return scores[i]
 	}
 	sort.SliceStable(order, func(a, b int) bool { return score(order[a]) > score(order[b]) })
+	return order
+}
 
+// pick keeps units in score order while they fit: keep by unit, kept in
+// score order.
+func (t *truncator) pick(units []sentence, texts []string, order []int) (keep []bool, kept []int) {
 	// Greedy by score with additive upper-bound costs: each unit costs its
 	// own length plus one separator. Joining adjacent units and trimming
 	// only shorten the result; the final check below covers token merges.
 	sepC, sepT := clusterCount(Separator), t.tok.Count(Separator)
 	leftC, leftT := t.maxChars+sepC, t.maxTokens+sepT // the first unit needs no separator
-	keep := make([]bool, len(units))
-	var kept []int // in score order
+	keep = make([]bool, len(units))
 	misses := 0
 	for _, i := range order {
 		if misses >= maxMisses {
@@ -169,16 +194,7 @@ func (t *truncator) semantic(ctx context.Context) (string, string) {
 			break
 		}
 	}
-	for len(kept) > 0 {
-		out := t.assemble(units, keep)
-		if t.fits(out) {
-			return out, ""
-		}
-		last := kept[len(kept)-1] // the lowest-scoring kept unit goes first
-		keep[last] = false
-		kept = kept[:len(kept)-1]
-	}
-	return "", FallbackSemanticNoFit
+	return keep, kept
 }
 
 // assemble joins the kept units in text order: adjacent units as the

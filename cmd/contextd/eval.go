@@ -61,13 +61,9 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return usageError(fmt.Sprintf("eval %s: %v", bench, err))
 	}
-	base := config.Default()
-	if *cfgPath != "" {
-		c, err := config.Load(*cfgPath, getenv)
-		if err != nil {
-			return fmt.Errorf("config %s: %w", *cfgPath, err)
-		}
-		base = c
+	base, err := evalConfig(*cfgPath, getenv)
+	if err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "contextd-eval-")
 	if err != nil {
@@ -78,33 +74,48 @@ func cmdEval(ctx context.Context, args []string, getenv func(string) string, std
 	if *retrieval {
 		return evalRetrieval(ctx, bench, *data, *limit, evalSystem(base), opts, stdout)
 	}
-	var rep *eval.Report
-	if bench == "beam" {
-		chats, err := eval.LoadBEAM(*data)
-		if err != nil {
-			return err
-		}
-		if *limit > 0 && *limit < len(chats) {
-			chats = chats[:*limit]
-		}
-		rep, err = eval.RunBEAM(ctx, chats, evalSystem(base), opts)
-		if err != nil {
-			return err
-		}
-	} else {
-		convs, err := eval.LoadLoCoMo(*data)
-		if err != nil {
-			return err
-		}
-		if *limit > 0 && *limit < len(convs) {
-			convs = convs[:*limit]
-		}
-		if rep, err = eval.Run(ctx, convs, evalSystem(base), opts); err != nil {
-			return err
-		}
+	rep, err := runBenchmark(ctx, bench, *data, *limit, evalSystem(base), opts)
+	if err != nil {
+		return err
 	}
 	rep.Write(stdout)
 	return nil
+}
+
+// evalConfig is the config the eval builds its systems from: path's, or
+// the built-in defaults when path is "".
+func evalConfig(path string, getenv func(string) string) (*config.Config, error) {
+	if path == "" {
+		return config.Default(), nil
+	}
+	c, err := config.Load(path, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// runBenchmark loads bench's data (the first limit conversations when
+// limit > 0) and evaluates it.
+func runBenchmark(ctx context.Context, bench, data string, limit int, sys eval.NewSystem, opts eval.Options) (*eval.Report, error) {
+	if bench == "beam" {
+		chats, err := eval.LoadBEAM(data)
+		if err != nil {
+			return nil, err
+		}
+		if limit > 0 && limit < len(chats) {
+			chats = chats[:limit]
+		}
+		return eval.RunBEAM(ctx, chats, sys, opts)
+	}
+	convs, err := eval.LoadLoCoMo(data)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && limit < len(convs) {
+		convs = convs[:limit]
+	}
+	return eval.Run(ctx, convs, sys, opts)
 }
 
 func parseBudgets(s string) ([]int, error) {

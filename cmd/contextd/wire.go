@@ -50,19 +50,11 @@ type App struct {
 	Handler http.Handler
 	Store   memory.Backend
 	Index   rag.Index
-	Indexer *rag.Indexer
-	// Arrivals draws new turns' facts in the background.
-	Arrivals *engine.Arrivals
 	// Retriever serves the service's retrieval (nil when vector.driver is
 	// none); the eval's retrieval probe ranks with it.
 	Retriever *rag.Retriever
-	Worker    *worker.Worker
-	// Budget is the tenants' daily LLM token budget, which every use of
-	// the model spends from.
-	Budget *budget.Daily
-	// Profiler merges changed chat summaries into users' profiles.
-	Profiler *worker.Profiler
-	Metrics  *metrics.Metrics
+	Background
+	Metrics *metrics.Metrics
 	// Tracing is the OpenTelemetry provider (no-op when tracing is off).
 	Tracing *telemetry.Tracing
 	// LLM is how the LLM's last call went (nil without an LLM).
@@ -70,6 +62,19 @@ type App struct {
 	// owner names this process in the leases its workers take.
 	owner   string
 	closers []func() error
+}
+
+// Background is the App's background work (its fields are the App's).
+type Background struct {
+	Indexer *rag.Indexer
+	// Arrivals draws new turns' facts in the background.
+	Arrivals *engine.Arrivals
+	Worker   *worker.Worker
+	// Budget is the tenants' daily LLM token budget, which every use of
+	// the model spends from.
+	Budget *budget.Daily
+	// Profiler merges changed chat summaries into users' profiles.
+	Profiler *worker.Profiler
 }
 
 // Close releases the backends.
@@ -301,7 +306,7 @@ func (a *App) wireJobs(cfg *config.Config, env *worker.Env) {
 		Summary:   &worker.Extender{Env: env, Store: store},
 		Episodes:  closer,
 		Rebuilder: &worker.Rebuilder{Env: env, Store: store, Episodes: closer, Profiles: store},
-		Owner:     a.owner, Lease: memory.DefaultLeaseTTL, Poll: 2 * time.Second,
+		Owner:     a.owner, Lease: memory.DefaultLeaseTTL, Poll: worker.DefaultPoll,
 		MinPending: minPending(cfg),
 		OnJob:      a.countJob,
 	}

@@ -23,9 +23,9 @@ import (
 
 // Params are an agent's episode settings (memory.episode_*).
 type Params struct {
-	MinTurns int           // default 6
-	MaxTurns int           // default 40
-	Gap      time.Duration // default 2h; a silence this long ends an episode
+	MinTurns int           // default DefaultMinTurns
+	MaxTurns int           // default DefaultMaxTurns
+	Gap      time.Duration // default DefaultGap; a silence this long ends an episode
 	// Window is the number of turns on each side of a gap whose words are
 	// compared (default 3).
 	Window int
@@ -39,25 +39,36 @@ type Params struct {
 	Dip float64
 }
 
+// Episode defaults: memory.episode_min_turns, episode_max_turns and
+// episode_gap (config refers to these), and the cohesion test's tuning.
+const (
+	DefaultMinTurns = 6
+	DefaultMaxTurns = 40
+	DefaultGap      = 2 * time.Hour
+	DefaultWindow   = 3
+	DefaultDepth    = 0.25
+	DefaultDip      = 0.45
+)
+
 func (p Params) withDefaults() Params {
 	if p.MinTurns <= 0 {
-		p.MinTurns = 6
+		p.MinTurns = DefaultMinTurns
 	}
 	if p.MaxTurns <= 0 {
-		p.MaxTurns = 40
+		p.MaxTurns = DefaultMaxTurns
 	}
 	p.MinTurns = min(p.MinTurns, p.MaxTurns)
 	if p.Gap <= 0 {
-		p.Gap = 2 * time.Hour
+		p.Gap = DefaultGap
 	}
 	if p.Window <= 0 {
-		p.Window = 3
+		p.Window = DefaultWindow
 	}
 	if p.Depth <= 0 {
-		p.Depth = 0.25
+		p.Depth = DefaultDepth
 	}
 	if p.Dip <= 0 {
-		p.Dip = 0.45
+		p.Dip = DefaultDip
 	}
 	return p
 }

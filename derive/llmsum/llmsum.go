@@ -33,7 +33,7 @@ const (
 
 // Options tune the summarizer. Zero values take the defaults noted.
 type Options struct {
-	// Timeout bounds one LLM call (default 60s).
+	// Timeout bounds one LLM call (default DefaultTimeout).
 	Timeout time.Duration
 	// InputBudgetTokens bounds the input of one call: prompts, the existing
 	// summary and the new turns (default 3000). New turns beyond it are
@@ -63,8 +63,6 @@ type Summarizer struct {
 
 var _ memory.Summarizer = (*Summarizer)(nil)
 
-// New returns an LLM summarizer. model may be nil (no LLM configured): every
-// call then goes to the fallback with "llm_unavailable".
 func (s *Summarizer) log() *slog.Logger {
 	if s.opts.Logger != nil {
 		return s.opts.Logger
@@ -72,9 +70,14 @@ func (s *Summarizer) log() *slog.Logger {
 	return slog.Default()
 }
 
+// DefaultTimeout bounds one LLM call (llm.timeout's default).
+const DefaultTimeout = 60 * time.Second
+
+// New returns an LLM summarizer. model may be nil (no LLM configured): every
+// call then goes to the fallback with "llm_unavailable".
 func New(model llms.Model, opts Options) *Summarizer {
 	if opts.Timeout <= 0 {
-		opts.Timeout = 60 * time.Second
+		opts.Timeout = DefaultTimeout
 	}
 	if opts.InputBudgetTokens <= 0 {
 		opts.InputBudgetTokens = 3000

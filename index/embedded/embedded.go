@@ -51,13 +51,8 @@ var ErrClosed = errors.New("embedded index closed")
 
 // Index is the embedded rag.Index. It is safe for concurrent use.
 type Index struct {
-	db  *sql.DB // writes (one connection)
-	rdb *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
-	// readRange, readSeek and readExtra prepared on rdb; upsert on db
-	// (each write transaction uses it rather than preparing it again).
-	readRange, readSeek, readExtraStmt, readExtraSeek, upsert *sql.Stmt
-	dim                                                       int
-	path                                                      string
+	file // the SQLite file: connections, prepared statements, WAL scrub
+	dim  int
 
 	wmu sync.Mutex // serialises writers (SQLite write + in-memory update)
 
@@ -76,6 +71,17 @@ type Index struct {
 	// them (0: every search exact). postingsFrom: the same for the sparse
 	// side's postings (postings.go).
 	sketchFrom, postingsFrom int
+}
+
+// file is the index file as SQLite serves it: what Open opens and close
+// closes.
+type file struct {
+	path string
+	db   *sql.DB // writes (one connection)
+	rdb  *sql.DB // reads of hit payloads: WAL readers, so queries never wait for a write
+	// readRange, readSeek and readExtra prepared on rdb; upsert on db
+	// (each write transaction uses it rather than preparing it again).
+	readRange, readSeek, readExtraStmt, readExtraSeek, upsert *sql.Stmt
 
 	// scrub truncates the WAL after a Delete (nil in memory); cpdb is its
 	// connection.
@@ -140,16 +146,7 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	}
 	// One writer connection: writes are serialised anyway.
 	db.SetMaxOpenConns(1)
-	ix := &Index{db: db, rdb: db, dim: dim, path: path, tenants: map[string]*tenant{}, payloads: newPayloadCache(defaultPayloadCacheBytes),
-		labels: newLabels(), df: map[uint32]int32{}, sketchFrom: o.sketchFrom, res: &resident{budget: defaultResidentBytes}}
-	switch {
-	case o.sketchFrom == 0:
-		ix.sketchFrom, ix.postingsFrom = defaultSketchFrom, defaultPostingsFrom
-	case o.sketchFrom < 0:
-		ix.sketchFrom, ix.postingsFrom = 0, 0
-	default:
-		ix.postingsFrom = o.sketchFrom
-	}
+	ix := newIndex(db, path, dim, o.sketchFrom)
 	vdir := filepath.Dir(path)
 	if memory {
 		vdir = ""
@@ -164,18 +161,58 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 		return nil, err
 	}
 	if !memory { // an in-memory database exists on its one connection only
-		// A reader's page cache is 512 KiB, not SQLite's 2 MB: its reads are
-		// point lookups the OS page cache serves as well, and each
-		// connection's cache is memory outside Go's heap and its limit.
-		rdb, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)&_pragma=cache_size(-512)")
-		if err != nil {
+		if err := ix.openReaders(); err != nil {
 			_ = db.Close()
-			return nil, fmt.Errorf("embedded index: open %s for reading: %w", path, err)
+			return nil, err
 		}
-		rdb.SetMaxOpenConns(readConns)
-		rdb.SetMaxIdleConns(readConns)
-		ix.rdb = rdb
 	}
+	if err := ix.prepare(ctx); err != nil {
+		_ = ix.close()
+		return nil, fmt.Errorf("embedded index: prepare statements of %s: %w", path, err)
+	}
+	if !memory {
+		if err := ix.startScrub(ctx, o.scrubDelay); err != nil {
+			_ = ix.close()
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+// newIndex is an empty index on db; sketchFrom is Open's option.
+func newIndex(db *sql.DB, path string, dim, sketchFrom int) *Index {
+	ix := &Index{file: file{db: db, rdb: db, path: path}, dim: dim, tenants: map[string]*tenant{},
+		payloads: newPayloadCache(defaultPayloadCacheBytes), labels: newLabels(), df: map[uint32]int32{},
+		sketchFrom: sketchFrom, res: &resident{budget: defaultResidentBytes}}
+	switch {
+	case sketchFrom == 0:
+		ix.sketchFrom, ix.postingsFrom = defaultSketchFrom, defaultPostingsFrom
+	case sketchFrom < 0:
+		ix.sketchFrom, ix.postingsFrom = 0, 0
+	default:
+		ix.postingsFrom = sketchFrom
+	}
+	return ix
+}
+
+// openReaders opens the pool that reads hit payloads. A reader's page
+// cache is 512 KiB, not SQLite's 2 MB: its reads are point lookups the OS
+// page cache serves as well, and each connection's cache is memory
+// outside Go's heap and its limit.
+func (ix *Index) openReaders() error {
+	rdb, err := sql.Open("sqlite", "file:"+ix.path+"?_pragma=busy_timeout(5000)&_pragma=query_only(1)&_pragma=cache_size(-512)")
+	if err != nil {
+		return fmt.Errorf("embedded index: open %s for reading: %w", ix.path, err)
+	}
+	rdb.SetMaxOpenConns(readConns)
+	rdb.SetMaxIdleConns(readConns)
+	ix.rdb = rdb
+	return nil
+}
+
+// prepare prepares the reads on rdb and the upsert on db.
+func (ix *Index) prepare(ctx context.Context) error {
+	var err error
 	if ix.readRange, err = ix.rdb.PrepareContext(ctx, readRange); err == nil {
 		ix.readSeek, err = ix.rdb.PrepareContext(ctx, readSeek)
 	}
@@ -188,17 +225,7 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 	if err == nil {
 		ix.upsert, err = ix.db.PrepareContext(ctx, upsertPoint)
 	}
-	if err != nil {
-		_ = ix.close()
-		return nil, fmt.Errorf("embedded index: prepare statements of %s: %w", path, err)
-	}
-	if !memory {
-		if err := ix.startScrub(ctx, o.scrubDelay); err != nil {
-			_ = ix.close()
-			return nil, err
-		}
-	}
-	return ix, nil
+	return err
 }
 
 // startScrub starts the WAL's truncation after deletes, on a connection of

@@ -206,32 +206,58 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 
 	client := newClient(o.Clients)
 	defer client.CloseIdleConnections()
+	if err := rep.prepare(ctx, client, corpus, progress); err != nil {
+		return nil, err
+	}
+	mem := newMemProbe(o.InProcess, client, base)
+	rep.Mem.PreloadPeakRSS = mem.peakRSS()
+	rep.Mem.PeakResetOK = mem.resetPeak()
+	if err := rep.measureContextd(ctx, client, mem, corpus, progress); err != nil {
+		return nil, err
+	}
+	if err := rep.measureNoop(ctx, corpus, progress); err != nil {
+		return nil, err
+	}
+	rep.Mem.PeakRSS = mem.peakRSS()
+	rep.Mem.HeapInuse = mem.heapNow()
+	rep.Mem.InProcess = o.InProcess
+	rep.LoadEnd = loadAvg()
+	return rep, nil
+}
+
+// prepare pre-loads the chats, waits for the indexer, then (unless
+// NoSettle) refreshes every chat's summary.
+func (rep *Report) prepare(ctx context.Context, client *http.Client, corpus Corpus, progress io.Writer) error {
+	o, base := rep.Options, rep.Target
 	fmt.Fprintf(progress, "pre-load: %d chats x %d turns through %s with %d clients\n", o.Chats, o.Turns, base, o.Clients)
+	var err error
 	rep.Preload, err = preload(ctx, client, base, corpus, o, progress)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(progress, "pre-load: %d turns in %s (%.0f turns/s); waiting for the indexer\n",
 		rep.Preload.Turns, rep.Preload.Elapsed.Round(time.Millisecond), rep.Preload.TurnsPerSec())
 	if err := waitIndexed(ctx, client, base, o.IndexTimeout, o.IndexStall, &rep.Preload, progress); err != nil {
-		return nil, err
+		return err
 	}
-
-	if !o.NoSettle {
-		fmt.Fprintf(progress, "settle: refreshing %d chats' summaries\n", o.Chats)
-		rep.Settle, err = settle(ctx, client, base, corpus, o)
-		if err != nil {
-			return nil, err
-		}
-		if m, ok := backlog(ctx, client, base); ok {
-			rep.Settle.Unsummarised = m.unsummarised
-		}
+	if o.NoSettle {
+		return nil
 	}
+	fmt.Fprintf(progress, "settle: refreshing %d chats' summaries\n", o.Chats)
+	rep.Settle, err = settle(ctx, client, base, corpus, o)
+	if err != nil {
+		return err
+	}
+	if m, ok := backlog(ctx, client, base); ok {
+		rep.Settle.Unsummarised = m.unsummarised
+	}
+	return nil
+}
 
-	mem := newMemProbe(o.InProcess, client, base)
-	rep.Mem.PreloadPeakRSS = mem.peakRSS()
-	rep.Mem.PeakResetOK = mem.resetPeak()
-
+// measureContextd is the measured phase against contextd, profiled when
+// Options.Profile is set, with its CPU and memory.
+func (rep *Report) measureContextd(ctx context.Context, client *http.Client, mem memProbe, corpus Corpus, progress io.Writer) error {
+	o, base := rep.Options, rep.Target
 	fmt.Fprintf(progress, "measure: contextd, %d clients for %s\n", o.Clients, o.Duration)
 	var stopProfile func()
 	if o.Profile != nil {
@@ -246,19 +272,24 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 		stopProfile()
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.Phases = append(rep.Phases, ph)
 	rep.Mem.MeasureMaxRSS, rep.Mem.MeasureMaxHeap = memRes.rss, memRes.heap
 	if m, ok := backlog(ctx, client, base); ok {
 		rep.UnindexedAfter, rep.UnsummarisedAfter = m.unindexed, m.unsummarised
 	}
+	return nil
+}
 
-	// The same load against a no-op Echo handler on another loopback port,
-	// served with the same http.Server settings: the HTTP floor.
+// measureNoop is the same load against a no-op Echo handler on another
+// loopback port, served with the same http.Server settings: the HTTP
+// floor.
+func (rep *Report) measureNoop(ctx context.Context, corpus Corpus, progress io.Writer) error {
+	o := rep.Options
 	noop, err := serveNoop()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer noop.close()
 	fmt.Fprintf(progress, "measure: no-op handler at %s, %d clients for %s\n", noop.base, o.Clients, o.Duration)
@@ -266,19 +297,14 @@ func Run(ctx context.Context, base string, o Options) (*Report, error) {
 	defer noopClient.CloseIdleConnections()
 	// The no-op server runs in this process, so its CPU is this process's.
 	self := newMemProbe(true, nil, "")
-	cpu0 = cpuAfter(ctx, self, o.Warmup)
-	ph, err = measure(ctx, noopClient, "no-op", noop.base, corpus, o, false)
+	cpu0 := cpuAfter(ctx, self, o.Warmup)
+	ph, err := measure(ctx, noopClient, "no-op", noop.base, corpus, o, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ph.CPU = cpuSince(self.cpuTime(ctx), <-cpu0)
 	rep.Phases = append(rep.Phases, ph)
-
-	rep.Mem.PeakRSS = mem.peakRSS()
-	rep.Mem.HeapInuse = mem.heapNow()
-	rep.Mem.InProcess = o.InProcess
-	rep.LoadEnd = loadAvg()
-	return rep, nil
+	return nil
 }
 
 // cpuAfter reads m's CPU time once the warmup has passed (at once
@@ -531,92 +557,128 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 	results := make([]clientResult, o.Clients)
 	start := clk.Now()
 	from := start.Add(o.Warmup) // what starts before is not recorded
-	end := from.Add(o.Duration)
-	var sched *plan
+	pr := &phaseRun{clk: clk, client: client, base: base, c: c, o: o, check: check, from: from, end: from.Add(o.Duration)}
 	var warmN int64 // open loop: requests due during the warmup
 	if o.Rate > 0 {
 		// Requests due before end but still queued then are sent until one
 		// more Duration has passed; the rest are reported unsent.
-		sched = newPlan(clk, start, o.Rate, o.Warmup+o.Duration, o.Duration)
-		warmN = int64(sort.Search(int(sched.n), func(i int) bool { return !sched.due(int64(i)).Before(from) }))
+		pr.sched = newPlan(clk, start, o.Rate, o.Warmup+o.Duration, o.Duration)
+		warmN = int64(sort.Search(int(pr.sched.n), func(i int) bool { return !pr.sched.due(int64(i)).Before(from) }))
 	}
 	var wg sync.WaitGroup
 	for w := range o.Clients {
-		wg.Go(func() {
-			res := &results[w]
-			for i := range res.hist {
-				res.hist[i] = NewHistogram()
-			}
-			res.lag, res.wakeLag = NewHistogram(), NewHistogram()
-			// Per-client generator: the same seed gives the same request
-			// sequence per client.
-			r := rand.New(rand.NewPCG(uint64(o.Seed), uint64(w)+1<<40))
-			var buf bytes.Buffer
-			var prevDone time.Time
-			for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
-				began := clk.Now()
-				var record bool
-				if sched != nil {
-					_, due, ok := sched.take(ctx)
-					if !ok {
-						return
-					}
-					// Latency counts from when the request was due; how
-					// late it left is reported apart, and is part of it.
-					began, record = due, !due.Before(from)
-					if lag, busy := lateness(due, clk.Now(), prevDone); record {
-						res.lag.Record(lag)
-						if busy {
-							res.busy++
-						} else {
-							res.wakeLag.Record(lag)
-						}
-					}
-				} else if !began.Before(end) {
-					return
-				} else {
-					record = !began.Before(from)
-				}
-				chat := r.IntN(o.Chats)
-				route, target := routeAppend, base+"/v1/chats/"+c.ChatID(chat)+"/messages"
-				buf.Reset()
-				if r.Float64() < o.Mix {
-					route, target = routeContext, base+"/v1/context"
-					_ = json.NewEncoder(&buf).Encode(contextRequest(c, r, chat, o))
-				} else {
-					body := appendBody{UserID: c.UserID(chat)}
-					for k := range 1 + r.IntN(2) {
-						t := o.Turns + r.IntN(1<<30)
-						body.Messages = append(body.Messages, inMessage{Role: c.Role(k), Content: c.Turn(chat, t)})
-					}
-					_ = json.NewEncoder(&buf).Encode(body)
-				}
-				var sink func([]byte)
-				if check && record && route == routeContext && n%20 == 0 {
-					sink = res.sample.add
-				}
-				status, err := post(ctx, client, target, buf.Bytes(), sink)
-				prevDone = clk.Now()
-				if record {
-					res.hist[route].Record(prevDone.Sub(began))
-				}
-				if record && (err != nil || status/100 != 2) {
-					if ctx.Err() != nil {
-						return
-					}
-					res.errs[route]++
-					if res.firstErr == "" {
-						res.firstErr = describe(status, err)
-					}
-				}
-			}
-		})
+		wg.Go(func() { pr.runClient(ctx, w, &results[w]) })
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Phase{}, err
 	}
-	elapsed := clk.Now().Sub(from)
+	return pr.phase(name, results, warmN), nil
+}
+
+// phaseRun is what one measured phase's clients share.
+type phaseRun struct {
+	clk       clock
+	client    *http.Client
+	base      string
+	c         Corpus
+	o         Options
+	check     bool  // sample context answers for the checks
+	sched     *plan // open loop's schedule; nil: closed loop
+	from, end time.Time
+}
+
+// runClient is client w's loop: its requests, timed into res.
+func (pr *phaseRun) runClient(ctx context.Context, w int, res *clientResult) {
+	for i := range res.hist {
+		res.hist[i] = NewHistogram()
+	}
+	res.lag, res.wakeLag = NewHistogram(), NewHistogram()
+	// Per-client generator: the same seed gives the same request
+	// sequence per client.
+	r := rand.New(rand.NewPCG(uint64(pr.o.Seed), uint64(w)+1<<40))
+	var buf bytes.Buffer
+	var prevDone time.Time
+	for n := 0; n < maxRequestsPerClient && ctx.Err() == nil; n++ {
+		began, record, ok := pr.next(ctx, res, prevDone)
+		if !ok {
+			return
+		}
+		route, target := pr.request(r, &buf)
+		var sink func([]byte)
+		if pr.check && record && route == routeContext && n%20 == 0 {
+			sink = res.sample.add
+		}
+		status, err := post(ctx, pr.client, target, buf.Bytes(), sink)
+		prevDone = pr.clk.Now()
+		if record {
+			res.hist[route].Record(prevDone.Sub(began))
+		}
+		if record && (err != nil || status/100 != 2) {
+			if ctx.Err() != nil {
+				return
+			}
+			res.errs[route]++
+			if res.firstErr == "" {
+				res.firstErr = describe(status, err)
+			}
+		}
+	}
+}
+
+// next waits for a client's next request: when it began (was due, in the
+// open loop), whether it is recorded, and false when the phase is over.
+func (pr *phaseRun) next(ctx context.Context, res *clientResult, prevDone time.Time) (began time.Time, record, ok bool) {
+	began = pr.clk.Now()
+	if pr.sched == nil {
+		if !began.Before(pr.end) {
+			return began, false, false
+		}
+		return began, !began.Before(pr.from), true
+	}
+	_, due, ok := pr.sched.take(ctx)
+	if !ok {
+		return began, false, false
+	}
+	// Latency counts from when the request was due; how late it left is
+	// reported apart, and is part of it.
+	record = !due.Before(pr.from)
+	if lag, busy := lateness(due, pr.clk.Now(), prevDone); record {
+		res.lag.Record(lag)
+		if busy {
+			res.busy++
+		} else {
+			res.wakeLag.Record(lag)
+		}
+	}
+	return due, record, true
+}
+
+// request draws the next request of the mix into buf: a context request
+// or an append of one or two turns to a random chat.
+func (pr *phaseRun) request(r *rand.Rand, buf *bytes.Buffer) (route int, target string) {
+	c, o := pr.c, pr.o
+	chat := r.IntN(o.Chats)
+	route, target = routeAppend, pr.base+"/v1/chats/"+c.ChatID(chat)+"/messages"
+	buf.Reset()
+	if r.Float64() < o.Mix {
+		route, target = routeContext, pr.base+"/v1/context"
+		_ = json.NewEncoder(buf).Encode(contextRequest(c, r, chat, o))
+		return route, target
+	}
+	body := appendBody{UserID: c.UserID(chat)}
+	for k := range 1 + r.IntN(2) {
+		t := o.Turns + r.IntN(1<<30)
+		body.Messages = append(body.Messages, inMessage{Role: c.Role(k), Content: c.Turn(chat, t)})
+	}
+	_ = json.NewEncoder(buf).Encode(body)
+	return route, target
+}
+
+// phase sums the clients' results: one row per route plus "all", and the
+// open loop's lateness.
+func (pr *phaseRun) phase(name string, results []clientResult, warmN int64) Phase {
+	elapsed := pr.clk.Now().Sub(pr.from)
 	ph := Phase{Target: name, Elapsed: elapsed}
 	all := NewHistogram()
 	lag, wakeLag := NewHistogram(), NewHistogram()
@@ -642,14 +704,14 @@ func measureWith(ctx context.Context, clk clock, client *http.Client, name, base
 		wakeLag.Merge(results[i].wakeLag)
 		busy += results[i].busy
 	}
-	if sched != nil {
+	if pr.sched != nil {
 		ph.Open = &OpenLoop{
-			Rate: o.Rate, Scheduled: sched.n - warmN, Unsent: sched.unsent.Load(),
+			Rate: pr.o.Rate, Scheduled: pr.sched.n - warmN, Unsent: pr.sched.unsent.Load(),
 			LagP50: lag.Quantile(0.50), LagP99: lag.Quantile(0.99), LagMax: lag.Max(),
 			Busy: busy, WakeLagP99: wakeLag.Quantile(0.99), WakeLagMax: wakeLag.Max(),
 		}
 	}
-	return ph, nil
+	return ph
 }
 
 func rowOf(route string, h *Histogram, errs int64, elapsed time.Duration) Row {

@@ -189,6 +189,19 @@ const (
 
 // Write prints the report: the table, the ratios, memory, targets.
 func (r *Report) Write(w io.Writer) {
+	r.writeHeader(w)
+	cd, noop, ok := r.phases()
+	r.writeLatency(w, cd, noop, ok)
+	r.writeCPU(w)
+	r.writeMemory(w)
+	if ok {
+		r.writeChecks(w, cd)
+	}
+	fmt.Fprintf(w, "load average (1/5/15 min): %s at the start, %s at the end\n", r.LoadStart, r.LoadEnd)
+}
+
+// writeHeader writes the run's settings, the pre-load and the settle.
+func (r *Report) writeHeader(w io.Writer) {
 	o := r.Options
 	mode := "closed loop"
 	if o.Rate > 0 {
@@ -230,6 +243,11 @@ func (r *Report) Write(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 
+}
+
+// writeLatency writes the latency table, the open loop's lateness, the
+// contextd/no-op ratios (when both phases ran) and the first errors.
+func (r *Report) writeLatency(w io.Writer, cd, noop Phase, ok bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\troute\trequests\terrors\treq/s\tp50\tp95\tp99\tp99.9\tmax\t")
 	for _, ph := range r.Phases {
@@ -247,7 +265,6 @@ func (r *Report) Write(w io.Writer) {
 		}
 	}
 
-	cd, noop, ok := r.phases()
 	if ok {
 		for _, route := range []string{routeNames[routeContext], routeNames[routeAppend], "all"} {
 			a, _ := cd.Row(route)
@@ -261,6 +278,10 @@ func (r *Report) Write(w io.Writer) {
 		}
 	}
 
+}
+
+// writeCPU writes each phase's CPU per request and the ceiling it implies.
+func (r *Report) writeCPU(w io.Writer) {
 	for _, ph := range r.Phases {
 		all, _ := ph.Row("all")
 		if ph.CPU <= 0 || all.Requests == 0 {
@@ -276,6 +297,10 @@ func (r *Report) Write(w io.Writer) {
 			ph.Target, ph.CPU.Seconds(), ph.Elapsed.Round(time.Millisecond), cores, scope, ms(per), runtime.NumCPU(), float64(runtime.NumCPU())/per.Seconds())
 	}
 
+}
+
+// writeMemory writes the peak and sampled memory.
+func (r *Report) writeMemory(w io.Writer) {
 	m := r.Mem
 	if m.InProcess {
 		peakWhat := "measured phases"
@@ -288,38 +313,41 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "memory (target's /metrics, sampled 1/s during the contextd phase): RSS max %s, Go heap in use max %s; heap in use at the end %s\n",
 			mb(m.MeasureMaxRSS), mb(m.MeasureMaxHeap), mb(m.HeapInuse))
 	}
-	if ok {
-		s := cd.Sample
-		if s.Answers > 0 {
-			var deg []string
-			for k, v := range s.Degraded {
-				deg = append(deg, fmt.Sprintf("%s %.0f%%", k, 100*float64(v)/float64(s.Answers)))
-			}
-			sort.Strings(deg)
-			if len(deg) == 0 {
-				deg = []string{"none"}
-			}
-			fmt.Fprintf(w, "context answers checked (1 in 20): %d; mean total_tokens %.0f of %d; with RAG hits %.0f%% (mean %.1f hits); with a summary %.0f%%; over budget %d; undecodable %d; degraded: %s\n",
-				s.Answers, float64(s.TotalTokens)/float64(s.Answers), o.Budget, pct(s.WithRAG, s.Answers), float64(s.RAGHits)/float64(s.Answers),
-				pct(s.WithSummary, s.Answers), s.OverBudget, s.Undecodable, strings.Join(deg, ", "))
+}
+
+// writeChecks writes what the sampled context answers held, the backlogs
+// after the contextd phase and the verdicts against the targets.
+func (r *Report) writeChecks(w io.Writer, cd Phase) {
+	o, m := r.Options, r.Mem
+	s := cd.Sample
+	if s.Answers > 0 {
+		var deg []string
+		for k, v := range s.Degraded {
+			deg = append(deg, fmt.Sprintf("%s %.0f%%", k, 100*float64(v)/float64(s.Answers)))
 		}
-		fmt.Fprintf(w, "backlogs after the contextd phase: %d unindexed, %d unsummarised turns\n", r.UnindexedAfter, r.UnsummarisedAfter)
-		if c, ok := cd.Row(routeNames[routeContext]); ok {
-			rss := m.PeakRSS
-			if !m.InProcess {
-				rss = m.MeasureMaxRSS
-			}
-			offered := ""
-			if o.Rate > 0 {
-				offered = ", offered in open loop"
-			}
-			fmt.Fprintf(w, "targets (2 cores): /v1/context p99 <= %s: %s (%s); >= %.0f req/s: %s (%.0f%s); peak RSS <= %s: %s (%s)\n",
-				ms(TargetContextP99), verdict(c.P99 <= TargetContextP99), ms(c.P99),
-				TargetContextRate, verdict(c.Throughput >= TargetContextRate), c.Throughput, offered,
-				mb(TargetPeakRSS), verdictKnown(rss >= 0, rss <= TargetPeakRSS), mb(rss))
+		sort.Strings(deg)
+		if len(deg) == 0 {
+			deg = []string{"none"}
 		}
+		fmt.Fprintf(w, "context answers checked (1 in 20): %d; mean total_tokens %.0f of %d; with RAG hits %.0f%% (mean %.1f hits); with a summary %.0f%%; over budget %d; undecodable %d; degraded: %s\n",
+			s.Answers, float64(s.TotalTokens)/float64(s.Answers), o.Budget, pct(s.WithRAG, s.Answers), float64(s.RAGHits)/float64(s.Answers),
+			pct(s.WithSummary, s.Answers), s.OverBudget, s.Undecodable, strings.Join(deg, ", "))
 	}
-	fmt.Fprintf(w, "load average (1/5/15 min): %s at the start, %s at the end\n", r.LoadStart, r.LoadEnd)
+	fmt.Fprintf(w, "backlogs after the contextd phase: %d unindexed, %d unsummarised turns\n", r.UnindexedAfter, r.UnsummarisedAfter)
+	if c, ok := cd.Row(routeNames[routeContext]); ok {
+		rss := m.PeakRSS
+		if !m.InProcess {
+			rss = m.MeasureMaxRSS
+		}
+		offered := ""
+		if o.Rate > 0 {
+			offered = ", offered in open loop"
+		}
+		fmt.Fprintf(w, "targets (2 cores): /v1/context p99 <= %s: %s (%s); >= %.0f req/s: %s (%.0f%s); peak RSS <= %s: %s (%s)\n",
+			ms(TargetContextP99), verdict(c.P99 <= TargetContextP99), ms(c.P99),
+			TargetContextRate, verdict(c.Throughput >= TargetContextRate), c.Throughput, offered,
+			mb(TargetPeakRSS), verdictKnown(rss >= 0, rss <= TargetPeakRSS), mb(rss))
+	}
 }
 
 func (r *Report) phases() (cd, noop Phase, ok bool) {

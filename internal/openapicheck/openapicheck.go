@@ -226,6 +226,17 @@ func (s *Spec) Validate(schema any, v any, at string) error {
 			return fmt.Errorf("%s: the schema uses %q, which this checker does not support", at, k)
 		}
 	}
+	for _, check := range []func(map[string]any, any, string) error{checkValue, s.checkCombined, s.checkObject, s.checkArray} {
+		if err := check(sc, v, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkValue checks v itself: type, const, enum, a number's bounds, a
+// string's length and format.
+func checkValue(sc map[string]any, v any, at string) error {
 	if t, ok := sc["type"]; ok {
 		var types []string
 		switch t := t.(type) {
@@ -264,6 +275,11 @@ func (s *Spec) Validate(schema any, v any, at string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkCombined checks v against allOf, anyOf and oneOf.
+func (s *Spec) checkCombined(sc map[string]any, v any, at string) error {
 	if all, ok := sc["allOf"].([]any); ok {
 		for _, sub := range all {
 			if err := s.Validate(sub, v, at); err != nil {
@@ -299,6 +315,12 @@ func (s *Spec) Validate(schema any, v any, at string) error {
 			return fmt.Errorf("%s: fits %d of oneOf's %d schemas, want exactly 1 (%s)", at, fits, len(one), strings.Join(errs, "; "))
 		}
 	}
+	return nil
+}
+
+// checkObject checks an object's required and documented properties, in
+// key order.
+func (s *Spec) checkObject(sc map[string]any, v any, at string) error {
 	if obj, ok := v.(map[string]any); ok {
 		props, _ := sc["properties"].(map[string]any)
 		if req, ok := sc["required"].([]any); ok {
@@ -330,6 +352,11 @@ func (s *Spec) Validate(schema any, v any, at string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkArray checks an array's items.
+func (s *Spec) checkArray(sc map[string]any, v any, at string) error {
 	if arr, ok := v.([]any); ok {
 		if items, ok := sc["items"]; ok {
 			for i, x := range arr {

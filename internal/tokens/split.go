@@ -105,25 +105,12 @@ func nextPiece(s string, i int, quirks bool) (start, end int) {
 	return i, pieceEnd(s, i, quirks)
 }
 
-// pieceEnd returns the end of the piece that starts at i.
+// pieceEnd returns the end of the piece that starts at i: the first of the
+// pattern's alternatives that matches there, in the pattern's order.
 func pieceEnd(s string, i int, quirks bool) int {
-	// (?i:'s|'t|'re|'ve|'m|'ll|'d); the engine also folds ſ (U+017F) to s.
 	if s[i] == '\'' && i+1 < len(s) {
-		switch s[i+1] {
-		case 's', 'S', 't', 'T', 'm', 'M', 'd', 'D':
-			return i + 2
-		case 'r', 'R', 'v', 'V':
-			if i+2 < len(s) && s[i+2]|0x20 == 'e' {
-				return i + 3
-			}
-		case 'l', 'L':
-			if i+2 < len(s) && s[i+2]|0x20 == 'l' {
-				return i + 3
-			}
-		case 0xC5: // ſ is C5 BF
-			if i+2 < len(s) && s[i+2] == 0xBF {
-				return i + 3
-			}
+		if end := contractionEnd(s, i); end > 0 {
+			return end
 		}
 	}
 	c0, n0 := classAt(s, i)
@@ -143,18 +130,59 @@ func pieceEnd(s string, i int, quirks bool) int {
 
 	// \p{N}{1,3}
 	if c0&clN != 0 {
-		j := i + n0
-		for k := 1; k < 3 && j < len(s); k++ {
-			c, n := classAt(s, j)
-			if c&clN == 0 {
-				break
-			}
-			j += n
-		}
-		return j
+		return spanNumbers(s, i+n0)
 	}
 
 	//  ?[^\s\p{L}\p{N}]+[\r\n]*
+	if end := punctEnd(s, i, quirks); end >= 0 {
+		return end
+	}
+
+	if c0&clS == 0 {
+		// Unreachable: DEL was skipped, and every other rune is a letter,
+		// a number, a space or punctuation. Consume one rune so the caller
+		// always progresses.
+		return i + n0
+	}
+	return spaceEnd(s, i, quirks)
+}
+
+// contractionEnd matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at i, an
+// apostrophe (the engine also folds ſ, U+017F, to s): its end, or 0.
+func contractionEnd(s string, i int) int {
+	switch s[i+1] {
+	case 's', 'S', 't', 'T', 'm', 'M', 'd', 'D':
+		return i + 2
+	case 'r', 'R', 'v', 'V':
+		if i+2 < len(s) && s[i+2]|0x20 == 'e' {
+			return i + 3
+		}
+	case 'l', 'L':
+		if i+2 < len(s) && s[i+2]|0x20 == 'l' {
+			return i + 3
+		}
+	case 0xC5: // ſ is C5 BF
+		if i+2 < len(s) && s[i+2] == 0xBF {
+			return i + 3
+		}
+	}
+	return 0
+}
+
+// spanNumbers returns the end of \p{N}{1,3} whose first rune ends at j.
+func spanNumbers(s string, j int) int {
+	for k := 1; k < 3 && j < len(s); k++ {
+		c, n := classAt(s, j)
+		if c&clN == 0 {
+			break
+		}
+		j += n
+	}
+	return j
+}
+
+// punctEnd matches ` ?[^\s\p{L}\p{N}]+[\r\n]*` at i: its end, or -1.
+func punctEnd(s string, i int, quirks bool) int {
 	j := i
 	if s[j] == ' ' {
 		j++
@@ -170,20 +198,18 @@ func pieceEnd(s string, i int, quirks bool) int {
 		}
 		k += n
 	}
-	if k > j {
-		for k < len(s) && (s[k] == '\r' || s[k] == '\n') {
-			k++
-		}
-		return k
+	if k == j {
+		return -1
 	}
+	for k < len(s) && (s[k] == '\r' || s[k] == '\n') {
+		k++
+	}
+	return k
+}
 
-	// Whitespace alternatives: scan the run of \s once.
-	if c0&clS == 0 {
-		// Unreachable: DEL was skipped, and every other rune is a letter,
-		// a number, a space or punctuation. Consume one rune so the caller
-		// always progresses.
-		return i + n0
-	}
+// spaceEnd matches the whitespace alternatives at i, a space rune:
+// \s*[\r\n]+, \s+(?!\S) and \s+, scanning the run of \s once.
+func spaceEnd(s string, i int, quirks bool) int {
 	end, last := i, i // end of run; start of its last rune
 	firstNL, lastNLAt := -1, -1
 	for end < len(s) {

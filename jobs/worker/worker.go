@@ -173,10 +173,24 @@ const (
 	DefaultBatchSize   = 200
 )
 
+// Summary defaults: memory.summary_trigger_tokens, summary_cooldown and
+// summary_max_tokens (config refers to these; the window's two are
+// memory.DefaultRecentTurns and memory.DefaultTriggerTurns).
+const (
+	DefaultTriggerTokens = 2000
+	DefaultCooldown      = 30 * time.Second
+	DefaultMaxTokens     = 800
+	// DefaultEpisodeOverlap and DefaultExtendEvery are
+	// memory.episode_overlap and summary_extend_every_episodes.
+	DefaultEpisodeOverlap = 2
+	DefaultExtendEvery    = 1
+)
+
 // DefaultSettings are the settings of every agent when Settings is nil;
 // they equal config.DefaultMemory's (a test in cmd/contextd checks it).
 func DefaultSettings() Settings {
-	return Settings{RecentTurns: 10, TriggerTurns: 10, TriggerTokens: 2000, Cooldown: 30 * time.Second, MaxTokens: 800,
+	return Settings{RecentTurns: memory.DefaultRecentTurns, TriggerTurns: memory.DefaultTriggerTurns,
+		TriggerTokens: DefaultTriggerTokens, Cooldown: DefaultCooldown, MaxTokens: DefaultMaxTokens,
 		Structured: true, Persist: true, Enabled: true}
 }
 

@@ -258,9 +258,13 @@ const drainLimit = 64 << 20
 // the answer: past it, 503 server_busy with Retry-After. Handlers buffer
 // whole bodies (bufferBody, decode, the MCP SDK), so without this their
 // sum, not each one, is what a burst of large bodies grows memory by.
+// DefaultBodyLimit is server.body_limit's default: the largest request
+// body read.
+const DefaultBodyLimit = 4 << 20
+
 func bodyLimit(limit int64, budget *admit.Bytes) echo.MiddlewareFunc {
 	if limit <= 0 {
-		limit = 4 << 20
+		limit = DefaultBodyLimit
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

@@ -42,7 +42,7 @@ type Engine interface {
 }
 
 // DefaultSessionTimeout closes a session no request has used for this long
-// (server.mcp.session_timeout's default, config.DefaultMCPSessionTimeout).
+// (server.mcp.session_timeout's default; config refers to it).
 // The SDK keeps a session, ~19 KB and a goroutine, until a client DELETEs
 // it, which most never do: without a bound a server's memory grows with
 // every session opened within the timeout. Ten minutes outlasts the
@@ -52,7 +52,7 @@ const DefaultSessionTimeout = 10 * time.Minute
 
 // DefaultMaxSessions and DefaultMaxSessionsPerClient bound the sessions
 // open at once (server.mcp.max_sessions, max_sessions_per_client; config
-// holds the same defaults): a new one past a cap closes the oldest idle.
+// refers to these): a new one past a cap closes the oldest idle.
 const (
 	DefaultMaxSessions          = 1000
 	DefaultMaxSessionsPerClient = 100

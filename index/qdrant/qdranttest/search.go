@@ -238,68 +238,17 @@ func (c *collection) nearest(st stage, cand map[string]*point) ([]scored, error)
 		pool = c.points
 	}
 	var score func(p *point) (float32, bool)
+	var err error
 	switch in := nq.Nearest.GetVariant().(type) {
 	case *pb.VectorInput_Dense:
-		params, ok := c.dense[st.using]
-		if !ok {
-			return nil, invalid("Not existing vector name error: %s", st.using)
-		}
-		q := in.Dense.GetData()
-		if uint64(len(q)) != params.GetSize() {
-			return nil, invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(q))
-		}
-		if params.GetDistance() == pb.Distance_Cosine {
-			q = normalize(q)
-		} else if params.GetDistance() != pb.Distance_Dot {
-			return nil, status.Errorf(codes.Unimplemented, "qdranttest: distance %v is not implemented", params.GetDistance())
-		}
-		score = func(p *point) (float32, bool) {
-			v, ok := p.dense[st.using]
-			if !ok {
-				return 0, false
-			}
-			var dot float64
-			for i := range v {
-				dot += float64(v[i]) * float64(q[i])
-			}
-			return float32(dot), true
-		}
+		score, err = c.denseScore(st.using, in.Dense.GetData())
 	case *pb.VectorInput_Sparse:
-		params, ok := c.sparse[st.using]
-		if !ok {
-			return nil, invalid("Not existing vector name error: %s", st.using)
-		}
-		qi, qv := in.Sparse.GetIndices(), in.Sparse.GetValues()
-		if len(qi) != len(qv) {
-			return nil, invalid("Sparse vector indices and values must have the same length: %d != %d", len(qi), len(qv))
-		}
-		weights := make(map[uint32]float64, len(qi))
-		for i, idx := range qi {
-			weights[idx] = float64(qv[i])
-		}
-		if params.GetModifier() == pb.Modifier_Idf {
-			for idx, w := range c.idf(st.using, qi) {
-				weights[idx] *= w
-			}
-		}
-		score = func(p *point) (float32, bool) {
-			v, ok := p.sparse[st.using]
-			if !ok {
-				return 0, false
-			}
-			var dot float64
-			hit := false
-			for i, idx := range v.indices {
-				if w, ok := weights[idx]; ok {
-					dot += w * float64(v.values[i])
-					hit = true
-				}
-			}
-			// Qdrant's inverted index only yields points sharing a term.
-			return float32(dot), hit
-		}
+		score, err = c.sparseScore(st.using, in.Sparse.GetIndices(), in.Sparse.GetValues())
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "qdranttest: nearest input %T is not implemented", nq.Nearest.GetVariant())
+	}
+	if err != nil {
+		return nil, err
 	}
 	var out []scored
 	for _, p := range pool {
@@ -312,6 +261,73 @@ func (c *collection) nearest(st stage, cand map[string]*point) ([]scored, error)
 	}
 	sortScored(out)
 	return out, nil
+}
+
+// denseScore scores a point by the dot product of its vector using with q
+// (normalised first for the cosine distance); a point without it is not
+// scored.
+func (c *collection) denseScore(using string, q []float32) (func(p *point) (float32, bool), error) {
+	params, ok := c.dense[using]
+	if !ok {
+		return nil, invalid("Not existing vector name error: %s", using)
+	}
+	if uint64(len(q)) != params.GetSize() {
+		return nil, invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(q))
+	}
+	if params.GetDistance() == pb.Distance_Cosine {
+		q = normalize(q)
+	} else if params.GetDistance() != pb.Distance_Dot {
+		return nil, status.Errorf(codes.Unimplemented, "qdranttest: distance %v is not implemented", params.GetDistance())
+	}
+	return func(p *point) (float32, bool) {
+		v, ok := p.dense[using]
+		if !ok {
+			return 0, false
+		}
+		var dot float64
+		for i := range v {
+			dot += float64(v[i]) * float64(q[i])
+		}
+		return float32(dot), true
+	}, nil
+}
+
+// sparseScore scores a point by the dot product of its sparse vector using
+// with the query's weights (times the IDF with that modifier); a point
+// sharing no term is not scored.
+func (c *collection) sparseScore(using string, qi []uint32, qv []float32) (func(p *point) (float32, bool), error) {
+	params, ok := c.sparse[using]
+	if !ok {
+		return nil, invalid("Not existing vector name error: %s", using)
+	}
+	if len(qi) != len(qv) {
+		return nil, invalid("Sparse vector indices and values must have the same length: %d != %d", len(qi), len(qv))
+	}
+	weights := make(map[uint32]float64, len(qi))
+	for i, idx := range qi {
+		weights[idx] = float64(qv[i])
+	}
+	if params.GetModifier() == pb.Modifier_Idf {
+		for idx, w := range c.idf(using, qi) {
+			weights[idx] *= w
+		}
+	}
+	return func(p *point) (float32, bool) {
+		v, ok := p.sparse[using]
+		if !ok {
+			return 0, false
+		}
+		var dot float64
+		hit := false
+		for i, idx := range v.indices {
+			if w, ok := weights[idx]; ok {
+				dot += w * float64(v.values[i])
+				hit = true
+			}
+		}
+		// Qdrant's inverted index only yields points sharing a term.
+		return float32(dot), hit
+	}, nil
 }
 
 // idf is Qdrant's IDF modifier for the given terms, computed over the whole

@@ -106,6 +106,12 @@ type Report struct {
 	Replay bool
 	Cost   LLMCost
 
+	categories
+}
+
+// categories are how the dataset's question categories are written: their
+// order, which are headline ones, the headline's label and the others' tag.
+type categories struct {
 	cats            []string
 	headline        func(string) bool
 	label, asideTag string
@@ -114,7 +120,7 @@ type Report struct {
 func newReport(d dataset, o Options) *Report {
 	r := &Report{Dataset: d.name, Budgets: o.Budgets, Cells: map[string]map[int]*Cell{}, Sections: map[int]*SectionStats{},
 		Degraded: map[string]int{}, Replay: o.Replay, Cost: LLMCost{Calls: map[string]int{}},
-		cats: d.cats, headline: d.headline, label: d.label, asideTag: d.aside}
+		categories: categories{cats: d.cats, headline: d.headline, label: d.label, asideTag: d.aside}}
 	r.Systems = append([]string{sysContextd}, d.systemNames(o)...)
 	for _, s := range r.Systems {
 		r.Cells[s] = map[int]*Cell{}

@@ -305,8 +305,20 @@ func scSentences(s string) []string {
 	return out
 }
 
+// judge fills a's findings: what the context a.Context misses, places
+// side by side, cuts or contradicts of the scenario's turns and the
+// probe's assertions.
 func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
-	ctx := a.Context
+	skip := skippedTurns(sc, p)
+	judgeMissing(sc, skip, a)
+	judgeAdjacent(sc, skip, a)
+	judgeCut(sc, skip, a)
+	judgeAssertions(p, a)
+}
+
+// skippedTurns are the turns a context need not show: routing noise and
+// the probe's own query.
+func skippedTurns(sc *Scenario, p ScProbe) map[int]bool {
 	skip := map[int]bool{}
 	for _, t := range sc.Turns {
 		if routingNoise(t) {
@@ -316,6 +328,11 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 	if q := queryTurn(sc, p); q > 0 {
 		skip[q] = true
 	}
+	return skip
+}
+
+func judgeMissing(sc *Scenario, skip map[int]bool, a *ProbeAnswer) {
+	ctx := a.Context
 	// 1. every turn, when the chat fits.
 	if a.Fits {
 		for _, t := range sc.Turns {
@@ -327,6 +344,10 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 			}
 		}
 	}
+}
+
+func judgeAdjacent(sc *Scenario, skip map[int]bool, a *ProbeAnswer) {
+	ctx := a.Context
 	// 2. adjacency of non-consecutive turns. Only turns whose text is
 	// found once and is no part of another turn's text are placed.
 	type placed struct{ seq, pos, end int }
@@ -348,6 +369,10 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 			a.Adjacent = append(a.Adjacent, fmt.Sprintf("turn %d then turn %d with nothing between them (in %s)", x.seq, y.seq, sectionAt(ctx, y.pos)))
 		}
 	}
+}
+
+func judgeCut(sc *Scenario, skip map[int]bool, a *ProbeAnswer) {
+	ctx := a.Context
 	// 3. short turns shown in part. The "(earlier; updated …: <update
 	// text>)" note after a stale statement quotes its update: no cut.
 	cutCtx := updateNote.ReplaceAllStringFunc(ctx, func(s string) string { return strings.Repeat(" ", len(s)) })
@@ -382,6 +407,10 @@ func judge(sc *Scenario, p ScProbe, a *ProbeAnswer) {
 			a.Cut = append(a.Cut, fmt.Sprintf("turn %d (%d chars): %s in %s, not the whole turn", t.seq, len(t.Content), hit, sectionAt(ctx, where)))
 		}
 	}
+}
+
+func judgeAssertions(p ScProbe, a *ProbeAnswer) {
+	ctx := a.Context
 	// 5. the probe's assertions.
 	for _, m := range p.MustContain {
 		if !strings.Contains(ctx, m) {

@@ -115,7 +115,7 @@ func (p *packer) packProfile() {
 	capTokens := min(int(float64(p.in.Budget)*p.sh.summary)/2, p.remaining)
 	pr, text := fitProfile(*p.in.Profile, capTokens-p.titleCost(titleProfile), p.tok)
 	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleProfile)) {
-		p.profileText, p.profileShown = text, &pr
+		p.shown.profileText, p.shown.profile = text, &pr
 	}
 }
 

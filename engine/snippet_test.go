@@ -117,7 +117,7 @@ func TestMarkPairs(t *testing.T) {
 			t.Errorf("%s %d (chat %q): pair %v, want %v", r.Role, r.Seq, r.ChatID, r.pair, want[i])
 		}
 	}
-	p := &packer{in: AssemblyInput{RAG: []RAGTurn{{Score: 1, Tokens: 20}, rs[1], rs[2]}}, ragCost: make([]int, 3)}
+	p := &packer{in: AssemblyInput{RAG: []RAGTurn{{Score: 1, Tokens: 20}, rs[1], rs[2]}}, rag: ragPicks{cost: make([]int, 3)}}
 	p.in.RAG[1].Score, p.in.RAG[1].Tokens = 1, 20
 	p.in.RAG[2].Score, p.in.RAG[2].Tokens = 1, 20
 	c := p.ragCandidates()

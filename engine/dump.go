@@ -29,12 +29,9 @@ func (s *Service) ExportUser(ctx context.Context, tenant, userID string, emit fu
 }
 
 func (s *Service) export(ctx context.Context, scope memory.DumpScope, what string, emit func(memory.DumpRecord) error) error {
-	if s.Dumper == nil {
-		return &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot export"}
-	}
 	var emitErr error
 	emit = ExportFilter(emit)
-	err := s.Dumper.Dump(ctx, scope, func(r memory.DumpRecord) error {
+	err := s.roles.dumper.Dump(ctx, scope, func(r memory.DumpRecord) error {
 		if emitErr = emit(r); emitErr != nil {
 			return emitErr
 		}

@@ -32,14 +32,11 @@ type ImportResult struct {
 	Rebuild int
 }
 
-// Import checks every line of r, then loads them into s.Dumper. A bad
+// Import checks every line of r, then loads them into s.roles.dumper. A bad
 // line is an error naming its number, and nothing is loaded; a store
 // error while loading stops the import at that line (the lines before it
 // stay loaded, and loading the dump again is idempotent).
 func (s *Service) Import(ctx context.Context, r io.Reader) (ImportResult, error) {
-	if s.Dumper == nil {
-		return ImportResult{}, &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot import"}
-	}
 	spool, err := os.CreateTemp("", "contextd-import-*")
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)

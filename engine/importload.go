@@ -39,7 +39,7 @@ func (l *loader) load(ctx context.Context, rec memory.DumpRecord) error {
 	if err != nil || !keep {
 		return err
 	}
-	added, err := l.s.Dumper.Load(ctx, rec)
+	added, err := l.s.roles.dumper.Load(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (l *loader) covers(ctx context.Context, key memory.ChatKey, from, to int64,
 func (l *loader) tombstones(ctx context.Context, key memory.ChatKey) ([]int64, error) {
 	out := []int64{}
 	for after := int64(0); ; {
-		msgs, err := l.s.Store.Messages(ctx, key, after, 1000)
+		msgs, err := l.s.store.Messages(ctx, key, after, 1000)
 		if errors.Is(err, memory.ErrNotFound) {
 			return out, nil
 		}

@@ -9,22 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/bigsort"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
-	"github.com/contextd/contextd/truncation"
 )
 
 // Degraded reasons reported in answers.
@@ -92,77 +86,20 @@ type Store interface {
 	SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error)
 }
 
-// Service is the use-case layer. Retriever, Summaries and Indexer may be nil
-// (no vector store; no background summarisation; no indexing).
+// Service is the use-case layer: the transports' one facade over the
+// engine's use cases. New builds it from Deps, resolved once.
 type Service struct {
-	// Policy resolves an agent's settings (nil: DefaultPolicy for all).
-	Policy func(agent string) Policy
-	Limits Limits
-	Store  Store
-	// Profiles are the users' cross-chat profiles (nil: none are kept).
-	Profiles Profiles
-	// ProfileDegraded, when set, names the fallbacks a user's last profile
-	// merge took (reported in that user's contexts).
-	ProfileDegraded func(tenant, userID string) []string
-	// Episodes lists chats' closed episodes (nil: none are kept).
-	EpisodeStore memory.EpisodeReader
-	// FactStore lists chats' facts (nil: none are kept).
-	FactStore memory.FactStore
-	// Arrivals draws new turns' facts in the background (nil: none are
-	// drawn on arrival, only by episodes).
-	Arrivals FactsJob
-	// Lags reads a chat's derived memory not yet indexed or drawn, for
-	// index_behind (nil: a search says index_behind when its wait for the
-	// indexer failed, a context never).
-	Lags memory.ChatLags
-	// Dumper exports chats and users in the dump format (nil: export is
-	// not implemented).
-	Dumper memory.Dumper
-	// Forget deletes one message (nil: not implemented).
-	Forget    Forgetter
-	Index     rag.Index
-	Retriever Retriever
-	Summaries Summaries
-	// Previews, when set, give a lagging summary's answers the extension
-	// the worker is about to write (see preview.go).
-	Previews Previewer
-	// LLMEpisodes: an LLM writes the episodes' summaries (the summariser
-	// declares it); packing then keeps a retrieved episode beside its turns.
-	LLMEpisodes bool
-	Indexer     Indexer
-	// Scorer and Condenser back the semantic and llm truncation strategies.
-	Scorer    truncation.Scorer
-	Condenser truncation.Condenser
-	Logger    *slog.Logger
-	Now       func() time.Time
-	// Observe, when set, is told about every assembled context (metrics).
-	Observe func(agent string, a *ContextResult)
-	// OnAppend, when set, is told how many turns each append stored.
-	OnAppend func(tenant string, appended int)
-	// Tracer opens a span per stage of /v1/context (nil: no-op).
-	Tracer   trace.Tracer
-	tokOnce  sync.Once
-	tok      *tokenCache
-	turnOnce sync.Once
-	turnc    *turnCache
-	profOnce sync.Once
-	prof     *profileCache
-	headOnce sync.Once
-	headc    *headCache
-	stand    standingCache
-	updates  updateCache
+	store Store
+	roles storeRoles
+	jobs  jobs
+	vec   vectors
+	trunc truncators
+	conf  settings
+	obs   observers
+	cache caches
 	// full: the last write that succeeded or ran out of space ran out
 	// (StorageFull, full.go).
-	full atomic.Bool
-	// MaxLoad caps the verbatim candidates read per request (default 400
-	// pending turns with a summary, 1000 with strategy none); older turns
-	// that fit nowhere are counted as dropped without being read.
-	MaxLoad int
-
-	// AgentDefined reports whether agents.yaml defines the agent; an
-	// undefined one gets the supervisor's settings and contexts say
-	// unknown_agent (nil: every agent is defined).
-	AgentDefined func(agent string) bool
+	full *DiskFull
 }
 
 // Limits on identifiers and the query.
@@ -173,35 +110,6 @@ const (
 	// request's deadline for the rest of the answer.
 	summaryWaitReserve = 2 * time.Second
 )
-
-// tokens returns the service's cache of turn token counts.
-func (s *Service) tokens() *tokenCache {
-	s.tokOnce.Do(func() { s.tok = newTokenCache(1 << 18) })
-	return s.tok
-}
-
-// standing returns the service's cache of chats' standing instructions.
-func (s *Service) standing() *standingCache { return &s.stand }
-
-// turns returns the service's cache of hot chats' turns.
-func (s *Service) turns() *turnCache {
-	s.turnOnce.Do(func() { s.turnc = newTurnCache(defaultTurnCacheBytes) })
-	return s.turnc
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now().UTC()
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
 
 // InMessage is a message as a client sends it.
 type InMessage struct {
@@ -247,22 +155,17 @@ func ValidateID(field, v string, required bool) error {
 	}
 }
 
-func (s *Service) policy(agent string) Policy {
-	if s.Policy == nil {
-		return DefaultPolicy()
-	}
-	return s.Policy(agent)
-}
+func (s *Service) policy(agent string) Policy { return s.conf.policy(agent) }
 
 func (s *Service) maxMessages() int {
-	if n := s.Limits.MaxMessagesPerRequest; n > 0 {
+	if n := s.conf.limits.MaxMessagesPerRequest; n > 0 {
 		return n
 	}
 	return 1000
 }
 
 func (s *Service) maxMessageBytes() int {
-	if n := s.Limits.MaxMessageBytes; n > 0 {
+	if n := s.conf.limits.MaxMessageBytes; n > 0 {
 		return n
 	}
 	return 256 << 10
@@ -382,7 +285,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	}
 	// One time for the turns without one, as both stores keep it (to the
 	// microsecond): a fact drawn from them later is valid at exactly it.
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := s.obs.now().UTC().Truncate(time.Microsecond)
 	for i := range msgs {
 		if msgs[i].CreatedAt.IsZero() {
 			msgs[i].CreatedAt = now
@@ -390,7 +293,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	}
 	// The store refuses another user than the chat's in the append's own
 	// transaction (memory.AppendRequest.UserID): nothing is stored.
-	res, err := s.Store.Append(ctx, memory.AppendRequest{
+	res, err := s.store.Append(ctx, memory.AppendRequest{
 		Chat: memory.ChatKey{Tenant: tenant, ChatID: chatID}, UserID: userID, Agent: agent, Messages: msgs,
 	})
 	if uc := (*memory.UserConflictError)(nil); errors.As(err, &uc) {
@@ -399,18 +302,16 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if err := s.wrote("append", err); err != nil {
 		return AppendOutput{}, err
 	}
-	if s.OnAppend != nil {
-		s.OnAppend(tenant, res.Appended)
-	}
+	s.obs.onAppend(tenant, res.Appended)
 	if res.Appended > 0 {
-		if s.Arrivals != nil { // facts are drawn in the background, never here
-			s.Arrivals.Kick()
+		if s.jobs.arrivals != nil { // facts are drawn in the background, never here
+			s.jobs.arrivals.Kick()
 		}
-		if s.Indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
-			s.Indexer.Kick()
+		if s.jobs.indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
+			s.jobs.indexer.Kick()
 		}
-		if s.Summaries != nil {
-			s.Summaries.Kick()
+		if s.jobs.summaries != nil {
+			s.jobs.summaries.Kick()
 		}
 	}
 	refs := res.Messages
@@ -452,7 +353,7 @@ func (s *Service) Messages(ctx context.Context, tenant, chatID string, afterSeq 
 	if limit <= 0 || limit > 1000 {
 		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
 	}
-	msgs, err := s.Store.Messages(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, afterSeq, limit)
+	msgs, err := s.store.Messages(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, afterSeq, limit)
 	if err != nil {
 		return nil, 0, storeErr("list messages", err)
 	}
@@ -478,11 +379,11 @@ func (s *Service) storedSummary(ctx context.Context, tenant, chatID string, chai
 		return SummaryView{}, memory.Chat{}, err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	chat, err := s.Store.Chat(ctx, key)
+	chat, err := s.store.Chat(ctx, key)
 	if err != nil {
 		return SummaryView{}, chat, storeErr("read chat", err)
 	}
-	chain, err := s.Store.SummaryChain(ctx, key)
+	chain, err := s.store.SummaryChain(ctx, key)
 	if err != nil {
 		return SummaryView{}, chat, storeErr("read summary", err)
 	}
@@ -523,7 +424,7 @@ func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
 // promptsChanged: the record was written with other prompts than the
 // agent's current ones.
 func (s *Service) promptsChanged(agent string, rec *memory.SummaryRecord) bool {
-	return s.Summaries != nil && s.Summaries.Stale(agent, rec)
+	return s.jobs.summaries != nil && s.jobs.summaries.Stale(agent, rec)
 }
 
 // RefreshSummary forces a summary extension now.
@@ -532,13 +433,13 @@ func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*m
 		return nil, nil, err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	if _, err := s.Store.Chat(ctx, key); err != nil {
+	if _, err := s.store.Chat(ctx, key); err != nil {
 		return nil, nil, storeErr("read chat", err)
 	}
-	if s.Summaries == nil {
+	if s.jobs.summaries == nil {
 		return nil, nil, &Error{Kind: KindNotImplemented, Code: "summaries_disabled", Message: "background summarisation is not running"}
 	}
-	rec, degraded, err := s.Summaries.Extend(ctx, key, true)
+	rec, degraded, err := s.jobs.summaries.Extend(ctx, key, true)
 	if err != nil {
 		return nil, degraded, storeErr("refresh summary", err)
 	}
@@ -546,7 +447,7 @@ func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*m
 		return nil, degraded, nil // the stored summary may hold a deleted message
 	}
 	if rec == nil {
-		head, err := s.Store.SummaryHead(ctx, key)
+		head, err := s.store.SummaryHead(ctx, key)
 		if err != nil {
 			return nil, degraded, storeErr("read summary", err)
 		}
@@ -570,29 +471,29 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 		return err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	chat, err := s.Store.Chat(ctx, key)
-	if errors.Is(err, memory.ErrNotFound) && s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+	chat, err := s.store.Chat(ctx, key)
+	if errors.Is(err, memory.ErrNotFound) && s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
 			return s.indexErr("erase", err)
 		}
 	}
 	if err != nil {
 		return storeErr("read chat", err)
 	}
-	if s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+	if s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
 			return s.indexErr("erase", err)
 		}
 	}
-	if err := s.wrote("delete chat", s.Store.DeleteChat(ctx, key)); err != nil {
+	if err := s.wrote("delete chat", s.store.DeleteChat(ctx, key)); err != nil {
 		return err
 	}
 	if err := s.forgetChatInProfile(ctx, chat); err != nil {
 		return err
 	}
 	// A turn indexed between the two deletes would survive: sweep again.
-	if s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
+	if s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.Filter{Tenant: tenant, ChatIDs: []string{chatID}}); err != nil {
 			return s.indexErr("erase", err)
 		}
 	}
@@ -604,7 +505,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	if err := ValidateID("user_id", userID, true); err != nil {
 		return 0, err
 	}
-	ids, err := s.Store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := s.store.ChatsOfUser(ctx, tenant, userID)
 	if err != nil {
 		return 0, storeErr("list chats", err)
 	}
@@ -616,14 +517,14 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 		}
 		return 0, notFound("user")
 	}
-	if s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
+	if s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
 			return 0, s.indexErr("erase", err)
 		}
 	}
 	n := 0
 	for _, id := range ids {
-		err := s.Store.DeleteChat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
+		err := s.store.DeleteChat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
 		if err != nil && !errors.Is(err, memory.ErrNotFound) {
 			return n, s.wrote("delete chat", err)
 		}
@@ -635,17 +536,12 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 // eraseUserRest sweeps the index of a user's points and erases their
 // profile: what is left once their chats are gone.
 func (s *Service) eraseUserRest(ctx context.Context, tenant, userID string) error {
-	if s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
+	if s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.Filter{Tenant: tenant, UserID: userID}); err != nil {
 			return s.indexErr("erase", err)
 		}
 	}
-	if s.Profiles != nil {
-		if err := s.wrote("delete profile", s.Profiles.DeleteProfile(ctx, tenant, userID)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.wrote("delete profile", s.roles.profiles.DeleteProfile(ctx, tenant, userID))
 }
 
 // SearchInput is the body of POST /v1/search.
@@ -751,7 +647,7 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	agent, clean := memory.DefaultAgent, ""
 	if in.ChatID != "" {
 		key := memory.ChatKey{Tenant: tenant, ChatID: in.ChatID}
-		chat, err := s.Store.Chat(ctx, key)
+		chat, err := s.store.Chat(ctx, key)
 		if err != nil {
 			return nil, false, storeErr("read chat", err)
 		}
@@ -763,7 +659,7 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	} else if in.UserID != "" {
 		req.Scope = rag.ScopeUser
 	}
-	if s.Retriever == nil { // after the checks a retry could not mend
+	if s.vec.retriever == nil { // after the checks a retry could not mend
 		return nil, false, unavailable("vector store", errors.New("vector.driver is none"))
 	}
 	// Over-fetch: the filters below may remove routing noise.
@@ -771,12 +667,12 @@ func (s *Service) search(ctx context.Context, tenant string, in SearchInput) (hi
 	req.Threshold = s.searchThreshold(agent, in.MinScore)
 	kinds := kindsOf(in.Kinds, s.episodesRetrieved(agent))
 	caughtUp = s.waitIndexed(ctx, kinds.facts)
-	if req.ChatID != "" && s.Lags != nil {
+	if req.ChatID != "" {
 		// The chat's own lag decides, not another chat's backlog.
 		behind, err := s.chatBehind(ctx, memory.ChatKey{Tenant: tenant, ChatID: req.ChatID}, math.MaxInt64, kinds)
 		caughtUp = err == nil && !behind // a lag that cannot be read is not vouched for
 	}
-	turns, err := s.Retriever.Retrieve(ctx, req)
+	turns, err := s.vec.retriever.Retrieve(ctx, req)
 	if errors.Is(err, rag.ErrEmbedder) { // name the backend that is down
 		return nil, false, unavailable("embedder", err)
 	}
@@ -820,13 +716,13 @@ func (s *Service) waitIndexed(ctx context.Context, facts bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, searchIndexWait)
 	defer cancel()
 	drawn := true
-	if facts && s.Arrivals != nil { // first the facts of those turns, which kicks the indexer
-		drawn = s.Arrivals.WaitDrawn(ctx)
+	if facts && s.jobs.arrivals != nil { // first the facts of those turns, which kicks the indexer
+		drawn = s.jobs.arrivals.WaitDrawn(ctx)
 	}
-	if s.Indexer == nil {
+	if s.jobs.indexer == nil {
 		return drawn
 	}
-	return s.Indexer.WaitIndexed(ctx) && drawn
+	return s.jobs.indexer.WaitIndexed(ctx) && drawn
 }
 
 // searchHit is one retrieved item as a search hit; a turn the agent's

@@ -66,7 +66,7 @@ func TestRAGWindowsByPlace(t *testing.T) {
 		hits = append(hits, rag.Turn{ChatID: "old", Seq: int64(2*i + 2), Role: "assistant", Content: long, Score: 0.9 - 0.01*float32(i)})
 	}
 	hits = append(hits, rag.Turn{ChatID: "old", Seq: 1, Role: "user", Content: long, Score: 0.9, Neighbor: true})
-	s.Retriever = &fakeRetriever{turns: hits}
+	s.vec.retriever = &fakeRetriever{turns: hits}
 	budget := 8000
 	res, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c", Query: "what boards for the shed", Strategy: string(StrategyRAG), BudgetTokens: &budget})
 	if err != nil {

@@ -99,8 +99,9 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	defer store.Close()
 	// The API's limits and validators: an import takes what an append
 	// would, no more.
-	svc := &engine.Service{Store: store, Dumper: store,
-		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
+	d := engine.BackendDeps(store)
+	d.Limits = engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}
+	svc := engine.New(d)
 	res, err := svc.Import(ctx, in)
 	fmt.Fprintf(stdout, "imported %d records (%d already present, %d dropped citing a deleted turn, %d episodes to rebuild) into %s\n",
 		res.Added, res.Present, res.Dropped, res.Rebuild, cfg.Storage.Driver)

@@ -21,7 +21,7 @@ func TestEpisodesEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st, EpisodeStore: st}}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: engine.New(engine.BackendDeps(st))}))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv}
 

@@ -35,7 +35,7 @@ func serve(t testing.TB, keys []api.APIKey, o mcpserver.Options) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st, Forget: st}
+	svc := engine.New(engine.BackendDeps(st))
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys},
 		MCP: mcpserver.NewHandler(svc, o)})
 	srv := httptest.NewServer(h)
@@ -372,7 +372,7 @@ func TestReadGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st, Forget: st}
+	svc := engine.New(engine.BackendDeps(st))
 	gate := admit.New(1)
 	h := api.NewHandler(api.Deps{Service: svc, Reads: gate,
 		MCP: mcpserver.NewHandler(svc, mcpserver.Options{Version: "test", Reads: gate, ReadWait: 100 * time.Millisecond})})

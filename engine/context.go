@@ -27,7 +27,7 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 	}
 	var toAppend []memory.Message
 	if len(in.Append) > 0 {
-		msgs, err := s.validateMessages("append", in.Append)
+		msgs, err := s.conf.limits.validateMessages("append", in.Append)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +217,7 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	ctx, span := s.stage(ctx, spanSummary, p)
 	defer span.End()
 	key := p.chat.Key()
-	if p.wait && s.jobs.summaries != nil {
+	if p.wait {
 		wctx, cancel := context.WithTimeout(ctx, summaryWait(ctx))
 		_, reasons, err := s.jobs.summaries.Extend(wctx, key, true)
 		cancel()
@@ -277,9 +277,7 @@ func (s *Service) reportLag(p *plan, res *ContextResult) {
 	default:
 		return
 	}
-	if s.jobs.summaries != nil {
-		s.jobs.summaries.Kick()
-	}
+	s.jobs.summaries.Kick()
 }
 
 // candidates are the verbatim turns offered to the packer, and the turns
@@ -431,9 +429,7 @@ func (s *Service) summaryStage(p *plan, res *ContextResult) *memory.Summary {
 	if p.head == nil || p.strategy == StrategyNone {
 		return nil
 	}
-	if s.jobs.summaries != nil {
-		res.degrade(s.jobs.summaries.LastDegraded(p.chat.Key())...)
-	}
+	res.degrade(s.jobs.summaries.LastDegraded(p.chat.Key())...)
 	sum := p.head.Summary
 	sum.Normalize()
 	sum.Stale = p.lags || p.head.Stale || s.promptsChanged(p.chat.Agent, p.head)
@@ -464,7 +460,7 @@ func (s *Service) account(p *plan, res *ContextResult, a Assembled, summary *mem
 		usage.DroppedSeqs = sortedSeqs(dropped)
 	}
 	res.Usage = usage
-	if usage.DroppedTurns > 0 && p.strategy != StrategyNone && s.jobs.summaries != nil {
+	if usage.DroppedTurns > 0 && p.strategy != StrategyNone {
 		// Emergency path: the context does not hold everything; summarise
 		// sooner so the next answer does.
 		s.jobs.summaries.Kick()

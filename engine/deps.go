@@ -15,9 +15,10 @@ import (
 	"github.com/contextd/contextd/truncation"
 )
 
-// Deps is what the engine uses. New resolves it once: the store and its
-// roles are required (New panics without them: a wiring bug); the rest is
-// optional, each with the one meaning its comment gives to nil.
+// Deps is what the engine uses. New resolves it once: the store, its roles
+// and the summary worker are required (New panics without them: a wiring
+// bug); the rest is optional, each with the one meaning its comment gives
+// to nil.
 type Deps struct {
 	// Store reads and writes chats and their summaries (required).
 	Store Store
@@ -31,12 +32,12 @@ type Deps struct {
 	Dumper   memory.Dumper
 	Forget   Forgetter
 
-	// Summaries extends chats' summaries (nil: no background summariser —
-	// contexts show the stored summary, a refresh is not implemented).
+	// Summaries extends chats' summaries, and Previews give a lagging
+	// summary's answers the extension the worker is about to write
+	// (preview.go): both required, the summary worker in production;
+	// tests pass fakes (enginetest.Summaries does nothing).
 	Summaries Summaries
-	// Previews give a lagging summary's answers the extension the worker
-	// is about to write (nil: none, see preview.go).
-	Previews Previewer
+	Previews  Previewer
 	// Arrivals draws new turns' facts in the background, through this
 	// service (New binds it; nil: none are drawn on arrival, only by
 	// episodes).
@@ -174,6 +175,10 @@ func New(d Deps) *Service {
 			standing: &standingCache{}, updates: &updateCache{}},
 		full: d.Full,
 	}
+	if s.full == nil {
+		s.full = &DiskFull{}
+	}
+	s.transfer = &Transfer{store: s.store, dumper: s.roles.dumper, limits: s.conf.limits, full: s.full}
 	if d.Arrivals != nil { // not a typed nil in jobs.arrivals
 		d.Arrivals.svc = s
 		s.jobs.arrivals = d.Arrivals
@@ -205,9 +210,6 @@ func (s *Service) defaults() {
 	if s.obs.onAppend == nil {
 		s.obs.onAppend = func(string, int) {}
 	}
-	if s.full == nil {
-		s.full = &DiskFull{}
-	}
 }
 
 // check names the required collaborators d lacks.
@@ -219,6 +221,7 @@ func (d Deps) check() error {
 	}{
 		{"Store", d.Store == nil}, {"Episodes", d.Episodes == nil}, {"Facts", d.Facts == nil},
 		{"Profiles", d.Profiles == nil}, {"Lags", d.Lags == nil}, {"Dumper", d.Dumper == nil}, {"Forget", d.Forget == nil},
+		{"Summaries", d.Summaries == nil}, {"Previews", d.Previews == nil},
 	} {
 		if r.nil {
 			missing = append(missing, r.name)

@@ -70,7 +70,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 	if errors.Is(err, memory.ErrNotFound) {
 		return notFound("message")
 	}
-	if err := s.wrote("delete message", err); err != nil {
+	if err := s.full.wrote("delete message", err); err != nil {
 		return err
 	}
 	s.cache.turns.drop(key)
@@ -80,9 +80,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 	if s.jobs.indexer != nil {
 		s.jobs.indexer.Kick()
 	}
-	if s.jobs.summaries != nil {
-		s.jobs.summaries.Kick()
-	}
+	s.jobs.summaries.Kick()
 	return nil
 }
 

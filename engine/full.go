@@ -14,11 +14,11 @@ func storageFull(err error) bool {
 	return errors.Is(err, memory.ErrFull) || errors.Is(err, syscall.ENOSPC)
 }
 
-// wrote notes a write's outcome for StorageFull and returns its error as
-// a client error (storeErr): a full disk marks storage full, a write that
-// succeeds clears it, any other failure says nothing about space.
-func (s *Service) wrote(op string, err error) error {
-	s.full.Note(err)
+// wrote notes a write's outcome and returns its error as a client error
+// (storeErr): a full disk marks storage full, a write that succeeds clears
+// it, any other failure says nothing about space.
+func (f *DiskFull) wrote(op string, err error) error {
+	f.Note(err)
 	if err == nil {
 		return nil
 	}
@@ -44,7 +44,7 @@ func (s *Service) StorageFull() bool { return s.full.Full() }
 // the index is down.
 func (s *Service) indexErr(op string, err error) error {
 	if storageFull(err) {
-		return s.wrote(op, err)
+		return s.full.wrote(op, err)
 	}
 	return unavailable("vector store", err)
 }

@@ -57,7 +57,7 @@ func TestStoreErrFull(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Service{full: &DiskFull{}}
-			err := s.wrote("append", tc.err)
+			err := s.full.wrote("append", tc.err)
 			e, ok := AsError(err)
 			if got := ok && e.Kind == KindFull && e.Code == "storage_full"; got != tc.full {
 				t.Errorf("storeErr(%v) = %#v, want storage_full %v", tc.err, err, tc.full)
@@ -65,7 +65,7 @@ func TestStoreErrFull(t *testing.T) {
 			if s.StorageFull() != tc.full {
 				t.Errorf("StorageFull = %v after the write, want %v", s.StorageFull(), tc.full)
 			}
-			if s.wrote("append", nil); s.StorageFull() {
+			if s.full.wrote("append", nil); s.StorageFull() {
 				t.Error("StorageFull stays after a write succeeded")
 			}
 		})
@@ -101,6 +101,7 @@ func TestWritePathsFull(t *testing.T) {
 	st := fullStore{Store: real, Dumper: real.(memory.Dumper),
 		err: fmt.Errorf("sqlite: %w: %w", memory.ErrFull, &os.PathError{Op: "write", Err: syscall.ENOSPC})}
 	s.store, s.roles.forget, s.roles.dumper = st, st, st
+	s.transfer.store, s.transfer.dumper = st, st
 	msg := []InMessage{{ID: "x", Role: "user", Content: "hi"}}
 	dump := `{"type":"chat","tenant":"default","chat_id":"d","user_id":"u","agent":"default","last_seq":0,` +
 		`"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z","summary_cursor":0,"summary_dirty":false}` + "\n"
@@ -124,7 +125,7 @@ func TestWritePathsFull(t *testing.T) {
 			t.Errorf("%s: storage not marked full", tc.name)
 		}
 	}
-	s.store = real
+	s.store, s.transfer.store = real, real
 	appendN(t, s, "c", 3, 3, 1)
 	if s.StorageFull() {
 		t.Error("storage still full after an append succeeded")

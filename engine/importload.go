@@ -17,7 +17,7 @@ import (
 // out what waits for one), and is kept; a fact citing a deleted turn never
 // is.
 type loader struct {
-	s   *Service
+	s   *Transfer
 	res ImportResult
 	// tombs caches each chat's tombstoned seqs, ascending; a loaded
 	// message drops its chat's entry.
@@ -29,7 +29,7 @@ type loader struct {
 	chainCut map[memory.ChatKey]bool
 }
 
-func newLoader(s *Service) *loader {
+func newLoader(s *Transfer) *loader {
 	return &loader{s: s, tombs: map[memory.ChatKey][]int64{}, dumped: map[memory.ChatKey]map[int64]bool{},
 		chainCut: map[memory.ChatKey]bool{}}
 }
@@ -39,7 +39,7 @@ func (l *loader) load(ctx context.Context, rec memory.DumpRecord) error {
 	if err != nil || !keep {
 		return err
 	}
-	added, err := l.s.roles.dumper.Load(ctx, rec)
+	added, err := l.s.dumper.Load(ctx, rec)
 	if err != nil {
 		return err
 	}

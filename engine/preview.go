@@ -22,9 +22,6 @@ type Previewer interface {
 // background was busy. On failure the answer goes out with the summary as
 // stored (summary_stale) and the worker catches up.
 func (s *Service) preview(ctx context.Context, p *plan) {
-	if s.jobs.previews == nil {
-		return
-	}
 	rec, err := s.jobs.previews.Preview(ctx, p.chat, p.head)
 	if err != nil {
 		s.obs.logger.Debug("summary preview", "chat", p.chat.ID, "err", err)
@@ -55,7 +52,7 @@ type SummaryView struct {
 // right after a bulk append is not null while the context shows one.
 func (s *Service) SummaryView(ctx context.Context, tenant, chatID string, chainLimit int) (SummaryView, error) {
 	v, chat, err := s.storedSummary(ctx, tenant, chatID, chainLimit)
-	if err != nil || s.jobs.previews == nil || chat.SummaryDirty || !s.lagging(chat, chat.SummaryCursor) {
+	if err != nil || chat.SummaryDirty || !s.lagging(chat, chat.SummaryCursor) {
 		return v, err // a dirty summary is withheld from contexts too
 	}
 	var head *memory.SummaryRecord

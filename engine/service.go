@@ -100,6 +100,8 @@ type Service struct {
 	// full: the last write that succeeded or ran out of space ran out
 	// (StorageFull, full.go).
 	full *DiskFull
+	// transfer exports and imports (dump.go).
+	transfer *Transfer
 }
 
 // Limits on identifiers and the query.
@@ -157,79 +159,6 @@ func ValidateID(field, v string, required bool) error {
 
 func (s *Service) policy(agent string) Policy { return s.conf.policy(agent) }
 
-func (s *Service) maxMessages() int {
-	if n := s.conf.limits.MaxMessagesPerRequest; n > 0 {
-		return n
-	}
-	return 1000
-}
-
-func (s *Service) maxMessageBytes() int {
-	if n := s.conf.limits.MaxMessageBytes; n > 0 {
-		return n
-	}
-	return 256 << 10
-}
-
-// validateMessages turns client messages into store messages, rejecting the
-// whole batch on the first bad one so nothing is half-stored.
-func (s *Service) validateMessages(field string, in []InMessage) ([]memory.Message, error) {
-	if len(in) > s.maxMessages() {
-		return nil, tooLarge(field, "holds %d messages; at most %d per request", len(in), s.maxMessages())
-	}
-	out := make([]memory.Message, 0, len(in))
-	byID := map[string]int{}
-	for i, m := range in {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		role := memory.Role(m.Role)
-		if m.Role == "" {
-			return nil, invalid(f+".role", "missing_field", "is required (user, assistant, system or tool)")
-		}
-		if !role.Valid() {
-			return nil, invalid(f+".role", "invalid_role", "%q is not one of user, assistant, system, tool", truncateForError(m.Role))
-		}
-		if !utf8.ValidString(m.Content) {
-			return nil, invalid(f+".content", "invalid_utf8", "is not valid UTF-8")
-		}
-		if strings.TrimSpace(m.Content) == "" {
-			return nil, invalid(f+".content", "empty_content", "is empty")
-		}
-		if strings.ContainsRune(m.Content, 0) {
-			// No SQL text type stores NUL; refuse it rather than alter it.
-			return nil, invalid(f+".content", "invalid_content", "contains a NUL character")
-		}
-		if len(m.Content) > s.maxMessageBytes() {
-			return nil, tooLarge(f+".content", "is %d bytes; at most %d per message (server.max_message_bytes)", len(m.Content), s.maxMessageBytes())
-		}
-		if m.ID != "" {
-			if err := ValidateID(f+".id", m.ID, false); err != nil {
-				return nil, err
-			}
-			// A retry repeats a message whole; the same id on another
-			// message is the caller's bug, which no retry mends.
-			if j, ok := byID[m.ID]; ok && (in[j].Role != m.Role || in[j].Name != m.Name || in[j].Content != m.Content) {
-				return nil, invalid(f+".id", "invalid_value", "%q is also the id of %s[%d], with another role, name or content", truncateForError(m.ID), field, j)
-			}
-			byID[m.ID] = i
-		}
-		if err := ValidateID(f+".name", m.Name, false); err != nil {
-			return nil, err
-		}
-		if hasNUL(m.Metadata) { // as in content: no SQL text type stores it
-			return nil, invalid(f+".metadata", "invalid_content", "contains a NUL character")
-		}
-		msg := memory.Message{ID: m.ID, Role: role, Name: m.Name, Content: m.Content, Metadata: m.Metadata}
-		if m.CreatedAt != nil {
-			if m.CreatedAt.Before(time.Unix(0, 0)) { // the zero time would read as unset: now
-				return nil, invalid(f+".created_at", "invalid_time", "%s is before 1970-01-01; leave it out for the time of the append", m.CreatedAt.UTC().Format(time.RFC3339))
-			}
-			msg.CreatedAt = m.CreatedAt.UTC()
-		}
-		out = append(out, msg)
-	}
-	return out, nil
-}
-
 // hasNUL reports whether a JSON value holds a NUL in a key or a string.
 func hasNUL(v any) bool {
 	switch x := v.(type) {
@@ -272,7 +201,7 @@ func (s *Service) Append(ctx context.Context, tenant, chatID string, in AppendIn
 	if len(in.Messages) == 0 {
 		return AppendOutput{}, invalid("messages", "missing_field", "must hold at least one message")
 	}
-	msgs, err := s.validateMessages("messages", in.Messages)
+	msgs, err := s.conf.limits.validateMessages("messages", in.Messages)
 	if err != nil {
 		return AppendOutput{}, err
 	}
@@ -299,7 +228,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 	if uc := (*memory.UserConflictError)(nil); errors.As(err, &uc) {
 		return AppendOutput{}, checkUser(memory.Chat{ID: chatID, UserID: uc.Owner}, userID)
 	}
-	if err := s.wrote("append", err); err != nil {
+	if err := s.full.wrote("append", err); err != nil {
 		return AppendOutput{}, err
 	}
 	s.obs.onAppend(tenant, res.Appended)
@@ -310,9 +239,7 @@ func (s *Service) appendValid(ctx context.Context, tenant, chatID, userID, agent
 		if s.jobs.indexer != nil && s.policy(res.Chat.Agent).StoreTurns {
 			s.jobs.indexer.Kick()
 		}
-		if s.jobs.summaries != nil {
-			s.jobs.summaries.Kick()
-		}
+		s.jobs.summaries.Kick()
 	}
 	refs := res.Messages
 	if refs == nil {
@@ -424,7 +351,7 @@ func (s *Service) isStale(chat memory.Chat, rec *memory.SummaryRecord) bool {
 // promptsChanged: the record was written with other prompts than the
 // agent's current ones.
 func (s *Service) promptsChanged(agent string, rec *memory.SummaryRecord) bool {
-	return s.jobs.summaries != nil && s.jobs.summaries.Stale(agent, rec)
+	return s.jobs.summaries.Stale(agent, rec)
 }
 
 // RefreshSummary forces a summary extension now.
@@ -435,9 +362,6 @@ func (s *Service) RefreshSummary(ctx context.Context, tenant, chatID string) (*m
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
 	if _, err := s.store.Chat(ctx, key); err != nil {
 		return nil, nil, storeErr("read chat", err)
-	}
-	if s.jobs.summaries == nil {
-		return nil, nil, &Error{Kind: KindNotImplemented, Code: "summaries_disabled", Message: "background summarisation is not running"}
 	}
 	rec, degraded, err := s.jobs.summaries.Extend(ctx, key, true)
 	if err != nil {
@@ -485,7 +409,7 @@ func (s *Service) DeleteChat(ctx context.Context, tenant, chatID string) error {
 			return s.indexErr("erase", err)
 		}
 	}
-	if err := s.wrote("delete chat", s.store.DeleteChat(ctx, key)); err != nil {
+	if err := s.full.wrote("delete chat", s.store.DeleteChat(ctx, key)); err != nil {
 		return err
 	}
 	if err := s.forgetChatInProfile(ctx, chat); err != nil {
@@ -526,7 +450,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	for _, id := range ids {
 		err := s.store.DeleteChat(ctx, memory.ChatKey{Tenant: tenant, ChatID: id})
 		if err != nil && !errors.Is(err, memory.ErrNotFound) {
-			return n, s.wrote("delete chat", err)
+			return n, s.full.wrote("delete chat", err)
 		}
 		n++
 	}
@@ -541,7 +465,7 @@ func (s *Service) eraseUserRest(ctx context.Context, tenant, userID string) erro
 			return s.indexErr("erase", err)
 		}
 	}
-	return s.wrote("delete profile", s.roles.profiles.DeleteProfile(ctx, tenant, userID))
+	return s.full.wrote("delete profile", s.roles.profiles.DeleteProfile(ctx, tenant, userID))
 }
 
 // SearchInput is the body of POST /v1/search.

@@ -22,7 +22,29 @@ func newTestService(t testing.TB) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return New(BackendDeps(st))
+	return New(testDeps(st))
+}
+
+// testDeps is BackendDeps(b) with a summary worker that does nothing
+// (enginetest.Deps, which the engine's own tests cannot import).
+func testDeps(b memory.Backend) Deps {
+	d := BackendDeps(b)
+	d.Summaries, d.Previews = nopSummaries{}, nopSummaries{}
+	return d
+}
+
+// nopSummaries never summarises and previews nothing.
+type nopSummaries struct{}
+
+func (nopSummaries) Extend(context.Context, memory.ChatKey, bool) (*memory.SummaryRecord, []string, error) {
+	return nil, nil, nil
+}
+func (nopSummaries) Kick()                                    {}
+func (nopSummaries) InlineFor(string) bool                    { return false }
+func (nopSummaries) LastDegraded(memory.ChatKey) []string     { return nil }
+func (nopSummaries) Stale(string, *memory.SummaryRecord) bool { return false }
+func (nopSummaries) Preview(context.Context, memory.Chat, *memory.SummaryRecord) (*memory.SummaryRecord, error) {
+	return nil, nil
 }
 
 func appendN(t testing.TB, s *Service, chat string, from, to int, words int) {

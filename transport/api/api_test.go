@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/store/sqlite"
 )
 
@@ -32,7 +33,7 @@ func storeService(t testing.TB) *engine.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return engine.New(engine.BackendDeps(st))
+	return enginetest.New(st)
 }
 
 func newHarness(t *testing.T, mutate func(*Options)) *harness {
@@ -52,7 +53,7 @@ func newHarnessWith(t *testing.T, mutate func(*Options), wire func(*engine.Deps,
 	if mutate != nil {
 		mutate(&o)
 	}
-	d := engine.BackendDeps(st)
+	d := enginetest.Deps(st)
 	if wire != nil {
 		wire(&d, st)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/jobs/worker"
@@ -27,7 +28,7 @@ func newServiceHarness(t *testing.T, setup func(d *engine.Deps, st *sqlite.Store
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	d := engine.BackendDeps(st)
+	d := enginetest.Deps(st)
 	if setup != nil {
 		setup(&d, st)
 	}
@@ -278,7 +279,7 @@ func TestMetricsAuthAndTenantLabels(t *testing.T) {
 			m.Known([]string{"acme-secret", "globex-secret"})
 			o := Options{APIKeys: []APIKey{{Key: "key-acme", Tenant: "acme-secret"}, {Key: "key-globex", Tenant: "globex-secret"}},
 				RateLimit: RateLimit{RequestsPerSecond: 0.001, Burst: 1}}
-			srv := httptest.NewServer(NewHandler(Deps{Service: engine.New(engine.BackendDeps(st)), Options: o, Metrics: m}))
+			srv := httptest.NewServer(NewHandler(Deps{Service: enginetest.New(st), Options: o, Metrics: m}))
 			t.Cleanup(srv.Close)
 			h := &harness{t: t, srv: srv}
 			if r := h.do("GET", "/metrics", ""); r.status != 401 || r.errCode() != "unauthorized" {

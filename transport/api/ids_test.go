@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/store/sqlite"
 )
@@ -199,7 +199,7 @@ func TestAccessLogNamesTheClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(NewHandler(Deps{Service: engine.New(engine.BackendDeps(st)), Options: Options{TrustedProxies: tc.trusted},
+		srv := httptest.NewServer(NewHandler(Deps{Service: enginetest.New(st), Options: Options{TrustedProxies: tc.trusted},
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/chats/c1/messages", nil)
 		req.Header.Set("X-Forwarded-For", "203.0.113.9")

@@ -25,7 +25,7 @@ func (s *Service) backlogPending() bool {
 // its turns before seq before is not all indexed and drawn yet: turns not
 // indexed, turns whose facts are not drawn, facts and (when episodes are
 // retrieved) episodes not indexed. It reads the store only when a job has
-// work pending (backlogPending); without Lags it says nothing.
+// work pending (backlogPending).
 func (s *Service) chatBehind(ctx context.Context, key memory.ChatKey, before int64, k lagKinds) (bool, error) {
 	if !s.backlogPending() {
 		return false, nil

@@ -95,8 +95,7 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 
 // withStanding adds to the retrieved turns (best first) the newest
 // maxStanding standing-instruction turns they lack, outside the recent
-// window. Without a fact store, or when reading fails, the answer goes on
-// without them.
+// window. When reading them fails, the answer goes on without them.
 func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) []rag.Turn {
 	msgs, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
 	if err != nil {

@@ -29,9 +29,11 @@ type ArrivalStore interface {
 // not drawn when the process dies are drawn after a restart. Several
 // replicas may run it on one store: the lease keeps them off each other's
 // chats.
+//
+// It draws through the service it is given to (Deps.Arrivals: New binds
+// it), whose caches and policies the drawn facts must agree with.
 type Arrivals struct {
-	Service *Service
-	Store   ArrivalStore
+	Store ArrivalStore
 	// OnDrawn is told after a pass that drew turns (the indexer's Kick:
 	// the new facts are to be indexed).
 	OnDrawn func()
@@ -44,6 +46,7 @@ type Arrivals struct {
 	// as the indexer does (rag.Indexer.MinInterval); default 200ms.
 	MinInterval time.Duration
 
+	svc                 *Service // bound by New
 	once                sync.Once
 	kick                chan struct{}
 	passes              background.Passes // what WaitDrawn and Pending read
@@ -104,8 +107,8 @@ func (a *Arrivals) Run(ctx context.Context) error {
 		_, err := a.DrainOnce(ctx)
 		a.passes.SetErr(err)
 		a.passes.End(covered, err)
-		if err != nil && a.Service != nil {
-			a.Service.NoteWrite(err) // a full disk marks storage full, as a request's write does
+		if err != nil {
+			a.svc.NoteWrite(err) // a full disk marks storage full, as a request's write does
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -274,7 +277,7 @@ func (a *Arrivals) drawChat(ctx context.Context, u memory.Undrawn) (int64, int, 
 			live = append(live, m)
 		}
 	}
-	if err := a.Service.factsOnArrival(ctx, u.Chat, live); err != nil {
+	if err := a.svc.factsOnArrival(ctx, u.Chat, live); err != nil {
 		return 0, 0, err
 	}
 	return msgs[len(msgs)-1].Seq, len(msgs), nil

@@ -13,7 +13,7 @@ import (
 // background job does after an append.
 func drawFacts(t testing.TB, s *Service) {
 	t.Helper()
-	a := &Arrivals{Service: s, Store: s.Store.(memory.Backend)}
+	a := &Arrivals{svc: s, Store: s.store.(memory.Backend)}
 	if _, err := a.DrainOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -25,10 +25,10 @@ func drawFacts(t testing.TB, s *Service) {
 func TestFactsAreDrawnOffTheAppend(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	st := s.Store.(memory.Backend)
-	s.FactStore, s.Profiles = st, st
-	kicked := &Arrivals{Service: s, Store: st}
-	s.Arrivals = kicked
+	st := s.store.(memory.Backend)
+	s.roles.facts, s.roles.profiles = st, st
+	kicked := &Arrivals{svc: s, Store: st}
+	s.jobs.arrivals = kicked
 	for _, text := range []string{"I'm vegetarian.", "I live in Lisbon."} {
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
 			t.Fatal(err)
@@ -67,10 +67,10 @@ func TestFactsAreDrawnOffTheAppend(t *testing.T) {
 // is not served; false once Run has drawn everything kicked.
 func TestArrivalsPending(t *testing.T) {
 	s := newTestService(t)
-	st := s.Store.(memory.Backend)
-	s.FactStore, s.Profiles = st, st
-	a := &Arrivals{Service: s, Store: st, PollInterval: 1e12}
-	s.Arrivals = a
+	st := s.store.(memory.Backend)
+	s.roles.facts, s.roles.profiles = st, st
+	a := &Arrivals{svc: s, Store: st, PollInterval: 1e12}
+	s.jobs.arrivals = a
 	if !a.Pending() {
 		t.Error("before Run: not pending")
 	}
@@ -112,10 +112,10 @@ func (fullArrivals) MarkDrawn(context.Context, []memory.DrawnMark) error {
 // does.
 func TestArrivalsFullDiskMarksStorageFull(t *testing.T) {
 	s := newTestService(t)
-	st := s.Store.(memory.Backend)
-	s.FactStore, s.Profiles = st, st
-	a := &Arrivals{Service: s, Store: fullArrivals{st}, PollInterval: 1e12}
-	s.Arrivals = a
+	st := s.store.(memory.Backend)
+	s.roles.facts, s.roles.profiles = st, st
+	a := &Arrivals{svc: s, Store: fullArrivals{st}, PollInterval: 1e12}
+	s.jobs.arrivals = a
 	appendN(t, s, "c1", 1, 3, 1) // before Run: StorageFull must come from the job
 	if s.StorageFull() {
 		t.Fatal("storage full before the job ran")

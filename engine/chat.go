@@ -12,7 +12,7 @@ func (s *Service) Chat(ctx context.Context, tenant, chatID string) (memory.Chat,
 	if err := ValidateID("chat_id", chatID, true); err != nil {
 		return memory.Chat{}, err
 	}
-	chat, err := s.Store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID})
+	chat, err := s.store.Chat(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID})
 	if err != nil {
 		return memory.Chat{}, storeErr("read chat", err)
 	}

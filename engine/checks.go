@@ -39,7 +39,7 @@ func checkUser(chat memory.Chat, userID string) error {
 // agentDefined: the default agent always is (it is the supervisor's
 // settings); others must be listed in agents.yaml when AgentDefined is set.
 func (s *Service) agentDefined(agent string) bool {
-	return agent == "" || agent == memory.DefaultAgent || s.AgentDefined == nil || s.AgentDefined(agent)
+	return agent == "" || agent == memory.DefaultAgent || s.conf.agentDefined(agent)
 }
 
 // searchThreshold is the cosine similarity below which dense search hits

@@ -27,21 +27,21 @@ func (s *Service) Context(ctx context.Context, tenant string, in ContextInput) (
 	}
 	var toAppend []memory.Message
 	if len(in.Append) > 0 {
-		msgs, err := s.validateMessages("append", in.Append)
+		msgs, err := s.conf.limits.validateMessages("append", in.Append)
 		if err != nil {
 			return nil, err
 		}
 		toAppend = msgs
 	}
 	if len(toAppend) > 0 {
-		actx, span := tracing.Start(ctx, s.Tracer, spanAppend, tenant, in.ChatID)
+		actx, span := tracing.Start(ctx, s.obs.tracer, spanAppend, tenant, in.ChatID)
 		_, err := s.appendValid(actx, tenant, in.ChatID, in.UserID, in.Agent, toAppend)
 		if tracing.End(span, err); err != nil {
 			return nil, err
 		}
 	}
 	pctx, span := s.planSpan(ctx, tenant, in.ChatID)
-	chat, err := s.Store.Chat(pctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
+	chat, err := s.store.Chat(pctx, memory.ChatKey{Tenant: tenant, ChatID: in.ChatID})
 	if tracing.End(span, err); err != nil {
 		return nil, storeErr("read chat", err)
 	}
@@ -148,7 +148,7 @@ func (s *Service) newPlan(chat memory.Chat, in ContextInput) *plan {
 	p.filters.ExcludeQuery = in.Query
 	p.trunc = p.policy.Truncation
 	p.trunc.Query = p.query
-	p.trunc.Scorer, p.trunc.Condenser = s.Scorer, s.Condenser
+	p.trunc.Scorer, p.trunc.Condenser = s.trunc.scorer, s.trunc.condenser
 	p.trunc.Tokens = p.tok
 	p.ranked = p.strategy == StrategyRAG && strings.TrimSpace(p.query) != ""
 	p.verbTrunc = p.trunc
@@ -196,7 +196,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	summary := s.summaryStage(p, res)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, CoveredTo: p.cursor, WholeChat: cands.wholeChat,
-		SummaryLags: p.lags, LLMEpisodes: s.LLMEpisodes,
+		SummaryLags: p.lags, LLMEpisodes: s.conf.llmEpisodes,
 		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
 	res.AssemblyTime = time.Since(start)
 	if p.indexBehind && !a.WholeChat { // the whole chat, verbatim, lacks nothing
@@ -204,9 +204,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	}
 	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
 	s.account(p, res, a, summary, cands)
-	if s.Observe != nil {
-		s.Observe(p.agent, res)
-	}
+	s.obs.observe(p.agent, res)
 	return res, nil
 }
 
@@ -219,13 +217,13 @@ func (s *Service) loadSummary(ctx context.Context, p *plan, res *ContextResult) 
 	ctx, span := s.stage(ctx, spanSummary, p)
 	defer span.End()
 	key := p.chat.Key()
-	if p.wait && s.Summaries != nil {
+	if p.wait {
 		wctx, cancel := context.WithTimeout(ctx, summaryWait(ctx))
-		_, reasons, err := s.Summaries.Extend(wctx, key, true)
+		_, reasons, err := s.jobs.summaries.Extend(wctx, key, true)
 		cancel()
 		res.degrade(reasons...)
 		if err != nil {
-			s.log().Warn("wait for summary", "chat", p.chat.ID, "err", err)
+			s.obs.logger.Warn("wait for summary", "chat", p.chat.ID, "err", err)
 			res.degrade(DegradedSummaryWait)
 		}
 	}
@@ -255,7 +253,7 @@ func summaryWait(ctx context.Context) time.Duration {
 }
 
 func (s *Service) readHead(ctx context.Context, p *plan) error {
-	head, err := s.heads().head(ctx, s.Store, p.chat, p.wait)
+	head, err := s.cache.heads.head(ctx, s.store, p.chat, p.wait)
 	if err != nil {
 		return storeErr("read summary", err)
 	}
@@ -279,9 +277,7 @@ func (s *Service) reportLag(p *plan, res *ContextResult) {
 	default:
 		return
 	}
-	if s.Summaries != nil {
-		s.Summaries.Kick()
-	}
+	s.jobs.summaries.Kick()
 }
 
 // candidates are the verbatim turns offered to the packer, and the turns
@@ -318,7 +314,7 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 	}
 	var loaded []memory.Message
 	if last >= loadFrom {
-		msgs, err := s.turns().window(ctx, s.Store, p.chat, loadFrom)
+		msgs, err := s.cache.turns.window(ctx, s.store, p.chat, loadFrom)
 		if err != nil {
 			return c, storeErr("read messages", err)
 		}
@@ -382,7 +378,7 @@ func (s *Service) verbatimTurn(ctx context.Context, p *plan, res *ContextResult,
 	if info.Truncated {
 		t.full = m.Content
 	}
-	t.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, t)
+	t.Tokens = s.cache.tokens.cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: p.chat.ID, seq: m.Seq, n: len(content) + len(m.Name)}, t)
 	return t
 }
 
@@ -406,7 +402,7 @@ func (s *Service) olderTurns(ctx context.Context, p *plan, loadFrom int64, loade
 			per = max(est/n, 4)
 		}
 		k := min(int64((p.budget-est)/per+16), loadFrom-1, int64(most-n))
-		msgs, err := s.turns().span(ctx, s.Store, p.chat, loadFrom-k, loadFrom-1)
+		msgs, err := s.cache.turns.span(ctx, s.store, p.chat, loadFrom-k, loadFrom-1)
 		if err != nil {
 			return nil, storeErr("read messages", err)
 		}
@@ -433,9 +429,7 @@ func (s *Service) summaryStage(p *plan, res *ContextResult) *memory.Summary {
 	if p.head == nil || p.strategy == StrategyNone {
 		return nil
 	}
-	if s.Summaries != nil {
-		res.degrade(s.Summaries.LastDegraded(p.chat.Key())...)
-	}
+	res.degrade(s.jobs.summaries.LastDegraded(p.chat.Key())...)
 	sum := p.head.Summary
 	sum.Normalize()
 	sum.Stale = p.lags || p.head.Stale || s.promptsChanged(p.chat.Agent, p.head)
@@ -466,10 +460,10 @@ func (s *Service) account(p *plan, res *ContextResult, a Assembled, summary *mem
 		usage.DroppedSeqs = sortedSeqs(dropped)
 	}
 	res.Usage = usage
-	if usage.DroppedTurns > 0 && p.strategy != StrategyNone && s.Summaries != nil {
+	if usage.DroppedTurns > 0 && p.strategy != StrategyNone {
 		// Emergency path: the context does not hold everything; summarise
 		// sooner so the next answer does.
-		s.Summaries.Kick()
+		s.jobs.summaries.Kick()
 	}
 }
 
@@ -492,8 +486,8 @@ func containsString(list []string, s string) bool {
 }
 
 func (s *Service) maxLoad(def int) int {
-	if s.MaxLoad > 0 {
-		return s.MaxLoad
+	if s.conf.maxLoad > 0 {
+		return s.conf.maxLoad
 	}
 	return def
 }
@@ -508,7 +502,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	defer func() { res.RetrievalTime = time.Since(start) }()
 	ctx, span := s.stage(ctx, spanRetrieve, p)
 	defer span.End()
-	if s.Retriever == nil {
+	if s.vec.retriever == nil {
 		res.degrade(DegradedVectorStore)
 		return nil, nil
 	}
@@ -526,7 +520,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	p.indexBehind = behind // named unless the whole chat is shown (assemble)
 	// Pending turns (older than the window, not yet summarised) may come
 	// back as hits; the packer shows each turn once.
-	turns, err := s.Retriever.Retrieve(ctx, s.ragRequest(p))
+	turns, err := s.vec.retriever.Retrieve(ctx, s.ragRequest(p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, storeErr("retrieve", ctx.Err())
@@ -536,7 +530,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 		} else {
 			res.degrade(DegradedVectorStore)
 		}
-		s.log().Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
+		s.obs.logger.Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
 		return nil, nil
 	}
 	turns, unchecked := s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
@@ -565,7 +559,7 @@ func (s *Service) ragRequest(p *plan) rag.Request {
 		Query: p.query, K: k, Threshold: p.policy.RAGThreshold,
 		Scope: p.scope, Neighbors: p.policy.RAGNeighbors, ExcludeFromSeq: p.retrieveFrom,
 		Since: p.times.since, Until: p.times.until, Drill: drillEpisodes,
-		Turns: chatTurns{cache: s.turns(), store: s.Store, chat: c},
+		Turns: chatTurns{cache: s.cache.turns, store: s.store, chat: c},
 	}
 	if !p.policy.RAGEpisodes {
 		req.Kinds = []string{memory.KindTurn, memory.KindFact} // inside the index, before top-k
@@ -651,7 +645,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		if t.ChatID == p.chat.ID {
 			rt.Name = names[t.Seq]
 		}
-		rt.Tokens = s.tokens().cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content) + len(rt.Name), passages: refs},
+		rt.Tokens = s.cache.tokens.cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content) + len(rt.Name), passages: refs},
 			Turn{Role: rt.Role, Name: rt.Name, Content: content})
 		out = append(out, rt)
 	}
@@ -686,9 +680,9 @@ func (s *Service) hitNames(ctx context.Context, p *plan, turns []rag.Turn, ks []
 		return p.names
 	}
 	slices.Sort(missing)
-	msgs, err := s.turns().bySeq(ctx, s.Store, p.chat, slices.Compact(missing))
+	msgs, err := s.cache.turns.bySeq(ctx, s.store, p.chat, slices.Compact(missing))
 	if err != nil {
-		s.log().Warn("speaker names of retrieved turns left out", "chat", p.chat.ID, "err", err)
+		s.obs.logger.Warn("speaker names of retrieved turns left out", "chat", p.chat.ID, "err", err)
 		return p.names
 	}
 	for _, m := range msgs {

@@ -26,9 +26,9 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	es := s.EpisodeStore
+	es := s.roles.episodes
 	if es == nil {
-		if _, err := s.Store.Chat(ctx, key); err != nil {
+		if _, err := s.store.Chat(ctx, key); err != nil {
 			return nil, 0, storeErr("read chat", err)
 		}
 		return []memory.Episode{}, afterSeq, nil
@@ -46,7 +46,7 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 
 // LatestEpisodes returns a chat's newest closed episodes, in seq order.
 func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n int) ([]memory.Episode, error) {
-	es := s.EpisodeStore
+	es := s.roles.episodes
 	if es == nil {
 		return []memory.Episode{}, nil
 	}

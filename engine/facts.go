@@ -27,13 +27,7 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	if s.FactStore == nil {
-		if _, err := s.Store.Chat(ctx, key); err != nil {
-			return nil, 0, storeErr("read chat", err)
-		}
-		return []memory.Fact{}, afterSeq, nil
-	}
-	fs, err := s.FactStore.Facts(ctx, key, afterSeq, limit, includeSuperseded)
+	fs, err := s.roles.facts.Facts(ctx, key, afterSeq, limit, includeSuperseded)
 	if err != nil {
 		return nil, 0, storeErr("list facts", err)
 	}
@@ -56,7 +50,7 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 // facts cursor, as stored (seqs and times set): never the append. An error
 // leaves the cursor where it was, so the turns are drawn again.
 func (s *Service) factsOnArrival(ctx context.Context, chat memory.Chat, turns []memory.Message) error {
-	if s.FactStore == nil || s.LLMEpisodes {
+	if s.conf.llmEpisodes {
 		return nil
 	}
 	o := s.policy(chat.Agent).Filters
@@ -65,26 +59,26 @@ func (s *Service) factsOnArrival(ctx context.Context, chat memory.Chat, turns []
 	key := chat.Key()
 	// A question an earlier append left open is answered now if someone
 	// else speaks: its fact goes before this batch's are drawn.
-	if _, err := facts.SupersedeAnswered(ctx, s.FactStore, key, turns); err != nil {
-		s.log().Warn("answered questions of new turns", "chat", key.ChatID, "err", err) // derived: the new facts go on
+	if _, err := facts.SupersedeAnswered(ctx, s.roles.facts, key, turns); err != nil {
+		s.obs.logger.Warn("answered questions of new turns", "chat", key.ChatID, "err", err) // derived: the new facts go on
 	}
 	fs := facts.ForChat(key, facts.Extract(turns))
 	if len(fs) == 0 {
 		return nil
 	}
-	stored, err := s.FactStore.AddFacts(ctx, key, fs)
+	stored, err := s.roles.facts.AddFacts(ctx, key, fs)
 	var superseded []memory.Fact
 	if err == nil {
-		superseded, err = facts.SupersedeStored(ctx, s.FactStore, key, stored)
+		superseded, err = facts.SupersedeStored(ctx, s.roles.facts, key, stored)
 	}
 	if anyStanding(stored) || anyStanding(superseded) {
 		// The chat's standing turns are read again: the new one joins
 		// them (a context may have read the chat past its turn before
 		// this draw), the superseded one leaves ("I'm vegetarian" after
 		// "I went vegan").
-		s.standing().drop(key)
+		s.cache.standing.drop(key)
 	}
-	if err == nil && chat.UserID != "" && s.Profiles != nil {
+	if err == nil && chat.UserID != "" {
 		err = s.profileFromFacts(ctx, chat, userFacts(stored, turns), superseded)
 	}
 	if err != nil {
@@ -129,13 +123,13 @@ func (s *Service) profileFromFacts(ctx context.Context, chat memory.Chat, fs, su
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
-		st, v, err := s.Profiles.Profile(ctx, chat.Tenant, chat.UserID)
+		st, v, err := s.roles.profiles.Profile(ctx, chat.Tenant, chat.UserID)
 		if err != nil {
 			return err
 		}
 		st.WithoutFacts(chat.ID, superseded)
-		st = memory.MergeFacts(st, chat.UserID, chat.ID, current(fs, superseded), s.now())
-		err = s.Profiles.SaveProfile(ctx, chat.Tenant, chat.UserID, st, v)
+		st = memory.MergeFacts(st, chat.UserID, chat.ID, current(fs, superseded), s.obs.now())
+		err = s.roles.profiles.SaveProfile(ctx, chat.Tenant, chat.UserID, st, v)
 		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 3 {
 			return err
 		}

@@ -62,49 +62,44 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 		return err
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	chat, err := s.Store.Chat(ctx, key)
+	chat, err := s.store.Chat(ctx, key)
 	if err != nil {
 		return storeErr("read chat", err)
 	}
-	if s.Forget == nil {
-		return &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot delete one message"}
-	}
-	m, err := s.Forget.DeleteMessage(ctx, key, messageID)
+	m, err := s.roles.forget.DeleteMessage(ctx, key, messageID)
 	if errors.Is(err, memory.ErrNotFound) {
 		return notFound("message")
 	}
-	if err := s.wrote("delete message", err); err != nil {
+	if err := s.full.wrote("delete message", err); err != nil {
 		return err
 	}
-	s.turns().drop(key)
-	s.standing().drop(key)
-	s.updates.drop(key)
+	s.cache.turns.drop(key)
+	s.cache.standing.drop(key)
+	s.cache.updates.drop(key)
 	s.forgetNow(ctx, chat, m.Seq)
-	if s.Indexer != nil {
-		s.Indexer.Kick()
+	if s.jobs.indexer != nil {
+		s.jobs.indexer.Kick()
 	}
-	if s.Summaries != nil {
-		s.Summaries.Kick()
-	}
+	s.jobs.summaries.Kick()
 	return nil
 }
 
 // forgetNow deletes the turn's points and its profile items right away,
 // best effort: the Forget row makes the worker do both again.
 func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
-	if s.Index != nil {
-		if err := s.Index.Delete(ctx, rag.TurnFilter(chat.Key(), seq)); err != nil {
-			s.log().Warn("delete message: vectors left to the worker", "chat", chat.ID, "err", err)
+	if s.vec.index != nil {
+		if err := s.vec.index.Delete(ctx, rag.TurnFilter(chat.Key(), seq)); err != nil {
+			s.obs.logger.Warn("delete message: vectors left to the worker", "chat", chat.ID, "err", err)
 		}
 	}
-	if s.Profiles != nil && chat.UserID != "" {
+	if chat.UserID != "" {
 		var gone []memory.ProfileItem
 		err := s.updateProfile(ctx, chat.Tenant, chat.UserID, func(st *memory.ProfileState) error {
 			gone = st.WithoutTurn(chat.ID, seq)
 			return nil
 		})
 		if err != nil {
-			s.log().Warn("delete message: profile left to the worker", "chat", chat.ID, "err", err)
+			s.obs.logger.Warn("delete message: profile left to the worker", "chat", chat.ID, "err", err)
 			return
 		}
 		// Other chats that gave the items state them again, merged anew
@@ -113,8 +108,8 @@ func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
 			if c == chat.ID {
 				continue
 			}
-			if err := s.Profiles.RemergeProfile(ctx, memory.ChatKey{Tenant: chat.Tenant, ChatID: c}); err != nil {
-				s.log().Warn("delete message: profile sources not merged again", "chat", c, "err", err)
+			if err := s.roles.profiles.RemergeProfile(ctx, memory.ChatKey{Tenant: chat.Tenant, ChatID: c}); err != nil {
+				s.obs.logger.Warn("delete message: profile sources not merged again", "chat", c, "err", err)
 			}
 		}
 	}
@@ -138,7 +133,7 @@ func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 		return nil
 	}
 	if p.head != nil {
-		c, err := s.Store.Chat(ctx, p.chat.Key())
+		c, err := s.store.Chat(ctx, p.chat.Key())
 		if err != nil {
 			return storeErr("read chat", err)
 		}
@@ -159,13 +154,13 @@ func (s *Service) unlessRebuilding(ctx context.Context, p *plan) error {
 // chat's mark in one statement (nil: none, or the store cannot say; a
 // failed read serves no summary rather than an unchecked one).
 func (s *Service) cleanHead(ctx context.Context, key memory.ChatKey) *memory.SummaryRecord {
-	cs, ok := s.Forget.(CleanSummaries)
+	cs, ok := s.roles.forget.(CleanSummaries)
 	if !ok {
 		return nil
 	}
 	rec, err := cs.CleanSummary(ctx, key)
 	if err != nil {
-		s.log().Warn("read the clean summary of a chat being rebuilt", "chat", key.ChatID, "err", err)
+		s.obs.logger.Warn("read the clean summary of a chat being rebuilt", "chat", key.ChatID, "err", err)
 		return nil
 	}
 	return rec
@@ -185,7 +180,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 		return hits, nil
 	}
 	failed := func(what, chat string, err error) {
-		s.log().Warn("check retrieved "+what, "chat", chat, "err", err)
+		s.obs.logger.Warn("check retrieved "+what, "chat", chat, "err", err)
 		if unchecked == nil && !errors.Is(err, memory.ErrNotFound) {
 			unchecked = err
 		}
@@ -204,7 +199,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 	facts := s.storedFacts(ctx, tenant, factIDs, failed)
 	live := map[string]map[int64]bool{}
 	for chat, ss := range seqs {
-		msgs, err := s.Store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, ss)
+		msgs, err := s.store.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, ss)
 		if err != nil {
 			failed("turns", chat, err)
 			continue
@@ -243,11 +238,8 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 // storedFacts reports which of the facts named still exist in the store.
 func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string][]string, failed func(what, chat string, err error)) map[string]bool {
 	out := map[string]bool{}
-	if s.FactStore == nil {
-		return out
-	}
 	for chat, fids := range ids {
-		fs, err := s.FactStore.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
+		fs, err := s.roles.facts.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
 		if err != nil {
 			failed("facts", chat, err)
 			continue
@@ -262,10 +254,7 @@ func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string
 // storedEpisode is the episode an episode hit names, unless it is marked
 // for rebuild, gone, or without a short summary.
 func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn, failed func(what, chat string, err error)) (memory.Episode, bool) {
-	if s.EpisodeStore == nil {
-		return memory.Episode{Short: h.Content}, true
-	}
-	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
+	eps, err := s.roles.episodes.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
 	if err != nil {
 		failed("episode", h.ChatID, err)
 		return memory.Episode{}, false

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -20,13 +19,13 @@ import (
 func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	st := s.Store.(interface {
+	st := s.store.(interface {
 		memory.Store
 		memory.EpisodeStore
 		memory.MessageForgetter
 		memory.Dumper
 	})
-	s.EpisodeStore, s.Forget, s.Dumper = st, st, st
+	s.roles.episodes, s.roles.forget, s.roles.dumper = st, st, st
 	appendN(t, s, "c", 1, 30, 1)
 	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
 	if _, err := st.AppendSummary(ctx, key, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "SECRET narrative", CoveredFromSeq: 1, CoveredToSeq: 20}}); err != nil {
@@ -41,7 +40,7 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 		{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{ID: "e1", FromSeq: 1, ToSeq: 10}, Seq: 1, Content: "SECRET short", Score: 0.7},
 		{ChatID: "c", Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{FromSeq: 11, ToSeq: 20}, Seq: 11, Content: "stale index text", Score: 0.6},
 	}}
-	s.Retriever = ret
+	s.vec.retriever = ret
 	if err := s.DeleteMessage(ctx, "default", "c", "m5"); err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +95,6 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	if len(msgs) != 1 || !msgs[0].Deleted || msgs[0].Content != "" {
 		t.Errorf("listing %+v, want the tombstone", msgs)
 	}
-	s.Forget = nil
-	if err := s.DeleteMessage(ctx, "default", "c", "m6"); !errors.As(err, new(*Error)) {
-		t.Errorf("without a forgetter: %v", err)
-	}
 }
 
 // BenchmarkDropForgotten: what checking a context's retrieval hits against
@@ -107,11 +102,11 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 func BenchmarkDropForgotten(b *testing.B) {
 	ctx := context.Background()
 	s := newTestService(b)
-	st := s.Store.(interface {
+	st := s.store.(interface {
 		memory.Store
 		memory.EpisodeStore
 	})
-	s.EpisodeStore = st
+	s.roles.episodes = st
 	appendN(b, s, "c", 1, 200, 20)
 	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
 	var eps []memory.Episode
@@ -141,13 +136,13 @@ func BenchmarkDropForgotten(b *testing.B) {
 func TestRebuildingWakesTheWorker(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	st := s.Store.(interface {
+	st := s.store.(interface {
 		memory.Store
 		memory.MessageForgetter
 	})
-	s.Forget = st
+	s.roles.forget = st
 	sums := &fakeSummaries{store: st}
-	s.Summaries = sums
+	s.jobs.summaries = sums
 	appendN(t, s, "c", 1, 4, 1)
 	if err := s.DeleteMessage(ctx, "default", "c", "m2"); err != nil {
 		t.Fatal(err)
@@ -173,11 +168,11 @@ func TestRebuildingWakesTheWorker(t *testing.T) {
 func TestDirtyChatServesItsCleanStart(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	st := s.Store.(interface {
+	st := s.store.(interface {
 		memory.Store
 		memory.MessageForgetter
 	})
-	s.Forget = st
+	s.roles.forget = st
 	appendN(t, s, "c", 1, 40, 1)
 	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
 	for i, to := range []int64{10, 20, 30} {

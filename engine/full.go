@@ -14,16 +14,13 @@ func storageFull(err error) bool {
 	return errors.Is(err, memory.ErrFull) || errors.Is(err, syscall.ENOSPC)
 }
 
-// wrote notes a write's outcome for StorageFull and returns its error as
-// a client error (storeErr): a full disk marks storage full, a write that
-// succeeds clears it, any other failure says nothing about space.
-func (s *Service) wrote(op string, err error) error {
-	switch {
-	case err == nil:
-		s.full.Store(false)
+// wrote notes a write's outcome and returns its error as a client error
+// (storeErr): a full disk marks storage full, a write that succeeds clears
+// it, any other failure says nothing about space.
+func (f *DiskFull) wrote(op string, err error) error {
+	f.Note(err)
+	if err == nil {
 		return nil
-	case storageFull(err):
-		s.full.Store(true)
 	}
 	return storeErr(op, err)
 }
@@ -34,19 +31,12 @@ func (s *Service) wrote(op string, err error) error {
 // (a write succeeded) clears it, any other failure says nothing about
 // space. A job reports its failures, and its successes only where a write
 // is known to have happened (an idle pass says nothing about space).
-func (s *Service) NoteWrite(err error) {
-	switch {
-	case err == nil:
-		s.full.Store(false)
-	case storageFull(err):
-		s.full.Store(true)
-	}
-}
+func (s *Service) NoteWrite(err error) { s.full.Note(err) }
 
 // StorageFull reports whether the last write that succeeded or failed for
 // want of space failed: from the first disk-full write until a write
 // succeeds again (readiness reports storage degraded meanwhile).
-func (s *Service) StorageFull() bool { return s.full.Load() }
+func (s *Service) StorageFull() bool { return s.full.Full() }
 
 // indexErr is an erase's vector-index error as a client error: a full
 // disk (the embedded index is a file beside the store's) is storage_full
@@ -54,7 +44,7 @@ func (s *Service) StorageFull() bool { return s.full.Load() }
 // the index is down.
 func (s *Service) indexErr(op string, err error) error {
 	if storageFull(err) {
-		return s.wrote(op, err)
+		return s.full.wrote(op, err)
 	}
 	return unavailable("vector store", err)
 }

@@ -56,8 +56,8 @@ func TestStoreErrFull(t *testing.T) {
 		{"unavailable", fmt.Errorf("ping: %w", memory.ErrUnavailable), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s Service
-			err := s.wrote("append", tc.err)
+			s := Service{full: &DiskFull{}}
+			err := s.full.wrote("append", tc.err)
 			e, ok := AsError(err)
 			if got := ok && e.Kind == KindFull && e.Code == "storage_full"; got != tc.full {
 				t.Errorf("storeErr(%v) = %#v, want storage_full %v", tc.err, err, tc.full)
@@ -65,7 +65,7 @@ func TestStoreErrFull(t *testing.T) {
 			if s.StorageFull() != tc.full {
 				t.Errorf("StorageFull = %v after the write, want %v", s.StorageFull(), tc.full)
 			}
-			if s.wrote("append", nil); s.StorageFull() {
+			if s.full.wrote("append", nil); s.StorageFull() {
 				t.Error("StorageFull stays after a write succeeded")
 			}
 		})
@@ -97,10 +97,11 @@ func TestWritePathsFull(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	appendN(t, s, "c", 1, 2, 1)
-	real := s.Store
+	real := s.store
 	st := fullStore{Store: real, Dumper: real.(memory.Dumper),
 		err: fmt.Errorf("sqlite: %w: %w", memory.ErrFull, &os.PathError{Op: "write", Err: syscall.ENOSPC})}
-	s.Store, s.Forget, s.Dumper = st, st, st
+	s.store, s.roles.forget, s.roles.dumper = st, st, st
+	s.transfer.store, s.transfer.dumper = st, st
 	msg := []InMessage{{ID: "x", Role: "user", Content: "hi"}}
 	dump := `{"type":"chat","tenant":"default","chat_id":"d","user_id":"u","agent":"default","last_seq":0,` +
 		`"created_at":"2024-01-01T00:00:00Z","updated_at":"2024-01-01T00:00:00Z","summary_cursor":0,"summary_dirty":false}` + "\n"
@@ -115,7 +116,7 @@ func TestWritePathsFull(t *testing.T) {
 		{"erase user", func() error { _, err := s.DeleteUser(ctx, "default", "u1"); return err }},
 		{"import", func() error { _, err := s.Import(ctx, strings.NewReader(dump)); return err }},
 	} {
-		s.full.Store(false)
+		s.full.Note(nil)
 		err := tc.write()
 		if e, ok := AsError(err); !ok || e.Code != "storage_full" {
 			t.Errorf("%s: %v, want storage_full", tc.name, err)
@@ -124,7 +125,7 @@ func TestWritePathsFull(t *testing.T) {
 			t.Errorf("%s: storage not marked full", tc.name)
 		}
 	}
-	s.Store = real
+	s.store, s.transfer.store = real, real
 	appendN(t, s, "c", 3, 3, 1)
 	if s.StorageFull() {
 		t.Error("storage still full after an append succeeded")
@@ -153,7 +154,7 @@ func TestEraseIndexFull(t *testing.T) {
 	} {
 		s := newTestService(t)
 		appendN(t, s, "c", 1, 2, 1)
-		s.Index = fullIndex{}
+		s.vec.index = fullIndex{}
 		err := tc.erase(s)
 		if e, ok := AsError(err); !ok || e.Code != "storage_full" {
 			t.Errorf("%s: %v, want storage_full", tc.name, err)

@@ -22,11 +22,6 @@ type headCache struct {
 // over.
 const headCacheChats = 2048
 
-func (s *Service) heads() *headCache {
-	s.headOnce.Do(func() { s.headc = &headCache{m: map[memory.ChatKey]*memory.SummaryRecord{}} })
-	return s.headc
-}
-
 // head returns chat's current summary record (nil: none), a copy the
 // caller may change. fresh skips the cache (after waiting for a summary,
 // the row read before it is older than the head).

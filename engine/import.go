@@ -32,14 +32,11 @@ type ImportResult struct {
 	Rebuild int
 }
 
-// Import checks every line of r, then loads them into s.Dumper. A bad
+// Import checks every line of r, then loads them into the store. A bad
 // line is an error naming its number, and nothing is loaded; a store
 // error while loading stops the import at that line (the lines before it
 // stay loaded, and loading the dump again is idempotent).
-func (s *Service) Import(ctx context.Context, r io.Reader) (ImportResult, error) {
-	if s.Dumper == nil {
-		return ImportResult{}, &Error{Kind: KindNotImplemented, Code: "not_implemented", Message: "the configured store cannot import"}
-	}
+func (s *Transfer) Import(ctx context.Context, r io.Reader) (ImportResult, error) {
 	spool, err := os.CreateTemp("", "contextd-import-*")
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)
@@ -65,7 +62,7 @@ func (s *Service) Import(ctx context.Context, r io.Reader) (ImportResult, error)
 	err = s.eachLine(spool, func(n int, _ []byte, rec memory.DumpRecord) error {
 		if err := ld.load(ctx, rec); err != nil {
 			if storageFull(err) { // storage_full, as the API's writes say it
-				err = s.wrote("import", err)
+				err = s.full.wrote("import", err)
 			}
 			return fmt.Errorf("import: line %d: %w", n, err)
 		}
@@ -76,7 +73,7 @@ func (s *Service) Import(ctx context.Context, r io.Reader) (ImportResult, error)
 
 // eachLine parses and checks each non-blank line of r and hands it to fn;
 // the first bad line is an error naming its number.
-func (s *Service) eachLine(r io.Reader, fn func(n int, line []byte, rec memory.DumpRecord) error) error {
+func (s *Transfer) eachLine(r io.Reader, fn func(n int, line []byte, rec memory.DumpRecord) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	for n := 1; ; n++ {
 		line, rerr := br.ReadBytes('\n')
@@ -104,7 +101,7 @@ func (s *Service) eachLine(r io.Reader, fn func(n int, line []byte, rec memory.D
 // CheckDumpRecord checks a parsed dump record as the API checks what it
 // takes: a message as an append's (role, content, size, ids, metadata,
 // created_at), a tombstone without content, ranges that are ranges.
-func (s *Service) CheckDumpRecord(rec memory.DumpRecord) error {
+func (s *Transfer) CheckDumpRecord(rec memory.DumpRecord) error {
 	switch rec.Type {
 	case memory.DumpChat:
 		c := rec.Chat
@@ -132,7 +129,7 @@ func (s *Service) CheckDumpRecord(rec memory.DumpRecord) error {
 // checkDumpMessage: a message as an append takes it; a tombstone with
 // nothing but its seq and role (the rest was deleted: an import must not
 // bring it back, nor store text that no endpoint lists but some serve).
-func (s *Service) checkDumpMessage(m memory.Message) error {
+func (s *Transfer) checkDumpMessage(m memory.Message) error {
 	if m.CreatedAt.Before(time.Unix(0, 0)) {
 		return fmt.Errorf("message %q: created_at %s is missing or before 1970-01-01", m.ID, m.CreatedAt.UTC().Format(time.RFC3339))
 	}
@@ -143,7 +140,7 @@ func (s *Service) checkDumpMessage(m memory.Message) error {
 		return nil
 	}
 	at := m.CreatedAt
-	_, err := s.validateMessages("message", []InMessage{{ID: m.ID, Role: string(m.Role), Name: m.Name, Content: m.Content,
+	_, err := s.limits.validateMessages("message", []InMessage{{ID: m.ID, Role: string(m.Role), Name: m.Name, Content: m.Content,
 		CreatedAt: &at, Metadata: m.Metadata}})
 	if err != nil {
 		return fmt.Errorf("message %q: %w", m.ID, err)

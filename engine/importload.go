@@ -17,7 +17,7 @@ import (
 // out what waits for one), and is kept; a fact citing a deleted turn never
 // is.
 type loader struct {
-	s   *Service
+	s   *Transfer
 	res ImportResult
 	// tombs caches each chat's tombstoned seqs, ascending; a loaded
 	// message drops its chat's entry.
@@ -29,7 +29,7 @@ type loader struct {
 	chainCut map[memory.ChatKey]bool
 }
 
-func newLoader(s *Service) *loader {
+func newLoader(s *Transfer) *loader {
 	return &loader{s: s, tombs: map[memory.ChatKey][]int64{}, dumped: map[memory.ChatKey]map[int64]bool{},
 		chainCut: map[memory.ChatKey]bool{}}
 }
@@ -39,7 +39,7 @@ func (l *loader) load(ctx context.Context, rec memory.DumpRecord) error {
 	if err != nil || !keep {
 		return err
 	}
-	added, err := l.s.Dumper.Load(ctx, rec)
+	added, err := l.s.dumper.Load(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (l *loader) covers(ctx context.Context, key memory.ChatKey, from, to int64,
 func (l *loader) tombstones(ctx context.Context, key memory.ChatKey) ([]int64, error) {
 	out := []int64{}
 	for after := int64(0); ; {
-		msgs, err := l.s.Store.Messages(ctx, key, after, 1000)
+		msgs, err := l.s.store.Messages(ctx, key, after, 1000)
 		if errors.Is(err, memory.ErrNotFound) {
 			return out, nil
 		}

@@ -18,26 +18,26 @@ import (
 // backlogPending reports whether a background job that derives
 // retrievable memory may have work pending.
 func (s *Service) backlogPending() bool {
-	return (s.Indexer != nil && s.Indexer.Pending()) || (s.Arrivals != nil && s.Arrivals.Pending())
+	return (s.jobs.indexer != nil && s.jobs.indexer.Pending()) || (s.jobs.arrivals != nil && s.jobs.arrivals.Pending())
 }
 
 // chatBehind reports whether the chat's retrievable memory derived from
 // its turns before seq before is not all indexed and drawn yet: turns not
 // indexed, turns whose facts are not drawn, facts and (when episodes are
 // retrieved) episodes not indexed. It reads the store only when a job has
-// work pending (backlogPending); without Lags it says nothing.
+// work pending (backlogPending).
 func (s *Service) chatBehind(ctx context.Context, key memory.ChatKey, before int64, k lagKinds) (bool, error) {
-	if s.Lags == nil || !s.backlogPending() {
+	if !s.backlogPending() {
 		return false, nil
 	}
-	l, err := s.Lags.ChatLag(ctx, key, before)
+	l, err := s.roles.lags.ChatLag(ctx, key, before)
 	if err != nil {
 		return false, storeErr("read backlog", err)
 	}
-	if k.facts && s.Arrivals != nil && l.FactsCursor < l.LastSeq && l.FactsCursor+1 < before {
+	if k.facts && s.jobs.arrivals != nil && l.FactsCursor < l.LastSeq && l.FactsCursor+1 < before {
 		return true, nil
 	}
-	if s.Indexer == nil {
+	if s.jobs.indexer == nil {
 		return false, nil
 	}
 	return (k.turns && l.FirstUnindexed > 0 && l.FirstUnindexed < before) || (k.facts && l.UnindexedFacts) || (k.episodes && l.UnindexedEpisodes), nil

@@ -90,20 +90,20 @@ func TestIndexBehindNamesTheChatsLag(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTestService(t)
-			st := s.Store.(memory.Backend)
+			st := s.store.(memory.Backend)
 			appendN(t, s, "c1", 1, 30, 3)
 			if tc.prepare != nil {
 				tc.prepare(t, st)
 			}
 			lags := &countedLags{ChatLags: st}
-			s.Lags, s.Retriever = lags, &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "hit", Score: 0.9}}}
+			s.roles.lags, s.vec.retriever = lags, &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "hit", Score: 0.9}}}
 			ix := &lagJob{pending: tc.pending}
 			if tc.catchUp {
 				ix.caughtUp = func() { mark(t, st, key, all(1, 30)); drawn(t, st, key, 30) }
 			}
-			s.Indexer = ix
+			s.jobs.indexer = ix
 			if tc.arrives {
-				s.Arrivals = &lagJob{pending: tc.pending}
+				s.jobs.arrivals = &lagJob{pending: tc.pending}
 			}
 			b := tc.budget
 			res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "topic", Strategy: string(StrategyRAG), BudgetTokens: &b})

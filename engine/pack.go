@@ -50,7 +50,7 @@ func Assemble(in AssemblyInput) Assembled {
 	if in.Strategy == StrategyRAG {
 		p.packRAG()
 	}
-	p.extendTail(p.remaining, len(p.recentIdx)+len(p.pendingIdx))
+	p.extendTail(p.remaining, len(p.verb.recentIdx)+len(p.verb.pendingIdx))
 	p.packRAG()
 	p.fillTail()
 	return p.layout()
@@ -64,28 +64,45 @@ type packer struct {
 	tok       tokens.Counter
 	sh        shares
 	remaining int
+	verb      verbatimPicks
+	rag       ragPicks
+	shown     shownTexts
+}
 
+// verbatimPicks are the verbatim candidates in the packer's order and
+// what it keeps of them.
+type verbatimPicks struct {
 	recentIdx, pendingIdx []int // verbatim indices, newest first
 	coveredIdx            []int // verbatim candidates the summary covers, newest first
 	// tail is every verbatim index, newest first (recent, pending,
 	// covered); the kept verbatim turns are always tail[:tailN], a
 	// contiguous newest run.
-	tail              []int
-	tailN             int
-	tailDay           int // the day of the oldest turn kept (its day line is paid)
-	verbCost, ragCost []int
-	keepVerb, keepRAG []bool
-	verbBySeq         map[int64]int
-	verbTitlePaid     bool
-	ragTitlePaid      bool
-	verbSpent         int               // tokens spent on verbatim turns
-	ragKept           map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
-	headers           []int             // memoised cost of each candidate's block header (0: none yet)
+	tail      []int
+	tailN     int
+	tailDay   int // the day of the oldest turn kept (its day line is paid)
+	cost      []int
+	keep      []bool
+	bySeq     map[int64]int
+	titlePaid bool
+	spent     int // tokens spent on verbatim turns
+}
 
+// ragPicks are what the packer charged and kept of the retrieved
+// candidates.
+type ragPicks struct {
+	cost      []int
+	keep      []bool
+	titlePaid bool
+	kept      map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
+	headers   []int             // memoised cost of each candidate's block header (0: none yet)
+}
+
+// shownTexts are the summary and profile as the packer took them.
+type shownTexts struct {
 	summaryText    string
-	summaryShown   *memory.Summary
+	summary        *memory.Summary
 	profileText    string
-	profileShown   *memory.Profile
+	profile        *memory.Profile
 	summaryTrimmed bool
 }
 
@@ -101,30 +118,29 @@ func newPacker(in AssemblyInput) *packer {
 	}
 	p := &packer{
 		in: in, tok: in.Tokens, sh: sharesFor(in.Strategy), remaining: in.Budget,
-		verbCost: make([]int, len(in.Verbatim)), ragCost: make([]int, len(in.RAG)),
-		keepVerb: make([]bool, len(in.Verbatim)), keepRAG: make([]bool, len(in.RAG)),
-		verbBySeq: make(map[int64]int, len(in.Verbatim)), ragKept: map[turnKey2]bool{},
-		headers:   make([]int, len(in.RAG)),
-		recentIdx: make([]int, 0, len(in.Verbatim)),
+		verb: verbatimPicks{cost: make([]int, len(in.Verbatim)), keep: make([]bool, len(in.Verbatim)),
+			bySeq: make(map[int64]int, len(in.Verbatim)), recentIdx: make([]int, 0, len(in.Verbatim))},
+		rag: ragPicks{cost: make([]int, len(in.RAG)), keep: make([]bool, len(in.RAG)), kept: map[turnKey2]bool{},
+			headers: make([]int, len(in.RAG))},
 	}
 	for i := len(in.Verbatim) - 1; i >= 0; i-- {
 		switch seq := in.Verbatim[i].Seq; {
 		case seq >= in.MustKeepFrom:
-			p.recentIdx = append(p.recentIdx, i)
+			p.verb.recentIdx = append(p.verb.recentIdx, i)
 		case seq > in.CoveredTo:
-			p.pendingIdx = append(p.pendingIdx, i)
+			p.verb.pendingIdx = append(p.verb.pendingIdx, i)
 		default:
-			p.coveredIdx = append(p.coveredIdx, i)
+			p.verb.coveredIdx = append(p.verb.coveredIdx, i)
 		}
 	}
-	p.tail = make([]int, 0, len(in.Verbatim))
-	p.tail = append(append(append(p.tail, p.recentIdx...), p.pendingIdx...), p.coveredIdx...)
+	p.verb.tail = make([]int, 0, len(in.Verbatim))
+	p.verb.tail = append(append(append(p.verb.tail, p.verb.recentIdx...), p.verb.pendingIdx...), p.verb.coveredIdx...)
 	for i, t := range in.Verbatim {
-		p.verbBySeq[t.Seq] = i
+		p.verb.bySeq[t.Seq] = i
 		if t.Tokens > 0 {
-			p.verbCost[i] = t.Tokens + 1
+			p.verb.cost[i] = t.Tokens + 1
 		} else {
-			p.verbCost[i] = p.tok.Count(renderTurn(t)) + 1
+			p.verb.cost[i] = p.tok.Count(renderTurn(t)) + 1
 		}
 	}
 	return p
@@ -145,18 +161,18 @@ func (p *packer) spend(cost int) bool {
 // costRAG counts a RAG candidate lazily: with rag_fill there are more of
 // them than fit, and the ones never considered are never counted.
 func (p *packer) costRAG(i int) int {
-	if p.ragCost[i] == 0 {
+	if p.rag.cost[i] == 0 {
 		r := p.in.RAG[i]
 		switch {
 		case r.Tokens > 0 && r.update != "":
-			p.ragCost[i] = r.Tokens + p.tok.Count(r.update) + 2
+			p.rag.cost[i] = r.Tokens + p.tok.Count(r.update) + 2
 		case r.Tokens > 0:
-			p.ragCost[i] = r.Tokens + 1
+			p.rag.cost[i] = r.Tokens + 1
 		default:
-			p.ragCost[i] = p.tok.Count(renderRAGItem(r)) + 1
+			p.rag.cost[i] = p.tok.Count(renderRAGItem(r)) + 1
 		}
 	}
-	return p.ragCost[i]
+	return p.rag.cost[i]
 }
 
 // headerCost is what showing retrieved candidate i adds in block headers:
@@ -169,25 +185,25 @@ func (p *packer) headerCost(i int) int {
 	if r.Episode != nil || r.Fact != nil {
 		return 0 // an episode or a fact carries its own dates
 	}
-	if p.ragKept[turnKey2{r.ChatID, r.Seq - 1}] || p.ragKept[turnKey2{r.ChatID, r.Seq + 1}] {
+	if p.rag.kept[turnKey2{r.ChatID, r.Seq - 1}] || p.rag.kept[turnKey2{r.ChatID, r.Seq + 1}] {
 		return 2
 	}
-	if p.headers[i] == 0 {
-		p.headers[i] = p.tok.Count(blockHeader(r.ChatID, r.CreatedAt, r.Seq, r.Seq+1)) + 1
+	if p.rag.headers[i] == 0 {
+		p.rag.headers[i] = p.tok.Count(blockHeader(r.ChatID, r.CreatedAt, r.Seq, r.Seq+1)) + 1
 	}
-	return p.headers[i]
+	return p.rag.headers[i]
 }
 
 // extendTail takes more of the verbatim tail, newest first, up to
-// capTokens and to the first upTo turns of p.tail, stopping at the first
+// capTokens and to the first upTo turns of p.verb.tail, stopping at the first
 // that does not fit so the kept turns stay contiguous: a newer turn is
 // never skipped for an older one.
 func (p *packer) extendTail(capTokens, upTo int) {
 	used := 0
-	for p.tailN < min(upTo, len(p.tail)) {
-		i := p.tail[p.tailN]
-		c := p.verbCost[i] + p.dayCost(i)
-		if !p.verbTitlePaid {
+	for p.verb.tailN < min(upTo, len(p.verb.tail)) {
+		i := p.verb.tail[p.verb.tailN]
+		c := p.verb.cost[i] + p.dayCost(i)
+		if !p.verb.titlePaid {
 			c += p.titleCost(titleRecent)
 		}
 		if used+c > capTokens || !p.spend(c) {
@@ -200,11 +216,11 @@ func (p *packer) extendTail(capTokens, upTo int) {
 
 // keep takes verbatim candidate i (the next of the tail) at cost c.
 func (p *packer) keep(i, c int) {
-	p.tailDay = dayOf(p.in.Verbatim[i].CreatedAt)
-	p.verbSpent += c
-	p.verbTitlePaid = true
-	p.keepVerb[i] = true
-	p.tailN++
+	p.verb.tailDay = dayOf(p.in.Verbatim[i].CreatedAt)
+	p.verb.spent += c
+	p.verb.titlePaid = true
+	p.verb.keep[i] = true
+	p.verb.tailN++
 }
 
 // dayCost is what showing verbatim candidate i, the next (older) of the
@@ -212,7 +228,7 @@ func (p *packer) keep(i, c int) {
 // kept or its day is not the day of the oldest turn kept.
 func (p *packer) dayCost(i int) int {
 	t := p.in.Verbatim[i]
-	if t.CreatedAt.IsZero() || (p.tailN > 0 && dayOf(t.CreatedAt) == p.tailDay) {
+	if t.CreatedAt.IsZero() || (p.verb.tailN > 0 && dayOf(t.CreatedAt) == p.verb.tailDay) {
 		return 0
 	}
 	return p.tok.Count(dayLine(t.CreatedAt)) + 1
@@ -222,7 +238,7 @@ func (p *packer) dayCost(i int) int {
 // through the pending and covered turns: no turn is dropped while budget
 // is left.
 func (p *packer) fillTail() {
-	for p.tailN < len(p.tail) && p.remaining >= minTurnTokens && p.takeVerb(p.tail[p.tailN]) {
+	for p.verb.tailN < len(p.verb.tail) && p.remaining >= minTurnTokens && p.takeVerb(p.verb.tail[p.verb.tailN]) {
 	}
 }
 
@@ -244,7 +260,7 @@ func (p *packer) packWholeChat() bool {
 	default:
 		return false
 	}
-	p.extendTail(p.in.Budget, len(p.tail))
+	p.extendTail(p.in.Budget, len(p.verb.tail))
 	p.packProfile()
 	for i, r := range p.in.RAG {
 		if r.ChatID != "" && p.remaining >= minTurnTokens {
@@ -263,11 +279,11 @@ func (p *packer) wholeChatCost() (whole, cut int) {
 			base += p.tok.Count(dayLine(t.CreatedAt)) + 1
 			day = d
 		}
-		cut += p.verbCost[i]
+		cut += p.verb.cost[i]
 		if t.full != "" {
 			whole += p.tok.Count(renderTurn(Turn{Role: t.Role, Name: t.Name, Content: t.full})) + 1
 		} else {
-			whole += p.verbCost[i]
+			whole += p.verb.cost[i]
 		}
 		if cut+base > p.in.Budget {
 			break // neither fits: no need to count on
@@ -282,7 +298,7 @@ func (p *packer) showUncut() {
 	for i, t := range p.in.Verbatim {
 		if t.full != "" {
 			t.Content, t.Truncated, t.Tokens, t.full = t.full, false, 0, ""
-			p.verbCost[i] = p.tok.Count(renderTurn(t)) + 1
+			p.verb.cost[i] = p.tok.Count(renderTurn(t)) + 1
 		}
 		vs[i] = t
 	}
@@ -292,14 +308,14 @@ func (p *packer) showUncut() {
 // unkeepHit takes back the kept retrieved turn of this chat at seq, its
 // cost refunded; it returns its index, or -1 when there is none.
 func (p *packer) unkeepHit(seq int64) int {
-	if !p.ragKept[turnKey2{"", seq}] {
+	if !p.rag.kept[turnKey2{"", seq}] {
 		return -1
 	}
 	for j, r := range p.in.RAG {
-		if p.keepRAG[j] && r.ChatID == "" && r.Seq == seq && r.Episode == nil && r.Fact == nil {
-			p.keepRAG[j] = false
-			delete(p.ragKept, turnKey2{"", seq})
-			p.remaining += p.ragCost[j]
+		if p.rag.keep[j] && r.ChatID == "" && r.Seq == seq && r.Episode == nil && r.Fact == nil {
+			p.rag.keep[j] = false
+			delete(p.rag.kept, turnKey2{"", seq})
+			p.remaining += p.rag.cost[j]
 			return j
 		}
 	}
@@ -319,11 +335,11 @@ func (p *packer) packRAG() {
 // takeRAG shows retrieved candidate i when it fits and adds something.
 func (p *packer) takeRAG(i int) {
 	r := p.in.RAG[i]
-	if p.keepRAG[i] {
+	if p.rag.keep[i] {
 		return
 	}
-	if vi, ok := p.verbBySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil &&
-		(p.keepVerb[vi] || !p.in.Ranked && p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
+	if vi, ok := p.verb.bySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil &&
+		(p.verb.keep[vi] || !p.in.Ranked && p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
 		// Shown in the tail already, or a recent-window turn the window's
 		// share will show: it is shown as part of the newest tail, never
 		// out of order. (A ranked budget shows the window beyond its
@@ -338,17 +354,17 @@ func (p *packer) takeRAG(i int) {
 		p.takeSources(r)
 	}
 	c := p.costRAG(i)
-	if !p.ragTitlePaid {
+	if !p.rag.titlePaid {
 		c += p.titleCost(titleRAG)
 	}
 	c += p.headerCost(i)
 	if !p.spend(c) {
 		return
 	}
-	p.ragTitlePaid = true
-	p.keepRAG[i] = true
+	p.rag.titlePaid = true
+	p.rag.keep[i] = true
 	if r.Episode == nil && r.Fact == nil {
-		p.ragKept[turnKey2{r.ChatID, r.Seq}] = true
+		p.rag.kept[turnKey2{r.ChatID, r.Seq}] = true
 	}
 }
 
@@ -379,7 +395,7 @@ func (p *packer) ragTurnAt(chat string, seq int64) int {
 // (same chat) is already kept: an episode stands in for turns that are not.
 func (p *packer) episodeShown(e RAGTurn) bool {
 	for i, r := range p.in.RAG {
-		if p.keepRAG[i] && r.Episode == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq {
+		if p.rag.keep[i] && r.Episode == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq {
 			return true
 		}
 	}
@@ -390,10 +406,10 @@ func (p *packer) episodeShown(e RAGTurn) bool {
 // of it when there is nothing else to show).
 func (p *packer) packRecent() {
 	capTokens := p.in.Budget
-	if p.in.Summary != nil || len(p.in.RAG) > 0 || len(p.pendingIdx) > 0 {
+	if p.in.Summary != nil || len(p.in.RAG) > 0 || len(p.verb.pendingIdx) > 0 {
 		capTokens = int(float64(p.in.Budget) * p.sh.recent)
 	}
-	p.extendTail(capTokens, len(p.recentIdx))
+	p.extendTail(capTokens, len(p.verb.recentIdx))
 }
 
 // packSummary takes the summary, trimmed to its share.
@@ -404,27 +420,27 @@ func (p *packer) packSummary() {
 	capTokens := min(int(float64(p.in.Budget)*p.sh.summary)-p.profileSpent(), p.remaining)
 	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-p.titleCost(titleSummary), p.tok)
 	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleSummary)) {
-		p.summaryText, p.summaryShown, p.summaryTrimmed = text, &s, trimmed
+		p.shown.summaryText, p.shown.summary, p.shown.summaryTrimmed = text, &s, trimmed
 	}
 }
 
 // profileSpent is what the profile took of the summary's share.
 func (p *packer) profileSpent() int {
-	if p.profileText == "" {
+	if p.shown.profileText == "" {
 		return 0
 	}
-	return p.tok.Count(p.profileText) + p.titleCost(titleProfile)
+	return p.tok.Count(p.shown.profileText) + p.titleCost(titleProfile)
 }
 
 // packLaggingTail: when the summary lags, the verbatim tail goes on, newest
 // first: the rest of the recent window, then the turns the summary does not
 // cover yet (they must not leave a gap), up to their shares.
 func (p *packer) packLaggingTail() {
-	if !p.in.SummaryLags || len(p.pendingIdx) == 0 {
+	if !p.in.SummaryLags || len(p.verb.pendingIdx) == 0 {
 		return
 	}
-	tailCap := int(float64(p.in.Budget)*(p.sh.recent+p.sh.pending)) - p.verbSpent
-	p.extendTail(tailCap, len(p.recentIdx)+len(p.pendingIdx))
+	tailCap := int(float64(p.in.Budget)*(p.sh.recent+p.sh.pending)) - p.verb.spent
+	p.extendTail(tailCap, len(p.verb.recentIdx)+len(p.verb.pendingIdx))
 }
 
 // layout renders the kept pieces in the contract's order and measures the
@@ -432,7 +448,7 @@ func (p *packer) packLaggingTail() {
 // at joins, so when the whole is over the budget it sheds the least
 // important pieces worth at least the overshoot and measures again.
 func (p *packer) layout() Assembled {
-	out := Assembled{Usage: Usage{BudgetTokens: p.in.Budget}, SummaryTrimmed: p.summaryTrimmed}
+	out := Assembled{Usage: Usage{BudgetTokens: p.in.Budget}, SummaryTrimmed: p.shown.summaryTrimmed}
 	var text sectionTexts
 	for {
 		out.Sections, text = p.render()
@@ -456,7 +472,7 @@ func (p *packer) layout() Assembled {
 		}
 	}
 	p.account(&out, text)
-	out.Messages = buildMessages(out.Sections, text.rag, p.profileText, p.summaryText)
+	out.Messages = buildMessages(out.Sections, text.rag, p.shown.profileText, p.shown.summaryText)
 	return out
 }
 
@@ -464,7 +480,7 @@ func (p *packer) layout() Assembled {
 type sectionTexts struct{ rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
-	s := Sections{Summary: p.summaryShown, Profile: p.profileShown, Episodes: []SectionEpisode{}, Facts: []SectionFact{}}
+	s := Sections{Summary: p.shown.summary, Profile: p.shown.profile, Episodes: []SectionEpisode{}, Facts: []SectionFact{}}
 	if s.Summary != nil {
 		// A summary trimmed to its share may have lost whole lists: they
 		// are [] in the answer, as everywhere else, never null.
@@ -475,7 +491,7 @@ func (p *packer) render() (Sections, sectionTexts) {
 	// Sized up front: a RAGTurn is ~200 bytes and a large budget keeps
 	// hundreds, so growing by appends copied them several times over.
 	kept := 0
-	for _, k := range p.keepRAG {
+	for _, k := range p.rag.keep {
 		if k {
 			kept++
 		}
@@ -484,7 +500,7 @@ func (p *packer) render() (Sections, sectionTexts) {
 	s.Recent = make([]Turn, 0, len(p.in.Verbatim))
 	shown := make([]*RAGTurn, 0, kept) // turns and episodes, rendered together
 	for i := range p.in.RAG {
-		if !p.keepRAG[i] {
+		if !p.rag.keep[i] {
 			continue
 		}
 		r := &p.in.RAG[i]
@@ -499,16 +515,16 @@ func (p *packer) render() (Sections, sectionTexts) {
 		}
 	}
 	for i, t := range p.in.Verbatim {
-		if p.keepVerb[i] {
+		if p.verb.keep[i] {
 			s.Recent = append(s.Recent, t)
 		}
 	}
 	t := sectionTexts{rag: renderRAGSection(shown), recent: renderRecentSection(s.Recent)}
-	if p.summaryText != "" {
-		t.summary = titleSummary + "\n" + p.summaryText
+	if p.shown.summaryText != "" {
+		t.summary = titleSummary + "\n" + p.shown.summaryText
 	}
-	if p.profileText != "" {
-		t.profile = titleProfile + "\n" + p.profileText
+	if p.shown.profileText != "" {
+		t.profile = titleProfile + "\n" + p.shown.profileText
 	}
 	return s, t
 }
@@ -551,14 +567,14 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 	}
 	for i, t := range p.in.Verbatim {
 		switch {
-		case p.keepVerb[i] && t.Seq <= p.in.CoveredTo:
+		case p.verb.keep[i] && t.Seq <= p.in.CoveredTo:
 			out.CoveredShown++
-		case !p.keepVerb[i] && t.Seq > p.in.CoveredTo:
+		case !p.verb.keep[i] && t.Seq > p.in.CoveredTo:
 			out.DroppedSeqs = append(out.DroppedSeqs, t.Seq)
 		}
 	}
 	for i := range p.in.RAG {
-		if !p.keepRAG[i] {
+		if !p.rag.keep[i] {
 			out.RAGDropped++
 		}
 	}
@@ -569,34 +585,34 @@ func (p *packer) account(out *Assembled, text sectionTexts) {
 // oldest recent turn — and returns about how many tokens that freed. False
 // when nothing is left.
 func (p *packer) shedOne() (int, bool) {
-	for i := len(p.keepRAG) - 1; i >= 0; i-- {
-		if p.keepRAG[i] {
-			p.keepRAG[i] = false
-			return p.ragCost[i], true
+	for i := len(p.rag.keep) - 1; i >= 0; i-- {
+		if p.rag.keep[i] {
+			p.rag.keep[i] = false
+			return p.rag.cost[i], true
 		}
 	}
-	for i := range p.keepVerb {
-		if p.keepVerb[i] && p.in.Verbatim[i].Seq < p.in.MustKeepFrom {
-			p.keepVerb[i] = false
-			p.tailN--
-			return p.verbCost[i], true
+	for i := range p.verb.keep {
+		if p.verb.keep[i] && p.in.Verbatim[i].Seq < p.in.MustKeepFrom {
+			p.verb.keep[i] = false
+			p.verb.tailN--
+			return p.verb.cost[i], true
 		}
 	}
-	if p.profileText != "" {
-		freed := p.tok.Count(p.profileText)
-		p.profileText, p.profileShown = "", nil
+	if p.shown.profileText != "" {
+		freed := p.tok.Count(p.shown.profileText)
+		p.shown.profileText, p.shown.profile = "", nil
 		return freed, true
 	}
-	if p.summaryText != "" {
-		freed := p.tok.Count(p.summaryText)
-		p.summaryText, p.summaryShown = "", nil
+	if p.shown.summaryText != "" {
+		freed := p.tok.Count(p.shown.summaryText)
+		p.shown.summaryText, p.shown.summary = "", nil
 		return freed, true
 	}
-	for i := range p.keepVerb {
-		if p.keepVerb[i] {
-			p.keepVerb[i] = false
-			p.tailN--
-			return p.verbCost[i], true
+	for i := range p.verb.keep {
+		if p.verb.keep[i] {
+			p.verb.keep[i] = false
+			p.verb.tailN--
+			return p.verb.cost[i], true
 		}
 	}
 	return 0, false

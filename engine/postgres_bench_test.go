@@ -19,5 +19,5 @@ func BenchmarkContext200Postgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	benchContext200(b, &Service{Store: st})
+	benchContext200(b, New(testDeps(st)))
 }

@@ -22,12 +22,9 @@ type Previewer interface {
 // background was busy. On failure the answer goes out with the summary as
 // stored (summary_stale) and the worker catches up.
 func (s *Service) preview(ctx context.Context, p *plan) {
-	if s.Previews == nil {
-		return
-	}
-	rec, err := s.Previews.Preview(ctx, p.chat, p.head)
+	rec, err := s.jobs.previews.Preview(ctx, p.chat, p.head)
 	if err != nil {
-		s.log().Debug("summary preview", "chat", p.chat.ID, "err", err)
+		s.obs.logger.Debug("summary preview", "chat", p.chat.ID, "err", err)
 		return
 	}
 	if rec == nil {
@@ -55,7 +52,7 @@ type SummaryView struct {
 // right after a bulk append is not null while the context shows one.
 func (s *Service) SummaryView(ctx context.Context, tenant, chatID string, chainLimit int) (SummaryView, error) {
 	v, chat, err := s.storedSummary(ctx, tenant, chatID, chainLimit)
-	if err != nil || s.Previews == nil || chat.SummaryDirty || !s.lagging(chat, chat.SummaryCursor) {
+	if err != nil || chat.SummaryDirty || !s.lagging(chat, chat.SummaryCursor) {
 		return v, err // a dirty summary is withheld from contexts too
 	}
 	var head *memory.SummaryRecord
@@ -63,9 +60,9 @@ func (s *Service) SummaryView(ctx context.Context, tenant, chatID string, chainL
 		h := v.Chain[0]
 		head = &h
 	}
-	rec, err := s.Previews.Preview(ctx, chat, head)
+	rec, err := s.jobs.previews.Preview(ctx, chat, head)
 	if err != nil {
-		s.log().Debug("summary preview", "chat", chat.ID, "err", err)
+		s.obs.logger.Debug("summary preview", "chat", chat.ID, "err", err)
 		return v, nil // the stored summary, as a context would show it
 	}
 	if rec == nil {

@@ -27,16 +27,14 @@ const titleProfile = "## About the user (across chats)"
 // the summary section: never for a chat without a user, never another
 // user's, and without what only this chat said (its own summary says it).
 func (s *Service) profileStage(ctx context.Context, p *plan, res *ContextResult) (*memory.Profile, error) {
-	if s.Profiles == nil || !p.policy.UserProfile || p.chat.UserID == "" || p.strategy == StrategyNone {
+	if !p.policy.UserProfile || p.chat.UserID == "" || p.strategy == StrategyNone {
 		return nil, nil
 	}
 	ctx, span := s.stage(ctx, spanProfile, p)
 	defer span.End()
-	if s.ProfileDegraded != nil {
-		// Fallbacks the profiler took for this user's profile.
-		res.degrade(s.ProfileDegraded(p.chat.Tenant, p.chat.UserID)...)
-	}
-	pr, err := s.profiles().get(ctx, s.Profiles, p.chat.Tenant, p.chat.UserID, p.chat.ProfileVersion)
+	// Fallbacks the profiler took for this user's profile.
+	res.degrade(s.jobs.profileDegraded(p.chat.Tenant, p.chat.UserID)...)
+	pr, err := s.cache.profiles.get(ctx, s.roles.profiles, p.chat.Tenant, p.chat.UserID, p.chat.ProfileVersion)
 	if err != nil {
 		return nil, storeErr("read profile", err)
 	}
@@ -115,7 +113,7 @@ func (p *packer) packProfile() {
 	capTokens := min(int(float64(p.in.Budget)*p.sh.summary)/2, p.remaining)
 	pr, text := fitProfile(*p.in.Profile, capTokens-p.titleCost(titleProfile), p.tok)
 	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleProfile)) {
-		p.profileText, p.profileShown = text, &pr
+		p.shown.profileText, p.shown.profile = text, &pr
 	}
 }
 
@@ -128,15 +126,12 @@ func (s *Service) UserProfile(ctx context.Context, tenant, userID string) (*memo
 	if err := s.userExists(ctx, tenant, userID); err != nil {
 		return nil, err
 	}
-	pr := memory.Profile{UserID: userID}
-	if s.Profiles != nil {
-		st, _, err := s.Profiles.Profile(ctx, tenant, userID)
-		if err != nil {
-			return nil, storeErr("read profile", err)
-		}
-		pr = st.Profile
-		pr.UserID = userID
+	st, _, err := s.roles.profiles.Profile(ctx, tenant, userID)
+	if err != nil {
+		return nil, storeErr("read profile", err)
 	}
+	pr := st.Profile
+	pr.UserID = userID
 	pr.Normalize()
 	return &pr, nil
 }
@@ -153,9 +148,6 @@ func (s *Service) ForgetProfileItem(ctx context.Context, tenant, userID, itemID 
 	if err := s.userExists(ctx, tenant, userID); err != nil {
 		return err
 	}
-	if s.Profiles == nil {
-		return notFound("profile item")
-	}
 	return s.updateProfile(ctx, tenant, userID, func(st *memory.ProfileState) error {
 		if !st.Forget(itemID) {
 			return notFound("profile item")
@@ -165,7 +157,7 @@ func (s *Service) ForgetProfileItem(ctx context.Context, tenant, userID, itemID 
 }
 
 func (s *Service) userExists(ctx context.Context, tenant, userID string) error {
-	ids, err := s.Store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := s.store.ChatsOfUser(ctx, tenant, userID)
 	if err != nil {
 		return storeErr("list chats", err)
 	}
@@ -178,7 +170,7 @@ func (s *Service) userExists(ctx context.Context, tenant, userID string) error {
 // forgetChatInProfile drops an erased chat from its user's profile: the
 // items only it stated go with it.
 func (s *Service) forgetChatInProfile(ctx context.Context, chat memory.Chat) error {
-	if s.Profiles == nil || chat.UserID == "" {
+	if chat.UserID == "" {
 		return nil
 	}
 	return s.updateProfile(ctx, chat.Tenant, chat.UserID, func(st *memory.ProfileState) error {
@@ -191,7 +183,7 @@ func (s *Service) forgetChatInProfile(ctx context.Context, chat memory.Chat) err
 // profiler wrote in between.
 func (s *Service) updateProfile(ctx context.Context, tenant, userID string, change func(*memory.ProfileState) error) error {
 	for attempt := 0; ; attempt++ {
-		st, v, err := s.Profiles.Profile(ctx, tenant, userID)
+		st, v, err := s.roles.profiles.Profile(ctx, tenant, userID)
 		if err != nil {
 			return storeErr("read profile", err)
 		}
@@ -201,7 +193,7 @@ func (s *Service) updateProfile(ctx context.Context, tenant, userID string, chan
 		if err := change(&st); err != nil {
 			return err
 		}
-		err = s.Profiles.SaveProfile(ctx, tenant, userID, st, v)
+		err = s.roles.profiles.SaveProfile(ctx, tenant, userID, st, v)
 		if err == nil || !errors.Is(err, memory.ErrConflict) || attempt == 3 {
 			if err != nil {
 				return storeErr("save profile", err)
@@ -226,11 +218,6 @@ type cachedProfile struct {
 
 // profileCacheUsers bounds the cache; past it, it starts over.
 const profileCacheUsers = 4096
-
-func (s *Service) profiles() *profileCache {
-	s.profOnce.Do(func() { s.prof = &profileCache{m: map[[2]string]cachedProfile{}} })
-	return s.prof
-}
 
 // get returns the user's profile (read-only: callers copy before changing).
 // seen is the profile's version as read with the chat row (0: not known

@@ -25,12 +25,12 @@ func BenchmarkContextWithProfile(b *testing.B) {
 			if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: msgs}); err != nil {
 				b.Fatal(err)
 			}
-			fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 190}
+			fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 190}
 			if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 				b.Fatal(err)
 			}
 			if withProfile {
-				ps := s.Store.(memory.ProfileStore)
+				ps := s.store.(memory.ProfileStore)
 				var st memory.ProfileState
 				for i := range 40 {
 					st = memory.MergeChat(st, "alice", fmt.Sprintf("other-%d", i), memory.Summary{CoveredToSeq: 9,
@@ -40,7 +40,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 				if err := ps.SaveProfile(ctx, "default", "alice", st, 0); err != nil {
 					b.Fatal(err)
 				}
-				s.Profiles = ps
+				s.roles.profiles = ps
 			}
 			for b.Loop() {
 				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
@@ -57,9 +57,9 @@ func BenchmarkContextWithProfile(b *testing.B) {
 func TestProfileInContextAndItsFallbacks(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	ps := s.Store.(memory.ProfileStore)
-	s.Profiles = ps
-	s.ProfileDegraded = func(tenant, user string) []string {
+	ps := s.store.(memory.ProfileStore)
+	s.roles.profiles = ps
+	s.jobs.profileDegraded = func(tenant, user string) []string {
 		if tenant == "default" && user == "alice" {
 			return []string{"profile_merge_invalid"}
 		}

@@ -73,15 +73,15 @@ type candidate struct {
 
 // packRanked packs the floor, then every candidate by value.
 func (p *packer) packRanked() {
-	n := min(floorTurns(p.in.FloorTurns), len(p.recentIdx))
+	n := min(floorTurns(p.in.FloorTurns), len(p.verb.recentIdx))
 	p.extendTail(p.in.Budget, n)
 	terms := queryTerms(p.in.Query)
 	cs := p.ragCandidates()
 	// The rest of the window and the pending turns compete with a recency
 	// prior; the covered turns only extend the tail with what is left.
-	for j := n; j < len(p.recentIdx)+len(p.pendingIdx); j++ {
+	for j := n; j < len(p.verb.recentIdx)+len(p.verb.pendingIdx); j++ {
 		rel := recentPrior * math.Pow(recentDecay, float64(j-n))
-		cs = append(cs, candidate{kind: candVerb, i: p.tail[j], order: j, value: value(rel, p.verbCost[p.tail[j]])})
+		cs = append(cs, candidate{kind: candVerb, i: p.verb.tail[j], order: j, value: value(rel, p.verb.cost[p.verb.tail[j]])})
 	}
 	sumText, sumShown := p.rankedSummary(terms)
 	if sumText != "" {
@@ -105,17 +105,17 @@ func (p *packer) packRanked() {
 		case candVerb:
 			// Verbatim turns stay a contiguous newest tail: an older one
 			// is taken only after every newer one.
-			if stuck || c.order != p.tailN {
+			if stuck || c.order != p.verb.tailN {
 				continue
 			}
 			stuck = !p.takeVerb(c.i)
 		case candSummary:
 			if p.spend(p.tok.Count(sumText) + p.titleCost(titleSummary)) {
-				p.summaryText, p.summaryShown, p.summaryTrimmed = sumText, sumShown, !sameSummary(sumShown, p.in.Summary)
+				p.shown.summaryText, p.shown.summary, p.shown.summaryTrimmed = sumText, sumShown, !sameSummary(sumShown, p.in.Summary)
 			}
 		case candProfile:
 			if p.spend(p.tok.Count(profText) + p.titleCost(titleProfile)) {
-				p.profileText, p.profileShown = profText, profShown
+				p.shown.profileText, p.shown.profile = profText, profShown
 			}
 		}
 	}
@@ -166,15 +166,15 @@ func (p *packer) ragCandidates() []candidate {
 // in its place); when the tail has no room for it, it stays a hit.
 func (p *packer) takeVerb(i int) bool {
 	hit := p.unkeepHit(p.in.Verbatim[i].Seq)
-	c := p.verbCost[i] + p.dayCost(i)
-	if !p.verbTitlePaid {
+	c := p.verb.cost[i] + p.dayCost(i)
+	if !p.verb.titlePaid {
 		c += p.titleCost(titleRecent)
 	}
 	if !p.spend(c) {
 		if hit >= 0 {
-			p.keepRAG[hit] = true
-			p.remaining -= p.ragCost[hit]
-			p.ragKept[turnKey2{"", p.in.RAG[hit].Seq}] = true
+			p.rag.keep[hit] = true
+			p.remaining -= p.rag.cost[hit]
+			p.rag.kept[turnKey2{"", p.in.RAG[hit].Seq}] = true
 		}
 		return false
 	}

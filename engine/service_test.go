@@ -22,7 +22,29 @@ func newTestService(t testing.TB) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &Service{Store: st}
+	return New(testDeps(st))
+}
+
+// testDeps is BackendDeps(b) with a summary worker that does nothing
+// (enginetest.Deps, which the engine's own tests cannot import).
+func testDeps(b memory.Backend) Deps {
+	d := BackendDeps(b)
+	d.Summaries, d.Previews = nopSummaries{}, nopSummaries{}
+	return d
+}
+
+// nopSummaries never summarises and previews nothing.
+type nopSummaries struct{}
+
+func (nopSummaries) Extend(context.Context, memory.ChatKey, bool) (*memory.SummaryRecord, []string, error) {
+	return nil, nil, nil
+}
+func (nopSummaries) Kick()                                    {}
+func (nopSummaries) InlineFor(string) bool                    { return false }
+func (nopSummaries) LastDegraded(memory.ChatKey) []string     { return nil }
+func (nopSummaries) Stale(string, *memory.SummaryRecord) bool { return false }
+func (nopSummaries) Preview(context.Context, memory.Chat, *memory.SummaryRecord) (*memory.SummaryRecord, error) {
+	return nil, nil
 }
 
 func appendN(t testing.TB, s *Service, chat string, from, to int, words int) {
@@ -88,7 +110,7 @@ func (h *hangingSummaries) Extend(ctx context.Context, _ memory.ChatKey, _ bool)
 func TestSummaryWaitEndsBeforeTheRequest(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 12, 1)
-	s.Summaries = &hangingSummaries{fakeSummaries{store: s.Store.(memory.Store)}}
+	s.jobs.summaries = &hangingSummaries{fakeSummaries{store: s.store.(memory.Store)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", WaitForSummary: true})
@@ -126,24 +148,24 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 		for _, budget := range []int{30, 200, 800, 4000, 50000} {
 			t.Run(fmt.Sprintf("%s/%d", tc.name, budget), func(t *testing.T) {
 				s := newTestService(t)
-				s.MaxLoad = tc.maxLoad
+				s.conf.maxLoad = tc.maxLoad
 				appendN(t, s, "c1", 1, 60, 15)
 				// Routing noise is filtered, not lost.
 				if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: "assistant", Content: "[Supervisor] routing to billing"}}}); err != nil {
 					t.Fatal(err)
 				}
-				s.Policy = func(string) Policy {
+				s.conf.policy = func(string) Policy {
 					p := DefaultPolicy()
 					p.Filters.SkipPrefixes = append(p.Filters.SkipPrefixes, "[Supervisor")
 					return p
 				}
 				if tc.summaryTo > 0 {
-					fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: tc.summaryTo}
+					fs := &fakeSummaries{store: s.store.(memory.Store), upTo: tc.summaryTo}
 					if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 						t.Fatal(err)
 					}
 				}
-				s.Retriever = &fakeRetriever{turns: []rag.Turn{
+				s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
 					{ChatID: "c1", Seq: 3, Role: "user", Content: "message 3", Score: 1},
 					{ChatID: "c1", Seq: 35, Role: "user", Content: "message 35 (pending when the summary lags)", Score: 3},
 					{ChatID: "c1", Seq: 60, Role: "assistant", Content: "recent!", Score: 2},
@@ -200,12 +222,12 @@ func TestContextDegradedReasons(t *testing.T) {
 	if !contains(res.Degraded, DegradedVectorStore) {
 		t.Errorf("no retriever: degraded = %v, want %s", res.Degraded, DegradedVectorStore)
 	}
-	s.Retriever = &fakeRetriever{}
+	s.vec.retriever = &fakeRetriever{}
 	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "  ", Strategy: string(StrategyRAG)})
 	if !contains(res.Degraded, DegradedEmptyQuery) {
 		t.Errorf("empty query: degraded = %v", res.Degraded)
 	}
-	s.Retriever = &fakeRetriever{err: fmt.Errorf("boom: %w", rag.ErrEmbedder)}
+	s.vec.retriever = &fakeRetriever{err: fmt.Errorf("boom: %w", rag.ErrEmbedder)}
 	res, _ = s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG)})
 	if !contains(res.Degraded, DegradedEmbedder) || len(res.Sections.Recent) == 0 {
 		t.Errorf("embedder down: degraded = %v, recent = %d (want an answer without RAG)", res.Degraded, len(res.Sections.Recent))
@@ -224,14 +246,14 @@ func TestContextPassesScopeAndExclusion(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 40, 3)
 	fr := &fakeRetriever{}
-	s.Retriever = fr
+	s.vec.retriever = fr
 	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG), RAGScope: "user"}); err != nil {
 		t.Fatal(err)
 	}
 	if fr.got.Tenant != "default" || fr.got.ChatID != "c1" || fr.got.UserID != "u1" || fr.got.Scope != "user" || fr.got.K != 200 /* rag_fill: 4000/20 */ {
 		t.Errorf("request = %+v", fr.got)
 	}
-	s.Policy = func(string) Policy { p := DefaultPolicy(); p.RAGFill = false; return p }
+	s.conf.policy = func(string) Policy { p := DefaultPolicy(); p.RAGFill = false; return p }
 	if _, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c1", Query: "q", Strategy: string(StrategyRAG)}); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +402,7 @@ func TestDeleteChat(t *testing.T) {
 	if err := s.DeleteChat(ctx, "default", "c1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Store.Chat(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}); !errors.Is(err, memory.ErrNotFound) {
+	if _, err := s.store.Chat(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("chat still there: %v", err)
 	}
 }
@@ -404,7 +426,7 @@ func BenchmarkContext200(b *testing.B) {
 // measures Context on it, reporting p50/p95.
 func benchContext200(b *testing.B, s *Service) {
 	appendN(b, s, "c1", 1, 200, 20)
-	fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 190}
+	fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 190}
 	if _, _, err := fs.Extend(context.Background(), memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		b.Fatal(err)
 	}
@@ -442,11 +464,11 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 30, 3)
-	rs := &reportingSummaries{fakeSummaries{store: s.Store.(memory.Store), upTo: 20}}
+	rs := &reportingSummaries{fakeSummaries{store: s.store.(memory.Store), upTo: 20}}
 	if _, _, err := rs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		t.Fatal(err)
 	}
-	s.Summaries = rs
+	s.jobs.summaries = rs
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +481,7 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 func TestSearchFiltersNoiseAndSortsByScore(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 3, 1)
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c1", Seq: 1, Role: "user", Content: "low", Score: 0.1},
 		{ChatID: "c1", Seq: 2, Role: "user", Content: "[Supervisor] routing", Score: 0.9},
 		{ChatID: "c1", Seq: 3, Role: "assistant", Content: "[Travel Agent]\nhigh", Score: 0.5},
@@ -498,10 +520,10 @@ func (f *fakeIndexer) WaitIndexed(ctx context.Context) bool {
 func TestSearchSaysWhenTheIndexIsBehind(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 2, 1)
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 1, Role: "user", Content: "hit", Score: 0.5}}}
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 1, Role: "user", Content: "hit", Score: 0.5}}}
 	for _, caughtUp := range []bool{true, false} {
 		ix := &fakeIndexer{caughtUp: caughtUp}
-		s.Indexer = ix
+		s.jobs.indexer = ix
 		res, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1"})
 		if err != nil {
 			t.Fatal(err)
@@ -555,7 +577,7 @@ func TestSummaryStaleOnlyWhenLagging(t *testing.T) {
 func TestFactsOnArrivalAreDatedAsTheirTurn(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	s.FactStore = s.Store.(memory.FactStore)
+	s.roles.facts = s.store.(memory.FactStore)
 	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I am allergic to penicillin."}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +609,7 @@ func TestSearchNamesTheBackendDown(t *testing.T) {
 		{fmt.Errorf("retrieve: %w: 500", rag.ErrEmbedder), "embedder is unavailable"},
 		{errors.New("qdrant: connection refused"), "vector store is unavailable"},
 	} {
-		s.Retriever = &fakeRetriever{err: tc.err}
+		s.vec.retriever = &fakeRetriever{err: tc.err}
 		_, err := s.Search(context.Background(), "default", SearchInput{Query: "q", ChatID: "c1"})
 		if e, ok := AsError(err); !ok || e.Code != "backend_unavailable" || e.Message != tc.want {
 			t.Errorf("%v: got %v, want backend_unavailable %q", tc.err, err, tc.want)
@@ -600,8 +622,8 @@ func TestSearchNamesTheBackendDown(t *testing.T) {
 func TestSupersededFactLeavesTheProfile(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	st := s.Store.(memory.Backend)
-	s.FactStore, s.Profiles = st, st
+	st := s.store.(memory.Backend)
+	s.roles.facts, s.roles.profiles = st, st
 	for _, text := range []string{"I live in Berlin near the Spree river.", "I moved to Munich last month for a new job."} {
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: []InMessage{{Role: "user", Content: text}}}); err != nil {
 			t.Fatal(err)
@@ -649,8 +671,8 @@ func TestUncheckedHitsAreSaid(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 12, 1)
-	s.Store = unreadableTurns{s.Store}
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c9", Seq: 1, Role: "user", Content: "from another chat", Score: 0.9}}}
+	s.store = unreadableTurns{s.store}
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c9", Seq: 1, Role: "user", Content: "from another chat", Score: 0.9}}}
 	_, err := s.Search(ctx, "default", SearchInput{Query: "q"})
 	if e, ok := AsError(err); !ok || e.Code != "backend_unavailable" {
 		t.Errorf("tenant-wide search with the store failing: %v, want backend_unavailable", err)
@@ -669,7 +691,7 @@ func TestUncheckedHitsAreSaid(t *testing.T) {
 func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	s.FactStore = s.Store.(memory.FactStore)
+	s.roles.facts = s.store.(memory.FactStore)
 	say := func(role, content string) {
 		t.Helper()
 		if _, err := s.Append(ctx, "default", "c1", AppendInput{Messages: []InMessage{{Role: role, Content: content}}}); err != nil {
@@ -714,7 +736,7 @@ func TestOpenQuestionClosedByTheNextAppend(t *testing.T) {
 func TestUpdateSupersedesAcrossAppends(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	s.FactStore = s.Store.(memory.FactStore)
+	s.roles.facts = s.store.(memory.FactStore)
 	for _, text := range []string{
 		"We live in Berlin with two cats.", "Let's use a step size h of 0.5.",
 		"I moved from Berlin to Munich last month.", "We changed the step size h to 0.25.",
@@ -757,7 +779,7 @@ func TestRankedBudgetReachesTheWindowBeyondTheFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendN(t, s, "c1", 36, 41, 60)
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c1", Seq: 35, Role: "user", Content: iam, Score: 3},
 		{ChatID: "c1", Seq: 5, Role: "user", Content: "message 5 " + strings.Repeat("ipsum ", 30), Score: 2.9},
 		{ChatID: "c1", Seq: 9, Role: "user", Content: "message 9 " + strings.Repeat("ipsum ", 30), Score: 2.8},
@@ -782,8 +804,8 @@ func TestRankedBudgetReachesTheWindowBeyondTheFloor(t *testing.T) {
 func TestStandingTurnsFollowTheFactsJob(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	s.FactStore = s.Store.(memory.FactStore)
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "message 2", Score: 1}}}
+	s.roles.facts = s.store.(memory.FactStore)
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "message 2", Score: 1}}}
 	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{{Role: "user", Content: "I'm vegetarian."}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -815,7 +837,7 @@ func TestStandingTurnsFollowTheFactsJob(t *testing.T) {
 
 func mustChat(t *testing.T, s *Service, id string) memory.Chat {
 	t.Helper()
-	c, err := s.Store.Chat(context.Background(), memory.ChatKey{Tenant: "default", ChatID: id})
+	c, err := s.store.Chat(context.Background(), memory.ChatKey{Tenant: "default", ChatID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

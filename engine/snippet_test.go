@@ -66,7 +66,7 @@ func TestRAGWindowsByPlace(t *testing.T) {
 		hits = append(hits, rag.Turn{ChatID: "old", Seq: int64(2*i + 2), Role: "assistant", Content: long, Score: 0.9 - 0.01*float32(i)})
 	}
 	hits = append(hits, rag.Turn{ChatID: "old", Seq: 1, Role: "user", Content: long, Score: 0.9, Neighbor: true})
-	s.Retriever = &fakeRetriever{turns: hits}
+	s.vec.retriever = &fakeRetriever{turns: hits}
 	budget := 8000
 	res, err := s.Context(context.Background(), "default", ContextInput{ChatID: "c", Query: "what boards for the shed", Strategy: string(StrategyRAG), BudgetTokens: &budget})
 	if err != nil {
@@ -117,7 +117,7 @@ func TestMarkPairs(t *testing.T) {
 			t.Errorf("%s %d (chat %q): pair %v, want %v", r.Role, r.Seq, r.ChatID, r.pair, want[i])
 		}
 	}
-	p := &packer{in: AssemblyInput{RAG: []RAGTurn{{Score: 1, Tokens: 20}, rs[1], rs[2]}}, ragCost: make([]int, 3)}
+	p := &packer{in: AssemblyInput{RAG: []RAGTurn{{Score: 1, Tokens: 20}, rs[1], rs[2]}}, rag: ragPicks{cost: make([]int, 3)}}
 	p.in.RAG[1].Score, p.in.RAG[1].Tokens = 1, 20
 	p.in.RAG[2].Score, p.in.RAG[2].Tokens = 1, 20
 	c := p.ragCandidates()

@@ -95,15 +95,11 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 
 // withStanding adds to the retrieved turns (best first) the newest
 // maxStanding standing-instruction turns they lack, outside the recent
-// window. Without a fact store, or when reading fails, the answer goes on
-// without them.
+// window. When reading them fails, the answer goes on without them.
 func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) []rag.Turn {
-	if s.FactStore == nil {
-		return turns
-	}
-	msgs, err := s.standing().get(ctx, s.FactStore, s.Store, p.chat)
+	msgs, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
 	if err != nil {
-		s.log().Warn("standing instructions left out", "chat", p.chat.ID, "err", err)
+		s.obs.logger.Warn("standing instructions left out", "chat", p.chat.ID, "err", err)
 		return turns
 	}
 	if len(msgs) == 0 {

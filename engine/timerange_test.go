@@ -21,7 +21,7 @@ func TestTimeRangeAndEpisodeHits(t *testing.T) {
 		{ChatID: "c1", Seq: 10, Kind: memory.KindEpisode, Episode: &rag.EpisodeHit{ID: "ep7", FromSeq: 10, ToSeq: 19, StartedAt: start, EndedAt: end},
 			CreatedAt: end, Content: "They planned the Lisbon move.", Score: 3},
 	}}
-	s.Retriever = fr
+	s.vec.retriever = fr
 	in := ContextInput{ChatID: "c1", Query: "lisbon", Strategy: string(StrategyRAG), Since: "2024-05-01T00:00:00Z", Until: "2024-05-31T00:00:00Z"}
 	if _, err := s.Context(ctx, "default", in); err != nil {
 		t.Fatal(err)

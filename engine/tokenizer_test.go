@@ -17,7 +17,7 @@ func TestBudgetInTheAgentsTokenizer(t *testing.T) {
 	for _, tok := range []tokens.Counter{tokens.CL100K, tokens.O200K()} {
 		t.Run(tok.Name(), func(t *testing.T) {
 			s := newTestService(t)
-			s.Policy = func(string) Policy { p := DefaultPolicy(); p.Tokenizer = tok; return p }
+			s.conf.policy = func(string) Policy { p := DefaultPolicy(); p.Tokenizer = tok; return p }
 			var msgs []InMessage
 			for i := range 40 {
 				msgs = append(msgs, InMessage{Role: "user", Content: fmt.Sprintf("Сообщение %d: мы обсуждали поездку в Лиссабон и бронирование отеля.", i)})

@@ -26,13 +26,13 @@ func (s *Service) planSpan(ctx context.Context, tenant, chatID string) (context.
 	if req := trace.SpanFromContext(ctx); req.IsRecording() {
 		req.SetAttributes(tracing.ChatKey.String(chatID))
 	}
-	return tracing.Start(ctx, s.Tracer, spanPlan, tenant, chatID)
+	return tracing.Start(ctx, s.obs.tracer, spanPlan, tenant, chatID)
 }
 
 // stage opens the span of one stage of p's assembly, a child of the
 // request's span, carrying the chat's ids, the agent and the strategy.
 func (s *Service) stage(ctx context.Context, name string, p *plan) (context.Context, trace.Span) {
-	ctx, span := tracing.Start(ctx, s.Tracer, name, p.chat.Tenant, p.chat.ID)
+	ctx, span := tracing.Start(ctx, s.obs.tracer, name, p.chat.Tenant, p.chat.ID)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.AgentKey.String(p.agent), tracing.StrategyKey.String(string(p.strategy)))
 	}

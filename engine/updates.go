@@ -104,9 +104,9 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 	if len(rs) == 0 {
 		return
 	}
-	ups, err := s.updates.get(ctx, s.Store, p.chat)
+	ups, err := s.cache.updates.get(ctx, s.store, p.chat)
 	if err != nil {
-		s.log().Warn("update marks left out", "chat", p.chat.ID, "err", err)
+		s.obs.logger.Warn("update marks left out", "chat", p.chat.ID, "err", err)
 		return
 	}
 	for i := range rs {

@@ -38,7 +38,7 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
 		{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1},
 		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
 		{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 0.8},

@@ -35,11 +35,11 @@ func TestVerbatimWhileItFits(t *testing.T) {
 			s := newTestService(t)
 			appendN(t, s, "c", 1, 60, 12) // ~25 tokens a turn, ~1,500 in all
 			key := memory.ChatKey{Tenant: "default", ChatID: "c"}
-			fs := &fakeSummaries{store: s.Store.(memory.Store), upTo: 40}
+			fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 40}
 			if _, _, err := fs.Extend(ctx, key, true); err != nil {
 				t.Fatal(err)
 			}
-			s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: "message 3 about topic 3", Score: 1}}}
+			s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: "message 3 about topic 3", Score: 1}}}
 			b := tc.budget
 			res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "topic 3", BudgetTokens: &b, Strategy: string(tc.strategy)})
 			if err != nil {
@@ -85,7 +85,7 @@ func TestCutSentences(t *testing.T) {
 	answer := "Fukuzumiro and Gora Kadan can prepare a vegetarian kaiseki if you ask three days ahead."
 	long := "All three serve kaiseki. " + strings.Repeat("The baths are open until midnight and the rooms face the river. ", 12) +
 		answer + " " + strings.Repeat("Check-in is from three and breakfast is served in the room. ", 12)
-	s := &Service{}
+	s := newTestService(t)
 	short := strings.Repeat("Short turns stay whole. ", 20) // 480 bytes, over a 200-char cap
 	for _, tc := range []struct {
 		name, text, query string
@@ -134,7 +134,7 @@ func TestRetrievedTurnsKeepTheirSpeaker(t *testing.T) {
 	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	s.Retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 1}}}
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 1}}}
 	b := 300 // the chat does not fit: turn 3 comes back retrieved
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "dinner ideas for us", BudgetTokens: &b, Strategy: string(StrategyRAG)})
 	if err != nil {

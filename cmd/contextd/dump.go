@@ -72,7 +72,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 // cmdImport loads a dump from stdin (or --file) into the configured store
-// (engine.Service.Import): every line is checked first, and a bad line
+// (engine.Transfer.Import): every line is checked first, and a bad line
 // refuses the import with its number; then each line is one transaction,
 // records already there are left alone.
 func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
@@ -99,9 +99,9 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	defer store.Close()
 	// The API's limits and validators: an import takes what an append
 	// would, no more.
-	svc := &engine.Service{Store: store, Dumper: store,
+	d := engine.Deps{Store: store, Dumper: store,
 		Limits: engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}}
-	res, err := svc.Import(ctx, in)
+	res, err := engine.NewTransfer(d).Import(ctx, in)
 	fmt.Fprintf(stdout, "imported %d records (%d already present, %d dropped citing a deleted turn, %d episodes to rebuild) into %s\n",
 		res.Added, res.Present, res.Dropped, res.Rebuild, cfg.Storage.Driver)
 	return err

@@ -156,8 +156,12 @@ func evalSystem(base *config.Config) eval.NewSystem {
 		if err != nil {
 			return nil, err
 		}
-		return &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close,
-			Probe: retrievalProbe(app)}, nil
+		sys := &eval.System{Service: app.Service, Drain: func(ctx context.Context) error { return settle(ctx, app) }, Close: app.Close,
+			Probe: retrievalProbe(app)}
+		if app.Retriever != nil { // not a typed nil in the interface
+			sys.Retriever = app.Retriever
+		}
+		return sys, nil
 	}
 }
 

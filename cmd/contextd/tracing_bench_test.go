@@ -137,9 +137,10 @@ func benchTracingHandler(b *testing.B, mode string) http.Handler {
 	// Strip every tracing layer: the engine on the raw store, index and
 	// embedder, the handler without the server-span middleware.
 	raw := rag.NewHashingEmbedder(cfg.Embedder.Dimensions)
-	svc := a.Service
-	svc.Tracer, svc.Store, svc.Scorer = nil, a.Store, &rag.SentenceScorer{Embedder: raw}
-	r := svc.Retriever.(*rag.Retriever)
+	d := a.deps
+	d.Tracer, d.Store, d.Scorer = nil, a.Store, &rag.SentenceScorer{Embedder: raw}
+	r := a.Retriever
 	r.Index, r.Store, r.Embedder = a.Index, a.Store, raw
+	svc := engine.New(d)
 	return api.NewHandler(api.Deps{Service: svc, Options: apiOptions(cfg), Logger: log, Metrics: a.Metrics, Ready: a.ready})
 }

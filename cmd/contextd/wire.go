@@ -60,7 +60,9 @@ type App struct {
 	// LLM is how the LLM's last call went (nil without an LLM).
 	LLM *llmsum.Health
 	// owner names this process in the leases its workers take.
-	owner   string
+	owner string
+	// deps is what Service was built from (benchmarks build variants).
+	deps    engine.Deps
 	closers []func() error
 }
 
@@ -184,44 +186,46 @@ func buildTraced(ctx context.Context, cfg *config.Config, log *slog.Logger, tr *
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
 	emb := telemetry.NewEmbedder(rawEmb, tr.Tracer(), gen(cfg.Embedder.Provider, cfg.Embedder.Model, cfg.Embedder.BaseURL))
-	if err := a.wireService(cfg, emb, log); err != nil {
+	deps, err := a.serviceDeps(cfg, emb, log)
+	if err != nil {
 		return nil, err
 	}
-	if err := a.wireRetrieval(ctx, cfg, emb, dim, log); err != nil {
+	if err := a.wireRetrieval(ctx, cfg, emb, dim, log, &deps); err != nil {
 		return nil, err
 	}
-	if err := a.wireWorkers(cfg, log); err != nil {
+	if err := a.wireWorkers(cfg, log, &deps); err != nil {
 		return nil, err
 	}
-	a.wireArrivals(log)
+	a.wireArrivals(log, &deps)
+	a.deps, a.Service = deps, engine.New(deps)
 	a.wireHTTP(cfg, log)
 	ok = true
 	return a, nil
 }
 
-// wireService builds the engine over a.Store, without retrieval or
-// background workers yet.
-func (a *App) wireService(cfg *config.Config, emb rag.Embedder, log *slog.Logger) error {
+// serviceDeps is what the engine uses of a.Store and the config; the
+// later stages add retrieval and the background jobs, and New builds the
+// service from it. Full is shared with the jobs, whose writes mark storage
+// full as the requests' do.
+func (a *App) serviceDeps(cfg *config.Config, emb rag.Embedder, log *slog.Logger) (engine.Deps, error) {
 	pol, err := policies(cfg)
 	if err != nil {
-		return err
+		return engine.Deps{}, err
 	}
 	tracer := a.Tracing.Tracer()
-	store := a.Store
-	a.Service = &engine.Service{Policy: pol, AgentDefined: cfg.Defines,
-		Store:        telemetry.NewStore(store, tracer, storeSystem(cfg.Storage.Driver)),
-		EpisodeStore: store, FactStore: store, Dumper: store, Forget: store, Profiles: store, Lags: store,
-		Logger: log, Scorer: &rag.SentenceScorer{Embedder: emb}, Tracer: tracer,
-		Limits:   engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes},
-		Observe:  observe(a.Metrics),
-		OnAppend: func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) },
-	}
-	return nil
+	d := engine.BackendDeps(a.Store)
+	d.Store = telemetry.NewStore(a.Store, tracer, storeSystem(cfg.Storage.Driver))
+	d.Policy, d.AgentDefined = pol, cfg.Defines
+	d.Logger, d.Scorer, d.Tracer, d.Full = log, &rag.SentenceScorer{Embedder: emb}, tracer, &engine.DiskFull{}
+	d.Limits = engine.Limits{MaxMessagesPerRequest: cfg.Server.MaxMessagesPerRequest, MaxMessageBytes: cfg.Server.MaxMessageBytes}
+	d.Observe = observe(a.Metrics)
+	d.OnAppend = func(_ string, n int) { a.Metrics.AppendedTurns.Add(float64(n)) }
+	return d, nil
 }
 
 // wireRetrieval opens the vector index (none when vector.driver is none)
 // with its retriever and indexer, and gives them to the service.
-func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Embedder, dim int, log *slog.Logger) error {
+func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Embedder, dim int, log *slog.Logger, d *engine.Deps) error {
 	if cfg.Vector.Driver == "embedded" && cfg.Storage.Driver == "postgres" {
 		// The index is this process's file: a second replica on the
 		// database would serve what the first deleted (postgres.ErrIndexHeld).
@@ -231,7 +235,7 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 		}
 		a.closers = append(a.closers, lock.Close)
 	}
-	store, svc, tracer := a.Store, a.Service, a.Tracing.Tracer()
+	store, tracer := a.Store, a.Tracing.Tracer()
 	ix, err := openIndex(ctx, cfg, dim, store, log)
 	if err != nil || ix == nil {
 		return err
@@ -240,7 +244,7 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 	a.closers = append(a.closers, ix.Close)
 	sparse := rag.NewSparseEncoder()
 	tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
-	a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: svc.Store}
+	a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: d.Store}
 	a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
 		LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer, Facts: store}
 	if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
@@ -249,15 +253,15 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 		// to the asking agent's rag_episodes).
 		a.Indexer.Episodes = store
 	}
-	svc.Index, svc.Retriever, svc.Indexer = ix, a.Retriever, a.Indexer
+	d.Index, d.Retriever, d.Indexer = ix, a.Retriever, a.Indexer
 	return nil
 }
 
 // wireWorkers builds the summariser (with the LLM when one is configured,
 // else extractive), the daily token budget every use of the model spends
 // from, the summary jobs and the profiler, and gives them to the service.
-func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
-	store, svc, tracer := a.Store, a.Service, a.Tracing.Tracer()
+func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger, d *engine.Deps) error {
+	store, tracer := a.Store, a.Tracing.Tracer()
 	ext := extractive.New()
 	var summarizer memory.Summarizer = ext
 	// merger is the LLM's profile merge (nil: the deterministic merge).
@@ -276,25 +280,25 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger) error {
 		summarizer, merger = ls, ls
 		cond := llmsum.NewCondenser(a.LLM, cfg.LLM.Timeout, cfg.LLM.Model, a.LLM)
 		cond.Budget = a.Budget
-		svc.Condenser = cond
+		d.Condenser = cond
 	}
 	env := &worker.Env{Summarizer: summarizer, Fallback: ext, Budget: a.Budget, Settings: workerSettings(cfg),
-		Prepare: summaryInput(svc.Policy), Logger: log.With("worker", "summary"), Tracer: tracer,
+		Prepare: summaryInput(d.Policy), Logger: log.With("worker", "summary"), Tracer: tracer,
 		// A background write that finds the disk full marks storage full
 		// for /readyz, as a request's does.
-		OnWrite: svc.NoteWrite}
+		OnWrite: d.Full.Note}
 	a.wireJobs(cfg, env)
 	if a.Indexer != nil {
-		a.Indexer.OnError = svc.NoteWrite
+		a.Indexer.OnError = d.Full.Note
 	}
-	svc.Summaries, svc.LLMEpisodes = a.Worker, summarizer.UsesLLM()
-	svc.Previews = &worker.Previewer{Env: env, Store: store, Episodes: a.Worker.Episodes != nil}
+	d.Summaries, d.LLMEpisodes = a.Worker, summarizer.UsesLLM()
+	d.Previews = &worker.Previewer{Env: env, Store: store, Episodes: a.Worker.Episodes != nil}
 	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
 		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }, Budget: a.Budget}
 	if merger != nil { // an LLM: one merge call per change
 		a.Profiler.Merger, a.Profiler.Model = merger, cfg.LLM.Model
 	}
-	svc.ProfileDegraded = a.Profiler.LastDegraded
+	d.ProfileDegraded = a.Profiler.LastDegraded
 	return nil
 }
 
@@ -318,12 +322,12 @@ func (a *App) wireJobs(cfg *config.Config, env *worker.Env) {
 
 // wireArrivals builds the facts-on-arrival job: appends kick it, and what
 // it draws kicks the indexer.
-func (a *App) wireArrivals(log *slog.Logger) {
-	a.Arrivals = &engine.Arrivals{Service: a.Service, Store: a.Store, Owner: a.owner, Logger: log.With("worker", "facts")}
+func (a *App) wireArrivals(log *slog.Logger, d *engine.Deps) {
+	a.Arrivals = &engine.Arrivals{Store: a.Store, Owner: a.owner, Logger: log.With("worker", "facts")}
 	if a.Indexer != nil {
 		a.Arrivals.OnDrawn = a.Indexer.Kick
 	}
-	a.Service.Arrivals = a.Arrivals
+	d.Arrivals = a.Arrivals
 }
 
 // countJob counts a summary job's outcome (the LLM tokens are counted by

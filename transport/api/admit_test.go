@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/internal/admit"
 	"github.com/labstack/echo/v4"
 )
@@ -92,7 +92,7 @@ func TestAdmitReadsInArrivalOrder(t *testing.T) {
 func TestStalledBodiesDoNotBlockReads(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.Close()
-	h.srv = httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: h.store}, Options: Options{RequestTimeout: 2 * time.Second},
+	h.srv = httptest.NewServer(NewHandler(Deps{Service: enginetest.New(h.store), Options: Options{RequestTimeout: 2 * time.Second},
 		Reads: admit.New(2)}))
 	t.Cleanup(h.srv.Close)
 	if r := h.do("POST", "/v1/chats/trip/messages", `{"messages":[{"role":"user","content":"hello"}]}`); r.status != 201 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/store/sqlite"
 )
 
@@ -23,14 +24,25 @@ type harness struct {
 	store *sqlite.Store
 }
 
+// storeService is an engine on a fresh SQLite store, for tests that need
+// a service but not its store.
+func storeService(t testing.TB) *engine.Service {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return enginetest.New(st)
+}
+
 func newHarness(t *testing.T, mutate func(*Options)) *harness {
 	return newHarnessWith(t, mutate, nil)
 }
 
-// newHarnessWith is newHarness with wire, when set, completing the service
-// from the store (the plain harness has no export, message delete or
-// profiles).
-func newHarnessWith(t *testing.T, mutate func(*Options), wire func(*engine.Service, *sqlite.Store)) *harness {
+// newHarnessWith is newHarness with wire, when set, completing the
+// service's deps (every store role is the store's).
+func newHarnessWith(t *testing.T, mutate func(*Options), wire func(*engine.Deps, *sqlite.Store)) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
@@ -41,11 +53,11 @@ func newHarnessWith(t *testing.T, mutate func(*Options), wire func(*engine.Servi
 	if mutate != nil {
 		mutate(&o)
 	}
-	svc := &engine.Service{Store: st}
+	d := enginetest.Deps(st)
 	if wire != nil {
-		wire(svc, st)
+		wire(&d, st)
 	}
-	srv := httptest.NewServer(NewHandler(Deps{Service: svc, Options: o}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: engine.New(d), Options: o}))
 	t.Cleanup(srv.Close)
 	return &harness{t: t, srv: srv, store: st}
 }
@@ -288,7 +300,7 @@ func TestWrongMethodAllow(t *testing.T) {
 // /mcp keeps the methods the transport needs; another is a 405.
 func TestMCPMethods(t *testing.T) {
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
-	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{}, MCP: mcp}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: storeService(t), MCP: mcp}))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv}
 	for _, c := range []struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/internal/metrics"
 	"github.com/contextd/contextd/jobs/worker"
@@ -20,18 +21,18 @@ import (
 
 // newServiceHarness is newHarness with the engine shaped by setup (a real
 // engine on SQLite, as the binary wires it).
-func newServiceHarness(t *testing.T, setup func(svc *engine.Service, st *sqlite.Store)) *harness {
+func newServiceHarness(t *testing.T, setup func(d *engine.Deps, st *sqlite.Store)) *harness {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st}
+	d := enginetest.Deps(st)
 	if setup != nil {
-		setup(svc, st)
+		setup(&d, st)
 	}
-	srv := httptest.NewServer(NewHandler(Deps{Service: svc}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: engine.New(d)}))
 	t.Cleanup(srv.Close)
 	return &harness{t: t, srv: srv}
 }
@@ -90,8 +91,8 @@ func TestChatUserConflict(t *testing.T) {
 // An agent agents.yaml does not define gets the supervisor's settings, and
 // the context says so.
 func TestUnknownAgentIsDegraded(t *testing.T) {
-	h := newServiceHarness(t, func(svc *engine.Service, _ *sqlite.Store) {
-		svc.AgentDefined = func(a string) bool { return a == "research" }
+	h := newServiceHarness(t, func(d *engine.Deps, _ *sqlite.Store) {
+		d.AgentDefined = func(a string) bool { return a == "research" }
 	})
 	turn := `"messages":[{"role":"user","content":"hello"}]`
 	for _, c := range []struct {
@@ -139,7 +140,7 @@ func degraded(r reply) []string {
 func searchHarness(t *testing.T, turns ...string) *harness {
 	t.Helper()
 	var indexer *rag.Indexer
-	h := newServiceHarness(t, func(svc *engine.Service, st *sqlite.Store) {
+	h := newServiceHarness(t, func(d *engine.Deps, st *sqlite.Store) {
 		ix, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "index"), 384)
 		if err != nil {
 			t.Fatal(err)
@@ -147,8 +148,8 @@ func searchHarness(t *testing.T, turns ...string) *harness {
 		t.Cleanup(func() { _ = ix.Close() })
 		emb, sparse := rag.NewHashingEmbedder(384), rag.NewSparseEncoder()
 		indexer = &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
-		svc.Index, svc.Indexer = ix, indexer
-		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
+		d.Index, d.Indexer = ix, indexer
+		d.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
 	})
 	var msgs []string
 	for i, c := range turns {
@@ -233,8 +234,8 @@ func TestSearchAppliesTheSimilarityThreshold(t *testing.T) {
 
 // A refresh with nothing to summarise says why instead of a bare null.
 func TestRefreshSaysWhyThereIsNoSummary(t *testing.T) {
-	h := newServiceHarness(t, func(svc *engine.Service, st *sqlite.Store) {
-		svc.Summaries = &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
+	h := newServiceHarness(t, func(d *engine.Deps, st *sqlite.Store) {
+		d.Summaries = &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
 			return worker.Settings{RecentTurns: 10, TriggerTurns: 1, MaxTokens: 800, Persist: true, Enabled: true}
 		}}, Store: st, Summary: &worker.Extender{Store: st}}
 	})
@@ -278,7 +279,7 @@ func TestMetricsAuthAndTenantLabels(t *testing.T) {
 			m.Known([]string{"acme-secret", "globex-secret"})
 			o := Options{APIKeys: []APIKey{{Key: "key-acme", Tenant: "acme-secret"}, {Key: "key-globex", Tenant: "globex-secret"}},
 				RateLimit: RateLimit{RequestsPerSecond: 0.001, Burst: 1}}
-			srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st}, Options: o, Metrics: m}))
+			srv := httptest.NewServer(NewHandler(Deps{Service: enginetest.New(st), Options: o, Metrics: m}))
 			t.Cleanup(srv.Close)
 			h := &harness{t: t, srv: srv}
 			if r := h.do("GET", "/metrics", ""); r.status != 401 || r.errCode() != "unauthorized" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/store/sqlite"
 )
@@ -21,7 +21,7 @@ func TestEpisodesEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st, EpisodeStore: st}}))
+	srv := httptest.NewServer(NewHandler(Deps{Service: enginetest.New(st)}))
 	t.Cleanup(srv.Close)
 	h := &harness{t: t, srv: srv}
 

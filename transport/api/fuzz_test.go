@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/store/sqlite"
 )
 
@@ -31,7 +31,7 @@ func FuzzRequestDecoders(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { st.Close() })
-	h := NewHandler(Deps{Service: &engine.Service{Store: st}})
+	h := NewHandler(Deps{Service: enginetest.New(st)})
 	paths := []string{"/v1/context", "/v1/chats/c1/messages", "/v1/search"}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, p := range paths {

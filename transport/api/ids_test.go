@@ -12,16 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/store/sqlite"
 )
-
-// wireStore gives the service the store's export, message delete and
-// profiles, which the erasing routes need.
-func wireStore(svc *engine.Service, st *sqlite.Store) {
-	svc.Dumper, svc.Forget, svc.Profiles = st, st, st
-}
 
 // jsonBody renders v for a request body, so odd ids are quoted right.
 func jsonBody(t *testing.T, v any) string {
@@ -38,7 +32,7 @@ func jsonBody(t *testing.T, v any) string {
 // (url.PathEscape, as a client does), and erasing through those URLs
 // really erases: the data the server stored must never be out of reach.
 func TestEscapedIDsInPaths(t *testing.T) {
-	h := newHarnessWith(t, nil, wireStore)
+	h := newHarnessWith(t, nil, nil)
 	cases := []struct{ name, chat, other, user, msg string }{
 		{"plain", "plain", "plain-2", "u1", "m1"},
 		{"slash", "slash/chat", "slash/other/", "team/alice", "msg/1"},
@@ -154,7 +148,7 @@ func messageIDs(t *testing.T, h *harness, chat string) []string {
 // A path parameter that does not unescape is refused, naming it. net/http
 // never parses such a RawPath, so the request is built by hand.
 func TestUnescapableParamIs400(t *testing.T) {
-	h := NewHandler(Deps{Service: &engine.Service{}})
+	h := NewHandler(Deps{Service: storeService(t)})
 	req := httptest.NewRequest("GET", "/v1/chats/a%2Fb/messages", nil)
 	req.URL.RawPath = "/v1/chats/a%2Fb%zz/messages"
 	req.Host = "localhost" // httptest's example.com is not a name of this server
@@ -171,7 +165,7 @@ func TestUnescapableParamIs400(t *testing.T) {
 // clients resolve them away, so a chat, user or turn of that id could be
 // stored but never read or erased.
 func TestDotIDsRefused(t *testing.T) {
-	h := newHarnessWith(t, nil, wireStore)
+	h := newHarnessWith(t, nil, nil)
 	for _, id := range []string{".", ".."} {
 		cases := []struct{ name, path, body, field string }{
 			{"chat in context", "/v1/context", jsonBody(t, map[string]any{"chat_id": id, "query": "hi"}), "chat_id"},
@@ -205,7 +199,7 @@ func TestAccessLogNamesTheClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(NewHandler(Deps{Service: &engine.Service{Store: st}, Options: Options{TrustedProxies: tc.trusted},
+		srv := httptest.NewServer(NewHandler(Deps{Service: enginetest.New(st), Options: Options{TrustedProxies: tc.trusted},
 			Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
 		req, _ := http.NewRequest("GET", srv.URL+"/v1/chats/c1/messages", nil)
 		req.Header.Set("X-Forwarded-For", "203.0.113.9")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/internal/admit"
 	"github.com/contextd/contextd/store/sqlite"
 	"github.com/contextd/contextd/transport/api"
@@ -35,7 +35,7 @@ func serve(t testing.TB, keys []api.APIKey, o mcpserver.Options) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st, Forget: st}
+	svc := enginetest.New(st)
 	h := api.NewHandler(api.Deps{Service: svc, Options: api.Options{APIKeys: keys},
 		MCP: mcpserver.NewHandler(svc, o)})
 	srv := httptest.NewServer(h)
@@ -372,7 +372,7 @@ func TestReadGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := &engine.Service{Store: st, Forget: st}
+	svc := enginetest.New(st)
 	gate := admit.New(1)
 	h := api.NewHandler(api.Deps{Service: svc, Reads: gate,
 		MCP: mcpserver.NewHandler(svc, mcpserver.Options{Version: "test", Reads: gate, ReadWait: 100 * time.Millisecond})})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/engine"
+	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
@@ -56,8 +57,10 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 	t.Cleanup(func() { _ = ix.Close() })
 	emb, sparse := rag.NewHashingEmbedder(64), rag.NewSparseEncoder()
 	indexer := &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
-	svc := &engine.Service{Store: st, Summaries: w, Index: ix, Indexer: indexer, Forget: st,
-		Retriever: &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}}
+	deps := enginetest.Deps(st)
+	deps.Summaries, deps.Index, deps.Indexer = w, ix, indexer
+	deps.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
+	svc := engine.New(deps)
 	d := ui.Deps{Service: svc, Lister: st, Keys: keys, Config: `{"storage": {"postgres_dsn": "[redacted]"}}`,
 		Ready: func(context.Context) map[string]string {
 			return map[string]string{"storage": "ok", "vector": "disabled"}

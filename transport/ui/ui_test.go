@@ -127,8 +127,6 @@ func TestTurnStates(t *testing.T) {
 	if gone, err := h.store.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Seqs: []int64{1, 2}}}); err != nil || len(gone) != 0 {
 		t.Fatal(gone, err)
 	}
-	pol := h.svc.Policy
-	_ = pol
 	r := h.get("/ui/chats/c")
 	row := func(seq int) string {
 		i := strings.Index(r.body, fmt.Sprintf(`id="turn-%d"`, seq))
@@ -356,7 +354,6 @@ func TestEpisodeSeam(t *testing.T) {
 // escaped; another tenant's same user id shows nothing of it.
 func TestChatShowsTheUsersProfile(t *testing.T) {
 	h := newHarness(t)
-	h.svc.Profiles = h.store
 	h.seed("default", "c", "alice", 4, func(i int) string { return fmt.Sprintf("turn %d", i) })
 	st := memory.MergeChat(memory.ProfileState{}, "alice", "trip", memory.Summary{CoveredToSeq: 7,
 		UserPreferences: []string{"<i>vegetarian</i>"}}, time.Unix(1, 0))
@@ -413,7 +410,6 @@ func TestPlaygroundRefusesBadBudgets(t *testing.T) {
 // ones marked, each linking to the page and row of its turns; text escaped.
 func TestChatShowsFacts(t *testing.T) {
 	h := newHarness(t)
-	h.svc.FactStore = h.store
 	h.seed("default", "f", "alice", 4, func(i int) string { return fmt.Sprintf("turn %d", i) })
 	key := memory.ChatKey{Tenant: "default", ChatID: "f"}
 	fs, err := h.store.AddFacts(context.Background(), key, []memory.Fact{
@@ -440,7 +436,6 @@ func TestChatShowsFacts(t *testing.T) {
 // not the whole chat's (thousands, megabytes a page), and none is cut off.
 func TestChatPageShowsItsOwnTurnsMemory(t *testing.T) {
 	h := newHarness(t)
-	h.svc.FactStore = h.store
 	h.seed("default", "long", "alice", 1500, func(i int) string { return fmt.Sprintf("turn %d", i) })
 	key := memory.ChatKey{Tenant: "default", ChatID: "long"}
 	var fs []memory.Fact

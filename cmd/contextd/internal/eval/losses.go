@@ -81,7 +81,7 @@ func (s *LossStats) count(cat, role, outcome string) {
 // recent window (the offered verbatim turns) is excluded as the engine
 // excludes it.
 func deepRanks(ctx context.Context, sys *System, chat, query string, offered engine.Offered) (map[int64]int, error) {
-	if sys.Service.Retriever == nil {
+	if sys.Retriever == nil {
 		return nil, nil
 	}
 	var from int64
@@ -90,7 +90,7 @@ func deepRanks(ctx context.Context, sys *System, chat, query string, offered eng
 			from = t.Seq
 		}
 	}
-	hits, err := sys.Service.Retriever.Retrieve(ctx, rag.Request{Tenant: "eval", ChatID: chat, UserID: "eval-user", Query: query,
+	hits, err := sys.Retriever.Retrieve(ctx, rag.Request{Tenant: "eval", ChatID: chat, UserID: "eval-user", Query: query,
 		K: diagnoseDepth, Scope: rag.ScopeChat, ExcludeFromSeq: from})
 	if err != nil {
 		return nil, fmt.Errorf("deep retrieval: %w", err)

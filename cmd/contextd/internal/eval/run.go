@@ -21,6 +21,9 @@ type System struct {
 	// Probe ranks turns by retrieval alone (RetrievalBEAM,
 	// RetrievalLoCoMo); nil when the system has no index.
 	Probe Probe
+	// Retriever is the service's retrieval, for the loss breakdown's deep
+	// retrieval (nil: the system has no index).
+	Retriever engine.Retriever
 }
 
 // Spec is what a fresh system is built from.

@@ -14,7 +14,7 @@ import (
 
 // ArrivalStore is what the facts job reads and marks.
 type ArrivalStore interface {
-	memory.ArrivalBacklog
+	memory.Backlogs
 	memory.Leases
 	Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error)
 }
@@ -214,7 +214,7 @@ func (a *Arrivals) DrainOnce(ctx context.Context) (int, error) {
 // A chat that fails keeps its cursor (drawn again next pass); the others
 // are marked.
 func (a *Arrivals) pass(ctx context.Context) (int, error) {
-	work, err := a.Store.UndrawnChats(ctx, chatsPerArrivalPass)
+	work, err := a.Store.Pending(ctx, memory.DrawFacts, chatsPerArrivalPass)
 	if err != nil || len(work) == 0 {
 		return 0, wrapArrivals("list backlog", err)
 	}
@@ -228,7 +228,7 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 	}
 	defer func() { _ = memory.ReleaseAll(ctx, leases) }()
 	var (
-		marks []memory.DrawnMark
+		marks []memory.Mark
 		errs  []error
 		drawn int
 	)
@@ -242,9 +242,9 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 			continue
 		}
 		drawn += n
-		marks = append(marks, memory.DrawnMark{Chat: keys[i], Created: u.Chat.CreatedAt, ToSeq: to})
+		marks = append(marks, memory.Mark{Chat: keys[i], Created: u.Chat.CreatedAt, ToSeq: to})
 	}
-	if err := a.Store.MarkDrawn(ctx, marks); err != nil {
+	if _, err := a.Store.Done(ctx, memory.DrawFacts, marks); err != nil {
 		return 0, wrapArrivals("mark drawn", err)
 	}
 	if len(marks) > 0 && a.OnDrawn != nil {
@@ -257,7 +257,7 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 // returns the last seq read and how many turns it read (a chat erased
 // since it was listed reads none and is marked up to its old last seq,
 // which no longer exists: a no-op).
-func (a *Arrivals) drawChat(ctx context.Context, u memory.Undrawn) (int64, int, error) {
+func (a *Arrivals) drawChat(ctx context.Context, u memory.PendingChat) (int64, int, error) {
 	msgs, err := a.Store.Messages(ctx, u.Chat.Key(), u.Cursor, turnsPerArrivalRead)
 	if errors.Is(err, memory.ErrNotFound) {
 		return u.Chat.LastSeq, 0, nil

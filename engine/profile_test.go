@@ -40,7 +40,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 				if err := ps.SaveProfile(ctx, "default", "alice", st, 0); err != nil {
 					b.Fatal(err)
 				}
-				s.Profiles = ps
+				s.Profiles = s.Store.(Profiles)
 			}
 			for b.Loop() {
 				res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Strategy: string(StrategyRunningSummary)})
@@ -57,7 +57,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 func TestProfileInContextAndItsFallbacks(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	ps := s.Store.(memory.ProfileStore)
+	ps := s.Store.(Profiles)
 	s.Profiles = ps
 	s.ProfileDegraded = func(tenant, user string) []string {
 		if tenant == "default" && user == "alice" {

@@ -524,7 +524,7 @@ func (s delayedEmbedder) Dimensions() int { return s.Embedder.(rag.Dimensioner).
 // two writes per chat and backlog, and leaves none held.
 func TestIndexerLeasesInOneWrite(t *testing.T) {
 	e := newEnv(t, nil)
-	e.ixr.Facts = e.store
+	e.ixr.Kinds = []memory.WorkKind{memory.IndexFacts}
 	upserts := &countUpserts{Index: e.index}
 	e.ixr.Index = upserts
 	const chats = 30

@@ -20,7 +20,7 @@ package worker
 //     every checkpointTurns. So a rebuild costs what the turn's stretch
 //     holds, not the chat (extensions write the same checkpoints);
 //  3. each Forget row: the user's profile items sourced from a stretch
-//     holding the turn are removed, then ForgetDone. (The turn's points
+//     holding the turn are removed, then Done(ForgetTurns). (The turn's points
 //     are deleted (Erase) before step 1: once the summary is clean, the
 //     read path trusts the chat's retrieval hits.)
 //
@@ -38,6 +38,14 @@ import (
 	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
+
+// ForgetStore is what the rebuild after a deletion reads and writes: the
+// deletions' marks, and the backlogs that drop their Forget rows
+// (ForgetTurns) and merge profiles again (MergeProfile).
+type ForgetStore interface {
+	memory.MessageForgetter
+	memory.Backlogs
+}
 
 // PointEraser removes from the vector index what a deleted turn left
 // there (rag.Eraser): its own points, and an episode's before it is
@@ -302,7 +310,7 @@ func (w *Worker) forgetTurn(ctx context.Context, f memory.Forget) error {
 			return err
 		}
 	}
-	if err := w.Forget.ForgetDone(ctx, f.Chat, f.Seq); err != nil {
+	if _, err := w.Forget.Done(ctx, memory.ForgetTurns, []memory.Mark{{Chat: f.Chat, Seqs: []int64{f.Seq}}}); err != nil {
 		return fmt.Errorf("worker: forget done: %w", err)
 	}
 	return nil
@@ -338,16 +346,19 @@ func (w *Worker) forgetInProfile(ctx context.Context, f memory.Forget) error {
 			return fmt.Errorf("worker: save profile: %w", err)
 		}
 	}
-	return remerge(ctx, w.Profiles, f.Chat.Tenant, chats)
+	return remerge(ctx, w.Forget, f.Chat.Tenant, chats)
 }
 
-// remerge makes the chats' summaries profile work again (each once).
-func remerge(ctx context.Context, ps memory.ProfileStore, tenant string, chats []string) error {
+// remerge makes the chats' summaries profile work again (each once), in
+// one write: MergeProfile marks with ToSeq 0.
+func remerge(ctx context.Context, b memory.Backlogs, tenant string, chats []string) error {
 	slices.Sort(chats)
+	var marks []memory.Mark
 	for _, c := range slices.Compact(chats) {
-		if err := ps.RemergeProfile(ctx, memory.ChatKey{Tenant: tenant, ChatID: c}); err != nil {
-			return fmt.Errorf("worker: remerge profile: %w", err)
-		}
+		marks = append(marks, memory.Mark{Chat: memory.ChatKey{Tenant: tenant, ChatID: c}})
+	}
+	if _, err := b.Done(ctx, memory.MergeProfile, marks); err != nil {
+		return fmt.Errorf("worker: remerge profile: %w", err)
 	}
 	return nil
 }

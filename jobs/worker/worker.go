@@ -107,7 +107,7 @@ type Worker struct {
 	// and Drain rebuild what was derived from them (rebuild.go). Erase
 	// deletes a forgotten turn's vectors (nil: no index); Profiles loses
 	// the profile items sourced from it (nil: no profiles).
-	Forget   memory.MessageForgetter
+	Forget   ForgetStore
 	Erase    PointEraser
 	Profiles memory.ProfileStore
 

@@ -12,7 +12,7 @@ import (
 // A source is one kind of indexed memory as the drain loop (drain.go)
 // sees it: its backlog (memory.WorkKind), its reader — the store's item
 // reader, each item mapped to its points (TurnPoints, EpisodePoint,
-// FactPoint) or to points to drop, and the mark that records it — and,
+// FactPoint) or to points to drop, and to the mark that records it — and,
 // where an item may change while its points are written, a read-back.
 type source struct {
 	kind memory.WorkKind
@@ -27,62 +27,76 @@ type source struct {
 }
 
 // sources are the indexed kinds; DrainOnce drains them in the order of
-// memory.IndexKinds.
+// memory.IndexKinds. A new kind is a row: its constant, the store's item
+// reader and a point mapper (and a read-back if its items can change while
+// they are written).
 var sources = map[memory.WorkKind]*source{
-	memory.IndexTurns:    {kind: memory.IndexTurns, what: "turns", point: memory.KindTurn, read: readTurns},
-	memory.IndexEpisodes: {kind: memory.IndexEpisodes, what: "episodes", point: memory.KindEpisode, read: readEpisodes, recheck: recheckEpisodes},
-	memory.IndexFacts:    {kind: memory.IndexFacts, what: "facts", point: memory.KindFact, read: readFacts, recheck: recheckFacts},
+	memory.IndexTurns: {kind: memory.IndexTurns, what: "turns", point: memory.KindTurn,
+		read: reader(IndexSource.UnindexedMessages, mapTurn)},
+	memory.IndexEpisodes: {kind: memory.IndexEpisodes, what: "episodes", point: memory.KindEpisode,
+		read: reader(IndexSource.UnindexedEpisodes, mapEpisode), recheck: recheckEpisodes},
+	memory.IndexFacts: {kind: memory.IndexFacts, what: "facts", point: memory.KindFact,
+		read: reader(IndexSource.UnindexedFacts, mapFact), recheck: recheckFacts},
 }
 
-// readTurns maps live turns to their points (a long one passage by
-// passage) and tombstones to the points to drop: the turn's and the facts'
-// citing it. Live turns and tombstones are marked apart: a turn deleted
-// while its points were being written stays in the backlog (its points
-// come out on the next read); Created tells the chat from one created
-// again under its id meanwhile.
-func readTurns(ctx context.Context, ix *Indexer, c memory.Chat) (mapped, error) {
-	key := c.Key()
-	msgs, err := ix.Store.UnindexedMessages(ctx, key, ix.BatchSize)
-	if err != nil {
-		return mapped{}, err
-	}
-	m := mapped{read: len(msgs), mark: memory.Mark{Chat: key, Created: c.CreatedAt}}
-	for _, msg := range msgs {
-		if msg.Deleted {
-			m.drop = append(m.drop, forgetFilters(key, msg.Seq)...)
-			m.mark.Forgotten = append(m.mark.Forgotten, msg.Seq)
-			continue
+// reader reads up to BatchSize pending items of a chat with the store's
+// item reader and maps each with mapItem into what the drain writes.
+func reader[T any](items func(IndexSource, context.Context, memory.ChatKey, int) ([]T, error),
+	mapItem func(c memory.Chat, it T, passageTokens int, m *mapped)) func(context.Context, *Indexer, memory.Chat) (mapped, error) {
+	return func(ctx context.Context, ix *Indexer, c memory.Chat) (mapped, error) {
+		its, err := items(ix.Store, ctx, c.Key(), ix.BatchSize)
+		if err != nil {
+			return mapped{}, err
 		}
-		for _, p := range TurnPoints(c, msg, ix.PassageTokens) {
-			m.points, m.texts = append(m.points, p), append(m.texts, p.Content)
+		m := mapped{read: len(its), mark: memory.Mark{Chat: c.Key(), Created: c.CreatedAt}}
+		for _, it := range its {
+			mapItem(c, it, ix.PassageTokens, &m)
 		}
-		m.mark.Seqs = append(m.mark.Seqs, msg.Seq)
+		return m, nil
 	}
-	return m, nil
 }
 
-// readEpisodes maps closed episodes to their points. An episode marked
-// for rebuild (a turn of it was deleted) has its point dropped now — the
+// mapTurn maps a live turn to its points (a long one passage by passage)
+// and a tombstone to the points to drop: the turn's and the facts' citing
+// it. Live turns and tombstones are marked apart: a turn deleted while its
+// points were being written stays in the backlog (its points come out on
+// the next read); Created tells the chat from one created again under its
+// id meanwhile.
+func mapTurn(c memory.Chat, msg memory.Message, passageTokens int, m *mapped) {
+	if msg.Deleted {
+		m.drop = append(m.drop, forgetFilters(c.Key(), msg.Seq)...)
+		m.mark.Forgotten = append(m.mark.Forgotten, msg.Seq)
+		return
+	}
+	for _, p := range TurnPoints(c, msg, passageTokens) {
+		m.points, m.texts = append(m.points, p), append(m.texts, p.Content)
+	}
+	m.mark.Seqs = append(m.mark.Seqs, msg.Seq)
+}
+
+// mapEpisode maps a closed episode to its point. An episode marked for
+// rebuild (a turn of it was deleted) has its point dropped now — the
 // rebuilt episode comes back unindexed — and one without a short summary
 // (its turns were all noise) has nothing to find it by: both are marked,
 // not indexed.
-func readEpisodes(ctx context.Context, ix *Indexer, c memory.Chat) (mapped, error) {
-	key := c.Key()
-	eps, err := ix.Store.UnindexedEpisodes(ctx, key, ix.BatchSize)
-	if err != nil {
-		return mapped{}, err
+func mapEpisode(c memory.Chat, e memory.Episode, _ int, m *mapped) {
+	m.mark.IDs = append(m.mark.IDs, e.ID)
+	switch {
+	case e.Rebuild:
+		m.drop = append(m.drop, episodeFilter(c.Key(), e))
+	case strings.TrimSpace(e.Short) != "":
+		m.points, m.texts = append(m.points, EpisodePoint(c, e)), append(m.texts, EpisodeText(e))
 	}
-	m := mapped{read: len(eps), mark: memory.Mark{Chat: key, Created: c.CreatedAt}}
-	for _, e := range eps {
-		m.mark.IDs = append(m.mark.IDs, e.ID)
-		switch {
-		case e.Rebuild:
-			m.drop = append(m.drop, episodeFilter(key, e))
-		case strings.TrimSpace(e.Short) != "":
-			m.points, m.texts = append(m.points, EpisodePoint(c, e)), append(m.texts, EpisodeText(e))
-		}
+}
+
+// mapFact maps a fact to its point; a fact with no text or no turn to cite
+// is marked, not indexed. A superseded fact is indexed too, flagged
+// (FactPoint).
+func mapFact(c memory.Chat, f memory.Fact, _ int, m *mapped) {
+	m.mark.IDs = append(m.mark.IDs, f.ID)
+	if strings.TrimSpace(f.Text) != "" && len(f.Seqs) > 0 {
+		m.points, m.texts = append(m.points, FactPoint(c, f)), append(m.texts, FactText(f))
 	}
-	return m, nil
 }
 
 // recheckEpisodes leaves unmarked, and takes the point back out of, an
@@ -123,25 +137,6 @@ func recheckEpisodes(ctx context.Context, ix *Indexer, p *share) error {
 		p.mark.IDs = ids
 	}
 	return nil
-}
-
-// readFacts maps facts to their points; a fact with no text or no turn
-// to cite is marked, not indexed. A superseded fact is indexed too,
-// flagged (FactPoint).
-func readFacts(ctx context.Context, ix *Indexer, c memory.Chat) (mapped, error) {
-	key := c.Key()
-	facts, err := ix.Store.UnindexedFacts(ctx, key, ix.BatchSize)
-	if err != nil {
-		return mapped{}, err
-	}
-	m := mapped{read: len(facts), mark: memory.Mark{Chat: key, Created: c.CreatedAt}}
-	for _, f := range facts {
-		m.mark.IDs = append(m.mark.IDs, f.ID)
-		if strings.TrimSpace(f.Text) != "" && len(f.Seqs) > 0 {
-			m.points, m.texts = append(m.points, FactPoint(c, f)), append(m.texts, FactText(f))
-		}
-	}
-	return m, nil
 }
 
 // recheckFacts takes back out the points of facts deleted while they were

@@ -41,7 +41,7 @@ type Arrivals struct {
 	// another replica appended); default 2s.
 	PollInterval time.Duration
 	// MinInterval gathers the kicks of a stream of appends for one pass,
-	// as the indexer does (rag.Indexer.MinInterval); default 200ms.
+	// as the indexer does (index.Indexer.MinInterval); default 200ms.
 	MinInterval time.Duration
 
 	once                sync.Once
@@ -189,7 +189,7 @@ func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
 // Pending reports whether some turn may not be drawn yet, as far as this
 // process can tell without asking the store: Run is not running, a pass
 // is under way, an append's kick is not served yet, or the last pass
-// failed (as rag.Indexer.Pending).
+// failed (as index.Indexer.Pending).
 func (a *Arrivals) Pending() bool {
 	a.init()
 	return a.passes.Pending()

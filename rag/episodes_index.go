@@ -10,7 +10,7 @@ import (
 // of Kind memory.KindEpisode whose identity is (tenant, chat, kind,
 // from_seq) and whose content is the episode's short summary. The indexer
 // drains the store's unindexed episodes after its turns, in the one drain
-// loop (drain.go, indexkinds.go).
+// loop (jobs/index).
 
 // maxEpisodeTextRunes caps the text an episode is embedded from.
 const maxEpisodeTextRunes = 2000

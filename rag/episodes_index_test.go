@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -67,7 +68,7 @@ func TestIndexerEpisodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := &recIndex{fail: errors.New("index down")}
-	ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Kinds: []memory.WorkKind{memory.IndexEpisodes}}
+	ixr := &index.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Kinds: []memory.WorkKind{memory.IndexEpisodes}}
 	if _, err := ixr.DrainOnce(ctx); !errors.Is(err, rag.ErrIndexUnavailable) {
 		t.Fatalf("drain with the index down: %v", err)
 	}

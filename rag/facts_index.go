@@ -13,7 +13,7 @@ import (
 // fact id). A superseded fact is indexed too, flagged, so that it stays
 // findable while the Retriever ranks the current one first. The indexer
 // drains the store's unindexed facts after its episodes, in the one drain
-// loop (drain.go, indexkinds.go).
+// loop (jobs/index).
 
 // FactText is what a fact is embedded and matched from: the fact, dated by
 // its valid_at, so that a question about "March" or "2024" can find it.
@@ -40,7 +40,7 @@ func FactPoint(c memory.Chat, f memory.Fact) Point {
 // call it directly.
 func ForgetTurns(ctx context.Context, idx Index, key memory.ChatKey, seqs ...int64) error {
 	for _, s := range seqs {
-		for _, f := range forgetFilters(key, s) {
+		for _, f := range ForgetFilters(key, s) {
 			if err := idx.Delete(ctx, f); err != nil {
 				return fmt.Errorf("forget turn %d: %w", s, err)
 			}
@@ -49,10 +49,10 @@ func ForgetTurns(ctx context.Context, idx Index, key memory.ChatKey, seqs ...int
 	return nil
 }
 
-// forgetFilters match the points of a forgotten turn: the turn's (all its
+// ForgetFilters match the points of a forgotten turn: the turn's (all its
 // passages) and the facts' citing it. None for seq 0, which would mean
 // "any seq" to a filter.
-func forgetFilters(key memory.ChatKey, seq int64) []Filter {
+func ForgetFilters(key memory.ChatKey, seq int64) []Filter {
 	if seq <= 0 {
 		return nil
 	}

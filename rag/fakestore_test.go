@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -124,9 +125,9 @@ func (s *fakeStore) unindexed() int {
 }
 
 var (
-	_ rag.IndexSource  = (*fakeStore)(nil)
-	_ rag.Neighbors    = (*fakeStore)(nil)
-	_ memory.FactStore = (*fakeStore)(nil)
+	_ index.Source = (*fakeStore)(nil)
+	_ rag.Neighbors     = (*fakeStore)(nil)
+	_ memory.FactStore  = (*fakeStore)(nil)
 )
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }

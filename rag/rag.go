@@ -1,8 +1,9 @@
 // Package rag is contextd's retrieval core: the Embedder and Index
 // interfaces, sparse (lexical) term vectors, the Retriever that serves
-// /v1/context and /v1/search, and the indexing worker that drains the
-// store's unindexed backlog. Index backends live in index/embedded and
-// index/qdrant; both pass index/indextest.
+// /v1/context and /v1/search, and each kind's points (TurnPoints,
+// EpisodePoint, FactPoint) and filters. The job that drains the store's
+// unindexed backlogs into an Index is jobs/index. Index backends live in
+// index/embedded and index/qdrant; both pass index/indextest.
 package rag
 
 import (

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/config"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/jobs/worker"
-	"github.com/contextd/contextd/rag"
 )
 
 // A component's built-in defaults (EnsureDefaults, or its settings when
@@ -15,7 +15,7 @@ func TestComponentDefaultsMatchConfigDefaults(t *testing.T) {
 	cfg := config.Default()
 	ws := workerSettings(cfg)("any")
 	def := worker.DefaultSettings()
-	ix := &rag.Indexer{}
+	ix := &index.Indexer{}
 	ix.EnsureDefaults()
 	for _, c := range []struct {
 		name      string

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/transport/mcpserver"
 
 	"github.com/contextd/contextd/config"
@@ -49,7 +50,7 @@ type App struct {
 	Handler http.Handler
 	Store   memory.Backend
 	Index   rag.Index
-	Indexer *rag.Indexer
+	Indexer *index.Indexer
 	// Arrivals draws new turns' facts in the background.
 	Arrivals *engine.Arrivals
 	// Retriever serves the service's retrieval (nil when vector.driver is
@@ -228,7 +229,7 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 	sparse := rag.NewSparseEncoder()
 	tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
 	a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: svc.Store}
-	a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
+	a.Indexer = &index.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
 		LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer, Kinds: []memory.WorkKind{memory.IndexFacts}}
 	if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 		// Per-agent keys take effect for that agent alone: episodes are

@@ -13,6 +13,7 @@ import (
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/store/sqlite"
@@ -138,7 +139,7 @@ func degraded(r reply) []string {
 // embedder, every turn indexed.
 func searchHarness(t *testing.T, turns ...string) *harness {
 	t.Helper()
-	var indexer *rag.Indexer
+	var indexer *index.Indexer
 	h := newServiceHarness(t, func(svc *engine.Service, st *sqlite.Store) {
 		ix, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "index"), 384)
 		if err != nil {
@@ -146,7 +147,7 @@ func searchHarness(t *testing.T, turns ...string) *harness {
 		}
 		t.Cleanup(func() { _ = ix.Close() })
 		emb, sparse := rag.NewHashingEmbedder(384), rag.NewSparseEncoder()
-		indexer = &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
+		indexer = &index.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
 		svc.Index, svc.Indexer = ix, indexer
 		svc.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
 	})

@@ -1,4 +1,4 @@
-package rag
+package index
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const spanIndex = "contextd.index"
 // batchSpan opens the span of indexing n items of src's kind of chats in
 // one batch: the tenant and chat attributes are set when the batch has one
 // of each.
-func (ix *Indexer) batchSpan(ctx context.Context, src *source, shares []share, n int) (context.Context, trace.Span) {
+func (ix *Indexer) batchSpan(ctx context.Context, src *indexKind, shares []share, n int) (context.Context, trace.Span) {
 	tenant, chat := shares[0].chat.Tenant, shares[0].chat.ID
 	for _, p := range shares[1:] {
 		if p.chat.Tenant != tenant {

@@ -1,4 +1,4 @@
-package rag
+package index
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
-// One drain loop serves every kind of indexed memory (indexkinds.go): it
+// One drain loop serves every kind of indexed memory (kinds.go): it
 // lists the kind's pending chats (memory.Backlogs), takes their index
 // leases in one write, reads each chat's pending items under its lease
 // and maps them to points (the kind's reader), and writes many chats at a
@@ -38,9 +39,9 @@ type mapped struct {
 	read int
 	// drop are points to delete before the upsert (a forgotten turn's, an
 	// episode's about to be rebuilt).
-	drop []Filter
+	drop []rag.Filter
 	// points are embedded from texts (one each) and upserted.
-	points []Point
+	points []rag.Point
 	texts  []string
 	// mark is what Done records once the points are written.
 	mark memory.Mark
@@ -58,7 +59,7 @@ type batch struct {
 // and given back in one once the listing's items are written: under a
 // trickle of appends a pass finds one item in each of many chats, and a
 // write per lease was most of its cost.
-func (ix *Indexer) drain(ctx context.Context, src *source) (total int, err error) {
+func (ix *Indexer) drain(ctx context.Context, src *indexKind) (total int, err error) {
 	var b batch
 	var done []share // written, their leases given back with the round's
 	defer func() { releaseAll(ctx, append(done, b.shares...)) }()
@@ -106,7 +107,7 @@ func (ix *Indexer) drain(ctx context.Context, src *source) (total int, err error
 // addChat adds c's pending items to b under its lease (nil: another owner
 // holds it, c is skipped), and flushes b while it holds BatchSize items.
 // It returns the items marked.
-func (ix *Indexer) addChat(ctx context.Context, src *source, b *batch, done *[]share, c memory.Chat, lease *memory.HeldLease, skipped map[memory.ChatKey]bool) (int, error) {
+func (ix *Indexer) addChat(ctx context.Context, src *indexKind, b *batch, done *[]share, c memory.Chat, lease *memory.HeldLease, skipped map[memory.ChatKey]bool) (int, error) {
 	if lease == nil {
 		skipped[c.Key()] = true
 		return 0, nil
@@ -129,7 +130,7 @@ func (ix *Indexer) addChat(ctx context.Context, src *source, b *batch, done *[]s
 // refill reads p's next pending items into b, under p's lease; when there
 // are none (or the lease is lost) it stops keeping the lease and adds p to
 // done instead.
-func (ix *Indexer) refill(ctx context.Context, src *source, b *batch, done *[]share, p share) (bool, error) {
+func (ix *Indexer) refill(ctx context.Context, src *indexKind, b *batch, done *[]share, p share) (bool, error) {
 	m, err := src.read(p.work, ix, p.chat)
 	if err == nil && m.read > 0 {
 		p.mapped = m
@@ -161,7 +162,7 @@ func releaseAll(ctx context.Context, shares []share) {
 // still held. A chat that read a full batch may have more pending: it is
 // read again into the emptied b, under the same lease; the others go to
 // done. It returns the items marked.
-func (ix *Indexer) flush(ctx context.Context, src *source, b *batch, done *[]share) (int, error) {
+func (ix *Indexer) flush(ctx context.Context, src *indexKind, b *batch, done *[]share) (int, error) {
 	shares, items := b.shares, b.items
 	*b = batch{}
 	sctx, span := ix.batchSpan(ctx, src, shares, items)
@@ -192,15 +193,15 @@ func (ix *Indexer) flush(ctx context.Context, src *source, b *batch, done *[]sha
 
 // write deletes the shares' stale points, embeds and upserts their new
 // ones, and reads back what the kind checks (src.recheck).
-func (ix *Indexer) write(ctx context.Context, src *source, shares []share) error {
+func (ix *Indexer) write(ctx context.Context, src *indexKind, shares []share) error {
 	var (
-		points []Point
+		points []rag.Point
 		texts  []string
 	)
 	for _, p := range shares {
 		for _, f := range p.drop {
 			if err := ix.Index.Delete(ctx, f); err != nil {
-				return fmt.Errorf("indexer: delete stale points of %s/%s: %w: %w", p.chat.Tenant, p.chat.ID, ErrIndexUnavailable, err)
+				return fmt.Errorf("indexer: delete stale points of %s/%s: %w: %w", p.chat.Tenant, p.chat.ID, rag.ErrIndexUnavailable, err)
 			}
 		}
 		points, texts = append(points, p.points...), append(texts, p.texts...)
@@ -224,7 +225,7 @@ func (ix *Indexer) write(ctx context.Context, src *source, shares []share) error
 // created again under their id) back out of the index: the API deletes a
 // chat's rows, then its points, so a delete may have raced with the
 // upsert. It returns the items marked.
-func (ix *Indexer) mark(ctx context.Context, src *source, shares []share) (int, error) {
+func (ix *Indexer) mark(ctx context.Context, src *indexKind, shares []share) (int, error) {
 	marks := make([]memory.Mark, 0, len(shares))
 	n := 0
 	for _, p := range shares {
@@ -242,8 +243,8 @@ func (ix *Indexer) mark(ctx context.Context, src *source, shares []share) (int, 
 		return 0, fmt.Errorf("indexer: mark %s: %w", batchName(src, shares), err)
 	}
 	for _, key := range gone {
-		if err := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); err != nil {
-			return 0, fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		if err := ix.Index.Delete(ctx, rag.Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); err != nil {
+			return 0, fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, rag.ErrIndexUnavailable, err)
 		}
 		for _, p := range shares {
 			if p.chat.Key() == key {
@@ -256,22 +257,22 @@ func (ix *Indexer) mark(ctx context.Context, src *source, shares []share) (int, 
 
 // embedUpsert embeds texts into points' vectors and upserts the points;
 // what names them in errors ("turns of t/c").
-func (ix *Indexer) embedUpsert(ctx context.Context, what string, points []Point, texts []string) error {
+func (ix *Indexer) embedUpsert(ctx context.Context, what string, points []rag.Point, texts []string) error {
 	if len(points) == 0 {
 		return nil
 	}
 	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("indexer: embed %s: %w", what, asEmbedderErr(err))
+		return fmt.Errorf("indexer: embed %s: %w", what, rag.AsEmbedderError(err))
 	}
 	if len(vecs) != len(points) {
-		return fmt.Errorf("indexer: embed %s: %w: %d vectors for %d texts", what, ErrEmbedder, len(vecs), len(points))
+		return fmt.Errorf("indexer: embed %s: %w: %d vectors for %d texts", what, rag.ErrEmbedder, len(vecs), len(points))
 	}
 	for i := range points {
 		points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
 	}
 	if err := ix.Index.Upsert(ctx, points); err != nil {
-		return fmt.Errorf("indexer: upsert %s: %w: %w", what, ErrIndexUnavailable, err)
+		return fmt.Errorf("indexer: upsert %s: %w: %w", what, rag.ErrIndexUnavailable, err)
 	}
 	return nil
 }
@@ -294,7 +295,7 @@ func (ix *Indexer) takeLeases(ctx context.Context, chats []memory.Chat) ([]*memo
 
 // batchName names a batch's chats in errors: "turns of t/c" for one chat,
 // "turns of t/c and 4 more chats" for several.
-func batchName(src *source, shares []share) string {
+func batchName(src *indexKind, shares []share) string {
 	name := src.what + " of " + shares[0].chat.Tenant + "/" + shares[0].chat.ID
 	if len(shares) > 1 {
 		name += fmt.Sprintf(" and %d more chats", len(shares)-1)

@@ -1,4 +1,8 @@
-package rag
+// Package index is the background job that drains the store's durable
+// backlogs of unindexed turns, episodes and facts (memory.Backlogs) into
+// the vector index (rag.Index), in one drain loop over the kinds
+// (drain.go) with a reader and a point mapper per kind (kinds.go).
+package index
 
 import (
 	"context"
@@ -11,12 +15,13 @@ import (
 
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
-// IndexSource is what the indexer reads and marks in the store: the
+// Source is what the indexer reads and marks in the store: the
 // backlogs and item readers of the indexed kinds, the index leases, and
 // facts by id (to read back facts deleted while they were embedded).
-type IndexSource interface {
+type Source interface {
 	memory.IndexBacklog
 	memory.Leases
 	FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error)
@@ -24,7 +29,7 @@ type IndexSource interface {
 
 // Indexer drains the store's durable backlogs of unindexed turns,
 // episodes and facts into the index, in one drain loop (drain.go) over
-// the kinds (indexkinds.go). Per chat it takes the index lease and reads
+// the kinds (kinds.go). Per chat it takes the index lease and reads
 // the pending items; it embeds and upserts them (idempotent on each
 // point's identity) in batches that span chats, and only then marks them
 // indexed. If the embedder or the index fails nothing is marked: the
@@ -32,10 +37,10 @@ type IndexSource interface {
 // an outage loses nothing. Several replicas may run indexers on one
 // store; the lease keeps them off each other's chats.
 type Indexer struct {
-	Store    IndexSource
-	Embedder Embedder
-	Sparse   *SparseEncoder // nil: default parameters
-	Index    Index
+	Store    Source
+	Embedder rag.Embedder
+	Sparse   *rag.SparseEncoder // nil: default parameters
+	Index    rag.Index
 	// Kinds are the kinds of memory indexed besides the turns, which always
 	// are: memory.IndexEpisodes (memory.rag_episodes), memory.IndexFacts.
 	Kinds []memory.WorkKind
@@ -261,7 +266,7 @@ func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 		if kind != memory.IndexTurns && !slices.Contains(ix.Kinds, kind) {
 			continue
 		}
-		m, err := ix.drain(ctx, sources[kind])
+		m, err := ix.drain(ctx, kinds[kind])
 		n += m
 		if err != nil {
 			ix.setErr(err)
@@ -270,23 +275,4 @@ func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	}
 	ix.setErr(nil)
 	return n, nil
-}
-
-// TurnPoints are a turn's points, vectors left to the caller: one for a
-// turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
-// passage (SplitPassages), the passage as Content.
-func TurnPoints(c memory.Chat, m memory.Message, passageTokens int) []Point {
-	base := Point{Tenant: c.Tenant, UserID: c.UserID, ChatID: c.ID, Agent: c.Agent,
-		Seq: m.Seq, Role: string(m.Role), CreatedAt: m.CreatedAt, TurnBytes: len(m.Content)}
-	spans := SplitPassages(m.Content, PassageBytes(passageTokens))
-	if len(spans) <= 1 {
-		base.Content, base.PassageTo = m.Content, len(m.Content)
-		return []Point{base}
-	}
-	out := make([]Point, len(spans))
-	for i, sp := range spans {
-		out[i] = base
-		out[i].Passage, out[i].PassageFrom, out[i].PassageTo, out[i].Content = i, sp.From, sp.To, m.Content[sp.From:sp.To]
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package rag
+package index
 
 import (
 	"context"
@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
-// A source is one kind of indexed memory as the drain loop (drain.go)
+// An indexKind is one kind of indexed memory as the drain loop (drain.go)
 // sees it: its backlog (memory.WorkKind), its reader — the store's item
 // reader, each item mapped to its points (TurnPoints, EpisodePoint,
 // FactPoint) or to points to drop, and to the mark that records it — and,
 // where an item may change while its points are written, a read-back.
-type source struct {
+type indexKind struct {
 	kind memory.WorkKind
 	// what names the items in errors ("turns of t/c"); point is their
 	// points' Kind, the span's kind attribute.
@@ -26,22 +27,22 @@ type source struct {
 	recheck func(ctx context.Context, ix *Indexer, p *share) error
 }
 
-// sources are the indexed kinds; DrainOnce drains them in the order of
+// kinds are the indexed kinds; DrainOnce drains them in the order of
 // memory.IndexKinds. A new kind is a row: its constant, the store's item
 // reader and a point mapper (and a read-back if its items can change while
 // they are written).
-var sources = map[memory.WorkKind]*source{
+var kinds = map[memory.WorkKind]*indexKind{
 	memory.IndexTurns: {kind: memory.IndexTurns, what: "turns", point: memory.KindTurn,
-		read: reader(IndexSource.UnindexedMessages, mapTurn)},
+		read: reader(Source.UnindexedMessages, mapTurn)},
 	memory.IndexEpisodes: {kind: memory.IndexEpisodes, what: "episodes", point: memory.KindEpisode,
-		read: reader(IndexSource.UnindexedEpisodes, mapEpisode), recheck: recheckEpisodes},
+		read: reader(Source.UnindexedEpisodes, mapEpisode), recheck: recheckEpisodes},
 	memory.IndexFacts: {kind: memory.IndexFacts, what: "facts", point: memory.KindFact,
-		read: reader(IndexSource.UnindexedFacts, mapFact), recheck: recheckFacts},
+		read: reader(Source.UnindexedFacts, mapFact), recheck: recheckFacts},
 }
 
 // reader reads up to BatchSize pending items of a chat with the store's
 // item reader and maps each with mapItem into what the drain writes.
-func reader[T any](items func(IndexSource, context.Context, memory.ChatKey, int) ([]T, error),
+func reader[T any](items func(Source, context.Context, memory.ChatKey, int) ([]T, error),
 	mapItem func(c memory.Chat, it T, passageTokens int, m *mapped)) func(context.Context, *Indexer, memory.Chat) (mapped, error) {
 	return func(ctx context.Context, ix *Indexer, c memory.Chat) (mapped, error) {
 		its, err := items(ix.Store, ctx, c.Key(), ix.BatchSize)
@@ -64,11 +65,11 @@ func reader[T any](items func(IndexSource, context.Context, memory.ChatKey, int)
 // id meanwhile.
 func mapTurn(c memory.Chat, msg memory.Message, passageTokens int, m *mapped) {
 	if msg.Deleted {
-		m.drop = append(m.drop, forgetFilters(c.Key(), msg.Seq)...)
+		m.drop = append(m.drop, rag.ForgetFilters(c.Key(), msg.Seq)...)
 		m.mark.Forgotten = append(m.mark.Forgotten, msg.Seq)
 		return
 	}
-	for _, p := range TurnPoints(c, msg, passageTokens) {
+	for _, p := range rag.TurnPoints(c, msg, passageTokens) {
 		m.points, m.texts = append(m.points, p), append(m.texts, p.Content)
 	}
 	m.mark.Seqs = append(m.mark.Seqs, msg.Seq)
@@ -83,9 +84,9 @@ func mapEpisode(c memory.Chat, e memory.Episode, _ int, m *mapped) {
 	m.mark.IDs = append(m.mark.IDs, e.ID)
 	switch {
 	case e.Rebuild:
-		m.drop = append(m.drop, episodeFilter(c.Key(), e))
+		m.drop = append(m.drop, rag.EpisodeFilter(c.Key(), e))
 	case strings.TrimSpace(e.Short) != "":
-		m.points, m.texts = append(m.points, EpisodePoint(c, e)), append(m.texts, EpisodeText(e))
+		m.points, m.texts = append(m.points, rag.EpisodePoint(c, e)), append(m.texts, rag.EpisodeText(e))
 	}
 }
 
@@ -95,7 +96,7 @@ func mapEpisode(c memory.Chat, e memory.Episode, _ int, m *mapped) {
 func mapFact(c memory.Chat, f memory.Fact, _ int, m *mapped) {
 	m.mark.IDs = append(m.mark.IDs, f.ID)
 	if strings.TrimSpace(f.Text) != "" && len(f.Seqs) > 0 {
-		m.points, m.texts = append(m.points, FactPoint(c, f)), append(m.texts, FactText(f))
+		m.points, m.texts = append(m.points, rag.FactPoint(c, f)), append(m.texts, rag.FactText(f))
 	}
 }
 
@@ -119,12 +120,12 @@ func recheckEpisodes(ctx context.Context, ix *Indexer, p *share) error {
 	changed := map[string]bool{}
 	for i, pt := range p.points {
 		cur, ok := current[pt.EpisodeID]
-		if ok && !cur.Rebuild && EpisodeText(cur) == p.texts[i] {
+		if ok && !cur.Rebuild && rag.EpisodeText(cur) == p.texts[i] {
 			continue
 		}
 		changed[pt.EpisodeID] = true
-		if err := ix.Index.Delete(ctx, episodeFilter(key, memory.Episode{FromSeq: pt.FromSeq})); err != nil {
-			return fmt.Errorf("indexer: delete a changed episode of %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
+		if err := ix.Index.Delete(ctx, rag.EpisodeFilter(key, memory.Episode{FromSeq: pt.FromSeq})); err != nil {
+			return fmt.Errorf("indexer: delete a changed episode of %s/%s: %w: %w", key.Tenant, key.ChatID, rag.ErrIndexUnavailable, err)
 		}
 	}
 	if len(changed) > 0 {
@@ -165,8 +166,8 @@ func recheckFacts(ctx context.Context, ix *Indexer, p *share) error {
 			gone = append(gone, id)
 		}
 	}
-	if err := DeleteItems(ctx, ix.Index, key, gone...); err != nil {
-		return fmt.Errorf("indexer: %w: %w", ErrIndexUnavailable, err)
+	if err := rag.DeleteItems(ctx, ix.Index, key, gone...); err != nil {
+		return fmt.Errorf("indexer: %w: %w", rag.ErrIndexUnavailable, err)
 	}
 	return nil
 }

@@ -37,6 +37,9 @@ var pendingSQL = map[memory.WorkKind]string{
 		ORDER BY updated_at, id LIMIT $1`,
 }
 
+// itemTables hold the index kinds' items marked by id.
+var itemTables = map[memory.WorkKind]string{memory.IndexEpisodes: "episodes", memory.IndexFacts: "facts"}
+
 // resetSQL makes an index kind's work pending again.
 var resetSQL = map[memory.WorkKind]string{
 	memory.IndexTurns:    `UPDATE messages SET indexed = false WHERE indexed`,
@@ -157,10 +160,7 @@ func (s *Store) markItems(ctx context.Context, kind memory.WorkKind, marks []mem
 			tenants, chats, ids = append(tenants, m.Chat.Tenant), append(chats, m.Chat.ChatID), append(ids, id)
 		}
 	}
-	table := "episodes"
-	if kind == memory.IndexFacts {
-		table = "facts"
-	}
+	table := itemTables[kind]
 	rows, err := s.pool.Query(ctx, `WITH u AS (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS u(tenant, chat_id, id)),
 		marked AS (UPDATE `+table+` i SET indexed = true FROM chats c, u

@@ -33,6 +33,13 @@ var pendingSQL = map[memory.WorkKind]string{
 		ORDER BY updated_at, id LIMIT ` + limitParam,
 }
 
+// markSQL marks an index kind's items with ids indexed (the ids a JSON
+// array).
+var markSQL = map[memory.WorkKind]string{
+	memory.IndexEpisodes: `UPDATE episodes SET indexed = 1 WHERE chat = ? AND indexed = 0 AND id IN (SELECT value FROM json_each(?))`,
+	memory.IndexFacts:    `UPDATE facts SET indexed = 1 WHERE chat = ? AND indexed = 0 AND id IN (SELECT value FROM json_each(?))`,
+}
+
 // resetSQL makes an index kind's work pending again.
 var resetSQL = map[memory.WorkKind]string{
 	memory.IndexTurns:    `UPDATE messages SET indexed = 0 WHERE indexed = 1`,
@@ -100,7 +107,7 @@ func (s *Store) Done(ctx context.Context, kind memory.WorkKind, marks []memory.M
 	case memory.IndexEpisodes, memory.IndexFacts:
 		err = s.write(ctx, func(tx *sql.Tx) error {
 			gone = gone[:0]
-			return s.markItems(ctx, tx, kind, marks, &gone)
+			return s.markItems(ctx, tx, markSQL[kind], marks, &gone)
 		})
 	case memory.DrawFacts:
 		err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error { return markDrawn(ctx, tx, marks) })
@@ -157,13 +164,9 @@ func (s *Store) markTurns(ctx context.Context, tx *sql.Tx, marks []memory.Mark, 
 	return nil
 }
 
-// markItems marks episodes or facts indexed by id; chats not found are
-// added to gone.
-func (s *Store) markItems(ctx context.Context, tx *sql.Tx, kind memory.WorkKind, marks []memory.Mark, gone *[]memory.ChatKey) error {
-	q := `UPDATE episodes SET indexed = 1 WHERE chat = ? AND indexed = 0 AND id IN (SELECT value FROM json_each(?))`
-	if kind == memory.IndexFacts {
-		q = `UPDATE facts SET indexed = 1 WHERE chat = ? AND indexed = 0 AND id IN (SELECT value FROM json_each(?))`
-	}
+// markItems marks episodes or facts indexed by id with q (markSQL);
+// chats not found are added to gone.
+func (s *Store) markItems(ctx context.Context, tx *sql.Tx, q string, marks []memory.Mark, gone *[]memory.ChatKey) error {
 	pkOf := tx.StmtContext(ctx, s.ws.chatPK)
 	for _, m := range marks {
 		pk, err := chatPK(ctx, pkOf, m.Chat)

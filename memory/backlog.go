@@ -46,6 +46,10 @@ const (
 	ForgetTurns WorkKind = "forget_turns"
 )
 
+// WorkKinds are every kind of derived work a store keeps (the conformance
+// suite runs each through Backlogs).
+var WorkKinds = []WorkKind{IndexTurns, IndexEpisodes, IndexFacts, DrawFacts, MergeProfile, ForgetTurns}
+
 // IndexKinds are the kinds the indexer drains, in the order it drains
 // them, and the kinds Reset takes.
 var IndexKinds = []WorkKind{IndexTurns, IndexEpisodes, IndexFacts}

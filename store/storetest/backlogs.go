@@ -75,8 +75,7 @@ func forgetDone(ctx context.Context, b memory.Backlogs, key memory.ChatKey, seq 
 // no error; an index kind's item marks of an unknown chat report it gone.
 func testBacklogKinds(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
-	kinds := append(slices.Clone(memory.IndexKinds), memory.DrawFacts, memory.MergeProfile, memory.ForgetTurns)
-	for _, k := range kinds {
+	for _, k := range memory.WorkKinds {
 		if l, err := s.Pending(ctx, k, 0); err != nil || l == nil || len(l) != 0 {
 			t.Errorf("Pending(%s) on an empty store = %v, %v", k, l, err)
 		}
@@ -99,13 +98,13 @@ func testBacklogKinds(t *testing.T, s memory.Backend) {
 		t.Errorf("Done(bogus) = %v, want ErrUnknownWork", err)
 	}
 	unknown := key("t1", "nope")
-	for _, k := range []memory.WorkKind{memory.IndexTurns, memory.IndexEpisodes, memory.IndexFacts} {
+	for _, k := range memory.IndexKinds {
 		gone, err := s.Done(ctx, k, []memory.Mark{{Chat: unknown, IDs: []string{"x"}, Seqs: []int64{1}}})
 		if err != nil || len(gone) != 1 || gone[0] != unknown {
 			t.Errorf("Done(%s) of an unknown chat = gone %v, %v; want it gone", k, gone, err)
 		}
 	}
-	for _, k := range []memory.WorkKind{memory.DrawFacts, memory.MergeProfile, memory.ForgetTurns} {
+	for _, k := range slices.DeleteFunc(slices.Clone(memory.WorkKinds), memory.WorkKind.Indexed) {
 		if gone, err := s.Done(ctx, k, []memory.Mark{{Chat: unknown, Seqs: []int64{1}, ToSeq: 1}}); err != nil || len(gone) != 0 {
 			t.Errorf("Done(%s) of an unknown chat = gone %v, %v; want it skipped", k, gone, err)
 		}

@@ -125,9 +125,9 @@ func (s *fakeStore) unindexed() int {
 }
 
 var (
-	_ index.Source = (*fakeStore)(nil)
-	_ rag.Neighbors     = (*fakeStore)(nil)
-	_ memory.FactStore  = (*fakeStore)(nil)
+	_ index.Source     = (*fakeStore)(nil)
+	_ rag.Neighbors    = (*fakeStore)(nil)
+	_ memory.FactStore = (*fakeStore)(nil)
 )
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }

@@ -14,7 +14,7 @@ import (
 
 // ArrivalStore is what the facts job reads and marks.
 type ArrivalStore interface {
-	memory.ArrivalBacklog
+	memory.Backlogs
 	memory.Leases
 	Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error)
 }
@@ -43,7 +43,7 @@ type Arrivals struct {
 	// another replica appended); default 2s.
 	PollInterval time.Duration
 	// MinInterval gathers the kicks of a stream of appends for one pass,
-	// as the indexer does (rag.Indexer.MinInterval); default 200ms.
+	// as the indexer does (index.Indexer.MinInterval); default 200ms.
 	MinInterval time.Duration
 
 	svc                 *Service // bound by New
@@ -192,7 +192,7 @@ func (a *Arrivals) WaitDrawn(ctx context.Context) bool {
 // Pending reports whether some turn may not be drawn yet, as far as this
 // process can tell without asking the store: Run is not running, a pass
 // is under way, an append's kick is not served yet, or the last pass
-// failed (as rag.Indexer.Pending).
+// failed (as index.Indexer.Pending).
 func (a *Arrivals) Pending() bool {
 	a.init()
 	return a.passes.Pending()
@@ -217,7 +217,7 @@ func (a *Arrivals) DrainOnce(ctx context.Context) (int, error) {
 // A chat that fails keeps its cursor (drawn again next pass); the others
 // are marked.
 func (a *Arrivals) pass(ctx context.Context) (int, error) {
-	work, err := a.Store.UndrawnChats(ctx, chatsPerArrivalPass)
+	work, err := a.Store.Pending(ctx, memory.DrawFacts, chatsPerArrivalPass)
 	if err != nil || len(work) == 0 {
 		return 0, wrapArrivals("list backlog", err)
 	}
@@ -231,7 +231,7 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 	}
 	defer func() { _ = memory.ReleaseAll(ctx, leases) }()
 	var (
-		marks []memory.DrawnMark
+		marks []memory.Mark
 		errs  []error
 		drawn int
 	)
@@ -245,9 +245,9 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 			continue
 		}
 		drawn += n
-		marks = append(marks, memory.DrawnMark{Chat: keys[i], Created: u.Chat.CreatedAt, ToSeq: to})
+		marks = append(marks, memory.Mark{Chat: keys[i], Created: u.Chat.CreatedAt, ToSeq: to})
 	}
-	if err := a.Store.MarkDrawn(ctx, marks); err != nil {
+	if _, err := a.Store.Done(ctx, memory.DrawFacts, marks); err != nil {
 		return 0, wrapArrivals("mark drawn", err)
 	}
 	if len(marks) > 0 && a.OnDrawn != nil {
@@ -260,7 +260,7 @@ func (a *Arrivals) pass(ctx context.Context) (int, error) {
 // returns the last seq read and how many turns it read (a chat erased
 // since it was listed reads none and is marked up to its old last seq,
 // which no longer exists: a no-op).
-func (a *Arrivals) drawChat(ctx context.Context, u memory.Undrawn) (int64, int, error) {
+func (a *Arrivals) drawChat(ctx context.Context, u memory.PendingChat) (int64, int, error) {
 	msgs, err := a.Store.Messages(ctx, u.Chat.Key(), u.Cursor, turnsPerArrivalRead)
 	if errors.Is(err, memory.ErrNotFound) {
 		return u.Chat.LastSeq, 0, nil

@@ -103,8 +103,11 @@ func waitUntil(t *testing.T, cond func() bool) {
 // fullArrivals fails the facts job's cursor write as a full disk does.
 type fullArrivals struct{ memory.Backend }
 
-func (fullArrivals) MarkDrawn(context.Context, []memory.DrawnMark) error {
-	return fmt.Errorf("sqlite: mark drawn: %w", memory.ErrFull)
+func (f fullArrivals) Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error) {
+	if kind != memory.DrawFacts {
+		return f.Backend.Done(ctx, kind, marks)
+	}
+	return nil, fmt.Errorf("sqlite: done draw_facts: %w", memory.ErrFull)
 }
 
 // TestArrivalsFullDiskMarksStorageFull: a facts pass whose write finds the

@@ -104,13 +104,14 @@ func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
 		}
 		// Other chats that gave the items state them again, merged anew
 		// (the worker does this chat once it is rebuilt).
+		var again []memory.Mark // ToSeq 0: merge the chat's summary again
 		for _, c := range memory.SourceChats(gone) {
-			if c == chat.ID {
-				continue
+			if c != chat.ID {
+				again = append(again, memory.Mark{Chat: memory.ChatKey{Tenant: chat.Tenant, ChatID: c}})
 			}
-			if err := s.roles.profiles.RemergeProfile(ctx, memory.ChatKey{Tenant: chat.Tenant, ChatID: c}); err != nil {
-				s.obs.logger.Warn("delete message: profile sources not merged again", "chat", c, "err", err)
-			}
+		}
+		if _, err := s.roles.profiles.Done(ctx, memory.MergeProfile, again); err != nil {
+			s.obs.logger.Warn("delete message: profile sources not merged again", "chats", len(again), "err", err)
 		}
 	}
 }

@@ -131,14 +131,14 @@ func TestIndexBehindNamesTheChatsLag(t *testing.T) {
 
 func mark(t *testing.T, st memory.Backend, key memory.ChatKey, seqs []int64) {
 	t.Helper()
-	if _, err := st.MarkIndexed(context.Background(), []memory.IndexMark{{Chat: key, Seqs: seqs}}); err != nil {
+	if _, err := st.Done(context.Background(), memory.IndexTurns, []memory.Mark{{Chat: key, Seqs: seqs}}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func drawn(t *testing.T, st memory.Backend, key memory.ChatKey, to int64) {
 	t.Helper()
-	if err := st.MarkDrawn(context.Background(), []memory.DrawnMark{{Chat: key, ToSeq: to}}); err != nil {
+	if _, err := st.Done(context.Background(), memory.DrawFacts, []memory.Mark{{Chat: key, ToSeq: to}}); err != nil {
 		t.Fatal(err)
 	}
 }

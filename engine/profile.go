@@ -17,7 +17,9 @@ type Profiles interface {
 	ProfileVersion(ctx context.Context, tenant, userID string) (int64, error)
 	SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error
 	DeleteProfile(ctx context.Context, tenant, userID string) error
-	RemergeProfile(ctx context.Context, key memory.ChatKey) error
+	// Done with MergeProfile marks, ToSeq 0, makes chats' summaries
+	// profile work again (memory.Backlogs).
+	Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error)
 }
 
 // titleProfile heads the user's profile, first in the summary section.

@@ -30,7 +30,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 				b.Fatal(err)
 			}
 			if withProfile {
-				ps := s.store.(memory.ProfileStore)
+				ps := s.store.(Profiles)
 				var st memory.ProfileState
 				for i := range 40 {
 					st = memory.MergeChat(st, "alice", fmt.Sprintf("other-%d", i), memory.Summary{CoveredToSeq: 9,
@@ -57,7 +57,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 func TestProfileInContextAndItsFallbacks(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
-	ps := s.store.(memory.ProfileStore)
+	ps := s.store.(Profiles)
 	s.roles.profiles = ps
 	s.jobs.profileDegraded = func(tenant, user string) []string {
 		if tenant == "default" && user == "alice" {

@@ -29,8 +29,10 @@ func (c *countingProfiles) SaveProfile(context.Context, string, string, memory.P
 	return nil
 }
 
-func (c *countingProfiles) RemergeProfile(context.Context, memory.ChatKey) error { return nil }
-func (c *countingProfiles) DeleteProfile(context.Context, string, string) error  { return nil }
+func (c *countingProfiles) Done(context.Context, memory.WorkKind, []memory.Mark) ([]memory.ChatKey, error) {
+	return nil, nil
+}
+func (c *countingProfiles) DeleteProfile(context.Context, string, string) error { return nil }
 
 // TestProfileCacheTrustsTheRowsVersion: with the version read with the
 // chat row, a cached profile of that version costs no read; a newer

@@ -57,7 +57,7 @@ type Summaries interface {
 
 // Indexer is the background indexer as the service uses it: kicked after
 // an append, waited on (briefly) before a search, so that a search sees
-// the turns appended before it (rag.Indexer.WaitIndexed).
+// the turns appended before it (index.Indexer.WaitIndexed).
 type Indexer interface {
 	Kick()
 	WaitIndexed(ctx context.Context) bool

@@ -10,10 +10,10 @@ import (
 // every episode role. Implementations: store/sqlite, store/postgres; both
 // pass store/storetest. Episodes go with their chat: DeleteChat erases
 // them. Consumers take the role they use: EpisodeCloser (the summariser),
-// EpisodeReader (the engine, the inspector), EpisodeBacklog (the indexer).
+// EpisodeReader (the engine, the inspector); the indexer reads them through
+// IndexBacklog (IndexEpisodes).
 type EpisodeStore interface {
 	EpisodeCloser
-	EpisodeBacklog
 }
 
 // EpisodeReader reads a chat's closed episodes.
@@ -36,20 +36,6 @@ type EpisodeCloser interface {
 	// last_seq). The store sets ID when empty, Turns and CreatedAt, and
 	// returns the stored episodes. ErrNotFound for an unknown chat.
 	CloseEpisodes(ctx context.Context, key ChatKey, expectTo int64, eps []Episode) ([]Episode, error)
-}
-
-// EpisodeBacklog is the durable list of episodes not yet in the vector
-// index.
-type EpisodeBacklog interface {
-	// UnindexedEpisodeChats lists chats holding episodes not yet indexed.
-	UnindexedEpisodeChats(ctx context.Context, limit int) ([]Chat, error)
-	// UnindexedEpisodes returns up to limit of the chat's episodes not yet
-	// indexed, in seq order.
-	UnindexedEpisodes(ctx context.Context, key ChatKey, limit int) ([]Episode, error)
-	// MarkEpisodesIndexed records that these episodes are in the index.
-	MarkEpisodesIndexed(ctx context.Context, key ChatKey, ids []string) error
-	// ResetEpisodesIndexed marks every episode unindexed (index wipe).
-	ResetEpisodesIndexed(ctx context.Context) error
 }
 
 // EpisodeSummarizer summarises one closed episode. Implementations:

@@ -108,7 +108,8 @@ func FactID(tenant, chatID string, seqs []int64, text string) string {
 // chat holds already ignored, a fact citing a deleted turn dropped; a fact
 // without text or seqs, or citing a seq past last_seq, is ErrConflict);
 // implementations: store/sqlite, store/postgres; both pass
-// store/storetest. DeleteChat (and so erasing a user) erases a chat's
+// store/storetest. The indexer reads and marks them through IndexBacklog
+// (IndexFacts). DeleteChat (and so erasing a user) erases a chat's
 // facts; MessageForgetter.DeleteMessage those citing the turn. Every method
 // returns ErrNotFound for an unknown chat.
 type FactStore interface {
@@ -133,14 +134,4 @@ type FactStore interface {
 	// superseded_by changes is marked unindexed (the index keeps whether a
 	// fact is current).
 	SupersedeFacts(ctx context.Context, key ChatKey, oldToNew map[string]string) error
-
-	// UnindexedFactChats lists chats holding facts not yet indexed.
-	UnindexedFactChats(ctx context.Context, limit int) ([]Chat, error)
-	// UnindexedFacts returns up to limit of the chat's facts not yet
-	// indexed (superseded ones included), ordered by (first seq, id).
-	UnindexedFacts(ctx context.Context, key ChatKey, limit int) ([]Fact, error)
-	// MarkFactsIndexed records that these facts are in the index.
-	MarkFactsIndexed(ctx context.Context, key ChatKey, ids []string) error
-	// ResetFactsIndexed marks every fact unindexed (index wipe).
-	ResetFactsIndexed(ctx context.Context) error
 }

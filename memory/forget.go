@@ -4,7 +4,7 @@ import "context"
 
 // Forget is durable work left by deleting one message: the turn's vectors
 // and the profile items sourced from it must go. It survives a crash until
-// ForgetDone.
+// Backlogs.Done(ForgetTurns).
 type Forget struct {
 	Chat   ChatKey
 	UserID string // the chat's user ("" when the chat has none)
@@ -42,11 +42,9 @@ type MessageForgetter interface {
 	DeleteMessage(ctx context.Context, key ChatKey, messageID string) (Message, error)
 
 	// PendingForgets lists up to limit Forget rows, oldest first, across
-	// tenants.
+	// tenants: the item reader of the ForgetTurns backlog, whose rows
+	// Backlogs.Done(ForgetTurns) drops.
 	PendingForgets(ctx context.Context, limit int) ([]Forget, error)
-	// ForgetDone drops the Forget row of the chat's seq (no error when
-	// there is none).
-	ForgetDone(ctx context.Context, key ChatKey, seq int64) error
 
 	// EpisodesToRebuild lists up to limit episodes marked for rebuild,
 	// across tenants, with their chats.

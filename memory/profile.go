@@ -57,8 +57,9 @@ var ErrProfileReply = errors.New("profile merge: the reply holds no profile")
 // ProfileCap caps each of the profile's lists.
 const ProfileCap = 30
 
-// ProfileStore keeps each user's profile, versioned for compare-and-swap,
-// and the durable work of merging chat summaries into it.
+// ProfileStore keeps each user's profile, versioned for compare-and-swap.
+// The durable work of merging chat summaries into it is the MergeProfile
+// backlog (Backlogs).
 type ProfileStore interface {
 	// Profile returns the user's profile state and its version (zero state
 	// and 0 when the user has none yet).
@@ -69,16 +70,6 @@ type ProfileStore interface {
 	// SaveProfile writes st if the version is still expect (ErrConflict
 	// otherwise).
 	SaveProfile(ctx context.Context, tenant, userID string, st ProfileState, expect int64) error
-	// ProfileWork lists chats of a user whose summary cursor moved past
-	// what their user's profile merged (derived from stored state).
-	ProfileWork(ctx context.Context, limit int) ([]Chat, error)
-	// MarkProfileMerged records that the chat's summary up to seq is in
-	// its user's profile.
-	MarkProfileMerged(ctx context.Context, key ChatKey, seq int64) error
-	// RemergeProfile forgets what the profile merged of the chat, so that
-	// its summary is work again (ProfileWork): after items it gave were
-	// taken out with a deleted turn's. An unknown chat is no error.
-	RemergeProfile(ctx context.Context, key ChatKey) error
 	// DeleteProfile erases the user's profile.
 	DeleteProfile(ctx context.Context, tenant, userID string) error
 }
@@ -258,7 +249,7 @@ func (st *ProfileState) WithoutChat(chatID string) {
 // chat holding seq (a deleted message may have stated them; whatever else
 // the item says cannot be told apart from it) and returns them. They are
 // not remembered as forgotten: the summaries of their sources, merged
-// again (SourceChats, RemergeProfile), state again what they still hold:
+// again (SourceChats, Backlogs.Done(MergeProfile) with ToSeq 0), state again what they still hold:
 // the chat's own once rebuilt without the turn, other chats' as they are.
 func (st *ProfileState) WithoutTurn(chatID string, seq int64) []ProfileItem {
 	var gone []ProfileItem

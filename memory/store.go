@@ -19,12 +19,11 @@ type Backend interface {
 	ProfileStore
 	ChatLister
 	Dumper
-	ArrivalBacklog
 	ChatLags
 }
 
-// Store is the core of the backend contract: chats, summaries, the index
-// backlog and leases. Every method takes the tenant (inside ChatKey or
+// Store is the core of the backend contract: chats, summaries, the
+// backlogs of derived work (and the index kinds' item readers) and leases. Every method takes the tenant (inside ChatKey or
 // explicitly): no method reads across tenants.
 type Store interface {
 	Chats
@@ -92,38 +91,6 @@ type Summaries interface {
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]Chat, error)
 }
 
-// IndexBacklog is the durable list of turns not yet in the vector index.
-type IndexBacklog interface {
-	// UnindexedChats lists chats that hold messages not yet indexed.
-	UnindexedChats(ctx context.Context, limit int) ([]Chat, error)
-	// UnindexedMessages returns up to limit messages of the chat not yet
-	// indexed, in seq order.
-	UnindexedMessages(ctx context.Context, key ChatKey, limit int) ([]Message, error)
-	// MarkIndexed records, in one write, that each mark's seqs are in the
-	// vector index. Seqs that do not exist are ignored, and so is a turn of
-	// Seqs deleted since it was read: it stays in the backlog, a tombstone
-	// whose points the indexer takes out on its next read. A chat that does
-	// not exist (deleted since its turns were read), or that is another
-	// chat now (erased and created again under its id: Created differs),
-	// is skipped and returned in gone: the caller must take the chat id's
-	// points back out, and the new chat's turns are unindexed again, to be
-	// indexed anew.
-	MarkIndexed(ctx context.Context, marks []IndexMark) (gone []ChatKey, err error)
-	// ResetIndexed marks every message unindexed (e.g. after an index wipe).
-	ResetIndexed(ctx context.Context) error
-}
-
-// IndexMark names turns of one chat now in the vector index.
-type IndexMark struct {
-	Chat ChatKey
-	// Created is the chat's created_at as its turns were read (zero: not
-	// checked), which tells a chat created again under its id from it.
-	Created time.Time
-	// Seqs are live turns whose points were written; Forgotten are
-	// tombstones whose points were taken out.
-	Seqs, Forgotten []int64
-}
-
 // Leases let one replica at a time summarise or index a chat.
 type Leases interface {
 	// TryLease takes a named lease on a chat for owner until now+ttl when
@@ -153,7 +120,7 @@ type Backlog struct {
 	// UnindexedEpisodes counts closed episodes not yet in the vector index.
 	UnindexedEpisodes int64 `json:"unindexed_episodes"`
 	// UndrawnTurns counts turns whose facts are not drawn yet
-	// (ArrivalBacklog).
+	// (DrawFacts).
 	UndrawnTurns int64 `json:"undrawn_turns"`
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -67,7 +68,7 @@ func TestIndexerEpisodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := &recIndex{fail: errors.New("index down")}
-	ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Episodes: st}
+	ixr := &index.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Kinds: []memory.WorkKind{memory.IndexEpisodes}}
 	if _, err := ixr.DrainOnce(ctx); !errors.Is(err, rag.ErrIndexUnavailable) {
 		t.Fatalf("drain with the index down: %v", err)
 	}
@@ -89,7 +90,7 @@ func TestIndexerEpisodes(t *testing.T) {
 	if text := rag.EpisodeText(eps[0]); text != "They planned the Lisbon move. lisbon move move in May" {
 		t.Errorf("episode text %q", text)
 	}
-	if left, _ := st.UnindexedEpisodeChats(ctx, 0); len(left) != 0 {
+	if left, _ := st.Pending(ctx, memory.IndexEpisodes, 0); len(left) != 0 {
 		t.Errorf("backlog left: %v", left)
 	}
 	if n, err := ixr.DrainOnce(ctx); err != nil || n != 0 || len(idx.episodes()) != 1 {

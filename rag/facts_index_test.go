@@ -86,7 +86,7 @@ func TestIndexerPassages(t *testing.T) {
 // matches the question better.
 func TestIndexerFactsAndSupersession(t *testing.T) {
 	e := newEnv(t, nil)
-	e.ixr.Facts = e.store
+	e.ixr.Kinds = []memory.WorkKind{memory.IndexFacts}
 	ctx := context.Background()
 	e.store.add("t", "c", "u", "a", filler(6, "moving")...)
 	k := memory.ChatKey{Tenant: "t", ChatID: "c"}
@@ -141,7 +141,7 @@ func TestIndexerFactsAndSupersession(t *testing.T) {
 // episodes by id.
 func TestIndexerForgetsTombstones(t *testing.T) {
 	e := newEnv(t, nil)
-	e.ixr.Facts = e.store
+	e.ixr.Kinds = []memory.WorkKind{memory.IndexFacts}
 	e.ixr.PassageTokens = 75
 	ctx := context.Background()
 	k := memory.ChatKey{Tenant: "t", ChatID: "c"}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -19,8 +20,8 @@ type fakeStore struct {
 	chats   map[memory.ChatKey]*fakeChat
 	leases  map[string]string // kind/tenant/chat -> owner
 	failErr error             // returned by every call when set
-	marks   int               // MarkIndexed calls
-	lists   int               // UnindexedChats calls (a drain makes one or more)
+	marks   int               // Done(IndexTurns) calls
+	lists   int               // Pending(IndexTurns) calls (a drain makes one or more)
 	listed  []time.Time       // when each was made
 	leaseW  int               // lease takes and releases (each a write in a real store)
 }
@@ -94,32 +95,6 @@ func (s *fakeStore) MessagesBySeq(_ context.Context, k memory.ChatKey, seqs []in
 	return out, nil
 }
 
-func (s *fakeStore) UnindexedChats(_ context.Context, limit int) ([]memory.Chat, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lists++
-	s.listed = append(s.listed, time.Now())
-	if s.failErr != nil {
-		return nil, s.failErr
-	}
-	var out []memory.Chat
-	for _, c := range s.chats {
-		if len(c.indexed) < len(c.msgs) {
-			out = append(out, c.chat)
-		}
-	}
-	slices.SortFunc(out, func(a, b memory.Chat) int {
-		if a.Tenant+"/"+a.ID < b.Tenant+"/"+b.ID {
-			return -1
-		}
-		return 1
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
 func (s *fakeStore) UnindexedMessages(_ context.Context, k memory.ChatKey, limit int) ([]memory.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,27 +114,6 @@ func (s *fakeStore) UnindexedMessages(_ context.Context, k memory.ChatKey, limit
 	return out, nil
 }
 
-func (s *fakeStore) MarkIndexed(_ context.Context, marks []memory.IndexMark) ([]memory.ChatKey, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failErr != nil {
-		return nil, s.failErr
-	}
-	s.marks++
-	var gone []memory.ChatKey
-	for _, m := range marks {
-		c := s.chats[m.Chat]
-		if c == nil {
-			gone = append(gone, m.Chat)
-			continue
-		}
-		for _, q := range append(slices.Clone(m.Seqs), m.Forgotten...) {
-			c.indexed[q] = true
-		}
-	}
-	return gone, nil
-}
-
 func (s *fakeStore) unindexed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,17 +124,8 @@ func (s *fakeStore) unindexed() int {
 	return n
 }
 
-func (s *fakeStore) ResetIndexed(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.chats {
-		c.indexed = map[int64]bool{}
-	}
-	return nil
-}
-
 var (
-	_ rag.IndexSource  = (*fakeStore)(nil)
+	_ index.Source     = (*fakeStore)(nil)
 	_ rag.Neighbors    = (*fakeStore)(nil)
 	_ memory.FactStore = (*fakeStore)(nil)
 )
@@ -334,21 +279,6 @@ func (s *fakeStore) SupersedeFacts(_ context.Context, k memory.ChatKey, oldToNew
 	return nil
 }
 
-func (s *fakeStore) UnindexedFactChats(_ context.Context, limit int) ([]memory.Chat, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failErr != nil {
-		return nil, s.failErr
-	}
-	var out []memory.Chat
-	for _, c := range s.chats {
-		if len(c.factsIndexed) < len(c.facts) && len(out) < limit {
-			out = append(out, c.chat)
-		}
-	}
-	return out, nil
-}
-
 func (s *fakeStore) UnindexedFacts(_ context.Context, k memory.ChatKey, limit int) ([]memory.Fact, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,24 +295,78 @@ func (s *fakeStore) UnindexedFacts(_ context.Context, k memory.ChatKey, limit in
 	return out, nil
 }
 
-func (s *fakeStore) MarkFactsIndexed(_ context.Context, k memory.ChatKey, ids []string) error {
+// Pending lists the chats with unindexed turns (sorted by key) or facts;
+// the fake keeps no episodes.
+func (s *fakeStore) Pending(_ context.Context, kind memory.WorkKind, limit int) ([]memory.PendingChat, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.chats[k]
-	if c == nil {
-		return memory.ErrNotFound
+	if kind == memory.IndexTurns {
+		s.lists++
+		s.listed = append(s.listed, time.Now())
 	}
-	for _, id := range ids {
-		c.factsIndexed[id] = true
+	if s.failErr != nil {
+		return nil, s.failErr
+	}
+	out := []memory.PendingChat{}
+	for _, c := range s.chats {
+		if kind == memory.IndexTurns && len(c.indexed) < len(c.msgs) || kind == memory.IndexFacts && len(c.factsIndexed) < len(c.facts) {
+			out = append(out, memory.PendingChat{Chat: c.chat})
+		}
+	}
+	slices.SortFunc(out, func(a, b memory.PendingChat) int {
+		if a.Chat.Tenant+"/"+a.Chat.ID < b.Chat.Tenant+"/"+b.Chat.ID {
+			return -1
+		}
+		return 1
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// Done marks turns or facts indexed; chats not found are gone.
+func (s *fakeStore) Done(_ context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failErr != nil {
+		return nil, s.failErr
+	}
+	if kind == memory.IndexTurns {
+		s.marks++
+	}
+	var gone []memory.ChatKey
+	for _, m := range marks {
+		c := s.chats[m.Chat]
+		if c == nil {
+			gone = append(gone, m.Chat)
+			continue
+		}
+		for _, q := range append(slices.Clone(m.Seqs), m.Forgotten...) {
+			c.indexed[q] = true
+		}
+		for _, id := range m.IDs {
+			c.factsIndexed[id] = true
+		}
+	}
+	return gone, nil
+}
+
+// Reset marks every turn or fact unindexed.
+func (s *fakeStore) Reset(_ context.Context, kind memory.WorkKind) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.chats {
+		switch kind {
+		case memory.IndexTurns:
+			c.indexed = map[int64]bool{}
+		case memory.IndexFacts:
+			c.factsIndexed = map[string]bool{}
+		}
 	}
 	return nil
 }
 
-func (s *fakeStore) ResetFactsIndexed(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.chats {
-		c.factsIndexed = map[string]bool{}
-	}
-	return nil
+func (s *fakeStore) UnindexedEpisodes(context.Context, memory.ChatKey, int) ([]memory.Episode, error) {
+	return nil, nil
 }

@@ -20,8 +20,8 @@ func TurnFilter(key memory.ChatKey, seq int64) Filter {
 	return Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}, Kinds: []string{memory.KindTurn}, FromSeq: seq, ToSeq: seq}
 }
 
-// episodeFilter matches an episode's point (identity: its from_seq).
-func episodeFilter(key memory.ChatKey, e memory.Episode) Filter {
+// EpisodeFilter matches an episode's point (identity: its from_seq).
+func EpisodeFilter(key memory.ChatKey, e memory.Episode) Filter {
 	return Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}, Kinds: []string{memory.KindEpisode}, FromSeq: e.FromSeq, ToSeq: e.FromSeq}
 }
 
@@ -41,7 +41,7 @@ func (e Eraser) EraseTurn(ctx context.Context, f memory.Forget) error {
 // EraseEpisode deletes the point of an episode about to be rebuilt (its
 // old summaries); the rebuilt episode is indexed again.
 func (e Eraser) EraseEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
-	if err := e.Index.Delete(ctx, episodeFilter(key, ep)); err != nil {
+	if err := e.Index.Delete(ctx, EpisodeFilter(key, ep)); err != nil {
 		return fmt.Errorf("erase episode %d..%d of %s/%s: %w: %w", ep.FromSeq, ep.ToSeq, key.Tenant, key.ChatID, ErrIndexUnavailable, err)
 	}
 	return nil

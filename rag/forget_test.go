@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/index/embedded"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -27,7 +28,7 @@ func TestIndexerDeletesTombstones(t *testing.T) {
 	if _, err := st.CloseEpisodes(ctx, key, 0, []memory.Episode{{FromSeq: 1, ToSeq: 4, Short: "Sailing plans."}}); err != nil {
 		t.Fatal(err)
 	}
-	ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Episodes: st}
+	ixr := &index.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(64), Index: idx, Owner: "it", Kinds: []memory.WorkKind{memory.IndexEpisodes}}
 	if _, err := ixr.DrainOnce(ctx); err != nil {
 		t.Fatal(err)
 	}

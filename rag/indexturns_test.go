@@ -37,7 +37,7 @@ func TestIndexerBatchesAcrossChats(t *testing.T) {
 				t.Fatalf("indexed %d, want %d", n, total)
 			}
 			if e.store.marks != tc.wantMarks {
-				t.Errorf("%d MarkIndexed calls, want %d", e.store.marks, tc.wantMarks)
+				t.Errorf("%d Done(IndexTurns) calls, want %d", e.store.marks, tc.wantMarks)
 			}
 			if u := e.store.unindexed(); u != 0 {
 				t.Errorf("backlog %d after the drain", u)
@@ -70,7 +70,7 @@ func TestIndexerBatchWithDeletedChat(t *testing.T) {
 		t.Errorf("indexed %d, want 3 (the deleted chat's turn not counted)", n)
 	}
 	if e.store.marks != 1 {
-		t.Errorf("%d MarkIndexed calls, want 1", e.store.marks)
+		t.Errorf("%d Done(IndexTurns) calls, want 1", e.store.marks)
 	}
 	for chat, want := range map[string]int{"kept": 2, "gone": 0, "also": 1} {
 		if c, _ := e.index.Count(ctx, rag.Filter{Tenant: "t", ChatIDs: []string{chat}}); c != want {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
 )
 
 // Long turns are indexed in passages so that a question matching one
@@ -534,4 +536,23 @@ func sentenceWindowEnd(text string, from, firstEnd, maxBytes int, ends []int) in
 	}
 	i := sort.SearchInts(ends, from+maxBytes+1) - 1
 	return max(ends[i], firstEnd)
+}
+
+// TurnPoints are a turn's points, vectors left to the caller: one for a
+// turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
+// passage (SplitPassages), the passage as Content.
+func TurnPoints(c memory.Chat, m memory.Message, passageTokens int) []Point {
+	base := Point{Tenant: c.Tenant, UserID: c.UserID, ChatID: c.ID, Agent: c.Agent,
+		Seq: m.Seq, Role: string(m.Role), CreatedAt: m.CreatedAt, TurnBytes: len(m.Content)}
+	spans := SplitPassages(m.Content, PassageBytes(passageTokens))
+	if len(spans) <= 1 {
+		base.Content, base.PassageTo = m.Content, len(m.Content)
+		return []Point{base}
+	}
+	out := make([]Point, len(spans))
+	for i, sp := range spans {
+		out[i] = base
+		out[i].Passage, out[i].PassageFrom, out[i].PassageTo, out[i].Content = i, sp.From, sp.To, m.Content[sp.From:sp.To]
+	}
+	return out
 }

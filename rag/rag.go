@@ -1,8 +1,9 @@
 // Package rag is contextd's retrieval core: the Embedder and Index
 // interfaces, sparse (lexical) term vectors, the Retriever that serves
-// /v1/context and /v1/search, and the indexing worker that drains the
-// store's unindexed backlog. Index backends live in index/embedded and
-// index/qdrant; both pass index/indextest.
+// /v1/context and /v1/search, and each kind's points (TurnPoints,
+// EpisodePoint, FactPoint) and filters. The job that drains the store's
+// unindexed backlogs into an Index is jobs/index. Index backends live in
+// index/embedded and index/qdrant; both pass index/indextest.
 package rag
 
 import (
@@ -10,6 +11,11 @@ import (
 	"errors"
 	"time"
 )
+
+// DefaultEmbedBatch is how many texts go in one embedder call: the
+// indexer's batch, and the cap of a remote embedder's requests (so that
+// one indexer batch is one call).
+const DefaultEmbedBatch = 64
 
 // Embedder turns texts into dense vectors. It has the shape of langchaingo's
 // embeddings.Embedder, so langchaingo embedders satisfy it as they are.

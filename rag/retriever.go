@@ -303,7 +303,7 @@ func (r *Retriever) encode(ctx context.Context, query string) (encodedQuery, err
 	}
 	dense, err := r.Embedder.EmbedQuery(ctx, query)
 	if err != nil {
-		return encodedQuery{}, fmt.Errorf("retrieve: %w", asEmbedderErr(err))
+		return encodedQuery{}, fmt.Errorf("retrieve: %w", AsEmbedderError(err))
 	}
 	return encodedQuery{dense: dense, sparse: r.Sparse.EncodeQuery(query)}, nil
 }

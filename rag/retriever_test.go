@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/index/embedded"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
@@ -21,7 +22,7 @@ type env struct {
 	store *fakeStore
 	index *embedded.Index
 	emb   rag.Embedder
-	ixr   *rag.Indexer
+	ixr   *index.Indexer
 	ret   *rag.Retriever
 }
 
@@ -42,7 +43,7 @@ func newEnv(t testing.TB, emb rag.Embedder) *env {
 	st := newFakeStore()
 	sp := rag.NewSparseEncoder()
 	return &env{store: st, index: idx, emb: emb,
-		ixr: &rag.Indexer{Store: st, Embedder: emb, Sparse: sp, Index: idx, Owner: "test", BatchSize: 4},
+		ixr: &index.Indexer{Store: st, Embedder: emb, Sparse: sp, Index: idx, Owner: "test", BatchSize: 4},
 		ret: &rag.Retriever{Embedder: emb, Sparse: sp, Index: idx, Store: st}}
 }
 
@@ -524,7 +525,7 @@ func (s delayedEmbedder) Dimensions() int { return s.Embedder.(rag.Dimensioner).
 // two writes per chat and backlog, and leaves none held.
 func TestIndexerLeasesInOneWrite(t *testing.T) {
 	e := newEnv(t, nil)
-	e.ixr.Facts = e.store
+	e.ixr.Kinds = []memory.WorkKind{memory.IndexFacts}
 	upserts := &countUpserts{Index: e.index}
 	e.ixr.Index = upserts
 	const chats = 30

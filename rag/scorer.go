@@ -23,11 +23,11 @@ func (s SentenceScorer) Score(ctx context.Context, query string, sentences []str
 	}
 	q, err := s.Embedder.EmbedQuery(ctx, TruncateQuery(query))
 	if err != nil {
-		return nil, fmt.Errorf("score sentences: %w", asEmbedderErr(err))
+		return nil, fmt.Errorf("score sentences: %w", AsEmbedderError(err))
 	}
 	vs, err := s.Embedder.EmbedDocuments(ctx, sentences)
 	if err != nil {
-		return nil, fmt.Errorf("score sentences: %w", asEmbedderErr(err))
+		return nil, fmt.Errorf("score sentences: %w", AsEmbedderError(err))
 	}
 	if len(vs) != len(sentences) {
 		return nil, fmt.Errorf("%w: score sentences: %d vectors for %d sentences", ErrEmbedder, len(vs), len(sentences))
@@ -57,8 +57,9 @@ func Cosine(a, b []float32) float64 {
 	return dot / math.Sqrt(na*nb)
 }
 
-// asEmbedderErr makes err match ErrEmbedder (once).
-func asEmbedderErr(err error) error {
+// AsEmbedderError makes err match ErrEmbedder (once): what an embedder
+// returns, as its callers (the retriever, the indexer) report it.
+func AsEmbedderError(err error) error {
 	if errors.Is(err, ErrEmbedder) {
 		return err
 	}

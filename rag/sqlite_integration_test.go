@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/index/embedded"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/store/sqlite"
@@ -54,7 +55,7 @@ func TestWithSQLiteStore(t *testing.T) {
 	turns := filler(30, "hiking")
 	turns[4] = "my passport number ends in 4417"
 	appendTurns(t, st, "t", "c", "u", turns...)
-	ixr := &rag.Indexer{Store: st, Embedder: emb, Index: idx, Owner: "it", BatchSize: 7}
+	ixr := &index.Indexer{Store: st, Embedder: emb, Index: idx, Owner: "it", BatchSize: 7}
 	if n, err := ixr.DrainOnce(ctx); err != nil || n != 30 {
 		t.Fatalf("drain: %d %v", n, err)
 	}
@@ -103,7 +104,7 @@ func BenchmarkIndexerSQLite(b *testing.B) {
 			}
 			appendTurns(b, st, "t", fmt.Sprint("c", c), "u", texts...)
 		}
-		ixr := &rag.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(384), Index: idx, Owner: "bench", BatchSize: 64}
+		ixr := &index.Indexer{Store: st, Embedder: rag.NewHashingEmbedder(384), Index: idx, Owner: "bench", BatchSize: 64}
 		b.StartTimer()
 		start := time.Now()
 		n, err := ixr.DrainOnce(ctx)

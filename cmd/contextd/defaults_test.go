@@ -13,6 +13,7 @@ import (
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/index/qdrant"
 	"github.com/contextd/contextd/internal/walscrub"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/telemetry"
@@ -27,7 +28,7 @@ func TestComponentDefaultsMatchConfigDefaults(t *testing.T) {
 	cfg := config.Default()
 	ws := workerSettings(cfg)("any")
 	def := worker.DefaultSettings()
-	ix := &rag.Indexer{}
+	ix := &index.Indexer{}
 	ix.EnsureDefaults()
 	for _, c := range []struct {
 		name      string

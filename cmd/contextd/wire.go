@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/transport/mcpserver"
 
 	"github.com/contextd/contextd/config"
@@ -68,7 +69,7 @@ type App struct {
 
 // Background is the App's background work (its fields are the App's).
 type Background struct {
-	Indexer *rag.Indexer
+	Indexer *index.Indexer
 	// Arrivals draws new turns' facts in the background.
 	Arrivals *engine.Arrivals
 	Worker   *worker.Worker
@@ -120,14 +121,10 @@ func openIndex(ctx context.Context, cfg *config.Config, dim int, store memory.Ba
 			go func() {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 				defer cancel()
-				if err := store.ResetIndexed(rctx); err != nil {
-					log.Warn("re-index after collection creation", "collection", collection, "err", err)
-				}
-				if err := store.ResetEpisodesIndexed(rctx); err != nil {
-					log.Warn("re-index episodes after collection creation", "collection", collection, "err", err)
-				}
-				if err := store.ResetFactsIndexed(rctx); err != nil {
-					log.Warn("re-index facts after collection creation", "collection", collection, "err", err)
+				for _, kind := range memory.IndexKinds {
+					if err := store.Reset(rctx, kind); err != nil {
+						log.Warn("re-index after collection creation", "collection", collection, "kind", kind, "err", err)
+					}
 				}
 			}()
 		}
@@ -245,13 +242,13 @@ func (a *App) wireRetrieval(ctx context.Context, cfg *config.Config, emb rag.Emb
 	sparse := rag.NewSparseEncoder()
 	tix := telemetry.NewIndex(ix, tracer, cfg.Vector.Driver)
 	a.Retriever = &rag.Retriever{Embedder: queryEmbedder(cfg.Embedder, emb, a.Metrics), Sparse: sparse, Index: tix, Store: d.Store}
-	a.Indexer = &rag.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
-		LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer, Facts: store}
+	a.Indexer = &index.Indexer{Store: store, Embedder: emb, Sparse: sparse, Index: tix, Owner: a.owner, BatchSize: cfg.Embedder.BatchSize,
+		LeaseTTL: memory.DefaultLeaseTTL, Logger: log.With("worker", "indexer"), Tracer: tracer, Kinds: []memory.WorkKind{memory.IndexFacts}}
 	if anyAgent(cfg, func(m config.Memory) bool { return m.Episodes && m.RAGEpisodes }) {
 		// Per-agent keys take effect for that agent alone: episodes are
 		// indexed when any agent retrieves them (retrieval then keeps
 		// to the asking agent's rag_episodes).
-		a.Indexer.Episodes = store
+		a.Indexer.Kinds = append(a.Indexer.Kinds, memory.IndexEpisodes)
 	}
 	d.Index, d.Retriever, d.Indexer = ix, a.Retriever, a.Indexer
 	return nil

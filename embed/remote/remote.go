@@ -35,7 +35,7 @@ type Options struct {
 // Defaults for remote embedders.
 const (
 	DefaultEmbedTimeout   = 10 * time.Second
-	DefaultEmbedBatchSize = rag.DefaultIndexBatch // the indexer sends one batch per call
+	DefaultEmbedBatchSize = rag.DefaultEmbedBatch
 	DefaultOpenAIModel    = "text-embedding-3-small"
 	DefaultOllamaModel    = "nomic-embed-text"
 )

@@ -126,8 +126,9 @@ type Config struct {
 	// OnCollectionCreated, if set, is called after this Index created the
 	// collection: on first use against an empty Qdrant, or after Qdrant
 	// came back without it (volume lost, collection dropped). The index is
-	// then empty, so wire it to the store's ResetIndexed to re-index every
-	// turn. It runs on the calling goroutine: hand slow work to another.
+	// then empty, so wire it to the store's Reset of every index kind
+	// (memory.IndexKinds) to re-index every turn, episode and fact. It
+	// runs on the calling goroutine: hand slow work to another.
 	OnCollectionCreated func(collection string)
 }
 

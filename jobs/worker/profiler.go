@@ -17,6 +17,7 @@ import (
 // ProfileSource is what the profiler reads and writes.
 type ProfileSource interface {
 	memory.ProfileStore
+	memory.Backlogs // MergeProfile
 	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 }
@@ -123,13 +124,14 @@ func (p *Profiler) Run(ctx context.Context) error {
 // skipping users inside their cooldown) and reports how many it merged.
 func (p *Profiler) Pass(ctx context.Context, force bool) (int, error) {
 	p.once.Do(p.EnsureDefaults)
-	chats, err := p.Store.ProfileWork(ctx, 200)
+	work, err := p.Store.Pending(ctx, memory.MergeProfile, 200)
 	if err != nil {
 		return 0, fmt.Errorf("profiler: %w", err)
 	}
 	done := 0
 	merged := map[[2]string]bool{}
-	for _, c := range chats {
+	for _, w := range work {
+		c := w.Chat
 		user := [2]string{c.Tenant, c.UserID}
 		if !force && (merged[user] || p.cooling(user)) {
 			continue // one update per user per cooldown; the work waits
@@ -191,7 +193,8 @@ func (p *Profiler) merge(ctx context.Context, c memory.Chat) error {
 			return fmt.Errorf("profiler: %w", err)
 		}
 	}
-	return p.Store.MarkProfileMerged(ctx, c.Key(), head.CoveredToSeq)
+	_, err = p.Store.Done(ctx, memory.MergeProfile, []memory.Mark{{Chat: c.Key(), ToSeq: head.CoveredToSeq}})
+	return err
 }
 
 // mergeOne merges the chat's summary: with the LLM when there is one (one

@@ -79,7 +79,7 @@ func TestProfilerLLMMerge(t *testing.T) {
 	if d := p.LastDegraded("t", "alice"); len(d) != 1 || d[0] != DegradedProfileInvalid {
 		t.Fatalf("degraded = %v, want %s", d, DegradedProfileInvalid)
 	}
-	if work, _ := st.ProfileWork(ctx, 10); len(work) != 0 {
+	if work, _ := st.Pending(ctx, memory.MergeProfile, 10); len(work) != 0 {
 		t.Fatalf("a bad reply must not be retried forever: %d chats left", len(work))
 	}
 }

@@ -20,7 +20,7 @@ package worker
 //     every checkpointTurns. So a rebuild costs what the turn's stretch
 //     holds, not the chat (extensions write the same checkpoints);
 //  3. each Forget row: the user's profile items sourced from a stretch
-//     holding the turn are removed, then ForgetDone. (The turn's points
+//     holding the turn are removed, then Done(ForgetTurns). (The turn's points
 //     are deleted (Erase) before step 1: once the summary is clean, the
 //     read path trusts the chat's retrieval hits.)
 //
@@ -47,7 +47,9 @@ type RebuildStore interface {
 	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error)
 	PendingForgets(ctx context.Context, limit int) ([]memory.Forget, error)
-	ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) error
+	// Done with ForgetTurns drops a handled deletion's Forget row
+	// (memory.Backlogs).
+	Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error)
 	EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error)
 	RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error
 	CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
@@ -60,7 +62,9 @@ type RebuildStore interface {
 type ProfileEditor interface {
 	Profile(ctx context.Context, tenant, userID string) (memory.ProfileState, int64, error)
 	SaveProfile(ctx context.Context, tenant, userID string, st memory.ProfileState, expect int64) error
-	RemergeProfile(ctx context.Context, key memory.ChatKey) error
+	// Done with MergeProfile marks, ToSeq 0, makes chats' summaries
+	// profile work again (memory.Backlogs).
+	Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error)
 }
 
 // Rebuilder is the job that works off the marks deleted messages left
@@ -266,7 +270,7 @@ func (r *Rebuilder) forgetTurn(ctx context.Context, f memory.Forget) error {
 			return err
 		}
 	}
-	if err := r.Store.ForgetDone(ctx, f.Chat, f.Seq); err != nil {
+	if _, err := r.Store.Done(ctx, memory.ForgetTurns, []memory.Mark{{Chat: f.Chat, Seqs: []int64{f.Seq}}}); err != nil {
 		return fmt.Errorf("worker: forget done: %w", err)
 	}
 	return nil
@@ -305,13 +309,16 @@ func (r *Rebuilder) forgetInProfile(ctx context.Context, f memory.Forget) error 
 	return remerge(ctx, r.Profiles, f.Chat.Tenant, chats)
 }
 
-// remerge makes the chats' summaries profile work again (each once).
+// remerge makes the chats' summaries profile work again (each once), in
+// one write: MergeProfile marks with ToSeq 0.
 func remerge(ctx context.Context, ps ProfileEditor, tenant string, chats []string) error {
 	slices.Sort(chats)
+	var marks []memory.Mark
 	for _, c := range slices.Compact(chats) {
-		if err := ps.RemergeProfile(ctx, memory.ChatKey{Tenant: tenant, ChatID: c}); err != nil {
-			return fmt.Errorf("worker: remerge profile: %w", err)
-		}
+		marks = append(marks, memory.Mark{Chat: memory.ChatKey{Tenant: tenant, ChatID: c}})
+	}
+	if _, err := ps.Done(ctx, memory.MergeProfile, marks); err != nil {
+		return fmt.Errorf("worker: remerge profile: %w", err)
 	}
 	return nil
 }

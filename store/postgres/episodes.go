@@ -111,17 +111,6 @@ func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) (
 	return eps, nil
 }
 
-// UnindexedEpisodeChats lists chats holding unindexed episodes.
-func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE NOT indexed)
-		ORDER BY updated_at, id LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, wrap("unindexed episode chats", err)
-	}
-	return chats, nil
-}
-
 // UnindexedEpisodes returns up to limit unindexed episodes of the chat.
 func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Episode, error) {
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
@@ -130,29 +119,6 @@ func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit
 		return nil, wrap("unindexed episodes", err)
 	}
 	return eps, nil
-}
-
-// MarkEpisodesIndexed marks the chat's episodes with these ids indexed.
-func (s *Store) MarkEpisodesIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
-	pk, err := chatPK(ctx, s.pool, key)
-	if err != nil {
-		return wrap("mark episodes indexed", err)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := s.pool.Exec(ctx, `UPDATE episodes SET indexed = true WHERE chat = $1 AND id::text = ANY($2)`, pk, ids); err != nil {
-		return wrap("mark episodes indexed", err)
-	}
-	return nil
-}
-
-// ResetEpisodesIndexed marks every episode of every tenant unindexed.
-func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE episodes SET indexed = false WHERE indexed`); err != nil {
-		return wrap("reset episodes indexed", err)
-	}
-	return nil
 }
 
 // insertEpisode stores one prepared episode and its facts. An episode

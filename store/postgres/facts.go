@@ -111,17 +111,6 @@ func (s *Store) SupersedeFacts(ctx context.Context, key memory.ChatKey, oldToNew
 	return wrap("supersede facts", err)
 }
 
-// UnindexedFactChats lists chats holding unindexed facts.
-func (s *Store) UnindexedFactChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.listChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE id IN (SELECT DISTINCT chat FROM facts WHERE NOT indexed)
-		ORDER BY updated_at, id LIMIT $1`, limitArg(limit))
-	if err != nil {
-		return nil, wrap("unindexed fact chats", err)
-	}
-	return chats, nil
-}
-
 // UnindexedFacts returns up to limit unindexed facts of the chat.
 func (s *Store) UnindexedFacts(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Fact, error) {
 	facts, err := s.facts(ctx, key, `SELECT `+factCols+` FROM facts
@@ -130,25 +119,6 @@ func (s *Store) UnindexedFacts(ctx context.Context, key memory.ChatKey, limit in
 		return nil, wrap("unindexed facts", err)
 	}
 	return facts, nil
-}
-
-// MarkFactsIndexed marks the chat's facts with these ids indexed.
-func (s *Store) MarkFactsIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
-	pk, err := chatPK(ctx, s.pool, key)
-	if err != nil {
-		return wrap("mark facts indexed", err)
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err = s.pool.Exec(ctx, `UPDATE facts SET indexed = true WHERE chat = $1 AND NOT indexed AND id = ANY($2)`, pk, ids)
-	return wrap("mark facts indexed", err)
-}
-
-// ResetFactsIndexed marks every fact of every tenant unindexed.
-func (s *Store) ResetFactsIndexed(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `UPDATE facts SET indexed = false WHERE indexed`)
-	return wrap("reset facts indexed", err)
 }
 
 // AddFacts stores facts not tied to a closed episode; see memory.FactStore.

@@ -116,13 +116,6 @@ func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget,
 	return out, nil
 }
 
-// ForgetDone drops the forget work of the chat's seq.
-func (s *Store) ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM forgets WHERE seq = $3
-		AND chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`, key.Tenant, key.ChatID, seq)
-	return wrap("forget done", err)
-}
-
 // EpisodesToRebuild lists episodes marked for rebuild with their chats.
 func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.tenant, c.chat_id, e.id::text

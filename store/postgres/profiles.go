@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,29 +67,6 @@ func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memor
 		return fmt.Errorf("postgres: save profile: %w", memory.ErrConflict)
 	}
 	return nil
-}
-
-// ProfileWork lists chats with a user whose summary moved past what their
-// user's profile merged, oldest change first.
-func (s *Store) ProfileWork(ctx context.Context, limit int) ([]memory.Chat, error) {
-	cols := strings.ReplaceAll("c."+chatCols, ", ", ", c.")
-	out, err := s.listChats(ctx, `SELECT `+cols+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
-		WHERE c.user_id <> '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT $1`, limitArg(limit))
-	return out, wrap("profile work", err)
-}
-
-// MarkProfileMerged records that the chat's summary up to seq is merged.
-func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO profile_merged (chat, merged_to) SELECT id, $3 FROM chats WHERE tenant = $1 AND chat_id = $2
-		ON CONFLICT (chat) DO UPDATE SET merged_to = GREATEST(profile_merged.merged_to, excluded.merged_to)`, key.Tenant, key.ChatID, seq)
-	return wrap("mark profile merged", err)
-}
-
-// RemergeProfile makes the chat's summary profile work again.
-func (s *Store) RemergeProfile(ctx context.Context, key memory.ChatKey) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM profile_merged WHERE chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`,
-		key.Tenant, key.ChatID)
-	return wrap("remerge profile", err)
 }
 
 // DeleteProfile erases the user's profile.

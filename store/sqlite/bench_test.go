@@ -165,11 +165,11 @@ func BenchmarkFactBacklog(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		chats, err := s.UnindexedFactChats(ctx, 100)
+		chats, err := s.Pending(ctx, memory.IndexFacts, 100)
 		if err != nil || len(chats) != 20 {
 			b.Fatalf("%d chats, %v", len(chats), err)
 		}
-		if _, err := s.UnindexedFacts(ctx, chats[0].Key(), 64); err != nil {
+		if _, err := s.UnindexedFacts(ctx, chats[0].Chat.Key(), 64); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -172,17 +172,6 @@ func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) (
 	return eps, nil
 }
 
-// UnindexedEpisodeChats lists chats holding unindexed episodes.
-func (s *Store) UnindexedEpisodeChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.queryChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE id IN (SELECT DISTINCT chat FROM episodes WHERE indexed = 0)
-		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: unindexed episode chats: %w", err)
-	}
-	return chats, nil
-}
-
 // UnindexedEpisodes returns up to limit unindexed episodes of the chat.
 func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Episode, error) {
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
@@ -191,36 +180,4 @@ func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit
 		return nil, fmt.Errorf("sqlite: unindexed episodes: %w", err)
 	}
 	return eps, nil
-}
-
-// MarkEpisodesIndexed marks the chat's episodes with these ids indexed.
-func (s *Store) MarkEpisodesIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 1 WHERE chat = ? AND id = ?`, pk, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: mark episodes indexed: %w", err)
-	}
-	return nil
-}
-
-// ResetEpisodesIndexed marks every episode of every tenant unindexed.
-func (s *Store) ResetEpisodesIndexed(ctx context.Context) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE episodes SET indexed = 0 WHERE indexed = 1`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: reset episodes indexed: %w", err)
-	}
-	return nil
 }

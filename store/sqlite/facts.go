@@ -119,17 +119,6 @@ func (s *Store) SupersedeFacts(ctx context.Context, key memory.ChatKey, oldToNew
 	return nil
 }
 
-// UnindexedFactChats lists chats holding unindexed facts.
-func (s *Store) UnindexedFactChats(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.queryChats(ctx, `SELECT `+chatCols+` FROM chats
-		WHERE id IN (SELECT DISTINCT chat FROM facts WHERE indexed = 0)
-		ORDER BY updated_at, id LIMIT ?`, sqlLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: unindexed fact chats: %w", err)
-	}
-	return chats, nil
-}
-
 // UnindexedFacts returns up to limit unindexed facts of the chat.
 func (s *Store) UnindexedFacts(ctx context.Context, key memory.ChatKey, limit int) ([]memory.Fact, error) {
 	facts, err := s.facts(ctx, key, `SELECT `+factCols+` FROM facts
@@ -138,39 +127,6 @@ func (s *Store) UnindexedFacts(ctx context.Context, key memory.ChatKey, limit in
 		return nil, fmt.Errorf("sqlite: unindexed facts: %w", err)
 	}
 	return facts, nil
-}
-
-// MarkFactsIndexed marks the chat's facts with these ids indexed.
-func (s *Store) MarkFactsIndexed(ctx context.Context, key memory.ChatKey, ids []string) error {
-	js, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE facts SET indexed = 1
-			WHERE chat = ? AND indexed = 0 AND id IN (SELECT value FROM json_each(?))`, pk, string(js))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: mark facts indexed: %w", err)
-	}
-	return nil
-}
-
-// ResetFactsIndexed marks every fact of every tenant unindexed.
-func (s *Store) ResetFactsIndexed(ctx context.Context) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE facts SET indexed = 0 WHERE indexed = 1`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: reset facts indexed: %w", err)
-	}
-	return nil
 }
 
 // AddFacts stores facts not tied to a closed episode; see memory.FactStore.

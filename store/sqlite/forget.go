@@ -129,19 +129,6 @@ func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget,
 	return out, rows.Err()
 }
 
-// ForgetDone drops the forget work of the chat's seq.
-func (s *Store) ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) error {
-	defer s.cp.scrubSoon() // what it erases must leave the WAL too
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM forgets WHERE chat = `+chatOf+` AND seq = ?`, key.Tenant, key.ChatID, seq)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: forget done: %w", err)
-	}
-	return nil
-}
-
 // EpisodesToRebuild lists episodes marked for rebuild with their chats.
 func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error) {
 	type ref struct {

@@ -74,43 +74,6 @@ func (s *Store) SaveProfile(ctx context.Context, tenant, userID string, st memor
 	return nil
 }
 
-// ProfileWork lists chats with a user whose summary moved past what their
-// user's profile merged, oldest change first.
-func (s *Store) ProfileWork(ctx context.Context, limit int) ([]memory.Chat, error) {
-	chats, err := s.queryChats(ctx, `SELECT `+prefixed("c.", chatCols)+` FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
-		WHERE c.user_id != '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT CAST(? AS INTEGER)`, sqlLimit(limit))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: profile work: %w", err)
-	}
-	return chats, nil
-}
-
-// MarkProfileMerged records that the chat's summary up to seq is merged.
-func (s *Store) MarkProfileMerged(ctx context.Context, key memory.ChatKey, seq int64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO profile_merged (chat, merged_to) SELECT id, ? FROM chats WHERE tenant = ? AND chat_id = ?
-			ON CONFLICT (chat) DO UPDATE SET merged_to = max(merged_to, excluded.merged_to)`, seq, key.Tenant, key.ChatID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: mark profile merged: %w", err)
-	}
-	return nil
-}
-
-// RemergeProfile makes the chat's summary profile work again.
-func (s *Store) RemergeProfile(ctx context.Context, key memory.ChatKey) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM profile_merged WHERE chat = (SELECT id FROM chats WHERE tenant = ? AND chat_id = ?)`,
-			key.Tenant, key.ChatID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: remerge profile: %w", err)
-	}
-	return nil
-}
-
 // DeleteProfile erases the user's profile.
 func (s *Store) DeleteProfile(ctx context.Context, tenant, userID string) error {
 	defer s.cp.scrubSoon() // what it erases must leave the WAL too

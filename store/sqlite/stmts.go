@@ -68,7 +68,7 @@ func (r *readStmts) list() []stmtSQL {
 		{&r.summaryWork, `SELECT ` + chatCols + ` FROM chats
 			WHERE last_seq - summary_cursor >= ? OR summary_dirty > 0
 			ORDER BY COALESCE(summary_pending_since, updated_at), id LIMIT ` + limitParam},
-		{&r.unindexedChats, `SELECT ` + chatCols + ` FROM chats
+		{&r.unindexedChats, `SELECT ` + chatCols + `, 0 FROM chats
 			WHERE id IN (SELECT DISTINCT chat FROM messages WHERE indexed = 0)
 			ORDER BY updated_at, id LIMIT ` + limitParam},
 		{&r.profile, `SELECT state, version FROM profiles WHERE tenant = ? AND user_id = ?`},

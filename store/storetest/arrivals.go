@@ -12,7 +12,7 @@ import (
 // undrawnOf lists the chats with undrawn turns as "tenant/chat:cursor".
 func undrawnOf(t *testing.T, s memory.Backend) []string {
 	t.Helper()
-	l, err := s.UndrawnChats(ctxT(t), 0)
+	l, err := s.Pending(ctxT(t), memory.DrawFacts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,19 +42,19 @@ func testArrivalBacklog(t *testing.T, s memory.Backend) {
 	}
 	steps := []struct {
 		name  string
-		marks []memory.DrawnMark
+		marks []memory.Mark
 		want  []string
 		drawn int64 // UndrawnTurns after the marks
 	}{
-		{"forward", []memory.DrawnMark{{Chat: one, Created: c1.CreatedAt, ToSeq: 3}}, []string{"t1/one:3", "t2/two:0"}, 5},
-		{"never back", []memory.DrawnMark{{Chat: one, ToSeq: 1}}, []string{"t1/one:3", "t2/two:0"}, 5},
-		{"another chat under the id", []memory.DrawnMark{{Chat: one, Created: c1.CreatedAt.Add(time.Second), ToSeq: 5}}, []string{"t1/one:3", "t2/two:0"}, 5},
-		{"gone chats skipped, the rest in one write", []memory.DrawnMark{{Chat: key("t1", "missing"), ToSeq: 1}, {Chat: key("t2", "one"), ToSeq: 9},
+		{"forward", []memory.Mark{{Chat: one, Created: c1.CreatedAt, ToSeq: 3}}, []string{"t1/one:3", "t2/two:0"}, 5},
+		{"never back", []memory.Mark{{Chat: one, ToSeq: 1}}, []string{"t1/one:3", "t2/two:0"}, 5},
+		{"another chat under the id", []memory.Mark{{Chat: one, Created: c1.CreatedAt.Add(time.Second), ToSeq: 5}}, []string{"t1/one:3", "t2/two:0"}, 5},
+		{"gone chats skipped, the rest in one write", []memory.Mark{{Chat: key("t1", "missing"), ToSeq: 1}, {Chat: key("t2", "one"), ToSeq: 9},
 			{Chat: one, ToSeq: 5}, {Chat: two, ToSeq: 99}}, []string{}, 0},
 		{"none", nil, []string{}, 0},
 	}
 	for _, st := range steps {
-		if err := s.MarkDrawn(ctx, st.marks); err != nil {
+		if err := drawn(ctx, s, st.marks); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
 		if got := undrawnOf(t, s); !reflect.DeepEqual(got, st.want) {
@@ -69,7 +69,7 @@ func testArrivalBacklog(t *testing.T, s memory.Backend) {
 	if got, want := undrawnOf(t, s), []string{"t2/two:3"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after an append = %v, want %v", got, want)
 	}
-	if l, err := s.UndrawnChats(ctx, 1); err != nil || len(l) != 1 || l[0].Chat.LastSeq != 4 {
+	if l, err := s.Pending(ctx, memory.DrawFacts, 1); err != nil || len(l) != 1 || l[0].Chat.LastSeq != 4 {
 		t.Errorf("UndrawnChats(1) = %+v, %v", l, err)
 	}
 }

@@ -27,18 +27,18 @@ func testChatLag(t *testing.T, s memory.Backend) {
 	}{
 		{"appended", nil, memory.ChatLag{LastSeq: 6, FirstUnindexed: 1}},
 		{"turns 1-3 indexed", func() error { mustMark(t, s, a, 1, 2, 3); return nil }, memory.ChatLag{LastSeq: 6, FirstUnindexed: 4}},
-		{"facts drawn to 5", func() error { return s.MarkDrawn(ctx, []memory.DrawnMark{{Chat: a, ToSeq: 5}}) },
+		{"facts drawn to 5", func() error { return drawn(ctx, s, []memory.Mark{{Chat: a, ToSeq: 5}}) },
 			memory.ChatLag{LastSeq: 6, FirstUnindexed: 4, FactsCursor: 5}},
 		{"an episode with a fact closed", func() error {
 			var err error
 			eps, err = s.CloseEpisodes(ctx, a, 0, []memory.Episode{withFacts(episode(1, 4), fact("x", 2))})
 			return err
 		}, memory.ChatLag{LastSeq: 6, FirstUnindexed: 4, FactsCursor: 5, UnindexedEpisodes: true, UnindexedFacts: true}},
-		{"the episode indexed", func() error { return s.MarkEpisodesIndexed(ctx, a, []string{eps[0].ID}) },
+		{"the episode indexed", func() error { return doneIDs(ctx, s, memory.IndexEpisodes, a, []string{eps[0].ID}) },
 			memory.ChatLag{LastSeq: 6, FirstUnindexed: 4, FactsCursor: 5, UnindexedFacts: true}},
 		{"its fact and the turns indexed", func() error {
 			mustMark(t, s, a, 4, 5, 6)
-			return s.MarkFactsIndexed(ctx, a, []string{mustFacts(t, s, a, 0, 0, true)[0].ID})
+			return doneIDs(ctx, s, memory.IndexFacts, a, []string{mustFacts(t, s, a, 0, 0, true)[0].ID})
 		}, memory.ChatLag{LastSeq: 6, FactsCursor: 5}},
 	}
 	for _, st := range steps {

@@ -93,7 +93,7 @@ func testEpisodes(t *testing.T, s memory.Backend) {
 			return err
 		},
 		"UnindexedEps":   func() error { _, err := es.UnindexedEpisodes(ctx, key("t2", "ep"), 0); return err },
-		"MarkEpsIndexed": func() error { return es.MarkEpisodesIndexed(ctx, key("t2", "ep"), []string{got[0].ID}) },
+		"MarkEpsIndexed": func() error { return doneIDs(ctx, es, memory.IndexEpisodes, key("t2", "ep"), []string{got[0].ID}) },
 	} {
 		if err := fn(); !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("%s of an unknown chat (or another tenant's): %v, want ErrNotFound", name, err)
@@ -143,7 +143,7 @@ func testEpisodeBacklog(t *testing.T, s memory.Backend) {
 	a, b := key("t1", "a"), key("t1", "b")
 	mustAppend(t, s, memory.AppendRequest{Chat: a, Messages: turns("a", 10)})
 	mustAppend(t, s, memory.AppendRequest{Chat: b, Messages: turns("b", 10)})
-	if chats, err := es.UnindexedEpisodeChats(ctx, 0); err != nil || len(chats) != 0 {
+	if chats, err := pendingChats(ctx, es, memory.IndexEpisodes, 0); err != nil || len(chats) != 0 {
 		t.Fatalf("backlog before any episode: %v, %v", chatIDs(chats), err)
 	}
 	epsA, err := es.CloseEpisodes(ctx, a, 0, []memory.Episode{episode(1, 3), episode(4, 6)})
@@ -153,7 +153,7 @@ func testEpisodeBacklog(t *testing.T, s memory.Backend) {
 	if _, err := es.CloseEpisodes(ctx, b, 0, []memory.Episode{episode(1, 9)}); err != nil {
 		t.Fatal(err)
 	}
-	chats, err := es.UnindexedEpisodeChats(ctx, 0)
+	chats, err := pendingChats(ctx, es, memory.IndexEpisodes, 0)
 	if err != nil || fmt.Sprint(sorted(chatIDs(chats))) != "[t1/a t1/b]" {
 		t.Fatalf("backlog chats %v, %v", chatIDs(chats), err)
 	}
@@ -162,16 +162,16 @@ func testEpisodeBacklog(t *testing.T, s memory.Backend) {
 		t.Fatal(err)
 	}
 	sameRanges(t, "first unindexed of a", un, [2]int64{1, 3})
-	if err := es.MarkEpisodesIndexed(ctx, a, []string{epsA[0].ID, epsA[1].ID}); err != nil {
+	if err := doneIDs(ctx, es, memory.IndexEpisodes, a, []string{epsA[0].ID, epsA[1].ID}); err != nil {
 		t.Fatal(err)
 	}
 	un, _ = es.UnindexedEpisodes(ctx, a, 0)
 	sameRanges(t, "unindexed of a after marking", un)
-	chats, _ = es.UnindexedEpisodeChats(ctx, 0)
+	chats, _ = pendingChats(ctx, es, memory.IndexEpisodes, 0)
 	if fmt.Sprint(chatIDs(chats)) != "[t1/b]" {
 		t.Errorf("backlog chats after marking a: %v", chatIDs(chats))
 	}
-	if err := es.ResetEpisodesIndexed(ctx); err != nil {
+	if err := es.Reset(ctx, memory.IndexEpisodes); err != nil {
 		t.Fatal(err)
 	}
 	un, _ = es.UnindexedEpisodes(ctx, a, 0)
@@ -195,7 +195,7 @@ func testEpisodesErased(t *testing.T, s memory.Backend) {
 	if _, err := es.Episodes(ctx, k, 0, 0); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("Episodes of a deleted chat: %v", err)
 	}
-	if chats, _ := es.UnindexedEpisodeChats(ctx, 0); fmt.Sprint(chatIDs(chats)) != "[t2/gone]" {
+	if chats, _ := pendingChats(ctx, es, memory.IndexEpisodes, 0); fmt.Sprint(chatIDs(chats)) != "[t2/gone]" {
 		t.Errorf("backlog after delete: %+v", chats)
 	}
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("again", 3)})

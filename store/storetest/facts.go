@@ -178,7 +178,7 @@ func testFactBacklog(t *testing.T, s memory.Backend) {
 	for _, k := range []memory.ChatKey{a, b} {
 		mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns(k.ChatID, 6)})
 	}
-	if chats, err := fs.UnindexedFactChats(ctx, 0); err != nil || len(chats) != 0 {
+	if chats, err := pendingChats(ctx, fs, memory.IndexFacts, 0); err != nil || len(chats) != 0 {
 		t.Fatalf("fact backlog before any fact: %v, %v", chatIDs(chats), err)
 	}
 	if _, err := es.CloseEpisodes(ctx, a, 0, []memory.Episode{withFacts(episode(1, 6), fact("x", 2), fact("y", 4), fact("z", 5))}); err != nil {
@@ -190,7 +190,7 @@ func testFactBacklog(t *testing.T, s memory.Backend) {
 	if got := backlog(t, s).UnindexedFacts; got != 4 {
 		t.Errorf("BacklogSizes.UnindexedFacts = %d, want 4", got)
 	}
-	chats, err := fs.UnindexedFactChats(ctx, 0)
+	chats, err := pendingChats(ctx, fs, memory.IndexFacts, 0)
 	if err != nil || fmt.Sprint(sorted(chatIDs(chats))) != "[t1/a t2/b]" {
 		t.Fatalf("fact backlog chats %v, %v", chatIDs(chats), err)
 	}
@@ -199,13 +199,13 @@ func testFactBacklog(t *testing.T, s memory.Backend) {
 		t.Fatalf("UnindexedFacts(a, 2) = %v, %v", factTexts(un), err)
 	}
 	all := mustFacts(t, fs, a, 0, 0, true)
-	if err := fs.MarkFactsIndexed(ctx, a, []string{all[0].ID, all[1].ID, all[2].ID}); err != nil {
+	if err := doneIDs(ctx, fs, memory.IndexFacts, a, []string{all[0].ID, all[1].ID, all[2].ID}); err != nil {
 		t.Fatal(err)
 	}
 	if un, _ := fs.UnindexedFacts(ctx, a, 0); len(un) != 0 {
 		t.Errorf("unindexed after marking: %v", factTexts(un))
 	}
-	if chats, _ := fs.UnindexedFactChats(ctx, 0); fmt.Sprint(chatIDs(chats)) != "[t2/b]" {
+	if chats, _ := pendingChats(ctx, fs, memory.IndexFacts, 0); fmt.Sprint(chatIDs(chats)) != "[t2/b]" {
 		t.Errorf("fact backlog chats after marking a: %v", chatIDs(chats))
 	}
 	if err := fs.SupersedeFacts(ctx, a, map[string]string{all[0].ID: all[2].ID}); err != nil {
@@ -214,7 +214,7 @@ func testFactBacklog(t *testing.T, s memory.Backend) {
 	if un, _ := fs.UnindexedFacts(ctx, a, 0); fmt.Sprint(factTexts(un)) != "[x]" {
 		t.Errorf("a superseded fact must be indexed again (its payload changed): unindexed %v", factTexts(un))
 	}
-	if err := fs.ResetFactsIndexed(ctx); err != nil {
+	if err := fs.Reset(ctx, memory.IndexFacts); err != nil {
 		t.Fatal(err)
 	}
 	if un, _ := fs.UnindexedFacts(ctx, a, 0); len(un) != 3 {
@@ -244,7 +244,7 @@ func testFactsErased(t *testing.T, s memory.Backend) {
 	if got := mustFacts(t, fs, other, 0, 0, true); fmt.Sprint(factTexts(got)) != "[secret of t2]" {
 		t.Errorf("the other tenant's facts: %v", factTexts(got))
 	}
-	if chats, _ := fs.UnindexedFactChats(ctx, 0); fmt.Sprint(chatIDs(chats)) != "[t2/gone]" {
+	if chats, _ := pendingChats(ctx, fs, memory.IndexFacts, 0); fmt.Sprint(chatIDs(chats)) != "[t2/gone]" {
 		t.Errorf("fact backlog after the delete: %v", chatIDs(chats))
 	}
 	unknown := key("t3", "gone")
@@ -253,7 +253,7 @@ func testFactsErased(t *testing.T, s memory.Backend) {
 		"FactsByID":        func() error { _, err := fs.FactsByID(ctx, unknown, []string{"x"}); return err },
 		"SupersedeFacts":   func() error { return fs.SupersedeFacts(ctx, unknown, map[string]string{"a": "b"}) },
 		"UnindexedFacts":   func() error { _, err := fs.UnindexedFacts(ctx, unknown, 0); return err },
-		"MarkFactsIndexed": func() error { return fs.MarkFactsIndexed(ctx, unknown, []string{"x"}) },
+		"MarkFactsIndexed": func() error { return doneIDs(ctx, fs, memory.IndexFacts, unknown, []string{"x"}) },
 	} {
 		if err := fn(); !errors.Is(err, memory.ErrNotFound) {
 			t.Errorf("%s of an unknown chat: %v, want ErrNotFound", name, err)

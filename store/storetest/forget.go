@@ -49,14 +49,14 @@ func forgetChat(t *testing.T, s memory.Backend, k memory.ChatKey) {
 		}
 	}
 	mustMark(t, s, k, span(1, 10)...)
-	if err := es.MarkEpisodesIndexed(ctx, k, []string{eps[0].ID, eps[1].ID}); err != nil {
+	if err := doneIDs(ctx, es, memory.IndexEpisodes, k, []string{eps[0].ID, eps[1].ID}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for _, f := range byText {
 		ids = append(ids, f.ID)
 	}
-	if err := fs.MarkFactsIndexed(ctx, k, ids); err != nil {
+	if err := doneIDs(ctx, fs, memory.IndexFacts, k, ids); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -159,10 +159,16 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 		t.Errorf("re-append of a deleted id = %+v", res)
 	}
 
-	if err := mf.ForgetDone(ctx, k, 3); err != nil {
+	if chats, err := pendingChats(ctx, mf, memory.ForgetTurns, 0); err != nil || fmt.Sprint(chatIDs(chats)) != "[t1/"+k.ChatID+"]" {
+		t.Errorf("Pending(ForgetTurns) = %v, %v", chatIDs(chats), err)
+	}
+	if err := forgetDone(ctx, mf, k, 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := mf.ForgetDone(ctx, k, 3); err != nil {
+	if chats, err := pendingChats(ctx, mf, memory.ForgetTurns, 0); err != nil || len(chats) != 0 {
+		t.Errorf("Pending(ForgetTurns) after ForgetDone = %v, %v", chatIDs(chats), err)
+	}
+	if err := forgetDone(ctx, mf, k, 3); err != nil {
 		t.Errorf("ForgetDone twice: %v", err)
 	}
 	if work, _ := mf.PendingForgets(ctx, 0); len(work) != 0 {
@@ -443,7 +449,7 @@ func ForgetAndRebuild(t *testing.T, s memory.Backend) memory.ChatKey {
 	if _, err := mf.ReplaceSummary(ctx, k, c.SummaryCursor, c.DirtyMark, memory.SummaryRecord{Summary: sampleSummary(1, 9, "Ann talked.")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := mf.ForgetDone(ctx, k, 3); err != nil {
+	if err := forgetDone(ctx, mf, k, 3); err != nil {
 		t.Fatal(err)
 	}
 	return k

@@ -90,45 +90,45 @@ func testProfileWork(t *testing.T, s memory.Backend) {
 			t.Fatal(err)
 		}
 	}
-	work, err := ps.ProfileWork(ctx, 10)
+	work, err := pendingChats(ctx, ps, memory.MergeProfile, 10)
 	if err != nil || len(work) != 1 || work[0].ID != "c1" || work[0].UserID != "alice" {
 		t.Fatalf("work = %+v %v, want c1 only (nouser has no user)", work, err)
 	}
-	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 4); err != nil {
+	if err := merged(ctx, ps, key("t1", "c1"), 4); err != nil {
 		t.Fatal(err)
 	}
-	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 0 {
+	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 0 {
 		t.Fatalf("merged chat still in the work: %+v", work)
 	}
 	if _, err := s.AppendSummary(ctx, key("t1", "c1"), 4, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 5}}); err != nil {
 		t.Fatal(err)
 	}
-	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 {
+	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 1 {
 		t.Fatalf("an extended summary is work again: %+v", work)
 	}
-	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 3); err != nil { // never backwards
+	if err := merged(ctx, ps, key("t1", "c1"), 3); err != nil { // never backwards
 		t.Fatal(err)
 	}
-	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 {
+	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 1 {
 		t.Fatalf("a lower mark moved the merge backwards: %+v", work)
 	}
-	if err := ps.MarkProfileMerged(ctx, key("t1", "c1"), 5); err != nil {
+	if err := merged(ctx, ps, key("t1", "c1"), 5); err != nil {
 		t.Fatal(err)
 	}
 	// A chat whose profile items went with a deleted turn is merged again.
-	if err := ps.RemergeProfile(ctx, key("t1", "c1")); err != nil {
+	if err := remerge(ctx, ps, key("t1", "c1")); err != nil {
 		t.Fatal(err)
 	}
-	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 1 || work[0].ID != "c1" {
+	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 1 || work[0].ID != "c1" {
 		t.Fatalf("after RemergeProfile, work = %+v, want c1", work)
 	}
-	if err := ps.RemergeProfile(ctx, key("t1", "no-such-chat")); err != nil {
+	if err := remerge(ctx, ps, key("t1", "no-such-chat")); err != nil {
 		t.Errorf("RemergeProfile of an unknown chat: %v", err)
 	}
 	if err := s.DeleteChat(ctx, key("t1", "c1")); err != nil {
 		t.Fatal(err)
 	}
-	if work, _ := ps.ProfileWork(ctx, 10); len(work) != 0 {
+	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 0 {
 		t.Fatalf("an erased chat is still work: %+v", work)
 	}
 }

@@ -6,8 +6,8 @@
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
 //     SummaryChain, AppendSummary, UnindexedMessages, TryLease, DeleteChat)
 //     return an error wrapping memory.ErrNotFound for an unknown chat;
-//     ReleaseLease of an unknown chat is a no-op, and MarkIndexed returns
-//     it in gone.
+//     ReleaseLease of an unknown chat is a no-op, and Done of an index
+//     kind (memory.Backlogs) returns it in gone.
 //   - Times are kept to the microsecond and returned in UTC.
 //   - A batch repeating an id with the same role, name and content counts
 //     the repeat as a duplicate; with different ones it fails with
@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) memory.Backend) {
 		{"SummaryChain", testSummaryChain},
 		{"SummaryCursorRace", testSummaryCursorRace},
 		{"Backlogs", testBacklogs},
+		{"BacklogKinds", testBacklogKinds},
 		{"MarkIndexedRaces", testMarkIndexedRaces},
 		{"SummaryWorkOrder", testSummaryWorkOrder},
 		{"Leases", testLeases},
@@ -142,7 +143,7 @@ func turns(prefix string, n int) []memory.Message {
 // mustMark marks seqs of chat k indexed, which must exist.
 func mustMark(t testing.TB, s memory.Backend, k memory.ChatKey, seqs ...int64) {
 	t.Helper()
-	gone, err := s.MarkIndexed(ctxT(t), []memory.IndexMark{{Chat: k, Seqs: seqs}})
+	gone, err := s.Done(ctxT(t), memory.IndexTurns, []memory.Mark{{Chat: k, Seqs: seqs}})
 	if err != nil || len(gone) != 0 {
 		t.Fatalf("MarkIndexed(%v, %v) = gone %v, %v", k, seqs, gone, err)
 	}
@@ -825,7 +826,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if b := backlog(t, s); b != (memory.Backlog{}) {
 		t.Fatalf("empty store backlog = %+v", b)
 	}
-	if l, err := s.UnindexedChats(ctx, 10); err != nil || l == nil || len(l) != 0 {
+	if l, err := pendingChats(ctx, s, memory.IndexTurns, 10); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("UnindexedChats on an empty store = %v, %v", l, err)
 	}
 	one, two := key("t1", "one"), key("t2", "two")
@@ -834,14 +835,14 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 8, Unsummarised: 8, UndrawnTurns: 8}) {
 		t.Errorf("backlog = %+v, want 8/8/8", b)
 	}
-	chats, err := s.UnindexedChats(ctx, 0)
+	chats, err := pendingChats(ctx, s, memory.IndexTurns, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := chatIDs(chats); !reflect.DeepEqual(sorted(got), []string{"t1/one", "t2/two"}) {
 		t.Errorf("UnindexedChats = %v", got)
 	}
-	if l, _ := s.UnindexedChats(ctx, 1); len(l) != 1 {
+	if l, _ := pendingChats(ctx, s, memory.IndexTurns, 1); len(l) != 1 {
 		t.Errorf("UnindexedChats(limit 1) = %d chats", len(l))
 	}
 	um, err := s.UnindexedMessages(ctx, one, 2)
@@ -864,7 +865,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	// change nothing of one; chats that do not exist (another tenant's
 	// name included) are skipped and returned, with or without seqs.
 	missing, elsewhere := key("t1", "missing"), key("t2", "one")
-	gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: missing, Seqs: []int64{1}}, {Chat: two, Seqs: []int64{3}},
+	gone, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: missing, Seqs: []int64{1}}, {Chat: two, Seqs: []int64{3}},
 		{Chat: elsewhere}, {Chat: one, Seqs: []int64{3, 5}}})
 	if err != nil {
 		t.Fatal(err)
@@ -872,10 +873,10 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if want := []memory.ChatKey{missing, elsewhere}; !reflect.DeepEqual(sortedKeys(gone), sortedKeys(want)) {
 		t.Errorf("MarkIndexed gone = %v, want %v", gone, want)
 	}
-	if gone, err := s.MarkIndexed(ctx, nil); err != nil || len(gone) != 0 {
+	if gone, err := s.Done(ctx, memory.IndexTurns, nil); err != nil || len(gone) != 0 {
 		t.Errorf("MarkIndexed(nil) = %v, %v", gone, err)
 	}
-	chats, _ = s.UnindexedChats(ctx, 0)
+	chats, _ = pendingChats(ctx, s, memory.IndexTurns, 0)
 	if got := chatIDs(chats); !reflect.DeepEqual(got, []string{"t2/two"}) {
 		t.Errorf("UnindexedChats after indexing one = %v", got)
 	}
@@ -888,7 +889,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if !reflect.DeepEqual(seqsOf(um), []int64{6, 7}) {
 		t.Errorf("UnindexedMessages after append = %v, want [6 7]", seqsOf(um))
 	}
-	if err := s.ResetIndexed(ctx); err != nil {
+	if err := s.Reset(ctx, memory.IndexTurns); err != nil {
 		t.Fatal(err)
 	}
 	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 10, Unsummarised: 10, UndrawnTurns: 10}) {
@@ -1195,7 +1196,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if ch, err := s.SummaryChain(ctx, k); !errors.Is(err, memory.ErrNotFound) || len(ch) != 0 {
 		t.Errorf("SummaryChain after delete: %d, %v", len(ch), err)
 	}
-	if l, err := s.UnindexedChats(ctx, 0); err != nil || len(l) != 0 {
+	if l, err := pendingChats(ctx, s, memory.IndexTurns, 0); err != nil || len(l) != 0 {
 		t.Errorf("UnindexedChats after delete: %v, %v", chatIDs(l), err)
 	}
 	if w, err := s.ListSummaryWork(ctx, 1, 0); err != nil || !reflect.DeepEqual(chatIDs(w), []string{"t1/kept"}) {
@@ -1349,14 +1350,14 @@ func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
 	if _, err := s.DeleteMessage(ctx, k, "r-2"); err != nil { // while the indexer embeds turns 1..3
 		t.Fatal(err)
 	}
-	if gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 2, 3}}}); err != nil || len(gone) != 0 {
+	if gone, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 2, 3}}}); err != nil || len(gone) != 0 {
 		t.Fatalf("MarkIndexed = %v, %v", gone, err)
 	}
 	um, _ := s.UnindexedMessages(ctx, k, 0)
 	if len(um) != 1 || um[0].Seq != 2 || !um[0].Deleted {
 		t.Fatalf("after marking a turn deleted meanwhile, unindexed = %+v, want its tombstone", um)
 	}
-	if _, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Forgotten: []int64{2}}}); err != nil {
+	if _, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Created: read.CreatedAt, Forgotten: []int64{2}}}); err != nil {
 		t.Fatal(err)
 	}
 	if um, _ := s.UnindexedMessages(ctx, k, 0); len(um) != 0 {
@@ -1370,10 +1371,10 @@ func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
 	}
 	time.Sleep(2 * time.Millisecond) // created_at has microseconds; make the second chat's differ for sure
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("n", 2)})
-	if _, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Seqs: []int64{1}}}); err != nil { // the new chat's own indexer pass
+	if _, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Seqs: []int64{1}}}); err != nil { // the new chat's own indexer pass
 		t.Fatal(err)
 	}
-	gone, err := s.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 3}}})
+	gone, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}

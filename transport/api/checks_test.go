@@ -14,6 +14,7 @@ import (
 	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/index/embedded"
 	"github.com/contextd/contextd/internal/metrics"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/rag"
 	"github.com/contextd/contextd/store/sqlite"
@@ -139,7 +140,7 @@ func degraded(r reply) []string {
 // embedder, every turn indexed.
 func searchHarness(t *testing.T, turns ...string) *harness {
 	t.Helper()
-	var indexer *rag.Indexer
+	var indexer *index.Indexer
 	h := newServiceHarness(t, func(d *engine.Deps, st *sqlite.Store) {
 		ix, err := embedded.Open(context.Background(), filepath.Join(t.TempDir(), "index"), 384)
 		if err != nil {
@@ -147,7 +148,7 @@ func searchHarness(t *testing.T, turns ...string) *harness {
 		}
 		t.Cleanup(func() { _ = ix.Close() })
 		emb, sparse := rag.NewHashingEmbedder(384), rag.NewSparseEncoder()
-		indexer = &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
+		indexer = &index.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
 		d.Index, d.Indexer = ix, indexer
 		d.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
 	})

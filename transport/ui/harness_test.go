@@ -20,6 +20,7 @@ import (
 	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/engine/enginetest"
 	"github.com/contextd/contextd/index/embedded"
+	"github.com/contextd/contextd/jobs/index"
 	"github.com/contextd/contextd/jobs/worker"
 	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
@@ -35,7 +36,7 @@ type harness struct {
 	srv   *httptest.Server
 	store *sqlite.Store
 	// indexer indexes pending turns when a test calls DrainOnce.
-	indexer *rag.Indexer
+	indexer *index.Indexer
 	svc     *engine.Service
 	client  *http.Client
 }
@@ -56,7 +57,7 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 	}
 	t.Cleanup(func() { _ = ix.Close() })
 	emb, sparse := rag.NewHashingEmbedder(64), rag.NewSparseEncoder()
-	indexer := &rag.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
+	indexer := &index.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
 	deps := enginetest.Deps(st)
 	deps.Summaries, deps.Index, deps.Indexer = w, ix, indexer
 	deps.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}

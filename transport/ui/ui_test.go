@@ -124,7 +124,7 @@ func TestTurnStates(t *testing.T) {
 	})
 	ctx := context.Background()
 	k := memory.ChatKey{Tenant: "default", ChatID: "c"}
-	if gone, err := h.store.MarkIndexed(ctx, []memory.IndexMark{{Chat: k, Seqs: []int64{1, 2}}}); err != nil || len(gone) != 0 {
+	if gone, err := h.store.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Seqs: []int64{1, 2}}}); err != nil || len(gone) != 0 {
 		t.Fatal(gone, err)
 	}
 	r := h.get("/ui/chats/c")

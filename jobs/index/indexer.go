@@ -1,10 +1,13 @@
-package rag
+// Package index is the background job that drains the store's durable
+// backlogs of unindexed turns, episodes and facts (memory.Backlogs) into
+// the vector index (rag.Index), in one drain loop over the kinds
+// (drain.go) with a reader and a point mapper per kind (kinds.go).
+package index
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,30 +15,38 @@ import (
 
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
-// IndexSource is what the indexer reads and marks in the store.
-type IndexSource interface {
+// Source is what the indexer reads and marks in the store: the
+// backlogs and item readers of the indexed kinds, the index leases, and
+// facts by id (to read back facts deleted while they were embedded).
+type Source interface {
 	memory.IndexBacklog
 	memory.Leases
-	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
+	FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error)
 }
 
-// Indexer drains the store's durable "unindexed" backlog into the index.
-// Per chat it takes the index lease and reads the pending turns; it embeds
-// and upserts them (idempotent on tenant/chat/seq) in batches that span
-// chats (indexturns.go), and only then marks them indexed. If the embedder
-// or the index fails nothing is marked: the turns stay in the backlog and
-// are retried with exponential backoff, so an outage loses nothing. Several replicas may run indexers on one store; the
-// lease keeps them off each other's chats.
+// Indexer drains the store's durable backlogs of unindexed turns,
+// episodes and facts into the index, in one drain loop (drain.go) over
+// the kinds (kinds.go). Per chat it takes the index lease and reads
+// the pending items; it embeds and upserts them (idempotent on each
+// point's identity) in batches that span chats, and only then marks them
+// indexed. If the embedder or the index fails nothing is marked: the
+// items stay in the backlog and are retried with exponential backoff, so
+// an outage loses nothing. Several replicas may run indexers on one
+// store; the lease keeps them off each other's chats.
 type Indexer struct {
-	Store    IndexSource
-	Embedder Embedder
-	Sparse   *SparseEncoder // nil: default parameters
-	Index    Index
+	Store    Source
+	Embedder rag.Embedder
+	Sparse   *rag.SparseEncoder // nil: default parameters
+	Index    rag.Index
+	// Kinds are the kinds of memory indexed besides the turns, which always
+	// are: memory.IndexEpisodes (memory.rag_episodes), memory.IndexFacts.
+	Kinds []memory.WorkKind
 	// Owner names this replica in leases (e.g. hostname+pid).
 	Owner string
-	// BatchSize is about the number of turns embedded and upserted at
+	// BatchSize is about the number of items embedded and upserted at
 	// once, across chats (at most this many of one chat); default 64.
 	BatchSize int
 	Logger    *slog.Logger
@@ -52,32 +63,31 @@ type Indexer struct {
 	// LeaseTTL bounds how long a crashed indexer blocks a chat; default
 	// memory.DefaultLeaseTTL.
 	LeaseTTL time.Duration
-	// Episodes, when set, is where closed episodes are read and marked:
-	// they are indexed too (memory.rag_episodes).
-	Episodes memory.EpisodeBacklog
 	// Tracer opens a span per batch indexed (nil: no-op).
 	Tracer trace.Tracer
 	// OnError, when set, is told each failed pass's error (readiness:
 	// a full disk marks storage full).
 	OnError func(error)
-	// Facts, when set, is where facts are read and marked: they are
-	// indexed too, superseded ones flagged (nil: no facts in the index).
-	Facts memory.FactStore
 	// PassageTokens is the size, in estimated tokens, above which a turn
 	// is indexed in passages, and the size of a passage; default
 	// DefaultPassageTokens.
 	PassageTokens int
 
-	once sync.Once
-	kick chan struct{}
-	// passes is what WaitIndexed and Pending read: the kicks, the kicks
-	// the last successful pass of Run covered, its last error.
+	loop runLoop
+}
+
+// runLoop is Run's state: the kick channel, made once, and the passes
+// WaitIndexed and Pending read (the kicks, the kicks the last successful
+// pass of Run covered, its last error).
+type runLoop struct {
+	once   sync.Once
+	kick   chan struct{}
 	passes background.Passes
 }
 
 // Indexer defaults and the backoff cap.
 const (
-	DefaultIndexBatch   = 64
+	DefaultIndexBatch   = rag.DefaultEmbedBatch
 	DefaultPollInterval = 2 * time.Second
 	DefaultMinInterval  = 200 * time.Millisecond
 	MaxIndexBackoff     = 30 * time.Second
@@ -111,20 +121,20 @@ func (ix *Indexer) EnsureDefaults() {
 
 // init sets the defaults and the kick channel, once.
 func (ix *Indexer) init() {
-	ix.once.Do(func() {
+	ix.loop.once.Do(func() {
 		ix.EnsureDefaults()
-		ix.kick = make(chan struct{}, 1)
+		ix.loop.kick = make(chan struct{}, 1)
 	})
 }
 
 func (ix *Indexer) kickCh() chan struct{} {
 	ix.init()
-	return ix.kick
+	return ix.loop.kick
 }
 
 // Kick wakes Run without blocking (call it after an append).
 func (ix *Indexer) Kick() {
-	ix.passes.Kicked()
+	ix.loop.passes.Kicked()
 	select {
 	case ix.kickCh() <- struct{}{}:
 	default:
@@ -132,9 +142,9 @@ func (ix *Indexer) Kick() {
 }
 
 // LastError returns the error of the last drain (nil once a drain succeeds).
-func (ix *Indexer) LastError() error { return ix.passes.LastError() }
+func (ix *Indexer) LastError() error { return ix.loop.passes.LastError() }
 
-func (ix *Indexer) setErr(err error) { ix.passes.SetErr(err) }
+func (ix *Indexer) setErr(err error) { ix.loop.passes.SetErr(err) }
 
 // Run drains the backlog until ctx is done: on every Kick (kicks that
 // come during a pass gather for MinInterval, unless a WaitIndexed caller
@@ -144,21 +154,21 @@ func (ix *Indexer) setErr(err error) { ix.passes.SetErr(err) }
 // ends.
 func (ix *Indexer) Run(ctx context.Context) error {
 	kick := ix.kickCh()
-	ix.passes.Starting()
-	defer ix.passes.Stopped()
+	ix.loop.passes.Starting()
+	defer ix.loop.passes.Stopped()
 	poll := ix.PollInterval
 	var backoff time.Duration
 	for {
 		start := time.Now()
-		for _, ch := range []chan struct{}{kick, ix.passes.Hurry()} { // kicks and hurries from before this pass are served by it
+		for _, ch := range []chan struct{}{kick, ix.loop.passes.Hurry()} { // kicks and hurries from before this pass are served by it
 			select {
 			case <-ch:
 			default:
 			}
 		}
-		covered := ix.passes.Begin()
+		covered := ix.loop.passes.Begin()
 		n, err := ix.DrainOnce(ctx)
-		ix.passes.End(covered, err)
+		ix.loop.passes.End(covered, err)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -217,7 +227,7 @@ func (ix *Indexer) gather(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
-	case <-ix.passes.Hurry():
+	case <-ix.loop.passes.Hurry():
 	}
 }
 
@@ -228,7 +238,7 @@ func (ix *Indexer) gather(ctx context.Context, d time.Duration) {
 // outage: the turns wait in the backlog), or ctx ended first.
 func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
 	ix.init()
-	return ix.passes.Wait(ctx)
+	return ix.loop.passes.Wait(ctx)
 }
 
 // Pending reports whether the index may lack something stored, as far as
@@ -241,90 +251,28 @@ func (ix *Indexer) WaitIndexed(ctx context.Context) bool {
 // indexer keeps up.
 func (ix *Indexer) Pending() bool {
 	ix.init()
-	return ix.passes.Pending()
+	return ix.loop.passes.Pending()
 }
 
 // DrainOnce indexes everything pending now — turns (forgotten ones taken
-// out), then closed episodes, then facts — and returns how many turns,
-// episodes and facts it indexed. Chats leased by another owner are
-// skipped. It stops at the first embedder or index failure (the rest waits
-// for the next round).
+// out), then the other Kinds in the order of memory.IndexKinds — and
+// returns how many items it indexed. Chats leased by another owner are
+// skipped. It stops at the first embedder or index failure (the rest
+// waits for the next round).
 func (ix *Indexer) DrainOnce(ctx context.Context) (int, error) {
 	ix.init()
-	n, err := ix.drainTurns(ctx)
-	if err != nil {
-		return n, err
-	}
-	for _, drain := range []func(context.Context) (int, error){ix.drainEpisodes, ix.drainFacts} {
-		for {
-			m, err := drain(ctx)
-			n += m
-			if err != nil {
-				ix.setErr(err)
-				return n, err
-			}
-			if m == 0 {
-				break
-			}
+	n := 0
+	for _, kind := range memory.IndexKinds {
+		if kind != memory.IndexTurns && !slices.Contains(ix.Kinds, kind) {
+			continue
+		}
+		m, err := ix.drain(ctx, kinds[kind])
+		n += m
+		if err != nil {
+			ix.setErr(err)
+			return n, err
 		}
 	}
+	ix.setErr(nil)
 	return n, nil
-}
-
-// TurnPoints are a turn's points, vectors left to the caller: one for a
-// turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
-// passage (SplitPassages), the passage as Content.
-func TurnPoints(c memory.Chat, m memory.Message, passageTokens int) []Point {
-	base := Point{Tenant: c.Tenant, UserID: c.UserID, ChatID: c.ID, Agent: c.Agent,
-		Seq: m.Seq, Role: string(m.Role), CreatedAt: m.CreatedAt, TurnBytes: len(m.Content)}
-	spans := SplitPassages(m.Content, PassageBytes(passageTokens))
-	if len(spans) <= 1 {
-		base.Content, base.PassageTo = m.Content, len(m.Content)
-		return []Point{base}
-	}
-	out := make([]Point, len(spans))
-	for i, sp := range spans {
-		out[i] = base
-		out[i].Passage, out[i].PassageFrom, out[i].PassageTo, out[i].Content = i, sp.From, sp.To, m.Content[sp.From:sp.To]
-	}
-	return out
-}
-
-// embedUpsert embeds texts into points' vectors and upserts the points;
-// what names them in errors ("turns of t/c").
-func (ix *Indexer) embedUpsert(ctx context.Context, what string, points []Point, texts []string) error {
-	if len(points) == 0 {
-		return nil
-	}
-	vecs, err := ix.Embedder.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("indexer: embed %s: %w", what, asEmbedderErr(err))
-	}
-	if len(vecs) != len(points) {
-		return fmt.Errorf("indexer: embed %s: %w: %d vectors for %d texts", what, ErrEmbedder, len(vecs), len(points))
-	}
-	for i := range points {
-		points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
-	}
-	if err := ix.Index.Upsert(ctx, points); err != nil {
-		return fmt.Errorf("indexer: upsert %s: %w: %w", what, ErrIndexUnavailable, err)
-	}
-	return nil
-}
-
-// marked follows the marking of upserted points (markErr is its result):
-// when the chat was deleted meanwhile — the API deletes the store rows,
-// then the points, so a delete may have raced with the upsert — it takes
-// the chat's points back out so nothing of it is left in the index.
-func (ix *Indexer) marked(ctx context.Context, key memory.ChatKey, markErr error) error {
-	if markErr == nil {
-		_, markErr = ix.Store.Chat(ctx, key)
-	}
-	if !errors.Is(markErr, memory.ErrNotFound) {
-		return markErr
-	}
-	if err := ix.Index.Delete(ctx, Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}}); err != nil {
-		return fmt.Errorf("indexer: clean up deleted chat %s/%s: %w: %w", key.Tenant, key.ChatID, ErrIndexUnavailable, err)
-	}
-	return nil
 }

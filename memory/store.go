@@ -124,23 +124,22 @@ type IndexMark struct {
 	Seqs, Forgotten []int64
 }
 
-// Leases let one replica at a time summarise or index a chat.
+// Leases let one replica at a time summarise or index a chat. The single
+// forms are the batch of one: memory.TryLease and memory.ReleaseLease.
 type Leases interface {
-	// TryLease takes a named lease on a chat for owner until now+ttl when
-	// the lease is free or expired. It is never re-entered: it reports
-	// false while any owner, owner itself included, holds an unexpired
-	// lease, so two jobs of one process never run on one chat at once.
-	TryLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
+	// TryLeases takes, in one write, a named lease on each chat for owner
+	// until now+ttl where the lease is free or expired: taken[i] reports
+	// keys[i] (the indexer takes a pass's chats at once). It is never
+	// re-entered: it reports false while any owner, owner itself
+	// included, holds an unexpired lease, so two jobs of one process never
+	// run on one chat at once. A chat that does not exist is not taken,
+	// without an error. An empty kind or owner is an error (CheckLease).
+	TryLeases(ctx context.Context, keys []ChatKey, kind, owner string, ttl time.Duration) (taken []bool, err error)
 	// RenewLease extends owner's unexpired lease until now+ttl; false when
 	// owner does not hold it (it expired, or another owner took it).
 	RenewLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
-	// ReleaseLease drops owner's lease (no error when it does not hold it).
-	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
-	// TryLeases is TryLease for several chats in one write (the indexer
-	// takes a pass's chats at once): taken[i] reports keys[i]. A chat that
-	// does not exist is not taken, without an error.
-	TryLeases(ctx context.Context, keys []ChatKey, kind, owner string, ttl time.Duration) (taken []bool, err error)
-	// ReleaseLeases is ReleaseLease for several chats in one write.
+	// ReleaseLeases drops owner's leases on the chats, in one write (no
+	// error for a lease it does not hold, or a chat that does not exist).
 	ReleaseLeases(ctx context.Context, keys []ChatKey, kind, owner string) error
 }
 

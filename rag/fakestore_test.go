@@ -187,16 +187,6 @@ var (
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }
 
-func (s *fakeStore) TryLease(_ context.Context, k memory.ChatKey, kind, owner string, _ time.Duration) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failErr != nil {
-		return false, s.failErr
-	}
-	s.leaseW++
-	return s.tryLease(k, kind, owner), nil
-}
-
 func (s *fakeStore) TryLeases(_ context.Context, keys []memory.ChatKey, kind, owner string, _ time.Duration) ([]bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -238,16 +228,6 @@ func (s *fakeStore) RenewLease(_ context.Context, k memory.ChatKey, kind, owner 
 		return false, s.failErr
 	}
 	return s.leases[leaseKey(k, kind)] == owner, nil
-}
-
-func (s *fakeStore) ReleaseLease(_ context.Context, k memory.ChatKey, kind, owner string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leaseW++
-	if s.leases[leaseKey(k, kind)] == owner {
-		delete(s.leases, leaseKey(k, kind))
-	}
-	return nil
 }
 
 func (s *fakeStore) deleteChat(k memory.ChatKey) {

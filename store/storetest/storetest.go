@@ -4,9 +4,9 @@
 //
 // Beyond memory.Backend's comments, the suite pins down these shared choices:
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
-//     SummaryChain, AppendSummary, UnindexedMessages, TryLease, DeleteChat)
+//     SummaryChain, AppendSummary, UnindexedMessages, memory.TryLease, DeleteChat)
 //     return an error wrapping memory.ErrNotFound for an unknown chat;
-//     ReleaseLease of an unknown chat is a no-op, and MarkIndexed returns
+//     ReleaseLeases of an unknown chat is a no-op, and MarkIndexed returns
 //     it in gone.
 //   - Times are kept to the microsecond and returned in UTC.
 //   - A batch repeating an id with the same role, name and content counts
@@ -582,10 +582,10 @@ func testTenantIsolation(t *testing.T, s memory.Backend) {
 	if h, err := s.SummaryHead(ctx, b); err != nil || h != nil {
 		t.Errorf("SummaryHead(b) = %v, %v; want none", h, err)
 	}
-	if ok, err := s.TryLease(ctx, a, memory.LeaseSummary, "w1", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, a, memory.LeaseSummary, "w1", time.Minute); err != nil || !ok {
 		t.Fatalf("TryLease(a) = %v, %v", ok, err)
 	}
-	if ok, err := s.TryLease(ctx, b, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, b, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("TryLease(b) while a is leased = %v, %v; want true", ok, err)
 	}
 	ids, err := s.ChatsOfUser(ctx, "tenant-a", "u")
@@ -616,7 +616,7 @@ func testNotFound(t *testing.T, s memory.Backend) {
 		"SummaryChain":      func() error { _, err := s.SummaryChain(ctx, k); return err },
 		"AppendSummary":     func() error { _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{}); return err },
 		"UnindexedMessages": func() error { _, err := s.UnindexedMessages(ctx, k, 10); return err },
-		"TryLease":          func() error { _, err := s.TryLease(ctx, k, memory.LeaseIndex, "w", time.Minute); return err },
+		"TryLease":          func() error { _, err := memory.TryLease(ctx, s, k, memory.LeaseIndex, "w", time.Minute); return err },
 		"DeleteChat":        func() error { return s.DeleteChat(ctx, k) },
 		// The chat exists in t1 only.
 		"Chat other tenant": func() error { _, err := s.Chat(ctx, key("t2", "exists")); return err },
@@ -626,7 +626,7 @@ func testNotFound(t *testing.T, s memory.Backend) {
 			t.Errorf("%s of an unknown chat: err = %v, want ErrNotFound", name, err)
 		}
 	}
-	if err := s.ReleaseLease(ctx, k, memory.LeaseIndex, "w"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseIndex, "w"); err != nil {
 		t.Errorf("ReleaseLease of an unknown chat: %v, want nil", err)
 	}
 	if ids, err := s.ChatsOfUser(ctx, "t1", "nobody"); err != nil || ids == nil || len(ids) != 0 {
@@ -970,7 +970,7 @@ func testLeases(t *testing.T, s memory.Backend) {
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("l", 1)})
 	try := func(kind, owner string, want bool) {
 		t.Helper()
-		ok, err := s.TryLease(ctx, k, kind, owner, time.Minute)
+		ok, err := memory.TryLease(ctx, s, k, kind, owner, time.Minute)
 		if err != nil || ok != want {
 			t.Errorf("TryLease(%s, %s) = %v, %v; want %v", kind, owner, ok, err, want)
 		}
@@ -989,16 +989,16 @@ func testLeases(t *testing.T, s memory.Backend) {
 	renew("w2", false)
 	try(memory.LeaseIndex, "w2", true) // kinds are independent
 	try(memory.LeaseIndex, "w1", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w2"); err != nil { // not w2's: no-op
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w2"); err != nil { // not w2's: no-op
 		t.Fatal(err)
 	}
 	try(memory.LeaseSummary, "w2", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w1"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w1"); err != nil {
 		t.Fatal(err)
 	}
 	try(memory.LeaseSummary, "w2", true)
 	try(memory.LeaseSummary, "w1", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w1"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w1"); err != nil {
 		t.Errorf("ReleaseLease of a lease not held: %v", err)
 	}
 	try(memory.LeaseSummary, "w1", false)
@@ -1067,7 +1067,7 @@ func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 	for _, k := range []memory.ChatKey{held, free, other} {
 		mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("lb", 1)})
 	}
-	if ok, err := s.TryLease(ctx, held, memory.LeaseIndex, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, held, memory.LeaseIndex, "w2", time.Minute); err != nil || !ok {
 		t.Fatalf("TryLease(held) = %v, %v", ok, err)
 	}
 	keys := []memory.ChatKey{held, free, missing, other}
@@ -1085,7 +1085,7 @@ func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 		t.Fatalf("ReleaseLeases: %v", err)
 	}
 	for k, want := range map[memory.ChatKey]bool{held: false, free: true, other: true} { // held stays w2's
-		if ok, err := s.TryLease(ctx, k, memory.LeaseIndex, "w3", time.Minute); err != nil || ok != want {
+		if ok, err := memory.TryLease(ctx, s, k, memory.LeaseIndex, "w3", time.Minute); err != nil || ok != want {
 			t.Errorf("TryLease(%v) after ReleaseLeases = %v, %v; want %v", k, ok, err, want)
 		}
 	}
@@ -1101,16 +1101,16 @@ func testLeaseExpiry(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "expiring")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("e", 1)})
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "crashed", 50*time.Millisecond); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "crashed", 50*time.Millisecond); err != nil || !ok {
 		t.Fatalf("TryLease = %v, %v", ok, err)
 	}
-	if ok, _ := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute); ok {
+	if ok, _ := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute); ok {
 		t.Fatal("took an unexpired lease")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		time.Sleep(60 * time.Millisecond)
-		ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute)
+		ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1121,7 +1121,7 @@ func testLeaseExpiry(t *testing.T, s memory.Backend) {
 			t.Fatal("an expired lease could not be taken")
 		}
 	}
-	if ok, _ := s.TryLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
+	if ok, _ := memory.TryLease(ctx, s, k, memory.LeaseSummary, "crashed", time.Minute); ok {
 		t.Error("the old owner took back a lease held by another")
 	}
 	if ok, _ := s.RenewLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
@@ -1144,7 +1144,7 @@ func testLeaseContention(t *testing.T, s memory.Backend) {
 			go func(w int) {
 				defer wg.Done()
 				<-start
-				got[w], errs[w] = s.TryLease(ctx, k, memory.LeaseSummary, fmt.Sprintf("worker-%d", w), time.Minute)
+				got[w], errs[w] = memory.TryLease(ctx, s, k, memory.LeaseSummary, fmt.Sprintf("worker-%d", w), time.Minute)
 			}(w)
 		}
 		close(start)
@@ -1177,7 +1177,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if _, err := s.AppendSummary(ctx, k, 3, memory.SummaryRecord{Summary: sampleSummary(1, 4, "y"), FromSeq: 4, ToSeq: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w1", time.Hour); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w1", time.Hour); err != nil || !ok {
 		t.Fatal("lease", ok, err)
 	}
 	if err := s.DeleteChat(ctx, k); err != nil {
@@ -1219,7 +1219,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if c := mustChat(t, s, k); c.SummaryCursor != 0 {
 		t.Errorf("re-created chat cursor = %d", c.SummaryCursor)
 	}
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("old lease survived delete: TryLease = %v, %v", ok, err)
 	}
 	r, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "z"), FromSeq: 1, ToSeq: 2})

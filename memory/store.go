@@ -79,11 +79,15 @@ type Summaries interface {
 	// SummaryChain returns every record of the chat's chain, head first.
 	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
 
-	// AppendSummary writes rec as the new head of the chat's chain and moves
-	// the chat's summary cursor to rec.CoveredToSeq, in one transaction that
-	// fails with ErrCursorMoved unless the cursor is still expectCursor.
-	// The store sets ID, ParentID, Depth and CreatedAt and returns the record.
-	AppendSummary(ctx context.Context, key ChatKey, expectCursor int64, rec SummaryRecord) (SummaryRecord, error)
+	// WriteSummary writes to the chat's chain as w says (SummaryWrite: an
+	// extension on the head, or a rebuild after a deleted message), in one
+	// transaction that checks w.Check against the chat as it reads it
+	// there: ErrCursorMoved unless the cursor is still w.ExpectCursor,
+	// ErrConflict for records not moving it forward within the chat's
+	// turns, for a Keep that is not a record of the chain, or that is not
+	// the head when nothing is written on it. The store sets each record's
+	// ID, ParentID, Depth and CreatedAt and returns the records written.
+	WriteSummary(ctx context.Context, key ChatKey, w SummaryWrite) ([]SummaryRecord, error)
 
 	// ListSummaryWork finds chats with work for the summariser, oldest work
 	// first: turns the summary does not cover yet (last_seq -

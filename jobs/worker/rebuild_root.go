@@ -49,7 +49,7 @@ func (w *Worker) rebuildSummary(ctx context.Context, chat memory.Chat, s Setting
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: summary rebuild abandoned: %w", err)
 	}
-	if err := w.Forget.RebuildSummary(ctx, key, cursor, chat.DirtyMark, keepID, recs); err != nil {
+	if _, err := w.Store.WriteSummary(ctx, key, memory.RebuildWrite(cursor, chat.DirtyMark, keepID, recs)); err != nil {
 		return fmt.Errorf("worker: rebuild summary: %w", err)
 	}
 	w.wrote(nil)
@@ -165,7 +165,7 @@ func (w *Worker) checkpoints(ctx context.Context, chat memory.Chat, sum memory.S
 		if err := context.Cause(ctx); err != nil {
 			return head, cursor, fmt.Errorf("worker: checkpoint abandoned: %w", err)
 		}
-		written, err := w.Store.AppendSummary(ctx, chat.Key(), cursor, rec)
+		written, err := memory.AppendSummary(ctx, w.Store, chat.Key(), cursor, rec)
 		if err != nil {
 			return head, cursor, fmt.Errorf("worker: append checkpoint: %w", err)
 		}

@@ -770,7 +770,7 @@ func (w *Worker) write(ctx context.Context, key memory.ChatKey, cursor int64, s 
 	if !s.Persist {
 		return &rec, degraded, nil
 	}
-	written, err := w.Store.AppendSummary(ctx, key, cursor, rec)
+	written, err := memory.AppendSummary(ctx, w.Store, key, cursor, rec)
 	if errors.Is(err, memory.ErrCursorMoved) {
 		// Someone else extended it first: theirs stands.
 		head, herr := w.Store.SummaryHead(ctx, key)

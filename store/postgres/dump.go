@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/chain"
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
@@ -123,35 +124,7 @@ func loadMessage(ctx context.Context, tx pgx.Tx, pk int64, chat memory.Chat, m m
 }
 
 func loadSummary(ctx context.Context, tx pgx.Tx, pk int64, chat memory.Chat, rec memory.SummaryRecord) (bool, error) {
-	var owner int64
-	err := tx.QueryRow(ctx, `SELECT chat FROM conversation_summaries WHERE id::text = $1`, rec.ID).Scan(&owner)
-	if err == nil {
-		if owner != pk {
-			return false, fmt.Errorf("summary record %q belongs to another chat: %w", rec.ID, memory.ErrConflict)
-		}
-		return false, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return false, err
-	}
-	var head *string
-	depth := -1
-	if err := tx.QueryRow(ctx, `SELECT id::text, depth FROM conversation_summaries WHERE chat = $1 ORDER BY depth DESC LIMIT 1`, pk).
-		Scan(&head, &depth); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return false, err
-	}
-	if rec.Depth != depth+1 || (rec.ParentID == nil) != (head == nil) || (rec.ParentID != nil && *rec.ParentID != *head) {
-		return false, fmt.Errorf("summary record %q (depth %d) does not continue the chat's chain (head depth %d): %w", rec.ID, rec.Depth, depth, memory.ErrConflict)
-	}
-	if rec.CoveredToSeq < chat.SummaryCursor || rec.CoveredToSeq > chat.LastSeq {
-		return false, fmt.Errorf("summary record %q covers to %d, outside %d..%d: %w", rec.ID, rec.CoveredToSeq, chat.SummaryCursor, chat.LastSeq, memory.ErrConflict)
-	}
-	if err := sqlbatch.CheckUUID(rec.ID); err != nil {
-		return false, fmt.Errorf("summary record: %w: %w", err, memory.ErrConflict)
-	}
-	rec.CreatedAt = rec.CreatedAt.UTC().Truncate(time.Microsecond)
-	err = insertRecord(ctx, tx, chat.Key(), pk, rec)
-	return err == nil, err
+	return chain.Load(ctx, chainTx{tx: tx, key: chat.Key(), pk: pk}, chat, rec, sqlbatch.CheckUUID)
 }
 
 func loadEpisode(ctx context.Context, tx pgx.Tx, pk int64, chat memory.Chat, e memory.Episode) (bool, error) {

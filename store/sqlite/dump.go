@@ -3,12 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/chain"
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
@@ -131,42 +131,7 @@ func (s *Store) loadMessage(ctx context.Context, tx *sql.Tx, pk int64, chat memo
 }
 
 func (s *Store) loadSummary(ctx context.Context, tx *sql.Tx, pk int64, chat memory.Chat, rec memory.SummaryRecord) (bool, error) {
-	var owner int64
-	err := tx.QueryRowContext(ctx, `SELECT chat FROM conversation_summaries WHERE id = ?`, rec.ID).Scan(&owner)
-	if err == nil {
-		if owner != pk {
-			return false, fmt.Errorf("summary record %q belongs to another chat: %w", rec.ID, memory.ErrConflict)
-		}
-		return false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	var head sql.NullString
-	depth := -1
-	if err := tx.QueryRowContext(ctx, `SELECT id, depth FROM conversation_summaries WHERE chat = ? ORDER BY depth DESC LIMIT 1`, pk).
-		Scan(&head, &depth); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	if rec.Depth != depth+1 || (rec.ParentID == nil) != !head.Valid || (rec.ParentID != nil && *rec.ParentID != head.String) {
-		return false, fmt.Errorf("summary record %q (depth %d) does not continue the chat's chain (head depth %d): %w", rec.ID, rec.Depth, depth, memory.ErrConflict)
-	}
-	if rec.CoveredToSeq < chat.SummaryCursor || rec.CoveredToSeq > chat.LastSeq {
-		return false, fmt.Errorf("summary record %q covers to %d, outside %d..%d: %w", rec.ID, rec.CoveredToSeq, chat.SummaryCursor, chat.LastSeq, memory.ErrConflict)
-	}
-	js, err := json.Marshal(rec.Summary)
-	if err != nil {
-		return false, err
-	}
-	if sqlbatch.HasEscapedNUL(js) || sqlbatch.CheckText(rec.ID) != nil {
-		return false, fmt.Errorf("summary record %q holds a NUL character or invalid UTF-8: %w", rec.ID, memory.ErrConflict)
-	}
-	if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx, rec.ID, pk, nullable(rec.ParentID), rec.Depth,
-		rec.FromSeq, rec.ToSeq, rec.TokenCount, rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(rec.CreatedAt)); err != nil {
-		return false, fmt.Errorf("insert summary: %w", err)
-	}
-	_, err = tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx, rec.CoveredToSeq, rec.CoveredToSeq, pk)
-	return err == nil, err
+	return chain.Load(ctx, &chainTx{s: s, tx: tx, pk: pk}, chat, rec, sqlbatch.CheckText)
 }
 
 func nullable(p *string) any {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/contextd/contextd/memory"
@@ -259,101 +258,6 @@ func replaceFacts(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastS
 		return err
 	}
 	return unpoint(ctx, tx, pk, gone)
-}
-
-// ReplaceSummary makes rec the chat's only summary record; see
-// memory.MessageForgetter.
-func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
-	recs := []memory.SummaryRecord{rec}
-	if rec.CoveredToSeq == 0 { // nothing covered: no summary, as before
-		recs = nil
-	}
-	err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, rec.CoveredToSeq, "", recs)
-	if err != nil {
-		return memory.SummaryRecord{}, fmt.Errorf("sqlite: replace summary: %w", err)
-	}
-	if len(recs) > 0 {
-		rec = recs[0]
-	}
-	rec.ParentID, rec.Depth = nil, 0
-	return rec, nil
-}
-
-// RebuildSummary keeps the chain up to keep and writes recs on top; see
-// memory.MessageForgetter.
-func (s *Store) RebuildSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error {
-	to := expectCursor
-	if len(recs) > 0 {
-		to = recs[len(recs)-1].CoveredToSeq
-	}
-	if err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, to, keep, slices.Clone(recs)); err != nil {
-		return fmt.Errorf("sqlite: rebuild summary: %w", err)
-	}
-	return nil
-}
-
-// rewriteChain deletes the chain's records after keep ("" : all), writes
-// recs on top (setting their ids) and clears the dirty mark when it is
-// still dirtyMark, in one transaction checking that the cursor is
-// expectCursor and that to, where recs leave it, is in range.
-func (s *Store) rewriteChain(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark, to int64, keep string, recs []memory.SummaryRecord) error {
-	defer s.cp.scrubSoon() // what it erases must leave the WAL too
-	defer s.heads.drop(key)
-	now := s.now().Truncate(time.Microsecond)
-	return s.write(ctx, func(tx *sql.Tx) error {
-		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
-		if err != nil {
-			return err
-		}
-		if chat.SummaryCursor != expectCursor {
-			return fmt.Errorf("cursor is %d, expected %d: %w", chat.SummaryCursor, expectCursor, memory.ErrCursorMoved)
-		}
-		if err := sqlbatch.CheckChain(recs, expectCursor, to, chat.LastSeq); err != nil {
-			return err
-		}
-		depth, err := keptDepth(ctx, tx, pk, keep, len(recs) == 0)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_summaries WHERE chat = ? AND depth > ?`, pk, depth); err != nil {
-			return fmt.Errorf("delete chain: %w", err)
-		}
-		var parent *string
-		if keep != "" {
-			parent = &keep
-		}
-		for i := range recs {
-			recs[i].ParentID, recs[i].Depth = parent, depth+1
-			if _, err := s.writeRecord(ctx, tx, pk, &recs[i], now); err != nil {
-				return err
-			}
-			parent, depth = &recs[i].ID, depth+1
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
-			WHERE id = ?`, dirtyMark, pk)
-		return err
-	})
-}
-
-// keptDepth is the depth of the record keep (-1 for ""): ErrConflict when
-// the chain holds no such record, or when head it must be the head.
-func keptDepth(ctx context.Context, tx *sql.Tx, pk int64, keep string, head bool) (int, error) {
-	if keep == "" {
-		return -1, nil
-	}
-	var depth, top int
-	err := tx.QueryRowContext(ctx, `SELECT depth, (SELECT max(depth) FROM conversation_summaries WHERE chat = ?)
-		FROM conversation_summaries WHERE chat = ? AND id = ?`, pk, pk, keep).Scan(&depth, &top)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("no record %q in the chain: %w", keep, memory.ErrConflict)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("kept record: %w", err)
-	}
-	if head && depth != top {
-		return 0, fmt.Errorf("record %q is not the head and nothing is written on it: %w", keep, memory.ErrConflict)
-	}
-	return depth, nil
 }
 
 // CleanSummary returns the newest record that cannot hold a deleted turn;

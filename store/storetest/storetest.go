@@ -4,7 +4,7 @@
 //
 // Beyond memory.Backend's comments, the suite pins down these shared choices:
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
-//     SummaryChain, AppendSummary, UnindexedMessages, memory.TryLease, DeleteChat)
+//     SummaryChain, WriteSummary, UnindexedMessages, memory.TryLease, DeleteChat)
 //     return an error wrapping memory.ErrNotFound for an unknown chat;
 //     ReleaseLeases of an unknown chat is a no-op, and MarkIndexed returns
 //     it in gone.
@@ -12,8 +12,8 @@
 //   - A batch repeating an id with the same role, name and content counts
 //     the repeat as a duplicate; with different ones it fails with
 //     memory.ErrConflict and stores nothing.
-//   - AppendSummary rejects CoveredToSeq outside expectCursor..last_seq with
-//     memory.ErrConflict (the cursor only moves forward).
+//   - WriteSummary rejects a CoveredToSeq outside expectCursor..last_seq with
+//     memory.ErrConflict (the cursor only moves forward: memory.SummaryWrite.Check).
 //   - limit <= 0 means no limit; list results are never nil.
 package storetest
 
@@ -576,7 +576,7 @@ func testTenantIsolation(t *testing.T, s memory.Backend) {
 		t.Errorf("Chat in tenant-c: %v, want ErrNotFound", err)
 	}
 	// A summary and a lease in a are not b's.
-	if _, err := s.AppendSummary(ctx, a, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "a only", CoveredFromSeq: 1, CoveredToSeq: 1}, FromSeq: 1, ToSeq: 1}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, a, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "a only", CoveredFromSeq: 1, CoveredToSeq: 1}, FromSeq: 1, ToSeq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if h, err := s.SummaryHead(ctx, b); err != nil || h != nil {
@@ -614,7 +614,7 @@ func testNotFound(t *testing.T, s memory.Backend) {
 		"MessagesBySeq":     func() error { _, err := s.MessagesBySeq(ctx, k, []int64{1}); return err },
 		"SummaryHead":       func() error { _, err := s.SummaryHead(ctx, k); return err },
 		"SummaryChain":      func() error { _, err := s.SummaryChain(ctx, k); return err },
-		"AppendSummary":     func() error { _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{}); return err },
+		"AppendSummary":     func() error { _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{}); return err },
 		"UnindexedMessages": func() error { _, err := s.UnindexedMessages(ctx, k, 10); return err },
 		"TryLease":          func() error { _, err := memory.TryLease(ctx, s, k, memory.LeaseIndex, "w", time.Minute); return err },
 		"DeleteChat":        func() error { return s.DeleteChat(ctx, k) },
@@ -679,7 +679,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	before := time.Now().UTC().Truncate(time.Microsecond)
 	in1 := memory.SummaryRecord{Summary: sampleSummary(1, 6, "first six turns ✓"), FromSeq: 1, ToSeq: 6, TokenCount: 42,
 		ID: "ignored", Depth: 7} // the store sets ID, ParentID, Depth
-	r1, err := s.AppendSummary(ctx, k, 0, in1)
+	r1, err := memory.AppendSummary(ctx, s, k, 0, in1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -699,21 +699,21 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	sameRecord(t, *h, r1)
 
 	// A writer that read cursor 0 lost the race: nothing is written.
-	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
 		t.Errorf("AppendSummary with an old cursor: %v, want ErrCursorMoved", err)
 	}
 	// The cursor never moves backwards nor past the last turn.
-	if _, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
 		t.Errorf("AppendSummary moving the cursor back: %v, want ErrConflict", err)
 	}
-	if _, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
 		t.Errorf("AppendSummary past last_seq: %v, want ErrConflict", err)
 	}
 	if ch, _ := s.SummaryChain(ctx, k); len(ch) != 1 {
 		t.Fatalf("chain has %d records after rejected writes, want 1", len(ch))
 	}
 
-	r2, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 10, "all ten"), FromSeq: 7, ToSeq: 10, TokenCount: 77})
+	r2, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 10, "all ten"), FromSeq: 7, ToSeq: 10, TokenCount: 77})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +724,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 		t.Errorf("head id after a second record = %q, want %q", c.HeadID, r2.ID)
 	}
 	// The summary may be rewritten without new turns (cursor stays).
-	r3, err := s.AppendSummary(ctx, k, 10, memory.SummaryRecord{Summary: sampleSummary(1, 10, "rewritten"), FromSeq: 11, ToSeq: 10})
+	r3, err := memory.AppendSummary(ctx, s, k, 10, memory.SummaryRecord{Summary: sampleSummary(1, 10, "rewritten"), FromSeq: 11, ToSeq: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -746,7 +746,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	}
 	// A zero UpdatedAt is filled in.
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("more", 1)})
-	r4, err := s.AppendSummary(ctx, k, 10, memory.SummaryRecord{Summary: memory.Summary{Narrative: "n", CoveredFromSeq: 1, CoveredToSeq: 11}, FromSeq: 11, ToSeq: 11})
+	r4, err := memory.AppendSummary(ctx, s, k, 10, memory.SummaryRecord{Summary: memory.Summary{Narrative: "n", CoveredFromSeq: 1, CoveredToSeq: 11}, FromSeq: 11, ToSeq: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,7 +772,7 @@ func testSummaryCursorRace(t *testing.T, s memory.Backend) {
 			go func(w int) {
 				defer wg.Done()
 				<-start
-				_, errs[w] = s.AppendSummary(ctx, k, 0, memory.SummaryRecord{
+				_, errs[w] = memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{
 					Summary: sampleSummary(1, int64(4+w), fmt.Sprintf("writer %d", w)), FromSeq: 1, ToSeq: int64(4 + w)})
 			}(w)
 		}
@@ -903,7 +903,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if got := chatIDs(work); !reflect.DeepEqual(got, []string{"t1/one"}) {
 		t.Errorf("ListSummaryWork(5) = %v", got)
 	}
-	if _, err := s.AppendSummary(ctx, one, 0, memory.SummaryRecord{Summary: sampleSummary(1, 6, "six"), FromSeq: 1, ToSeq: 6}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, one, 0, memory.SummaryRecord{Summary: sampleSummary(1, 6, "six"), FromSeq: 1, ToSeq: 6}); err != nil {
 		t.Fatal(err)
 	}
 	if b := backlog(t, s); b.Unsummarised != 4 {
@@ -917,7 +917,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if got := chatIDs(work); len(got) != 2 {
 		t.Errorf("ListSummaryWork(0) = %v, want both chats (each has a pending turn)", got)
 	}
-	if _, err := s.AppendSummary(ctx, one, 6, memory.SummaryRecord{Summary: sampleSummary(1, 7, "all"), FromSeq: 7, ToSeq: 7}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, one, 6, memory.SummaryRecord{Summary: sampleSummary(1, 7, "all"), FromSeq: 7, ToSeq: 7}); err != nil {
 		t.Fatal(err)
 	}
 	work, _ = s.ListSummaryWork(ctx, 0, 0)
@@ -1170,11 +1170,11 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("d", 6)})
 	mustAppend(t, s, memory.AppendRequest{Chat: other, UserID: "u", Messages: turns("k", 2)})
 	mustMark(t, s, other, 1, 2)
-	r1, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 3, "x"), FromSeq: 1, ToSeq: 3})
+	r1, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 3, "x"), FromSeq: 1, ToSeq: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendSummary(ctx, k, 3, memory.SummaryRecord{Summary: sampleSummary(1, 4, "y"), FromSeq: 4, ToSeq: 4}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 3, memory.SummaryRecord{Summary: sampleSummary(1, 4, "y"), FromSeq: 4, ToSeq: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w1", time.Hour); err != nil || !ok {
@@ -1222,7 +1222,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("old lease survived delete: TryLease = %v, %v", ok, err)
 	}
-	r, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "z"), FromSeq: 1, ToSeq: 2})
+	r, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "z"), FromSeq: 1, ToSeq: 2})
 	if err != nil || r.ParentID != nil || r.Depth != 0 || r.ID == r1.ID {
 		t.Errorf("first summary of the re-created chat = %+v, %v", r, err)
 	}

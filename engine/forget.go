@@ -265,7 +265,7 @@ func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn, 
 	if s.EpisodeStore == nil {
 		return memory.Episode{Short: h.Content}, true
 	}
-	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
+	eps, err := s.EpisodeStore.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, memory.EpisodeQuery{AfterSeq: h.Episode.FromSeq - 1, Limit: 1})
 	if err != nil {
 		failed("episode", h.ChatID, err)
 		return memory.Episode{}, false

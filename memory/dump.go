@@ -298,7 +298,7 @@ type DumpSource interface {
 	ChatReader
 	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
 	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
-	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
+	EpisodeReader
 	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
 	Profile(ctx context.Context, tenant, userID string) (ProfileState, int64, error)
 	ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]ChatRow, error)
@@ -400,7 +400,7 @@ func dumpChatRecords(ctx context.Context, src DumpSource, key ChatKey, emit func
 			return err
 		}
 	}
-	eps, err := src.Episodes(ctx, key, 0, 0)
+	eps, err := src.Episodes(ctx, key, EpisodeQuery{})
 	if err != nil {
 		return err
 	}

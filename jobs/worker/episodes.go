@@ -69,7 +69,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	key := chat.Key()
 	cursor := chat.SummaryCursor
 	upTo := chat.LastSeq - int64(s.RecentTurns)
-	latest, err := es.LatestEpisodes(ctx, key, 1)
+	latest, err := es.Episodes(ctx, key, memory.LatestEpisodes(1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: last episode: %w", err)
 	}

@@ -63,7 +63,7 @@ func episodeSettings() Settings {
 
 func allEpisodes(t testing.TB, st memory.EpisodeStore) []memory.Episode {
 	t.Helper()
-	eps, err := st.Episodes(context.Background(), chatKey, 0, 0)
+	eps, err := st.Episodes(context.Background(), chatKey, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

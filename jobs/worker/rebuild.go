@@ -208,7 +208,7 @@ func (w *Worker) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Settin
 		return nil
 	}
 	defer w.derived() // rebuilt episodes (and their facts) are indexed again
-	eps, err := w.Episodes.Episodes(ctx, chat.Key(), 0, 0)
+	eps, err := w.Episodes.Episodes(ctx, chat.Key(), memory.EpisodeQuery{})
 	if err != nil {
 		return fmt.Errorf("worker: episodes: %w", err)
 	}

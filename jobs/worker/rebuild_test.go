@@ -91,7 +91,7 @@ func holdsSecret(t *testing.T, st *sqlite.Store) []string {
 		t.Fatal(err)
 	}
 	js("summary chain", chain)
-	eps, _ := st.Episodes(ctx, chatKey, 0, 0)
+	eps, _ := st.Episodes(ctx, chatKey, memory.EpisodeQuery{})
 	js("episodes", eps)
 	facts, _ := st.Facts(ctx, chatKey, 0, 0, true)
 	js("facts", facts)

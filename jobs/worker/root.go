@@ -199,7 +199,7 @@ func (w *Worker) episodesAfter(ctx context.Context, es memory.EpisodeCloser, key
 	// 1,000 is above any episode_max_turns.
 	from := max(after-1000, 0)
 	for {
-		page, err := es.Episodes(ctx, key, from, 200)
+		page, err := es.Episodes(ctx, key, memory.EpisodeQuery{AfterSeq: from, Limit: 200})
 		if err != nil {
 			return nil, fmt.Errorf("worker: episodes: %w", err)
 		}

@@ -90,24 +90,21 @@ func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, 
 	return out, rows.Err()
 }
 
-// Episodes pages the chat's episodes by from_seq.
-func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+// Episodes pages the chat's episodes by from_seq (the newest ones with
+// q.Latest); see memory.EpisodeReader.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
+	order := "from_seq"
+	if q.Latest {
+		order = "from_seq DESC"
+	}
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = $1 AND from_seq > $2 ORDER BY from_seq LIMIT $3`, afterSeq, limitArg(limit))
+		WHERE chat = $1 AND from_seq > $2 ORDER BY `+order+` LIMIT $3`, q.AfterSeq, limitArg(q.Limit))
 	if err != nil {
 		return nil, wrap("episodes", err)
 	}
-	return eps, nil
-}
-
-// LatestEpisodes returns the newest n episodes in seq order.
-func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
-	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = $1 ORDER BY from_seq DESC LIMIT $2`, limitArg(n))
-	if err != nil {
-		return nil, wrap("latest episodes", err)
+	if q.Latest {
+		slices.Reverse(eps)
 	}
-	slices.Reverse(eps)
 	return eps, nil
 }
 

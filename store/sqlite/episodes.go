@@ -151,24 +151,21 @@ func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan 
 	return out, rows.Err()
 }
 
-// Episodes pages the chat's episodes by from_seq.
-func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+// Episodes pages the chat's episodes by from_seq (the newest ones with
+// q.Latest); see memory.EpisodeReader.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
+	order := "from_seq"
+	if q.Latest {
+		order = "from_seq DESC"
+	}
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = ? AND from_seq > ? ORDER BY from_seq LIMIT ?`, afterSeq, sqlLimit(limit))
+		WHERE chat = ? AND from_seq > ? ORDER BY `+order+` LIMIT ?`, q.AfterSeq, sqlLimit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: episodes: %w", err)
 	}
-	return eps, nil
-}
-
-// LatestEpisodes returns the newest n episodes in seq order.
-func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
-	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = ? ORDER BY from_seq DESC LIMIT ?`, sqlLimit(n))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: latest episodes: %w", err)
+	if q.Latest {
+		slices.Reverse(eps)
 	}
-	slices.Reverse(eps)
 	return eps, nil
 }
 

@@ -83,7 +83,7 @@ func chatJSON(t *testing.T, s memory.Backend, k memory.ChatKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, err := s.Episodes(ctx, k, 0, 0)
+	eps, err := s.Episodes(ctx, k, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func testFacts(t *testing.T, s memory.Backend) {
 			t.Errorf("%s: %v, want ErrConflict", tc.name, err)
 		}
 	}
-	if eps, _ := es.Episodes(ctx, k, 0, 0); len(eps) != 2 {
+	if eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{}); len(eps) != 2 {
 		t.Errorf("a rejected batch stored episodes: %v", ranges(eps))
 	}
 	if n := len(mustFacts(t, fs, k, 0, 0, true)); n != 3 {

@@ -116,7 +116,7 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 	if un, _ := fs.UnindexedFacts(ctx, k, 0); fmt.Sprint(factTexts(un)) != "[Ann likes tea]" {
 		t.Errorf("unindexed facts %v, want the one current again", factTexts(un))
 	}
-	eps, _ := es.Episodes(ctx, k, 0, 0)
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
 	if !eps[0].Rebuild || eps[1].Rebuild {
 		t.Errorf("rebuild marks %v %v, want the episode owning seq 3 only", eps[0].Rebuild, eps[1].Rebuild)
 	}
@@ -203,7 +203,7 @@ func testRebuildEpisode(t *testing.T, s memory.Backend) {
 	if err := mf.RebuildEpisode(ctx, k, stale); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ := es.Episodes(ctx, k, 0, 1)
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{Limit: 1})
 	if eps[0].Short != "first rebuild" || !eps[0].Rebuild {
 		t.Errorf("after a rebuild that missed a delete: %+v, want written and still marked", eps[0])
 	}
@@ -216,7 +216,7 @@ func testRebuildEpisode(t *testing.T, s memory.Backend) {
 	if err := mf.RebuildEpisode(ctx, k, ep); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ = es.Episodes(ctx, k, 0, 0)
+	eps, _ = es.Episodes(ctx, k, memory.EpisodeQuery{})
 	got := eps[0]
 	if got.Rebuild || got.Short != ep.Short || got.Summary.Narrative != "tea" || got.Model != "m2" || got.PromptVersion != "e-2" ||
 		got.FromSeq != 1 || got.ToSeq != 5 || got.ID != ep.ID {
@@ -397,7 +397,7 @@ func testLateWorkOnDeletedTurn(t *testing.T, s memory.Backend) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ := es.Episodes(ctx, k, 0, 0)
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
 	if !eps[0].Rebuild || eps[1].Rebuild {
 		t.Errorf("late episodes' rebuild marks %v %v, want the one holding the deleted turn", eps[0].Rebuild, eps[1].Rebuild)
 	}

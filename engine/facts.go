@@ -33,7 +33,7 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 		}
 		return []memory.Fact{}, afterSeq, nil
 	}
-	fs, err := s.FactStore.Facts(ctx, key, afterSeq, limit, includeSuperseded)
+	fs, err := s.FactStore.Facts(ctx, key, memory.FactQuery{AfterSeq: afterSeq, Limit: limit, IncludeSuperseded: includeSuperseded})
 	if err != nil {
 		return nil, 0, storeErr("list facts", err)
 	}

@@ -247,7 +247,7 @@ func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string
 		return out
 	}
 	for chat, fids := range ids {
-		fs, err := s.FactStore.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
+		fs, err := s.FactStore.Facts(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, memory.FactsByID(fids))
 		if err != nil {
 			failed("facts", chat, err)
 			continue

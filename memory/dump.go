@@ -299,7 +299,7 @@ type DumpSource interface {
 	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
 	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
 	EpisodeReader
-	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
+	Facts(ctx context.Context, key ChatKey, q FactQuery) ([]Fact, error)
 	Profile(ctx context.Context, tenant, userID string) (ProfileState, int64, error)
 	ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]ChatRow, error)
 }
@@ -414,7 +414,7 @@ func dumpChatRecords(ctx context.Context, src DumpSource, key ChatKey, emit func
 			return err
 		}
 	}
-	facts, err := src.Facts(ctx, key, 0, 0, true)
+	facts, err := src.Facts(ctx, key, FactQuery{IncludeSuperseded: true})
 	if err != nil {
 		return err
 	}

@@ -140,7 +140,7 @@ func (ix *Indexer) flushFacts(ctx context.Context, fs memory.FactStore, b *factB
 // created again under its id): a delete after this read sweeps the points
 // itself, as they are written by then.
 func (ix *Indexer) dropVanishedFacts(ctx context.Context, fs memory.FactStore, key memory.ChatKey, ids []string) error {
-	live, err := fs.FactsByID(ctx, key, ids)
+	live, err := fs.Facts(ctx, key, memory.FactsByID(ids))
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil // the chat went: marked cleaned its points up
 	}

@@ -266,7 +266,11 @@ func (s *fakeStore) AddFacts(_ context.Context, k memory.ChatKey, facts []memory
 	return facts, nil
 }
 
-func (s *fakeStore) Facts(_ context.Context, k memory.ChatKey, afterSeq int64, limit int, superseded bool) ([]memory.Fact, error) {
+func (s *fakeStore) Facts(ctx context.Context, k memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
+	if q.ByID {
+		return s.factsByID(ctx, k, q.IDs)
+	}
+	afterSeq, limit, superseded := q.AfterSeq, q.Limit, q.IncludeSuperseded
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.chats[k]
@@ -282,7 +286,7 @@ func (s *fakeStore) Facts(_ context.Context, k memory.ChatKey, afterSeq int64, l
 	return out, nil
 }
 
-func (s *fakeStore) FactsByID(_ context.Context, k memory.ChatKey, ids []string) ([]memory.Fact, error) {
+func (s *fakeStore) factsByID(_ context.Context, k memory.ChatKey, ids []string) ([]memory.Fact, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []memory.Fact

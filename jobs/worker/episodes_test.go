@@ -422,7 +422,7 @@ func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
 	if err := w.supersede(ctx, res.Chat, []memory.Episode{ep}, stored); err != nil {
 		t.Fatal(err)
 	}
-	fs, _ := st.Facts(ctx, chatKey, 0, 0, true)
+	fs, _ := st.Facts(ctx, chatKey, memory.FactQuery{IncludeSuperseded: true})
 	if len(fs) != 1 || fs[0].SupersededBy != memory.FactAnswered {
 		t.Fatalf("facts %+v, want the question superseded as answered", fs)
 	}

@@ -93,7 +93,7 @@ func holdsSecret(t *testing.T, st *sqlite.Store) []string {
 	js("summary chain", chain)
 	eps, _ := st.Episodes(ctx, chatKey, memory.EpisodeQuery{})
 	js("episodes", eps)
-	facts, _ := st.Facts(ctx, chatKey, 0, 0, true)
+	facts, _ := st.Facts(ctx, chatKey, memory.FactQuery{IncludeSuperseded: true})
 	js("facts", facts)
 	prof, _, _ := st.Profile(ctx, chatKey.Tenant, "ann")
 	js("profile", prof.Profile)

@@ -55,9 +55,17 @@ func (s *Store) facts(ctx context.Context, key memory.ChatKey, query string, arg
 	return queryOfChat(ctx, s, key, scanFact, query, args...)
 }
 
-// Facts pages the chat's facts by first seq, never splitting one first seq
-// across pages: the page ends at the first seq of its limit-th fact.
-func (s *Store) Facts(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
+// Facts reads the facts q selects; see memory.FactStore.
+func (s *Store) Facts(ctx context.Context, key memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
+	if q.ByID {
+		return s.factsByID(ctx, key, q.IDs)
+	}
+	return s.factsPage(ctx, key, q.AfterSeq, q.Limit, q.IncludeSuperseded)
+}
+
+// factsPage pages the chat's facts by first seq, never splitting one first
+// seq across pages: the page ends at the first seq of its limit-th fact.
+func (s *Store) factsPage(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
 	current := `AND (?3 OR superseded_by IS NULL)`
 	facts, err := s.facts(ctx, key, `SELECT `+factCols+` FROM facts
 		WHERE chat = ?1 AND first_seq > ?2 `+current+`
@@ -79,8 +87,8 @@ func lastOffset(limit int) int64 {
 	return int64(limit - 1)
 }
 
-// FactsByID returns the chat's facts with these ids.
-func (s *Store) FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
+// factsByID returns the chat's facts with these ids.
+func (s *Store) factsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
 	js, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err

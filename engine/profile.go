@@ -165,7 +165,7 @@ func (s *Service) ForgetProfileItem(ctx context.Context, tenant, userID, itemID 
 }
 
 func (s *Service) userExists(ctx context.Context, tenant, userID string) error {
-	ids, err := s.Store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := memory.ChatsOfUser(ctx, s.Store, tenant, userID)
 	if err != nil {
 		return storeErr("list chats", err)
 	}

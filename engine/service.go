@@ -88,6 +88,7 @@ type FactsJob interface {
 // Store is what the use cases read and write.
 type Store interface {
 	memory.Chats
+	memory.ChatPager // a user's chats (memory.ChatsOfUser)
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 	SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error)
 }
@@ -604,7 +605,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	if err := ValidateID("user_id", userID, true); err != nil {
 		return 0, err
 	}
-	ids, err := s.Store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := memory.ChatsOfUser(ctx, s.Store, tenant, userID)
 	if err != nil {
 		return 0, storeErr("list chats", err)
 	}

@@ -66,8 +66,6 @@ type Chats interface {
 	// DeleteChat removes the chat and everything derived from it (messages,
 	// summaries, backlog, leases). ErrNotFound when it does not exist.
 	DeleteChat(ctx context.Context, key ChatKey) error
-	// ChatsOfUser lists the chat ids a user owns in a tenant.
-	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
 }
 
 // Summaries keeps each chat's chain of summary records.

@@ -309,20 +309,3 @@ func (s *Store) DeleteChat(ctx context.Context, key memory.ChatKey) error {
 	}
 	return nil
 }
-
-// ChatsOfUser lists the user's chat ids in the tenant, oldest first.
-func (s *Store) ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT chat_id FROM chats WHERE tenant = $1 AND user_id = $2
-		ORDER BY created_at, id`, tenant, userID)
-	if err != nil {
-		return nil, wrap("chats of user", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, wrap("chats of user", err)
-	}
-	if ids == nil {
-		ids = []string{}
-	}
-	return ids, nil
-}

@@ -385,7 +385,7 @@ func testUnicode(t *testing.T, s memory.Backend) {
 	if c.UserID != "ユーザー" || c.Agent != "agent-ß" {
 		t.Errorf("chat = %+v", c)
 	}
-	ids, err := s.ChatsOfUser(ctxT(t), "tenant-ü", "ユーザー")
+	ids, err := memory.ChatsOfUser(ctxT(t), s, "tenant-ü", "ユーザー")
 	if err != nil || !reflect.DeepEqual(ids, []string{"chat-日本語-🙂"}) {
 		t.Errorf("ChatsOfUser = %v, %v", ids, err)
 	}
@@ -588,7 +588,7 @@ func testTenantIsolation(t *testing.T, s memory.Backend) {
 	if ok, err := memory.TryLease(ctx, s, b, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("TryLease(b) while a is leased = %v, %v; want true", ok, err)
 	}
-	ids, err := s.ChatsOfUser(ctx, "tenant-a", "u")
+	ids, err := memory.ChatsOfUser(ctx, s, "tenant-a", "u")
 	if err != nil || !reflect.DeepEqual(ids, []string{"same"}) {
 		t.Errorf("ChatsOfUser(tenant-a) = %v, %v", ids, err)
 	}
@@ -629,7 +629,7 @@ func testNotFound(t *testing.T, s memory.Backend) {
 	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseIndex, "w"); err != nil {
 		t.Errorf("ReleaseLease of an unknown chat: %v, want nil", err)
 	}
-	if ids, err := s.ChatsOfUser(ctx, "t1", "nobody"); err != nil || ids == nil || len(ids) != 0 {
+	if ids, err := memory.ChatsOfUser(ctx, s, "t1", "nobody"); err != nil || ids == nil || len(ids) != 0 {
 		t.Errorf("ChatsOfUser(nobody) = %#v, %v; want empty", ids, err)
 	}
 }
@@ -1204,7 +1204,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 0, Unsummarised: 2, UndrawnTurns: 2}) {
 		t.Errorf("backlog after delete = %+v, want only the kept chat's 2 unsummarised and undrawn", b)
 	}
-	if ids, err := s.ChatsOfUser(ctx, "t1", "u"); err != nil || !reflect.DeepEqual(ids, []string{"kept"}) {
+	if ids, err := memory.ChatsOfUser(ctx, s, "t1", "u"); err != nil || !reflect.DeepEqual(ids, []string{"kept"}) {
 		t.Errorf("ChatsOfUser after delete = %v, %v", ids, err)
 	}
 	// The id can be used again, and nothing old shows through: not the
@@ -1248,7 +1248,7 @@ func testChatsOfUser(t *testing.T, s memory.Backend) {
 		{"t2", "ann", []string{"c4"}},
 		{"t2", "bob", []string{}},
 	} {
-		ids, err := s.ChatsOfUser(ctx, tc.tenant, tc.user)
+		ids, err := memory.ChatsOfUser(ctx, s, tc.tenant, tc.user)
 		if err != nil || !reflect.DeepEqual(sorted(ids), tc.want) {
 			t.Errorf("ChatsOfUser(%s, %s) = %v, %v; want %v", tc.tenant, tc.user, ids, err, tc.want)
 		}

@@ -74,7 +74,7 @@ func factsByText(t *testing.T, fs memory.FactStore, k memory.ChatKey) map[string
 // testDeleteMessage: the tombstone, and every mark the delete leaves, in
 // the chat of the deleted turn only.
 func testDeleteMessage(t *testing.T, s memory.Backend) {
-	ctx, es, fs, mf := ctxT(t), s, s, s
+	ctx, fs, mf := ctxT(t), s, s
 	k, other := key("t1", "forget"), key("t2", "forget")
 	forgetChat(t, s, k)
 	forgetChat(t, s, other)
@@ -106,26 +106,7 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 		t.Errorf("unindexed after the delete: %v, want the tombstone (its vectors must go)", seqsOf(un))
 	}
 
-	facts := factsByText(t, fs, k)
-	if _, ok := facts["Ann's passport: "+Secret]; ok || facts["Ann travels"].ID != "" || len(facts) != 2 {
-		t.Errorf("facts after the delete: %v, want those citing seq 3 gone", slices.Sorted(maps.Keys(facts)))
-	}
-	if tea := facts["Ann likes tea"]; tea.SupersededBy != "" {
-		t.Errorf("a fact superseded by a deleted fact stays superseded: %+v", tea)
-	}
-	if un, _ := fs.UnindexedFacts(ctx, k, 0); fmt.Sprint(factTexts(un)) != "[Ann likes tea]" {
-		t.Errorf("unindexed facts %v, want the one current again", factTexts(un))
-	}
-	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
-	if !eps[0].Rebuild || eps[1].Rebuild {
-		t.Errorf("rebuild marks %v %v, want the episode owning seq 3 only", eps[0].Rebuild, eps[1].Rebuild)
-	}
-	if un, _ := es.UnindexedEpisodes(ctx, k, 0); len(un) != 1 || un[0].ID != eps[0].ID {
-		t.Errorf("unindexed episodes %v, want the marked one", ranges(un))
-	}
-	if c := mustChat(t, s, k); !c.SummaryDirty {
-		t.Errorf("chat %+v: summary not dirty", c)
-	}
+	derivedMarked(t, s, k)
 	// A dirty summary is summary work, whatever the chat's backlog: the
 	// worker lists the dirty chats alone with no backlog that could pass.
 	if w, err := s.ListSummaryWork(ctx, math.MaxInt64, 0); err != nil || fmt.Sprint(chatIDs(w)) != "[t1/forget]" {
@@ -168,6 +149,34 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 	}
 	if work, _ := mf.PendingForgets(ctx, 0); len(work) != 0 {
 		t.Errorf("PendingForgets after ForgetDone: %+v", work)
+	}
+}
+
+// derivedMarked: after seq 3 of forgetChat's chat k was deleted, the facts
+// citing it are gone, the episode owning it is marked for rebuild and the
+// summary is dirty.
+func derivedMarked(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx, es, fs := ctxT(t), s, s
+	facts := factsByText(t, fs, k)
+	if _, ok := facts["Ann's passport: "+Secret]; ok || facts["Ann travels"].ID != "" || len(facts) != 2 {
+		t.Errorf("facts after the delete: %v, want those citing seq 3 gone", slices.Sorted(maps.Keys(facts)))
+	}
+	if tea := facts["Ann likes tea"]; tea.SupersededBy != "" {
+		t.Errorf("a fact superseded by a deleted fact stays superseded: %+v", tea)
+	}
+	if un, _ := fs.UnindexedFacts(ctx, k, 0); fmt.Sprint(factTexts(un)) != "[Ann likes tea]" {
+		t.Errorf("unindexed facts %v, want the one current again", factTexts(un))
+	}
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
+	if !eps[0].Rebuild || eps[1].Rebuild {
+		t.Errorf("rebuild marks %v %v, want the episode owning seq 3 only", eps[0].Rebuild, eps[1].Rebuild)
+	}
+	if un, _ := es.UnindexedEpisodes(ctx, k, 0); len(un) != 1 || un[0].ID != eps[0].ID {
+		t.Errorf("unindexed episodes %v, want the marked one", ranges(un))
+	}
+	if c := mustChat(t, s, k); !c.SummaryDirty {
+		t.Errorf("chat %+v: summary not dirty", c)
 	}
 }
 

@@ -698,20 +698,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	}
 	sameRecord(t, *h, r1)
 
-	// A writer that read cursor 0 lost the race: nothing is written.
-	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
-		t.Errorf("AppendSummary with an old cursor: %v, want ErrCursorMoved", err)
-	}
-	// The cursor never moves backwards nor past the last turn.
-	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
-		t.Errorf("AppendSummary moving the cursor back: %v, want ErrConflict", err)
-	}
-	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
-		t.Errorf("AppendSummary past last_seq: %v, want ErrConflict", err)
-	}
-	if ch, _ := s.SummaryChain(ctx, k); len(ch) != 1 {
-		t.Fatalf("chain has %d records after rejected writes, want 1", len(ch))
-	}
+	summaryCursorRule(t, s, k)
 
 	r2, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 10, "all ten"), FromSeq: 7, ToSeq: 10, TokenCount: 77})
 	if err != nil {
@@ -744,6 +731,34 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	if c := mustChat(t, s, k); c.SummaryCursor != 10 {
 		t.Errorf("cursor = %d, want 10", c.SummaryCursor)
 	}
+	updatedAtFilled(t, s, k)
+}
+
+// summaryCursorRule: on a chain at cursor 6 of 10 turns, the writes that
+// break the cursor rule write nothing.
+func summaryCursorRule(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx := ctxT(t)
+	// A writer that read cursor 0 lost the race: nothing is written.
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
+		t.Errorf("AppendSummary with an old cursor: %v, want ErrCursorMoved", err)
+	}
+	// The cursor never moves backwards nor past the last turn.
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("AppendSummary moving the cursor back: %v, want ErrConflict", err)
+	}
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("AppendSummary past last_seq: %v, want ErrConflict", err)
+	}
+	if ch, _ := s.SummaryChain(ctx, k); len(ch) != 1 {
+		t.Fatalf("chain has %d records after rejected writes, want 1", len(ch))
+	}
+}
+
+// updatedAtFilled: a record at cursor 10 with a zero UpdatedAt gets one.
+func updatedAtFilled(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx := ctxT(t)
 	// A zero UpdatedAt is filled in.
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("more", 1)})
 	r4, err := memory.AppendSummary(ctx, s, k, 10, memory.SummaryRecord{Summary: memory.Summary{Narrative: "n", CoveredFromSeq: 1, CoveredToSeq: 11}, FromSeq: 11, ToSeq: 11})

@@ -126,7 +126,7 @@ func (s *Store) WriteSummary(ctx context.Context, key memory.ChatKey, w memory.S
 		if err != nil {
 			return err
 		}
-		ct = &chainTx{s: s, tx: tx, pk: pk}
+		ct = &chainTx{s: s, tx: tx, pk: pk, chat: chat}
 		recs, err = chain.Write(ctx, ct, chat, w, now)
 		return err
 	})
@@ -147,13 +147,14 @@ func (s *Store) WriteSummary(ctx context.Context, key memory.ChatKey, w memory.S
 	return recs, nil
 }
 
-// chainTx is SQLite's raw operations on one chat's summary chain (see
-// chain.Tx), inside the write transaction.
+// chainTx is SQLite's raw operations on one chat's records (chain.Tx,
+// records.Tx), inside the write transaction.
 type chainTx struct {
-	s  *Store
-	tx *sql.Tx
-	pk int64
-	js []byte // the summary JSON last inserted
+	s    *Store
+	tx   *sql.Tx
+	pk   int64
+	chat memory.Chat // as read in tx
+	js   []byte      // the summary JSON last inserted
 }
 
 func (c *chainTx) Head(ctx context.Context) (string, int, bool, error) {

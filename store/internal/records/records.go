@@ -1,0 +1,92 @@
+// Package records is the one typed layer over each SQL store's raw
+// operations on a chat's derived records beyond the summary chain (see
+// store/internal/chain): closing episodes with their facts, and loading a
+// dump record by record. The stores give small raw operations (Tx, LoadTx)
+// inside their own transactions; the rules (the episode cursor, deleted
+// turns, ownership, ordering, what a dump record must continue) live here
+// once, in the Tempo tempodb/backend way.
+package records
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/chain"
+	"github.com/contextd/contextd/store/internal/sqlbatch"
+)
+
+// Tx is one store's raw operations on one chat's records, inside the
+// write transaction that read the chat (and holds its row).
+type Tx interface {
+	chain.Tx
+	// LastEpisodeTo is the to_seq of the chat's last closed episode (0:
+	// none).
+	LastEpisodeTo(ctx context.Context) (int64, error)
+	// InsertEpisode inserts the prepared episode (its summary encoded as
+	// js) as it is.
+	InsertEpisode(ctx context.Context, e memory.Episode, js []byte) error
+	// InsertFacts inserts the prepared facts, leaving a fact whose id the
+	// chat holds as it is.
+	InsertFacts(ctx context.Context, facts []memory.Fact) error
+	// EpisodeOwner reports whether an episode id exists and whether it is
+	// this chat's.
+	EpisodeOwner(ctx context.Context, id string) (exists, ours bool, err error)
+	// FactExists and MessageExists report whether the chat holds the id.
+	FactExists(ctx context.Context, id string) (bool, error)
+	MessageExists(ctx context.Context, id string) (bool, error)
+	// InsertMessage inserts the prepared message at seq (the chat's next)
+	// and moves the chat's last_seq to it.
+	InsertMessage(ctx context.Context, seq int64, m memory.Message, meta []byte, now time.Time) error
+	// CheckID is the store's rule on the id of a record it is given.
+	CheckID(id string) error
+}
+
+// CloseEpisodes stores eps (all or none, see memory.EpisodeCloser) on the
+// chat as read in tx, and sets their ID, Turns, CreatedAt, ChatID and
+// Facts as stored.
+func CloseEpisodes(ctx context.Context, tx Tx, chat memory.Chat, expectTo int64, eps []memory.Episode, now time.Time) error {
+	lastTo, err := tx.LastEpisodeTo(ctx)
+	if err != nil {
+		return fmt.Errorf("last episode: %w", err)
+	}
+	if lastTo != expectTo {
+		return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
+	}
+	js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, now)
+	if err != nil {
+		return err
+	}
+	for i := range eps {
+		if err := insertEpisode(ctx, tx, chat, &eps[i], js[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertEpisode stores one prepared episode and its facts. An episode
+// holding a deleted turn is marked for rebuild (its summariser may have
+// read the turn before it was deleted); facts citing one are dropped.
+func insertEpisode(ctx context.Context, tx Tx, chat memory.Chat, e *memory.Episode, js []byte) error {
+	facts, err := sqlbatch.PrepareFacts(chat.Tenant, chat.ID, e.ID, chat.LastSeq, e.Facts, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
+	}
+	gone, err := tx.Tombstones(ctx, 1, chat.LastSeq)
+	if err != nil {
+		return err
+	}
+	for q := range gone {
+		if q >= e.FromSeq && q <= e.ToSeq {
+			e.RebuildMark, e.Rebuild = 1, true
+		}
+	}
+	if err := tx.InsertEpisode(ctx, *e, js); err != nil {
+		return fmt.Errorf("insert episode: %w", err)
+	}
+	e.ChatID = chat.ID
+	e.Facts = sqlbatch.WithoutSeqs(facts, gone)
+	return tx.InsertFacts(ctx, e.Facts)
+}

@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/store/internal/records"
+	"github.com/contextd/contextd/store/internal/sqlbatch"
+)
+
+var _ records.Tx = (*chainTx)(nil)
+
+func (c *chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
+	var lastTo int64
+	err := c.tx.QueryRowContext(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = ?`, c.pk).Scan(&lastTo)
+	return lastTo, err
+}
+
+func (c *chainTx) InsertEpisode(ctx context.Context, e memory.Episode, js []byte) error {
+	_, err := c.tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js),
+		e.Model, e.PromptVersion, micros(e.CreatedAt), e.RebuildMark, c.pk)
+	return err
+}
+
+func (c *chainTx) InsertFacts(ctx context.Context, facts []memory.Fact) error {
+	_, err := insertFacts(ctx, c.tx, c.pk, facts)
+	return err
+}
+
+func (c *chainTx) EpisodeOwner(ctx context.Context, id string) (bool, bool, error) {
+	var owner int64
+	err := c.tx.QueryRowContext(ctx, `SELECT chat FROM episodes WHERE id = ?`, id).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	return err == nil, owner == c.pk, err
+}
+
+func (c *chainTx) FactExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := c.tx.QueryRowContext(ctx, `SELECT count(*) FROM facts WHERE chat = ? AND id = ?`, c.pk, id).Scan(&n)
+	return n > 0, err
+}
+
+func (c *chainTx) MessageExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := c.tx.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE chat = ? AND id = ?`, c.pk, id).Scan(&n)
+	return n > 0, err
+}
+
+func (c *chainTx) InsertMessage(ctx context.Context, seq int64, m memory.Message, meta []byte, now time.Time) error {
+	var md any
+	if meta != nil {
+		md = string(meta)
+	}
+	if _, err := c.tx.ExecContext(ctx, `INSERT INTO messages (chat, seq, id, role, name, content, created_at, metadata, deleted)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.pk, seq, m.ID, string(m.Role), m.Name, m.Content, micros(m.CreatedAt), md, m.Deleted); err != nil {
+		return fmt.Errorf("insert message: %w", err)
+	}
+	_, err := c.tx.StmtContext(ctx, c.s.ws.updateChat).ExecContext(ctx, seq, micros(c.chat.UpdatedAt), micros(now), c.pk)
+	return err
+}
+
+func (c *chainTx) CheckID(id string) error { return sqlbatch.CheckText(id) }

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.FactStore = (*Store)(nil)
@@ -167,15 +167,7 @@ func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory
 		if err != nil {
 			return err
 		}
-		prepared, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, "", chat.LastSeq, facts, s.now())
-		if err != nil {
-			return err
-		}
-		gone, err := tombstones(ctx, tx, pk, 1, chat.LastSeq)
-		if err != nil {
-			return err
-		}
-		out, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(prepared, gone))
+		out, err = records.AddFacts(ctx, chainTx{tx: tx, key: key, pk: pk}, chat, facts, s.now())
 		return err
 	})
 	if err != nil {

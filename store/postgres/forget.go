@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.MessageForgetter = (*Store)(nil)
@@ -172,57 +172,7 @@ func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memor
 		if err != nil {
 			return err
 		}
-		js, err := sqlbatch.PrepareRebuild(&ep)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `UPDATE episodes SET short = $1, summary = $2::jsonb, model = $3, prompt_version = $4, indexed = false,
-			rebuild = CASE WHEN rebuild = $5 THEN 0 ELSE rebuild END WHERE chat = $6 AND id::text = $7`,
-			ep.Short, string(js), ep.Model, ep.PromptVersion, ep.RebuildMark, pk, ep.ID)
-		if err != nil {
-			return fmt.Errorf("update episode: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("episode %q of chat %q: %w", ep.ID, key.ChatID, memory.ErrNotFound)
-		}
-		return replaceFacts(ctx, tx, key, pk, chat.LastSeq, ep, now)
+		return records.RebuildEpisode(ctx, chainTx{tx: tx, key: key, pk: pk}, chat, ep, now)
 	})
 	return wrap("rebuild episode", err)
-}
-
-// replaceFacts replaces the episode's facts with ep.Facts. A new fact with
-// an old one's id keeps what superseded it, unless it says otherwise.
-func replaceFacts(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk, lastSeq int64, ep memory.Episode, now time.Time) error {
-	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, ep.ID, lastSeq, ep.Facts, now)
-	if err != nil {
-		return err
-	}
-	rows, err := tx.Query(ctx, `DELETE FROM facts WHERE chat = $1 AND episode_id = $2
-		RETURNING id, COALESCE(superseded_by, '')`, pk, ep.ID)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	old := map[string]string{}
-	var gone []string
-	var id, sup string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &sup}, func() error {
-		old[id] = sup
-		gone = append(gone, id)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	for i := range facts {
-		if facts[i].SupersededBy == "" {
-			facts[i].SupersededBy = old[facts[i].ID]
-		}
-	}
-	dead, err := tombstones(ctx, tx, pk, 1, lastSeq)
-	if err != nil {
-		return err
-	}
-	if _, err := insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(facts, dead)); err != nil {
-		return err
-	}
-	return unpoint(ctx, tx, pk, gone)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.Tx = chainTx{}
+var _ records.FactTx = chainTx{}
 
 func (c chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64
@@ -72,3 +72,29 @@ func (c chainTx) InsertMessage(ctx context.Context, seq int64, m memory.Message,
 }
 
 func (c chainTx) CheckID(id string) error { return sqlbatch.CheckUUID(id) }
+
+func (c chainTx) UpdateEpisode(ctx context.Context, ep memory.Episode, js []byte) (bool, error) {
+	tag, err := c.tx.Exec(ctx, `UPDATE episodes SET short = $1, summary = $2::jsonb, model = $3, prompt_version = $4, indexed = false,
+		rebuild = CASE WHEN rebuild = $5 THEN 0 ELSE rebuild END WHERE chat = $6 AND id::text = $7`,
+		ep.Short, string(js), ep.Model, ep.PromptVersion, ep.RebuildMark, c.pk, ep.ID)
+	return err == nil && tag.RowsAffected() > 0, err
+}
+
+func (c chainTx) DeleteEpisodeFacts(ctx context.Context, episodeID string) (map[string]string, error) {
+	rows, err := c.tx.Query(ctx, `DELETE FROM facts WHERE chat = $1 AND episode_id = $2
+		RETURNING id, COALESCE(superseded_by, '')`, c.pk, episodeID)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]string{}
+	var id, sup string
+	_, err = pgx.ForEachRow(rows, []any{&id, &sup}, func() error {
+		old[id] = sup
+		return nil
+	})
+	return old, err
+}
+
+func (c chainTx) Unpoint(ctx context.Context, gone []string) error {
+	return unpoint(ctx, c.tx, c.pk, gone)
+}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.MessageForgetter = (*Store)(nil)
@@ -197,67 +197,12 @@ func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memor
 		if err != nil {
 			return err
 		}
-		js, err := sqlbatch.PrepareRebuild(&ep)
-		if err != nil {
-			return err
-		}
-		r, err := tx.ExecContext(ctx, `UPDATE episodes SET short = ?, summary = ?, model = ?, prompt_version = ?, indexed = 0,
-			rebuild = CASE WHEN rebuild = ? THEN 0 ELSE rebuild END WHERE chat = ? AND id = ?`,
-			ep.Short, string(js), ep.Model, ep.PromptVersion, ep.RebuildMark, pk, ep.ID)
-		if err != nil {
-			return fmt.Errorf("update episode: %w", err)
-		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			return fmt.Errorf("episode %q of chat %q: %w", ep.ID, key.ChatID, memory.ErrNotFound)
-		}
-		return replaceFacts(ctx, tx, key, pk, chat.LastSeq, ep, now)
+		return records.RebuildEpisode(ctx, &chainTx{s: s, tx: tx, pk: pk, chat: chat}, chat, ep, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: rebuild episode: %w", err)
 	}
 	return nil
-}
-
-// replaceFacts replaces the episode's facts with ep.Facts. A new fact with
-// an old one's id keeps what superseded it, unless it says otherwise.
-func replaceFacts(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastSeq int64, ep memory.Episode, now time.Time) error {
-	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, ep.ID, lastSeq, ep.Facts, now)
-	if err != nil {
-		return err
-	}
-	rows, err := tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ? AND episode_id = ?
-		RETURNING id, COALESCE(superseded_by, '')`, pk, ep.ID)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	old := map[string]string{}
-	var gone []string
-	for rows.Next() {
-		var id, sup string
-		if err := rows.Scan(&id, &sup); err != nil {
-			rows.Close()
-			return fmt.Errorf("delete facts: %w", err)
-		}
-		old[id] = sup
-		gone = append(gone, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	for i := range facts {
-		if facts[i].SupersededBy == "" {
-			facts[i].SupersededBy = old[facts[i].ID]
-		}
-	}
-	dead, err := tombstones(ctx, tx, pk, 1, lastSeq)
-	if err != nil {
-		return err
-	}
-	if _, err := insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(facts, dead)); err != nil {
-		return err
-	}
-	return unpoint(ctx, tx, pk, gone)
 }
 
 // CleanSummary returns the newest record that cannot hold a deleted turn;

@@ -12,7 +12,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.Tx = (*chainTx)(nil)
+var _ records.FactTx = (*chainTx)(nil)
 
 func (c *chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64
@@ -67,3 +67,36 @@ func (c *chainTx) InsertMessage(ctx context.Context, seq int64, m memory.Message
 }
 
 func (c *chainTx) CheckID(id string) error { return sqlbatch.CheckText(id) }
+
+func (c *chainTx) UpdateEpisode(ctx context.Context, ep memory.Episode, js []byte) (bool, error) {
+	r, err := c.tx.ExecContext(ctx, `UPDATE episodes SET short = ?, summary = ?, model = ?, prompt_version = ?, indexed = 0,
+		rebuild = CASE WHEN rebuild = ? THEN 0 ELSE rebuild END WHERE chat = ? AND id = ?`,
+		ep.Short, string(js), ep.Model, ep.PromptVersion, ep.RebuildMark, c.pk, ep.ID)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n > 0, err
+}
+
+func (c *chainTx) DeleteEpisodeFacts(ctx context.Context, episodeID string) (map[string]string, error) {
+	rows, err := c.tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ? AND episode_id = ?
+		RETURNING id, COALESCE(superseded_by, '')`, c.pk, episodeID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	old := map[string]string{}
+	for rows.Next() {
+		var id, sup string
+		if err := rows.Scan(&id, &sup); err != nil {
+			return nil, err
+		}
+		old[id] = sup
+	}
+	return old, rows.Err()
+}
+
+func (c *chainTx) Unpoint(ctx context.Context, gone []string) error {
+	return unpoint(ctx, c.tx, c.pk, gone)
+}

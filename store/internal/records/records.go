@@ -10,6 +10,8 @@ package records
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/contextd/contextd/memory"
@@ -89,4 +91,79 @@ func insertEpisode(ctx context.Context, tx Tx, chat memory.Chat, e *memory.Episo
 	e.ChatID = chat.ID
 	e.Facts = sqlbatch.WithoutSeqs(facts, gone)
 	return tx.InsertFacts(ctx, e.Facts)
+}
+
+// FactTx is the raw operations on a chat's facts that a rebuild needs
+// beyond Tx.
+type FactTx interface {
+	Tx
+	// UpdateEpisode overwrites the episode's summaries with ep's (its
+	// summary encoded as js), marks it unindexed and clears its rebuild
+	// mark when it is still ep.RebuildMark; false when the chat holds no
+	// episode ep.ID.
+	UpdateEpisode(ctx context.Context, ep memory.Episode, js []byte) (bool, error)
+	// DeleteEpisodeFacts deletes the episode's facts and returns what
+	// each one was superseded by ("" : current).
+	DeleteEpisodeFacts(ctx context.Context, episodeID string) (map[string]string, error)
+	// Unpoint clears superseded_by pointers to the facts that are gone
+	// (and marks those facts unindexed: they are current again).
+	Unpoint(ctx context.Context, gone []string) error
+}
+
+// AddFacts stores facts drawn on arrival (see memory.FactStore.AddFacts) on
+// the chat as read in tx and returns them as stored.
+func AddFacts(ctx context.Context, tx Tx, chat memory.Chat, facts []memory.Fact, now time.Time) ([]memory.Fact, error) {
+	prepared, err := sqlbatch.PrepareFacts(chat.Tenant, chat.ID, "", chat.LastSeq, facts, now)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := tx.Tombstones(ctx, 1, chat.LastSeq)
+	if err != nil {
+		return nil, err
+	}
+	out := sqlbatch.WithoutSeqs(prepared, gone)
+	return out, tx.InsertFacts(ctx, out)
+}
+
+// RebuildEpisode overwrites an episode's summaries and replaces its facts
+// (see memory.MessageForgetter.RebuildEpisode) on the chat as read in tx.
+func RebuildEpisode(ctx context.Context, tx FactTx, chat memory.Chat, ep memory.Episode, now time.Time) error {
+	js, err := sqlbatch.PrepareRebuild(&ep)
+	if err != nil {
+		return err
+	}
+	found, err := tx.UpdateEpisode(ctx, ep, js)
+	if err != nil {
+		return fmt.Errorf("update episode: %w", err)
+	}
+	if !found {
+		return fmt.Errorf("episode %q of chat %q: %w", ep.ID, chat.ID, memory.ErrNotFound)
+	}
+	return replaceFacts(ctx, tx, chat, ep, now)
+}
+
+// replaceFacts replaces the episode's facts with ep.Facts. A new fact with
+// an old one's id keeps what superseded it, unless it says otherwise.
+func replaceFacts(ctx context.Context, tx FactTx, chat memory.Chat, ep memory.Episode, now time.Time) error {
+	facts, err := sqlbatch.PrepareFacts(chat.Tenant, chat.ID, ep.ID, chat.LastSeq, ep.Facts, now)
+	if err != nil {
+		return err
+	}
+	old, err := tx.DeleteEpisodeFacts(ctx, ep.ID)
+	if err != nil {
+		return fmt.Errorf("delete facts: %w", err)
+	}
+	for i := range facts {
+		if facts[i].SupersededBy == "" {
+			facts[i].SupersededBy = old[facts[i].ID]
+		}
+	}
+	dead, err := tx.Tombstones(ctx, 1, chat.LastSeq)
+	if err != nil {
+		return err
+	}
+	if err := tx.InsertFacts(ctx, sqlbatch.WithoutSeqs(facts, dead)); err != nil {
+		return err
+	}
+	return tx.Unpoint(ctx, slices.Sorted(maps.Keys(old)))
 }

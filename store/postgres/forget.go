@@ -24,53 +24,13 @@ func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID
 		if err != nil {
 			return err
 		}
-		var role string
-		err = tx.QueryRow(ctx, `UPDATE messages SET content = '', name = '', metadata = NULL, deleted = true, indexed = false
-			WHERE chat = $1 AND id = $2 AND NOT deleted RETURNING seq, role, created_at`, pk, messageID).Scan(&m.Seq, &role, &m.CreatedAt)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("message %q of chat %q: %w", messageID, key.ChatID, memory.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("tombstone: %w", err)
-		}
-		m.ID, m.Role, m.CreatedAt, m.Deleted = messageID, memory.Role(role), m.CreatedAt.UTC(), true
-		return markDerived(ctx, tx, pk, m.Seq, s.now())
+		m, err = records.DeleteMessage(ctx, chainTx{tx: tx, key: key, pk: pk}, key, messageID, s.now())
+		return err
 	})
 	if err != nil {
 		return memory.Message{}, wrap("delete message", err)
 	}
 	return m, nil
-}
-
-// markDerived deletes the facts citing seq and marks the rest of what was
-// derived from it: its episode, the chat's summary, the forget work.
-func markDerived(ctx context.Context, tx pgx.Tx, pk, seq int64, now time.Time) error {
-	rows, err := tx.Query(ctx, `DELETE FROM facts WHERE chat = $1 AND $2 = ANY(seqs) RETURNING id`, pk, seq)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	if err := unpoint(ctx, tx, pk, gone); err != nil {
-		return err
-	}
-	for _, st := range []struct {
-		what, sql string
-		args      []any
-	}{
-		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = false
-			WHERE chat = $1 AND from_seq <= $2 AND to_seq >= $2`, []any{pk, seq}},
-		{"mark summary", markDirty, []any{pk, seq}},
-		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES ($1, $2, $3)
-			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
-	} {
-		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
-			return fmt.Errorf("%s: %w", st.what, err)
-		}
-	}
-	return nil
 }
 
 // markDirty bumps the chat's dirty mark and keeps the smallest seq deleted

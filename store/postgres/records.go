@@ -13,7 +13,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.FactTx = chainTx{}
+var _ records.ForgetTx = chainTx{}
 
 func (c chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64
@@ -97,4 +97,38 @@ func (c chainTx) DeleteEpisodeFacts(ctx context.Context, episodeID string) (map[
 
 func (c chainTx) Unpoint(ctx context.Context, gone []string) error {
 	return unpoint(ctx, c.tx, c.pk, gone)
+}
+
+func (c chainTx) Tombstone(ctx context.Context, id string) (memory.Message, bool, error) {
+	var (
+		m    memory.Message
+		role string
+	)
+	err := c.tx.QueryRow(ctx, `UPDATE messages SET content = '', name = '', metadata = NULL, deleted = true, indexed = false
+		WHERE chat = $1 AND id = $2 AND NOT deleted RETURNING seq, role, created_at`, c.pk, id).Scan(&m.Seq, &role, &m.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, nil
+	}
+	m.Role, m.CreatedAt = memory.Role(role), m.CreatedAt.UTC()
+	return m, err == nil, err
+}
+
+func (c chainTx) DeleteCitingFacts(ctx context.Context, seq int64) ([]string, error) {
+	rows, err := c.tx.Query(ctx, `DELETE FROM facts WHERE chat = $1 AND $2 = ANY(seqs) RETURNING id`, c.pk, seq)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (c chainTx) MarkEpisode(ctx context.Context, seq int64) error {
+	_, err := c.tx.Exec(ctx, `UPDATE episodes SET rebuild = rebuild + 1, indexed = false
+		WHERE chat = $1 AND from_seq <= $2 AND to_seq >= $2`, c.pk, seq)
+	return err
+}
+
+func (c chainTx) RecordForget(ctx context.Context, seq int64, now time.Time) error {
+	_, err := c.tx.Exec(ctx, `INSERT INTO forgets (chat, seq, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (chat, seq) DO NOTHING`, c.pk, seq, now)
+	return err
 }

@@ -24,64 +24,13 @@ func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID
 		if err != nil {
 			return err
 		}
-		var role string
-		var at int64
-		err = tx.QueryRowContext(ctx, `UPDATE messages SET content = '', name = '', metadata = NULL, deleted = 1, indexed = 0
-			WHERE chat = ? AND id = ? AND deleted = 0 RETURNING seq, role, created_at`, pk, messageID).Scan(&m.Seq, &role, &at)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("message %q of chat %q: %w", messageID, key.ChatID, memory.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("tombstone: %w", err)
-		}
-		m.ID, m.Role, m.CreatedAt, m.Deleted = messageID, memory.Role(role), fromMicros(at), true
-		return markDerived(ctx, tx, pk, m.Seq, micros(s.now()))
+		m, err = records.DeleteMessage(ctx, &chainTx{s: s, tx: tx, pk: pk}, key, messageID, s.now())
+		return err
 	})
 	if err != nil {
 		return memory.Message{}, fmt.Errorf("sqlite: delete message: %w", err)
 	}
 	return m, nil
-}
-
-// markDerived deletes the facts citing seq and marks the rest of what was
-// derived from it: its episode, the chat's summary, the forget work.
-func markDerived(ctx context.Context, tx *sql.Tx, pk, seq, now int64) error {
-	rows, err := tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ?
-		AND EXISTS (SELECT 1 FROM json_each(facts.seqs) WHERE value = ?) RETURNING id`, pk, seq)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	var gone []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("delete facts: %w", err)
-		}
-		gone = append(gone, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	if err := unpoint(ctx, tx, pk, gone); err != nil {
-		return err
-	}
-	for _, st := range []struct {
-		what, sql string
-		args      []any
-	}{
-		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = 0
-			WHERE chat = ? AND from_seq <= ? AND to_seq >= ?`, []any{pk, seq, seq}},
-		{"mark summary", markDirty, []any{seq, seq, pk}},
-		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES (?, ?, ?)
-			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
-	} {
-		if _, err := tx.ExecContext(ctx, st.sql, st.args...); err != nil {
-			return fmt.Errorf("%s: %w", st.what, err)
-		}
-	}
-	return nil
 }
 
 // markDirty bumps the chat's dirty mark and keeps the smallest seq deleted

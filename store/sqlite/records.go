@@ -12,7 +12,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.FactTx = (*chainTx)(nil)
+var _ records.ForgetTx = (*chainTx)(nil)
 
 func (c *chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64
@@ -99,4 +99,49 @@ func (c *chainTx) DeleteEpisodeFacts(ctx context.Context, episodeID string) (map
 
 func (c *chainTx) Unpoint(ctx context.Context, gone []string) error {
 	return unpoint(ctx, c.tx, c.pk, gone)
+}
+
+func (c *chainTx) Tombstone(ctx context.Context, id string) (memory.Message, bool, error) {
+	var (
+		m    memory.Message
+		role string
+		at   int64
+	)
+	err := c.tx.QueryRowContext(ctx, `UPDATE messages SET content = '', name = '', metadata = NULL, deleted = 1, indexed = 0
+		WHERE chat = ? AND id = ? AND deleted = 0 RETURNING seq, role, created_at`, c.pk, id).Scan(&m.Seq, &role, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, false, nil
+	}
+	m.Role, m.CreatedAt = memory.Role(role), fromMicros(at)
+	return m, err == nil, err
+}
+
+func (c *chainTx) DeleteCitingFacts(ctx context.Context, seq int64) ([]string, error) {
+	rows, err := c.tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ?
+		AND EXISTS (SELECT 1 FROM json_each(facts.seqs) WHERE value = ?) RETURNING id`, c.pk, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var gone []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		gone = append(gone, id)
+	}
+	return gone, rows.Err()
+}
+
+func (c *chainTx) MarkEpisode(ctx context.Context, seq int64) error {
+	_, err := c.tx.ExecContext(ctx, `UPDATE episodes SET rebuild = rebuild + 1, indexed = 0
+		WHERE chat = ? AND from_seq <= ? AND to_seq >= ?`, c.pk, seq, seq)
+	return err
+}
+
+func (c *chainTx) RecordForget(ctx context.Context, seq int64, now time.Time) error {
+	_, err := c.tx.ExecContext(ctx, `INSERT INTO forgets (chat, seq, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (chat, seq) DO NOTHING`, c.pk, seq, micros(now))
+	return err
 }

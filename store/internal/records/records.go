@@ -167,3 +167,55 @@ func replaceFacts(ctx context.Context, tx FactTx, chat memory.Chat, ep memory.Ep
 	}
 	return tx.Unpoint(ctx, slices.Sorted(maps.Keys(old)))
 }
+
+// ForgetTx is the raw operations deleting one message needs beyond
+// FactTx.
+type ForgetTx interface {
+	FactTx
+	// Tombstone empties the live message id (content, name, metadata),
+	// marks it deleted and unindexed, and returns it (ok false: no live
+	// message has the id).
+	Tombstone(ctx context.Context, id string) (m memory.Message, ok bool, err error)
+	// DeleteCitingFacts deletes the facts citing seq and returns their ids.
+	DeleteCitingFacts(ctx context.Context, seq int64) ([]string, error)
+	// MarkEpisode marks the episode owning seq for rebuild, unindexed.
+	MarkEpisode(ctx context.Context, seq int64) error
+	// RecordForget records the forget work of seq (once).
+	RecordForget(ctx context.Context, seq int64, now time.Time) error
+}
+
+// DeleteMessage tombstones the chat's message id and marks what was
+// derived from it (see memory.MessageForgetter.DeleteMessage), in tx.
+func DeleteMessage(ctx context.Context, tx ForgetTx, key memory.ChatKey, id string, now time.Time) (memory.Message, error) {
+	m, ok, err := tx.Tombstone(ctx, id)
+	if err != nil {
+		return m, fmt.Errorf("tombstone: %w", err)
+	}
+	if !ok {
+		return m, fmt.Errorf("message %q of chat %q: %w", id, key.ChatID, memory.ErrNotFound)
+	}
+	m.ID, m.Deleted = id, true
+	return m, markDerived(ctx, tx, m.Seq, now)
+}
+
+// markDerived deletes the facts citing seq and marks the rest of what was
+// derived from it: its episode, the chat's summary, the forget work.
+func markDerived(ctx context.Context, tx ForgetTx, seq int64, now time.Time) error {
+	gone, err := tx.DeleteCitingFacts(ctx, seq)
+	if err != nil {
+		return fmt.Errorf("delete facts: %w", err)
+	}
+	if err := tx.Unpoint(ctx, gone); err != nil {
+		return err
+	}
+	if err := tx.MarkEpisode(ctx, seq); err != nil {
+		return fmt.Errorf("mark episode: %w", err)
+	}
+	if err := tx.MarkDirty(ctx, seq); err != nil {
+		return fmt.Errorf("mark summary: %w", err)
+	}
+	if err := tx.RecordForget(ctx, seq, now); err != nil {
+		return fmt.Errorf("record forget: %w", err)
+	}
+	return nil
+}

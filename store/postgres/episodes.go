@@ -77,19 +77,12 @@ func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, 
 // Episodes pages the chat's episodes by from_seq (the newest ones with
 // q.Latest); see memory.EpisodeReader.
 func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
-	order := "from_seq"
-	if q.Latest {
-		order = "from_seq DESC"
-	}
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = $1 AND from_seq > $2 ORDER BY `+order+` LIMIT $3`, q.AfterSeq, limitArg(q.Limit))
+		WHERE chat = $1 AND from_seq > $2 ORDER BY `+records.EpisodeOrder(q)+` LIMIT $3`, q.AfterSeq, limitArg(q.Limit))
 	if err != nil {
 		return nil, wrap("episodes", err)
 	}
-	if q.Latest {
-		slices.Reverse(eps)
-	}
-	return eps, nil
+	return records.InSeqOrder(q, eps), nil
 }
 
 // UnindexedEpisodeChats lists chats holding unindexed episodes.

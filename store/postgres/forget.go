@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -90,37 +89,21 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 	if err != nil {
 		return nil, wrap("episodes to rebuild", err)
 	}
-	type ref struct {
-		key memory.ChatKey
-		id  string
-	}
-	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ref, error) {
-		var r ref
-		err := row.Scan(&r.key.Tenant, &r.key.ChatID, &r.id)
+	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (records.EpisodeRef, error) {
+		var r records.EpisodeRef
+		err := row.Scan(&r.Key.Tenant, &r.Key.ChatID, &r.ID)
 		return r, err
 	})
 	if err != nil {
 		return nil, wrap("episodes to rebuild", err)
 	}
-	// Rebuilds are rare: one more read per episode costs nothing.
-	out := []memory.EpisodeToRebuild{}
-	for _, r := range refs {
-		chat, err := s.Chat(ctx, r.key)
-		if errors.Is(err, memory.ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		eps, err := s.episodes(ctx, r.key, `SELECT `+episodeCols+` FROM episodes WHERE chat = $1 AND id::text = $2`, r.id)
+	return records.EpisodesToRebuild(ctx, refs, s.Chat, func(ctx context.Context, r records.EpisodeRef) ([]memory.Episode, error) {
+		eps, err := s.episodes(ctx, r.Key, `SELECT `+episodeCols+` FROM episodes WHERE chat = $1 AND id::text = $2`, r.ID)
 		if err != nil {
 			return nil, wrap("episodes to rebuild", err)
 		}
-		if len(eps) == 1 {
-			out = append(out, memory.EpisodeToRebuild{Chat: chat, Episode: eps[0]})
-		}
-	}
-	return out, nil
+		return eps, nil
+	})
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;

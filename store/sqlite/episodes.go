@@ -104,19 +104,12 @@ func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan 
 // Episodes pages the chat's episodes by from_seq (the newest ones with
 // q.Latest); see memory.EpisodeReader.
 func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
-	order := "from_seq"
-	if q.Latest {
-		order = "from_seq DESC"
-	}
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = ? AND from_seq > ? ORDER BY `+order+` LIMIT ?`, q.AfterSeq, sqlLimit(q.Limit))
+		WHERE chat = ? AND from_seq > ? ORDER BY `+records.EpisodeOrder(q)+` LIMIT ?`, q.AfterSeq, sqlLimit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: episodes: %w", err)
 	}
-	if q.Latest {
-		slices.Reverse(eps)
-	}
-	return eps, nil
+	return records.InSeqOrder(q, eps), nil
 }
 
 // UnindexedEpisodeChats lists chats holding unindexed episodes.

@@ -57,10 +57,7 @@ func (s *Store) facts(ctx context.Context, key memory.ChatKey, query string, arg
 
 // Facts reads the facts q selects; see memory.FactStore.
 func (s *Store) Facts(ctx context.Context, key memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
-	if q.ByID {
-		return s.factsByID(ctx, key, q.IDs)
-	}
-	return s.factsPage(ctx, key, q.AfterSeq, q.Limit, q.IncludeSuperseded)
+	return records.FactReads{Page: s.factsPage, ByID: s.factsByID}.Facts(ctx, key, q)
 }
 
 // factsPage pages the chat's facts by first seq, never splitting one first

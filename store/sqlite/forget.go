@@ -92,20 +92,16 @@ func (s *Store) ForgetDone(ctx context.Context, key memory.ChatKey, seq int64) e
 
 // EpisodesToRebuild lists episodes marked for rebuild with their chats.
 func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error) {
-	type ref struct {
-		key memory.ChatKey
-		id  string
-	}
 	rows, err := s.r.QueryContext(ctx, `SELECT c.tenant, c.chat_id, e.id
 		FROM episodes e JOIN chats c ON c.id = e.chat WHERE e.rebuild > 0
 		ORDER BY c.updated_at, c.id, e.from_seq LIMIT ?`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 	}
-	var refs []ref
+	var refs []records.EpisodeRef
 	for rows.Next() {
-		var r ref
-		if err := rows.Scan(&r.key.Tenant, &r.key.ChatID, &r.id); err != nil {
+		var r records.EpisodeRef
+		if err := rows.Scan(&r.Key.Tenant, &r.Key.ChatID, &r.ID); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 		}
@@ -115,25 +111,13 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 	}
-	// Rebuilds are rare: one more read per episode costs nothing.
-	out := []memory.EpisodeToRebuild{}
-	for _, r := range refs {
-		chat, err := s.Chat(ctx, r.key)
-		if errors.Is(err, memory.ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		eps, err := s.episodes(ctx, r.key, `SELECT `+episodeCols+` FROM episodes WHERE chat = ? AND id = ?`, r.id)
+	return records.EpisodesToRebuild(ctx, refs, s.Chat, func(ctx context.Context, r records.EpisodeRef) ([]memory.Episode, error) {
+		eps, err := s.episodes(ctx, r.Key, `SELECT `+episodeCols+` FROM episodes WHERE chat = ? AND id = ?`, r.ID)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 		}
-		if len(eps) == 1 {
-			out = append(out, memory.EpisodeToRebuild{Chat: chat, Episode: eps[0]})
-		}
-	}
-	return out, nil
+		return eps, nil
+	})
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;

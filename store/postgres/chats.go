@@ -285,16 +285,10 @@ func (s *Store) listChats(ctx context.Context, sql string, args ...any) ([]memor
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []memory.Chat{}
-	for rows.Next() {
-		_, c, err := scanChat(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.Chat, error) {
+		_, c, err := scanChat(row)
+		return c, err
+	})
 }
 
 // DeleteChat removes the chat; its messages, summaries and leases go with

@@ -12,8 +12,8 @@ package worker
 //     written with RebuildEpisode and the mark it read;
 //  2. a dirty summary is written anew from the last record that cannot
 //     hold a deleted turn (CleanSummary: the chat keeps the smallest seq
-//     deleted since it was clean), with RebuildSummary, which keeps that
-//     record and the ones before it: with an LLM one root call extending
+//     deleted since it was clean), with a rebuild write
+//     (memory.RebuildWrite), which keeps that record and the ones before it: with an LLM one root call extending
 //     it with the summaries of the episodes ending after it and the open
 //     tail's turns (without episodes: with the turns it does not cover);
 //     without, the record extended extractively over those turns, a record

@@ -256,7 +256,7 @@ func TestRebuildLLMCalls(t *testing.T) {
 }
 
 // TestDirtyAfterExtensionIsRebuilt: an extension over a turn deleted
-// earlier marks the summary dirty (AppendSummary cannot tell when the turn
+// earlier marks the summary dirty (a summary extension cannot tell when the turn
 // went), while the chat has no turns left to summarise, no episode marked
 // and no forget row: the next rebuild pass must still take it, or the summary is
 // withheld (summary_rebuilding) until new turns arrive.

@@ -213,7 +213,7 @@ func TestHeadCacheTwoHandles(t *testing.T) {
 	wantHead(t, a, k, r4.ID, "four")
 }
 
-// TestHeadAfterAppendSummary: the head cached by AppendSummary is what a
+// TestHeadAfterAppendSummary: the head cached by a summary extension is what a
 // fresh read from the database gives, field for field.
 func TestHeadAfterAppendSummary(t *testing.T) {
 	ctx := context.Background()

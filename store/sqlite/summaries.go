@@ -50,7 +50,7 @@ func decodeSummary(js []byte) (memory.Summary, error) {
 // decoded record comes from the head cache when it holds that very record.
 // Otherwise the newest record is read afresh, in one statement: reading
 // the record by the id just read would be a second snapshot, and a rebuild
-// after a forgotten message replaces the whole chain (ReplaceSummary,
+// after a forgotten message replaces the whole chain (WriteSummary,
 // atomically) in between, so that record could be gone.
 func (s *Store) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
 	var (

@@ -2,7 +2,7 @@ package storetest
 
 // Rebuilding only what a deleted message touched (issue 40): the chat
 // keeps the smallest seq deleted since its summary was clean, CleanSummary
-// finds the last record before it, RebuildSummary keeps the chain up to
+// finds the last record before it, a rebuild write keeps the chain up to
 // that record and writes the rest anew.
 
 import (
@@ -46,7 +46,7 @@ func cleanID(t *testing.T, s memory.Backend, k memory.ChatKey) string {
 
 // testCleanSummary: the head while clean; while dirty, the last record
 // ending before the smallest seq deleted since, however the deletions
-// came (in order, out of order, one found by AppendSummary).
+// came (in order, out of order, one found by a summary extension).
 func testCleanSummary(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "clean")

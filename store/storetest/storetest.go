@@ -1073,8 +1073,8 @@ func testAppendKeepsTheChatsUser(t *testing.T, s memory.Backend) {
 	}
 }
 
-// testLeasesInOneWrite: TryLeases and ReleaseLeases are TryLease and
-// ReleaseLease for several chats: a held, a free and a missing chat (and
+// testLeasesInOneWrite: TryLeases and ReleaseLeases are memory.TryLease and
+// memory.ReleaseLease for several chats: a held, a free and a missing chat (and
 // another tenant's chat of the same id) side by side.
 func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)

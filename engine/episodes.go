@@ -33,7 +33,7 @@ func (s *Service) Episodes(ctx context.Context, tenant, chatID string, afterSeq 
 		}
 		return []memory.Episode{}, afterSeq, nil
 	}
-	eps, err := es.Episodes(ctx, key, afterSeq, limit)
+	eps, err := es.Episodes(ctx, key, memory.EpisodeQuery{AfterSeq: afterSeq, Limit: limit})
 	if err != nil {
 		return nil, 0, storeErr("list episodes", err)
 	}
@@ -50,7 +50,7 @@ func (s *Service) LatestEpisodes(ctx context.Context, tenant, chatID string, n i
 	if es == nil {
 		return []memory.Episode{}, nil
 	}
-	eps, err := es.LatestEpisodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, n)
+	eps, err := es.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: chatID}, memory.LatestEpisodes(n))
 	if err != nil {
 		return nil, storeErr("list episodes", err)
 	}

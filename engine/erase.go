@@ -48,7 +48,7 @@ func (s *Service) DeleteUser(ctx context.Context, tenant, userID string) (int, e
 	if err := ValidateID("user_id", userID, true); err != nil {
 		return 0, err
 	}
-	ids, err := s.store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := memory.ChatsOfUser(ctx, s.store, tenant, userID)
 	if err != nil {
 		return 0, storeErr("list chats", err)
 	}

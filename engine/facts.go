@@ -27,7 +27,7 @@ func (s *Service) Facts(ctx context.Context, tenant, chatID string, afterSeq int
 		return nil, 0, invalid("limit", "invalid_value", "must be between 1 and 1000")
 	}
 	key := memory.ChatKey{Tenant: tenant, ChatID: chatID}
-	fs, err := s.roles.facts.Facts(ctx, key, afterSeq, limit, includeSuperseded)
+	fs, err := s.roles.facts.Facts(ctx, key, memory.FactQuery{AfterSeq: afterSeq, Limit: limit, IncludeSuperseded: includeSuperseded})
 	if err != nil {
 		return nil, 0, storeErr("list facts", err)
 	}

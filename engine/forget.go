@@ -240,7 +240,7 @@ func (s *Service) dropForgotten(ctx context.Context, tenant string, hits []rag.T
 func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string][]string, failed func(what, chat string, err error)) map[string]bool {
 	out := map[string]bool{}
 	for chat, fids := range ids {
-		fs, err := s.roles.facts.FactsByID(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, fids)
+		fs, err := s.roles.facts.Facts(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, memory.FactsByID(fids))
 		if err != nil {
 			failed("facts", chat, err)
 			continue
@@ -255,7 +255,7 @@ func (s *Service) storedFacts(ctx context.Context, tenant string, ids map[string
 // storedEpisode is the episode an episode hit names, unless it is marked
 // for rebuild, gone, or without a short summary.
 func (s *Service) storedEpisode(ctx context.Context, tenant string, h rag.Turn, failed func(what, chat string, err error)) (memory.Episode, bool) {
-	eps, err := s.roles.episodes.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, h.Episode.FromSeq-1, 1)
+	eps, err := s.roles.episodes.Episodes(ctx, memory.ChatKey{Tenant: tenant, ChatID: h.ChatID}, memory.EpisodeQuery{AfterSeq: h.Episode.FromSeq - 1, Limit: 1})
 	if err != nil {
 		failed("episode", h.ChatID, err)
 		return memory.Episode{}, false

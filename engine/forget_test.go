@@ -28,7 +28,7 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	s.roles.episodes, s.roles.forget, s.roles.dumper = st, st, st
 	appendN(t, s, "c", 1, 30, 1)
 	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
-	if _, err := st.AppendSummary(ctx, key, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "SECRET narrative", CoveredFromSeq: 1, CoveredToSeq: 20}}); err != nil {
+	if _, err := memory.AppendSummary(ctx, st, key, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "SECRET narrative", CoveredFromSeq: 1, CoveredToSeq: 20}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.CloseEpisodes(ctx, key, 0, []memory.Episode{{FromSeq: 1, ToSeq: 10, Short: "SECRET short"}, {FromSeq: 11, ToSeq: 20, Short: "kept"}}); err != nil {
@@ -178,7 +178,7 @@ func TestDirtyChatServesItsCleanStart(t *testing.T) {
 	for i, to := range []int64{10, 20, 30} {
 		narr := []string{"Clean start one.", "Clean start two.", "SECRET stretch."}[i]
 		rec := memory.SummaryRecord{Summary: memory.Summary{Narrative: narr, CoveredFromSeq: 1, CoveredToSeq: to}, FromSeq: to - 9, ToSeq: to}
-		if _, err := st.AppendSummary(ctx, key, to-10, rec); err != nil {
+		if _, err := memory.AppendSummary(ctx, st, key, to-10, rec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -159,7 +159,7 @@ func (s *Service) ForgetProfileItem(ctx context.Context, tenant, userID, itemID 
 }
 
 func (s *Service) userExists(ctx context.Context, tenant, userID string) error {
-	ids, err := s.store.ChatsOfUser(ctx, tenant, userID)
+	ids, err := memory.ChatsOfUser(ctx, s.store, tenant, userID)
 	if err != nil {
 		return storeErr("list chats", err)
 	}

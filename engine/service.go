@@ -77,6 +77,7 @@ type FactsJob interface {
 // Store is what the use cases read and write.
 type Store interface {
 	memory.Chats
+	memory.ChatPager // a user's chats (memory.ChatsOfUser)
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 	SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.SummaryRecord, error)
 }

@@ -90,7 +90,7 @@ func (f *fakeSummaries) Extend(ctx context.Context, key memory.ChatKey, force bo
 	if head != nil {
 		cur = head.CoveredToSeq
 	}
-	rec, err := f.store.AppendSummary(ctx, key, cur, memory.SummaryRecord{Summary: memory.Summary{Narrative: "things happened", Topics: []string{"topic"}, CoveredFromSeq: 1, CoveredToSeq: f.upTo, Model: "test"}, FromSeq: cur + 1, ToSeq: f.upTo})
+	rec, err := memory.AppendSummary(ctx, f.store, key, cur, memory.SummaryRecord{Summary: memory.Summary{Narrative: "things happened", Topics: []string{"topic"}, CoveredFromSeq: 1, CoveredToSeq: f.upTo, Model: "test"}, FromSeq: cur + 1, ToSeq: f.upTo})
 	return &rec, nil, err
 }
 func (f *fakeSummaries) Kick() { f.kicks++ }

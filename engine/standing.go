@@ -66,7 +66,7 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
 		e = standingEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
 	}
-	more, err := fs.Facts(ctx, key, e.upTo, 0, false)
+	more, err := fs.Facts(ctx, key, memory.FactQuery{AfterSeq: e.upTo})
 	if err != nil {
 		return nil, err
 	}

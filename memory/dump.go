@@ -296,12 +296,11 @@ func checkIDs(r DumpRecord) error {
 // DumpSource is what DumpFrom reads.
 type DumpSource interface {
 	ChatReader
-	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
 	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
-	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
-	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
+	EpisodeReader
+	Facts(ctx context.Context, key ChatKey, q FactQuery) ([]Fact, error)
 	Profile(ctx context.Context, tenant, userID string) (ProfileState, int64, error)
-	ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]ChatRow, error)
+	ChatLister
 }
 
 // dumpPage is how many rows DumpFrom reads at once.
@@ -315,7 +314,7 @@ func DumpFrom(ctx context.Context, src DumpSource, scope DumpScope, emit func(Du
 	case scope.ChatID != "":
 		return dumpChatRecords(ctx, src, ChatKey{Tenant: scope.Tenant, ChatID: scope.ChatID}, emit)
 	case scope.UserID != "":
-		ids, err := src.ChatsOfUser(ctx, scope.Tenant, scope.UserID)
+		ids, err := ChatsOfUser(ctx, src, scope.Tenant, scope.UserID)
 		if err != nil {
 			return err
 		}
@@ -332,7 +331,7 @@ func DumpFrom(ctx context.Context, src DumpSource, scope DumpScope, emit func(Du
 	}
 	users := map[string]bool{}
 	for after := ""; ; {
-		rows, err := src.ListChats(ctx, scope.Tenant, "", after, dumpPage)
+		rows, err := src.ListChats(ctx, ChatQuery{Tenant: scope.Tenant, After: after, Limit: dumpPage})
 		if err != nil {
 			return err
 		}
@@ -400,7 +399,7 @@ func dumpChatRecords(ctx context.Context, src DumpSource, key ChatKey, emit func
 			return err
 		}
 	}
-	eps, err := src.Episodes(ctx, key, 0, 0)
+	eps, err := src.Episodes(ctx, key, EpisodeQuery{})
 	if err != nil {
 		return err
 	}
@@ -414,7 +413,7 @@ func dumpChatRecords(ctx context.Context, src DumpSource, key ChatKey, emit func
 			return err
 		}
 	}
-	facts, err := src.Facts(ctx, key, 0, 0, true)
+	facts, err := src.Facts(ctx, key, FactQuery{IncludeSuperseded: true})
 	if err != nil {
 		return err
 	}

@@ -18,12 +18,25 @@ type EpisodeStore interface {
 
 // EpisodeReader reads a chat's closed episodes.
 type EpisodeReader interface {
-	// Episodes returns up to limit episodes with from_seq > afterSeq, in
-	// seq order (limit <= 0: all). ErrNotFound for an unknown chat.
-	Episodes(ctx context.Context, key ChatKey, afterSeq int64, limit int) ([]Episode, error)
-	// LatestEpisodes returns the chat's newest n episodes, in seq order.
-	LatestEpisodes(ctx context.Context, key ChatKey, n int) ([]Episode, error)
+	// Episodes returns the chat's episodes q selects, in seq order: up
+	// to q.Limit (<= 0: all) with from_seq > q.AfterSeq, the first ones
+	// or, with q.Latest, the newest ones. ErrNotFound for an unknown chat.
+	Episodes(ctx context.Context, key ChatKey, q EpisodeQuery) ([]Episode, error)
 }
+
+// EpisodeQuery selects a chat's closed episodes (EpisodeReader).
+type EpisodeQuery struct {
+	// AfterSeq keeps the episodes with from_seq > AfterSeq (keyset paging).
+	AfterSeq int64
+	// Limit bounds how many (<= 0: all).
+	Limit int
+	// Latest takes the newest Limit episodes rather than the first ones;
+	// they are still returned in seq order.
+	Latest bool
+}
+
+// LatestEpisodes is the query for the chat's newest n episodes.
+func LatestEpisodes(n int) EpisodeQuery { return EpisodeQuery{Limit: n, Latest: true} }
 
 // EpisodeCloser closes episodes (and reads the ones closed before).
 type EpisodeCloser interface {

@@ -101,6 +101,20 @@ func FactID(tenant, chatID string, seqs []int64, text string) string {
 	return "f-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// FactQuery selects a chat's facts (FactStore.Facts): a page in seq
+// order, or the facts with given ids.
+type FactQuery struct {
+	AfterSeq          int64
+	Limit             int
+	IncludeSuperseded bool
+	// ByID selects the facts with IDs instead of a page.
+	ByID bool
+	IDs  []string
+}
+
+// FactsByID is the query for the chat's facts with these ids.
+func FactsByID(ids []string) FactQuery { return FactQuery{ByID: true, IDs: ids} }
+
 // FactStore keeps a chat's facts. Facts are written together with the
 // episode they came from (CloseEpisodes stores each Episode.Facts in the
 // same transaction: ChatID and EpisodeID set, ID kept or computed with
@@ -113,12 +127,14 @@ func FactID(tenant, chatID string, seqs []int64, text string) string {
 // facts; MessageForgetter.DeleteMessage those citing the turn. Every method
 // returns ErrNotFound for an unknown chat.
 type FactStore interface {
-	// Facts returns up to limit facts whose first seq is > afterSeq, ordered
-	// by (first seq, id) (limit <= 0: all). A page never splits the facts
-	// of one first seq: it may hold more than limit facts, so that the next
-	// page starts after the last fact's first seq. Superseded facts are
-	// left out unless includeSuperseded.
-	Facts(ctx context.Context, key ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]Fact, error)
+	// Facts returns the chat's facts q selects, ordered by (first seq,
+	// id). A page (q.ByID false): up to q.Limit facts whose first seq is >
+	// q.AfterSeq (limit <= 0: all); it never splits the facts of one first
+	// seq: it may hold more than the limit, so that the next page starts
+	// after the last fact's first seq. Superseded facts are left out
+	// unless q.IncludeSuperseded. By id (q.ByID): the facts with q.IDs
+	// (those that exist), superseded or not.
+	Facts(ctx context.Context, key ChatKey, q FactQuery) ([]Fact, error)
 	// AddFacts stores facts drawn from turns that no closed episode owns
 	// yet (extracted as the turns arrive), as CloseEpisodes stores an
 	// episode's: a fact whose id the chat holds is left as it is, a fact
@@ -126,9 +142,6 @@ type FactStore interface {
 	// fact with no text, no seqs or a seq past last_seq). It returns the
 	// facts now stored.
 	AddFacts(ctx context.Context, key ChatKey, facts []Fact) ([]Fact, error)
-	// FactsByID returns the chat's facts with these ids (those that
-	// exist), ordered by (first seq, id).
-	FactsByID(ctx context.Context, key ChatKey, ids []string) ([]Fact, error)
 	// SupersedeFacts sets superseded_by: for each old id, the id of the
 	// newer fact that updates it. Unknown old ids are ignored. A fact whose
 	// superseded_by changes is marked unindexed (the index keeps whether a

@@ -58,37 +58,13 @@ type MessageForgetter interface {
 	// pass. ErrNotFound for an unknown chat or episode.
 	RebuildEpisode(ctx context.Context, key ChatKey, ep Episode) error
 
-	// ReplaceSummary deletes every record of the chat's summary chain and
-	// writes rec as the only one (depth 0, no parent), moving the cursor to
-	// rec.CoveredToSeq, in one transaction that fails with ErrCursorMoved
-	// unless the cursor is still expectCursor (ErrConflict: CoveredToSeq
-	// outside expectCursor..last_seq). It clears SummaryDirty only when
-	// dirtyMark is still the chat's DirtyMark (a message deleted meanwhile
-	// leaves it dirty for another pass). The store sets ID and CreatedAt.
-	// A rec that covers nothing (CoveredToSeq 0: a deletion in a chat not
-	// summarised yet) writes no record: the chat is left without a summary,
-	// as it was, and rec is returned without an ID.
-	ReplaceSummary(ctx context.Context, key ChatKey, expectCursor, dirtyMark int64, rec SummaryRecord) (SummaryRecord, error)
-
 	// CleanSummary returns the newest record of the chat's chain that
 	// cannot hold a deleted turn: the head while the summary is clean;
 	// while it is dirty, the last record before the first one reaching the
 	// smallest seq deleted since the summary was last clean (DeleteMessage
-	// and AppendSummary keep that seq with the mark). nil when there is
+	// and a summary extension keep that seq with the mark). nil when there is
 	// none (or the mark predates the seq being kept: rebuild from the
 	// first turn). One statement: the mark and the records are read
 	// together. ErrNotFound for an unknown chat.
 	CleanSummary(ctx context.Context, key ChatKey) (*SummaryRecord, error)
-
-	// RebuildSummary is ReplaceSummary keeping the chain's clean start: the
-	// records up to and including keep (a record's ID; "" keeps none) stay,
-	// the newer ones are deleted, and recs are written on top of keep in
-	// order, each moving the cursor to its CoveredToSeq (ascending, the
-	// last within expectCursor..last_seq), in one transaction with the
-	// same cursor check and dirty-mark rule as ReplaceSummary. With no
-	// recs keep must be the head (nothing newer to redo): only the mark is
-	// cleared. ErrConflict when keep is not a record of the chain or the
-	// coverage is out of range; the store sets each record's ID, ParentID,
-	// Depth and CreatedAt.
-	RebuildSummary(ctx context.Context, key ChatKey, expectCursor, dirtyMark int64, keep string, recs []SummaryRecord) error
 }

@@ -19,10 +19,50 @@ const leaseReleaseTimeout = 5 * time.Second
 // owner took the lease (it expired between two renewals).
 var ErrLeaseLost = errors.New("memory: lease lost")
 
+// ChatLeases is Leases with the chat reader that tells a chat that does
+// not exist from a lease another owner holds (TryLease).
+type ChatLeases interface {
+	Leases
+	Chat(ctx context.Context, key ChatKey) (Chat, error)
+}
+
+// CheckLease is the rule every store applies to a lease it takes: a lease
+// has a kind and an owner.
+func CheckLease(kind, owner string) error {
+	if kind == "" || owner == "" {
+		return errors.New("lease: empty kind or owner")
+	}
+	return nil
+}
+
+// TryLease is TryLeases of one chat: true when owner took the lease,
+// false while another owner (or owner itself: never re-entered) holds it,
+// ErrNotFound when the chat does not exist.
+func TryLease(ctx context.Context, l ChatLeases, key ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
+	taken, err := l.TryLeases(ctx, []ChatKey{key}, kind, owner, ttl)
+	if err != nil {
+		return false, err
+	}
+	if len(taken) == 1 && taken[0] {
+		return true, nil
+	}
+	// Held by another owner, or no such chat.
+	if _, err := l.Chat(ctx, key); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// ReleaseLease is ReleaseLeases of one chat: it drops owner's lease (no
+// error when it does not hold it).
+func ReleaseLease(ctx context.Context, l Leases, key ChatKey, kind, owner string) error {
+	return l.ReleaseLeases(ctx, []ChatKey{key}, kind, owner)
+}
+
 // HeldLease is a lease TakeLease took: the one take/renew/release loop of
-// every background worker. Leases are never re-entered (TryLease takes only
-// a free or expired lease; RenewLease extends one's own), so a HeldLease is
-// released exactly once, by its taker.
+// every background worker. Leases are never re-entered (TryLeases takes
+// only a free or expired lease; RenewLease extends one's own), so a
+// HeldLease is released exactly once, by its taker.
 type HeldLease struct {
 	l           Leases
 	key         ChatKey
@@ -33,11 +73,11 @@ type HeldLease struct {
 // TakeLease takes the named lease on the chat for owner (ttl <= 0:
 // DefaultLeaseTTL). It returns nil and no error when another owner holds
 // it.
-func TakeLease(ctx context.Context, l Leases, key ChatKey, kind, owner string, ttl time.Duration) (*HeldLease, error) {
+func TakeLease(ctx context.Context, l ChatLeases, key ChatKey, kind, owner string, ttl time.Duration) (*HeldLease, error) {
 	if ttl <= 0 {
 		ttl = DefaultLeaseTTL
 	}
-	ok, err := l.TryLease(ctx, key, kind, owner, ttl)
+	ok, err := TryLease(ctx, l, key, kind, owner, ttl)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -79,7 +119,7 @@ func (h *HeldLease) Keep(ctx context.Context) (work context.Context, stop func()
 func (h *HeldLease) Release(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()
-	return h.l.ReleaseLease(rctx, h.key, h.kind, h.owner)
+	return ReleaseLease(rctx, h.l, h.key, h.kind, h.owner)
 }
 
 // TakeLeases is TakeLease for several chats in one write: held[i] is nil

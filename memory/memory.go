@@ -81,14 +81,14 @@ type Chat struct {
 	// SummaryCursor is covered_to_seq of the head summary record (0: none).
 	SummaryCursor int64 `json:"summary_cursor"`
 	// SummaryDirty: a message the summary chain may hold was deleted; the
-	// chain must be rebuilt (MessageForgetter.ReplaceSummary) and is not
+	// chain must be rebuilt (Summaries.WriteSummary, a SummaryRebuild) and is not
 	// served until then.
 	SummaryDirty bool `json:"summary_dirty"`
 	// DirtyMark identifies the chat's latest deletion: positive while the
 	// summary is dirty, its negation once the rebuild cleared it, 0 for a
 	// chat nothing was ever deleted from. A chat's marks never repeat, so
 	// a cache of its turns read under one mark sees every later deletion,
-	// by any process. ReplaceSummary clears SummaryDirty only when no
+	// by any process. A rebuild clears SummaryDirty only when no
 	// message was deleted since the caller read it.
 	DirtyMark int64 `json:"-"`
 	// HeadID and ProfileVersion are read with the row by Store.Chat (the

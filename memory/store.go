@@ -65,8 +65,6 @@ type Chats interface {
 	// DeleteChat removes the chat and everything derived from it (messages,
 	// summaries, backlog, leases). ErrNotFound when it does not exist.
 	DeleteChat(ctx context.Context, key ChatKey) error
-	// ChatsOfUser lists the chat ids a user owns in a tenant.
-	ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error)
 }
 
 // Summaries keeps each chat's chain of summary records.
@@ -78,11 +76,15 @@ type Summaries interface {
 	// SummaryChain returns every record of the chat's chain, head first.
 	SummaryChain(ctx context.Context, key ChatKey) ([]SummaryRecord, error)
 
-	// AppendSummary writes rec as the new head of the chat's chain and moves
-	// the chat's summary cursor to rec.CoveredToSeq, in one transaction that
-	// fails with ErrCursorMoved unless the cursor is still expectCursor.
-	// The store sets ID, ParentID, Depth and CreatedAt and returns the record.
-	AppendSummary(ctx context.Context, key ChatKey, expectCursor int64, rec SummaryRecord) (SummaryRecord, error)
+	// WriteSummary writes to the chat's chain as w says (SummaryWrite: an
+	// extension on the head, or a rebuild after a deleted message), in one
+	// transaction that checks w.Check against the chat as it reads it
+	// there: ErrCursorMoved unless the cursor is still w.ExpectCursor,
+	// ErrConflict for records not moving it forward within the chat's
+	// turns, for a Keep that is not a record of the chain, or that is not
+	// the head when nothing is written on it. The store sets each record's
+	// ID, ParentID, Depth and CreatedAt and returns the records written.
+	WriteSummary(ctx context.Context, key ChatKey, w SummaryWrite) ([]SummaryRecord, error)
 
 	// ListSummaryWork finds chats with work for the summariser, oldest work
 	// first: turns the summary does not cover yet (last_seq -
@@ -91,23 +93,22 @@ type Summaries interface {
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]Chat, error)
 }
 
-// Leases let one replica at a time summarise or index a chat.
+// Leases let one replica at a time summarise or index a chat. The single
+// forms are the batch of one: memory.TryLease and memory.ReleaseLease.
 type Leases interface {
-	// TryLease takes a named lease on a chat for owner until now+ttl when
-	// the lease is free or expired. It is never re-entered: it reports
-	// false while any owner, owner itself included, holds an unexpired
-	// lease, so two jobs of one process never run on one chat at once.
-	TryLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
+	// TryLeases takes, in one write, a named lease on each chat for owner
+	// until now+ttl where the lease is free or expired: taken[i] reports
+	// keys[i] (the indexer takes a pass's chats at once). It is never
+	// re-entered: it reports false while any owner, owner itself
+	// included, holds an unexpired lease, so two jobs of one process never
+	// run on one chat at once. A chat that does not exist is not taken,
+	// without an error. An empty kind or owner is an error (CheckLease).
+	TryLeases(ctx context.Context, keys []ChatKey, kind, owner string, ttl time.Duration) (taken []bool, err error)
 	// RenewLease extends owner's unexpired lease until now+ttl; false when
 	// owner does not hold it (it expired, or another owner took it).
 	RenewLease(ctx context.Context, key ChatKey, kind, owner string, ttl time.Duration) (bool, error)
-	// ReleaseLease drops owner's lease (no error when it does not hold it).
-	ReleaseLease(ctx context.Context, key ChatKey, kind, owner string) error
-	// TryLeases is TryLease for several chats in one write (the indexer
-	// takes a pass's chats at once): taken[i] reports keys[i]. A chat that
-	// does not exist is not taken, without an error.
-	TryLeases(ctx context.Context, keys []ChatKey, kind, owner string, ttl time.Duration) (taken []bool, err error)
-	// ReleaseLeases is ReleaseLease for several chats in one write.
+	// ReleaseLeases drops owner's leases on the chats, in one write (no
+	// error for a lease it does not hold, or a chat that does not exist).
 	ReleaseLeases(ctx context.Context, keys []ChatKey, kind, owner string) error
 }
 

@@ -132,16 +132,6 @@ var (
 
 func leaseKey(k memory.ChatKey, kind string) string { return kind + "/" + k.Tenant + "/" + k.ChatID }
 
-func (s *fakeStore) TryLease(_ context.Context, k memory.ChatKey, kind, owner string, _ time.Duration) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failErr != nil {
-		return false, s.failErr
-	}
-	s.leaseW++
-	return s.tryLease(k, kind, owner), nil
-}
-
 func (s *fakeStore) TryLeases(_ context.Context, keys []memory.ChatKey, kind, owner string, _ time.Duration) ([]bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,16 +175,6 @@ func (s *fakeStore) RenewLease(_ context.Context, k memory.ChatKey, kind, owner 
 	return s.leases[leaseKey(k, kind)] == owner, nil
 }
 
-func (s *fakeStore) ReleaseLease(_ context.Context, k memory.ChatKey, kind, owner string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.leaseW++
-	if s.leases[leaseKey(k, kind)] == owner {
-		delete(s.leases, leaseKey(k, kind))
-	}
-	return nil
-}
-
 func (s *fakeStore) deleteChat(k memory.ChatKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,7 +211,11 @@ func (s *fakeStore) AddFacts(_ context.Context, k memory.ChatKey, facts []memory
 	return facts, nil
 }
 
-func (s *fakeStore) Facts(_ context.Context, k memory.ChatKey, afterSeq int64, limit int, superseded bool) ([]memory.Fact, error) {
+func (s *fakeStore) Facts(ctx context.Context, k memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
+	if q.ByID {
+		return s.factsByID(ctx, k, q.IDs)
+	}
+	afterSeq, limit, superseded := q.AfterSeq, q.Limit, q.IncludeSuperseded
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.chats[k]
@@ -247,7 +231,7 @@ func (s *fakeStore) Facts(_ context.Context, k memory.ChatKey, afterSeq int64, l
 	return out, nil
 }
 
-func (s *fakeStore) FactsByID(_ context.Context, k memory.ChatKey, ids []string) ([]memory.Fact, error) {
+func (s *fakeStore) factsByID(_ context.Context, k memory.ChatKey, ids []string) ([]memory.Fact, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []memory.Fact

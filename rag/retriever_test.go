@@ -332,7 +332,7 @@ func TestIndexerIndexOutageAndLeases(t *testing.T) {
 	e.store.add("t", "mine", "u", "a", "one", "two")
 	e.store.add("t", "theirs", "u", "a", "three")
 	// Another replica holds the lease on "theirs".
-	if ok, _ := e.store.TryLease(ctx, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other", 0); !ok {
+	if ok, _ := memory.TryLease(ctx, e.store, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other", 0); !ok {
 		t.Fatal("lease")
 	}
 	if n := e.drain(t); n != 2 {
@@ -341,7 +341,7 @@ func TestIndexerIndexOutageAndLeases(t *testing.T) {
 	if e.store.unindexed() != 1 {
 		t.Fatalf("backlog %d, want 1", e.store.unindexed())
 	}
-	e.store.ReleaseLease(ctx, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other")
+	memory.ReleaseLease(ctx, e.store, memory.ChatKey{Tenant: "t", ChatID: "theirs"}, memory.LeaseIndex, "other")
 
 	// Index down: nothing marked.
 	e.index.Close()

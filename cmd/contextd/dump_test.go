@@ -96,8 +96,8 @@ func storeJSON(t *testing.T, s memory.Store, chatID string) string {
 	ctx, k := context.Background(), memory.ChatKey{Tenant: memory.DefaultTenant, ChatID: chatID}
 	msgs, err1 := s.Messages(ctx, k, 0, 0)
 	chain, err2 := s.SummaryChain(ctx, k)
-	eps, err3 := s.(memory.EpisodeStore).Episodes(ctx, k, 0, 0)
-	facts, err4 := s.(memory.FactStore).Facts(ctx, k, 0, 0, true)
+	eps, err3 := s.(memory.EpisodeStore).Episodes(ctx, k, memory.EpisodeQuery{})
+	facts, err4 := s.(memory.FactStore).Facts(ctx, k, memory.FactQuery{IncludeSuperseded: true})
 	prof, _, err5 := s.(memory.ProfileStore).Profile(ctx, memory.DefaultTenant, "ann")
 	for _, err := range []error{err1, err2, err3, err4, err5} {
 		if err != nil {

@@ -123,7 +123,7 @@ func TestEpisodesLongChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := memory.ChatKey{Tenant: memory.DefaultTenant, ChatID: "long"}
-	eps, err := app.Store.(memory.EpisodeStore).Episodes(ctx, key, 0, 0)
+	eps, err := app.Store.(memory.EpisodeStore).Episodes(ctx, key, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}

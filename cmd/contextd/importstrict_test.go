@@ -67,7 +67,7 @@ func storedChats(t *testing.T, cfg string) int {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	rows, err := store.ListChats(context.Background(), memory.DefaultTenant, "", "", 100)
+	rows, err := store.ListChats(context.Background(), memory.ChatQuery{Tenant: memory.DefaultTenant, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

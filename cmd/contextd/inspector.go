@@ -55,7 +55,7 @@ func episodesIn(ctx context.Context, es memory.EpisodeReader, key memory.ChatKey
 	// episode_max_turns (under 1,000) before it.
 	after := max(from-1000, 0)
 	for {
-		page, err := es.Episodes(ctx, key, after, 200)
+		page, err := es.Episodes(ctx, key, memory.EpisodeQuery{AfterSeq: after, Limit: 200})
 		if err != nil {
 			return nil, err
 		}

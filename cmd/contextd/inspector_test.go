@@ -192,18 +192,17 @@ func uiGet(t *testing.T, c *http.Client, u string) string {
 // order, up to limit.
 type fakeEpisodes []memory.Episode
 
-func (f fakeEpisodes) Episodes(_ context.Context, _ memory.ChatKey, after int64, limit int) ([]memory.Episode, error) {
+func (f fakeEpisodes) Episodes(_ context.Context, _ memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
+	if q.Latest {
+		return nil, nil
+	}
 	var out []memory.Episode
 	for _, e := range f {
-		if e.FromSeq > after && len(out) < limit {
+		if e.FromSeq > q.AfterSeq && len(out) < q.Limit {
 			out = append(out, e)
 		}
 	}
 	return out, nil
-}
-
-func (f fakeEpisodes) LatestEpisodes(context.Context, memory.ChatKey, int) ([]memory.Episode, error) {
-	return nil, nil
 }
 
 // A page's episodes are those holding its turns: the one its first turn is

@@ -81,7 +81,7 @@ func SupersedeAnswered(ctx context.Context, store memory.FactStore, key memory.C
 	if len(turns) == 0 {
 		return nil, nil
 	}
-	cur, err := store.Facts(ctx, key, max(turns[0].Seq-1-openWindow, 0), 0, false)
+	cur, err := store.Facts(ctx, key, memory.FactQuery{AfterSeq: max(turns[0].Seq-1-openWindow, 0)})
 	if err != nil {
 		return nil, fmt.Errorf("facts: read open questions: %w", err)
 	}

@@ -257,7 +257,7 @@ func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.Cha
 	if !slotted {
 		return nil, nil
 	}
-	cur, err := store.Facts(ctx, key, 0, 0, false)
+	cur, err := store.Facts(ctx, key, memory.FactQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("facts: read current: %w", err)
 	}

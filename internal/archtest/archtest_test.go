@@ -43,10 +43,7 @@ var testHelpers = []string{
 var allowed = map[string]string{
 	// Long functions (funcs are keyed "pkg/path.Recv.Name" or "pkg/path.Name").
 	"derive/extractive.analyse": "long func: the extractive toolbox (helper F)",
-	"store/sqlite.Open":         "long func: store records (helper B)",
 	// Types with many methods and many fields.
-	// The storage contract.
-	"memory.Backend": "over 40 methods: one kinded backlog (helper A) and store records (helper B)",
 	// Importers of derive/extractive outside cmd/contextd and derive/*.
 	"jobs/worker imports derive/extractive": "extractive importer: the extractive toolbox (helper F) and the worker split (helper C)",
 }

@@ -24,7 +24,7 @@ import (
 type Source interface {
 	memory.IndexBacklog
 	memory.Leases
-	FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error)
+	Facts(ctx context.Context, key memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error)
 }
 
 // Indexer drains the store's durable backlogs of unindexed turns,

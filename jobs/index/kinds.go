@@ -146,7 +146,7 @@ func recheckEpisodes(ctx context.Context, ix *Indexer, p *share) error {
 // as they are written by then. Marking a deleted fact is a no-op.
 func recheckFacts(ctx context.Context, ix *Indexer, p *share) error {
 	key, ids := p.chat.Key(), p.mark.IDs
-	live, err := ix.Store.FactsByID(ctx, key, ids)
+	live, err := ix.Store.Facts(ctx, key, memory.FactsByID(ids))
 	if errors.Is(err, memory.ErrNotFound) {
 		return nil // the chat went: Done reports it gone, its points go then
 	}

@@ -71,7 +71,7 @@ func (e *Env) checkpoints(ctx context.Context, st ExtendStore, chat memory.Chat,
 		if err := context.Cause(ctx); err != nil {
 			return head, cursor, fmt.Errorf("worker: checkpoint abandoned: %w", err)
 		}
-		written, err := st.AppendSummary(ctx, chat.Key(), cursor, rec)
+		written, err := memory.AppendSummary(ctx, st, chat.Key(), cursor, rec)
 		if err != nil {
 			return head, cursor, fmt.Errorf("worker: append checkpoint: %w", err)
 		}

@@ -121,7 +121,7 @@ func runCost(tb testing.TB, run costRun) costFigures {
 		tb.Fatal(err)
 	}
 	fig.summarised = int(c.SummaryCursor)
-	eps, err := st.Episodes(ctx, chatKey, 0, 0)
+	eps, err := st.Episodes(ctx, chatKey, memory.EpisodeQuery{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func (e *Env) derived() {
 // headWriter is the store role that writes a chat's summary head.
 type headWriter interface {
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
-	AppendSummary(ctx context.Context, key memory.ChatKey, expectCursor int64, rec memory.SummaryRecord) (memory.SummaryRecord, error)
+	memory.SummaryWriter
 }
 
 // write stores rec as the chat's new head unless the cursor moved.
@@ -172,7 +172,7 @@ func (e *Env) write(ctx context.Context, st headWriter, key memory.ChatKey, curs
 	if !s.Persist {
 		return &rec, degraded, nil
 	}
-	written, err := st.AppendSummary(ctx, key, cursor, rec)
+	written, err := memory.AppendSummary(ctx, st, key, cursor, rec)
 	if errors.Is(err, memory.ErrCursorMoved) {
 		// Someone else extended it first: theirs stands.
 		head, herr := st.SummaryHead(ctx, key)

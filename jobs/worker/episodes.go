@@ -140,7 +140,7 @@ func (cl *Closer) extend(ctx context.Context, chat memory.Chat, head *memory.Sum
 // there is nothing to do (no turn to close nor to cover, the root current).
 func (cl *Closer) closeEpisodes(ctx context.Context, chat memory.Chat, s Settings, upTo int64, stale bool) (*closing, error) {
 	key := chat.Key()
-	latest, err := cl.Store.LatestEpisodes(ctx, key, 1)
+	latest, err := cl.Store.Episodes(ctx, key, memory.LatestEpisodes(1))
 	if err != nil {
 		return nil, fmt.Errorf("worker: last episode: %w", err)
 	}

@@ -64,7 +64,7 @@ func episodeSettings() Settings {
 
 func allEpisodes(t testing.TB, st memory.EpisodeStore) []memory.Episode {
 	t.Helper()
-	eps, err := st.Episodes(context.Background(), chatKey, 0, 0)
+	eps, err := st.Episodes(context.Background(), chatKey, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestEpisodeQuestionAnsweredAfterIt(t *testing.T) {
 	if err := w.Episodes.supersede(ctx, res.Chat, []memory.Episode{ep}, stored); err != nil {
 		t.Fatal(err)
 	}
-	fs, _ := st.Facts(ctx, chatKey, 0, 0, true)
+	fs, _ := st.Facts(ctx, chatKey, memory.FactQuery{IncludeSuperseded: true})
 	if len(fs) != 1 || fs[0].SupersededBy != memory.FactAnswered {
 		t.Fatalf("facts %+v, want the question superseded as answered", fs)
 	}

@@ -46,13 +46,13 @@ func TestPreviewWritesNothing(t *testing.T) {
 	if head, err := st.SummaryHead(ctx, chatKey); err != nil || head != nil {
 		t.Fatalf("head after a preview = %v, %v; want none", head, err)
 	}
-	if eps, err := st.LatestEpisodes(ctx, chatKey, 1); err != nil || len(eps) != 0 {
+	if eps, err := st.Episodes(ctx, chatKey, memory.LatestEpisodes(1)); err != nil || len(eps) != 0 {
 		t.Fatalf("episodes after a preview = %v, %v; want none", eps, err)
 	}
-	if ok, err := st.TryLease(ctx, chatKey, memory.LeaseSummary, "other", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, st, chatKey, memory.LeaseSummary, "other", time.Minute); err != nil || !ok {
 		t.Fatalf("lease after a preview: %v, %v; want it free", ok, err)
 	}
-	if err := st.ReleaseLease(ctx, chatKey, memory.LeaseSummary, "other"); err != nil {
+	if err := memory.ReleaseLease(ctx, st, chatKey, memory.LeaseSummary, "other"); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Drain(ctx); err != nil {

@@ -39,7 +39,7 @@ func TestProfilerLLMMerge(t *testing.T) {
 	}
 	extend := func(cursor, to int64) {
 		t.Helper()
-		if _, err := st.AppendSummary(ctx, key, cursor, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to,
+		if _, err := memory.AppendSummary(ctx, st, key, cursor, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to,
 			UserPreferences: []string{"vegetarian"}, Entities: []memory.Entity{{Name: "Casa Amora", Type: "place"}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestProfilerSpendsTheBudget(t *testing.T) {
 	}
 	cursor := int64(0)
 	for _, to := range []int64{2, 3, 4} {
-		if _, err := st.AppendSummary(ctx, key, cursor, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to,
+		if _, err := memory.AppendSummary(ctx, st, key, cursor, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to,
 			UserPreferences: []string{fmt.Sprint("likes ", to)}}}); err != nil {
 			t.Fatal(err)
 		}

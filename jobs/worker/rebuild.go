@@ -12,8 +12,8 @@ package worker
 //     written with RebuildEpisode and the mark it read;
 //  2. a dirty summary is written anew from the last record that cannot
 //     hold a deleted turn (CleanSummary: the chat keeps the smallest seq
-//     deleted since it was clean), with RebuildSummary, which keeps that
-//     record and the ones before it: with an LLM one root call extending
+//     deleted since it was clean), with a rebuild write
+//     (memory.RebuildWrite), which keeps that record and the ones before it: with an LLM one root call extending
 //     it with the summaries of the episodes ending after it and the open
 //     tail's turns (without episodes: with the turns it does not cover);
 //     without, the record extended extractively over those turns, a record
@@ -53,7 +53,7 @@ type RebuildStore interface {
 	EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error)
 	RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error
 	CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
-	RebuildSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error
+	memory.SummaryWriter
 }
 
 // ProfileEditor is what the Rebuilder does to the profiles a deleted turn
@@ -176,7 +176,7 @@ func (r *Rebuilder) rebuildEpisodes(ctx context.Context, chat memory.Chat, s Set
 		return nil
 	}
 	defer r.derived() // rebuilt episodes (and their facts) are indexed again
-	eps, err := r.Episodes.Store.Episodes(ctx, chat.Key(), 0, 0)
+	eps, err := r.Episodes.Store.Episodes(ctx, chat.Key(), memory.EpisodeQuery{})
 	if err != nil {
 		return fmt.Errorf("worker: episodes: %w", err)
 	}

@@ -114,8 +114,8 @@ func TestRebuildKeepsTheCleanStart(t *testing.T) {
 // fullStore fails every summary write as a full disk does.
 type fullStore struct{ *sqlite.Store }
 
-func (fullStore) AppendSummary(context.Context, memory.ChatKey, int64, memory.SummaryRecord) (memory.SummaryRecord, error) {
-	return memory.SummaryRecord{}, fmt.Errorf("sqlite: append summary: %w", memory.ErrFull)
+func (fullStore) WriteSummary(context.Context, memory.ChatKey, memory.SummaryWrite) ([]memory.SummaryRecord, error) {
+	return nil, fmt.Errorf("sqlite: write summary: %w", memory.ErrFull)
 }
 
 // TestBackgroundWriteFailureReported: a background extension whose write

@@ -41,7 +41,7 @@ func (r *Rebuilder) rebuildSummary(ctx context.Context, chat memory.Chat, s Sett
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("worker: summary rebuild abandoned: %w", err)
 	}
-	if err := r.Store.RebuildSummary(ctx, key, cursor, chat.DirtyMark, keepID, recs); err != nil {
+	if _, err := r.Store.WriteSummary(ctx, key, memory.RebuildWrite(cursor, chat.DirtyMark, keepID, recs)); err != nil {
 		return fmt.Errorf("worker: rebuild summary: %w", err)
 	}
 	r.wrote(nil)

@@ -91,9 +91,9 @@ func holdsSecret(t *testing.T, st *sqlite.Store) []string {
 		t.Fatal(err)
 	}
 	js("summary chain", chain)
-	eps, _ := st.Episodes(ctx, chatKey, 0, 0)
+	eps, _ := st.Episodes(ctx, chatKey, memory.EpisodeQuery{})
 	js("episodes", eps)
-	facts, _ := st.Facts(ctx, chatKey, 0, 0, true)
+	facts, _ := st.Facts(ctx, chatKey, memory.FactQuery{IncludeSuperseded: true})
 	js("facts", facts)
 	prof, _, _ := st.Profile(ctx, chatKey.Tenant, "ann")
 	js("profile", prof.Profile)
@@ -256,7 +256,7 @@ func TestRebuildLLMCalls(t *testing.T) {
 }
 
 // TestDirtyAfterExtensionIsRebuilt: an extension over a turn deleted
-// earlier marks the summary dirty (AppendSummary cannot tell when the turn
+// earlier marks the summary dirty (a summary extension cannot tell when the turn
 // went), while the chat has no turns left to summarise, no episode marked
 // and no forget row: the next rebuild pass must still take it, or the summary is
 // withheld (summary_rebuilding) until new turns arrive.

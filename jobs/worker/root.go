@@ -199,7 +199,7 @@ func (cl *Closer) episodesAfter(ctx context.Context, key memory.ChatKey, after, 
 	// 1,000 is above any episode_max_turns.
 	from := max(after-1000, 0)
 	for {
-		page, err := cl.Store.Episodes(ctx, key, from, 200)
+		page, err := cl.Store.Episodes(ctx, key, memory.EpisodeQuery{AfterSeq: from, Limit: 200})
 		if err != nil {
 			return nil, fmt.Errorf("worker: episodes: %w", err)
 		}

@@ -423,7 +423,7 @@ type sneakySum struct {
 func (s *sneakySum) Name() string  { return "sneaky" }
 func (s *sneakySum) UsesLLM() bool { return true }
 func (s *sneakySum) Summarize(ctx context.Context, req memory.SummarizeRequest) (memory.SummarizeResult, error) {
-	if _, err := s.st.AppendSummary(ctx, chatKey, 0, memory.SummaryRecord{Summary: memory.Summary{Model: "other", CoveredFromSeq: 1, CoveredToSeq: 5}, FromSeq: 1, ToSeq: 5}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s.st, chatKey, 0, memory.SummaryRecord{Summary: memory.Summary{Model: "other", CoveredFromSeq: 1, CoveredToSeq: 5}, FromSeq: 1, ToSeq: 5}); err != nil {
 		return memory.SummarizeResult{}, err
 	}
 	return extractive.New().Summarize(ctx, req)

@@ -11,12 +11,17 @@ import (
 var _ memory.ChatLister = (*Store)(nil)
 
 // ListChats pages a tenant's chats by chat id; see memory.ChatLister.
-func (s *Store) ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]memory.ChatRow, error) {
+func (s *Store) ListChats(ctx context.Context, q memory.ChatQuery) ([]memory.ChatRow, error) {
+	args := []any{q.Tenant, q.After, q.Prefix, q.Limit}
+	user := "" // a user's chats are read through the chats_user index
+	if q.UserID != "" {
+		user, args = `AND user_id = $5`, append(args, q.UserID)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+chatCols+`,
 		(SELECT count(*) FROM messages m WHERE m.chat = c.id AND NOT m.indexed)
-		FROM chats c WHERE tenant = $1 AND chat_id COLLATE "C" > $2
+		FROM chats c WHERE tenant = $1 AND chat_id COLLATE "C" > $2 `+user+`
 		AND ($3 = '' OR starts_with(chat_id, $3) OR starts_with(user_id, $3))
-		ORDER BY chat_id COLLATE "C" LIMIT $4`, tenant, after, prefix, limit)
+		ORDER BY chat_id COLLATE "C" LIMIT $4`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list chats: %w", err)
 	}

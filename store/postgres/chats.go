@@ -285,16 +285,10 @@ func (s *Store) listChats(ctx context.Context, sql string, args ...any) ([]memor
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []memory.Chat{}
-	for rows.Next() {
-		_, c, err := scanChat(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.Chat, error) {
+		_, c, err := scanChat(row)
+		return c, err
+	})
 }
 
 // DeleteChat removes the chat; its messages, summaries and leases go with
@@ -308,21 +302,4 @@ func (s *Store) DeleteChat(ctx context.Context, key memory.ChatKey) error {
 		return wrap("delete chat", notFound(key))
 	}
 	return nil
-}
-
-// ChatsOfUser lists the user's chat ids in the tenant, oldest first.
-func (s *Store) ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT chat_id FROM chats WHERE tenant = $1 AND user_id = $2
-		ORDER BY created_at, id`, tenant, userID)
-	if err != nil {
-		return nil, wrap("chats of user", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, wrap("chats of user", err)
-	}
-	if ids == nil {
-		ids = []string{}
-	}
-	return ids, nil
 }

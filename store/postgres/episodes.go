@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.EpisodeStore = (*Store)(nil)
@@ -45,23 +45,7 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		if err != nil {
 			return err
 		}
-		var lastTo int64
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = $1`, pk).Scan(&lastTo); err != nil {
-			return fmt.Errorf("last episode: %w", err)
-		}
-		if lastTo != expectTo {
-			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
-		}
-		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
-		if err != nil {
-			return err
-		}
-		for i := range eps {
-			if err := insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return records.CloseEpisodes(ctx, chainTx{tx: tx, key: key, pk: pk}, chat, expectTo, eps, s.now())
 	})
 	if err != nil {
 		return nil, wrap("close episodes", err)
@@ -90,25 +74,15 @@ func (s *Store) episodes(ctx context.Context, key memory.ChatKey, query string, 
 	return out, rows.Err()
 }
 
-// Episodes pages the chat's episodes by from_seq.
-func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+// Episodes pages the chat's episodes by from_seq (the newest ones with
+// q.Latest); see memory.EpisodeReader.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = $1 AND from_seq > $2 ORDER BY from_seq LIMIT $3`, afterSeq, limitArg(limit))
+		WHERE chat = $1 AND from_seq > $2 ORDER BY `+records.EpisodeOrder(q)+` LIMIT $3`, q.AfterSeq, limitArg(q.Limit))
 	if err != nil {
 		return nil, wrap("episodes", err)
 	}
-	return eps, nil
-}
-
-// LatestEpisodes returns the newest n episodes in seq order.
-func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
-	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = $1 ORDER BY from_seq DESC LIMIT $2`, limitArg(n))
-	if err != nil {
-		return nil, wrap("latest episodes", err)
-	}
-	slices.Reverse(eps)
-	return eps, nil
+	return records.InSeqOrder(q, eps), nil
 }
 
 // UnindexedEpisodes returns up to limit unindexed episodes of the chat.
@@ -119,35 +93,6 @@ func (s *Store) UnindexedEpisodes(ctx context.Context, key memory.ChatKey, limit
 		return nil, wrap("unindexed episodes", err)
 	}
 	return eps, nil
-}
-
-// insertEpisode stores one prepared episode and its facts. An episode
-// holding a deleted turn is marked for rebuild (its summariser may have
-// read the turn before it was deleted); facts citing one are dropped.
-func insertEpisode(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
-	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
-	}
-	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
-	if err != nil {
-		return err
-	}
-	for q := range gone {
-		if q >= e.FromSeq && q <= e.ToSeq {
-			e.RebuildMark, e.Rebuild = 1, true
-		}
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO episodes
-		(id, chat, tenant, chat_id, from_seq, to_seq, started_at, ended_at, short, summary, model, prompt_version, created_at, rebuild)
-		VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14)`,
-		e.ID, pk, key.Tenant, key.ChatID, e.FromSeq, e.ToSeq, e.StartedAt, e.EndedAt, e.Short,
-		string(js), e.Model, e.PromptVersion, e.CreatedAt, e.RebuildMark); err != nil {
-		return fmt.Errorf("insert episode: %w", err)
-	}
-	e.ChatID = key.ChatID
-	e.Facts, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(facts, gone))
-	return err
 }
 
 // tombstones returns the chat's deleted seqs within from..to (an indexed

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.FactStore = (*Store)(nil)
@@ -59,9 +59,14 @@ func (s *Store) facts(ctx context.Context, key memory.ChatKey, query string, arg
 	return scanFacts(rows, key.ChatID)
 }
 
-// Facts pages the chat's facts by first seq, never splitting one first seq
-// across pages: the page ends at the first seq of its limit-th fact.
-func (s *Store) Facts(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
+// Facts reads the facts q selects; see memory.FactStore.
+func (s *Store) Facts(ctx context.Context, key memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
+	return records.FactReads{Page: s.factsPage, ByID: s.factsByID}.Facts(ctx, key, q)
+}
+
+// factsPage pages the chat's facts by first seq, never splitting one first
+// seq across pages: the page ends at the first seq of its limit-th fact.
+func (s *Store) factsPage(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
 	current := `AND ($3 OR superseded_by IS NULL)`
 	offset := int64(math.MaxInt64)
 	if limit > 0 {
@@ -78,8 +83,8 @@ func (s *Store) Facts(ctx context.Context, key memory.ChatKey, afterSeq int64, l
 	return facts, nil
 }
 
-// FactsByID returns the chat's facts with these ids.
-func (s *Store) FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
+// factsByID returns the chat's facts with these ids.
+func (s *Store) factsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
 	facts, err := s.facts(ctx, key, `SELECT `+factCols+` FROM facts WHERE chat = $1 AND id = ANY($2)
 		ORDER BY first_seq, id`, ids)
 	if err != nil {
@@ -129,15 +134,7 @@ func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory
 		if err != nil {
 			return err
 		}
-		prepared, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, "", chat.LastSeq, facts, s.now())
-		if err != nil {
-			return err
-		}
-		gone, err := tombstones(ctx, tx, pk, 1, chat.LastSeq)
-		if err != nil {
-			return err
-		}
-		out, err = insertFacts(ctx, tx, key, pk, sqlbatch.WithoutSeqs(prepared, gone))
+		out, err = records.AddFacts(ctx, chainTx{tx: tx, key: key, pk: pk}, chat, facts, s.now())
 		return err
 	})
 	if err != nil {

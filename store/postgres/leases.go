@@ -9,39 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TryLease takes the lease of kind on the chat for owner until now+ttl,
-// by the server's clock (one clock for every replica), in one atomic
-// upsert, when it is free or expired (never re-entered, see
-// memory.Leases). ErrNotFound when the chat does not exist.
-func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
-	if kind == "" || owner == "" {
-		return false, errors.New("postgres: lease: empty kind or owner")
-	}
-	var got bool
-	err := s.pool.QueryRow(ctx, tryLeaseSQL, key.Tenant, key.ChatID, kind, owner, ttl.Microseconds()).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Held by another owner, or no such chat.
-		if _, err := chatPK(ctx, s.pool, key); err != nil {
-			return false, wrap("lease", err)
-		}
-		return false, nil
-	}
-	if err != nil {
-		return false, wrap("lease", err)
-	}
-	return got, nil
-}
-
-// ReleaseLease drops owner's lease, if it holds it.
-func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owner string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE kind = $3 AND owner = $4
-		AND chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`,
-		key.Tenant, key.ChatID, kind, owner); err != nil {
-		return wrap("release lease", err)
-	}
-	return nil
-}
-
 // tryLeaseSQL takes one lease ($1 tenant, $2 chat, $3 kind, $4 owner, $5
 // ttl in microseconds); no row when it is held or the chat does not exist.
 const tryLeaseSQL = `INSERT INTO leases (chat, kind, owner, expires_at)
@@ -52,10 +19,12 @@ const tryLeaseSQL = `INSERT INTO leases (chat, kind, owner, expires_at)
 	RETURNING true`
 
 // TryLeases takes the leases it can of keys in one round trip (a batch
-// of TryLease's upserts).
+// of atomic upserts), by the server's clock (one clock for every
+// replica), when they are free or expired (never re-entered, see
+// memory.Leases).
 func (s *Store) TryLeases(ctx context.Context, keys []memory.ChatKey, kind, owner string, ttl time.Duration) ([]bool, error) {
-	if kind == "" || owner == "" {
-		return nil, errors.New("postgres: leases: empty kind or owner")
+	if err := memory.CheckLease(kind, owner); err != nil {
+		return nil, wrap("leases", err)
 	}
 	taken := make([]bool, len(keys))
 	if len(keys) == 0 {

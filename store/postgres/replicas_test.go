@@ -113,7 +113,7 @@ func TestTwoReplicasLease(t *testing.T) {
 				defer wg.Done()
 				owner := fmt.Sprintf("replica%d-worker%d", ri, w)
 				for i := 0; i < 25; i++ {
-					ok, err := s.TryLease(ctx, k, memory.LeaseSummary, owner, time.Minute)
+					ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, owner, time.Minute)
 					if err != nil {
 						errs <- err
 						return
@@ -127,7 +127,7 @@ func TestTwoReplicasLease(t *testing.T) {
 					wins[ri].Add(1)
 					time.Sleep(time.Millisecond) // "work" while holding it
 					holders.Add(-1)
-					if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, owner); err != nil {
+					if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, owner); err != nil {
 						errs <- err
 						return
 					}

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
-	"github.com/google/uuid"
+	"github.com/contextd/contextd/store/internal/chain"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -97,88 +96,101 @@ func (s *Store) SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.
 	return recs, nil
 }
 
-// AppendSummary adds rec as the chain's new head if the chat's cursor is
-// still expectCursor (checked under the chat's row lock).
-// rec.CoveredToSeq must lie in expectCursor..last_seq.
-func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCursor int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
+// WriteSummary writes to the chat's chain as w says, in one transaction
+// holding the chat's row lock; see memory.Summaries.
+func (s *Store) WriteSummary(ctx context.Context, key memory.ChatKey, w memory.SummaryWrite) ([]memory.SummaryRecord, error) {
 	now := s.now().Truncate(time.Microsecond)
+	var recs []memory.SummaryRecord
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		pk, chat, err := loadChat(ctx, tx, key, true)
 		if err != nil {
 			return err
 		}
-		if chat.SummaryCursor != expectCursor {
-			return fmt.Errorf("cursor is %d, expected %d: %w", chat.SummaryCursor, expectCursor, memory.ErrCursorMoved)
-		}
-		if rec.CoveredToSeq < expectCursor || rec.CoveredToSeq > chat.LastSeq {
-			return fmt.Errorf("covered_to_seq %d outside %d..%d: %w", rec.CoveredToSeq, expectCursor, chat.LastSeq, memory.ErrConflict)
-		}
-		rec.ParentID, rec.Depth = nil, 0
-		var headID string
-		var headDepth int
-		err = tx.QueryRow(ctx, `SELECT id::text, depth FROM conversation_summaries
-			WHERE chat = $1 ORDER BY depth DESC LIMIT 1`, pk).Scan(&headID, &headDepth)
-		switch {
-		case err == nil:
-			rec.ParentID, rec.Depth = &headID, headDepth+1
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("summary head: %w", err)
-		}
-		if err := writeRecord(ctx, tx, key, pk, &rec, now); err != nil {
-			return err
-		}
-		// A turn deleted after the summariser read it may be in rec.
-		gone, err := tombstones(ctx, tx, pk, expectCursor+1, rec.CoveredToSeq)
-		if err != nil || len(gone) == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, markDirty, pk, sqlbatch.FirstSeq(gone))
+		recs, err = chain.Write(ctx, chainTx{tx: tx, key: key, pk: pk}, chat, w, now)
 		return err
 	})
 	if err != nil {
-		return memory.SummaryRecord{}, wrap("append summary", err)
+		return nil, wrap("write summary", err)
 	}
-	return rec, nil
+	return recs, nil
 }
 
-// writeRecord inserts rec (ParentID and Depth set by the caller) as the
-// chat's head and moves the cursor to its CoveredToSeq; it sets ID and
-// CreatedAt.
-func writeRecord(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk int64, rec *memory.SummaryRecord, now time.Time) error {
-	rec.ID = uuid.NewString()
-	rec.CreatedAt = now
-	if rec.Summary.UpdatedAt.IsZero() {
-		rec.Summary.UpdatedAt = now
-	}
-	rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
-	return insertRecord(ctx, tx, key, pk, *rec)
+// chainTx is PostgreSQL's raw operations on one chat's summary chain (see
+// chain.Tx), inside a transaction holding the chat's row lock.
+type chainTx struct {
+	tx  pgx.Tx
+	key memory.ChatKey
+	pk  int64
 }
 
-// insertRecord inserts rec as it is and moves the cursor to its
-// CoveredToSeq.
-func insertRecord(ctx context.Context, tx pgx.Tx, key memory.ChatKey, pk int64, rec memory.SummaryRecord) error {
-	js, err := json.Marshal(rec.Summary)
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
+func (c chainTx) Head(ctx context.Context) (string, int, bool, error) {
+	var (
+		id    string
+		depth int
+	)
+	err := c.tx.QueryRow(ctx, `SELECT id::text, depth FROM conversation_summaries
+		WHERE chat = $1 ORDER BY depth DESC LIMIT 1`, c.pk).Scan(&id, &depth)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, false, nil
 	}
-	if sqlbatch.HasEscapedNUL(js) {
-		return errors.New("summary contains a NUL character")
+	return id, depth, err == nil, err
+}
+
+func (c chainTx) Depth(ctx context.Context, id string) (int, int, bool, error) {
+	var depth, top int
+	err := c.tx.QueryRow(ctx, `SELECT depth, (SELECT max(depth) FROM conversation_summaries WHERE chat = $1)
+		FROM conversation_summaries WHERE chat = $1 AND id::text = $2`, c.pk, id).Scan(&depth, &top)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, false, nil
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO conversation_summaries
+	return depth, top, err == nil, err
+}
+
+func (c chainTx) Cut(ctx context.Context, depth int) error {
+	_, err := c.tx.Exec(ctx, `DELETE FROM conversation_summaries WHERE chat = $1 AND depth > $2`, c.pk, depth)
+	return err
+}
+
+func (c chainTx) Insert(ctx context.Context, rec memory.SummaryRecord, js []byte) error {
+	if _, err := c.tx.Exec(ctx, `INSERT INTO conversation_summaries
 		(id, chat, tenant, chat_id, parent_id, depth, from_seq, to_seq, covered_from_seq, covered_to_seq,
 		 token_count, model, prompt_version, summary, created_at)
 		VALUES ($1::uuid, $2, $3, $4, $5::uuid, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15)`,
-		rec.ID, pk, key.Tenant, key.ChatID, rec.ParentID, rec.Depth, rec.FromSeq, rec.ToSeq,
+		rec.ID, c.pk, c.key.Tenant, c.key.ChatID, rec.ParentID, rec.Depth, rec.FromSeq, rec.ToSeq,
 		rec.CoveredFromSeq, rec.CoveredToSeq, rec.TokenCount, rec.Summary.Model, rec.Summary.PromptVersion,
 		string(js), rec.CreatedAt); err != nil {
 		return fmt.Errorf("insert summary: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE chats SET summary_cursor = $2,
+	if _, err := c.tx.Exec(ctx, `UPDATE chats SET summary_cursor = $2,
 		summary_pending_since = CASE WHEN $2 >= last_seq THEN NULL ELSE summary_pending_since END
-		WHERE id = $1`, pk, rec.CoveredToSeq); err != nil {
+		WHERE id = $1`, c.pk, rec.CoveredToSeq); err != nil {
 		return fmt.Errorf("move cursor: %w", err)
 	}
 	return nil
+}
+
+func (c chainTx) Owner(ctx context.Context, id string) (bool, bool, error) {
+	var owner int64
+	err := c.tx.QueryRow(ctx, `SELECT chat FROM conversation_summaries WHERE id::text = $1`, id).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	return err == nil, owner == c.pk, err
+}
+
+func (c chainTx) Tombstones(ctx context.Context, from, to int64) (map[int64]bool, error) {
+	return tombstones(ctx, c.tx, c.pk, from, to)
+}
+
+func (c chainTx) MarkDirty(ctx context.Context, first int64) error {
+	_, err := c.tx.Exec(ctx, markDirty, c.pk, first)
+	return err
+}
+
+func (c chainTx) ClearDirty(ctx context.Context, mark int64) error {
+	_, err := c.tx.Exec(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = $1 AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
+		WHERE id = $2`, mark, c.pk)
+	return err
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns

@@ -42,7 +42,7 @@ func hotChat(tb testing.TB, s memory.Store, k memory.ChatKey, turns int) {
 		sum.Decisions = append(sum.Decisions, fmt.Sprintf("decision number %d was taken", i))
 		sum.OpenQuestions = append(sum.OpenQuestions, fmt.Sprintf("open question %d?", i))
 	}
-	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sum, FromSeq: 1, ToSeq: int64(turns - 20), TokenCount: 600}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sum, FromSeq: 1, ToSeq: int64(turns - 20), TokenCount: 600}); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -10,12 +10,17 @@ import (
 var _ memory.ChatLister = (*Store)(nil)
 
 // ListChats pages a tenant's chats by chat id; see memory.ChatLister.
-func (s *Store) ListChats(ctx context.Context, tenant, prefix, after string, limit int) ([]memory.ChatRow, error) {
+func (s *Store) ListChats(ctx context.Context, q memory.ChatQuery) ([]memory.ChatRow, error) {
+	args := []any{q.Prefix, q.Tenant, q.After, q.Limit}
+	user := "" // a user's chats are read through the chats_user index
+	if q.UserID != "" {
+		user, args = `AND user_id = ?5`, append(args, q.UserID)
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT id, tenant, chat_id, user_id, agent, last_seq, summary_cursor, created_at, updated_at, summary_dirty,
 		(SELECT count(*) FROM messages m WHERE m.chat = c.id AND m.indexed = 0)
-		FROM chats c WHERE tenant = ?2 AND chat_id > ?3
+		FROM chats c WHERE tenant = ?2 AND chat_id > ?3 `+user+`
 		AND (substr(chat_id, 1, length(?1)) = ?1 OR substr(user_id, 1, length(?1)) = ?1)
-		ORDER BY chat_id LIMIT ?4`, prefix, tenant, after, limit)
+		ORDER BY chat_id LIMIT ?4`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list chats: %w", err)
 	}

@@ -271,25 +271,3 @@ func (s *Store) DeleteChat(ctx context.Context, key memory.ChatKey) error {
 	}
 	return nil
 }
-
-// ChatsOfUser lists the user's chat ids in the tenant, oldest first.
-func (s *Store) ChatsOfUser(ctx context.Context, tenant, userID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT chat_id FROM chats WHERE tenant = ? AND user_id = ?
-		ORDER BY created_at, id`, tenant, userID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: chats of user: %w", err)
-	}
-	defer rows.Close()
-	ids := []string{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: chats of user: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: chats of user: %w", err)
-	}
-	return ids, nil
-}

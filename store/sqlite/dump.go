@@ -3,13 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.Dumper = (*Store)(nil)
@@ -31,31 +30,11 @@ func (s *Store) Load(ctx context.Context, rec memory.DumpRecord) (bool, error) {
 		}
 		return added, nil
 	}
-	key := memory.ChatKey{Tenant: rec.Tenant, ChatID: rec.ChatID}
 	now := s.now().Truncate(time.Microsecond)
 	var added bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if rec.Type == memory.DumpChat {
-			var err error
-			added, err = s.loadChat(ctx, tx, *rec.Chat, now)
-			return err
-		}
-		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
-		if err != nil {
-			return fmt.Errorf("%w (its chat record must come first)", err)
-		}
-		switch rec.Type {
-		case memory.DumpMessage:
-			added, err = s.loadMessage(ctx, tx, pk, chat, *rec.Message, now)
-		case memory.DumpSummaryRecord:
-			added, err = s.loadSummary(ctx, tx, pk, chat, *rec.Summary)
-		case memory.DumpEpisode:
-			added, err = loadEpisode(ctx, tx, pk, chat, *rec.Episode)
-		case memory.DumpFact:
-			added, err = loadFact(ctx, tx, pk, chat, *rec.Fact, now)
-		default:
-			err = fmt.Errorf("unknown record type %q", rec.Type)
-		}
+		var err error
+		added, err = records.Load(ctx, loadTx{s: s, tx: tx}, rec, now)
 		return err
 	})
 	if err != nil {
@@ -64,109 +43,33 @@ func (s *Store) Load(ctx context.Context, rec memory.DumpRecord) (bool, error) {
 	return added, nil
 }
 
-func (s *Store) loadChat(ctx context.Context, tx *sql.Tx, c memory.Chat, now time.Time) (bool, error) {
+// loadTx is SQLite's raw operations for loading a dump (records.LoadTx).
+type loadTx struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (l loadTx) InsertChat(ctx context.Context, c memory.Chat) (bool, string, error) {
 	var user string
-	err := tx.QueryRowContext(ctx, `SELECT user_id FROM chats WHERE tenant = ? AND chat_id = ?`, c.Tenant, c.ID).Scan(&user)
-	if err == nil {
-		if user != c.UserID {
-			return false, fmt.Errorf("chat %q belongs to user %q, the dump says %q: %w", c.ID, user, c.UserID, memory.ErrConflict)
-		}
-		return false, nil
+	err := l.tx.QueryRowContext(ctx, `SELECT user_id FROM chats WHERE tenant = ? AND chat_id = ?`, c.Tenant, c.ID).Scan(&user)
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return false, user, err
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	for _, t := range []string{c.Tenant, c.ID, c.UserID, c.Agent} {
-		if err := sqlbatch.CheckText(t); err != nil {
-			return false, fmt.Errorf("chat %q: %w: %w", c.ID, err, memory.ErrConflict)
-		}
-	}
-	if c.Agent == "" {
-		c.Agent = memory.DefaultAgent
-	}
-	created, updated := orNow(c.CreatedAt, now), orNow(c.UpdatedAt, now)
 	dirty := 0
 	if c.SummaryDirty {
 		dirty = 1
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO chats (tenant, chat_id, user_id, agent, created_at, updated_at, summary_dirty)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Tenant, c.ID, c.UserID, c.Agent, micros(created), micros(updated), dirty)
-	return err == nil, err
+	_, err = l.tx.ExecContext(ctx, `INSERT INTO chats (tenant, chat_id, user_id, agent, created_at, updated_at, summary_dirty)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Tenant, c.ID, c.UserID, c.Agent, micros(c.CreatedAt), micros(c.UpdatedAt), dirty)
+	return err == nil, "", err
 }
 
-func orNow(t, now time.Time) time.Time {
-	if t.IsZero() {
-		return now
-	}
-	return t.UTC().Truncate(time.Microsecond)
-}
-
-func (s *Store) loadMessage(ctx context.Context, tx *sql.Tx, pk int64, chat memory.Chat, m memory.Message, now time.Time) (bool, error) {
-	var seq int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM messages WHERE chat = ? AND id = ?`, pk, m.ID).Scan(&seq)
-	if err == nil {
-		return false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	if m.Seq != chat.LastSeq+1 {
-		return false, fmt.Errorf("message %q: seq %d does not follow the chat's last seq %d: %w", m.ID, m.Seq, chat.LastSeq, memory.ErrConflict)
-	}
-	b, err := sqlbatch.PrepareBatch(memory.AppendRequest{Chat: chat.Key(), Messages: []memory.Message{m}}, now)
+func (l loadTx) Chat(ctx context.Context, key memory.ChatKey) (records.Tx, memory.Chat, error) {
+	pk, chat, err := loadChat(ctx, l.tx.StmtContext(ctx, l.s.ws.chat), key)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", err, memory.ErrConflict)
+		return nil, chat, err
 	}
-	p := b.Msgs[0]
-	var meta any
-	if b.Meta[0] != nil {
-		meta = string(b.Meta[0])
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (chat, seq, id, role, name, content, created_at, metadata, deleted)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, pk, m.Seq, p.ID, string(p.Role), p.Name, p.Content, micros(p.CreatedAt), meta, m.Deleted); err != nil {
-		return false, fmt.Errorf("insert message: %w", err)
-	}
-	_, err = tx.StmtContext(ctx, s.ws.updateChat).ExecContext(ctx, m.Seq, micros(chat.UpdatedAt), micros(now), pk)
-	return err == nil, err
-}
-
-func (s *Store) loadSummary(ctx context.Context, tx *sql.Tx, pk int64, chat memory.Chat, rec memory.SummaryRecord) (bool, error) {
-	var owner int64
-	err := tx.QueryRowContext(ctx, `SELECT chat FROM conversation_summaries WHERE id = ?`, rec.ID).Scan(&owner)
-	if err == nil {
-		if owner != pk {
-			return false, fmt.Errorf("summary record %q belongs to another chat: %w", rec.ID, memory.ErrConflict)
-		}
-		return false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	var head sql.NullString
-	depth := -1
-	if err := tx.QueryRowContext(ctx, `SELECT id, depth FROM conversation_summaries WHERE chat = ? ORDER BY depth DESC LIMIT 1`, pk).
-		Scan(&head, &depth); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	if rec.Depth != depth+1 || (rec.ParentID == nil) != !head.Valid || (rec.ParentID != nil && *rec.ParentID != head.String) {
-		return false, fmt.Errorf("summary record %q (depth %d) does not continue the chat's chain (head depth %d): %w", rec.ID, rec.Depth, depth, memory.ErrConflict)
-	}
-	if rec.CoveredToSeq < chat.SummaryCursor || rec.CoveredToSeq > chat.LastSeq {
-		return false, fmt.Errorf("summary record %q covers to %d, outside %d..%d: %w", rec.ID, rec.CoveredToSeq, chat.SummaryCursor, chat.LastSeq, memory.ErrConflict)
-	}
-	js, err := json.Marshal(rec.Summary)
-	if err != nil {
-		return false, err
-	}
-	if sqlbatch.HasEscapedNUL(js) || sqlbatch.CheckText(rec.ID) != nil {
-		return false, fmt.Errorf("summary record %q holds a NUL character or invalid UTF-8: %w", rec.ID, memory.ErrConflict)
-	}
-	if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx, rec.ID, pk, nullable(rec.ParentID), rec.Depth,
-		rec.FromSeq, rec.ToSeq, rec.TokenCount, rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(rec.CreatedAt)); err != nil {
-		return false, fmt.Errorf("insert summary: %w", err)
-	}
-	_, err = tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx, rec.CoveredToSeq, rec.CoveredToSeq, pk)
-	return err == nil, err
+	return &chainTx{s: l.s, tx: l.tx, pk: pk, chat: chat}, chat, nil
 }
 
 func nullable(p *string) any {
@@ -174,50 +77,4 @@ func nullable(p *string) any {
 		return nil
 	}
 	return *p
-}
-
-func loadEpisode(ctx context.Context, tx *sql.Tx, pk int64, chat memory.Chat, e memory.Episode) (bool, error) {
-	var owner int64
-	err := tx.QueryRowContext(ctx, `SELECT chat FROM episodes WHERE id = ?`, e.ID).Scan(&owner)
-	if err == nil {
-		if owner != pk {
-			return false, fmt.Errorf("episode %q belongs to another chat: %w", e.ID, memory.ErrConflict)
-		}
-		return false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return false, err
-	}
-	var lastTo int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = ?`, pk).Scan(&lastTo); err != nil {
-		return false, err
-	}
-	created := e.CreatedAt
-	eps := []memory.Episode{e}
-	js, err := sqlbatch.PrepareEpisodes(lastTo, chat.LastSeq, eps, created)
-	if err != nil {
-		return false, err
-	}
-	e = eps[0]
-	mark := 0
-	if e.Rebuild {
-		mark = 1
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js[0]),
-		e.Model, e.PromptVersion, micros(e.CreatedAt), mark, pk)
-	return err == nil, err
-}
-
-func loadFact(ctx context.Context, tx *sql.Tx, pk int64, chat memory.Chat, f memory.Fact, now time.Time) (bool, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM facts WHERE chat = ? AND id = ?`, pk, f.ID).Scan(&n); err != nil || n > 0 {
-		return false, err
-	}
-	facts, err := sqlbatch.PrepareFacts(chat.Tenant, chat.ID, f.EpisodeID, chat.LastSeq, []memory.Fact{f}, now)
-	if err != nil {
-		return false, err
-	}
-	_, err = insertFacts(ctx, tx, pk, facts)
-	return err == nil, err
 }

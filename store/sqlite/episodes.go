@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.EpisodeStore = (*Store)(nil)
@@ -43,62 +43,12 @@ func (s *Store) CloseEpisodes(ctx context.Context, key memory.ChatKey, expectTo 
 		if err != nil {
 			return err
 		}
-		var lastTo int64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(to_seq), 0) FROM episodes WHERE chat = ?`, pk).Scan(&lastTo); err != nil {
-			return fmt.Errorf("last episode: %w", err)
-		}
-		if lastTo != expectTo {
-			return fmt.Errorf("last episode ends at %d, expected %d: %w", lastTo, expectTo, memory.ErrCursorMoved)
-		}
-		js, err := sqlbatch.PrepareEpisodes(expectTo, chat.LastSeq, eps, s.now())
-		if err != nil {
-			return err
-		}
-		for i := range eps {
-			if err := s.insertEpisode(ctx, tx, key, pk, chat.LastSeq, &eps[i], js[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return records.CloseEpisodes(ctx, &chainTx{s: s, tx: tx, pk: pk, chat: chat}, chat, expectTo, eps, s.now())
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: close episodes: %w", err)
 	}
 	return eps, nil
-}
-
-// insertEpisode stores one prepared episode and its facts. An episode
-// holding a deleted turn is marked for rebuild (its summariser may have
-// read the turn before it was deleted); facts citing one are dropped.
-func (s *Store) insertEpisode(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastSeq int64, e *memory.Episode, js []byte) error {
-	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, e.ID, lastSeq, e.Facts, e.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("episode %d..%d: %w", e.FromSeq, e.ToSeq, err)
-	}
-	gone, err := tombstones(ctx, tx, pk, 1, lastSeq)
-	if err != nil {
-		return err
-	}
-	if inRange(gone, e.FromSeq, e.ToSeq) {
-		e.RebuildMark, e.Rebuild = 1, true
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`, chat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.FromSeq, e.ToSeq, micros(e.StartedAt), micros(e.EndedAt), e.Short, string(js),
-		e.Model, e.PromptVersion, micros(e.CreatedAt), e.RebuildMark, pk); err != nil {
-		return fmt.Errorf("insert episode: %w", err)
-	}
-	e.ChatID = key.ChatID
-	e.Facts, err = insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(facts, gone))
-	return err
-}
-
-func inRange(seqs map[int64]bool, from, to int64) bool {
-	for q := range seqs {
-		if q >= from && q <= to {
-			return true
-		}
-	}
-	return false
 }
 
 // tombstones returns the chat's deleted seqs within from..to (an indexed
@@ -151,25 +101,15 @@ func queryOfChat[T any](ctx context.Context, s *Store, key memory.ChatKey, scan 
 	return out, rows.Err()
 }
 
-// Episodes pages the chat's episodes by from_seq.
-func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Episode, error) {
+// Episodes pages the chat's episodes by from_seq (the newest ones with
+// q.Latest); see memory.EpisodeReader.
+func (s *Store) Episodes(ctx context.Context, key memory.ChatKey, q memory.EpisodeQuery) ([]memory.Episode, error) {
 	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = ? AND from_seq > ? ORDER BY from_seq LIMIT ?`, afterSeq, sqlLimit(limit))
+		WHERE chat = ? AND from_seq > ? ORDER BY `+records.EpisodeOrder(q)+` LIMIT ?`, q.AfterSeq, sqlLimit(q.Limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: episodes: %w", err)
 	}
-	return eps, nil
-}
-
-// LatestEpisodes returns the newest n episodes in seq order.
-func (s *Store) LatestEpisodes(ctx context.Context, key memory.ChatKey, n int) ([]memory.Episode, error) {
-	eps, err := s.episodes(ctx, key, `SELECT `+episodeCols+` FROM episodes
-		WHERE chat = ? ORDER BY from_seq DESC LIMIT ?`, sqlLimit(n))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: latest episodes: %w", err)
-	}
-	slices.Reverse(eps)
-	return eps, nil
+	return records.InSeqOrder(q, eps), nil
 }
 
 // UnindexedEpisodes returns up to limit unindexed episodes of the chat.

@@ -8,7 +8,7 @@ import (
 	"math"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.FactStore = (*Store)(nil)
@@ -55,9 +55,14 @@ func (s *Store) facts(ctx context.Context, key memory.ChatKey, query string, arg
 	return queryOfChat(ctx, s, key, scanFact, query, args...)
 }
 
-// Facts pages the chat's facts by first seq, never splitting one first seq
-// across pages: the page ends at the first seq of its limit-th fact.
-func (s *Store) Facts(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
+// Facts reads the facts q selects; see memory.FactStore.
+func (s *Store) Facts(ctx context.Context, key memory.ChatKey, q memory.FactQuery) ([]memory.Fact, error) {
+	return records.FactReads{Page: s.factsPage, ByID: s.factsByID}.Facts(ctx, key, q)
+}
+
+// factsPage pages the chat's facts by first seq, never splitting one first
+// seq across pages: the page ends at the first seq of its limit-th fact.
+func (s *Store) factsPage(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int, includeSuperseded bool) ([]memory.Fact, error) {
 	current := `AND (?3 OR superseded_by IS NULL)`
 	facts, err := s.facts(ctx, key, `SELECT `+factCols+` FROM facts
 		WHERE chat = ?1 AND first_seq > ?2 `+current+`
@@ -79,8 +84,8 @@ func lastOffset(limit int) int64 {
 	return int64(limit - 1)
 }
 
-// FactsByID returns the chat's facts with these ids.
-func (s *Store) FactsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
+// factsByID returns the chat's facts with these ids.
+func (s *Store) factsByID(ctx context.Context, key memory.ChatKey, ids []string) ([]memory.Fact, error) {
 	js, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -138,15 +143,7 @@ func (s *Store) AddFacts(ctx context.Context, key memory.ChatKey, facts []memory
 		if err != nil {
 			return err
 		}
-		prepared, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, "", chat.LastSeq, facts, s.now())
-		if err != nil {
-			return err
-		}
-		gone, err := tombstones(ctx, tx, pk, 1, chat.LastSeq)
-		if err != nil {
-			return err
-		}
-		out, err = insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(prepared, gone))
+		out, err = records.AddFacts(ctx, &chainTx{s: s, tx: tx, pk: pk, chat: chat}, chat, facts, s.now())
 		return err
 	})
 	if err != nil {

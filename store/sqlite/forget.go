@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
+	"github.com/contextd/contextd/store/internal/records"
 )
 
 var _ memory.MessageForgetter = (*Store)(nil)
@@ -25,64 +24,13 @@ func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID
 		if err != nil {
 			return err
 		}
-		var role string
-		var at int64
-		err = tx.QueryRowContext(ctx, `UPDATE messages SET content = '', name = '', metadata = NULL, deleted = 1, indexed = 0
-			WHERE chat = ? AND id = ? AND deleted = 0 RETURNING seq, role, created_at`, pk, messageID).Scan(&m.Seq, &role, &at)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("message %q of chat %q: %w", messageID, key.ChatID, memory.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("tombstone: %w", err)
-		}
-		m.ID, m.Role, m.CreatedAt, m.Deleted = messageID, memory.Role(role), fromMicros(at), true
-		return markDerived(ctx, tx, pk, m.Seq, micros(s.now()))
+		m, err = records.DeleteMessage(ctx, &chainTx{s: s, tx: tx, pk: pk}, key, messageID, s.now())
+		return err
 	})
 	if err != nil {
 		return memory.Message{}, fmt.Errorf("sqlite: delete message: %w", err)
 	}
 	return m, nil
-}
-
-// markDerived deletes the facts citing seq and marks the rest of what was
-// derived from it: its episode, the chat's summary, the forget work.
-func markDerived(ctx context.Context, tx *sql.Tx, pk, seq, now int64) error {
-	rows, err := tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ?
-		AND EXISTS (SELECT 1 FROM json_each(facts.seqs) WHERE value = ?) RETURNING id`, pk, seq)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	var gone []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("delete facts: %w", err)
-		}
-		gone = append(gone, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	if err := unpoint(ctx, tx, pk, gone); err != nil {
-		return err
-	}
-	for _, st := range []struct {
-		what, sql string
-		args      []any
-	}{
-		{"mark episode", `UPDATE episodes SET rebuild = rebuild + 1, indexed = 0
-			WHERE chat = ? AND from_seq <= ? AND to_seq >= ?`, []any{pk, seq, seq}},
-		{"mark summary", markDirty, []any{seq, seq, pk}},
-		{"record forget", `INSERT INTO forgets (chat, seq, created_at) VALUES (?, ?, ?)
-			ON CONFLICT (chat, seq) DO NOTHING`, []any{pk, seq, now}},
-	} {
-		if _, err := tx.ExecContext(ctx, st.sql, st.args...); err != nil {
-			return fmt.Errorf("%s: %w", st.what, err)
-		}
-	}
-	return nil
 }
 
 // markDirty bumps the chat's dirty mark and keeps the smallest seq deleted
@@ -131,20 +79,16 @@ func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget,
 
 // EpisodesToRebuild lists episodes marked for rebuild with their chats.
 func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error) {
-	type ref struct {
-		key memory.ChatKey
-		id  string
-	}
 	rows, err := s.r.QueryContext(ctx, `SELECT c.tenant, c.chat_id, e.id
 		FROM episodes e JOIN chats c ON c.id = e.chat WHERE e.rebuild > 0
 		ORDER BY c.updated_at, c.id, e.from_seq LIMIT ?`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 	}
-	var refs []ref
+	var refs []records.EpisodeRef
 	for rows.Next() {
-		var r ref
-		if err := rows.Scan(&r.key.Tenant, &r.key.ChatID, &r.id); err != nil {
+		var r records.EpisodeRef
+		if err := rows.Scan(&r.Key.Tenant, &r.Key.ChatID, &r.ID); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 		}
@@ -154,25 +98,13 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 	}
-	// Rebuilds are rare: one more read per episode costs nothing.
-	out := []memory.EpisodeToRebuild{}
-	for _, r := range refs {
-		chat, err := s.Chat(ctx, r.key)
-		if errors.Is(err, memory.ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		eps, err := s.episodes(ctx, r.key, `SELECT `+episodeCols+` FROM episodes WHERE chat = ? AND id = ?`, r.id)
+	return records.EpisodesToRebuild(ctx, refs, s.Chat, func(ctx context.Context, r records.EpisodeRef) ([]memory.Episode, error) {
+		eps, err := s.episodes(ctx, r.Key, `SELECT `+episodeCols+` FROM episodes WHERE chat = ? AND id = ?`, r.ID)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: episodes to rebuild: %w", err)
 		}
-		if len(eps) == 1 {
-			out = append(out, memory.EpisodeToRebuild{Chat: chat, Episode: eps[0]})
-		}
-	}
-	return out, nil
+		return eps, nil
+	})
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;
@@ -185,162 +117,12 @@ func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memor
 		if err != nil {
 			return err
 		}
-		js, err := sqlbatch.PrepareRebuild(&ep)
-		if err != nil {
-			return err
-		}
-		r, err := tx.ExecContext(ctx, `UPDATE episodes SET short = ?, summary = ?, model = ?, prompt_version = ?, indexed = 0,
-			rebuild = CASE WHEN rebuild = ? THEN 0 ELSE rebuild END WHERE chat = ? AND id = ?`,
-			ep.Short, string(js), ep.Model, ep.PromptVersion, ep.RebuildMark, pk, ep.ID)
-		if err != nil {
-			return fmt.Errorf("update episode: %w", err)
-		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			return fmt.Errorf("episode %q of chat %q: %w", ep.ID, key.ChatID, memory.ErrNotFound)
-		}
-		return replaceFacts(ctx, tx, key, pk, chat.LastSeq, ep, now)
+		return records.RebuildEpisode(ctx, &chainTx{s: s, tx: tx, pk: pk, chat: chat}, chat, ep, now)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: rebuild episode: %w", err)
 	}
 	return nil
-}
-
-// replaceFacts replaces the episode's facts with ep.Facts. A new fact with
-// an old one's id keeps what superseded it, unless it says otherwise.
-func replaceFacts(ctx context.Context, tx *sql.Tx, key memory.ChatKey, pk, lastSeq int64, ep memory.Episode, now time.Time) error {
-	facts, err := sqlbatch.PrepareFacts(key.Tenant, key.ChatID, ep.ID, lastSeq, ep.Facts, now)
-	if err != nil {
-		return err
-	}
-	rows, err := tx.QueryContext(ctx, `DELETE FROM facts WHERE chat = ? AND episode_id = ?
-		RETURNING id, COALESCE(superseded_by, '')`, pk, ep.ID)
-	if err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	old := map[string]string{}
-	var gone []string
-	for rows.Next() {
-		var id, sup string
-		if err := rows.Scan(&id, &sup); err != nil {
-			rows.Close()
-			return fmt.Errorf("delete facts: %w", err)
-		}
-		old[id] = sup
-		gone = append(gone, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("delete facts: %w", err)
-	}
-	for i := range facts {
-		if facts[i].SupersededBy == "" {
-			facts[i].SupersededBy = old[facts[i].ID]
-		}
-	}
-	dead, err := tombstones(ctx, tx, pk, 1, lastSeq)
-	if err != nil {
-		return err
-	}
-	if _, err := insertFacts(ctx, tx, pk, sqlbatch.WithoutSeqs(facts, dead)); err != nil {
-		return err
-	}
-	return unpoint(ctx, tx, pk, gone)
-}
-
-// ReplaceSummary makes rec the chat's only summary record; see
-// memory.MessageForgetter.
-func (s *Store) ReplaceSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
-	recs := []memory.SummaryRecord{rec}
-	if rec.CoveredToSeq == 0 { // nothing covered: no summary, as before
-		recs = nil
-	}
-	err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, rec.CoveredToSeq, "", recs)
-	if err != nil {
-		return memory.SummaryRecord{}, fmt.Errorf("sqlite: replace summary: %w", err)
-	}
-	if len(recs) > 0 {
-		rec = recs[0]
-	}
-	rec.ParentID, rec.Depth = nil, 0
-	return rec, nil
-}
-
-// RebuildSummary keeps the chain up to keep and writes recs on top; see
-// memory.MessageForgetter.
-func (s *Store) RebuildSummary(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error {
-	to := expectCursor
-	if len(recs) > 0 {
-		to = recs[len(recs)-1].CoveredToSeq
-	}
-	if err := s.rewriteChain(ctx, key, expectCursor, dirtyMark, to, keep, slices.Clone(recs)); err != nil {
-		return fmt.Errorf("sqlite: rebuild summary: %w", err)
-	}
-	return nil
-}
-
-// rewriteChain deletes the chain's records after keep ("" : all), writes
-// recs on top (setting their ids) and clears the dirty mark when it is
-// still dirtyMark, in one transaction checking that the cursor is
-// expectCursor and that to, where recs leave it, is in range.
-func (s *Store) rewriteChain(ctx context.Context, key memory.ChatKey, expectCursor, dirtyMark, to int64, keep string, recs []memory.SummaryRecord) error {
-	defer s.cp.scrubSoon() // what it erases must leave the WAL too
-	defer s.heads.drop(key)
-	now := s.now().Truncate(time.Microsecond)
-	return s.write(ctx, func(tx *sql.Tx) error {
-		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
-		if err != nil {
-			return err
-		}
-		if chat.SummaryCursor != expectCursor {
-			return fmt.Errorf("cursor is %d, expected %d: %w", chat.SummaryCursor, expectCursor, memory.ErrCursorMoved)
-		}
-		if err := sqlbatch.CheckChain(recs, expectCursor, to, chat.LastSeq); err != nil {
-			return err
-		}
-		depth, err := keptDepth(ctx, tx, pk, keep, len(recs) == 0)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_summaries WHERE chat = ? AND depth > ?`, pk, depth); err != nil {
-			return fmt.Errorf("delete chain: %w", err)
-		}
-		var parent *string
-		if keep != "" {
-			parent = &keep
-		}
-		for i := range recs {
-			recs[i].ParentID, recs[i].Depth = parent, depth+1
-			if _, err := s.writeRecord(ctx, tx, pk, &recs[i], now); err != nil {
-				return err
-			}
-			parent, depth = &recs[i].ID, depth+1
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
-			WHERE id = ?`, dirtyMark, pk)
-		return err
-	})
-}
-
-// keptDepth is the depth of the record keep (-1 for ""): ErrConflict when
-// the chain holds no such record, or when head it must be the head.
-func keptDepth(ctx context.Context, tx *sql.Tx, pk int64, keep string, head bool) (int, error) {
-	if keep == "" {
-		return -1, nil
-	}
-	var depth, top int
-	err := tx.QueryRowContext(ctx, `SELECT depth, (SELECT max(depth) FROM conversation_summaries WHERE chat = ?)
-		FROM conversation_summaries WHERE chat = ? AND id = ?`, pk, pk, keep).Scan(&depth, &top)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("no record %q in the chain: %w", keep, memory.ErrConflict)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("kept record: %w", err)
-	}
-	if head && depth != top {
-		return 0, fmt.Errorf("record %q is not the head and nothing is written on it: %w", keep, memory.ErrConflict)
-	}
-	return depth, nil
 }
 
 // CleanSummary returns the newest record that cannot hold a deleted turn;

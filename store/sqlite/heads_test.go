@@ -164,7 +164,7 @@ func TestHeadCacheTwoHandles(t *testing.T) {
 	k := memory.ChatKey{Tenant: "t", ChatID: "c"}
 
 	appendTurns(t, a, k, 4)
-	r1, err := a.AppendSummary(ctx, k, 0, summaryRec("one", 2))
+	r1, err := memory.AppendSummary(ctx, a, k, 0, summaryRec("one", 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestHeadCacheTwoHandles(t *testing.T) {
 	wantHead(t, a, k, r1.ID, "one")
 
 	// A new head written by b is seen by a.
-	r2, err := b.AppendSummary(ctx, k, 2, summaryRec("two", 4))
+	r2, err := memory.AppendSummary(ctx, b, k, 2, summaryRec("two", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestHeadCacheTwoHandles(t *testing.T) {
 	// Cached in a again, then deleted and created again by b with a
 	// summary covering the same turns: a must see the new record.
 	appendTurns(t, a, k, 4)
-	r3, err := a.AppendSummary(ctx, k, 0, summaryRec("three", 4))
+	r3, err := memory.AppendSummary(ctx, a, k, 0, summaryRec("three", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,14 +206,14 @@ func TestHeadCacheTwoHandles(t *testing.T) {
 	if h, err := a.SummaryHead(ctx, k); err != nil || h != nil {
 		t.Fatalf("SummaryHead of the re-created chat before any summary = %+v, %v; want nil", h, err)
 	}
-	r4, err := b.AppendSummary(ctx, k, 0, summaryRec("four", 4))
+	r4, err := memory.AppendSummary(ctx, b, k, 0, summaryRec("four", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantHead(t, a, k, r4.ID, "four")
 }
 
-// TestHeadAfterAppendSummary: the head cached by AppendSummary is what a
+// TestHeadAfterAppendSummary: the head cached by a summary extension is what a
 // fresh read from the database gives, field for field.
 func TestHeadAfterAppendSummary(t *testing.T) {
 	ctx := context.Background()
@@ -228,7 +228,7 @@ func TestHeadAfterAppendSummary(t *testing.T) {
 	rec := summaryRec("bad \xff utf-8 <b>&</b>", 3)
 	rec.Summary.UpdatedAt = time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("x", 3600))
 	rec.Entities = []memory.Entity{{Name: "n", Type: "t", Details: "d"}}
-	if _, err := s.AppendSummary(ctx, k, 0, rec); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, rec); err != nil {
 		t.Fatal(err)
 	}
 	cached, err := s.SummaryHead(ctx, k)
@@ -306,7 +306,7 @@ func TestHeadConcurrent(t *testing.T) {
 		if to%2 == 0 {
 			w = b
 		}
-		if _, err := w.AppendSummary(ctx, k, to-1, summaryRec(fmt.Sprint("to ", to), to)); err != nil {
+		if _, err := memory.AppendSummary(ctx, w, k, to-1, summaryRec(fmt.Sprint("to ", to), to)); err != nil {
 			t.Fatal(err)
 		}
 	}

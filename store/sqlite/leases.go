@@ -10,51 +10,11 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// TryLease takes the lease of kind on the chat for owner until now+ttl,
-// when it is free or expired (never re-entered, see memory.Leases).
-// ErrNotFound when the chat does not exist.
-func (s *Store) TryLease(ctx context.Context, key memory.ChatKey, kind, owner string, ttl time.Duration) (bool, error) {
-	if kind == "" || owner == "" {
-		return false, errors.New("sqlite: lease: empty kind or owner")
-	}
-	var got bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		pk, err := chatPK(ctx, tx.StmtContext(ctx, s.ws.chatPK), key)
-		if err != nil {
-			return err
-		}
-		now := s.now()
-		r, err := tx.StmtContext(ctx, s.ws.tryLease).ExecContext(ctx,
-			pk, kind, owner, micros(now.Add(ttl)), micros(now))
-		if err != nil {
-			return err
-		}
-		n, err := r.RowsAffected()
-		got = n > 0
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("sqlite: lease: %w", err)
-	}
-	return got, nil
-}
-
-// ReleaseLease drops owner's lease, if it holds it.
-func (s *Store) ReleaseLease(ctx context.Context, key memory.ChatKey, kind, owner string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.ws.releaseLease).ExecContext(ctx, kind, owner, key.Tenant, key.ChatID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: release lease: %w", err)
-	}
-	return nil
-}
-
-// TryLeases takes the leases it can of keys in one transaction.
+// TryLeases takes the leases it can of keys in one transaction, when they
+// are free or expired (never re-entered, see memory.Leases).
 func (s *Store) TryLeases(ctx context.Context, keys []memory.ChatKey, kind, owner string, ttl time.Duration) ([]bool, error) {
-	if kind == "" || owner == "" {
-		return nil, errors.New("sqlite: leases: empty kind or owner")
+	if err := memory.CheckLease(kind, owner); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	taken := make([]bool, len(keys))
 	if len(keys) == 0 {

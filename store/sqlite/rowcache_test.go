@@ -51,7 +51,7 @@ func TestChatRowsSeeEveryTable(t *testing.T) {
 		{Role: memory.RoleUser, Content: "a"}, {Role: memory.RoleUser, Content: "b"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendSummary(ctx, k, 0, summaryRec("one", 2)); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, summaryRec("one", 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SaveProfile(ctx, "t", "u", memory.ProfileState{}, 0); err != nil {

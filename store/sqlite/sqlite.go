@@ -95,7 +95,41 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: create directory: %w", err)
 		}
 	}
+	readDSN, writeDSN := dsns(path, inMemory, o)
+	var h handles
+	if !inMemory && !strings.HasPrefix(path, "file:") {
+		// Without the handles file (a file system without OFD locks, say)
+		// the chat-row cache stays off: slower, never wrong.
+		h, _ = openHandles(path)
+	}
+	rows := newChatRows(h, rowCacheSize)
+	w := sql.OpenDB(hookedConnector{dsn: writeDSN, hook: rows.hook})
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	s := &Store{w: w, r: w, heads: newHeadCache(headCacheSize), rows: rows,
+		now: func() time.Time { return time.Now().UTC() }}
+	if !inMemory {
+		if err := s.openReaders(readDSN, o); err != nil {
+			s.Close() // the writer and the handles file
+			return nil, err
+		}
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.scrubAtStart(ctx)
+	return s, nil
+}
 
+// dsns are the data source names of the read pool and of the one writer.
+func dsns(path string, inMemory bool, o options) (readDSN, writeDSN string) {
 	params := url.Values{}
 	params.Add("_pragma", "busy_timeout("+strconv.Itoa(busyTimeoutMS)+")")
 	params.Add("_pragma", "foreign_keys(1)")
@@ -114,7 +148,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		readParams[k] = slices.Clone(v) // not shared: the writer's pragmas are added to params below
 	}
 	readParams.Add("_pragma", "cache_size(-512)")
-	readDSN := path + sep + readParams.Encode()
+	readDSN = path + sep + readParams.Encode()
 	params.Set("_txlock", "immediate")
 	// What is deleted (an erased chat, a forgotten turn) is overwritten,
 	// not left in free pages for whoever has the file; only the writer
@@ -128,49 +162,26 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		// The checkpointer does it off the write path (checkpoint.go).
 		params.Add("_pragma", "wal_autocheckpoint(0)")
 	}
-	writeDSN := path + sep + params.Encode()
+	return readDSN, path + sep + params.Encode()
+}
 
-	var h handles
-	if !inMemory && !strings.HasPrefix(path, "file:") {
-		// Without the handles file (a file system without OFD locks, say)
-		// the chat-row cache stays off: slower, never wrong.
-		h, _ = openHandles(path)
+// openReaders opens the read pool and the checkpointer's connection of a
+// store on a file.
+func (s *Store) openReaders(readDSN string, o options) error {
+	r, err := sql.Open("sqlite", readDSN)
+	if err != nil {
+		return fmt.Errorf("sqlite: open: %w", err)
 	}
-	rows := newChatRows(h, rowCacheSize)
-	w := sql.OpenDB(hookedConnector{dsn: writeDSN, hook: rows.hook})
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxIdleTime(0)
-	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, r: w, heads: newHeadCache(headCacheSize), rows: rows,
-		now: func() time.Time { return time.Now().UTC() }}
-	if !inMemory {
-		r, err := sql.Open("sqlite", readDSN)
-		if err != nil {
-			s.Close() // the writer and the handles file
-			return nil, fmt.Errorf("sqlite: open: %w", err)
-		}
-		r.SetMaxOpenConns(readConns)
-		r.SetMaxIdleConns(readConns)
-		s.r = r
-		cp, err := sql.Open("sqlite", readDSN)
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("sqlite: open: %w", err)
-		}
-		cp.SetMaxOpenConns(1)
-		s.cp = startCheckpointer(cp, checkpointEvery, o.scrubDelay)
+	r.SetMaxOpenConns(readConns)
+	r.SetMaxIdleConns(readConns)
+	s.r = r
+	cp, err := sql.Open("sqlite", readDSN)
+	if err != nil {
+		return fmt.Errorf("sqlite: open: %w", err)
 	}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.prepare(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.scrubAtStart(ctx)
-	return s, nil
+	cp.SetMaxOpenConns(1)
+	s.cp = startCheckpointer(cp, checkpointEvery, o.scrubDelay)
+	return nil
 }
 
 // Option tunes Open.

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/memory"
-	"github.com/contextd/contextd/store/internal/sqlbatch"
-	"github.com/google/uuid"
+	"github.com/contextd/contextd/store/internal/chain"
 )
 
 // scanSummary reads one row of summaryCols.
@@ -51,7 +50,7 @@ func decodeSummary(js []byte) (memory.Summary, error) {
 // decoded record comes from the head cache when it holds that very record.
 // Otherwise the newest record is read afresh, in one statement: reading
 // the record by the id just read would be a second snapshot, and a rebuild
-// after a forgotten message replaces the whole chain (ReplaceSummary,
+// after a forgotten message replaces the whole chain (WriteSummary,
 // atomically) in between, so that record could be gone.
 func (s *Store) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
 	var (
@@ -109,96 +108,118 @@ func (s *Store) SummaryChain(ctx context.Context, key memory.ChatKey) ([]memory.
 	return out, nil
 }
 
-// AppendSummary adds rec as the chain's new head if the chat's cursor is
-// still expectCursor. rec.CoveredToSeq must lie in expectCursor..last_seq.
-func (s *Store) AppendSummary(ctx context.Context, key memory.ChatKey, expectCursor int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
+// WriteSummary writes to the chat's chain as w says, in one transaction;
+// see memory.Summaries. A rebuild erases records: they must leave the WAL
+// too.
+func (s *Store) WriteSummary(ctx context.Context, key memory.ChatKey, w memory.SummaryWrite) ([]memory.SummaryRecord, error) {
+	if w.Kind == memory.SummaryRebuild {
+		defer s.cp.scrubSoon()
+		defer s.heads.drop(key)
+	}
 	now := s.now().Truncate(time.Microsecond)
 	var (
-		pk int64
-		js []byte
+		recs []memory.SummaryRecord
+		ct   *chainTx
 	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var (
-			chat memory.Chat
-			err  error
-		)
-		pk, chat, err = loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
+		pk, chat, err := loadChat(ctx, tx.StmtContext(ctx, s.ws.chat), key)
 		if err != nil {
 			return err
 		}
-		if chat.SummaryCursor != expectCursor {
-			return fmt.Errorf("cursor is %d, expected %d: %w", chat.SummaryCursor, expectCursor, memory.ErrCursorMoved)
-		}
-		if rec.CoveredToSeq < expectCursor || rec.CoveredToSeq > chat.LastSeq {
-			return fmt.Errorf("covered_to_seq %d outside %d..%d: %w", rec.CoveredToSeq, expectCursor, chat.LastSeq, memory.ErrConflict)
-		}
-		rec.ParentID, rec.Depth = nil, 0
-		var headID string
-		var headDepth int
-		err = tx.StmtContext(ctx, s.ws.headID).QueryRowContext(ctx, pk).Scan(&headID, &headDepth)
-		switch {
-		case err == nil:
-			rec.ParentID, rec.Depth = &headID, headDepth+1
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("summary head: %w", err)
-		}
-		if js, err = s.writeRecord(ctx, tx, pk, &rec, now); err != nil {
-			return err
-		}
-		// A turn deleted after the summariser read it may be in rec.
-		gone, err := tombstones(ctx, tx, pk, expectCursor+1, rec.CoveredToSeq)
-		if err != nil || len(gone) == 0 {
-			return err
-		}
-		first := sqlbatch.FirstSeq(gone)
-		_, err = tx.ExecContext(ctx, markDirty, first, first, pk)
+		ct = &chainTx{s: s, tx: tx, pk: pk, chat: chat}
+		recs, err = chain.Write(ctx, ct, chat, w, now)
 		return err
 	})
 	if err != nil {
-		return memory.SummaryRecord{}, fmt.Errorf("sqlite: append summary: %w", err)
+		return nil, fmt.Errorf("sqlite: write summary: %w", err)
 	}
-	// Cache the new head as SummaryHead would read it back (decoded from
-	// the stored JSON, which may differ from rec, e.g. in invalid UTF-8).
-	stored := rec
-	if stored.Summary, err = decodeSummary(js); err == nil {
-		s.heads.put(key, pk, &stored)
-	} else {
-		s.heads.drop(key)
+	if w.Kind == memory.SummaryExtend {
+		// Cache the new head as SummaryHead would read it back (decoded
+		// from the stored JSON, which may differ from the record, e.g. in
+		// invalid UTF-8).
+		stored := recs[len(recs)-1]
+		if stored.Summary, err = decodeSummary(ct.js); err == nil {
+			s.heads.put(key, ct.pk, &stored)
+		} else {
+			s.heads.drop(key)
+		}
 	}
-	return rec, nil
+	return recs, nil
 }
 
-// writeRecord inserts rec (ParentID and Depth set by the caller) as the
-// chat's head and moves the cursor to its CoveredToSeq; it sets ID and
-// CreatedAt and returns the stored summary JSON.
-func (s *Store) writeRecord(ctx context.Context, tx *sql.Tx, pk int64, rec *memory.SummaryRecord, now time.Time) ([]byte, error) {
-	rec.ID = uuid.NewString()
-	rec.CreatedAt = now
-	if rec.Summary.UpdatedAt.IsZero() {
-		rec.Summary.UpdatedAt = now
+// chainTx is SQLite's raw operations on one chat's records (chain.Tx,
+// records.Tx), inside the write transaction.
+type chainTx struct {
+	s    *Store
+	tx   *sql.Tx
+	pk   int64
+	chat memory.Chat // as read in tx
+	js   []byte      // the summary JSON last inserted
+}
+
+func (c *chainTx) Head(ctx context.Context) (string, int, bool, error) {
+	var (
+		id    string
+		depth int
+	)
+	err := c.tx.StmtContext(ctx, c.s.ws.headID).QueryRowContext(ctx, c.pk).Scan(&id, &depth)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, false, nil
 	}
-	rec.Summary.UpdatedAt = rec.Summary.UpdatedAt.UTC()
-	js, err := json.Marshal(rec.Summary)
-	if err != nil {
-		return nil, fmt.Errorf("encode summary: %w", err)
+	return id, depth, err == nil, err
+}
+
+func (c *chainTx) Depth(ctx context.Context, id string) (int, int, bool, error) {
+	var depth, top int
+	err := c.tx.QueryRowContext(ctx, `SELECT depth, (SELECT max(depth) FROM conversation_summaries WHERE chat = ?)
+		FROM conversation_summaries WHERE chat = ? AND id = ?`, c.pk, c.pk, id).Scan(&depth, &top)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
 	}
-	if sqlbatch.HasEscapedNUL(js) { // as PostgreSQL jsonb would
-		return nil, errors.New("summary contains a NUL character")
+	return depth, top, err == nil, err
+}
+
+func (c *chainTx) Cut(ctx context.Context, depth int) error {
+	_, err := c.tx.ExecContext(ctx, `DELETE FROM conversation_summaries WHERE chat = ? AND depth > ?`, c.pk, depth)
+	return err
+}
+
+func (c *chainTx) Insert(ctx context.Context, rec memory.SummaryRecord, js []byte) error {
+	if _, err := c.tx.StmtContext(ctx, c.s.ws.insertSummary).ExecContext(ctx,
+		rec.ID, c.pk, nullable(rec.ParentID), rec.Depth, rec.FromSeq, rec.ToSeq, rec.TokenCount,
+		rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(rec.CreatedAt)); err != nil {
+		return fmt.Errorf("insert summary: %w", err)
 	}
-	var parent any
-	if rec.ParentID != nil {
-		parent = *rec.ParentID
+	if _, err := c.tx.StmtContext(ctx, c.s.ws.moveCursor).ExecContext(ctx,
+		rec.CoveredToSeq, rec.CoveredToSeq, c.pk); err != nil {
+		return fmt.Errorf("move cursor: %w", err)
 	}
-	if _, err := tx.StmtContext(ctx, s.ws.insertSummary).ExecContext(ctx,
-		rec.ID, pk, parent, rec.Depth, rec.FromSeq, rec.ToSeq, rec.TokenCount,
-		rec.Summary.Model, rec.Summary.PromptVersion, string(js), micros(now)); err != nil {
-		return nil, fmt.Errorf("insert summary: %w", err)
+	c.js = js
+	return nil
+}
+
+func (c *chainTx) Owner(ctx context.Context, id string) (bool, bool, error) {
+	var owner int64
+	err := c.tx.QueryRowContext(ctx, `SELECT chat FROM conversation_summaries WHERE id = ?`, id).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
 	}
-	if _, err := tx.StmtContext(ctx, s.ws.moveCursor).ExecContext(ctx,
-		rec.CoveredToSeq, rec.CoveredToSeq, pk); err != nil {
-		return nil, fmt.Errorf("move cursor: %w", err)
-	}
-	return js, nil
+	return err == nil, owner == c.pk, err
+}
+
+func (c *chainTx) Tombstones(ctx context.Context, from, to int64) (map[int64]bool, error) {
+	return tombstones(ctx, c.tx, c.pk, from, to)
+}
+
+func (c *chainTx) MarkDirty(ctx context.Context, first int64) error {
+	_, err := c.tx.ExecContext(ctx, markDirty, first, first, c.pk)
+	return err
+}
+
+func (c *chainTx) ClearDirty(ctx context.Context, mark int64) error {
+	_, err := c.tx.ExecContext(ctx, `UPDATE chats SET summary_dirty = CASE WHEN summary_dirty = ? AND summary_dirty > 0 THEN -summary_dirty ELSE summary_dirty END
+		WHERE id = ?`, mark, c.pk)
+	return err
 }
 
 // ListSummaryWork lists chats with at least minPending (at least 1) turns

@@ -25,7 +25,7 @@ func testChatList(t *testing.T, s memory.Backend) {
 	var got []string
 	after := ""
 	for {
-		page, err := l.ListChats(ctx, "t1", "", after, 2)
+		page, err := l.ListChats(ctx, memory.ChatQuery{Tenant: "t1", After: after, Limit: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func testChatList(t *testing.T, s memory.Backend) {
 		prefix string
 		want   []string
 	}{{"c4", []string{"c4"}}, {"u0", []string{"c2", "c4"}}, {"x_", []string{"x_%"}}, {"x%", nil}, {"_", nil}, {"z", []string{"x_%"}}} {
-		rows, err := l.ListChats(ctx, "t1", tc.prefix, "", 10)
+		rows, err := l.ListChats(ctx, memory.ChatQuery{Tenant: "t1", Prefix: tc.prefix, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,11 +68,35 @@ func testChatList(t *testing.T, s memory.Backend) {
 			t.Errorf("prefix %q: %v, want %v", tc.prefix, ids, tc.want)
 		}
 	}
+	chatListByUser(t, l)
 	seqs, err := l.UnindexedSeqs(ctx, key("t1", "c3"), 1, 3)
 	if err != nil || !slices.Equal(seqs, []int64{2}) {
 		t.Fatalf("unindexed seqs %v %v, want [2]", seqs, err)
 	}
 	if seqs, _ := l.UnindexedSeqs(ctx, key("t2", "c3"), 1, 3); len(seqs) != 0 {
 		t.Fatalf("other tenant sees seqs %v", seqs)
+	}
+}
+
+// chatListByUser: on testChatList's chats, a user's chats are paged by
+// chat id like the others, prefix and all.
+func chatListByUser(t *testing.T, l memory.ChatLister) {
+	t.Helper()
+	ctx := ctxT(t)
+	for _, tc := range []struct {
+		user, prefix, after string
+		want                []string
+	}{{"u0", "", "", []string{"c2", "c4"}}, {"u1", "", "c1", []string{"c3", "c5"}}, {"u1", "c5", "", []string{"c5"}}, {"u", "", "", nil}} {
+		rows, err := l.ListChats(ctx, memory.ChatQuery{Tenant: "t1", UserID: tc.user, Prefix: tc.prefix, After: tc.after, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("user %q, prefix %q, after %q: %v, want %v", tc.user, tc.prefix, tc.after, ids, tc.want)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func chatJSON(t *testing.T, s memory.Backend, k memory.ChatKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps, err := s.Episodes(ctx, k, 0, 0)
+	eps, err := s.Episodes(ctx, k, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func testLoadConflicts(t *testing.T, s memory.Backend) {
 	if _, err := s.CloseEpisodes(ctx, k, 0, []memory.Episode{episode(1, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "held")}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "held")}); err != nil {
 		t.Fatal(err)
 	}
 	parse := func(line string) memory.DumpRecord {

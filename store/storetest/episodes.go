@@ -48,7 +48,7 @@ func testEpisodes(t *testing.T, s memory.Backend) {
 	ctx, es := ctxT(t), s
 	k := key("t1", "ep")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("ep", 30)})
-	if eps, err := es.Episodes(ctx, k, 0, 0); err != nil || eps == nil || len(eps) != 0 {
+	if eps, err := es.Episodes(ctx, k, memory.EpisodeQuery{}); err != nil || eps == nil || len(eps) != 0 {
 		t.Fatalf("Episodes of a chat without any: %v, %v", eps, err)
 	}
 	got, err := es.CloseEpisodes(ctx, k, 0, []memory.Episode{episode(1, 10), episode(11, 18)})
@@ -61,7 +61,7 @@ func testEpisodes(t *testing.T, s memory.Backend) {
 	if _, err := es.CloseEpisodes(ctx, k, 18, []memory.Episode{episode(19, 19)}); err != nil {
 		t.Fatal(err)
 	}
-	all, err := es.Episodes(ctx, k, 0, 0)
+	all, err := es.Episodes(ctx, k, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,21 +73,25 @@ func testEpisodes(t *testing.T, s memory.Backend) {
 		fmt.Sprint(e.Summary.Decisions) != "[decided at 18]" || e.Summary.CoveredToSeq != 18 || e.Summary.ActionsTaken == nil {
 		t.Errorf("stored episode %+v\nwant like %+v", e, want)
 	}
-	page, _ := es.Episodes(ctx, k, 0, 2)
+	page, _ := es.Episodes(ctx, k, memory.EpisodeQuery{Limit: 2})
 	sameRanges(t, "first page", page, [2]int64{1, 10}, [2]int64{11, 18})
-	page, _ = es.Episodes(ctx, k, page[len(page)-1].ToSeq, 2)
+	page, _ = es.Episodes(ctx, k, memory.EpisodeQuery{AfterSeq: page[len(page)-1].ToSeq, Limit: 2})
 	sameRanges(t, "next page", page, [2]int64{19, 19})
-	page, _ = es.Episodes(ctx, k, 19, 2)
+	page, _ = es.Episodes(ctx, k, memory.EpisodeQuery{AfterSeq: 19, Limit: 2})
 	sameRanges(t, "past the end", page)
-	latest, err := es.LatestEpisodes(ctx, k, 2)
+	latest, err := es.Episodes(ctx, k, memory.LatestEpisodes(2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRanges(t, "latest 2", latest, [2]int64{11, 18}, [2]int64{19, 19})
+	latest, _ = es.Episodes(ctx, k, memory.EpisodeQuery{AfterSeq: 0, Limit: 0, Latest: true})
+	sameRanges(t, "latest, no limit", latest, [2]int64{1, 10}, [2]int64{11, 18}, [2]int64{19, 19})
+	latest, _ = es.Episodes(ctx, k, memory.EpisodeQuery{AfterSeq: 10, Limit: 5, Latest: true})
+	sameRanges(t, "latest after 10", latest, [2]int64{11, 18}, [2]int64{19, 19})
 
 	for name, fn := range map[string]func() error{
-		"Episodes":       func() error { _, err := es.Episodes(ctx, key("t1", "nope"), 0, 0); return err },
-		"LatestEpisodes": func() error { _, err := es.LatestEpisodes(ctx, key("t2", "ep"), 1); return err },
+		"Episodes":       func() error { _, err := es.Episodes(ctx, key("t1", "nope"), memory.EpisodeQuery{}); return err },
+		"LatestEpisodes": func() error { _, err := es.Episodes(ctx, key("t2", "ep"), memory.LatestEpisodes(1)); return err },
 		"CloseEpisodes": func() error {
 			_, err := es.CloseEpisodes(ctx, key("t2", "ep"), 0, []memory.Episode{episode(1, 2)})
 			return err
@@ -130,7 +134,7 @@ func testEpisodesWholeOrNothing(t *testing.T, s memory.Backend) {
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
-		all, err := es.Episodes(ctx, k, 0, 0)
+		all, err := es.Episodes(ctx, k, memory.EpisodeQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,18 +196,18 @@ func testEpisodesErased(t *testing.T, s memory.Backend) {
 	if err := s.DeleteChat(ctx, k); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := es.Episodes(ctx, k, 0, 0); !errors.Is(err, memory.ErrNotFound) {
+	if _, err := es.Episodes(ctx, k, memory.EpisodeQuery{}); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("Episodes of a deleted chat: %v", err)
 	}
 	if chats, _ := pendingChats(ctx, es, memory.IndexEpisodes, 0); fmt.Sprint(chatIDs(chats)) != "[t2/gone]" {
 		t.Errorf("backlog after delete: %+v", chats)
 	}
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("again", 3)})
-	eps, err := es.Episodes(ctx, k, 0, 0)
+	eps, err := es.Episodes(ctx, k, memory.EpisodeQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRanges(t, "recreated chat", eps)
-	eps, _ = es.Episodes(ctx, other, 0, 0)
+	eps, _ = es.Episodes(ctx, other, memory.EpisodeQuery{})
 	sameRanges(t, "other tenant's chat", eps, [2]int64{1, 4})
 }

@@ -36,7 +36,7 @@ func factTexts(facts []memory.Fact) []string {
 
 func mustFacts(t *testing.T, fs memory.FactStore, k memory.ChatKey, after int64, limit int, superseded bool) []memory.Fact {
 	t.Helper()
-	facts, err := fs.Facts(ctxT(t), k, after, limit, superseded)
+	facts, err := fs.Facts(ctxT(t), k, memory.FactQuery{AfterSeq: after, Limit: limit, IncludeSuperseded: superseded})
 	if err != nil {
 		t.Fatalf("Facts(%v, %d, %d, %v): %v", k, after, limit, superseded, err)
 	}
@@ -81,7 +81,7 @@ func testFacts(t *testing.T, s memory.Backend) {
 	if trip.EpisodeID != eps[1].ID || fmt.Sprint(trip.Seqs) != "[7 8]" {
 		t.Errorf("second episode's fact %+v", trip)
 	}
-	got, err := fs.FactsByID(ctx, k, []string{trip.ID, "nope", lisbon.ID})
+	got, err := fs.Facts(ctx, k, memory.FactsByID([]string{trip.ID, "nope", lisbon.ID}))
 	if err != nil || fmt.Sprint(factTexts(got)) != "[Ann lives in Lisbon Ann plans a trip]" {
 		t.Errorf("FactsByID = %v, %v", factTexts(got), err)
 	}
@@ -105,7 +105,7 @@ func testFacts(t *testing.T, s memory.Backend) {
 			t.Errorf("%s: %v, want ErrConflict", tc.name, err)
 		}
 	}
-	if eps, _ := es.Episodes(ctx, k, 0, 0); len(eps) != 2 {
+	if eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{}); len(eps) != 2 {
 		t.Errorf("a rejected batch stored episodes: %v", ranges(eps))
 	}
 	if n := len(mustFacts(t, fs, k, 0, 0, true)); n != 3 {
@@ -249,8 +249,8 @@ func testFactsErased(t *testing.T, s memory.Backend) {
 	}
 	unknown := key("t3", "gone")
 	for name, fn := range map[string]func() error{
-		"Facts":            func() error { _, err := fs.Facts(ctx, unknown, 0, 0, true); return err },
-		"FactsByID":        func() error { _, err := fs.FactsByID(ctx, unknown, []string{"x"}); return err },
+		"Facts":            func() error { _, err := fs.Facts(ctx, unknown, memory.FactQuery{IncludeSuperseded: true}); return err },
+		"FactsByID":        func() error { _, err := fs.Facts(ctx, unknown, memory.FactsByID([]string{"x"})); return err },
 		"SupersedeFacts":   func() error { return fs.SupersedeFacts(ctx, unknown, map[string]string{"a": "b"}) },
 		"UnindexedFacts":   func() error { _, err := fs.UnindexedFacts(ctx, unknown, 0); return err },
 		"MarkFactsIndexed": func() error { return doneIDs(ctx, fs, memory.IndexFacts, unknown, []string{"x"}) },

@@ -4,6 +4,7 @@ package storetest
 // message, the marks it leaves, the rebuild calls that clear them).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -44,7 +45,7 @@ func forgetChat(t *testing.T, s memory.Backend, k memory.ChatKey) {
 	}
 	for i, to := range []int64{5, 9} {
 		sum := sampleSummary(1, to, "so far: "+Secret)
-		if _, err := s.AppendSummary(ctx, k, []int64{0, 5}[i], memory.SummaryRecord{Summary: sum, FromSeq: 1, ToSeq: to}); err != nil {
+		if _, err := memory.AppendSummary(ctx, s, k, []int64{0, 5}[i], memory.SummaryRecord{Summary: sum, FromSeq: 1, ToSeq: to}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +74,7 @@ func factsByText(t *testing.T, fs memory.FactStore, k memory.ChatKey) map[string
 // testDeleteMessage: the tombstone, and every mark the delete leaves, in
 // the chat of the deleted turn only.
 func testDeleteMessage(t *testing.T, s memory.Backend) {
-	ctx, es, fs, mf := ctxT(t), s, s, s
+	ctx, fs, mf := ctxT(t), s, s
 	k, other := key("t1", "forget"), key("t2", "forget")
 	forgetChat(t, s, k)
 	forgetChat(t, s, other)
@@ -105,26 +106,7 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 		t.Errorf("unindexed after the delete: %v, want the tombstone (its vectors must go)", seqsOf(un))
 	}
 
-	facts := factsByText(t, fs, k)
-	if _, ok := facts["Ann's passport: "+Secret]; ok || facts["Ann travels"].ID != "" || len(facts) != 2 {
-		t.Errorf("facts after the delete: %v, want those citing seq 3 gone", slices.Sorted(maps.Keys(facts)))
-	}
-	if tea := facts["Ann likes tea"]; tea.SupersededBy != "" {
-		t.Errorf("a fact superseded by a deleted fact stays superseded: %+v", tea)
-	}
-	if un, _ := fs.UnindexedFacts(ctx, k, 0); fmt.Sprint(factTexts(un)) != "[Ann likes tea]" {
-		t.Errorf("unindexed facts %v, want the one current again", factTexts(un))
-	}
-	eps, _ := es.Episodes(ctx, k, 0, 0)
-	if !eps[0].Rebuild || eps[1].Rebuild {
-		t.Errorf("rebuild marks %v %v, want the episode owning seq 3 only", eps[0].Rebuild, eps[1].Rebuild)
-	}
-	if un, _ := es.UnindexedEpisodes(ctx, k, 0); len(un) != 1 || un[0].ID != eps[0].ID {
-		t.Errorf("unindexed episodes %v, want the marked one", ranges(un))
-	}
-	if c := mustChat(t, s, k); !c.SummaryDirty {
-		t.Errorf("chat %+v: summary not dirty", c)
-	}
+	derivedMarked(t, s, k)
 	// A dirty summary is summary work, whatever the chat's backlog: the
 	// worker lists the dirty chats alone with no backlog that could pass.
 	if w, err := s.ListSummaryWork(ctx, math.MaxInt64, 0); err != nil || fmt.Sprint(chatIDs(w)) != "[t1/forget]" {
@@ -176,6 +158,34 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 	}
 }
 
+// derivedMarked: after seq 3 of forgetChat's chat k was deleted, the facts
+// citing it are gone, the episode owning it is marked for rebuild and the
+// summary is dirty.
+func derivedMarked(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx, es, fs := ctxT(t), s, s
+	facts := factsByText(t, fs, k)
+	if _, ok := facts["Ann's passport: "+Secret]; ok || facts["Ann travels"].ID != "" || len(facts) != 2 {
+		t.Errorf("facts after the delete: %v, want those citing seq 3 gone", slices.Sorted(maps.Keys(facts)))
+	}
+	if tea := facts["Ann likes tea"]; tea.SupersededBy != "" {
+		t.Errorf("a fact superseded by a deleted fact stays superseded: %+v", tea)
+	}
+	if un, _ := fs.UnindexedFacts(ctx, k, 0); fmt.Sprint(factTexts(un)) != "[Ann likes tea]" {
+		t.Errorf("unindexed facts %v, want the one current again", factTexts(un))
+	}
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
+	if !eps[0].Rebuild || eps[1].Rebuild {
+		t.Errorf("rebuild marks %v %v, want the episode owning seq 3 only", eps[0].Rebuild, eps[1].Rebuild)
+	}
+	if un, _ := es.UnindexedEpisodes(ctx, k, 0); len(un) != 1 || un[0].ID != eps[0].ID {
+		t.Errorf("unindexed episodes %v, want the marked one", ranges(un))
+	}
+	if c := mustChat(t, s, k); !c.SummaryDirty {
+		t.Errorf("chat %+v: summary not dirty", c)
+	}
+}
+
 // testRebuildEpisode: the marked episode is listed with its chat; a
 // rebuild overwrites its summaries and facts and clears the mark, unless
 // another turn of it was deleted since it was read.
@@ -208,7 +218,7 @@ func testRebuildEpisode(t *testing.T, s memory.Backend) {
 	if err := mf.RebuildEpisode(ctx, k, stale); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ := es.Episodes(ctx, k, 0, 1)
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{Limit: 1})
 	if eps[0].Short != "first rebuild" || !eps[0].Rebuild {
 		t.Errorf("after a rebuild that missed a delete: %+v, want written and still marked", eps[0])
 	}
@@ -221,7 +231,7 @@ func testRebuildEpisode(t *testing.T, s memory.Backend) {
 	if err := mf.RebuildEpisode(ctx, k, ep); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ = es.Episodes(ctx, k, 0, 0)
+	eps, _ = es.Episodes(ctx, k, memory.EpisodeQuery{})
 	got := eps[0]
 	if got.Rebuild || got.Short != ep.Short || got.Summary.Narrative != "tea" || got.Model != "m2" || got.PromptVersion != "e-2" ||
 		got.FromSeq != 1 || got.ToSeq != 5 || got.ID != ep.ID {
@@ -271,22 +281,22 @@ func testReplaceSummary(t *testing.T, s memory.Backend) {
 		t.Fatalf("chat %+v", read)
 	}
 	rec := memory.SummaryRecord{Summary: sampleSummary(1, 9, "rebuilt without the turn"), FromSeq: 1, ToSeq: 9}
-	if _, err := mf.ReplaceSummary(ctx, k, 5, read.DirtyMark, rec); !errors.Is(err, memory.ErrCursorMoved) {
+	if _, err := replaceSummary(ctx, mf, k, 5, read.DirtyMark, rec); !errors.Is(err, memory.ErrCursorMoved) {
 		t.Errorf("stale cursor: %v, want ErrCursorMoved", err)
 	}
 	bad := rec
 	bad.CoveredToSeq = 11
-	if _, err := mf.ReplaceSummary(ctx, k, 9, read.DirtyMark, bad); !errors.Is(err, memory.ErrConflict) {
+	if _, err := replaceSummary(ctx, mf, k, 9, read.DirtyMark, bad); !errors.Is(err, memory.ErrConflict) {
 		t.Errorf("covered_to_seq past last_seq: %v, want ErrConflict", err)
 	}
-	if _, err := mf.ReplaceSummary(ctx, key("t1", "nope"), 0, 0, rec); !errors.Is(err, memory.ErrNotFound) {
+	if _, err := replaceSummary(ctx, mf, key("t1", "nope"), 0, 0, rec); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("unknown chat: %v, want ErrNotFound", err)
 	}
 	// A message deleted after the chat was read keeps the chat dirty.
 	if _, err := mf.DeleteMessage(ctx, k, "m-8"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := mf.ReplaceSummary(ctx, k, 9, read.DirtyMark, rec)
+	got, err := replaceSummary(ctx, mf, k, 9, read.DirtyMark, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +315,7 @@ func testReplaceSummary(t *testing.T, s memory.Backend) {
 	if !again.SummaryDirty || again.SummaryCursor != 9 {
 		t.Errorf("after a replace that missed a delete: %+v, want still dirty", again)
 	}
-	final, err := mf.ReplaceSummary(ctx, k, 9, again.DirtyMark, rec)
+	final, err := replaceSummary(ctx, mf, k, 9, again.DirtyMark, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +324,7 @@ func testReplaceSummary(t *testing.T, s memory.Backend) {
 	}
 	// Extensions continue the new chain.
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("more", 2)})
-	next, err := s.AppendSummary(ctx, k, 9, memory.SummaryRecord{Summary: sampleSummary(1, 11, "more")})
+	next, err := memory.AppendSummary(ctx, s, k, 9, memory.SummaryRecord{Summary: sampleSummary(1, 11, "more")})
 	if err != nil || next.Depth != 1 || next.ParentID == nil || *next.ParentID != final.ID {
 		t.Errorf("AppendSummary after a replace: %+v, %v", next, err)
 	}
@@ -335,7 +345,7 @@ func testReplaceSummaryCoveringNothing(t *testing.T, s memory.Backend) {
 		t.Fatalf("chat %+v, want dirty and unsummarised", c)
 	}
 	empty := memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1}}
-	if _, err := s.ReplaceSummary(ctx, k, 0, c.DirtyMark, empty); err != nil {
+	if _, err := replaceSummary(ctx, s, k, 0, c.DirtyMark, empty); err != nil {
 		t.Fatal(err)
 	}
 	if head, err := s.SummaryHead(ctx, k); head != nil || (err != nil && !errors.Is(err, memory.ErrNotFound)) {
@@ -360,7 +370,7 @@ func testDirtyMarksNeverRepeat(t *testing.T, s memory.Backend) {
 	c := mustChat(t, s, k)
 	seen := []int64{c.DirtyMark}
 	rec := memory.SummaryRecord{Summary: sampleSummary(1, 9, "rebuilt"), FromSeq: 1, ToSeq: 9}
-	if _, err := mf.ReplaceSummary(ctx, k, 9, c.DirtyMark, rec); err != nil {
+	if _, err := replaceSummary(ctx, mf, k, 9, c.DirtyMark, rec); err != nil {
 		t.Fatal(err)
 	}
 	if c := mustChat(t, s, k); c.SummaryDirty || c.DirtyMark != seen[0] {
@@ -375,7 +385,7 @@ func testDirtyMarksNeverRepeat(t *testing.T, s memory.Backend) {
 			t.Fatalf("after deleting %s: %+v, want dirty with a mark not in %v", id, dirty, seen)
 		}
 		seen = append(seen, dirty.DirtyMark)
-		if _, err := mf.ReplaceSummary(ctx, k, 9, dirty.DirtyMark, rec); err != nil {
+		if _, err := replaceSummary(ctx, mf, k, 9, dirty.DirtyMark, rec); err != nil {
 			t.Fatal(err)
 		}
 		clean := mustChat(t, s, k)
@@ -402,7 +412,7 @@ func testLateWorkOnDeletedTurn(t *testing.T, s memory.Backend) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eps, _ := es.Episodes(ctx, k, 0, 0)
+	eps, _ := es.Episodes(ctx, k, memory.EpisodeQuery{})
 	if !eps[0].Rebuild || eps[1].Rebuild {
 		t.Errorf("late episodes' rebuild marks %v %v, want the one holding the deleted turn", eps[0].Rebuild, eps[1].Rebuild)
 	}
@@ -410,13 +420,13 @@ func testLateWorkOnDeletedTurn(t *testing.T, s memory.Backend) {
 		t.Errorf("late facts %v, want the one citing the deleted turn dropped", got)
 	}
 	c := mustChat(t, s, k)
-	if _, err := mf.ReplaceSummary(ctx, k, 0, c.DirtyMark, memory.SummaryRecord{Summary: sampleSummary(1, 1, "clean")}); err != nil {
+	if _, err := replaceSummary(ctx, mf, k, 0, c.DirtyMark, memory.SummaryRecord{Summary: sampleSummary(1, 1, "clean")}); err != nil {
 		t.Fatal(err)
 	}
 	if mustChat(t, s, k).SummaryDirty {
 		t.Fatal("still dirty after the replace")
 	}
-	if _, err := s.AppendSummary(ctx, k, 1, memory.SummaryRecord{Summary: sampleSummary(1, 4, "late")}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 1, memory.SummaryRecord{Summary: sampleSummary(1, 4, "late")}); err != nil {
 		t.Fatal(err)
 	}
 	if !mustChat(t, s, k).SummaryDirty {
@@ -446,7 +456,7 @@ func ForgetAndRebuild(t *testing.T, s memory.Backend) memory.ChatKey {
 		t.Fatal(err)
 	}
 	c := mustChat(t, s, k)
-	if _, err := mf.ReplaceSummary(ctx, k, c.SummaryCursor, c.DirtyMark, memory.SummaryRecord{Summary: sampleSummary(1, 9, "Ann talked.")}); err != nil {
+	if _, err := replaceSummary(ctx, mf, k, c.SummaryCursor, c.DirtyMark, memory.SummaryRecord{Summary: sampleSummary(1, 9, "Ann talked.")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := forgetDone(ctx, mf, k, 3); err != nil {
@@ -462,7 +472,7 @@ func testSummaryHeadWhileReplaced(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "head-while-replaced")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("h", 10)})
-	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 10, "first"), FromSeq: 1, ToSeq: 10}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 10, "first"), FromSeq: 1, ToSeq: 10}); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
@@ -480,7 +490,7 @@ func testSummaryHeadWhileReplaced(t *testing.T, s memory.Backend) {
 			if c, err = s.Chat(ctx, k); err != nil { // not mustChat: no t.Fatal off the test's goroutine
 				break
 			}
-			_, err = s.ReplaceSummary(ctx, k, c.SummaryCursor, c.DirtyMark,
+			_, err = replaceSummary(ctx, s, k, c.SummaryCursor, c.DirtyMark,
 				memory.SummaryRecord{Summary: sampleSummary(1, 10, fmt.Sprint("rebuilt ", i)), FromSeq: 1, ToSeq: 10})
 		}
 		replaced <- err
@@ -496,4 +506,24 @@ func testSummaryHeadWhileReplaced(t *testing.T, s memory.Backend) {
 	if err := <-replaced; err != nil {
 		t.Fatalf("ReplaceSummary: %v", err)
 	}
+}
+
+// replaceSummary writes rec as the chain's only record (memory.ReplaceWrite)
+// and returns it as stored; a rec covering nothing is returned as it is.
+func replaceSummary(ctx context.Context, s memory.Backend, k memory.ChatKey, expectCursor, dirtyMark int64, rec memory.SummaryRecord) (memory.SummaryRecord, error) {
+	recs, err := s.WriteSummary(ctx, k, memory.ReplaceWrite(expectCursor, dirtyMark, rec))
+	if err != nil {
+		return memory.SummaryRecord{}, err
+	}
+	if len(recs) == 0 {
+		return rec, nil
+	}
+	return recs[0], nil
+}
+
+// rebuildSummary keeps the chain up to keep and writes recs on top of it
+// (memory.RebuildWrite).
+func rebuildSummary(ctx context.Context, s memory.Backend, k memory.ChatKey, expectCursor, dirtyMark int64, keep string, recs []memory.SummaryRecord) error {
+	_, err := s.WriteSummary(ctx, k, memory.RebuildWrite(expectCursor, dirtyMark, keep, recs))
+	return err
 }

@@ -86,7 +86,7 @@ func testProfileWork(t *testing.T, s memory.Backend) {
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "c1"), UserID: "alice", Messages: turns("a", 6)})
 	mustAppend(t, s, memory.AppendRequest{Chat: key("t1", "nouser"), Messages: turns("n", 6)})
 	for _, k := range []memory.ChatKey{key("t1", "c1"), key("t1", "nouser")} {
-		if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 4}}); err != nil {
+		if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 4}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +100,7 @@ func testProfileWork(t *testing.T, s memory.Backend) {
 	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 0 {
 		t.Fatalf("merged chat still in the work: %+v", work)
 	}
-	if _, err := s.AppendSummary(ctx, key("t1", "c1"), 4, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 5}}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, key("t1", "c1"), 4, memory.SummaryRecord{Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	if work, _ := pendingChats(ctx, ps, memory.MergeProfile, 10); len(work) != 1 {

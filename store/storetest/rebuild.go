@@ -2,7 +2,7 @@ package storetest
 
 // Rebuilding only what a deleted message touched (issue 40): the chat
 // keeps the smallest seq deleted since its summary was clean, CleanSummary
-// finds the last record before it, RebuildSummary keeps the chain up to
+// finds the last record before it, a rebuild write keeps the chain up to
 // that record and writes the rest anew.
 
 import (
@@ -20,7 +20,7 @@ func chainChat(t *testing.T, s memory.Backend, k memory.ChatKey) []string {
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("c", 40)})
 	var ids []string
 	for to := int64(10); to <= 40; to += 10 {
-		rec, err := s.AppendSummary(ctxT(t), k, to-10, memory.SummaryRecord{Summary: sampleSummary(1, to, "to "+itoa(to)), FromSeq: to - 9, ToSeq: to})
+		rec, err := memory.AppendSummary(ctxT(t), s, k, to-10, memory.SummaryRecord{Summary: sampleSummary(1, to, "to "+itoa(to)), FromSeq: to - 9, ToSeq: to})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func cleanID(t *testing.T, s memory.Backend, k memory.ChatKey) string {
 
 // testCleanSummary: the head while clean; while dirty, the last record
 // ending before the smallest seq deleted since, however the deletions
-// came (in order, out of order, one found by AppendSummary).
+// came (in order, out of order, one found by a summary extension).
 func testCleanSummary(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "clean")
@@ -79,7 +79,7 @@ func testCleanSummary(t *testing.T, s memory.Backend) {
 	// A record that names no turns of its own is judged by its coverage.
 	k0 := key("t1", "clean-unnamed")
 	mustAppend(t, s, memory.AppendRequest{Chat: k0, Messages: turns("u", 20)})
-	if _, err := s.AppendSummary(ctx, k0, 0, memory.SummaryRecord{Summary: sampleSummary(1, 20, "all")}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k0, 0, memory.SummaryRecord{Summary: sampleSummary(1, 20, "all")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.DeleteMessage(ctx, k0, "u-5"); err != nil {
@@ -95,7 +95,7 @@ func testCleanSummary(t *testing.T, s memory.Backend) {
 	// Once clean, a deletion past the cursor leaves the whole chain clean;
 	// a record written over a turn deleted meanwhile is not.
 	c := mustChat(t, s, k)
-	if err := s.RebuildSummary(ctx, k, 40, c.DirtyMark, "", []memory.SummaryRecord{{Summary: sampleSummary(1, 40, "rebuilt"), FromSeq: 1, ToSeq: 40}}); err != nil {
+	if err := rebuildSummary(ctx, s, k, 40, c.DirtyMark, "", []memory.SummaryRecord{{Summary: sampleSummary(1, 40, "rebuilt"), FromSeq: 1, ToSeq: 40}}); err != nil {
 		t.Fatal(err)
 	}
 	head, _ := s.SummaryHead(ctx, k)
@@ -107,13 +107,13 @@ func testCleanSummary(t *testing.T, s memory.Backend) {
 		t.Errorf("deleted past the cursor: %q, want the head %q", got, head.ID)
 	}
 	c = mustChat(t, s, k)
-	if err := s.RebuildSummary(ctx, k, 40, c.DirtyMark, head.ID, nil); err != nil {
+	if err := rebuildSummary(ctx, s, k, 40, c.DirtyMark, head.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := mustChat(t, s, k); c.SummaryDirty {
 		t.Fatalf("chat %+v still dirty", c)
 	}
-	ext, err := s.AppendSummary(ctx, k, 40, memory.SummaryRecord{Summary: sampleSummary(1, 45, "read 43"), FromSeq: 41, ToSeq: 45})
+	ext, err := memory.AppendSummary(ctx, s, k, 40, memory.SummaryRecord{Summary: sampleSummary(1, 45, "read 43"), FromSeq: 41, ToSeq: 45})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,18 +152,19 @@ func testRebuildSummary(t *testing.T, s memory.Backend) {
 		{"nothing written on a record not the head", 40, ids[1], nil, memory.ErrConflict},
 		{"short of the cursor", 40, ids[1], recs[:1], memory.ErrConflict},
 		{"out of order", 40, ids[1], []memory.SummaryRecord{recs[1], recs[0]}, memory.ErrConflict},
+		{"an empty chain cannot cover to the cursor", 40, "", nil, memory.ErrConflict},
 	} {
-		if err := s.RebuildSummary(ctx, k, tc.cursor, c.DirtyMark, tc.keep, tc.recs); !errors.Is(err, tc.want) {
+		if err := rebuildSummary(ctx, s, k, tc.cursor, c.DirtyMark, tc.keep, tc.recs); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	if err := s.RebuildSummary(ctx, key("t1", "nope"), 0, 0, "", nil); !errors.Is(err, memory.ErrNotFound) {
+	if err := rebuildSummary(ctx, s, key("t1", "nope"), 0, 0, "", nil); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("unknown chat: %v, want ErrNotFound", err)
 	}
 	if _, err := s.DeleteMessage(ctx, k, "c-33"); err != nil { // meanwhile
 		t.Fatal(err)
 	}
-	if err := s.RebuildSummary(ctx, k, 40, c.DirtyMark, ids[1], recs); err != nil {
+	if err := rebuildSummary(ctx, s, k, 40, c.DirtyMark, ids[1], recs); err != nil {
 		t.Fatal(err)
 	}
 	chain, err := s.SummaryChain(ctx, k)
@@ -188,7 +189,7 @@ func testRebuildSummary(t *testing.T, s memory.Backend) {
 	if got := cleanID(t, s, k); got != ids[1] {
 		t.Errorf("clean record %q, want the record to 20 %q", got, ids[1])
 	}
-	if err := s.RebuildSummary(ctx, k, 40, again.DirtyMark, chain[1].ID, []memory.SummaryRecord{{Summary: sampleSummary(1, 40, "third"), FromSeq: 31, ToSeq: 40}}); err != nil {
+	if err := rebuildSummary(ctx, s, k, 40, again.DirtyMark, chain[1].ID, []memory.SummaryRecord{{Summary: sampleSummary(1, 40, "third"), FromSeq: 31, ToSeq: 40}}); err != nil {
 		t.Fatal(err)
 	}
 	if c := mustChat(t, s, k); c.SummaryDirty || c.SummaryCursor != 40 {
@@ -197,9 +198,28 @@ func testRebuildSummary(t *testing.T, s memory.Backend) {
 	if chain, _ := s.SummaryChain(ctx, k); len(chain) != 4 || chain[0].Narrative != "third" {
 		t.Errorf("chain after the second rebuild: %d records, head %q", len(chain), chain[0].Narrative)
 	}
-	// Extensions continue the rebuilt chain.
+	// Extensions continue the rebuilt chain; their records move forward.
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("e", 2)})
-	if next, err := s.AppendSummary(ctx, k, 40, memory.SummaryRecord{Summary: sampleSummary(1, 42, "more")}); err != nil || next.Depth != 4 {
+	if next, err := memory.AppendSummary(ctx, s, k, 40, memory.SummaryRecord{Summary: sampleSummary(1, 42, "more")}); err != nil || next.Depth != 4 {
 		t.Errorf("AppendSummary after a rebuild: %+v, %v", next, err)
+	}
+	extensionRules(t, s, k)
+}
+
+// extensionRules: on testRebuildSummary's chain, at cursor 42 of 42 turns,
+// an extension writes at least one record and moves the cursor forward.
+func extensionRules(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx := ctxT(t)
+	if _, err := s.WriteSummary(ctx, k, memory.SummaryWrite{Kind: memory.SummaryExtend, ExpectCursor: 42}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("an extension without a record: %v, want ErrConflict", err)
+	}
+	two, err := s.WriteSummary(ctx, k, memory.SummaryWrite{Kind: memory.SummaryExtend, ExpectCursor: 42, Recs: []memory.SummaryRecord{
+		{Summary: sampleSummary(1, 42, "to 42")}, {Summary: sampleSummary(1, 42, "again to 42")}}})
+	if !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("an extension not moving forward: %+v, %v; want ErrConflict", two, err)
+	}
+	if head, _ := s.SummaryHead(ctx, k); head == nil || head.CoveredToSeq != 42 || head.Depth != 4 {
+		t.Errorf("head after a refused extension: %+v, want the record to 42", head)
 	}
 }

@@ -4,16 +4,16 @@
 //
 // Beyond memory.Backend's comments, the suite pins down these shared choices:
 //   - Chat-scoped methods (Chat, Messages, MessagesBySeq, SummaryHead,
-//     SummaryChain, AppendSummary, UnindexedMessages, TryLease, DeleteChat)
+//     SummaryChain, WriteSummary, UnindexedMessages, memory.TryLease, DeleteChat)
 //     return an error wrapping memory.ErrNotFound for an unknown chat;
-//     ReleaseLease of an unknown chat is a no-op, and Done of an index
+//     ReleaseLeases of an unknown chat is a no-op, and Done of an index
 //     kind (memory.Backlogs) returns it in gone.
 //   - Times are kept to the microsecond and returned in UTC.
 //   - A batch repeating an id with the same role, name and content counts
 //     the repeat as a duplicate; with different ones it fails with
 //     memory.ErrConflict and stores nothing.
-//   - AppendSummary rejects CoveredToSeq outside expectCursor..last_seq with
-//     memory.ErrConflict (the cursor only moves forward).
+//   - WriteSummary rejects a CoveredToSeq outside expectCursor..last_seq with
+//     memory.ErrConflict (the cursor only moves forward: memory.SummaryWrite.Check).
 //   - limit <= 0 means no limit; list results are never nil.
 package storetest
 
@@ -386,7 +386,7 @@ func testUnicode(t *testing.T, s memory.Backend) {
 	if c.UserID != "ユーザー" || c.Agent != "agent-ß" {
 		t.Errorf("chat = %+v", c)
 	}
-	ids, err := s.ChatsOfUser(ctxT(t), "tenant-ü", "ユーザー")
+	ids, err := memory.ChatsOfUser(ctxT(t), s, "tenant-ü", "ユーザー")
 	if err != nil || !reflect.DeepEqual(ids, []string{"chat-日本語-🙂"}) {
 		t.Errorf("ChatsOfUser = %v, %v", ids, err)
 	}
@@ -577,19 +577,19 @@ func testTenantIsolation(t *testing.T, s memory.Backend) {
 		t.Errorf("Chat in tenant-c: %v, want ErrNotFound", err)
 	}
 	// A summary and a lease in a are not b's.
-	if _, err := s.AppendSummary(ctx, a, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "a only", CoveredFromSeq: 1, CoveredToSeq: 1}, FromSeq: 1, ToSeq: 1}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, a, 0, memory.SummaryRecord{Summary: memory.Summary{Narrative: "a only", CoveredFromSeq: 1, CoveredToSeq: 1}, FromSeq: 1, ToSeq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if h, err := s.SummaryHead(ctx, b); err != nil || h != nil {
 		t.Errorf("SummaryHead(b) = %v, %v; want none", h, err)
 	}
-	if ok, err := s.TryLease(ctx, a, memory.LeaseSummary, "w1", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, a, memory.LeaseSummary, "w1", time.Minute); err != nil || !ok {
 		t.Fatalf("TryLease(a) = %v, %v", ok, err)
 	}
-	if ok, err := s.TryLease(ctx, b, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, b, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("TryLease(b) while a is leased = %v, %v; want true", ok, err)
 	}
-	ids, err := s.ChatsOfUser(ctx, "tenant-a", "u")
+	ids, err := memory.ChatsOfUser(ctx, s, "tenant-a", "u")
 	if err != nil || !reflect.DeepEqual(ids, []string{"same"}) {
 		t.Errorf("ChatsOfUser(tenant-a) = %v, %v", ids, err)
 	}
@@ -615,9 +615,9 @@ func testNotFound(t *testing.T, s memory.Backend) {
 		"MessagesBySeq":     func() error { _, err := s.MessagesBySeq(ctx, k, []int64{1}); return err },
 		"SummaryHead":       func() error { _, err := s.SummaryHead(ctx, k); return err },
 		"SummaryChain":      func() error { _, err := s.SummaryChain(ctx, k); return err },
-		"AppendSummary":     func() error { _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{}); return err },
+		"AppendSummary":     func() error { _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{}); return err },
 		"UnindexedMessages": func() error { _, err := s.UnindexedMessages(ctx, k, 10); return err },
-		"TryLease":          func() error { _, err := s.TryLease(ctx, k, memory.LeaseIndex, "w", time.Minute); return err },
+		"TryLease":          func() error { _, err := memory.TryLease(ctx, s, k, memory.LeaseIndex, "w", time.Minute); return err },
 		"DeleteChat":        func() error { return s.DeleteChat(ctx, k) },
 		// The chat exists in t1 only.
 		"Chat other tenant": func() error { _, err := s.Chat(ctx, key("t2", "exists")); return err },
@@ -627,10 +627,10 @@ func testNotFound(t *testing.T, s memory.Backend) {
 			t.Errorf("%s of an unknown chat: err = %v, want ErrNotFound", name, err)
 		}
 	}
-	if err := s.ReleaseLease(ctx, k, memory.LeaseIndex, "w"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseIndex, "w"); err != nil {
 		t.Errorf("ReleaseLease of an unknown chat: %v, want nil", err)
 	}
-	if ids, err := s.ChatsOfUser(ctx, "t1", "nobody"); err != nil || ids == nil || len(ids) != 0 {
+	if ids, err := memory.ChatsOfUser(ctx, s, "t1", "nobody"); err != nil || ids == nil || len(ids) != 0 {
 		t.Errorf("ChatsOfUser(nobody) = %#v, %v; want empty", ids, err)
 	}
 }
@@ -680,7 +680,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	before := time.Now().UTC().Truncate(time.Microsecond)
 	in1 := memory.SummaryRecord{Summary: sampleSummary(1, 6, "first six turns ✓"), FromSeq: 1, ToSeq: 6, TokenCount: 42,
 		ID: "ignored", Depth: 7} // the store sets ID, ParentID, Depth
-	r1, err := s.AppendSummary(ctx, k, 0, in1)
+	r1, err := memory.AppendSummary(ctx, s, k, 0, in1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -699,22 +699,9 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	}
 	sameRecord(t, *h, r1)
 
-	// A writer that read cursor 0 lost the race: nothing is written.
-	if _, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
-		t.Errorf("AppendSummary with an old cursor: %v, want ErrCursorMoved", err)
-	}
-	// The cursor never moves backwards nor past the last turn.
-	if _, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
-		t.Errorf("AppendSummary moving the cursor back: %v, want ErrConflict", err)
-	}
-	if _, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
-		t.Errorf("AppendSummary past last_seq: %v, want ErrConflict", err)
-	}
-	if ch, _ := s.SummaryChain(ctx, k); len(ch) != 1 {
-		t.Fatalf("chain has %d records after rejected writes, want 1", len(ch))
-	}
+	summaryCursorRule(t, s, k)
 
-	r2, err := s.AppendSummary(ctx, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 10, "all ten"), FromSeq: 7, ToSeq: 10, TokenCount: 77})
+	r2, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 10, "all ten"), FromSeq: 7, ToSeq: 10, TokenCount: 77})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,7 +712,7 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 		t.Errorf("head id after a second record = %q, want %q", c.HeadID, r2.ID)
 	}
 	// The summary may be rewritten without new turns (cursor stays).
-	r3, err := s.AppendSummary(ctx, k, 10, memory.SummaryRecord{Summary: sampleSummary(1, 10, "rewritten"), FromSeq: 11, ToSeq: 10})
+	r3, err := memory.AppendSummary(ctx, s, k, 10, memory.SummaryRecord{Summary: sampleSummary(1, 10, "rewritten"), FromSeq: 11, ToSeq: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,9 +732,37 @@ func testSummaryChain(t *testing.T, s memory.Backend) {
 	if c := mustChat(t, s, k); c.SummaryCursor != 10 {
 		t.Errorf("cursor = %d, want 10", c.SummaryCursor)
 	}
+	updatedAtFilled(t, s, k)
+}
+
+// summaryCursorRule: on a chain at cursor 6 of 10 turns, the writes that
+// break the cursor rule write nothing.
+func summaryCursorRule(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx := ctxT(t)
+	// A writer that read cursor 0 lost the race: nothing is written.
+	if _, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 8, "stale"), FromSeq: 1, ToSeq: 8}); !errors.Is(err, memory.ErrCursorMoved) {
+		t.Errorf("AppendSummary with an old cursor: %v, want ErrCursorMoved", err)
+	}
+	// The cursor never moves backwards nor past the last turn.
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 5, "back"), FromSeq: 6, ToSeq: 5}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("AppendSummary moving the cursor back: %v, want ErrConflict", err)
+	}
+	if _, err := memory.AppendSummary(ctx, s, k, 6, memory.SummaryRecord{Summary: sampleSummary(1, 11, "future"), FromSeq: 7, ToSeq: 11}); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("AppendSummary past last_seq: %v, want ErrConflict", err)
+	}
+	if ch, _ := s.SummaryChain(ctx, k); len(ch) != 1 {
+		t.Fatalf("chain has %d records after rejected writes, want 1", len(ch))
+	}
+}
+
+// updatedAtFilled: a record at cursor 10 with a zero UpdatedAt gets one.
+func updatedAtFilled(t *testing.T, s memory.Backend, k memory.ChatKey) {
+	t.Helper()
+	ctx := ctxT(t)
 	// A zero UpdatedAt is filled in.
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("more", 1)})
-	r4, err := s.AppendSummary(ctx, k, 10, memory.SummaryRecord{Summary: memory.Summary{Narrative: "n", CoveredFromSeq: 1, CoveredToSeq: 11}, FromSeq: 11, ToSeq: 11})
+	r4, err := memory.AppendSummary(ctx, s, k, 10, memory.SummaryRecord{Summary: memory.Summary{Narrative: "n", CoveredFromSeq: 1, CoveredToSeq: 11}, FromSeq: 11, ToSeq: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -773,7 +788,7 @@ func testSummaryCursorRace(t *testing.T, s memory.Backend) {
 			go func(w int) {
 				defer wg.Done()
 				<-start
-				_, errs[w] = s.AppendSummary(ctx, k, 0, memory.SummaryRecord{
+				_, errs[w] = memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{
 					Summary: sampleSummary(1, int64(4+w), fmt.Sprintf("writer %d", w)), FromSeq: 1, ToSeq: int64(4 + w)})
 			}(w)
 		}
@@ -904,7 +919,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if got := chatIDs(work); !reflect.DeepEqual(got, []string{"t1/one"}) {
 		t.Errorf("ListSummaryWork(5) = %v", got)
 	}
-	if _, err := s.AppendSummary(ctx, one, 0, memory.SummaryRecord{Summary: sampleSummary(1, 6, "six"), FromSeq: 1, ToSeq: 6}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, one, 0, memory.SummaryRecord{Summary: sampleSummary(1, 6, "six"), FromSeq: 1, ToSeq: 6}); err != nil {
 		t.Fatal(err)
 	}
 	if b := backlog(t, s); b.Unsummarised != 4 {
@@ -918,7 +933,7 @@ func testBacklogs(t *testing.T, s memory.Backend) {
 	if got := chatIDs(work); len(got) != 2 {
 		t.Errorf("ListSummaryWork(0) = %v, want both chats (each has a pending turn)", got)
 	}
-	if _, err := s.AppendSummary(ctx, one, 6, memory.SummaryRecord{Summary: sampleSummary(1, 7, "all"), FromSeq: 7, ToSeq: 7}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, one, 6, memory.SummaryRecord{Summary: sampleSummary(1, 7, "all"), FromSeq: 7, ToSeq: 7}); err != nil {
 		t.Fatal(err)
 	}
 	work, _ = s.ListSummaryWork(ctx, 0, 0)
@@ -971,7 +986,7 @@ func testLeases(t *testing.T, s memory.Backend) {
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("l", 1)})
 	try := func(kind, owner string, want bool) {
 		t.Helper()
-		ok, err := s.TryLease(ctx, k, kind, owner, time.Minute)
+		ok, err := memory.TryLease(ctx, s, k, kind, owner, time.Minute)
 		if err != nil || ok != want {
 			t.Errorf("TryLease(%s, %s) = %v, %v; want %v", kind, owner, ok, err, want)
 		}
@@ -990,16 +1005,16 @@ func testLeases(t *testing.T, s memory.Backend) {
 	renew("w2", false)
 	try(memory.LeaseIndex, "w2", true) // kinds are independent
 	try(memory.LeaseIndex, "w1", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w2"); err != nil { // not w2's: no-op
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w2"); err != nil { // not w2's: no-op
 		t.Fatal(err)
 	}
 	try(memory.LeaseSummary, "w2", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w1"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w1"); err != nil {
 		t.Fatal(err)
 	}
 	try(memory.LeaseSummary, "w2", true)
 	try(memory.LeaseSummary, "w1", false)
-	if err := s.ReleaseLease(ctx, k, memory.LeaseSummary, "w1"); err != nil {
+	if err := memory.ReleaseLease(ctx, s, k, memory.LeaseSummary, "w1"); err != nil {
 		t.Errorf("ReleaseLease of a lease not held: %v", err)
 	}
 	try(memory.LeaseSummary, "w1", false)
@@ -1059,8 +1074,8 @@ func testAppendKeepsTheChatsUser(t *testing.T, s memory.Backend) {
 	}
 }
 
-// testLeasesInOneWrite: TryLeases and ReleaseLeases are TryLease and
-// ReleaseLease for several chats: a held, a free and a missing chat (and
+// testLeasesInOneWrite: TryLeases and ReleaseLeases are memory.TryLease and
+// memory.ReleaseLease for several chats: a held, a free and a missing chat (and
 // another tenant's chat of the same id) side by side.
 func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
@@ -1068,7 +1083,7 @@ func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 	for _, k := range []memory.ChatKey{held, free, other} {
 		mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("lb", 1)})
 	}
-	if ok, err := s.TryLease(ctx, held, memory.LeaseIndex, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, held, memory.LeaseIndex, "w2", time.Minute); err != nil || !ok {
 		t.Fatalf("TryLease(held) = %v, %v", ok, err)
 	}
 	keys := []memory.ChatKey{held, free, missing, other}
@@ -1086,7 +1101,7 @@ func testLeasesInOneWrite(t *testing.T, s memory.Backend) {
 		t.Fatalf("ReleaseLeases: %v", err)
 	}
 	for k, want := range map[memory.ChatKey]bool{held: false, free: true, other: true} { // held stays w2's
-		if ok, err := s.TryLease(ctx, k, memory.LeaseIndex, "w3", time.Minute); err != nil || ok != want {
+		if ok, err := memory.TryLease(ctx, s, k, memory.LeaseIndex, "w3", time.Minute); err != nil || ok != want {
 			t.Errorf("TryLease(%v) after ReleaseLeases = %v, %v; want %v", k, ok, err, want)
 		}
 	}
@@ -1102,16 +1117,16 @@ func testLeaseExpiry(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "expiring")
 	mustAppend(t, s, memory.AppendRequest{Chat: k, Messages: turns("e", 1)})
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "crashed", 50*time.Millisecond); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "crashed", 50*time.Millisecond); err != nil || !ok {
 		t.Fatalf("TryLease = %v, %v", ok, err)
 	}
-	if ok, _ := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute); ok {
+	if ok, _ := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute); ok {
 		t.Fatal("took an unexpired lease")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		time.Sleep(60 * time.Millisecond)
-		ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute)
+		ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1122,7 +1137,7 @@ func testLeaseExpiry(t *testing.T, s memory.Backend) {
 			t.Fatal("an expired lease could not be taken")
 		}
 	}
-	if ok, _ := s.TryLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
+	if ok, _ := memory.TryLease(ctx, s, k, memory.LeaseSummary, "crashed", time.Minute); ok {
 		t.Error("the old owner took back a lease held by another")
 	}
 	if ok, _ := s.RenewLease(ctx, k, memory.LeaseSummary, "crashed", time.Minute); ok {
@@ -1145,7 +1160,7 @@ func testLeaseContention(t *testing.T, s memory.Backend) {
 			go func(w int) {
 				defer wg.Done()
 				<-start
-				got[w], errs[w] = s.TryLease(ctx, k, memory.LeaseSummary, fmt.Sprintf("worker-%d", w), time.Minute)
+				got[w], errs[w] = memory.TryLease(ctx, s, k, memory.LeaseSummary, fmt.Sprintf("worker-%d", w), time.Minute)
 			}(w)
 		}
 		close(start)
@@ -1171,14 +1186,14 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	mustAppend(t, s, memory.AppendRequest{Chat: k, UserID: "u", Messages: turns("d", 6)})
 	mustAppend(t, s, memory.AppendRequest{Chat: other, UserID: "u", Messages: turns("k", 2)})
 	mustMark(t, s, other, 1, 2)
-	r1, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 3, "x"), FromSeq: 1, ToSeq: 3})
+	r1, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 3, "x"), FromSeq: 1, ToSeq: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendSummary(ctx, k, 3, memory.SummaryRecord{Summary: sampleSummary(1, 4, "y"), FromSeq: 4, ToSeq: 4}); err != nil {
+	if _, err := memory.AppendSummary(ctx, s, k, 3, memory.SummaryRecord{Summary: sampleSummary(1, 4, "y"), FromSeq: 4, ToSeq: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w1", time.Hour); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w1", time.Hour); err != nil || !ok {
 		t.Fatal("lease", ok, err)
 	}
 	if err := s.DeleteChat(ctx, k); err != nil {
@@ -1205,7 +1220,7 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if b := backlog(t, s); b != (memory.Backlog{Unindexed: 0, Unsummarised: 2, UndrawnTurns: 2}) {
 		t.Errorf("backlog after delete = %+v, want only the kept chat's 2 unsummarised and undrawn", b)
 	}
-	if ids, err := s.ChatsOfUser(ctx, "t1", "u"); err != nil || !reflect.DeepEqual(ids, []string{"kept"}) {
+	if ids, err := memory.ChatsOfUser(ctx, s, "t1", "u"); err != nil || !reflect.DeepEqual(ids, []string{"kept"}) {
 		t.Errorf("ChatsOfUser after delete = %v, %v", ids, err)
 	}
 	// The id can be used again, and nothing old shows through: not the
@@ -1220,10 +1235,10 @@ func testDeleteChat(t *testing.T, s memory.Backend) {
 	if c := mustChat(t, s, k); c.SummaryCursor != 0 {
 		t.Errorf("re-created chat cursor = %d", c.SummaryCursor)
 	}
-	if ok, err := s.TryLease(ctx, k, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
+	if ok, err := memory.TryLease(ctx, s, k, memory.LeaseSummary, "w2", time.Minute); err != nil || !ok {
 		t.Errorf("old lease survived delete: TryLease = %v, %v", ok, err)
 	}
-	r, err := s.AppendSummary(ctx, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "z"), FromSeq: 1, ToSeq: 2})
+	r, err := memory.AppendSummary(ctx, s, k, 0, memory.SummaryRecord{Summary: sampleSummary(1, 2, "z"), FromSeq: 1, ToSeq: 2})
 	if err != nil || r.ParentID != nil || r.Depth != 0 || r.ID == r1.ID {
 		t.Errorf("first summary of the re-created chat = %+v, %v", r, err)
 	}
@@ -1249,7 +1264,7 @@ func testChatsOfUser(t *testing.T, s memory.Backend) {
 		{"t2", "ann", []string{"c4"}},
 		{"t2", "bob", []string{}},
 	} {
-		ids, err := s.ChatsOfUser(ctx, tc.tenant, tc.user)
+		ids, err := memory.ChatsOfUser(ctx, s, tc.tenant, tc.user)
 		if err != nil || !reflect.DeepEqual(sorted(ids), tc.want) {
 			t.Errorf("ChatsOfUser(%s, %s) = %v, %v; want %v", tc.tenant, tc.user, ids, err, tc.want)
 		}

@@ -93,7 +93,7 @@ func TestSummaryChainLimit(t *testing.T) {
 	}
 	key := memory.ChatKey{Tenant: "default", ChatID: "c"}
 	for to := int64(1); to <= 3; to++ {
-		if _, err := h.store.AppendSummary(context.Background(), key, to-1, memory.SummaryRecord{
+		if _, err := memory.AppendSummary(context.Background(), h.store, key, to-1, memory.SummaryRecord{
 			Summary: memory.Summary{CoveredFromSeq: 1, CoveredToSeq: to, Narrative: fmt.Sprint("up to ", to)}, FromSeq: to, ToSeq: to}); err != nil {
 			t.Fatal(err)
 		}

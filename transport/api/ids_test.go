@@ -126,7 +126,7 @@ func eraseEscaped(t *testing.T, h *harness, chat, other, user, msg string) {
 			t.Errorf("chat %q still stored: %v", id, err)
 		}
 	}
-	if ids, err := h.store.ChatsOfUser(ctx, memory.DefaultTenant, user); err != nil || len(ids) != 0 {
+	if ids, err := memory.ChatsOfUser(ctx, h.store, memory.DefaultTenant, user); err != nil || len(ids) != 0 {
 		t.Errorf("user %q still owns %q (%v)", user, ids, err)
 	}
 }

@@ -16,10 +16,10 @@ type fakeLister struct {
 	err  error
 }
 
-func (f fakeLister) ListChats(_ context.Context, tenant, _, after string, limit int) ([]memory.ChatRow, error) {
+func (f fakeLister) ListChats(_ context.Context, q memory.ChatQuery) ([]memory.ChatRow, error) {
 	var out []memory.ChatRow
 	for _, r := range f.rows {
-		if r.Tenant == tenant && r.ID > after && len(out) < limit {
+		if r.Tenant == q.Tenant && r.ID > q.After && len(out) < q.Limit {
 			out = append(out, r)
 		}
 	}

@@ -61,7 +61,7 @@ func BenchmarkChatsList10k(b *testing.B) {
 	})
 	b.Run("store", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := h.store.ListChats(context.Background(), "default", "", "chat-05000", 51); err != nil {
+			if _, err := h.store.ListChats(context.Background(), memory.ChatQuery{Tenant: "default", After: "chat-05000", Limit: 51}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -30,7 +30,7 @@ type chatsData struct {
 
 func (h *handler) chats(c echo.Context) error {
 	filter := strings.TrimSpace(c.QueryParam("q"))
-	rows, err := h.d.Lister.ListChats(c.Request().Context(), tenantOf(c), filter, c.QueryParam("after"), chatsPerPage+1)
+	rows, err := h.d.Lister.ListChats(c.Request().Context(), memory.ChatQuery{Tenant: tenantOf(c), Prefix: filter, After: c.QueryParam("after"), Limit: chatsPerPage + 1})
 	if err != nil {
 		return h.fail(c, err)
 	}
@@ -460,7 +460,7 @@ func countTenantBacklog(ctx context.Context, l memory.ChatLister, tenant string,
 	var b tenantBacklog
 	after := ""
 	for range pages {
-		rows, err := l.ListChats(ctx, tenant, "", after, page)
+		rows, err := l.ListChats(ctx, memory.ChatQuery{Tenant: tenant, After: after, Limit: page})
 		if err != nil {
 			return tenantBacklog{}, err
 		}

@@ -129,18 +129,3 @@ func FirstSeq(seqs map[int64]bool) int64 {
 	}
 	return first
 }
-
-// CheckChain checks the records a rebuild writes on a kept chain start:
-// each covers more than the one before, and where they leave the cursor,
-// to, lies in expectCursor..lastSeq.
-func CheckChain(recs []memory.SummaryRecord, expectCursor, to, lastSeq int64) error {
-	if to < expectCursor || to > lastSeq {
-		return fmt.Errorf("covered_to_seq %d outside %d..%d: %w", to, expectCursor, lastSeq, memory.ErrConflict)
-	}
-	for i := 1; i < len(recs); i++ {
-		if recs[i].CoveredToSeq <= recs[i-1].CoveredToSeq {
-			return fmt.Errorf("record %d covers to %d, not past %d: %w", i, recs[i].CoveredToSeq, recs[i-1].CoveredToSeq, memory.ErrConflict)
-		}
-	}
-	return nil
-}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -90,7 +91,7 @@ type Reading struct {
 func ReadProse(m memory.Message) Reading {
 	t := Read(m)
 	var sents []string
-	for _, s := range Sentences(Clean(t.Body)) {
+	for _, s := range lex.Sentences(Clean(t.Body)) {
 		if IsProse(s) {
 			sents = append(sents, s)
 		}
@@ -259,24 +260,6 @@ func lowerASCII(w string) string {
 }
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
-
-// Sentences cuts text into trimmed, non-empty sentences: after ., !, ? or
-// … (with the closing quotes or brackets that follow) followed by white
-// space, and at line breaks (sentenceEnds).
-func Sentences(text string) []string {
-	var out []string
-	last := 0
-	sentenceEnds(text, func(end, next int) {
-		if s := strings.TrimSpace(text[last:end]); s != "" {
-			out = append(out, s)
-		}
-		last = next
-	})
-	if s := strings.TrimSpace(text[last:]); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
 
 // IsProse reports whether a sentence is written in words: no Hole, at
 // least two words of letters, mostly letters and digits, and hardly any

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -59,7 +60,7 @@ func TestCleanAndIsProse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, s := range Sentences(Clean(c.in)) {
+			for _, s := range lex.Sentences(Clean(c.in)) {
 				if IsProse(s) {
 					got = append(got, s)
 				}

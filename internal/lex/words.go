@@ -1,4 +1,4 @@
-package prose
+package lex
 
 import (
 	"strings"
@@ -109,3 +109,11 @@ var notKeywords = func() map[string]bool {
 	}
 	return m
 }()
+
+func set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

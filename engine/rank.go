@@ -214,7 +214,7 @@ func (p *packer) rankedProfile(terms []string) (string, *memory.Profile) {
 // that fitSummary, which trims from the front, drops those first.
 func byRelevance(s memory.Summary, terms []string) memory.Summary {
 	out := s.Clone()
-	for _, l := range summaryLists(&out) {
+	for _, l := range out.Lists() {
 		sortByCoverage(*l, terms, func(x string) string { return x })
 	}
 	sortByCoverage(out.Entities, terms, func(e memory.Entity) string { return e.Name + " " + e.Details })
@@ -243,7 +243,7 @@ func sortByCoverage[T any](xs []T, terms []string, text func(T) string) {
 
 // mostRelatedFirst reverses the lists byRelevance ordered.
 func mostRelatedFirst(s *memory.Summary) {
-	for _, l := range summaryLists(s) {
+	for _, l := range s.Lists() {
 		reverse(*l)
 	}
 	for i, j := 0, len(s.Entities)-1; i < j; i, j = i+1, j-1 {
@@ -255,10 +255,6 @@ func reverse(xs []string) {
 	for i, j := 0, len(xs)-1; i < j; i, j = i+1, j-1 {
 		xs[i], xs[j] = xs[j], xs[i]
 	}
-}
-
-func summaryLists(s *memory.Summary) []*[]string {
-	return []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences}
 }
 
 func sameSummary(shown, orig *memory.Summary) bool {

@@ -24,12 +24,11 @@ const MaxRootItems = extractive.MaxListItems
 // sentences the root's already holds: no sentence is said twice.
 func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summary {
 	out := root.Clone()
-	out.Topics = memory.MergeList(out.Topics, child.Topics, MaxRootItems)
+	adds := child.Lists()
+	for i, l := range out.Lists() {
+		*l = memory.MergeList(*l, *adds[i], MaxRootItems)
+	}
 	out.Entities = memory.MergeEntities(out.Entities, child.Entities, MaxRootItems)
-	out.ActionsTaken = memory.MergeList(out.ActionsTaken, child.ActionsTaken, MaxRootItems)
-	out.Decisions = memory.MergeList(out.Decisions, child.Decisions, MaxRootItems)
-	out.OpenQuestions = memory.MergeList(out.OpenQuestions, child.OpenQuestions, MaxRootItems)
-	out.UserPreferences = memory.MergeList(out.UserPreferences, child.UserPreferences, MaxRootItems)
 	gist := strings.TrimSpace(short)
 	if gist == "" {
 		gist = strings.TrimSpace(child.Narrative)

@@ -123,7 +123,7 @@ func Fit(s *memory.Summary, maxTokens int) {
 		return
 	}
 	for Tokens(*s) > maxTokens {
-		lists := []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences}
+		lists := s.Lists()
 		bestTk, best := -1, 0 // best: 0 narrative, 1..5 lists, 6 entities
 		consider := func(tk, part int) {
 			if tk > bestTk {

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/contextd/contextd/internal/lex"
-	"github.com/contextd/contextd/internal/prose"
 )
 
 // The text helpers are internal/lex's and internal/prose's, shared with
@@ -17,7 +16,7 @@ func words(s string) []string { return lex.Words(s) }
 
 func keyword(w string) bool { return lex.Keyword(w) }
 
-func clip(s string, max int) string { return prose.Clip(s, max) }
+func clip(s string, max int) string { return lex.Clip(s, max) }
 
 // normKey is the case-insensitive identity of a list item.
 func normKey(s string) string {

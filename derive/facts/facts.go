@@ -75,7 +75,7 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 			cs = append(cs, candidate{kind: memory.FactOther, text: q.Fact(), rank: rankQuestion})
 		}
 		for _, c := range best(cs, MaxPerTurn) {
-			text := prose.Clip(c.text, MaxChars)
+			text := lex.Clip(c.text, MaxChars)
 			if seen[strings.ToLower(text)] {
 				continue
 			}

@@ -3,7 +3,6 @@ package episodes
 import (
 	"strings"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -16,7 +15,7 @@ import (
 // stays. Whatever is trimmed still lives in the episode that mentioned it.
 
 // MaxRootItems caps each list of the root (the extractive summarizer's cap).
-const MaxRootItems = extractive.MaxListItems
+const MaxRootItems = memory.MaxListItems
 
 // Fold returns root extended with child (an episode's summary, or the open
 // tail's), capped at maxTokens (<= 0: no cap). short, when set, is the
@@ -35,15 +34,15 @@ func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summar
 	}
 	// A sentence said again leaves its older place; one the root already
 	// holds twice (a small model retelling gists) is kept once.
-	out.Narrative = extractive.UniqueSentences(extractive.JoinNarrative(out.Narrative, gist))
+	out.Narrative = memory.UniqueSentences(memory.JoinNarrative(out.Narrative, gist))
 	if maxTokens > 0 {
-		out.Narrative = extractive.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
+		out.Narrative = memory.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}
 	if out.CoveredFromSeq == 0 || (child.CoveredFromSeq > 0 && child.CoveredFromSeq < out.CoveredFromSeq) {
 		out.CoveredFromSeq = child.CoveredFromSeq
 	}
 	out.CoveredToSeq = max(out.CoveredToSeq, child.CoveredToSeq)
-	extractive.Fit(&out, maxTokens)
+	out.Fit(maxTokens)
 	out.Normalize()
 	return out
 }

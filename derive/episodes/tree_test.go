@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -32,7 +31,7 @@ func TestFoldDrift(t *testing.T) {
 		}
 		children = append(children, child)
 		root = Fold(root, child, "", maxTokens)
-		if tk := extractive.Tokens(root); tk > maxTokens {
+		if tk := root.Tokens(); tk > maxTokens {
 			t.Fatalf("after episode %d the root has %d tokens, cap %d", i, tk, maxTokens)
 		}
 	}

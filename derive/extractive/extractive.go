@@ -24,7 +24,6 @@ const (
 
 // Caps on the merged summary. Lists keep their most recent items.
 const (
-	MaxListItems       = 12
 	MaxItemChars       = memory.MaxItemChars
 	DefaultNarrativeTk = 600 // narrative cap when the request sets no MaxTokens
 	topicsPerBatch     = 5
@@ -61,18 +60,18 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	b := analyse(req.Turns)
 
-	sum.Topics = memory.MergeList(sum.Topics, b.topics, MaxListItems)
-	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, MaxListItems)
-	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, MaxListItems)
-	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, MaxListItems)
-	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
-	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, MaxListItems)
-	sum.Narrative = JoinNarrative(sum.Narrative, b.narrative)
+	sum.Topics = memory.MergeList(sum.Topics, b.topics, memory.MaxListItems)
+	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, memory.MaxListItems)
+	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, memory.MaxListItems)
+	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, memory.MaxListItems)
+	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, memory.MaxListItems)
+	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, memory.MaxListItems)
+	sum.Narrative = memory.JoinNarrative(sum.Narrative, b.narrative)
 	narrCap := DefaultNarrativeTk
 	if req.MaxTokens > 0 {
 		narrCap = max(req.MaxTokens/2, 1)
 	}
-	sum.Narrative = TrimNarrative(sum.Narrative, narrCap)
+	sum.Narrative = memory.TrimNarrative(sum.Narrative, narrCap)
 
 	if len(req.Turns) > 0 {
 		if sum.CoveredFromSeq == 0 {
@@ -84,7 +83,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	sum.Model = Name
 	sum.PromptVersion = PromptVersion
 	sum.UpdatedAt = s.now().UTC()
-	Fit(&sum, req.MaxTokens)
+	sum.Fit(req.MaxTokens)
 	sum.Normalize()
 	return memory.SummarizeResult{Summary: sum}, nil
 }

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/episodes"
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tokens"
@@ -141,9 +140,9 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	// Whatever wrote it (the model, a fold, the tail's extractive summary
 	// beside them), the served root says each sentence once.
-	root.Narrative = extractive.UniqueSentences(root.Narrative)
+	root.Narrative = memory.UniqueSentences(root.Narrative)
 	stampModel(&root, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: root.Tokens()}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}

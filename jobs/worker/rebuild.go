@@ -35,7 +35,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -261,7 +260,7 @@ func (w *Worker) rebuildEpisode(ctx context.Context, chat memory.Chat, s Setting
 		return err
 	}
 	fresh := memory.Episode{Short: "", Summary: memory.Summary{CoveredFromSeq: ep.FromSeq, CoveredToSeq: ep.ToSeq},
-		Model: extractive.Name, PromptVersion: extractive.PromptVersion}
+		Model: w.Fallback.Name(), PromptVersion: w.Fallback.PromptVersion(memory.Prompts{})}
 	var res memory.EpisodeResult
 	if len(turns) > 0 {
 		if fresh, res, err = w.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/memory"
 )
@@ -99,7 +98,7 @@ func (w *Worker) rebuiltRecords(ctx context.Context, chat memory.Chat, s Setting
 		degraded = []string{DegradedBudgetExhausted}
 	}
 	var recs []memory.SummaryRecord
-	sum := extractive.New()
+	sum := w.Fallback
 	for at := from; at < cursor; at = min(at+checkpointTurns, cursor) {
 		background.Yield()
 		rec, err := w.extractiveStretch(ctx, chat, sum, prev, at, min(at+checkpointTurns, cursor), s.MaxTokens)
@@ -144,7 +143,7 @@ func (w *Worker) extractiveStretch(ctx context.Context, chat memory.Chat, sum me
 	}
 	out.CoveredToSeq, out.Stale, out.UpdatedAt = upTo, false, w.Now().UTC()
 	out.Normalize()
-	return memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: after + 1, ToSeq: upTo}, nil
+	return memory.SummaryRecord{Summary: out, TokenCount: out.Tokens(), FromSeq: after + 1, ToSeq: upTo}, nil
 }
 
 // checkpoints writes, before an extractive extension of head over
@@ -204,7 +203,7 @@ func (w *Worker) llmRebuiltRoot(ctx context.Context, chat memory.Chat, s Setting
 	root.CoveredFromSeq, root.CoveredToSeq = 1, cursor
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	root.Normalize()
-	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root), FromSeq: from + 1, ToSeq: cursor}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: root.Tokens(), FromSeq: from + 1, ToSeq: cursor}
 	return rec, res.Degraded, res.Calls, nil
 }
 

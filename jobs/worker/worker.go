@@ -15,7 +15,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/internal/tracing"
@@ -63,8 +62,12 @@ type Worker struct {
 	// Facts keeps the facts closed episodes carry (nil: a newer fact does
 	// not supersede an older one).
 	Facts memory.FactStore
-	// Fallback is used when the daily token budget is spent (default: the
-	// extractive summarizer).
+	// Fallback is the deterministic summarizer (no LLM: UsesLLM is false):
+	// it writes when the daily token budget is spent and rebuilds
+	// stretches without the model, and its Name labels what was written
+	// without the model (a root folded while the model failed), which the
+	// model redoes once it answers. Required with an LLM Summarizer;
+	// default: the Summarizer itself when it uses no LLM.
 	Fallback memory.Summarizer
 	Settings func(agent string) Settings
 	Owner    string        // lease owner id, unique per process (default "worker")
@@ -196,8 +199,8 @@ func (w *Worker) EnsureDefaults() {
 	if w.Now == nil {
 		w.Now = time.Now
 	}
-	if w.Fallback == nil {
-		w.Fallback = extractive.New()
+	if w.Fallback == nil && w.Summarizer != nil && !w.Summarizer.UsesLLM() {
+		w.Fallback = w.Summarizer // a deterministic summarizer is its own fallback
 	}
 	if w.BatchSize <= 0 {
 		w.BatchSize = DefaultBatchSize
@@ -684,7 +687,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if out.CoveredFromSeq == 0 && head != nil {
 		out.CoveredFromSeq = head.CoveredFromSeq
 	}
-	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
+	rec := memory.SummaryRecord{Summary: out, TokenCount: out.Tokens()}
 	if len(turns) > 0 {
 		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
 	}
@@ -702,7 +705,7 @@ func (w *Worker) skipNoise(ctx context.Context, key memory.ChatKey, cursor int64
 	if out.CoveredFromSeq == 0 {
 		out.CoveredFromSeq = cursor + 1
 	}
-	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: out.Tokens(), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
 }
 
 // summarizeTurns extends the head's summary with turns: with the

@@ -123,8 +123,8 @@ func (f *fakeSum) calls() []memory.SummarizeRequest {
 }
 
 func newWorker(st memory.Store, sum memory.Summarizer, owner string, s func() Settings) *Worker {
-	w := &Worker{Store: st, Summarizer: sum, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute,
-		Settings: func(string) Settings { return s() }}
+	w := &Worker{Store: st, Summarizer: sum, Fallback: extractive.New(), Owner: owner, Poll: 5 * time.Millisecond,
+		Lease: time.Minute, Settings: func(string) Settings { return s() }}
 	w.Episodes, _ = st.(memory.EpisodeStore)
 	return w
 }

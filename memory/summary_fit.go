@@ -1,4 +1,4 @@
-package extractive
+package memory
 
 import (
 	"encoding/json"
@@ -7,29 +7,40 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
-	"github.com/contextd/contextd/memory"
 )
 
-// These helpers are shared with derive/llmsum, which caps and merges the
-// LLM's output the same way.
+// The size rules every summary keeps, whoever writes it (the extractive
+// summariser, the LLM's, the root fold over episodes): lists capped at
+// their newest items, a narrative thinned coarse to fine and never saying
+// a sentence twice, the whole fitted to a token cap.
+
+// Caps on a summary and an episode's short summary.
+const (
+	// MaxListItems caps each list of a summary: lists keep their most
+	// recent items.
+	MaxListItems = 12
+	// MaxShortChars caps an episode's short summary.
+	MaxShortChars = 320
+)
 
 // TrimNarrative fits a narrative into maxTokens (<= 0: no cap) coarse to
 // fine: it keeps its first sentence (how the chat began) and its newest
 // ones, and thins the older half (dropOne), so the older a stretch, the
 // fewer sentences tell it, and the narrative always ends with the newest.
 // Two sentences still too long lose the older; a single one is cut at a
-// clause or word boundary (ClipTokens), never inside a word.
+// clause or word boundary (tokens.Clip), never inside a word.
 func TrimNarrative(n string, maxTokens int) string {
 	n = strings.TrimSpace(n)
 	if maxTokens <= 0 || tokens.Count(n) <= maxTokens {
 		return n
 	}
-	sents := splitSentences(n)
+	sents := lex.Sentences(n)
 	for len(sents) > 1 && tokens.Count(strings.Join(sents, " ")) > maxTokens {
 		sents = dropOne(sents)
 	}
-	return ClipTokens(strings.Join(sents, " "), maxTokens)
+	return tokens.Clip(strings.Join(sents, " "), maxTokens)
 }
 
 // dropOne drops one sentence of the older half of sents, never the first
@@ -62,11 +73,11 @@ func JoinNarrative(prev, add string) string {
 		return strings.TrimSpace(prev)
 	}
 	again := map[string]bool{}
-	for _, s := range splitSentences(add) {
+	for _, s := range lex.Sentences(add) {
 		again[normKey(s)] = true
 	}
 	var kept []string
-	for _, s := range splitSentences(prev) {
+	for _, s := range lex.Sentences(prev) {
 		if !again[normKey(s)] {
 			kept = append(kept, s)
 		}
@@ -74,55 +85,33 @@ func JoinNarrative(prev, add string) string {
 	return strings.TrimSpace(strings.Join(append(kept, add), " "))
 }
 
-// ClipTokens cuts s to at most maxTokens cl100k tokens the way prose.Clip
-// cuts to bytes: at a sentence end, a clause break or a word boundary,
-// marked with one "…". It searches the longest such cut that fits.
-func ClipTokens(s string, maxTokens int) string {
-	if maxTokens <= 0 {
-		return ""
-	}
-	if tokens.Count(s) <= maxTokens {
-		return s
-	}
-	lo, hi := 0, len(s) // the longest byte cap whose clip fits lies in [lo, hi)
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if tokens.Count(clip(s, mid)) <= maxTokens {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return clip(s, lo)
-}
-
-// Tokens is the size of a summary in cl100k tokens: the compact JSON of its
-// content fields, which is what a context assembler renders at most.
-func Tokens(s memory.Summary) int {
+// Tokens is the size of the summary in cl100k tokens: the compact JSON of
+// its content fields, which is what a context assembler renders at most.
+func (s Summary) Tokens() int {
 	return tokens.Count(contentJSON(s))
 }
 
-func contentJSON(s memory.Summary) string {
+func contentJSON(s Summary) string {
 	b, _ := json.Marshal(struct {
-		Topics          []string        `json:"topics,omitempty"`
-		Entities        []memory.Entity `json:"entities,omitempty"`
-		ActionsTaken    []string        `json:"actions_taken,omitempty"`
-		Decisions       []string        `json:"decisions,omitempty"`
-		OpenQuestions   []string        `json:"open_questions,omitempty"`
-		UserPreferences []string        `json:"user_preferences,omitempty"`
-		Narrative       string          `json:"narrative,omitempty"`
+		Topics          []string `json:"topics,omitempty"`
+		Entities        []Entity `json:"entities,omitempty"`
+		ActionsTaken    []string `json:"actions_taken,omitempty"`
+		Decisions       []string `json:"decisions,omitempty"`
+		OpenQuestions   []string `json:"open_questions,omitempty"`
+		UserPreferences []string `json:"user_preferences,omitempty"`
+		Narrative       string   `json:"narrative,omitempty"`
 	}{s.Topics, s.Entities, s.ActionsTaken, s.Decisions, s.OpenQuestions, s.UserPreferences, s.Narrative})
 	return string(b)
 }
 
-// Fit trims s until Tokens(s) <= maxTokens (<= 0: no cap): it drops, from
-// whichever part is currently the largest, a narrative sentence of its
-// older half (TrimNarrative's thinning) or the oldest list item.
-func Fit(s *memory.Summary, maxTokens int) {
+// Fit trims s until s.Tokens() <= maxTokens (<= 0: no cap): it drops,
+// from whichever part is currently the largest, a narrative sentence of
+// its older half (TrimNarrative's thinning) or the oldest list item.
+func (s *Summary) Fit(maxTokens int) {
 	if maxTokens <= 0 {
 		return
 	}
-	for Tokens(*s) > maxTokens {
+	for s.Tokens() > maxTokens {
 		lists := s.Lists()
 		bestTk, best := -1, 0 // best: 0 narrative, 1..5 lists, 6 entities
 		consider := func(tk, part int) {
@@ -146,12 +135,12 @@ func Fit(s *memory.Summary, maxTokens int) {
 		case bestTk < 0:
 			return // nothing left to drop
 		case best == 0:
-			if sents := splitSentences(s.Narrative); len(sents) > 1 {
+			if sents := lex.Sentences(s.Narrative); len(sents) > 1 {
 				// One sentence fewer, taken where TrimNarrative thins.
 				s.Narrative = strings.Join(dropOne(sents), " ")
 			} else {
-				over := Tokens(*s) - maxTokens
-				s.Narrative = ClipTokens(s.Narrative, max(tokens.Count(s.Narrative)-over, 0))
+				over := s.Tokens() - maxTokens
+				s.Narrative = tokens.Clip(s.Narrative, max(tokens.Count(s.Narrative)-over, 0))
 			}
 		case best == 6:
 			s.Entities = s.Entities[1:]
@@ -167,7 +156,7 @@ func Fit(s *memory.Summary, maxTokens int) {
 // often repeat one another word for word. A narrative without a repeat is
 // returned unchanged.
 func UniqueSentences(n string) string {
-	sents := splitSentences(n)
+	sents := lex.Sentences(n)
 	seen := make(map[string]bool, len(sents))
 	kept := sents[:0:0]
 	for _, s := range sents {
@@ -180,4 +169,18 @@ func UniqueSentences(n string) string {
 		return n
 	}
 	return strings.Join(kept, " ")
+}
+
+// Short is a one- or two-sentence gist of the summary, at most
+// MaxShortChars: its narrative's first two sentences, or its topics when it
+// has no narrative. An episode's short summary when its summariser wrote
+// none.
+func (s Summary) Short() string {
+	if sents := lex.Sentences(s.Narrative); len(sents) > 0 {
+		return lex.Clip(strings.Join(sents[:min(2, len(sents))], " "), MaxShortChars)
+	}
+	if len(s.Topics) > 0 {
+		return lex.Clip("About "+strings.Join(s.Topics, ", ")+".", MaxShortChars)
+	}
+	return ""
 }

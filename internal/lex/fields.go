@@ -23,7 +23,7 @@ func IsRankStopword(w string) bool { return rankStopwords[w] }
 
 // rankStopwords are ContainmentStopwords and the words of asking.
 var rankStopwords = func() map[string]bool {
-	m := set(`ok okay please tell know`)
+	m := Set(`ok okay please tell know`)
 	for w := range containmentStopwords {
 		m[w] = true
 	}
@@ -35,7 +35,7 @@ var rankStopwords = func() map[string]bool {
 // protocol's list; ranking leaves out these and a few more).
 func IsContainmentStopword(w string) bool { return containmentStopwords[w] }
 
-var containmentStopwords = set(`a an the of to in on at for and or but is are was were be been being do does did
+var containmentStopwords = Set(`a an the of to in on at for and or but is are was were be been being do does did
 	what when where who whom which why how with from by as that this these those it its i you he she they we me my
 	your his her their our about has have had will would can could any some into than then there here just not no yes`)
 

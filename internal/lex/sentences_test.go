@@ -9,16 +9,15 @@ import (
 // sentenceEndRef is the regular expression the scanner replaced: the oracle.
 var sentenceEndRef = regexp.MustCompile(`([.!?…]+["'’”)\]]*)\s+|\n+`)
 
-// scanSeeds are texts near the edges of the scanner.
-var scanSeeds = []string{
+// sentenceSeeds are texts near the edges of the scanner: runs of signs,
+// closers, curly quotes, line breaks, a cut multi-byte rune.
+var sentenceSeeds = []string{
 	"", "Hi. How are you?  Fine!\n\nOK…\"Yes.\" (no.) [a.] ’x.’ ”y!” end",
-	"a..b c.!?) d .\n- item\n  * star\n+ plus\n• dot\n12. twelve\n1234. no\n7) seven\n3.no",
-	"x == y != z -> a => b := c && d || e f(x) {a}; <b> \\c ^d _e |f #g", "_(a|||b", "a=\n=b",
-	"…\xe2\x80 \xe2\x80\xa6\xe2", "\t-\t\n-", "1.\n2.  \n999) x", ".\"\n\"\xe2\x80\x9d \n",
+	"a..b c.!?) d .\n- item\n12. twelve\n3.no", "…\xe2\x80 \xe2\x80\xa6\xe2", ".\"\n\"\xe2\x80\x9d \n",
 }
 
 func FuzzSentenceEnds(f *testing.F) {
-	for _, s := range scanSeeds {
+	for _, s := range sentenceSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -43,7 +43,7 @@ var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\
 // labels are capitalised words that end in a colon without being a
 // speaker: "Decision: cutover on June 15", "Note: ...". Role names are
 // labels too: "User: hi" has no speaker name, only a raw role label.
-var labels = set(`decision decisions note notes update summary question answer step todo action warning error
+var labels = lex.Set(`decision decisions note notes update summary question answer step todo action warning error
 example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
 context task problem issue fix bug q a user assistant system tool agent bot human ai proof definition theorem
 lemma hint case option options pros cons source sources reference update edit
@@ -53,7 +53,7 @@ next priority deadline agenda feedback correction caveat verdict conclusion reca
 suggestions reason why how what when where who which update updates news info tip tips bonus side first second third
 finally also now later today tomorrow yesterday morning evening tonight day week weekend month year`)
 
-var roleLabels = set(`user assistant system tool agent bot human ai`)
+var roleLabels = lex.Set(`user assistant system tool agent bot human ai`)
 
 // Read splits a message into its speaker and its body.
 func Read(m memory.Message) Turn {
@@ -320,12 +320,4 @@ func Shares(body string) []string {
 		out = append(out, KindLink)
 	}
 	return out
-}
-
-func set(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
 }

@@ -1,6 +1,8 @@
 // Package memory is contextd's domain core: chats, messages, summaries and the
 // interfaces the storage backends (store/sqlite, store/postgres) and the
-// summarizers implement. It imports no outside dependency.
+// summarizers implement. It imports no outside dependency (internal/lex, the
+// module's word and sentence splitting, is its only import beyond the
+// standard library).
 package memory
 
 import (

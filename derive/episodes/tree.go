@@ -3,6 +3,7 @@ package episodes
 import (
 	"strings"
 
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -36,13 +37,13 @@ func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summar
 	// holds twice (a small model retelling gists) is kept once.
 	out.Narrative = memory.UniqueSentences(memory.JoinNarrative(out.Narrative, gist))
 	if maxTokens > 0 {
-		out.Narrative = memory.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
+		out.Narrative = tokens.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}
 	if out.CoveredFromSeq == 0 || (child.CoveredFromSeq > 0 && child.CoveredFromSeq < out.CoveredFromSeq) {
 		out.CoveredFromSeq = child.CoveredFromSeq
 	}
 	out.CoveredToSeq = max(out.CoveredToSeq, child.CoveredToSeq)
-	out.Fit(maxTokens)
+	tokens.Fit(&out, maxTokens)
 	out.Normalize()
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -71,7 +72,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	if req.MaxTokens > 0 {
 		narrCap = max(req.MaxTokens/2, 1)
 	}
-	sum.Narrative = memory.TrimNarrative(sum.Narrative, narrCap)
+	sum.Narrative = tokens.TrimNarrative(sum.Narrative, narrCap)
 
 	if len(req.Turns) > 0 {
 		if sum.CoveredFromSeq == 0 {
@@ -83,7 +84,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	sum.Model = Name
 	sum.PromptVersion = PromptVersion
 	sum.UpdatedAt = s.now().UTC()
-	sum.Fit(req.MaxTokens)
+	tokens.Fit(&sum, req.MaxTokens)
 	sum.Normalize()
 	return memory.SummarizeResult{Summary: sum}, nil
 }

@@ -241,8 +241,8 @@ func TestNarrativeAppendsAndCaps(t *testing.T) {
 	if strings.Contains(s3.Narrative, "marketing launch") || !strings.Contains(s3.Narrative, "hiring plan") {
 		t.Fatalf("cap kept the wrong sentences: %q", s3.Narrative)
 	}
-	if s3.Tokens() > 60 {
-		t.Fatalf("summary has %d tokens, cap 60", s3.Tokens())
+	if tokens.Summary(s3) > 60 {
+		t.Fatalf("summary has %d tokens, cap 60", tokens.Summary(s3))
 	}
 }
 
@@ -254,7 +254,7 @@ func TestMaxTokens(t *testing.T) {
 	}
 	for _, max := range []int{50, 120, 300} {
 		s := summarize(t, prev, turns, max)
-		if got := s.Tokens(); got > max {
+		if got := tokens.Summary(s); got > max {
 			t.Errorf("max %d: got %d tokens", max, got)
 		}
 		if s.Narrative == "" && len(s.Decisions) == 0 {

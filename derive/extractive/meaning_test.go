@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -134,8 +135,8 @@ func TestTrimmingCutsAtBoundaries(t *testing.T) {
 				t.Fatalf("cut inside a word: %q", text)
 			}
 		}
-		if s.Tokens() > 80 {
-			t.Fatalf("%d tokens over the cap", s.Tokens())
+		if tokens.Summary(s) > 80 {
+			t.Fatalf("%d tokens over the cap", tokens.Summary(s))
 		}
 	}
 }

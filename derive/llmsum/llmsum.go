@@ -160,7 +160,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	// A model that retells the episodes' gists repeats the ones that say
 	// the same; the root says each once.
 	out.Narrative = memory.UniqueSentences(out.Narrative)
-	out.Fit(req.MaxTokens)
+	tokens.Fit(&out, req.MaxTokens)
 	out.Normalize()
 	res.Summary = out
 	return res, nil

@@ -142,7 +142,7 @@ func (w *Worker) extendEpisodes(ctx context.Context, es memory.EpisodeCloser, ch
 	// beside them), the served root says each sentence once.
 	root.Narrative = memory.UniqueSentences(root.Narrative)
 	stampModel(&root, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: root, TokenCount: root.Tokens()}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: tokens.Summary(root)}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}

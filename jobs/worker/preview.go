@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -76,7 +77,7 @@ func (w *Worker) Preview(ctx context.Context, chat memory.Chat, head *memory.Sum
 		sum.CoveredFromSeq = cursor + 1
 	}
 	stampModel(&sum, w.Summarizer.Name(), w.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: sum, TokenCount: sum.Tokens(), FromSeq: cursor + 1, ToSeq: last}
+	rec := memory.SummaryRecord{Summary: sum, TokenCount: tokens.Summary(sum), FromSeq: cursor + 1, ToSeq: last}
 	w.keepPreview(chat.Key(), pk, rec)
 	w.Kick() // the worker persists it (or its own equivalent) under the lease
 	out := rec

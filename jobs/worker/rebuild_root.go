@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/internal/background"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -143,7 +144,7 @@ func (w *Worker) extractiveStretch(ctx context.Context, chat memory.Chat, sum me
 	}
 	out.CoveredToSeq, out.Stale, out.UpdatedAt = upTo, false, w.Now().UTC()
 	out.Normalize()
-	return memory.SummaryRecord{Summary: out, TokenCount: out.Tokens(), FromSeq: after + 1, ToSeq: upTo}, nil
+	return memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out), FromSeq: after + 1, ToSeq: upTo}, nil
 }
 
 // checkpoints writes, before an extractive extension of head over
@@ -203,7 +204,7 @@ func (w *Worker) llmRebuiltRoot(ctx context.Context, chat memory.Chat, s Setting
 	root.CoveredFromSeq, root.CoveredToSeq = 1, cursor
 	root.Stale, root.UpdatedAt = false, w.Now().UTC()
 	root.Normalize()
-	rec := memory.SummaryRecord{Summary: root, TokenCount: root.Tokens(), FromSeq: from + 1, ToSeq: cursor}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: tokens.Summary(root), FromSeq: from + 1, ToSeq: cursor}
 	return rec, res.Degraded, res.Calls, nil
 }
 

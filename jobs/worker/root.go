@@ -125,9 +125,9 @@ func (w *Worker) rootDue(chat memory.Chat, s Settings, req memory.SummarizeReque
 	}
 	pending := 0
 	for _, ep := range req.Episodes {
-		pending += tokens.Count(ep.Short) + ep.Summary.Tokens()
+		pending += tokens.Count(ep.Short) + tokens.Summary(ep.Summary)
 	}
-	return pending >= max(rootBatchTokens, req.Prev.Tokens()/2)
+	return pending >= max(rootBatchTokens, tokens.Summary(*req.Prev)/2)
 }
 
 // credit is the chat's root credit in tokens (0 when unknown: after a

@@ -687,7 +687,7 @@ func (w *Worker) extendLeased(ctx context.Context, key memory.ChatKey, force boo
 	if out.CoveredFromSeq == 0 && head != nil {
 		out.CoveredFromSeq = head.CoveredFromSeq
 	}
-	rec := memory.SummaryRecord{Summary: out, TokenCount: out.Tokens()}
+	rec := memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out)}
 	if len(turns) > 0 {
 		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
 	}
@@ -705,7 +705,7 @@ func (w *Worker) skipNoise(ctx context.Context, key memory.ChatKey, cursor int64
 	if out.CoveredFromSeq == 0 {
 		out.CoveredFromSeq = cursor + 1
 	}
-	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: out.Tokens(), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+	return w.write(ctx, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
 }
 
 // summarizeTurns extends the head's summary with turns: with the

@@ -25,7 +25,17 @@
 //     "don't" two). What ranking scores coverage with (QueryTerms,
 //     Coverage): a prefix match on fields, no stemming, the short
 //     RankStopwords list.
+//     ASCIIRuns are the evaluation protocol's answer tokens (runs of
+//     a-z0-9 only) for containment, with IsContainmentStopword; the rank
+//     stopwords are those and the words of asking.
 //   - Sentences: prose sentences (., !, ?, … with closing quotes, then
 //     space; line breaks). SentenceBreaks: the byte offsets passage
 //     windows cut at, which also know the CJK terminators.
+//   - Clip cuts text to a byte cap at a sentence, clause or word end
+//     (internal/tokens.Clip does the same to a token cap).
+//
+// What stays outside: the evaluation's own sentence splits (a protocol's
+// definitions, in cmd/contextd/internal/eval) and the entity and
+// contraction rules of internal/prose, which read prose rather than say
+// what a word is.
 package lex

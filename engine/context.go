@@ -12,6 +12,7 @@ import (
 
 	"github.com/contextd/contextd/filters"
 	"github.com/contextd/contextd/internal/bigsort"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/internal/tracing"
 	"github.com/contextd/contextd/memory"
@@ -616,7 +617,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	ks, episodes, queryAt := p.keptTurns(turns)
 	names := s.hitNames(ctx, p, turns, ks)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
-	terms, snip := rag.NewWindowQuery(rag.Terms(p.query)), rag.PassageBytes(snippetTokens)
+	terms, snip := rag.NewWindowQuery(lex.Terms(p.query)), rag.PassageBytes(snippetTokens)
 	nsnip := rag.PassageBytes(neighborSnippetTokens)
 	hits := 0 // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut
 	for i, k := range ks {
@@ -742,7 +743,7 @@ func (s *Service) truncate(ctx context.Context, text string, o truncation.Option
 // first sentence (what the turn is about) when it is short, then the run
 // of sentences that best matches the query, elision marks between.
 func cutSentences(text, query string, maxBytes int) string {
-	q := rag.NewWindowQuery(rag.Terms(query))
+	q := rag.NewWindowQuery(lex.Terms(query))
 	head := 0
 	if w := (rag.WindowQuery{}).SentenceWindow(text, maxBytes/4); w.From == 0 && w.To < len(text) && w.To <= maxBytes/3 {
 		head = w.To // the opening sentence, when short

@@ -25,10 +25,8 @@ package engine
 import (
 	"math"
 	"sort"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -75,7 +73,7 @@ type candidate struct {
 func (p *packer) packRanked() {
 	n := min(floorTurns(p.in.FloorTurns), len(p.verb.recentIdx))
 	p.extendTail(p.in.Budget, n)
-	terms := queryTerms(p.in.Query)
+	terms := lex.QueryTerms(p.in.Query)
 	cs := p.ragCandidates()
 	// The rest of the window and the pending turns compete with a recency
 	// prior; the covered turns only extend the tail with what is left.
@@ -86,12 +84,12 @@ func (p *packer) packRanked() {
 	sumText, sumShown := p.rankedSummary(terms)
 	if sumText != "" {
 		cost := p.tok.Count(sumText) + p.titleCost(titleSummary)
-		cs = append(cs, candidate{kind: candSummary, value: value(blockPrior*coverage(terms, sumText), cost)})
+		cs = append(cs, candidate{kind: candSummary, value: value(blockPrior*lex.Coverage(terms, sumText), cost)})
 	}
 	profText, profShown := p.rankedProfile(terms)
 	if profText != "" {
 		cost := p.tok.Count(profText) + p.titleCost(titleProfile)
-		cs = append(cs, candidate{kind: candProfile, value: value(blockPrior*coverage(terms, profText), cost)})
+		cs = append(cs, candidate{kind: candProfile, value: value(blockPrior*lex.Coverage(terms, profText), cost)})
 	}
 	sort.SliceStable(cs, func(a, b int) bool { return cs[a].value > cs[b].value })
 	stuck := false // a verbatim turn did not fit: nothing older may follow a gap
@@ -216,7 +214,7 @@ func (p *packer) rankedProfile(terms []string) (string, *memory.Profile) {
 // that fitSummary, which trims from the front, drops those first.
 func byRelevance(s memory.Summary, terms []string) memory.Summary {
 	out := s.Clone()
-	for _, l := range summaryLists(&out) {
+	for _, l := range out.Lists() {
 		sortByCoverage(*l, terms, func(x string) string { return x })
 	}
 	sortByCoverage(out.Entities, terms, func(e memory.Entity) string { return e.Name + " " + e.Details })
@@ -235,7 +233,7 @@ func sortByCoverage[T any](xs []T, terms []string, text func(T) string) {
 	}
 	items := make([]item, len(xs))
 	for i, x := range xs {
-		items[i] = item{x, coverage(terms, text(x))}
+		items[i] = item{x, lex.Coverage(terms, text(x))}
 	}
 	sort.SliceStable(items, func(a, b int) bool { return items[a].cov < items[b].cov })
 	for i, it := range items {
@@ -245,7 +243,7 @@ func sortByCoverage[T any](xs []T, terms []string, text func(T) string) {
 
 // mostRelatedFirst reverses the lists byRelevance ordered.
 func mostRelatedFirst(s *memory.Summary) {
-	for _, l := range summaryLists(s) {
+	for _, l := range s.Lists() {
 		reverse(*l)
 	}
 	for i, j := 0, len(s.Entities)-1; i < j; i, j = i+1, j-1 {
@@ -259,89 +257,12 @@ func reverse(xs []string) {
 	}
 }
 
-func summaryLists(s *memory.Summary) []*[]string {
-	return []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences}
-}
-
 func sameSummary(shown, orig *memory.Summary) bool {
 	if shown == nil || orig == nil {
 		return shown == orig
 	}
 	return RenderSummary(*shown) == RenderSummary(*orig)
 }
-
-// queryTerms are the query's content words (lower case, stopwords out).
-func queryTerms(q string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range words(q) {
-		if len(w) < 2 || stopwords[w] || seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-	}
-	return out
-}
-
-// coverage is the share of terms that text holds (a word, or a word
-// starting with the term: "christened" holds "christen").
-// It reads text's words (as words does) one at a time into one buffer:
-// it runs for every candidate of every request.
-func coverage(terms []string, text string) float64 {
-	if len(terms) == 0 {
-		return 0
-	}
-	var held [32]bool
-	var found []bool
-	if len(terms) <= len(held) {
-		found = held[:len(terms)]
-	} else {
-		found = make([]bool, len(terms))
-	}
-	n := 0
-	var buf [64]byte
-	w := buf[:0]
-	check := func() {
-		for i, t := range terms {
-			if !found[i] && len(w) >= len(t) && string(w[:len(t)]) == t { // HasPrefix, without a string of w
-				found[i] = true
-				n++
-			}
-		}
-		w = w[:0]
-	}
-	for _, r := range text {
-		r = unicode.ToLower(r)
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			w = utf8.AppendRune(w, r)
-			continue
-		}
-		if len(w) > 0 {
-			check()
-		}
-	}
-	if len(w) > 0 {
-		check()
-	}
-	return float64(n) / float64(len(terms))
-}
-
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
-	})
-}
-
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an the of to in on at for and or but is are was were be been being do does did what when where
-		who whom which why how with from by as that this these those it its i you he she they we me my your his her their our about
-		has have had will would can could any some into than then there here just not no yes ok okay please tell know`) {
-		m[w] = true
-	}
-	return m
-}()
 
 // rankedTurnChars caps a turn shown verbatim when the budget is ranked: the
 // floor's turns together take at most a quarter of the budget (~4

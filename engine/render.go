@@ -398,7 +398,7 @@ func fitSummary(s memory.Summary, maxTokens int, tok tokens.Counter) (memory.Sum
 // have kept. It also says whether the narrative
 // was next, and false when nothing was left to drop.
 func trimOldest(t *memory.Summary, over int, cutOK bool, tok tokens.Counter) (saved int, narrative, ok bool) {
-	lists := []*[]string{&t.Topics, &t.ActionsTaken, &t.Decisions, &t.OpenQuestions, &t.UserPreferences}
+	lists := t.Lists()
 	longest, n := -1, 0
 	for i, l := range lists {
 		if len(*l) > n {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -15,7 +16,7 @@ func TestSnippet(t *testing.T) {
 	filler := strings.Repeat("Nothing of note was said about the weather that day. ", 6)
 	target := "The shed gets cedar boards and a green roof."
 	passage := filler + target + " " + filler
-	q := rag.NewWindowQuery(rag.Terms("what boards for the shed"))
+	q := rag.NewWindowQuery(lex.Terms("what boards for the shed"))
 	cases := []struct {
 		name     string
 		content  string

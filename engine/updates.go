@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/facts"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -178,8 +179,8 @@ func isNumber(w string) bool {
 // "actually") name nothing.
 func valueWords(phrase string) []string {
 	var out []string
-	for _, w := range words(phrase) {
-		if len(w) < 3 && !strings.ContainsAny(w, "0123456789") || stopwords[w] || trailing[w] {
+	for _, w := range lex.Fields(phrase) {
+		if len(w) < 3 && !strings.ContainsAny(w, "0123456789") || lex.IsRankStopword(w) || trailing[w] {
 			continue
 		}
 		if out = append(out, w); len(out) == 3 {

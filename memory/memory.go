@@ -1,6 +1,8 @@
 // Package memory is contextd's domain core: chats, messages, summaries and the
 // interfaces the storage backends (store/sqlite, store/postgres) and the
-// summarizers implement. It imports no outside dependency.
+// summarizers implement. It imports no outside dependency (internal/lex, the
+// module's word and sentence splitting, is its only import beyond the
+// standard library).
 package memory
 
 import (
@@ -162,9 +164,18 @@ type Summary struct {
 	UpdatedAt       time.Time `json:"updated_at"`
 }
 
+// Lists are the summary's item lists, in the order a summary shows them:
+// topics, actions taken, decisions, open questions, user preferences
+// (entities are not plain strings and stay apart). Pointers, so that a
+// caller trims, orders or merges them in place. The one place the lists
+// are enumerated: a new list is added here.
+func (s *Summary) Lists() []*[]string {
+	return []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences}
+}
+
 // Normalize replaces nil lists with empty ones so JSON shows [] not null.
 func (s *Summary) Normalize() {
-	for _, l := range []*[]string{&s.Topics, &s.ActionsTaken, &s.Decisions, &s.OpenQuestions, &s.UserPreferences} {
+	for _, l := range s.Lists() {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -176,9 +187,15 @@ func (s *Summary) Normalize() {
 
 // IsEmpty reports whether the summary holds nothing worth showing.
 func (s Summary) IsEmpty() bool {
-	return s.Narrative == "" && len(s.Topics) == 0 && len(s.Entities) == 0 &&
-		len(s.ActionsTaken) == 0 && len(s.Decisions) == 0 &&
-		len(s.OpenQuestions) == 0 && len(s.UserPreferences) == 0
+	if s.Narrative != "" || len(s.Entities) > 0 {
+		return false
+	}
+	for _, l := range s.Lists() {
+		if len(*l) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // SummaryRecord is one immutable link of a chat's summary chain. Each
@@ -206,12 +223,10 @@ func (r *SummaryRecord) Copy() *SummaryRecord {
 		p := *r.ParentID
 		c.ParentID = &p
 	}
-	c.Topics = slices.Clone(r.Topics)
 	c.Entities = slices.Clone(r.Entities)
-	c.ActionsTaken = slices.Clone(r.ActionsTaken)
-	c.Decisions = slices.Clone(r.Decisions)
-	c.OpenQuestions = slices.Clone(r.OpenQuestions)
-	c.UserPreferences = slices.Clone(r.UserPreferences)
+	for _, l := range c.Lists() {
+		*l = slices.Clone(*l)
+	}
 	return &c
 }
 

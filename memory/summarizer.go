@@ -28,6 +28,9 @@ type Summarizer interface {
 	// UsesLLM declares that the summarizer writes with an LLM: its calls
 	// cost tokens (the daily budget applies) and time (never inline), and
 	// the running summary is worth rewriting from episodes' summaries.
+	// False is the deterministic flag: the same turns give the same
+	// summary, so the summarizer can serve as the worker's fallback, and
+	// what it wrote (its Name in Summary.Model) is what the model redoes.
 	UsesLLM() bool
 }
 

@@ -20,12 +20,10 @@ const EntityTypeName = "name"
 // Clone returns a deep copy of s (its lists are not shared).
 func (s Summary) Clone() Summary {
 	c := s
-	c.Topics = append([]string(nil), s.Topics...)
 	c.Entities = append([]Entity(nil), s.Entities...)
-	c.ActionsTaken = append([]string(nil), s.ActionsTaken...)
-	c.Decisions = append([]string(nil), s.Decisions...)
-	c.OpenQuestions = append([]string(nil), s.OpenQuestions...)
-	c.UserPreferences = append([]string(nil), s.UserPreferences...)
+	for _, l := range c.Lists() {
+		*l = append([]string(nil), *l...)
+	}
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -89,9 +90,9 @@ func TestSparseEncoder(t *testing.T) {
 		{"Grüße 東京の天気", []string{"grüße", "東京", "京の", "の天", "天気"}},
 		{"I'm OK, v2 42", []string{"v2", "42"}},
 	} {
-		got := rag.Terms(tc.in)
+		got := lex.Terms(tc.in)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("Terms(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("lex.Terms(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 

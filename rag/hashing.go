@@ -3,6 +3,8 @@ package rag
 import (
 	"context"
 	"math"
+
+	"github.com/contextd/contextd/internal/lex"
 )
 
 // HashingEmbedder is contextd's offline default embedder: a feature-hashing
@@ -64,7 +66,7 @@ const (
 // Embed returns the vector of text.
 func (h *HashingEmbedder) Embed(text string) []float32 {
 	v := make([]float32, h.dim)
-	ws := words(text)
+	ws := lex.Runs(text)
 	if len(ws) == 0 {
 		return v
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -124,7 +125,7 @@ func (s *splitter) pieces(from, to, level int, code bool) []piece {
 	case level == levelSentence && code:
 		ends = lineEnds(t, from)
 	case level == levelSentence:
-		ends = sentenceEnds(t, from)
+		ends = lex.SentenceBreaks(t, from)
 	case level == levelWord:
 		ends = wordEnds(t, from)
 	default:
@@ -228,38 +229,6 @@ func lineEnds(t string, from int) []int {
 	for i := from; i < len(t); i++ {
 		if t[i] == '\n' {
 			out = append(out, i+1)
-		}
-	}
-	return out
-}
-
-// sentenceEnds are after a sentence terminator and the spaces following it
-// (a Latin terminator needs a space after it, a CJK one does not), and
-// after every line break.
-func sentenceEnds(t string, from int) []int {
-	var out []int
-	for i := from; i < len(t); {
-		if c := t[i]; c < utf8.RuneSelf && c != '.' && c != '!' && c != '?' && c != '\n' {
-			i++ // most bytes: no terminator, no decoding
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(t[i:])
-		i += size
-		cjk := strings.ContainsRune("。！？", r)
-		if !cjk && !strings.ContainsRune(".!?…\n", r) {
-			continue
-		}
-		j := i
-		for j < len(t) {
-			r2, s2 := utf8.DecodeRuneInString(t[j:])
-			if !unicode.IsSpace(r2) {
-				break
-			}
-			j += s2
-		}
-		if j > i || cjk || r == '\n' || j == len(t) {
-			out = append(out, j)
-			i = j
 		}
 	}
 	return out
@@ -427,7 +396,7 @@ func termMatches(text string, q WindowQuery) []termMatch {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+		if !lex.IsCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
 			if start < 0 {
 				start = i
 			}
@@ -445,9 +414,9 @@ func termMatches(text string, q WindowQuery) []termMatch {
 // already) stems to, 0 for none.
 func (q WindowQuery) termBit(w string, plain bool) uint64 {
 	if !plain {
-		w = lowerWord(w)
+		w = lex.Lower(w)
 	}
-	if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+	if bit, ok := q.bit[lex.Stem(w)]; ok && !lex.IsTermStopword(w) {
 		return bit
 	}
 	return 0
@@ -505,7 +474,7 @@ func (q WindowQuery) SentenceWindow(text string, maxBytes int) Span {
 		return Span{0, len(text)}
 	}
 	matches := termMatches(text, q)
-	ends := sentenceEnds(text, 0)
+	ends := lex.SentenceBreaks(text, 0)
 	if len(ends) == 0 || ends[len(ends)-1] != len(text) {
 		ends = append(ends, len(text))
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/bigsort"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -578,7 +579,7 @@ func (c *termCache) get(tenant string, t Turn) []uint32 {
 
 // termSet is text's term ids (as in its sparse vector), sorted and unique.
 func termSet(text string) []uint32 {
-	terms := Terms(text)
+	terms := lex.Terms(text)
 	ids := make([]uint32, len(terms))
 	for i, t := range terms {
 		ids[i] = TermID(t)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/contextd/contextd/internal/lex"
 )
 
 // A window is whole sentences: it starts at a sentence start, ends at a
@@ -23,7 +25,7 @@ func TestSentenceWindow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			q := NewWindowQuery(Terms(c.query))
+			q := NewWindowQuery(lex.Terms(c.query))
 			w := q.SentenceWindow(text, c.max)
 			got := text[w.From:w.To]
 			if !strings.Contains(got, c.want) {
@@ -53,7 +55,7 @@ func FuzzSentenceWindow(f *testing.F) {
 		if room < 0 || room > 1<<16 {
 			t.Skip()
 		}
-		q := NewWindowQuery(Terms(query))
+		q := NewWindowQuery(lex.Terms(query))
 		w := q.SentenceWindow(text, room)
 		if w.From < 0 || w.To > len(text) || w.From > w.To {
 			t.Fatalf("window %+v of a %d-byte text", w, len(text))

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contextd/contextd/internal/lex"
 )
 
 // SentenceWindow keeps the sentences holding the most query terms, cut on
@@ -26,7 +28,7 @@ func TestSentenceWindowPicks(t *testing.T) {
 		{"stems match", filler + "We categorised the transactions. " + filler, "transaction", 60, "We categorised the transactions."},
 	}
 	for _, c := range cases {
-		q := NewWindowQuery(Terms(c.query))
+		q := NewWindowQuery(lex.Terms(c.query))
 		w := q.SentenceWindow(c.text, c.max)
 		if w.To-w.From > max(c.max, minPassageBytes) || w.From < 0 || w.To > len(c.text) || w.From >= w.To {
 			t.Fatalf("%s: window %v of %d bytes (max %d)", c.name, w, len(c.text), c.max)
@@ -42,7 +44,7 @@ func TestSentenceWindowPicks(t *testing.T) {
 func TestSentenceWindowRunes(t *testing.T) {
 	for _, text := range []string{strings.Repeat("東京都は日本の首都です。", 20), strings.Repeat("é", 300), strings.Repeat("x", 500)} {
 		for _, size := range []int{16, 40, 100} {
-			w := NewWindowQuery(Terms("首都 x")).SentenceWindow(text, size)
+			w := NewWindowQuery(lex.Terms("首都 x")).SentenceWindow(text, size)
 			if w.To-w.From > 4*max(size, minPassageBytes)+utf8.UTFMax || !utf8.ValidString(text[w.From:w.To]) || w.From >= w.To {
 				t.Errorf("%q… at %d: window %v", text[:12], size, w)
 			}
@@ -52,7 +54,7 @@ func TestSentenceWindowRunes(t *testing.T) {
 
 func BenchmarkSentenceWindow(b *testing.B) {
 	text := strings.Repeat("The budget tracker stores each transaction with its category and amount. ", 9)
-	q := NewWindowQuery(Terms("how did the budget tracker handle categories"))
+	q := NewWindowQuery(lex.Terms("how did the budget tracker handle categories"))
 	for b.Loop() {
 		q.SentenceWindow(text, 256)
 	}
@@ -65,7 +67,7 @@ func FuzzTermMatchesMemo(f *testing.F) {
 	f.Add("Deployments failed; the deploy RAN twice. Über café, Queries!", "deployment queries cafe run")
 	f.Add("首都 is Tokyo. TOKYO's 首都", "tokyo 首都")
 	f.Fuzz(func(t *testing.T, text, query string) {
-		q := NewWindowQuery(Terms(query))
+		q := NewWindowQuery(lex.Terms(query))
 		for range 2 { // the second pass is served from memory
 			got := termMatches(text, q)
 			want := slowTermMatches(text, q)
@@ -83,15 +85,15 @@ func slowTermMatches(text string, q WindowQuery) []termMatch {
 	start := -1
 	flush := func(end int) {
 		if start >= 0 {
-			w := lowerWord(text[start:end])
-			if bit, ok := q.bit[stem(w)]; ok && !stopwords[w] {
+			w := lex.Lower(text[start:end])
+			if bit, ok := q.bit[lex.Stem(w)]; ok && !lex.IsTermStopword(w) {
 				out = append(out, termMatch{start, bit})
 			}
 		}
 		start = -1
 	}
 	for i, r := range text {
-		if !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+		if !lex.IsCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
 			if start < 0 {
 				start = i
 			}

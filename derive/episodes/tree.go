@@ -3,7 +3,7 @@ package episodes
 import (
 	"strings"
 
-	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -16,7 +16,7 @@ import (
 // stays. Whatever is trimmed still lives in the episode that mentioned it.
 
 // MaxRootItems caps each list of the root (the extractive summarizer's cap).
-const MaxRootItems = extractive.MaxListItems
+const MaxRootItems = memory.MaxListItems
 
 // Fold returns root extended with child (an episode's summary, or the open
 // tail's), capped at maxTokens (<= 0: no cap). short, when set, is the
@@ -24,27 +24,26 @@ const MaxRootItems = extractive.MaxListItems
 // sentences the root's already holds: no sentence is said twice.
 func Fold(root, child memory.Summary, short string, maxTokens int) memory.Summary {
 	out := root.Clone()
-	out.Topics = memory.MergeList(out.Topics, child.Topics, MaxRootItems)
+	adds := child.Lists()
+	for i, l := range out.Lists() {
+		*l = memory.MergeList(*l, *adds[i], MaxRootItems)
+	}
 	out.Entities = memory.MergeEntities(out.Entities, child.Entities, MaxRootItems)
-	out.ActionsTaken = memory.MergeList(out.ActionsTaken, child.ActionsTaken, MaxRootItems)
-	out.Decisions = memory.MergeList(out.Decisions, child.Decisions, MaxRootItems)
-	out.OpenQuestions = memory.MergeList(out.OpenQuestions, child.OpenQuestions, MaxRootItems)
-	out.UserPreferences = memory.MergeList(out.UserPreferences, child.UserPreferences, MaxRootItems)
 	gist := strings.TrimSpace(short)
 	if gist == "" {
 		gist = strings.TrimSpace(child.Narrative)
 	}
 	// A sentence said again leaves its older place; one the root already
 	// holds twice (a small model retelling gists) is kept once.
-	out.Narrative = extractive.UniqueSentences(extractive.JoinNarrative(out.Narrative, gist))
+	out.Narrative = memory.UniqueSentences(memory.JoinNarrative(out.Narrative, gist))
 	if maxTokens > 0 {
-		out.Narrative = extractive.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
+		out.Narrative = tokens.TrimNarrative(out.Narrative, max(maxTokens/2, 1))
 	}
 	if out.CoveredFromSeq == 0 || (child.CoveredFromSeq > 0 && child.CoveredFromSeq < out.CoveredFromSeq) {
 		out.CoveredFromSeq = child.CoveredFromSeq
 	}
 	out.CoveredToSeq = max(out.CoveredToSeq, child.CoveredToSeq)
-	extractive.Fit(&out, maxTokens)
+	tokens.Fit(&out, maxTokens)
 	out.Normalize()
 	return out
 }

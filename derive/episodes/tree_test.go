@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -32,7 +32,7 @@ func TestFoldDrift(t *testing.T) {
 		}
 		children = append(children, child)
 		root = Fold(root, child, "", maxTokens)
-		if tk := extractive.Tokens(root); tk > maxTokens {
+		if tk := tokens.Summary(root); tk > maxTokens {
 			t.Fatalf("after episode %d the root has %d tokens, cap %d", i, tk, maxTokens)
 		}
 	}

@@ -8,9 +8,6 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// MaxShortChars caps an episode's short summary.
-const MaxShortChars = 320
-
 // SummarizeEpisode implements memory.EpisodeSummarizer without an LLM: the
 // structured summary of the episode's own turns (req.Context is not owned
 // and not read) and, as the short summary, its key sentences — or, when
@@ -21,7 +18,7 @@ func (s *Summarizer) SummarizeEpisode(ctx context.Context, req memory.EpisodeReq
 	if err != nil {
 		return memory.EpisodeResult{}, err
 	}
-	short := Short(res.Summary)
+	short := res.Summary.Short()
 	if short == "" {
 		short = FirstWords(req.Turns)
 	}
@@ -33,18 +30,6 @@ func (s *Summarizer) SummarizeEpisode(ctx context.Context, req memory.EpisodeReq
 	}, nil
 }
 
-// Short is a one- or two-sentence gist of a summary: its narrative's first
-// two sentences, or its topics when it has no narrative.
-func Short(s memory.Summary) string {
-	if sents := splitSentences(s.Narrative); len(sents) > 0 {
-		return clip(strings.Join(sents[:min(2, len(sents))], " "), MaxShortChars)
-	}
-	if len(s.Topics) > 0 {
-		return clip("About "+strings.Join(s.Topics, ", ")+".", MaxShortChars)
-	}
-	return ""
-}
-
 // FirstWords is the gist of turns that have no key sentence: the first
 // prose sentence, said by its speaker ("Audrey said: "Yup, ttyl!""); for
 // turns without prose, what the first one shared ("The assistant shared
@@ -52,7 +37,7 @@ func Short(s memory.Summary) string {
 func FirstWords(turns []memory.Message) string {
 	sents, _, _ := proseOf(turns)
 	if len(sents) > 0 {
-		return clip(state(sents[0]), MaxShortChars)
+		return clip(state(sents[0]), memory.MaxShortChars)
 	}
 	for _, t := range turns {
 		if t.Deleted || t.Role == memory.RoleSystem {
@@ -68,7 +53,7 @@ func FirstWords(turns []memory.Message) string {
 			continue
 		}
 		if body := strings.TrimSpace(prose.Read(t).Body); body != "" {
-			return prose.SentenceCase(prose.Subject(prose.Read(t).Speaker, t.Role)) + ` said: "` + clip(body, MaxShortChars-30) + `"`
+			return prose.SentenceCase(prose.Subject(prose.Read(t).Speaker, t.Role)) + ` said: "` + clip(body, memory.MaxShortChars-30) + `"`
 		}
 	}
 	return ""

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -24,7 +25,6 @@ const (
 
 // Caps on the merged summary. Lists keep their most recent items.
 const (
-	MaxListItems       = 12
 	MaxItemChars       = memory.MaxItemChars
 	DefaultNarrativeTk = 600 // narrative cap when the request sets no MaxTokens
 	topicsPerBatch     = 5
@@ -61,18 +61,18 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	b := analyse(req.Turns)
 
-	sum.Topics = memory.MergeList(sum.Topics, b.topics, MaxListItems)
-	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, MaxListItems)
-	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, MaxListItems)
-	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, MaxListItems)
-	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, MaxListItems)
-	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, MaxListItems)
-	sum.Narrative = JoinNarrative(sum.Narrative, b.narrative)
+	sum.Topics = memory.MergeList(sum.Topics, b.topics, memory.MaxListItems)
+	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, memory.MaxListItems)
+	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, memory.MaxListItems)
+	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, memory.MaxListItems)
+	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, memory.MaxListItems)
+	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, memory.MaxListItems)
+	sum.Narrative = memory.JoinNarrative(sum.Narrative, b.narrative)
 	narrCap := DefaultNarrativeTk
 	if req.MaxTokens > 0 {
 		narrCap = max(req.MaxTokens/2, 1)
 	}
-	sum.Narrative = TrimNarrative(sum.Narrative, narrCap)
+	sum.Narrative = tokens.TrimNarrative(sum.Narrative, narrCap)
 
 	if len(req.Turns) > 0 {
 		if sum.CoveredFromSeq == 0 {
@@ -84,7 +84,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	sum.Model = Name
 	sum.PromptVersion = PromptVersion
 	sum.UpdatedAt = s.now().UTC()
-	Fit(&sum, req.MaxTokens)
+	tokens.Fit(&sum, req.MaxTokens)
 	sum.Normalize()
 	return memory.SummarizeResult{Summary: sum}, nil
 }
@@ -145,17 +145,29 @@ func proseOf(turns []memory.Message) ([]sentence, map[string]bool, []prose.Readi
 }
 
 func analyse(turns []memory.Message) batch {
-	var b batch
 	sents, names, readings := proseOf(turns)
-	isKey := func(w string) bool { return keyword(w) && !names[w] }
-	// Frequencies over the batch: keywords, bigrams (within a clause),
-	// capitalised words. weight counts the user's words double, so that
-	// the topics are what the user talks about before what the reply
-	// explains.
-	terms := newTermStats(8 * len(sents))
-	capCount := map[string]int{}
+	terms, proper, capCount := countTerms(sents, func(w string) bool { return keyword(w) && !names[w] })
+	// In the order they always ran: narrative reads what the others leave.
+	b := batch{
+		topics:   topics(terms),
+		entities: entitiesOf(sents, proper, capCount, names),
+		actions:  actionsOf(sents),
+	}
+	b.preferences, b.decisions, b.questions = factItems(readings)
+	b.narrative = narrative(sents, terms)
+	return b
+}
+
+// countTerms fills in each sentence's words and keys and counts, over the
+// batch, its keywords (isKey), their bigrams (within a clause) and its
+// capitalised words; proper are each sentence's capitalised runs. The
+// weight counts the user's words double, so that the topics are what the
+// user talks about before what the reply explains.
+func countTerms(sents []sentence, isKey func(string) bool) (terms *termStats, proper [][][2]int, capCount map[string]int) {
+	terms = newTermStats(8 * len(sents))
+	capCount = map[string]int{}
 	pos := 0
-	proper := make([][][2]int, len(sents)) // each sentence's capitalised runs
+	proper = make([][][2]int, len(sents))
 	for i := range sents {
 		s := &sents[i]
 		w8 := 1
@@ -194,9 +206,13 @@ func analyse(turns []memory.Message) batch {
 			}
 		}
 	}
-	b.topics = topics(terms)
+	return terms, proper, capCount
+}
 
-	// Entities, in order of first appearance; never a speaker.
+// entitiesOf are the sentences' entities, in order of first appearance;
+// never a speaker.
+func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, names map[string]bool) []memory.Entity {
+	var out []memory.Entity
 	seen := map[string]bool{}
 	for i, s := range sents {
 		for _, f := range findEntities(s.text, proper[i], capCount) {
@@ -205,17 +221,27 @@ func analyse(turns []memory.Message) batch {
 				continue
 			}
 			seen[k] = true
-			b.entities = append(b.entities, f.ent)
+			out = append(out, f.ent)
 		}
 	}
+	return out
+}
 
+// actionsOf are the assistant's sentences that report an action taken.
+func actionsOf(sents []sentence) []string {
+	var out []string
 	for _, s := range sents {
 		if s.role == memory.RoleAssistant && !s.who.Person && !strings.HasSuffix(s.text, "?") && len(s.words) >= 3 && mayBeAction(s.text) && actionRe.MatchString(s.text) {
-			b.actions = append(b.actions, clip(s.text, MaxItemChars))
+			out = append(out, clip(s.text, MaxItemChars))
 		}
 	}
-	// Preferences and decisions are the current facts of those kinds; open
-	// questions the ones nobody answered.
+	return out
+}
+
+// factItems are the list items drawn from the turns' facts: preferences
+// and decisions are the current facts of those kinds; open questions the
+// ones nobody answered.
+func factItems(readings []prose.Reading) (preferences, decisions, questions []string) {
 	fs, open := facts.FromReadings(readings)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
@@ -224,16 +250,15 @@ func analyse(turns []memory.Message) batch {
 		}
 		switch f.Kind {
 		case memory.FactPreference, memory.FactAttribute:
-			b.preferences = append(b.preferences, f.Text)
+			preferences = append(preferences, f.Text)
 		case memory.FactDecision:
-			b.decisions = append(b.decisions, strings.TrimPrefix(f.Text, "Decision: "))
+			decisions = append(decisions, strings.TrimPrefix(f.Text, "Decision: "))
 		}
 	}
 	for _, q := range open {
-		b.questions = append(b.questions, q.Text)
+		questions = append(questions, q.Text)
 	}
-	b.narrative = narrative(sents, terms)
-	return b
+	return preferences, decisions, questions
 }
 
 // term is what the batch says of a keyword or a bigram (two keywords

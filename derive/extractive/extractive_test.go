@@ -241,8 +241,8 @@ func TestNarrativeAppendsAndCaps(t *testing.T) {
 	if strings.Contains(s3.Narrative, "marketing launch") || !strings.Contains(s3.Narrative, "hiring plan") {
 		t.Fatalf("cap kept the wrong sentences: %q", s3.Narrative)
 	}
-	if Tokens(s3) > 60 {
-		t.Fatalf("summary has %d tokens, cap 60", Tokens(s3))
+	if tokens.Summary(s3) > 60 {
+		t.Fatalf("summary has %d tokens, cap 60", tokens.Summary(s3))
 	}
 }
 
@@ -254,7 +254,7 @@ func TestMaxTokens(t *testing.T) {
 	}
 	for _, max := range []int{50, 120, 300} {
 		s := summarize(t, prev, turns, max)
-		if got := Tokens(s); got > max {
+		if got := tokens.Summary(s); got > max {
 			t.Errorf("max %d: got %d tokens", max, got)
 		}
 		if s.Narrative == "" && len(s.Decisions) == 0 {
@@ -263,7 +263,7 @@ func TestMaxTokens(t *testing.T) {
 	}
 	s := summarize(t, prev, turns, 0)
 	for name, l := range map[string]int{"topics": len(s.Topics), "entities": len(s.Entities), "decisions": len(s.Decisions), "prefs": len(s.UserPreferences), "questions": len(s.OpenQuestions)} {
-		if l > MaxListItems {
+		if l > memory.MaxListItems {
 			t.Errorf("%s has %d items", name, l)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -128,7 +127,7 @@ func TestTrimmingCutsAtBoundaries(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		s := summarize(t, prev, msgs(int64(2*i+1), "user", long+"Really.", "assistant", long+"Indeed..."), 80)
 		prev = &s
-		for _, text := range []string{s.Narrative, Short(s)} {
+		for _, text := range []string{s.Narrative, s.Short()} {
 			if strings.Contains(text, "……") || strings.Contains(text, "...") {
 				t.Fatalf("ellipsis pile-up in %q", text)
 			}
@@ -136,8 +135,8 @@ func TestTrimmingCutsAtBoundaries(t *testing.T) {
 				t.Fatalf("cut inside a word: %q", text)
 			}
 		}
-		if Tokens(s) > 80 {
-			t.Fatalf("%d tokens over the cap", Tokens(s))
+		if tokens.Summary(s) > 80 {
+			t.Fatalf("%d tokens over the cap", tokens.Summary(s))
 		}
 	}
 }
@@ -155,21 +154,4 @@ func cutAtWord(text, src string) bool {
 		}
 	}
 	return true
-}
-
-func FuzzClipTokens(f *testing.F) {
-	f.Add("The cat sat on the mat. Then it left, quietly, for the garden…", 5)
-	f.Add("ééé ééé ééé", 2)
-	f.Fuzz(func(t *testing.T, s string, max int) {
-		if !utf8.ValidString(s) || max < 1 || max > 200 {
-			return
-		}
-		got := ClipTokens(s, max)
-		if tokens.Count(got) > max && tokens.Count(s) > max {
-			t.Fatalf("ClipTokens(%q, %d) = %q: %d tokens", s, max, got, tokens.Count(got))
-		}
-		if !utf8.ValidString(got) || strings.Contains(got, "……") && !strings.Contains(s, "……") {
-			t.Fatalf("ClipTokens(%q, %d) = %q", s, max, got)
-		}
-	})
 }

@@ -3,19 +3,20 @@ package extractive
 import (
 	"strings"
 
-	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/lex"
 )
 
-// The text helpers are internal/prose's, shared with derive/facts
-// so that topics, entities, narrative and facts read the same clean text.
+// The text helpers are internal/lex's and internal/prose's, shared with
+// derive/facts so that topics, entities, narrative and facts read the same
+// clean text, cut into the same sentences and words.
 
-func splitSentences(text string) []string { return prose.Sentences(text) }
+func splitSentences(text string) []string { return lex.Sentences(text) }
 
-func words(s string) []string { return prose.Words(s) }
+func words(s string) []string { return lex.Words(s) }
 
-func keyword(w string) bool { return prose.Keyword(w) }
+func keyword(w string) bool { return lex.Keyword(w) }
 
-func clip(s string, max int) string { return prose.Clip(s, max) }
+func clip(s string, max int) string { return lex.Clip(s, max) }
 
 // normKey is the case-insensitive identity of a list item.
 func normKey(s string) string {

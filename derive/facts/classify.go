@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
 	"github.com/contextd/contextd/memory"
 )
@@ -250,7 +251,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 	if strings.HasSuffix(s, "?") {
 		return candidate{}, false
 	}
-	ws := prose.Words(s)
+	ws := lex.Words(s)
 	if len(ws) < 2 {
 		return candidate{}, false
 	}
@@ -345,7 +346,7 @@ func errandAfter(pred string) int {
 var planClause = regexp.MustCompile(`(?i)^(?:i|we)(?:'m| am|'re| are|'ll| will)? (?:also |now |then )?(?:planning|plan|going to|gonna|about to|booking|book|flying|moving|heading|leaving|travel(?:l)?ing|visiting|hoping to|want to|need to)\b`)
 
 func firstWord(s string) string {
-	if ws := prose.Words(s); len(ws) > 0 {
+	if ws := lex.Words(s); len(ws) > 0 {
 		return ws[0]
 	}
 	return ""
@@ -357,7 +358,7 @@ var clauseSeps = []string{", ", "; ", " - ", " — "}
 // speaker means to do ("to book a table", "reserve Shigetsu"): a plan,
 // not what they like.
 func isPlan(pred string) bool {
-	ws := prose.Words(pred)
+	ws := lex.Words(pred)
 	if len(ws) > 0 && ws[0] == "to" {
 		ws = ws[1:]
 	}
@@ -380,8 +381,8 @@ func holdsAny(s string, subs []string) bool {
 // not start by pointing back at the conversation, it holds a content word,
 // and an event's verb is a past tense that is not small talk.
 func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
-	ws := prose.Words(pred)
-	if first := prose.Words(match); pt.other && len(first) > 0 && selfWords[first[0]] {
+	ws := lex.Words(pred)
+	if first := lex.Words(match); pt.other && len(first) > 0 && selfWords[first[0]] {
 		return false // "I moved to Denver in May" is where one lives
 	}
 	if len(ws) == 0 || vagueObject[ws[0]] || content(pred, names) < 1 {
@@ -412,14 +413,14 @@ var notIdentity = set(`bit little lot fan tad sort kind mess wreck bundle sucker
 long few couple good great`)
 
 // content counts the content words of s that are not a speaker's name.
-func content(s string, names map[string]bool) int { return countContent(prose.Words(s), names) }
+func content(s string, names map[string]bool) int { return countContent(lex.Words(s), names) }
 
-// countContent counts the content words among ws (prose.Words) that are
+// countContent counts the content words among ws (lex.Words) that are
 // not a speaker's name.
 func countContent(ws []string, names map[string]bool) int {
 	n := 0
 	for _, w := range ws {
-		if prose.Keyword(w) && !names[w] {
+		if lex.Keyword(w) && !names[w] {
 			n++
 		}
 	}

@@ -14,6 +14,7 @@ package facts
 import (
 	"strings"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
 	"github.com/contextd/contextd/memory"
 )
@@ -74,7 +75,7 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 			cs = append(cs, candidate{kind: memory.FactOther, text: q.Fact(), rank: rankQuestion})
 		}
 		for _, c := range best(cs, MaxPerTurn) {
-			text := prose.Clip(c.text, MaxChars)
+			text := lex.Clip(c.text, MaxChars)
 			if seen[strings.ToLower(text)] {
 				continue
 			}
@@ -124,7 +125,7 @@ func skip(m memory.Message) bool {
 func speakerNames(rs []read) map[string]bool {
 	out := map[string]bool{}
 	for _, r := range rs {
-		for _, w := range prose.Words(r.Turn.Speaker.Name) {
+		for _, w := range lex.Words(r.Turn.Speaker.Name) {
 			out[w] = true
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -47,7 +47,7 @@ func unanswered(rs []read, names map[string]bool) []Question {
 			if !strings.HasSuffix(s, "?") || smallTalk.MatchString(s) || content(s, names) < 2 {
 				continue
 			}
-			out = append(out, Question{Seq: m.Seq, Speaker: t.Speaker.Name, Text: prose.Clip(s, MaxChars)})
+			out = append(out, Question{Seq: m.Seq, Speaker: t.Speaker.Name, Text: lex.Clip(s, MaxChars)})
 		}
 	}
 	return out

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/lex"
 )
 
 // vocativeRef is the expression vocativeEnd replaced: the oracle.
@@ -41,7 +41,7 @@ func FuzzPreChecks(f *testing.F) {
 		if !isASCII(s) {
 			return
 		}
-		v := newView(s, prose.Words(s))
+		v := newView(s, lex.Words(s))
 		for i, pt := range patterns {
 			if holdsAny(v.norm, pt.need) && !v.mayMatch(i) && pt.re.MatchString(s) {
 				t.Fatalf("pattern %d refuses %q, which it matches (%q)", i, s, pt.re.FindString(s))

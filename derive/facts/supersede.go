@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/contextd/contextd/internal/prose"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -140,7 +140,7 @@ func stale(u Update, f memory.Fact) bool {
 // lemmas are the words of s, verbs folded (verbLemma), so "lives" meets
 // "live".
 func lemmas(s string) []string {
-	ws := prose.Words(s)
+	ws := lex.Words(s)
 	for i, w := range ws {
 		ws[i] = verbLemma(w)
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
 )
 
@@ -29,7 +30,7 @@ type Update struct {
 
 // DetectUpdate returns the first update that a sentence of text states.
 func DetectUpdate(text string) (Update, bool) {
-	for _, s := range prose.Sentences(prose.Clean(text)) {
+	for _, s := range lex.Sentences(prose.Clean(text)) {
 		if u, ok := detectIn(s); ok {
 			u.Sentence = s
 			return u, true
@@ -132,7 +133,7 @@ var detectors = []detector{
 	// "I'm not vegetarian anymore", "she's no longer single": what one was.
 	{[]string{"more", "no longer"}, regexp.MustCompile(`\b(?:'m|am|'re|are|'s|is) (?:not ([a-z][\w-]*) any ?more|no longer ([a-z][\w-]*)(?:,|$| and | but | since | because | so ))`), func(m []string) (Update, bool) {
 		was := m[1] + m[2]
-		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || len(prose.Keywords(was)) == 0 {
+		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || len(lex.Keywords(was)) == 0 {
 			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was
 		}
 		return Update{Old: []string{was}}, true
@@ -144,7 +145,7 @@ var detectors = []detector{
 			return Update{}, false
 		}
 		old := value(m[2])
-		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 {
 			return Update{}, false
 		}
 		return Update{Old: old}, true // what stopped is its object: "meat"
@@ -185,7 +186,7 @@ var detectors = []detector{
 	// the sentence, then a comma or "then", "after all", "anymore".
 	{[]string{"no "}, dropped, func(m []string) (Update, bool) {
 		what := strings.TrimSpace(m[1])
-		if noInterjection[strings.Fields(what)[0]] || len(prose.Keywords(what)) == 0 {
+		if noInterjection[strings.Fields(what)[0]] || len(lex.Keywords(what)) == 0 {
 			return Update{}, false // "no worries", "no idea"
 		}
 		return Update{Old: value(what)}, true
@@ -194,7 +195,7 @@ var detectors = []detector{
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		old := value(m[1])
-		if len(old) == 0 || len(prose.Keywords(old[0])) == 0 {
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 {
 			return Update{}, false
 		}
 		return Update{Old: old}, true
@@ -276,8 +277,8 @@ func value(v string) []string {
 // one-letter name counts: "the step size h").
 func subjectWords(p string) []string {
 	var out []string
-	for _, w := range prose.Words(p) {
-		if (prose.Keyword(w) || (len(w) == 1 && w != "a" && w != "i")) && !updateStop[w] {
+	for _, w := range lex.Words(p) {
+		if (lex.Keyword(w) || (len(w) == 1 && w != "a" && w != "i")) && !updateStop[w] {
 			out = append(out, w)
 		}
 	}

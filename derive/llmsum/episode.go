@@ -87,12 +87,12 @@ func parseEpisode(reply string) (short string, sum memory.Summary, ok bool) {
 		if short == "" {
 			short = salvageNarrative(text)
 		}
-		return capRunes(strings.Join(strings.Fields(short), " "), extractive.MaxShortChars), memory.Summary{}, false
+		return capRunes(strings.Join(strings.Fields(short), " "), memory.MaxShortChars), memory.Summary{}, false
 	}
 	if short == "" {
-		short = extractive.Short(sum)
+		short = sum.Short()
 	}
-	return capRunes(strings.Join(strings.Fields(short), " "), extractive.MaxShortChars), sum, true
+	return capRunes(strings.Join(strings.Fields(short), " "), memory.MaxShortChars), sum, true
 }
 
 // episodeTranscript renders the earlier context and the episode's turns,

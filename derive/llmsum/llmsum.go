@@ -16,7 +16,6 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
@@ -163,8 +162,8 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	out.UpdatedAt = s.now().UTC()
 	// A model that retells the episodes' gists repeats the ones that say
 	// the same; the root says each once.
-	out.Narrative = extractive.UniqueSentences(out.Narrative)
-	extractive.Fit(&out, req.MaxTokens)
+	out.Narrative = memory.UniqueSentences(out.Narrative)
+	tokens.Fit(&out, req.MaxTokens)
 	out.Normalize()
 	res.Summary = out
 	return res, nil

@@ -331,7 +331,7 @@ func TestMaxTokensRespected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := extractive.Tokens(res.Summary); n > 150 {
+	if n := tokens.Summary(res.Summary); n > 150 {
 		t.Fatalf("%d tokens, cap 150", n)
 	}
 }

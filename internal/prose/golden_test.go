@@ -5,6 +5,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose/prosetest"
 	"github.com/contextd/contextd/memory"
 )
@@ -31,7 +32,7 @@ func goldenRead(t *testing.T, chats [][]memory.Message) []byte {
 			r := Read(m)
 			c := Clean(r.Body)
 			tr := turn{Speaker: r.Speaker, Clean: c, Shares: Shares(r.Body)}
-			for _, s := range Sentences(c) {
+			for _, s := range lex.Sentences(c) {
 				tr.Sents = append(tr.Sents, sent{s, IsProse(s)})
 			}
 			out = append(out, tr)

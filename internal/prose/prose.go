@@ -9,8 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -43,7 +43,7 @@ var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\
 // labels are capitalised words that end in a colon without being a
 // speaker: "Decision: cutover on June 15", "Note: ...". Role names are
 // labels too: "User: hi" has no speaker name, only a raw role label.
-var labels = set(`decision decisions note notes update summary question answer step todo action warning error
+var labels = lex.Set(`decision decisions note notes update summary question answer step todo action warning error
 example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
 context task problem issue fix bug q a user assistant system tool agent bot human ai proof definition theorem
 lemma hint case option options pros cons source sources reference update edit
@@ -53,7 +53,7 @@ next priority deadline agenda feedback correction caveat verdict conclusion reca
 suggestions reason why how what when where who which update updates news info tip tips bonus side first second third
 finally also now later today tomorrow yesterday morning evening tonight day week weekend month year`)
 
-var roleLabels = set(`user assistant system tool agent bot human ai`)
+var roleLabels = lex.Set(`user assistant system tool agent bot human ai`)
 
 // Read splits a message into its speaker and its body.
 func Read(m memory.Message) Turn {
@@ -90,7 +90,7 @@ type Reading struct {
 func ReadProse(m memory.Message) Reading {
 	t := Read(m)
 	var sents []string
-	for _, s := range Sentences(Clean(t.Body)) {
+	for _, s := range lex.Sentences(Clean(t.Body)) {
 		if IsProse(s) {
 			sents = append(sents, s)
 		}
@@ -112,7 +112,6 @@ var (
 	urlRe       = regexp.MustCompile(`\b(?:https?|ftp)://\S+|\bwww\.\S+`)
 	headingRe   = regexp.MustCompile(`(?m)^[ \t]{0,3}(?:#{1,6}|>+)[ \t]+`)
 	emphasisRe  = regexp.MustCompile(`\*\*|__|~~`)
-	ellipsisRe  = regexp.MustCompile(`(?:\s*(?:\.{3,}|…))+`)
 	simpleMath  = regexp.MustCompile(`^[A-Za-z0-9 .,=+\-]+$`)
 	simpleIdent = regexp.MustCompile(`^[\w.\-/]{1,40}$`)
 	spacesRe    = regexp.MustCompile(`[ \t]{2,}`)
@@ -189,7 +188,7 @@ func Clean(text string) string {
 		text = emphasisRe.ReplaceAllString(text, "")
 	}
 	if has("...", "…") {
-		text = ellipsisRe.ReplaceAllString(text, "…")
+		text = lex.Ellipses(text)
 	}
 	if has("  ", "\t") {
 		text = spacesRe.ReplaceAllString(text, " ")
@@ -260,24 +259,6 @@ func lowerASCII(w string) string {
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", "\"", "”", "\"")
 
-// Sentences cuts text into trimmed, non-empty sentences: after ., !, ? or
-// … (with the closing quotes or brackets that follow) followed by white
-// space, and at line breaks (sentenceEnds).
-func Sentences(text string) []string {
-	var out []string
-	last := 0
-	sentenceEnds(text, func(end, next int) {
-		if s := strings.TrimSpace(text[last:end]); s != "" {
-			out = append(out, s)
-		}
-		last = next
-	})
-	if s := strings.TrimSpace(text[last:]); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
 // IsProse reports whether a sentence is written in words: no Hole, at
 // least two words of letters, mostly letters and digits, and hardly any
 // signs of code or formulas (two are enough: codeSignsAtLeast2).
@@ -339,65 +320,4 @@ func Shares(body string) []string {
 		out = append(out, KindLink)
 	}
 	return out
-}
-
-// Clip shortens s to at most max bytes: at the last sentence end that
-// keeps more than half of it, else at the last clause break (, ; : —), else
-// at the last word boundary; a cut that is not at a sentence end is marked
-// with one "…" (an existing trailing ellipsis is not doubled). Never cuts
-// inside a word unless s is a single word longer than max.
-func Clip(s string, max int) string {
-	s = Tidy(s)
-	if len(s) <= max || max <= 0 {
-		return s
-	}
-	const mark = "…"
-	room := max - len(mark)
-	if room <= 0 {
-		return ""
-	}
-	cut := s[:room+1] // one byte more: a space right after the cut counts
-	for !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	if i := lastSentenceEnd(s, len(cut)); i > max/2 {
-		return strings.TrimSpace(cut[:i])
-	}
-	if i := strings.LastIndexAny(cut, ",;:—"); i > max/2 {
-		return strings.TrimRight(cut[:i], " ,;:—…") + mark // "…," would end "……"
-	}
-	if i := strings.LastIndexByte(cut, ' '); i > 0 {
-		return strings.TrimRight(cut[:i], " ,;:—…") + mark
-	}
-	cut = cut[:min(len(cut), room)]
-	for !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return strings.TrimRight(cut, mark) + mark // "00000000…0000" cut after its "…"
-}
-
-// Tidy collapses white space and runs of ellipses.
-func Tidy(s string) string {
-	return ellipsisRe.ReplaceAllString(strings.Join(strings.Fields(s), " "), "…")
-}
-
-// lastSentenceEnd is the byte offset just after the last ".", "!" or "?"
-// within s[:n] that ends a sentence of s: followed, in s, by a space or
-// its end (0: none). The whole text is read past n, so a "!" inside
-// "0!000" is not taken for an end because the cut falls right after it.
-func lastSentenceEnd(s string, n int) int {
-	for i := min(n, len(s)) - 1; i >= 0; i-- {
-		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && (i+1 == len(s) || s[i+1] == ' ') {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-func set(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
 }

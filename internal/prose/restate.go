@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -28,7 +29,7 @@ var (
 func FirstPerson(s string) bool { return firstPerson.MatchString(s) }
 
 // IrregularPast are past tenses that do not end in "-ed".
-var IrregularPast = set(`went got took made ran met won lost bought brought built caught chose came did drew drove ate fell
+var IrregularPast = lex.Set(`went got took made ran met won lost bought brought built caught chose came did drew drove ate fell
 felt found flew forgot gave grew had heard held kept knew led left lent let lit meant paid put quit read rode rang rose
 said saw sold sent set shook shot sang sank sat slept spent spoke stood stole swam taught told thought threw understood
 woke wore wrote began become became broke fought hung hid hit hurt withdrew`)
@@ -95,7 +96,7 @@ func isWord(t string) bool {
 	return tokenRe.MatchString(t) && !strings.ContainsAny(t[:1], " ,.;:!?\"()-")
 }
 
-var adverbs = set(`really also just recently finally actually still totally absolutely now currently already even
+var adverbs = lex.Set(`really also just recently finally actually still totally absolutely now currently already even
 definitely truly usually always often sometimes personally kinda officially lately then never rarely seriously
 honestly only mostly originally eventually gradually slowly probably certainly`)
 
@@ -104,7 +105,7 @@ var thirdForms = map[string]string{
 	"go": "goes", "aren't": "isn't", "wasn't": "wasn't", "weren't": "wasn't",
 }
 
-var unchanged = set(`can can't cannot could couldn't will won't would wouldn't shall should shouldn't may might must
+var unchanged = lex.Set(`can can't cannot could couldn't will won't would wouldn't shall should shouldn't may might must
 mustn't did didn't had hadn't`)
 
 // conjugate returns the third person singular of a verb that follows "I".

@@ -7,11 +7,6 @@ import "strings"
 // server). Each matches exactly what its regular expression matched; the
 // fuzz tests in scan_test.go hold the expressions as oracles.
 
-// isSpace is RE2's \s: ASCII white space without \v.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
-}
-
 // isWordByte is RE2's \w on one byte (a byte of a multi-byte rune is not).
 func isWordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
@@ -22,68 +17,6 @@ func isWordByte(c byte) bool {
 // expressions decode text, so a byte scanner sees the runes they see.
 func threeByte(s string, i int, b1, b2 byte) bool {
 	return i+2 < len(s) && s[i] == 0xE2 && s[i+1] == b1 && s[i+2] == b2
-}
-
-// sentencePunct is the length of a [.!?…] at s[i:], 0 when there is none.
-func sentencePunct(s string, i int) int {
-	switch {
-	case s[i] == '.' || s[i] == '!' || s[i] == '?':
-		return 1
-	case threeByte(s, i, 0x80, 0xA6): // …
-		return 3
-	}
-	return 0
-}
-
-// closer is the length of a ["'’”)\]] at s[i:], 0 when there is none.
-func closer(s string, i int) int {
-	switch {
-	case s[i] == '"' || s[i] == '\'' || s[i] == ')' || s[i] == ']':
-		return 1
-	case threeByte(s, i, 0x80, 0x99) || threeByte(s, i, 0x80, 0x9D): // ’ ”
-		return 3
-	}
-	return 0
-}
-
-// sentenceEnds calls f for each match of `([.!?…]+["'’”)\]]*)\s+|\n+` in
-// text, left to right: end is where the group ends (the match's end when
-// the line-break alternative matched), next where the match ends.
-//
-// The first alternative can match only where a run of [.!?…] starts, and
-// then only at that run's first sign (a later sign has the same closers
-// and spaces after it); its parts are greedy and never need to give back.
-func sentenceEnds(text string, f func(end, next int)) {
-	for i := 0; i < len(text); {
-		if sentencePunct(text, i) > 0 {
-			g := i
-			for g < len(text) && sentencePunct(text, g) > 0 {
-				g += sentencePunct(text, g)
-			}
-			for g < len(text) && closer(text, g) > 0 {
-				g += closer(text, g)
-			}
-			k := g
-			for k < len(text) && isSpace(text[k]) {
-				k++
-			}
-			if k > g {
-				f(g, k)
-			}
-			i = k
-			continue
-		}
-		if text[i] == '\n' {
-			k := i
-			for k < len(text) && text[k] == '\n' {
-				k++
-			}
-			f(k, k)
-			i = k
-			continue
-		}
-		i++
-	}
 }
 
 // codeSignsAtLeast2 reports whether text holds two matches of

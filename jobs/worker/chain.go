@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/background"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -50,7 +50,7 @@ func (e *Env) extractiveStretch(ctx context.Context, st turnReader, chat memory.
 	}
 	out.CoveredToSeq, out.Stale, out.UpdatedAt = upTo, false, e.Now().UTC()
 	out.Normalize()
-	return memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: after + 1, ToSeq: upTo}, nil
+	return memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out), FromSeq: after + 1, ToSeq: upTo}, nil
 }
 
 // checkpoints writes, before an extractive extension of head over

@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/jobs/budget"
 	"github.com/contextd/contextd/memory"
 )
@@ -24,8 +23,12 @@ import (
 // defaults noted.
 type Env struct {
 	Summarizer memory.Summarizer
-	// Fallback is used when the daily token budget is spent (default: the
-	// extractive summarizer).
+	// Fallback is the deterministic summarizer (no LLM: UsesLLM is false):
+	// it writes when the daily token budget is spent and rebuilds
+	// stretches without the model, and its Name labels what was written
+	// without the model (a root folded while the model failed), which the
+	// model redoes once it answers. Required with an LLM Summarizer;
+	// default: the Summarizer itself when it uses no LLM.
 	Fallback memory.Summarizer
 	// Budget is the tenants' daily LLM token budget every summariser call
 	// spends from (default: a budget.Daily without a cap).
@@ -64,8 +67,8 @@ func (e *Env) EnsureDefaults() {
 	if e.Now == nil {
 		e.Now = time.Now
 	}
-	if e.Fallback == nil {
-		e.Fallback = extractive.New()
+	if e.Fallback == nil && e.Summarizer != nil && !e.Summarizer.UsesLLM() {
+		e.Fallback = e.Summarizer // a deterministic summarizer is its own fallback
 	}
 	if e.Budget == nil {
 		e.Budget = &budget.Daily{Now: func() time.Time { return e.Now() }}

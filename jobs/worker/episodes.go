@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/episodes"
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/background"
 	"github.com/contextd/contextd/internal/tokens"
@@ -126,9 +125,9 @@ func (cl *Closer) extend(ctx context.Context, chat memory.Chat, head *memory.Sum
 	root.Stale, root.UpdatedAt = false, cl.Now().UTC()
 	// Whatever wrote it (the model, a fold, the tail's extractive summary
 	// beside them), the served root says each sentence once.
-	root.Narrative = extractive.UniqueSentences(root.Narrative)
+	root.Narrative = memory.UniqueSentences(root.Narrative)
 	stampModel(&root, cl.Summarizer.Name(), cl.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root)}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: tokens.Summary(root)}
 	if covered > cursor {
 		rec.FromSeq, rec.ToSeq = cursor+1, covered
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -68,7 +68,7 @@ func (x *Extender) extend(ctx context.Context, chat memory.Chat, head *memory.Su
 	if out.CoveredFromSeq == 0 && head != nil {
 		out.CoveredFromSeq = head.CoveredFromSeq
 	}
-	rec := memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out)}
+	rec := memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out)}
 	if len(turns) > 0 {
 		rec.FromSeq, rec.ToSeq = cursor+1, lastEligible
 	}
@@ -86,7 +86,7 @@ func (x *Extender) skipNoise(ctx context.Context, key memory.ChatKey, cursor int
 	if out.CoveredFromSeq == 0 {
 		out.CoveredFromSeq = cursor + 1
 	}
-	return x.write(ctx, x.Store, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: extractive.Tokens(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
+	return x.write(ctx, x.Store, key, cursor, s, memory.SummaryRecord{Summary: out, TokenCount: tokens.Summary(out), FromSeq: cursor + 1, ToSeq: lastEligible}, nil, 0, 0)
 }
 
 // summarizeTurns extends the head's summary with turns: with the

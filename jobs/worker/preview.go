@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contextd/contextd/derive/extractive"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -91,7 +91,7 @@ func (p *Previewer) Preview(ctx context.Context, chat memory.Chat, head *memory.
 		sum.CoveredFromSeq = cursor + 1
 	}
 	stampModel(&sum, p.Summarizer.Name(), p.Summarizer.PromptVersion(s.Prompts))
-	rec := memory.SummaryRecord{Summary: sum, TokenCount: extractive.Tokens(sum), FromSeq: cursor + 1, ToSeq: last}
+	rec := memory.SummaryRecord{Summary: sum, TokenCount: tokens.Summary(sum), FromSeq: cursor + 1, ToSeq: last}
 	p.keepPreview(chat.Key(), pk, rec)
 	p.Kick() // the worker persists it (or its own equivalent) under the lease
 	out := rec

@@ -35,7 +35,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -229,7 +228,7 @@ func (r *Rebuilder) rebuildEpisode(ctx context.Context, chat memory.Chat, s Sett
 		return err
 	}
 	fresh := memory.Episode{Short: "", Summary: memory.Summary{CoveredFromSeq: ep.FromSeq, CoveredToSeq: ep.ToSeq},
-		Model: extractive.Name, PromptVersion: extractive.PromptVersion}
+		Model: r.Fallback.Name(), PromptVersion: r.Fallback.PromptVersion(memory.Prompts{})}
 	var res memory.EpisodeResult
 	if len(turns) > 0 {
 		if fresh, res, err = r.Episodes.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {

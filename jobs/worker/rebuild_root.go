@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/background"
+	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -88,7 +88,7 @@ func (r *Rebuilder) rebuiltRecords(ctx context.Context, chat memory.Chat, s Sett
 		degraded = []string{DegradedBudgetExhausted}
 	}
 	var recs []memory.SummaryRecord
-	sum := extractive.New()
+	sum := r.Fallback
 	for at := from; at < cursor; at = min(at+checkpointTurns, cursor) {
 		background.Yield()
 		rec, err := r.extractiveStretch(ctx, r.Store, chat, sum, prev, at, min(at+checkpointTurns, cursor), s.MaxTokens)
@@ -130,6 +130,6 @@ func (r *Rebuilder) llmRebuiltRoot(ctx context.Context, chat memory.Chat, s Sett
 	root.CoveredFromSeq, root.CoveredToSeq = 1, cursor
 	root.Stale, root.UpdatedAt = false, r.Now().UTC()
 	root.Normalize()
-	rec := memory.SummaryRecord{Summary: root, TokenCount: extractive.Tokens(root), FromSeq: from + 1, ToSeq: cursor}
+	rec := memory.SummaryRecord{Summary: root, TokenCount: tokens.Summary(root), FromSeq: from + 1, ToSeq: cursor}
 	return rec, res.Degraded, res.Calls, nil
 }

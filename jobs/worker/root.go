@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/episodes"
-	"github.com/contextd/contextd/derive/extractive"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
@@ -89,7 +88,7 @@ func (cl *Closer) llmRoot(ctx context.Context, chat memory.Chat, head *memory.Su
 		// The previous root stands; the episodes are folded in mechanically
 		// until the next trigger retries.
 		out.sum = cl.foldRoot(chat, base, newEps, open, tailFrom, covered, s.MaxTokens)
-		out.sum.Model = extractive.Name // folded without the model: redone once it answers
+		out.sum.Model = cl.Fallback.Name() // folded without the model: redone once it answers
 		return out, nil
 	}
 	cl.setBase(chat, to, res.Summary)
@@ -126,9 +125,9 @@ func (cl *Closer) rootDue(chat memory.Chat, s Settings, req memory.SummarizeRequ
 	}
 	pending := 0
 	for _, ep := range req.Episodes {
-		pending += tokens.Count(ep.Short) + extractive.Tokens(ep.Summary)
+		pending += tokens.Count(ep.Short) + tokens.Summary(ep.Summary)
 	}
-	return pending >= max(rootBatchTokens, extractive.Tokens(*req.Prev)/2)
+	return pending >= max(rootBatchTokens, tokens.Summary(*req.Prev)/2)
 }
 
 // credit is the chat's root credit in tokens (0 when unknown: after a
@@ -182,7 +181,7 @@ func (cl *Closer) llmBase(chat memory.Chat, head *memory.SummaryRecord) (memory.
 	if ok && b.created.Equal(chat.CreatedAt) {
 		return b.sum.Clone(), b.to, true
 	}
-	if head == nil || head.Summary.Model == extractive.Name {
+	if head == nil || head.Summary.Model == cl.Fallback.Name() { // written without the model
 		return memory.Summary{}, 0, false
 	}
 	return head.Summary.Clone(), head.CoveredToSeq, true

@@ -124,7 +124,7 @@ func (f *fakeSum) calls() []memory.SummarizeRequest {
 }
 
 func newWorker(st memory.Store, sum memory.Summarizer, owner string, s func() Settings) *Worker {
-	w := &Worker{Env: &Env{Summarizer: sum, Settings: func(string) Settings { return s() }},
+	w := &Worker{Env: &Env{Summarizer: sum, Fallback: extractive.New(), Settings: func(string) Settings { return s() }},
 		Store: st, Summary: &Extender{Store: st}, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute}
 	if es, ok := st.(CloserStore); ok {
 		w.Episodes = &Closer{Env: w.Env, Store: es}

@@ -3,10 +3,9 @@ package eval
 import (
 	"math"
 	"sort"
-	"strings"
 	"time"
-	"unicode"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 )
 
@@ -33,8 +32,9 @@ func recency(costs []int, budget int) packed {
 	return p
 }
 
-// bm25 is classic Okapi BM25 (k1 1.5, b 0.75) over lowercase alphanumeric
-// words, with no stemming and no stopwords: the plain baseline.
+// bm25 is classic Okapi BM25 (k1 1.5, b 0.75) over the words lexical
+// retrieval reads (lex.Runs: lowercase letter and digit runs), with no
+// stemming and no stopwords: the plain baseline.
 type bm25 struct {
 	docs  []map[string]int
 	lens  []int
@@ -43,16 +43,12 @@ type bm25 struct {
 	k1, b float64
 }
 
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
 func newBM25(texts []string) *bm25 {
 	m := &bm25{df: map[string]int{}, k1: 1.5, b: 0.75}
 	total := 0
 	for _, t := range texts {
 		tf := map[string]int{}
-		ws := words(t)
+		ws := lex.Runs(t)
 		for _, w := range ws {
 			tf[w]++
 		}
@@ -72,7 +68,7 @@ func newBM25(texts []string) *bm25 {
 func (m *bm25) rank(query string) []int {
 	n := float64(len(m.docs))
 	q := map[string]bool{}
-	for _, w := range words(query) {
+	for _, w := range lex.Runs(query) {
 		q[w] = true
 	}
 	scores := make([]float64, len(m.docs))

@@ -5,33 +5,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 )
 
-// The protocol's stopwords for answer-token containment (step 4).
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an the of to in on at for and or but is are was were be been being do does did
-		what when where who whom which why how with from by as that this these those it its i you he she they we me my
-		your his her their our about has have had will would can could any some into than then there here just not no yes`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// alnumRuns are the runs of [a-z0-9] of the lower-cased text.
-func alnumRuns(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-	})
-}
-
-// contentWords are an answer's distinct content words.
+// contentWords are an answer's distinct content words: the protocol's
+// answer tokens (lex.ASCIIRuns) without its stopwords (step 4).
 func contentWords(s string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range alnumRuns(s) {
-		if !stopwords[w] && !seen[w] {
+	for _, w := range lex.ASCIIRuns(s) {
+		if !lex.IsContainmentStopword(w) && !seen[w] {
 			seen[w] = true
 			out = append(out, w)
 		}
@@ -46,7 +30,7 @@ func containment(answer []string, text string) (float64, bool) {
 		return 0, false
 	}
 	have := map[string]bool{}
-	for _, w := range alnumRuns(text) {
+	for _, w := range lex.ASCIIRuns(text) {
 		have[w] = true
 	}
 	n := 0

@@ -76,8 +76,8 @@ func summaryText(s *memory.Summary) string {
 		return ""
 	}
 	parts := []string{s.Narrative}
-	for _, l := range [][]string{s.Topics, s.ActionsTaken, s.Decisions, s.OpenQuestions, s.UserPreferences} {
-		parts = append(parts, l...)
+	for _, l := range s.Lists() {
+		parts = append(parts, *l...)
 	}
 	for _, e := range s.Entities {
 		parts = append(parts, e.Name+": "+e.Details)

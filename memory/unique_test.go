@@ -1,4 +1,4 @@
-package extractive
+package memory
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package prose
+package lex
 
 import (
 	"strings"
@@ -72,12 +72,12 @@ func Keywords(s string) []string {
 
 // filler are words of small talk: they make a sentence sound warm and say
 // nothing a memory should keep.
-var filler = set(`wow woah whoa haha hahaha lol omg yay yup ugh hmm awesome amazing cool nice glad
+var filler = Set(`wow woah whoa haha hahaha lol omg yay yup ugh hmm awesome amazing cool nice glad
 sounds definitely totally absolutely exactly indeed congrats congratulations lovely wonderful fantastic
 incredible super stuff guys dear buddy cheers ttyl bye goodbye time fun blast glad happy excited
 appreciate appreciated cheering proud inspiring inspired wish hope hoping best`)
 
-var stopwords = set(`a about above after again against all almost also although always am an and
+var stopwords = Set(`a about above after again against all almost also although always am an and
 another any anybody anyone anything anyway are aren't around as ask asked asking at away back be
 because been before being below between both but by can can't cannot could couldn't did didn't do
 does doesn't doing don't done down during each either else enough even ever every everything few
@@ -109,3 +109,13 @@ var notKeywords = func() map[string]bool {
 	}
 	return m
 }()
+
+// Set is the words of s (split at white space) as a set: how the word
+// lists here and in internal/prose are written.
+func Set(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

@@ -1,17 +1,17 @@
-package engine
+package lex
 
 import (
 	"strings"
 	"testing"
 )
 
-// coverageRef is coverage as it was written first: every word of the
-// lower-cased text, then each term against them. coverage must agree.
+// coverageRef is Coverage as it was written first (in engine): every word of the
+// lower-cased text, then each term against them. Coverage must agree.
 func coverageRef(terms []string, text string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	ws := words(text)
+	ws := Fields(text)
 	n := 0
 	for _, t := range terms {
 		for _, w := range ws {
@@ -37,8 +37,8 @@ func TestCoverage(t *testing.T) {
 		{nil, "anything", 0},
 		{[]string{"ab", "ab"}, "abc", 1}, // a repeated term counts each time
 	} {
-		if got := coverage(tc.terms, tc.text); got != tc.want {
-			t.Errorf("coverage(%q, %q) = %v, want %v", tc.terms, tc.text, got, tc.want)
+		if got := Coverage(tc.terms, tc.text); got != tc.want {
+			t.Errorf("Coverage(%q, %q) = %v, want %v", tc.terms, tc.text, got, tc.want)
 		}
 	}
 }
@@ -48,9 +48,9 @@ func FuzzCoverage(f *testing.F) {
 	f.Add("straße über", "STRASSE Über \xff\xfe ünd")
 	f.Add("a1 b2 c3", "A1B2 c3-d4")
 	f.Fuzz(func(t *testing.T, q, text string) {
-		terms := queryTerms(q)
-		if got, want := coverage(terms, text), coverageRef(terms, text); got != want {
-			t.Fatalf("coverage(%q, %q) = %v, the reference %v", terms, text, got, want)
+		terms := QueryTerms(q)
+		if got, want := Coverage(terms, text), coverageRef(terms, text); got != want {
+			t.Fatalf("Coverage(%q, %q) = %v, the reference %v", terms, text, got, want)
 		}
 	})
 }

@@ -1,0 +1,52 @@
+package lex
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSplittersDiffer pins how the splitters read the same text apart:
+// each difference is on purpose (see the package comment).
+func TestSplittersDiffer(t *testing.T) {
+	for _, tc := range []struct {
+		name, in                   string
+		runs, words, fields, ascii string
+	}{
+		{"apostrophe", "Don't stop", "don|t|stop", "don't|stop", "don|t|stop", "don|t|stop"},
+		{"curly apostrophe", "Don’t stop", "don|t|stop", "don|t|stop", "don’t|stop", "don|t|stop"},
+		{"hyphen and underscore", "e-mail my_file", "e|mail|my|file", "e-mail|my_file", "e|mail|my|file", "e|mail|my|file"},
+		{"accents", "Grüße aus KÖLN", "grüße|aus|köln", "grüße|aus|köln", "grüße|aus|köln", "gr|e|aus|k|ln"},
+		{"cjk", "東京都", "東京|京都", "東京都", "東京都", ""},
+		{"dash joins fields", "a—b", "a|b", "a|b", "a—b", "a|b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, c := range []struct {
+				fn   string
+				got  []string
+				want string
+			}{
+				{"Runs", Runs(tc.in), tc.runs},
+				{"Words", Words(tc.in), tc.words},
+				{"Fields", Fields(tc.in), tc.fields},
+				{"ASCIIRuns", ASCIIRuns(tc.in), tc.ascii},
+			} {
+				if got := strings.Join(c.got, "|"); got != c.want {
+					t.Errorf("%s(%q) = %q, want %q", c.fn, tc.in, got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestTermsAndKeywords(t *testing.T) {
+	in := "I don't like the deployments we're running"
+	if got, want := strings.Join(Terms(in), "|"), "like|deployment|re|run"; got != want {
+		t.Errorf("Terms = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(Keywords(in), "|"), "deployments|running"; got != want {
+		t.Errorf("Keywords = %q, want %q", got, want)
+	}
+	if got, want := strings.Join(QueryTerms("Please tell me about the deployments"), "|"), "deployments"; got != want {
+		t.Errorf("QueryTerms = %q, want %q", got, want)
+	}
+}

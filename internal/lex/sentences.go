@@ -1,0 +1,140 @@
+package lex
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Sentences cuts text into trimmed, non-empty sentences: after ., !, ? or
+// … (with the closing quotes or brackets that follow) followed by white
+// space, and at line breaks (sentenceEnds). How prose is read (facts, the
+// extractive summary); passage windows cut at SentenceBreaks.
+func Sentences(text string) []string {
+	var out []string
+	last := 0
+	sentenceEnds(text, func(end, next int) {
+		if s := strings.TrimSpace(text[last:end]); s != "" {
+			out = append(out, s)
+		}
+		last = next
+	})
+	if s := strings.TrimSpace(text[last:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// A hand-written scanner for the regular expression that ran on every
+// sentence of every turn (Go's backtracker was most of the CPU of a busy
+// server). It matches exactly what its regular expression matched; the
+// fuzz test in sentences_test.go holds the expression as its oracle.
+
+// isSpace is RE2's \s: ASCII white space without \v.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// threeByte reports whether s[i:] starts with the three-byte rune
+// E2 b1 b2 (…, ’, ”). An E2 byte always starts a rune, as the regular
+// expression decodes text, so a byte scanner sees the runes it sees.
+func threeByte(s string, i int, b1, b2 byte) bool {
+	return i+2 < len(s) && s[i] == 0xE2 && s[i+1] == b1 && s[i+2] == b2
+}
+
+// sentencePunct is the length of a [.!?…] at s[i:], 0 when there is none.
+func sentencePunct(s string, i int) int {
+	switch {
+	case s[i] == '.' || s[i] == '!' || s[i] == '?':
+		return 1
+	case threeByte(s, i, 0x80, 0xA6): // …
+		return 3
+	}
+	return 0
+}
+
+// closer is the length of a ["'’”)\]] at s[i:], 0 when there is none.
+func closer(s string, i int) int {
+	switch {
+	case s[i] == '"' || s[i] == '\'' || s[i] == ')' || s[i] == ']':
+		return 1
+	case threeByte(s, i, 0x80, 0x99) || threeByte(s, i, 0x80, 0x9D): // ’ ”
+		return 3
+	}
+	return 0
+}
+
+// sentenceEnds calls f for each match of `([.!?…]+["'’”)\]]*)\s+|\n+` in
+// text, left to right: end is where the group ends (the match's end when
+// the line-break alternative matched), next where the match ends.
+//
+// The first alternative can match only where a run of [.!?…] starts, and
+// then only at that run's first sign (a later sign has the same closers
+// and spaces after it); its parts are greedy and never need to give back.
+func sentenceEnds(text string, f func(end, next int)) {
+	for i := 0; i < len(text); {
+		if sentencePunct(text, i) > 0 {
+			g := i
+			for g < len(text) && sentencePunct(text, g) > 0 {
+				g += sentencePunct(text, g)
+			}
+			for g < len(text) && closer(text, g) > 0 {
+				g += closer(text, g)
+			}
+			k := g
+			for k < len(text) && isSpace(text[k]) {
+				k++
+			}
+			if k > g {
+				f(g, k)
+			}
+			i = k
+			continue
+		}
+		if text[i] == '\n' {
+			k := i
+			for k < len(text) && text[k] == '\n' {
+				k++
+			}
+			f(k, k)
+			i = k
+			continue
+		}
+		i++
+	}
+}
+
+// SentenceBreaks are the byte offsets in t, from from on, where passage
+// windows may cut: after a sentence terminator and the spaces following it
+// (a Latin terminator needs a space after it, a CJK one does not), and
+// after every line break. Unlike Sentences it knows the CJK terminators
+// and takes no closing quotes; merging the two would move where passages
+// and windows are cut.
+func SentenceBreaks(t string, from int) []int {
+	var out []int
+	for i := from; i < len(t); {
+		if c := t[i]; c < utf8.RuneSelf && c != '.' && c != '!' && c != '?' && c != '\n' {
+			i++ // most bytes: no terminator, no decoding
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(t[i:])
+		i += size
+		cjk := strings.ContainsRune("。！？", r)
+		if !cjk && !strings.ContainsRune(".!?…\n", r) {
+			continue
+		}
+		j := i
+		for j < len(t) {
+			r2, s2 := utf8.DecodeRuneInString(t[j:])
+			if !unicode.IsSpace(r2) {
+				break
+			}
+			j += s2
+		}
+		if j > i || cjk || r == '\n' || j == len(t) {
+			out = append(out, j)
+			i = j
+		}
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package lex
+
+import "strings"
+
+// Terms returns the stemmed, stopword-free Runs of text, in order: the
+// BM25 terms. Their hashes are what the embedded index stores, so this,
+// Stem and the TermStopwords do not change without a rebuild of every
+// index.
+func Terms(text string) []string {
+	ws := Runs(text)
+	out := ws[:0]
+	for _, w := range ws {
+		if termStopwords[w] || (len(w) == 1 && w[0] >= 'a' && w[0] <= 'z') {
+			continue
+		}
+		out = append(out, Stem(w))
+	}
+	return out
+}
+
+// IsTermStopword reports whether the run w (lowercase, not stemmed) is one
+// Terms leaves out.
+func IsTermStopword(w string) bool { return termStopwords[w] }
+
+// IsRequestTerm reports whether the (stemmed) term t is one a question to
+// a conversation memory uses about the conversation itself ("what did we
+// discuss across our conversations", "as I mentioned earlier",
+// "summarize") or to phrase the request ("list", "describe", "explain",
+// "please"). They carry nothing about the turns wanted, and the rarer they
+// are in a chat the more IDF weight they get, so they pull in whatever turn
+// happens to say "summary" or "items". Words that are often content too
+// ("walk", "remind", "order") are not among them. Queries only: documents
+// keep them, so no reindex.
+func IsRequestTerm(t string) bool { return requestTerms[t] }
+
+var requestTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`conversation chat discuss discussed discussion mention mentioned talk talked
+		brought bring earlier previously recall remember summarize summary throughout across aspects
+		items list describe explain tell please`) {
+		m[Stem(w)] = true
+	}
+	return m
+}()
+
+// Stem strips common English inflections; deliberately light (no Porter
+// rules) so it is predictable: "deployments"->"deployment",
+// "queries"->"query", "running"->"run", "configured"->"configur",
+// "configuring"->"configur". Words of other languages are mostly left alone
+// by the length guards; that is fine for matching because queries and
+// documents are stemmed alike.
+func Stem(w string) string {
+	if !isASCIILower(w) {
+		return w
+	}
+	switch {
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:len(w)-3] + "y"
+	case len(w) > 4 && strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:len(w)-1]
+	}
+	switch {
+	case len(w) > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:len(w)-3])
+	case len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		w = undouble(w[:len(w)-2])
+	}
+	// "configure"/"configured"/"configuring" all meet at "configur".
+	if len(w) > 4 && strings.HasSuffix(w, "e") && !strings.HasSuffix(w, "ee") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble drops a doubled final consonant left by -ing/-ed ("runn" -> "run").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isASCIILower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// termStopwords: a small English list, plus the halves Runs leaves of
+// contractions ("don't" -> "don", "t") and their apostrophe-less spellings.
+var termStopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers herself him himself his how i if in into is it its itself just me
+		more most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+		should so some such than that the their theirs them themselves then there these they this those through
+		to too under until up very was we were what when where which while who whom why will with would you your
+		yours yourself yourselves s t don im ive id ill youre thats its let lets ok okay also`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -21,7 +21,7 @@ import (
 // to nil.
 type Deps struct {
 	// Store reads and writes chats and their summaries (required).
-	Store Store
+	Store ChatStore
 	// The store's other roles (required; BackendDeps fills them from one
 	// backend): episodes, facts, users' profiles, the chats' backlog lag,
 	// export/import, and the deletion of one message.
@@ -30,14 +30,14 @@ type Deps struct {
 	Profiles Profiles
 	Lags     memory.ChatLags
 	Dumper   memory.Dumper
-	Forget   Forgetter
+	Forget   MessageDeleter
 
-	// Summaries extends chats' summaries, and Previews give a lagging
+	// SummaryJobs extends chats' summaries, and Previews give a lagging
 	// summary's answers the extension the worker is about to write
 	// (preview.go): both required, the summary worker in production;
-	// tests pass fakes (enginetest.Summaries does nothing).
-	Summaries Summaries
-	Previews  Previewer
+	// tests pass fakes (enginetest.SummaryJobs does nothing).
+	SummaryJobs SummaryJobs
+	Previews    Previewer
 	// Arrivals draws new turns' facts in the background, through this
 	// service (New binds it; nil: none are drawn on arrival, only by
 	// episodes).
@@ -100,12 +100,12 @@ type storeRoles struct {
 	profiles Profiles
 	lags     memory.ChatLags
 	dumper   memory.Dumper
-	forget   Forgetter
+	forget   MessageDeleter
 }
 
 // jobs are the background jobs the use cases wake, wait for or ask.
 type jobs struct {
-	summaries       Summaries
+	summaries       SummaryJobs
 	previews        Previewer
 	arrivals        FactsJob
 	indexer         Indexer
@@ -162,7 +162,7 @@ func New(d Deps) *Service {
 	s := &Service{
 		store: d.Store,
 		roles: storeRoles{episodes: d.Episodes, facts: d.Facts, profiles: d.Profiles, lags: d.Lags, dumper: d.Dumper, forget: d.Forget},
-		jobs: jobs{summaries: d.Summaries, previews: d.Previews, indexer: d.Indexer,
+		jobs: jobs{summaries: d.SummaryJobs, previews: d.Previews, indexer: d.Indexer,
 			profileDegraded: d.ProfileDegraded},
 		vec:   vectors{index: d.Index, retriever: d.Retriever},
 		trunc: truncators{scorer: d.Scorer, condenser: d.Condenser},
@@ -221,7 +221,7 @@ func (d Deps) check() error {
 	}{
 		{"Store", d.Store == nil}, {"Episodes", d.Episodes == nil}, {"Facts", d.Facts == nil},
 		{"Profiles", d.Profiles == nil}, {"Lags", d.Lags == nil}, {"Dumper", d.Dumper == nil}, {"Forget", d.Forget == nil},
-		{"Summaries", d.Summaries == nil}, {"Previews", d.Previews == nil},
+		{"SummaryJobs", d.SummaryJobs == nil}, {"Previews", d.Previews == nil},
 	} {
 		if r.nil {
 			missing = append(missing, r.name)

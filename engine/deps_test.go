@@ -24,7 +24,7 @@ func TestNewNamesMissingDeps(t *testing.T) {
 	}{
 		{"complete", func(*Deps) {}, nil},
 		{"no store", func(d *Deps) { d.Store = nil }, []string{"Store"}},
-		{"no summary worker", func(d *Deps) { d.Summaries, d.Previews = nil, nil }, []string{"Summaries", "Previews"}},
+		{"no summary worker", func(d *Deps) { d.SummaryJobs, d.Previews = nil, nil }, []string{"SummaryJobs", "Previews"}},
 		{"no store roles", func(d *Deps) { d.Episodes, d.Facts, d.Forget = nil, nil, nil }, []string{"Episodes", "Facts", "Forget"}},
 		{"optional ones unset", func(d *Deps) { d.Index, d.Retriever, d.Indexer, d.Arrivals, d.Policy = nil, nil, nil, nil, nil }, nil},
 	} {

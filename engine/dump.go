@@ -13,7 +13,7 @@ import (
 // through one; `contextd import` builds its own (NewTransfer), needing no
 // background job.
 type Transfer struct {
-	store  Store
+	store  ChatStore
 	dumper memory.Dumper
 	limits Limits
 	full   *DiskFull

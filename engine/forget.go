@@ -1,13 +1,13 @@
 package engine
 
 // Forgetting one message. DeleteMessage tombstones the turn and leaves
-// durable marks (memory.MessageForgetter); the background worker rebuilds
+// durable marks (memory.MessageDeleter); the background worker rebuilds
 // what was derived from it (jobs/worker/rebuild.go). Until then the read
 // path serves nothing derived from the turn:
 //
 //   - a chat whose summary is dirty gets the last clean record of its
 //     chain instead of the head: the newest one ending before the first
-//     turn deleted since the summary was clean (memory.MessageForgetter's
+//     turn deleted since the summary was clean (memory.MessageDeleter's
 //     CleanSummary), which cannot hold a deleted turn, or none; its context
 //     shows the turns after that record verbatim (or counts them as
 //     dropped, the tombstones as filtered) and says summary_rebuilding;
@@ -36,15 +36,15 @@ import (
 // deleted; the summary is not served until it is rebuilt without it.
 const DegradedSummaryRebuilding = memory.DegradedSummaryRebuilding
 
-// Forgetter deletes one message, leaving marks for the rebuild
-// (memory.MessageForgetter). A Forgetter that is also a CleanSummaries
+// MessageDeleter deletes one message, leaving marks for the rebuild
+// (memory.MessageDeleter). A MessageDeleter that is also a CleanSummaries
 // lets a dirty chat's contexts keep the clean start of its summary.
-type Forgetter interface {
+type MessageDeleter interface {
 	DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error)
 }
 
 // CleanSummaries finds the newest summary record of a dirty chat that
-// cannot hold a deleted turn (memory.MessageForgetter's CleanSummary).
+// cannot hold a deleted turn (memory.MessageDeleter's CleanSummary).
 type CleanSummaries interface {
 	CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
 }
@@ -85,7 +85,7 @@ func (s *Service) DeleteMessage(ctx context.Context, tenant, chatID, messageID s
 }
 
 // forgetNow deletes the turn's points and its profile items right away,
-// best effort: the Forget row makes the worker do both again.
+// best effort: the Deletion row makes the worker do both again.
 func (s *Service) forgetNow(ctx context.Context, chat memory.Chat, seq int64) {
 	if s.vec.index != nil {
 		if err := s.vec.index.Delete(ctx, rag.TurnFilter(chat.Key(), seq)); err != nil {

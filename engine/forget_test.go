@@ -20,9 +20,9 @@ func TestDeletedMessageWhileRebuilding(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	st := s.store.(interface {
-		memory.Store
+		memory.Core
 		memory.EpisodeStore
-		memory.MessageForgetter
+		memory.MessageDeleter
 		memory.Dumper
 	})
 	s.roles.episodes, s.roles.forget, s.roles.dumper = st, st, st
@@ -103,7 +103,7 @@ func BenchmarkDropForgotten(b *testing.B) {
 	ctx := context.Background()
 	s := newTestService(b)
 	st := s.store.(interface {
-		memory.Store
+		memory.Core
 		memory.EpisodeStore
 	})
 	s.roles.episodes = st
@@ -137,8 +137,8 @@ func TestRebuildingWakesTheWorker(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	st := s.store.(interface {
-		memory.Store
-		memory.MessageForgetter
+		memory.Core
+		memory.MessageDeleter
 	})
 	s.roles.forget = st
 	sums := &fakeSummaries{store: st}
@@ -169,8 +169,8 @@ func TestDirtyChatServesItsCleanStart(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	st := s.store.(interface {
-		memory.Store
-		memory.MessageForgetter
+		memory.Core
+		memory.MessageDeleter
 	})
 	s.roles.forget = st
 	appendN(t, s, "c", 1, 40, 1)

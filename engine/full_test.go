@@ -74,7 +74,7 @@ func TestStoreErrFull(t *testing.T) {
 
 // fullStore is a real store whose writes fail as on a full disk.
 type fullStore struct {
-	Store
+	ChatStore
 	memory.Dumper
 	err error
 }
@@ -98,7 +98,7 @@ func TestWritePathsFull(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c", 1, 2, 1)
 	real := s.store
-	st := fullStore{Store: real, Dumper: real.(memory.Dumper),
+	st := fullStore{ChatStore: real, Dumper: real.(memory.Dumper),
 		err: fmt.Errorf("sqlite: %w: %w", memory.ErrFull, &os.PathError{Op: "write", Err: syscall.ENOSPC})}
 	s.store, s.roles.forget, s.roles.dumper = st, st, st
 	s.transfer.store, s.transfer.dumper = st, st

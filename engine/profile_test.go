@@ -25,7 +25,7 @@ func BenchmarkContextWithProfile(b *testing.B) {
 			if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "alice", Messages: msgs}); err != nil {
 				b.Fatal(err)
 			}
-			fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 190}
+			fs := &fakeSummaries{store: s.store.(memory.Core), upTo: 190}
 			if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 				b.Fatal(err)
 			}

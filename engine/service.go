@@ -37,8 +37,8 @@ type Retriever interface {
 	Retrieve(ctx context.Context, req rag.Request) ([]rag.Turn, error)
 }
 
-// Summaries extends chat summaries (jobs/worker.Worker).
-type Summaries interface {
+// SummaryJobs extends chat summaries (jobs/worker.Worker).
+type SummaryJobs interface {
 	// Extend brings the chat's summary up to date now (force: even below
 	// the trigger) and returns the new head and the fallbacks taken.
 	Extend(ctx context.Context, key memory.ChatKey, force bool) (*memory.SummaryRecord, []string, error)
@@ -74,8 +74,8 @@ type FactsJob interface {
 	Pending() bool
 }
 
-// Store is what the use cases read and write.
-type Store interface {
+// ChatStore is what the use cases read and write.
+type ChatStore interface {
 	memory.Chats
 	memory.ChatPager // a user's chats (memory.ChatsOfUser)
 	SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error)
@@ -85,7 +85,7 @@ type Store interface {
 // Service is the use-case layer: the transports' one facade over the
 // engine's use cases. New builds it from Deps, resolved once.
 type Service struct {
-	store Store
+	store ChatStore
 	roles storeRoles
 	jobs  jobs
 	vec   vectors

@@ -29,7 +29,7 @@ func newTestService(t testing.TB) *Service {
 // (enginetest.Deps, which the engine's own tests cannot import).
 func testDeps(b memory.Backend) Deps {
 	d := BackendDeps(b)
-	d.Summaries, d.Previews = nopSummaries{}, nopSummaries{}
+	d.SummaryJobs, d.Previews = nopSummaries{}, nopSummaries{}
 	return d
 }
 
@@ -76,7 +76,7 @@ func (f *fakeRetriever) Retrieve(_ context.Context, req rag.Request) ([]rag.Turn
 
 // fakeSummaries writes an extractive-like summary covering up to a seq.
 type fakeSummaries struct {
-	store memory.Store
+	store memory.Core
 	upTo  int64
 	kicks int
 }
@@ -110,7 +110,7 @@ func (h *hangingSummaries) Extend(ctx context.Context, _ memory.ChatKey, _ bool)
 func TestSummaryWaitEndsBeforeTheRequest(t *testing.T) {
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 12, 1)
-	s.jobs.summaries = &hangingSummaries{fakeSummaries{store: s.store.(memory.Store)}}
+	s.jobs.summaries = &hangingSummaries{fakeSummaries{store: s.store.(memory.Core)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c1", Query: "q", WaitForSummary: true})
@@ -160,7 +160,7 @@ func TestNoTurnSilentlyLost(t *testing.T) {
 					return p
 				}
 				if tc.summaryTo > 0 {
-					fs := &fakeSummaries{store: s.store.(memory.Store), upTo: tc.summaryTo}
+					fs := &fakeSummaries{store: s.store.(memory.Core), upTo: tc.summaryTo}
 					if _, _, err := fs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 						t.Fatal(err)
 					}
@@ -426,7 +426,7 @@ func BenchmarkContext200(b *testing.B) {
 // measures Context on it, reporting p50/p95.
 func benchContext200(b *testing.B, s *Service) {
 	appendN(b, s, "c1", 1, 200, 20)
-	fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 190}
+	fs := &fakeSummaries{store: s.store.(memory.Core), upTo: 190}
 	if _, _, err := fs.Extend(context.Background(), memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		b.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func TestBackgroundSummaryFallbackIsReported(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	appendN(t, s, "c1", 1, 30, 3)
-	rs := &reportingSummaries{fakeSummaries{store: s.store.(memory.Store), upTo: 20}}
+	rs := &reportingSummaries{fakeSummaries{store: s.store.(memory.Core), upTo: 20}}
 	if _, _, err := rs.Extend(ctx, memory.ChatKey{Tenant: "default", ChatID: "c1"}, true); err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestSupersededFactLeavesTheProfile(t *testing.T) {
 
 // unreadableTurns is a Store whose turn checks fail as a store that went
 // away does.
-type unreadableTurns struct{ Store }
+type unreadableTurns struct{ ChatStore }
 
 func (unreadableTurns) MessagesBySeq(context.Context, memory.ChatKey, []int64) ([]memory.Message, error) {
 	return nil, fmt.Errorf("read: %w", memory.ErrUnavailable)

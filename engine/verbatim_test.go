@@ -35,7 +35,7 @@ func TestVerbatimWhileItFits(t *testing.T) {
 			s := newTestService(t)
 			appendN(t, s, "c", 1, 60, 12) // ~25 tokens a turn, ~1,500 in all
 			key := memory.ChatKey{Tenant: "default", ChatID: "c"}
-			fs := &fakeSummaries{store: s.store.(memory.Store), upTo: 40}
+			fs := &fakeSummaries{store: s.store.(memory.Core), upTo: 40}
 			if _, _, err := fs.Extend(ctx, key, true); err != nil {
 				t.Fatal(err)
 			}

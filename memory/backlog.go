@@ -40,15 +40,15 @@ const (
 	// their user's profile merged. PendingChat.Cursor is the seq merged
 	// so far; Mark.ToSeq moves it.
 	MergeProfile WorkKind = "merge_profile"
-	// ForgetTurns: Forget rows left by deleting a message (read with
-	// MessageForgetter.PendingForgets, across tenants); Mark.Seqs are the
+	// SweepDeletions: Deletion rows left by deleting a message (read with
+	// MessageDeleter.PendingDeletions, across tenants); Mark.Seqs are the
 	// forgotten seqs whose work is done.
-	ForgetTurns WorkKind = "forget_turns"
+	SweepDeletions WorkKind = "sweep_deletions"
 )
 
 // WorkKinds are every kind of derived work a store keeps (the conformance
 // suite runs each through Backlogs).
-var WorkKinds = []WorkKind{IndexTurns, IndexEpisodes, IndexFacts, DrawFacts, MergeProfile, ForgetTurns}
+var WorkKinds = []WorkKind{IndexTurns, IndexEpisodes, IndexFacts, DrawFacts, MergeProfile, SweepDeletions}
 
 // IndexKinds are the kinds the indexer drains, in the order it drains
 // them, and the kinds Reset takes.
@@ -72,7 +72,7 @@ var ErrUnknownWork = errors.New("unknown kind of work")
 // Backlogs is the durable lists of derived work, one per WorkKind: which
 // chats have work, that work is done, and (index kinds) that all of it is
 // to be done again. Item readers stay per kind (UnindexedMessages,
-// UnindexedEpisodes, UnindexedFacts, PendingForgets): what an item is
+// UnindexedEpisodes, UnindexedFacts, PendingDeletions): what an item is
 // differs, what a backlog is does not.
 type Backlogs interface {
 	// Pending lists up to limit chats with work of kind (limit <= 0: all),
@@ -103,7 +103,7 @@ type Backlogs interface {
 	//     profile (never back); ToSeq 0 forgets what the profile merged of
 	//     the chat, so that its summary is work again (after items it gave
 	//     were taken out with a deleted turn's). An unknown chat is skipped.
-	//   - ForgetTurns: drops the Forget rows of the mark's Seqs (none there
+	//   - SweepDeletions: drops the Deletion rows of the mark's Seqs (none there
 	//     is no error).
 	// Only the index kinds report gone; the others skip an unknown chat
 	// silently. No marks: no write.
@@ -130,7 +130,7 @@ type Mark struct {
 	// checked), which tells a chat created again under its id from it.
 	Created time.Time
 	// Seqs are turns done (IndexTurns: live turns whose points were
-	// written; ForgetTurns: forgotten turns); Forgotten are tombstones
+	// written; SweepDeletions: forgotten turns); Forgotten are tombstones
 	// whose points were taken out (IndexTurns).
 	Seqs, Forgotten []int64
 	// IDs are the items done (IndexEpisodes, IndexFacts).

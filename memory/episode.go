@@ -21,7 +21,7 @@ type Episode struct {
 	PromptVersion string    `json:"prompt_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	// Rebuild: a turn of the episode was deleted; its summaries and facts
-	// must be rebuilt (MessageForgetter.RebuildEpisode) and are not served
+	// must be rebuilt (MessageDeleter.RebuildEpisode) and are not served
 	// until then.
 	Rebuild bool `json:"rebuild,omitempty"`
 	// RebuildMark identifies the deletion that marked the episode (0: none);

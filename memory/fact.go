@@ -124,7 +124,7 @@ func FactsByID(ids []string) FactQuery { return FactQuery{ByID: true, IDs: ids} 
 // implementations: store/sqlite, store/postgres; both pass
 // store/storetest. The indexer reads and marks them through IndexBacklog
 // (IndexFacts). DeleteChat (and so erasing a user) erases a chat's
-// facts; MessageForgetter.DeleteMessage those citing the turn. Every method
+// facts; MessageDeleter.DeleteMessage those citing the turn. Every method
 // returns ErrNotFound for an unknown chat.
 type FactStore interface {
 	// Facts returns the chat's facts q selects, ordered by (first seq,

@@ -2,10 +2,10 @@ package memory
 
 import "context"
 
-// Forget is durable work left by deleting one message: the turn's vectors
+// Deletion is durable work left by deleting one message: the turn's vectors
 // and the profile items sourced from it must go. It survives a crash until
-// Backlogs.Done(ForgetTurns).
-type Forget struct {
+// Backlogs.Done(SweepDeletions).
+type Deletion struct {
 	Chat   ChatKey
 	UserID string // the chat's user ("" when the chat has none)
 	Seq    int64
@@ -18,7 +18,7 @@ type EpisodeToRebuild struct {
 	Episode Episode
 }
 
-// MessageForgetter deletes one message and everything derived from it.
+// MessageDeleter deletes one message and everything derived from it.
 // Deleting is one transaction that leaves marks; the derived state is then
 // rebuilt from the marks by background work, so that a crash between the
 // two loses nothing. Implementations: store/sqlite, store/postgres; both
@@ -29,22 +29,22 @@ type EpisodeToRebuild struct {
 // MessagesBySeq return it with Deleted true. Its id stays known: appending
 // a message with that id again is a duplicate (the caller's retry of the
 // original append must not bring the turn back).
-type MessageForgetter interface {
+type MessageDeleter interface {
 	// DeleteMessage, in one transaction: tombstones the message and marks
 	// it unindexed (the indexer removes its vectors); deletes the facts
 	// citing its seq (and clears superseded_by pointers to them, marking
 	// those facts unindexed); marks the episode owning the seq for rebuild
 	// (Rebuild, unindexed); marks the chat's summary dirty (always: a
 	// summariser may be writing a summary that read the turn); and records
-	// a Forget. The chat keeps the smallest seq deleted since its summary
+	// a Deletion. The chat keeps the smallest seq deleted since its summary
 	// was last clean (CleanSummary). It returns the tombstone. ErrNotFound for an unknown chat,
 	// an unknown message id, or a message already deleted.
 	DeleteMessage(ctx context.Context, key ChatKey, messageID string) (Message, error)
 
-	// PendingForgets lists up to limit Forget rows, oldest first, across
-	// tenants: the item reader of the ForgetTurns backlog, whose rows
-	// Backlogs.Done(ForgetTurns) drops.
-	PendingForgets(ctx context.Context, limit int) ([]Forget, error)
+	// PendingDeletions lists up to limit Deletion rows, oldest first, across
+	// tenants: the item reader of the SweepDeletions backlog, whose rows
+	// Backlogs.Done(SweepDeletions) drops.
+	PendingDeletions(ctx context.Context, limit int) ([]Deletion, error)
 
 	// EpisodesToRebuild lists up to limit episodes marked for rebuild,
 	// across tenants, with their chats.

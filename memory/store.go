@@ -12,20 +12,20 @@ import (
 // var _ memory.Backend = (*Store)(nil), and both pass store/storetest,
 // which requires every role. Consumers ask only for the roles they use.
 type Backend interface {
-	Store
+	Core
 	EpisodeStore
 	FactStore
-	MessageForgetter
+	MessageDeleter
 	ProfileStore
 	ChatLister
 	Dumper
 	ChatLags
 }
 
-// Store is the core of the backend contract: chats, summaries, the
+// Core is the core of the backend contract: chats, summaries, the
 // backlogs of derived work (and the index kinds' item readers) and leases. Every method takes the tenant (inside ChatKey or
 // explicitly): no method reads across tenants.
-type Store interface {
+type Core interface {
 	Chats
 	Summaries
 	IndexBacklog

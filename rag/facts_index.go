@@ -34,11 +34,11 @@ func FactPoint(c memory.Chat, f memory.Fact) Point {
 	}
 }
 
-// ForgetTurns takes forgotten turns out of the index: every point of each
+// EraseTurns takes forgotten turns out of the index: every point of each
 // turn (all its passages) and every fact point citing it. The indexer
 // calls it for tombstones it finds in the backlog; a forget worker may
 // call it directly.
-func ForgetTurns(ctx context.Context, idx Index, key memory.ChatKey, seqs ...int64) error {
+func EraseTurns(ctx context.Context, idx Index, key memory.ChatKey, seqs ...int64) error {
 	for _, s := range seqs {
 		for _, f := range ForgetFilters(key, s) {
 			if err := idx.Delete(ctx, f); err != nil {

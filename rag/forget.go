@@ -7,10 +7,10 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// A deleted message (memory.MessageForgetter) leaves a tombstone in the
-// unindexed backlog and a Forget row: the indexer deletes the tombstone's
+// A deleted message (memory.MessageDeleter) leaves a tombstone in the
+// unindexed backlog and a Deletion row: the indexer deletes the tombstone's
 // points instead of embedding it, and the rebuild (jobs/worker) deletes
-// them once more through an Eraser before it drops the Forget row, so a
+// them once more through an Eraser before it drops the Deletion row, so a
 // crash between the two loses nothing. The rebuild erases an episode's
 // point before it writes the episode anew, which the indexer then indexes.
 
@@ -25,14 +25,14 @@ func EpisodeFilter(key memory.ChatKey, e memory.Episode) Filter {
 	return Filter{Tenant: key.Tenant, ChatIDs: []string{key.ChatID}, Kinds: []string{memory.KindEpisode}, FromSeq: e.FromSeq, ToSeq: e.FromSeq}
 }
 
-// Eraser removes what a deleted turn left in an Index (the worker's
+// PointEraser removes what a deleted turn left in an Index (the worker's
 // jobs/worker.PointEraser).
-type Eraser struct{ Index Index }
+type PointEraser struct{ Index Index }
 
 // EraseTurn deletes the points of the forgotten turn (every passage) and
 // of the facts citing it (already gone from the store).
-func (e Eraser) EraseTurn(ctx context.Context, f memory.Forget) error {
-	if err := ForgetTurns(ctx, e.Index, f.Chat, f.Seq); err != nil {
+func (e PointEraser) EraseTurn(ctx context.Context, f memory.Deletion) error {
+	if err := EraseTurns(ctx, e.Index, f.Chat, f.Seq); err != nil {
 		return fmt.Errorf("erase turn %d of %s/%s: %w: %w", f.Seq, f.Chat.Tenant, f.Chat.ChatID, ErrIndexUnavailable, err)
 	}
 	return nil
@@ -40,7 +40,7 @@ func (e Eraser) EraseTurn(ctx context.Context, f memory.Forget) error {
 
 // EraseEpisode deletes the point of an episode about to be rebuilt (its
 // old summaries); the rebuilt episode is indexed again.
-func (e Eraser) EraseEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
+func (e PointEraser) EraseEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
 	if err := e.Index.Delete(ctx, EpisodeFilter(key, ep)); err != nil {
 		return fmt.Errorf("erase episode %d..%d of %s/%s: %w: %w", ep.FromSeq, ep.ToSeq, key.Tenant, key.ChatID, ErrIndexUnavailable, err)
 	}

@@ -64,7 +64,7 @@ func TestIndexerDeletesTombstones(t *testing.T) {
 		t.Errorf("tombstone left in the backlog: %+v", b)
 	}
 	// The eraser takes one turn's points, nothing else.
-	if err := (rag.Eraser{Index: idx}).EraseTurn(ctx, memory.Forget{Chat: key, Seq: 5}); err != nil {
+	if err := (rag.PointEraser{Index: idx}).EraseTurn(ctx, memory.Deletion{Chat: key, Seq: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(all); n != 6 || count(rag.TurnFilter(key, 5)) != 0 {

@@ -25,7 +25,7 @@ func openSQLite(t testing.TB, dir string) *sqlite.Store {
 	return st
 }
 
-func appendTurns(t testing.TB, st memory.Store, tenant, chat, user string, contents ...string) {
+func appendTurns(t testing.TB, st memory.Core, tenant, chat, user string, contents ...string) {
 	t.Helper()
 	msgs := make([]memory.Message, len(contents))
 	for i, c := range contents {

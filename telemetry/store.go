@@ -13,25 +13,25 @@ import (
 	"github.com/contextd/contextd/rag"
 )
 
-// Store makes the calls /v1/context makes to the store client spans
+// TracedStore makes the calls /v1/context makes to the store client spans
 // ("contextd.store.chat", ...); every other method passes straight through.
-type Store struct {
-	engine.Store
+type TracedStore struct {
+	engine.ChatStore
 	tracer trace.Tracer
 	system string
 }
 
 var (
-	_ engine.Store  = (*Store)(nil)
-	_ rag.Neighbors = (*Store)(nil)
+	_ engine.ChatStore = (*TracedStore)(nil)
+	_ rag.Neighbors    = (*TracedStore)(nil)
 )
 
 // NewStore wraps inner; system is db.system.name ("sqlite", "postgresql").
-func NewStore(inner engine.Store, t trace.Tracer, system string) *Store {
-	return &Store{Store: inner, tracer: tracing.Or(t), system: system}
+func NewStore(inner engine.ChatStore, t trace.Tracer, system string) *TracedStore {
+	return &TracedStore{ChatStore: inner, tracer: tracing.Or(t), system: system}
 }
 
-func (s *Store) start(ctx context.Context, op string, key memory.ChatKey) (context.Context, trace.Span) {
+func (s *TracedStore) start(ctx context.Context, op string, key memory.ChatKey) (context.Context, trace.Span) {
 	ctx, span := s.tracer.Start(ctx, "contextd.store."+op, trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
 		span.SetAttributes(semconv.DBSystemNameKey.String(s.system), semconv.DBOperationName(op),
@@ -41,44 +41,44 @@ func (s *Store) start(ctx context.Context, op string, key memory.ChatKey) (conte
 }
 
 // Chat reads a chat.
-func (s *Store) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
+func (s *TracedStore) Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error) {
 	ctx, span := s.start(ctx, "chat", key)
-	c, err := s.Store.Chat(ctx, key)
+	c, err := s.ChatStore.Chat(ctx, key)
 	tracing.End(span, notFoundIsFine(err))
 	return c, err
 }
 
 // Messages reads a chat's turns after a seq.
-func (s *Store) Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error) {
+func (s *TracedStore) Messages(ctx context.Context, key memory.ChatKey, afterSeq int64, limit int) ([]memory.Message, error) {
 	ctx, span := s.start(ctx, "messages", key)
-	msgs, err := s.Store.Messages(ctx, key, afterSeq, limit)
+	msgs, err := s.ChatStore.Messages(ctx, key, afterSeq, limit)
 	count(span, len(msgs))
 	tracing.End(span, notFoundIsFine(err))
 	return msgs, err
 }
 
 // MessagesBySeq reads given turns (retrieval's neighbours).
-func (s *Store) MessagesBySeq(ctx context.Context, key memory.ChatKey, seqs []int64) ([]memory.Message, error) {
+func (s *TracedStore) MessagesBySeq(ctx context.Context, key memory.ChatKey, seqs []int64) ([]memory.Message, error) {
 	ctx, span := s.start(ctx, "messages_by_seq", key)
-	msgs, err := s.Store.MessagesBySeq(ctx, key, seqs)
+	msgs, err := s.ChatStore.MessagesBySeq(ctx, key, seqs)
 	count(span, len(msgs))
 	tracing.End(span, err)
 	return msgs, err
 }
 
 // Append stores turns.
-func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
+func (s *TracedStore) Append(ctx context.Context, req memory.AppendRequest) (memory.AppendResult, error) {
 	ctx, span := s.start(ctx, "append", req.Chat)
-	res, err := s.Store.Append(ctx, req)
+	res, err := s.ChatStore.Append(ctx, req)
 	count(span, len(req.Messages))
 	tracing.End(span, err)
 	return res, err
 }
 
 // SummaryHead reads a chat's summary head.
-func (s *Store) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
+func (s *TracedStore) SummaryHead(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
 	ctx, span := s.start(ctx, "summary_head", key)
-	rec, err := s.Store.SummaryHead(ctx, key)
+	rec, err := s.ChatStore.SummaryHead(ctx, key)
 	tracing.End(span, notFoundIsFine(err))
 	return rec, err
 }

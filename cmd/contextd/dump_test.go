@@ -69,7 +69,7 @@ func fillAnn(t *testing.T, app *App, url string) {
 		t.Fatalf("append notes: %d %s", code, b)
 	}
 	key := memory.ChatKey{Tenant: memory.DefaultTenant, ChatID: "notes"}
-	if _, err := app.Store.(memory.MessageForgetter).DeleteMessage(ctx, key, "n-2"); err != nil {
+	if _, err := app.Store.(memory.MessageDeleter).DeleteMessage(ctx, key, "n-2"); err != nil {
 		t.Fatal(err)
 	}
 	ep := memory.Episode{FromSeq: 1, ToSeq: 3, StartedAt: time.Unix(100, 0), EndedAt: time.Unix(200, 0), Short: "Ann's notes.",
@@ -91,7 +91,7 @@ func fillAnn(t *testing.T, app *App, url string) {
 }
 
 // storeJSON is everything the store holds of a chat, as the API shows it.
-func storeJSON(t *testing.T, s memory.Store, chatID string) string {
+func storeJSON(t *testing.T, s memory.Core, chatID string) string {
 	t.Helper()
 	ctx, k := context.Background(), memory.ChatKey{Tenant: memory.DefaultTenant, ChatID: chatID}
 	msgs, err1 := s.Messages(ctx, k, 0, 0)

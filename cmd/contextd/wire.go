@@ -41,7 +41,7 @@ import (
 
 // The engine's summariser contract is declared, never asked for by type
 // assertion: the worker must provide every method the engine calls.
-var _ engine.Summaries = (*worker.Worker)(nil)
+var _ engine.SummaryJobs = (*worker.Worker)(nil)
 
 // App is a wired contextd: the HTTP handler, the service behind it, and the
 // background workers.
@@ -288,7 +288,7 @@ func (a *App) wireWorkers(cfg *config.Config, log *slog.Logger, d *engine.Deps) 
 	if a.Indexer != nil {
 		a.Indexer.OnError = d.Full.Note
 	}
-	d.Summaries, d.LLMEpisodes = a.Worker, summarizer.UsesLLM()
+	d.SummaryJobs, d.LLMEpisodes = a.Worker, summarizer.UsesLLM()
 	d.Previews = &worker.Previewer{Env: env, Store: store, Episodes: a.Worker.Episodes != nil}
 	a.Profiler = &worker.Profiler{Store: store, Logger: log.With("worker", "profile"), Model: "deterministic", Tracer: tracer,
 		Prompt: func(agent string) string { return cfg.Agent(agent).Prompts.UserProfilePrompt }, Budget: a.Budget}
@@ -312,7 +312,7 @@ func (a *App) wireJobs(cfg *config.Config, env *worker.Env) {
 		OnJob:      a.countJob,
 	}
 	if a.Index != nil {
-		a.Worker.Rebuilder.Erase = rag.Eraser{Index: a.Index}
+		a.Worker.Rebuilder.Erase = rag.PointEraser{Index: a.Index}
 		env.OnDerived = a.Indexer.Kick // closed episodes and their facts are indexed at once
 	}
 }

@@ -11,41 +11,41 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-// Summaries is a summary worker that never summarises and previews
+// SummaryJobs is a summary worker that never summarises and previews
 // nothing.
-type Summaries struct{}
+type SummaryJobs struct{}
 
 var (
-	_ engine.Summaries = Summaries{}
-	_ engine.Previewer = Summaries{}
+	_ engine.SummaryJobs = SummaryJobs{}
+	_ engine.Previewer   = SummaryJobs{}
 )
 
 // Extend leaves the chat's summary as it is.
-func (Summaries) Extend(context.Context, memory.ChatKey, bool) (*memory.SummaryRecord, []string, error) {
+func (SummaryJobs) Extend(context.Context, memory.ChatKey, bool) (*memory.SummaryRecord, []string, error) {
 	return nil, nil, nil
 }
 
 // Kick does nothing.
-func (Summaries) Kick() {}
+func (SummaryJobs) Kick() {}
 
 // InlineFor: nothing is extended, inline or not.
-func (Summaries) InlineFor(string) bool { return false }
+func (SummaryJobs) InlineFor(string) bool { return false }
 
 // LastDegraded: no fallback was taken.
-func (Summaries) LastDegraded(memory.ChatKey) []string { return nil }
+func (SummaryJobs) LastDegraded(memory.ChatKey) []string { return nil }
 
 // Stale: no summary is written, so none with other prompts.
-func (Summaries) Stale(string, *memory.SummaryRecord) bool { return false }
+func (SummaryJobs) Stale(string, *memory.SummaryRecord) bool { return false }
 
 // Preview has no extension to show.
-func (Summaries) Preview(context.Context, memory.Chat, *memory.SummaryRecord) (*memory.SummaryRecord, error) {
+func (SummaryJobs) Preview(context.Context, memory.Chat, *memory.SummaryRecord) (*memory.SummaryRecord, error) {
 	return nil, nil
 }
 
 // Deps is engine.BackendDeps(b) with Summaries as the summary worker.
 func Deps(b memory.Backend) engine.Deps {
 	d := engine.BackendDeps(b)
-	d.Summaries, d.Previews = Summaries{}, Summaries{}
+	d.SummaryJobs, d.Previews = SummaryJobs{}, SummaryJobs{}
 	return d
 }
 

@@ -162,7 +162,7 @@ func (cl *Closer) closeEpisodes(ctx context.Context, chat memory.Chat, s Setting
 	prev, open := all[:cut], all[cut:]
 	spans := episodes.Cut(prev[max(0, len(prev)-s.Episodes.Params.Lookback()):], open, upTo, s.Episodes.Params)
 
-	fresh, cost, err := cl.summariseSpans(ctx, chat, s, all, cut, spans)
+	fresh, cost, err := cl.summarizeSpans(ctx, chat, s, all, cut, spans)
 	if err != nil {
 		return nil, err
 	}
@@ -215,18 +215,18 @@ type jobCost struct {
 	credit int
 }
 
-// summariseSpans summarises the spans episodes.Cut found (open =
+// summarizeSpans summarises the spans episodes.Cut found (open =
 // all[cut:]), each with the overlap turns before it as context, and
 // reports their cost. It fails when the work was abandoned (shutdown,
 // lease lost), so that nothing is closed.
-func (cl *Closer) summariseSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
+func (cl *Closer) summarizeSpans(ctx context.Context, chat memory.Chat, s Settings, all []memory.Message, cut int, spans []episodes.Span) ([]memory.Episode, jobCost, error) {
 	var fresh []memory.Episode
 	var c jobCost
 	open := all[cut:]
 	for _, sp := range spans {
 		background.Yield()
 		ctxTurns := all[max(0, cut+sp.From-s.Episodes.Overlap) : cut+sp.From]
-		ep, res, err := cl.summariseEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
+		ep, res, err := cl.summarizeEpisode(ctx, chat, s, ctxTurns, open[sp.From:sp.To])
 		if err != nil {
 			return nil, c, err
 		}
@@ -353,10 +353,10 @@ type tailSummary struct {
 	sum      memory.Summary
 }
 
-// summariseEpisode summarises one episode with the summarizer when it can
+// summarizeEpisode summarises one episode with the summarizer when it can
 // (an LLM: one call), else — or when the tenant's daily budget is spent —
 // extractively.
-func (cl *Closer) summariseEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
+func (cl *Closer) summarizeEpisode(ctx context.Context, chat memory.Chat, s Settings, ctxTurns, turns []memory.Message) (memory.Episode, memory.EpisodeResult, error) {
 	ep := memory.Episode{FromSeq: turns[0].Seq, ToSeq: turns[len(turns)-1].Seq,
 		StartedAt: turns[0].CreatedAt, EndedAt: turns[len(turns)-1].CreatedAt}
 	ctx, span := cl.episodeSpan(ctx, chat, ep)

@@ -11,14 +11,14 @@ import (
 	"github.com/contextd/contextd/memory"
 )
 
-func extractiveWorker(st memory.Store) *Worker {
+func extractiveWorker(st memory.Core) *Worker {
 	ext := extractive.New()
 	w := newWorker(st, ext, "w1", baseSettings)
 	w.Fallback = ext // no LLM: the summariser is its own fallback
 	return w
 }
 
-func chatNow(t *testing.T, st memory.Store) memory.Chat {
+func chatNow(t *testing.T, st memory.Core) memory.Chat {
 	t.Helper()
 	c, err := st.Chat(context.Background(), chatKey)
 	if err != nil {

@@ -1,9 +1,9 @@
 package worker
 
-// Rebuilding after a deleted message. memory.MessageForgetter.DeleteMessage
+// Rebuilding after a deleted message. memory.MessageDeleter.DeleteMessage
 // tombstones the turn and leaves durable marks in one transaction: the
 // episode owning it is marked Rebuild, the chat's summary SummaryDirty, and
-// a Forget row asks for the turn's vectors and profile items to go. The
+// a Deletion row asks for the turn's vectors and profile items to go. The
 // Rebuilder works the marks off, per chat and under the chat's summary
 // lease the Worker takes for it (so no extension writes over the rebuild):
 //
@@ -19,8 +19,8 @@ package worker
 //     without, the record extended extractively over those turns, a record
 //     every checkpointTurns. So a rebuild costs what the turn's stretch
 //     holds, not the chat (extensions write the same checkpoints);
-//  3. each Forget row: the user's profile items sourced from a stretch
-//     holding the turn are removed, then Done(ForgetTurns). (The turn's points
+//  3. each Deletion row: the user's profile items sourced from a stretch
+//     holding the turn are removed, then Done(SweepDeletions). (The turn's points
 //     are deleted (Erase) before step 1: once the summary is clean, the
 //     read path trusts the chat's retrieval hits.)
 //
@@ -45,8 +45,8 @@ type RebuildStore interface {
 	turnReader
 	Chat(ctx context.Context, key memory.ChatKey) (memory.Chat, error)
 	ListSummaryWork(ctx context.Context, minPending int64, limit int) ([]memory.Chat, error)
-	PendingForgets(ctx context.Context, limit int) ([]memory.Forget, error)
-	// Done with ForgetTurns drops a handled deletion's Forget row
+	PendingDeletions(ctx context.Context, limit int) ([]memory.Deletion, error)
+	// Done with SweepDeletions drops a handled deletion's Deletion row
 	// (memory.Backlogs).
 	Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error)
 	EpisodesToRebuild(ctx context.Context, limit int) ([]memory.EpisodeToRebuild, error)
@@ -83,27 +83,27 @@ type Rebuilder struct {
 }
 
 // PointEraser removes from the vector index what a deleted turn left
-// there (rag.Eraser): its own points, and an episode's before it is
+// there (rag.PointEraser): its own points, and an episode's before it is
 // rebuilt (the old summaries).
 type PointEraser interface {
-	EraseTurn(ctx context.Context, f memory.Forget) error
+	EraseTurn(ctx context.Context, f memory.Deletion) error
 	EraseEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error
 }
 
 // rebuildBatch bounds the marks one pass reads.
 const rebuildBatch = 50
 
-// work lists the chats holding marks, with their Forget rows. A
+// work lists the chats holding marks, with their Deletion rows. A
 // dirty summary is a mark of its own: an extension over a turn deleted
 // before the summariser read it marks the summary dirty too (the store
-// cannot tell when the turn went), with no episode or Forget row behind
+// cannot tell when the turn went), with no episode or Deletion row behind
 // it, and the chat may have nothing left to summarise.
-func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.ChatKey][]memory.Forget, error) {
+func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.ChatKey][]memory.Deletion, error) {
 	eps, err := r.Store.EpisodesToRebuild(ctx, rebuildBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: episodes to rebuild: %w", err)
 	}
-	fs, err := r.Store.PendingForgets(ctx, rebuildBatch)
+	fs, err := r.Store.PendingDeletions(ctx, rebuildBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("worker: pending forgets: %w", err)
 	}
@@ -113,7 +113,7 @@ func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.Chat
 		return nil, nil, fmt.Errorf("worker: dirty summaries: %w", err)
 	}
 	var keys []memory.ChatKey
-	forgets := map[memory.ChatKey][]memory.Forget{}
+	forgets := map[memory.ChatKey][]memory.Deletion{}
 	for _, e := range eps {
 		if k := e.Chat.Key(); !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -134,8 +134,8 @@ func (r *Rebuilder) work(ctx context.Context) ([]memory.ChatKey, map[memory.Chat
 }
 
 // rebuild rebuilds the chat's marked episodes, then its summary when
-// dirty, then does its Forget rows. It holds the chat's summary lease.
-func (r *Rebuilder) rebuild(ctx context.Context, key memory.ChatKey, forgets []memory.Forget) error {
+// dirty, then does its Deletion rows. It holds the chat's summary lease.
+func (r *Rebuilder) rebuild(ctx context.Context, key memory.ChatKey, forgets []memory.Deletion) error {
 	chat, err := r.Store.Chat(ctx, key)
 	if err != nil {
 		return fmt.Errorf("worker: chat: %w", err)
@@ -231,7 +231,7 @@ func (r *Rebuilder) rebuildEpisode(ctx context.Context, chat memory.Chat, s Sett
 		Model: r.Fallback.Name(), PromptVersion: r.Fallback.PromptVersion(memory.Prompts{})}
 	var res memory.EpisodeResult
 	if len(turns) > 0 {
-		if fresh, res, err = r.Episodes.summariseEpisode(ctx, chat, s, ctxTurns, turns); err != nil {
+		if fresh, res, err = r.Episodes.summarizeEpisode(ctx, chat, s, ctxTurns, turns); err != nil {
 			return err
 		}
 		r.Budget.Spend(chat.Tenant, res.InputTokens, res.OutputTokens)
@@ -254,7 +254,7 @@ func (r *Rebuilder) rebuildEpisode(ctx context.Context, chat memory.Chat, s Sett
 }
 
 // eraseTurn deletes the forgotten turn's points.
-func (r *Rebuilder) eraseTurn(ctx context.Context, f memory.Forget) error {
+func (r *Rebuilder) eraseTurn(ctx context.Context, f memory.Deletion) error {
 	if r.Erase == nil {
 		return nil
 	}
@@ -262,14 +262,14 @@ func (r *Rebuilder) eraseTurn(ctx context.Context, f memory.Forget) error {
 }
 
 // forgetTurn removes the profile items sourced from the forgotten turn
-// (its points are gone already), then drops the Forget row.
-func (r *Rebuilder) forgetTurn(ctx context.Context, f memory.Forget) error {
+// (its points are gone already), then drops the Deletion row.
+func (r *Rebuilder) forgetTurn(ctx context.Context, f memory.Deletion) error {
 	if r.Profiles != nil && f.UserID != "" {
 		if err := r.forgetInProfile(ctx, f); err != nil {
 			return err
 		}
 	}
-	if _, err := r.Store.Done(ctx, memory.ForgetTurns, []memory.Mark{{Chat: f.Chat, Seqs: []int64{f.Seq}}}); err != nil {
+	if _, err := r.Store.Done(ctx, memory.SweepDeletions, []memory.Mark{{Chat: f.Chat, Seqs: []int64{f.Seq}}}); err != nil {
 		return fmt.Errorf("worker: forget done: %w", err)
 	}
 	return nil
@@ -282,7 +282,7 @@ func (r *Rebuilder) forgetTurn(ctx context.Context, f memory.Forget) error {
 // again what still holds. The request path may have removed the items
 // already (Service.forgetNow, which re-merges their other chats): the
 // chat's own summary is merged again in any case.
-func (r *Rebuilder) forgetInProfile(ctx context.Context, f memory.Forget) error {
+func (r *Rebuilder) forgetInProfile(ctx context.Context, f memory.Deletion) error {
 	chats := []string{f.Chat.ChatID}
 	for attempt := 0; ; attempt++ {
 		st, v, err := r.Profiles.Profile(ctx, f.Chat.Tenant, f.UserID)

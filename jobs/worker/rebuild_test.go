@@ -24,7 +24,7 @@ const secret = "Zebrafish"
 type recEraser struct {
 	mu    sync.Mutex
 	down  bool
-	turns []memory.Forget
+	turns []memory.Deletion
 	eps   []int64 // from_seq of the episodes erased
 }
 
@@ -38,7 +38,7 @@ func (e *recEraser) EraseEpisode(_ context.Context, _ memory.ChatKey, ep memory.
 	return nil
 }
 
-func (e *recEraser) EraseTurn(_ context.Context, f memory.Forget) error {
+func (e *recEraser) EraseTurn(_ context.Context, f memory.Deletion) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.down {
@@ -131,7 +131,7 @@ func TestRebuildAfterDelete(t *testing.T) {
 			if _, err := w.Rebuild(ctx); err == nil {
 				t.Fatal("Rebuild with the index down: no error")
 			}
-			if fs, _ := st.PendingForgets(ctx, 0); len(fs) != 1 {
+			if fs, _ := st.PendingDeletions(ctx, 0); len(fs) != 1 {
 				t.Fatalf("forget rows %+v, want the one kept while the index is down", fs)
 			}
 			er.down = false
@@ -169,7 +169,7 @@ func checkRebuilt(t *testing.T, st *sqlite.Store, er *recEraser) {
 			t.Errorf("episode %d..%d rebuild %v short %q", e.FromSeq, e.ToSeq, e.Rebuild, e.Short)
 		}
 	}
-	if fs, _ := st.PendingForgets(ctx, 0); len(fs) != 0 {
+	if fs, _ := st.PendingDeletions(ctx, 0); len(fs) != 0 {
 		t.Errorf("forget rows left: %+v", fs)
 	}
 	if len(er.turns) != 1 || er.turns[0].Seq != 30 || er.turns[0].Chat != chatKey {

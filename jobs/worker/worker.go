@@ -523,7 +523,7 @@ func (w *Worker) Rebuild(ctx context.Context) (int, error) {
 
 // rebuildIfDirty rebuilds a dirty chat before an extension continues its
 // chain (a summariser that read a turn before it was deleted leaves the
-// summary dirty without a Forget row). It holds the chat's lease.
+// summary dirty without a Deletion row). It holds the chat's lease.
 func (w *Worker) rebuildIfDirty(ctx context.Context, key memory.ChatKey) error {
 	if w.Rebuilder == nil {
 		return nil

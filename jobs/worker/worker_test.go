@@ -27,7 +27,7 @@ func openStore(t testing.TB) *sqlite.Store {
 
 var chatKey = memory.ChatKey{Tenant: "t1", ChatID: "c1"}
 
-func appendTurns(t testing.TB, st memory.Store, key memory.ChatKey, n int) {
+func appendTurns(t testing.TB, st memory.Core, key memory.ChatKey, n int) {
 	t.Helper()
 	c, err := st.Chat(context.Background(), key)
 	start := int64(0)
@@ -123,7 +123,7 @@ func (f *fakeSum) calls() []memory.SummarizeRequest {
 	return append([]memory.SummarizeRequest(nil), f.reqs...)
 }
 
-func newWorker(st memory.Store, sum memory.Summarizer, owner string, s func() Settings) *Worker {
+func newWorker(st memory.Core, sum memory.Summarizer, owner string, s func() Settings) *Worker {
 	w := &Worker{Env: &Env{Summarizer: sum, Fallback: extractive.New(), Settings: func(string) Settings { return s() }},
 		Store: st, Summary: &Extender{Store: st}, Owner: owner, Poll: 5 * time.Millisecond, Lease: time.Minute}
 	if es, ok := st.(CloserStore); ok {
@@ -143,7 +143,7 @@ func previewer(w *Worker) *Previewer {
 	return &Previewer{Env: w.Env, Store: w.Store, Episodes: w.Episodes != nil}
 }
 
-func cursor(t *testing.T, st memory.Store) int64 {
+func cursor(t *testing.T, st memory.Core) int64 {
 	t.Helper()
 	c, err := st.Chat(context.Background(), chatKey)
 	if err != nil {
@@ -417,7 +417,7 @@ func TestCursorMovedIsNotAnError(t *testing.T) {
 
 type sneakySum struct {
 	extractiveEpisodes
-	st memory.Store
+	st memory.Core
 }
 
 func (s *sneakySum) Name() string  { return "sneaky" }
@@ -560,7 +560,7 @@ func TestRunKick(t *testing.T) {
 	}
 }
 
-func cursorOrZero(st memory.Store) int64 {
+func cursorOrZero(st memory.Core) int64 {
 	c, err := st.Chat(context.Background(), chatKey)
 	if err != nil {
 		return 0
@@ -651,7 +651,7 @@ func (d *degradingSum) Summarize(ctx context.Context, req memory.SummarizeReques
 
 // countingStore counts the reads triggered() makes.
 type countingStore struct {
-	memory.Store
+	memory.Core
 	mu    sync.Mutex
 	reads int
 }
@@ -660,20 +660,20 @@ func (c *countingStore) SummaryHead(ctx context.Context, key memory.ChatKey) (*m
 	c.mu.Lock()
 	c.reads++
 	c.mu.Unlock()
-	return c.Store.SummaryHead(ctx, key)
+	return c.Core.SummaryHead(ctx, key)
 }
 
 func (c *countingStore) Messages(ctx context.Context, key memory.ChatKey, after int64, limit int) ([]memory.Message, error) {
 	c.mu.Lock()
 	c.reads++
 	c.mu.Unlock()
-	return c.Store.Messages(ctx, key, after, limit)
+	return c.Core.Messages(ctx, key, after, limit)
 }
 
 // A chat found below its trigger is not re-checked until it changes.
 func TestIdleChatsAreNotRechecked(t *testing.T) {
 	ctx := context.Background()
-	cs := &countingStore{Store: openStore(t)}
+	cs := &countingStore{Core: openStore(t)}
 	settings := func() Settings { s := baseSettings(); s.TriggerTurns = 50; s.TriggerTokens = 100000; return s }
 	w := newWorker(cs, &fakeSum{}, "w1", settings)
 	w.MinPending = 1

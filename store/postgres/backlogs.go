@@ -32,7 +32,7 @@ var pendingSQL = map[memory.WorkKind]string{
 	memory.MergeProfile: `SELECT c.` + strings.ReplaceAll(chatCols, ", ", ", c.") + `, COALESCE(m.merged_to, 0)
 		FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
 		WHERE c.user_id <> '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT $1`,
-	memory.ForgetTurns: `SELECT ` + chatCols + `, 0 FROM chats
+	memory.SweepDeletions: `SELECT ` + chatCols + `, 0 FROM chats
 		WHERE id IN (SELECT DISTINCT chat FROM forgets)
 		ORDER BY updated_at, id LIMIT $1`,
 }
@@ -75,7 +75,7 @@ func (s *Store) Pending(ctx context.Context, kind memory.WorkKind, limit int) ([
 }
 
 // Done marks work of kind done; see memory.Backlogs. Each kind is one
-// statement (one snapshot), but for MergeProfile and ForgetTurns: one
+// statement (one snapshot), but for MergeProfile and SweepDeletions: one
 // transaction.
 func (s *Store) Done(ctx context.Context, kind memory.WorkKind, marks []memory.Mark) ([]memory.ChatKey, error) {
 	if len(marks) == 0 {
@@ -92,7 +92,7 @@ func (s *Store) Done(ctx context.Context, kind memory.WorkKind, marks []memory.M
 		gone, err = s.markItems(ctx, kind, marks)
 	case memory.DrawFacts:
 		err = s.markDrawn(ctx, marks)
-	case memory.MergeProfile, memory.ForgetTurns:
+	case memory.MergeProfile, memory.SweepDeletions:
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return eachMark(ctx, tx, kind, marks) })
 	default:
 		return nil, fmt.Errorf("postgres: %w", kind.Unknown("done"))
@@ -205,13 +205,13 @@ func (s *Store) markDrawn(ctx context.Context, marks []memory.Mark) error {
 }
 
 // eachMark writes the marks of MergeProfile (what the profile merged of a
-// chat moves forward, or with ToSeq 0 is forgotten) or ForgetTurns (the
+// chat moves forward, or with ToSeq 0 is forgotten) or SweepDeletions (the
 // forget rows of the seqs go).
 func eachMark(ctx context.Context, tx pgx.Tx, kind memory.WorkKind, marks []memory.Mark) error {
 	for _, m := range marks {
 		var err error
 		switch {
-		case kind == memory.ForgetTurns:
+		case kind == memory.SweepDeletions:
 			_, err = tx.Exec(ctx, `DELETE FROM forgets WHERE seq = ANY($3)
 				AND chat = (SELECT id FROM chats WHERE tenant = $1 AND chat_id = $2)`, m.Chat.Tenant, m.Chat.ChatID, m.Seqs)
 		case m.ToSeq == 0:

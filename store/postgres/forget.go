@@ -11,11 +11,11 @@ import (
 	"github.com/contextd/contextd/store/internal/records"
 )
 
-var _ memory.MessageForgetter = (*Store)(nil)
+var _ memory.MessageDeleter = (*Store)(nil)
 
 // DeleteMessage tombstones one message and marks what was derived from it,
 // in one transaction holding the chat's row lock; see
-// memory.MessageForgetter.
+// memory.MessageDeleter.
 func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error) {
 	var m memory.Message
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -53,15 +53,15 @@ func unpoint(ctx context.Context, tx pgx.Tx, pk int64, gone []string) error {
 	return nil
 }
 
-// PendingForgets lists forget work, oldest first.
-func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget, error) {
+// PendingDeletions lists forget work, oldest first.
+func (s *Store) PendingDeletions(ctx context.Context, limit int) ([]memory.Deletion, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.tenant, c.chat_id, c.user_id, f.seq
 		FROM forgets f JOIN chats c ON c.id = f.chat ORDER BY f.created_at, f.chat, f.seq LIMIT $1`, limitArg(limit))
 	if err != nil {
 		return nil, wrap("pending forgets", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.Forget, error) {
-		var f memory.Forget
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (memory.Deletion, error) {
+		var f memory.Deletion
 		err := row.Scan(&f.Chat.Tenant, &f.Chat.ChatID, &f.UserID, &f.Seq)
 		return f, err
 	})
@@ -69,7 +69,7 @@ func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget,
 		return nil, wrap("pending forgets", err)
 	}
 	if out == nil {
-		out = []memory.Forget{}
+		out = []memory.Deletion{}
 	}
 	return out, nil
 }
@@ -100,7 +100,7 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;
-// see memory.MessageForgetter.
+// see memory.MessageDeleter.
 func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
 	now := s.now().Truncate(time.Microsecond)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -86,7 +86,7 @@ func TestTwoReplicasAppend(t *testing.T) {
 }
 
 type storeT struct {
-	s    memory.Store
+	s    memory.Core
 	name string
 }
 
@@ -106,7 +106,7 @@ func TestTwoReplicasLease(t *testing.T) {
 		wg                  sync.WaitGroup
 		errs                = make(chan error, 16)
 	)
-	for ri, s := range []memory.Store{a, b} {
+	for ri, s := range []memory.Core{a, b} {
 		for w := 0; w < 3; w++ {
 			wg.Add(1)
 			go func() {

@@ -53,7 +53,7 @@ func (s *Store) records(ctx context.Context, query string, args ...any) ([]memor
 }
 
 // CleanSummary returns the newest record that cannot hold a deleted turn
-// (see memory.MessageForgetter): the newest below the first one reaching
+// (see memory.MessageDeleter): the newest below the first one reaching
 // dirty_from (all of them when none does; the head when the chat is
 // clean), read with the mark in one statement. A record's reach is the
 // turns it added or its summary's coverage, whichever is further.

@@ -28,7 +28,7 @@ var pendingSQL = map[memory.WorkKind]string{
 	memory.MergeProfile: `SELECT ` + prefixed("c.", chatCols) + `, COALESCE(m.merged_to, 0)
 		FROM chats c LEFT JOIN profile_merged m ON m.chat = c.id
 		WHERE c.user_id != '' AND c.summary_cursor > COALESCE(m.merged_to, 0) ORDER BY c.updated_at LIMIT ` + limitParam,
-	memory.ForgetTurns: `SELECT ` + chatCols + `, 0 FROM chats
+	memory.SweepDeletions: `SELECT ` + chatCols + `, 0 FROM chats
 		WHERE id IN (SELECT DISTINCT chat FROM forgets)
 		ORDER BY updated_at, id LIMIT ` + limitParam,
 }
@@ -113,7 +113,7 @@ func (s *Store) Done(ctx context.Context, kind memory.WorkKind, marks []memory.M
 		err = s.writeGrouped(ctx, func(ctx context.Context, tx *sql.Tx) error { return markDrawn(ctx, tx, marks) })
 	case memory.MergeProfile:
 		err = s.write(ctx, func(tx *sql.Tx) error { return markMerged(ctx, tx, marks) })
-	case memory.ForgetTurns:
+	case memory.SweepDeletions:
 		defer s.cp.scrubSoon() // what it erases must leave the WAL too
 		err = s.write(ctx, func(tx *sql.Tx) error { return forgetsDone(ctx, tx, marks) })
 	default:

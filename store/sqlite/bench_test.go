@@ -14,7 +14,7 @@ import (
 // hotChat stores a chat of turns turns (every tenth with metadata) and one
 // summary record covering all but the last 20, as /v1/context finds it in
 // steady state.
-func hotChat(tb testing.TB, s memory.Store, k memory.ChatKey, turns int) {
+func hotChat(tb testing.TB, s memory.Core, k memory.ChatKey, turns int) {
 	tb.Helper()
 	ctx := context.Background()
 	content := strings.Repeat("a turn of a fairly ordinary conversation; ", 5)
@@ -49,7 +49,7 @@ func hotChat(tb testing.TB, s memory.Store, k memory.ChatKey, turns int) {
 
 // hotRead is what one /v1/context does to the store: the chat, its summary
 // head, the recent window and a few retrieved turns.
-func hotRead(ctx context.Context, s memory.Store, k memory.ChatKey, bySeq []int64) error {
+func hotRead(ctx context.Context, s memory.Core, k memory.ChatKey, bySeq []int64) error {
 	c, err := s.Chat(ctx, k)
 	if err != nil {
 		return err

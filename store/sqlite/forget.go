@@ -12,10 +12,10 @@ import (
 	"github.com/contextd/contextd/store/internal/records"
 )
 
-var _ memory.MessageForgetter = (*Store)(nil)
+var _ memory.MessageDeleter = (*Store)(nil)
 
 // DeleteMessage tombstones one message and marks what was derived from it,
-// in one transaction; see memory.MessageForgetter.
+// in one transaction; see memory.MessageDeleter.
 func (s *Store) DeleteMessage(ctx context.Context, key memory.ChatKey, messageID string) (memory.Message, error) {
 	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	var m memory.Message
@@ -58,17 +58,17 @@ func unpoint(ctx context.Context, tx *sql.Tx, pk int64, gone []string) error {
 	return nil
 }
 
-// PendingForgets lists forget work, oldest first.
-func (s *Store) PendingForgets(ctx context.Context, limit int) ([]memory.Forget, error) {
+// PendingDeletions lists forget work, oldest first.
+func (s *Store) PendingDeletions(ctx context.Context, limit int) ([]memory.Deletion, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT c.tenant, c.chat_id, c.user_id, f.seq
 		FROM forgets f JOIN chats c ON c.id = f.chat ORDER BY f.created_at, f.chat, f.seq LIMIT ?`, sqlLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: pending forgets: %w", err)
 	}
 	defer rows.Close()
-	out := []memory.Forget{}
+	out := []memory.Deletion{}
 	for rows.Next() {
-		var f memory.Forget
+		var f memory.Deletion
 		if err := rows.Scan(&f.Chat.Tenant, &f.Chat.ChatID, &f.UserID, &f.Seq); err != nil {
 			return nil, fmt.Errorf("sqlite: pending forgets: %w", err)
 		}
@@ -108,7 +108,7 @@ func (s *Store) EpisodesToRebuild(ctx context.Context, limit int) ([]memory.Epis
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts;
-// see memory.MessageForgetter.
+// see memory.MessageDeleter.
 func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memory.Episode) error {
 	defer s.cp.scrubSoon() // what it erases must leave the WAL too
 	now := s.now().Truncate(time.Microsecond)
@@ -126,7 +126,7 @@ func (s *Store) RebuildEpisode(ctx context.Context, key memory.ChatKey, ep memor
 }
 
 // CleanSummary returns the newest record that cannot hold a deleted turn;
-// see memory.MessageForgetter.
+// see memory.MessageDeleter.
 func (s *Store) CleanSummary(ctx context.Context, key memory.ChatKey) (*memory.SummaryRecord, error) {
 	rec, err := scanSummary(s.rs.clean.QueryRowContext(ctx, key.Tenant, key.ChatID))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -63,9 +63,9 @@ func remerge(ctx context.Context, b memory.Backlogs, key memory.ChatKey) error {
 	return merged(ctx, b, key, 0)
 }
 
-// forgetDone drops the Forget row of the chat's seq (ForgetTurns).
+// forgetDone drops the Deletion row of the chat's seq (SweepDeletions).
 func forgetDone(ctx context.Context, b memory.Backlogs, key memory.ChatKey, seq int64) error {
-	_, err := b.Done(ctx, memory.ForgetTurns, []memory.Mark{{Chat: key, Seqs: []int64{seq}}})
+	_, err := b.Done(ctx, memory.SweepDeletions, []memory.Mark{{Chat: key, Seqs: []int64{seq}}})
 	return err
 }
 

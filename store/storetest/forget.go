@@ -1,6 +1,6 @@
 package storetest
 
-// The forget part of the suite: memory.MessageForgetter (deleting one
+// The forget part of the suite: memory.MessageDeleter (deleting one
 // message, the marks it leaves, the rebuild calls that clear them).
 
 import (
@@ -112,9 +112,9 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 	if w, err := s.ListSummaryWork(ctx, math.MaxInt64, 0); err != nil || fmt.Sprint(chatIDs(w)) != "[t1/forget]" {
 		t.Errorf("ListSummaryWork(MaxInt64) = %v, %v; want the dirty chat only", chatIDs(w), err)
 	}
-	work, err := mf.PendingForgets(ctx, 0)
-	if err != nil || len(work) != 1 || work[0] != (memory.Forget{Chat: k, UserID: "ann", Seq: 3}) {
-		t.Errorf("PendingForgets = %+v, %v", work, err)
+	work, err := mf.PendingDeletions(ctx, 0)
+	if err != nil || len(work) != 1 || work[0] != (memory.Deletion{Chat: k, UserID: "ann", Seq: 3}) {
+		t.Errorf("PendingDeletions = %+v, %v", work, err)
 	}
 	// The other tenant's chat of the same id is untouched.
 	if m := mustMessages(t, s, other); m[2].Deleted || m[2].Content != Secret || mustChat(t, s, other).SummaryDirty {
@@ -141,20 +141,20 @@ func testDeleteMessage(t *testing.T, s memory.Backend) {
 		t.Errorf("re-append of a deleted id = %+v", res)
 	}
 
-	if chats, err := pendingChats(ctx, mf, memory.ForgetTurns, 0); err != nil || fmt.Sprint(chatIDs(chats)) != "[t1/"+k.ChatID+"]" {
-		t.Errorf("Pending(ForgetTurns) = %v, %v", chatIDs(chats), err)
+	if chats, err := pendingChats(ctx, mf, memory.SweepDeletions, 0); err != nil || fmt.Sprint(chatIDs(chats)) != "[t1/"+k.ChatID+"]" {
+		t.Errorf("Pending(SweepDeletions) = %v, %v", chatIDs(chats), err)
 	}
 	if err := forgetDone(ctx, mf, k, 3); err != nil {
 		t.Fatal(err)
 	}
-	if chats, err := pendingChats(ctx, mf, memory.ForgetTurns, 0); err != nil || len(chats) != 0 {
-		t.Errorf("Pending(ForgetTurns) after ForgetDone = %v, %v", chatIDs(chats), err)
+	if chats, err := pendingChats(ctx, mf, memory.SweepDeletions, 0); err != nil || len(chats) != 0 {
+		t.Errorf("Pending(SweepDeletions) after ForgetDone = %v, %v", chatIDs(chats), err)
 	}
 	if err := forgetDone(ctx, mf, k, 3); err != nil {
 		t.Errorf("ForgetDone twice: %v", err)
 	}
-	if work, _ := mf.PendingForgets(ctx, 0); len(work) != 0 {
-		t.Errorf("PendingForgets after ForgetDone: %+v", work)
+	if work, _ := mf.PendingDeletions(ctx, 0); len(work) != 0 {
+		t.Errorf("PendingDeletions after ForgetDone: %+v", work)
 	}
 }
 

@@ -236,7 +236,7 @@ func TestSearchAppliesTheSimilarityThreshold(t *testing.T) {
 // A refresh with nothing to summarise says why instead of a bare null.
 func TestRefreshSaysWhyThereIsNoSummary(t *testing.T) {
 	h := newServiceHarness(t, func(d *engine.Deps, st *sqlite.Store) {
-		d.Summaries = &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
+		d.SummaryJobs = &worker.Worker{Env: &worker.Env{Summarizer: extractive.New(), Settings: func(string) worker.Settings {
 			return worker.Settings{RecentTurns: 10, TriggerTurns: 1, MaxTokens: 800, Persist: true, Enabled: true}
 		}}, Store: st, Summary: &worker.Extender{Store: st}}
 	})

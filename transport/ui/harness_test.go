@@ -59,7 +59,7 @@ func newHarness(t testing.TB, keys ...memory.APIKey) *harness {
 	emb, sparse := rag.NewHashingEmbedder(64), rag.NewSparseEncoder()
 	indexer := &index.Indexer{Store: st, Embedder: emb, Sparse: sparse, Index: ix, Owner: "test"}
 	deps := enginetest.Deps(st)
-	deps.Summaries, deps.Index, deps.Indexer = w, ix, indexer
+	deps.SummaryJobs, deps.Index, deps.Indexer = w, ix, indexer
 	deps.Retriever = &rag.Retriever{Embedder: emb, Sparse: sparse, Index: ix, Store: st}
 	svc := engine.New(deps)
 	d := ui.Deps{Service: svc, Lister: st, Keys: keys, Config: `{"storage": {"postgres_dsn": "[redacted]"}}`,

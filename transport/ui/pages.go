@@ -375,7 +375,7 @@ func (h *handler) confirm(c echo.Context) error {
 	return h.render(c, http.StatusOK, "confirm", "Confirm", d)
 }
 
-func (h *handler) summarise(c echo.Context) error {
+func (h *handler) summarize(c echo.Context) error {
 	id := chatID(c)
 	if _, _, err := h.d.Service.RefreshSummary(c.Request().Context(), tenantOf(c), id); err != nil {
 		return h.fail(c, err)

@@ -72,7 +72,7 @@ func Register(g *echo.Group, d Deps) {
 	g.GET("/chats/:chat_id", h.chat, h.auth)
 	g.GET("/chats/:chat_id/playground", h.playground, h.auth)
 	g.GET("/chats/:chat_id/confirm", h.confirm, h.auth)
-	g.POST("/chats/:chat_id/summarise", h.summarise, h.auth, h.csrf)
+	g.POST("/chats/:chat_id/summarise", h.summarize, h.auth, h.csrf)
 	g.POST("/chats/:chat_id/delete", h.deleteChat, h.auth, h.csrf)
 	g.GET("/status", h.status, h.auth)
 	g.RouteNotFound("/*", func(c echo.Context) error { return h.notFound(c, "no such page") })

@@ -15,7 +15,7 @@ type EpisodeRef struct {
 }
 
 // EpisodesToRebuild reads the marked episodes refs names with their chats
-// (see memory.MessageForgetter.EpisodesToRebuild), skipping those deleted
+// (see memory.MessageDeleter.EpisodesToRebuild), skipping those deleted
 // since they were listed; chat and episode are the store's reads.
 // Rebuilds are rare: one more read per episode costs nothing.
 func EpisodesToRebuild(ctx context.Context, refs []EpisodeRef,

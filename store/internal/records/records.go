@@ -126,7 +126,7 @@ func AddFacts(ctx context.Context, tx Tx, chat memory.Chat, facts []memory.Fact,
 }
 
 // RebuildEpisode overwrites an episode's summaries and replaces its facts
-// (see memory.MessageForgetter.RebuildEpisode) on the chat as read in tx.
+// (see memory.MessageDeleter.RebuildEpisode) on the chat as read in tx.
 func RebuildEpisode(ctx context.Context, tx FactTx, chat memory.Chat, ep memory.Episode, now time.Time) error {
 	js, err := sqlbatch.PrepareRebuild(&ep)
 	if err != nil {
@@ -185,7 +185,7 @@ type ForgetTx interface {
 }
 
 // DeleteMessage tombstones the chat's message id and marks what was
-// derived from it (see memory.MessageForgetter.DeleteMessage), in tx.
+// derived from it (see memory.MessageDeleter.DeleteMessage), in tx.
 func DeleteMessage(ctx context.Context, tx ForgetTx, key memory.ChatKey, id string, now time.Time) (memory.Message, error) {
 	m, ok, err := tx.Tombstone(ctx, id)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.ForgetTx = chainTx{}
+var _ records.DeletionTx = chainTx{}
 
 func (c chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64

@@ -12,7 +12,7 @@ import (
 	"github.com/contextd/contextd/store/internal/sqlbatch"
 )
 
-var _ records.ForgetTx = (*chainTx)(nil)
+var _ records.DeletionTx = (*chainTx)(nil)
 
 func (c *chainTx) LastEpisodeTo(ctx context.Context) (int64, error) {
 	var lastTo int64

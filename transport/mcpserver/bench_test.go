@@ -14,7 +14,7 @@ import (
 
 // BenchmarkGetContext compares get_context over MCP with POST /v1/context
 // on the same chat and server, reporting p50 and p99 of each (go test
-// -bench GetContext -benchtime 2000x ./api/mcpserver).
+// -bench GetContext -benchtime 2000x ./transport/mcpserver).
 func BenchmarkGetContext(b *testing.B) {
 	url := newServer(b, nil, false)
 	s := connect(b, url, "")

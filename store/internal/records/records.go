@@ -168,9 +168,9 @@ func replaceFacts(ctx context.Context, tx FactTx, chat memory.Chat, ep memory.Ep
 	return tx.Unpoint(ctx, slices.Sorted(maps.Keys(old)))
 }
 
-// ForgetTx is the raw operations deleting one message needs beyond
+// DeletionTx is the raw operations deleting one message needs beyond
 // FactTx.
-type ForgetTx interface {
+type DeletionTx interface {
 	FactTx
 	// Tombstone empties the live message id (content, name, metadata),
 	// marks it deleted and unindexed, and returns it (ok false: no live
@@ -186,7 +186,7 @@ type ForgetTx interface {
 
 // DeleteMessage tombstones the chat's message id and marks what was
 // derived from it (see memory.MessageDeleter.DeleteMessage), in tx.
-func DeleteMessage(ctx context.Context, tx ForgetTx, key memory.ChatKey, id string, now time.Time) (memory.Message, error) {
+func DeleteMessage(ctx context.Context, tx DeletionTx, key memory.ChatKey, id string, now time.Time) (memory.Message, error) {
 	m, ok, err := tx.Tombstone(ctx, id)
 	if err != nil {
 		return m, fmt.Errorf("tombstone: %w", err)
@@ -200,7 +200,7 @@ func DeleteMessage(ctx context.Context, tx ForgetTx, key memory.ChatKey, id stri
 
 // markDerived deletes the facts citing seq and marks the rest of what was
 // derived from it: its episode, the chat's summary, the forget work.
-func markDerived(ctx context.Context, tx ForgetTx, seq int64, now time.Time) error {
+func markDerived(ctx context.Context, tx DeletionTx, seq int64, now time.Time) error {
 	gone, err := tx.DeleteCitingFacts(ctx, seq)
 	if err != nil {
 		return fmt.Errorf("delete facts: %w", err)

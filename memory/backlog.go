@@ -90,8 +90,8 @@ type Backlogs interface {
 	//     since its turns were read), or that is another chat now (erased
 	//     and created again under its id: Created differs), is skipped and
 	//     returned in gone: the caller must take the chat id's points back
-	//     out, and the new chat's turns are unindexed again, to be indexed
-	//     anew.
+	//     out, and the new chat's turns, episodes and facts are unindexed
+	//     again, to be indexed anew.
 	//   - IndexEpisodes, IndexFacts: the mark's IDs are in the index (ids
 	//     the chat does not hold are ignored). Created is not checked; a
 	//     chat that does not exist is skipped and returned in gone (the

@@ -108,7 +108,8 @@ func (s *Store) Done(ctx context.Context, kind memory.WorkKind, marks []memory.M
 // turn has. A live turn is marked only while it is not deleted, a
 // tombstone only as one; a chat whose created_at is not the mark's is
 // another chat (erased and created again under its id): it is gone, and
-// its turns are unindexed again.
+// its turns, episodes and facts are unindexed again (the caller takes the
+// id's points out).
 func (s *Store) markTurns(ctx context.Context, marks []memory.Mark) ([]memory.ChatKey, error) {
 	var (
 		tenants, chats []string
@@ -140,7 +141,13 @@ func (s *Store) markTurns(ctx context.Context, marks []memory.Mark) ([]memory.Ch
 				AND m.chat = c.id AND m.seq = u.seq AND NOT m.indexed AND m.deleted = u.forgotten),
 		reborn AS (UPDATE messages m SET indexed = false FROM chats c, u
 			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND u.created IS NOT NULL AND c.created_at <> u.created
-				AND m.chat = c.id AND m.indexed)
+				AND m.chat = c.id AND m.indexed),
+		reborn_episodes AS (UPDATE episodes e SET indexed = false FROM chats c, u
+			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND u.created IS NOT NULL AND c.created_at <> u.created
+				AND e.chat = c.id AND e.indexed),
+		reborn_facts AS (UPDATE facts f SET indexed = false FROM chats c, u
+			WHERE c.tenant = u.tenant AND c.chat_id = u.chat_id AND u.created IS NOT NULL AND c.created_at <> u.created
+				AND f.chat = c.id AND f.indexed)
 		SELECT DISTINCT u.tenant, u.chat_id FROM u
 		WHERE NOT EXISTS (SELECT 1 FROM same WHERE same.tenant = u.tenant AND same.chat_id = u.chat_id)`,
 		tenants, chats, seqs, forgotten, created)

@@ -142,8 +142,9 @@ func (s *Store) markTurns(ctx context.Context, tx *sql.Tx, marks []memory.Mark, 
 			return err
 		case !m.Created.IsZero() && at != micros(m.Created):
 			// Another chat under the same id: the caller wipes the id's
-			// points, so this chat's turns are indexed anew.
-			if _, err := unindex.ExecContext(ctx, pk); err != nil {
+			// points, so this chat's turns, episodes and facts are
+			// indexed anew.
+			if err := s.unindexChat(ctx, tx, unindex, pk); err != nil {
 				return err
 			}
 			*gone = append(*gone, m.Chat)
@@ -159,6 +160,16 @@ func (s *Store) markTurns(ctx context.Context, tx *sql.Tx, marks []memory.Mark, 
 			if _, err := mark.ExecContext(ctx, pk, set.deleted, seqsJSON(set.seqs)); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// unindexChat marks every turn, episode and fact of the chat unindexed.
+func (s *Store) unindexChat(ctx context.Context, tx *sql.Tx, turns *sql.Stmt, pk int64) error {
+	for _, st := range []*sql.Stmt{turns, tx.StmtContext(ctx, s.ws.unindexChatEpisodes), tx.StmtContext(ctx, s.ws.unindexChatFacts)} {
+		if _, err := st.ExecContext(ctx, pk); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -86,6 +86,9 @@ type writeStmts struct {
 	existing, insertMsg                   *sql.Stmt
 	headID, insertSummary, moveCursor     *sql.Stmt
 	markIndexed, chatCreated, unindexChat *sql.Stmt
+	// unindexChatItems: a re-created chat's episodes and facts (the
+	// indexer takes the chat id's points out).
+	unindexChatEpisodes, unindexChatFacts *sql.Stmt
 	tryLease, releaseLease, deleteChat    *sql.Stmt
 	renewLease                            *sql.Stmt
 }
@@ -114,6 +117,8 @@ func (w *writeStmts) list() []stmtSQL {
 			WHERE chat = ? AND indexed = 0 AND deleted = ? AND seq IN (SELECT value FROM json_each(?))`},
 		{&w.chatCreated, `SELECT id, created_at FROM chats WHERE tenant = ? AND chat_id = ?`},
 		{&w.unindexChat, `UPDATE messages SET indexed = 0 WHERE chat = ? AND indexed = 1`},
+		{&w.unindexChatEpisodes, `UPDATE episodes SET indexed = 0 WHERE chat = ? AND indexed = 1`},
+		{&w.unindexChatFacts, `UPDATE facts SET indexed = 0 WHERE chat = ? AND indexed = 1`},
 		{&w.tryLease, `INSERT INTO leases (chat, kind, owner, expires_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (chat, kind) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 			WHERE leases.expires_at <= ?`},

@@ -1353,7 +1353,8 @@ func BenchmarkAppendParallel(b *testing.B, open func(b *testing.B) memory.Backen
 // testMarkIndexedRaces: what the indexer read may change before it marks.
 // A turn deleted meanwhile stays in the backlog (as a tombstone, whose
 // points the indexer then takes out); a chat erased and created again
-// under its id is gone, and the new chat's turns are indexed anew.
+// under its id is gone, and the new chat's turns, episodes and facts are
+// indexed anew (the indexer takes the id's points out).
 func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
 	ctx := ctxT(t)
 	k := key("t1", "racy")
@@ -1389,6 +1390,17 @@ func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
 	if _, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Seqs: []int64{1}}}); err != nil { // the new chat's own indexer pass
 		t.Fatal(err)
 	}
+	// The new chat's episode and fact, indexed in that pass too.
+	eps, err := s.CloseEpisodes(ctx, k, 0, []memory.Episode{withFacts(episode(1, 2), fact("the new chat's fact", 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doneIDs(ctx, s, memory.IndexEpisodes, k, []string{eps[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := doneIDs(ctx, s, memory.IndexFacts, k, []string{eps[0].Facts[0].ID}); err != nil {
+		t.Fatal(err)
+	}
 	gone, err := s.Done(ctx, memory.IndexTurns, []memory.Mark{{Chat: k, Created: read.CreatedAt, Seqs: []int64{1, 3}}})
 	if err != nil {
 		t.Fatal(err)
@@ -1398,5 +1410,12 @@ func testMarkIndexedRaces(t *testing.T, s memory.Backend) {
 	}
 	if um, _ := s.UnindexedMessages(ctx, k, 0); !reflect.DeepEqual(seqsOf(um), []int64{1, 2}) {
 		t.Errorf("the new chat's turns unindexed = %v, want [1 2] (its points went with the id's)", seqsOf(um))
+	}
+	// Its episodes' and facts' points went with the id's too.
+	if ue, _ := s.UnindexedEpisodes(ctx, k, 0); len(ue) != 1 {
+		t.Errorf("the new chat's episodes unindexed = %d, want 1 (its points went with the id's)", len(ue))
+	}
+	if uf, _ := s.UnindexedFacts(ctx, k, 0); len(uf) != 1 {
+		t.Errorf("the new chat's facts unindexed = %d, want 1 (its points went with the id's)", len(uf))
 	}
 }

@@ -312,15 +312,7 @@ func (cl *Closer) withTail(chat memory.Chat, base memory.Summary, turns []memory
 	if ok && cached.created.Equal(chat.CreatedAt) && cached.from == lastTo && cached.to <= covered {
 		prev, from = &cached.sum, cached.to
 	}
-	var tail []memory.Message
-	for _, t := range turns {
-		if t.Seq > from && t.Seq <= covered {
-			tail = append(tail, t)
-		}
-	}
-	if cl.Prepare != nil && len(tail) > 0 {
-		tail = cl.Prepare(chat.Agent, tail)
-	}
+	tail := cl.tailTurns(chat, turns, from, covered)
 	sum := memory.Summary{}
 	if prev != nil {
 		sum = prev.Clone()

@@ -344,20 +344,22 @@ func topics(terms *termStats) []string {
 		}
 		return a.bigram && !b.bigram
 	}
+	// bestTopics keeps the topicsPerBatch best, ties to the earlier.
+	bestTopics := func(cs []cand) []cand {
+		sort.Slice(cs, func(i, j int) bool {
+			if cs[i].score != cs[j].score {
+				return cs[i].score > cs[j].score
+			}
+			return earlier(cs[i], cs[j])
+		})
+		return cs[:min(len(cs), topicsPerBatch)]
+	}
 	for bg, i := range terms.at {
 		if t := terms.terms[i]; t.bigram >= 2 {
 			cs = append(cs, cand{bg, 2 * t.weight, t.first, true})
 		}
 	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].score != cs[j].score {
-			return cs[i].score > cs[j].score
-		}
-		return earlier(cs[i], cs[j])
-	})
-	if len(cs) > topicsPerBatch {
-		cs = cs[:topicsPerBatch]
-	}
+	cs = bestTopics(cs)
 	for _, c := range cs {
 		for _, w := range strings.Fields(c.term) {
 			// A word seen mostly inside the bigram is not a topic of its own.
@@ -371,15 +373,7 @@ func topics(terms *termStats) []string {
 			cs = append(cs, cand{w, t.weight, t.first, false})
 		}
 	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].score != cs[j].score {
-			return cs[i].score > cs[j].score
-		}
-		return earlier(cs[i], cs[j])
-	})
-	if len(cs) > topicsPerBatch {
-		cs = cs[:topicsPerBatch]
-	}
+	cs = bestTopics(cs)
 	// Emit in order of first appearance so the list reads naturally.
 	sort.SliceStable(cs, func(i, j int) bool { return earlier(cs[i], cs[j]) })
 	out := make([]string, len(cs))

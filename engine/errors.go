@@ -19,13 +19,12 @@ type Error struct {
 type Kind int
 
 const (
-	KindInvalid        Kind = iota + 1 // 400/422: the request is wrong
-	KindNotFound                       // 404
-	KindTooLarge                       // 413
-	KindConflict                       // 409
-	KindUnavailable                    // 503: a backend is down; retry
-	KindNotImplemented                 // 501
-	KindFull                           // 503: the store's disk is full; retry later
+	KindInvalid     Kind = iota + 1 // 400/422: the request is wrong
+	KindNotFound                    // 404
+	KindTooLarge                    // 413
+	KindConflict                    // 409
+	KindUnavailable                 // 503: a backend is down; retry
+	KindFull                        // 503: the store's disk is full; retry later
 )
 
 func (e *Error) Error() string {

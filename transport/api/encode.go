@@ -330,8 +330,6 @@ func toAPIError(err error) *apiError {
 		case engine.KindUnavailable:
 			out.status = http.StatusServiceUnavailable
 			out.retryAfter = 1
-		case engine.KindNotImplemented:
-			out.status = http.StatusNotImplemented
 		case engine.KindFull:
 			// Space comes back with an operator, not in a second: a
 			// client retrying every second would only add load.

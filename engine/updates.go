@@ -6,10 +6,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
+	"github.com/contextd/contextd/rag"
 )
 
 // Current values. A retrieved turn may state what a later turn changed
@@ -21,11 +23,12 @@ import (
 // such update: "(earlier; updated Thu 5 Oct 2026, turn 34: I moved from
 // Berlin to Munich.)".
 
-// chatUpdate is one turn's update sentence.
+// chatUpdate is one turn's update sentence, and what its mark quotes.
 type chatUpdate struct {
-	seq int64
-	at  time.Time
-	u   facts.Update
+	seq   int64
+	at    time.Time
+	u     facts.Update
+	quote string
 }
 
 // updateCache keeps each hot chat's updates, valid while the chat's
@@ -83,7 +86,7 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 		}
 		for _, m := range msgs {
 			if u, ok := facts.DetectUpdate(m.Content); ok {
-				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u})
+				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence)})
 			}
 		}
 		e.upTo = msgs[len(msgs)-1].Seq
@@ -225,15 +228,36 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
+// updateQuote is what a mark quotes of the updating turn: the whole turn
+// while it is short (a turn is shown whole or not at all: "ok no gin, we
+// get her herbs then. basil n mint?" cut after its first sentence loses
+// the new value), else its update sentence, marked as an excerpt where the
+// turn goes on around it.
+func updateQuote(content, sentence string) string {
+	// One line: a mark is a parenthesis under a turn, not a turn.
+	content = strings.Join(strings.Fields(content), " ")
+	if utf8.RuneCountInString(content) <= updateMarkChars {
+		return content
+	}
+	i := strings.Index(content, sentence)
+	tail := i < 0 || i+len(sentence) < len(content)
+	if r := []rune(sentence); len(r) > updateMarkChars {
+		sentence, tail = string(r[:updateMarkChars]), true
+	}
+	if i != 0 {
+		sentence = rag.Elision + " " + sentence
+	}
+	if tail {
+		sentence += " " + rag.Elision
+	}
+	return sentence
+}
+
 // updateMark is the line shown under a turn an update changed.
 func updateMark(c chatUpdate) string {
-	sentence := c.u.Sentence
-	if r := []rune(sentence); len(r) > updateMarkChars {
-		sentence = string(r[:updateMarkChars]) + "…"
-	}
 	when := ""
 	if !c.at.IsZero() {
 		when = c.at.UTC().Format("Mon 2 Jan 2006") + ", "
 	}
-	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + sentence + ")"
+	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + c.quote + ")"
 }

@@ -112,3 +112,27 @@ func TestUpdatesMatch(t *testing.T) {
 		}
 	}
 }
+
+// A mark quotes a short updating turn whole (the new value may be in the
+// sentence after the update's), a long one by its update sentence with
+// elision marks where the turn goes on, on one line either way.
+func TestUpdateQuote(t *testing.T) {
+	long := strings.Repeat("Some context about the trip that goes on for a while. ", 5)
+	for _, c := range []struct{ name, content, want string }{
+		{"short turn whole", "and ok no gin, we get her herbs then. basil n mint?", "and ok no gin, we get her herbs then. basil n mint?"},
+		{"one line", "Actually it's Postgres 15, not 13.\n\n```\nimage: cimg/postgres:15.6\n```", "Actually it's Postgres 15, not 13. ``` image: cimg/postgres:15.6 ```"},
+		{"long, sentence in the middle", long + "We moved the launch to 12 May instead. " + long, "[…] We moved the launch to 12 May instead. […]"},
+		{"long, sentence first", "We moved the launch to 12 May instead. " + long, "We moved the launch to 12 May instead. […]"},
+		{"long, sentence last", long + "We moved the launch to 12 May instead.", "[…] We moved the launch to 12 May instead."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u, ok := facts.DetectUpdate(c.content)
+			if !ok {
+				t.Fatalf("no update detected in %q", c.content)
+			}
+			if got := updateQuote(c.content, u.Sentence); got != c.want {
+				t.Errorf("updateQuote = %q, want %q (sentence %q)", got, c.want, u.Sentence)
+			}
+		})
+	}
+}

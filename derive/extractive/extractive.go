@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,11 +63,11 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	b := analyse(req.Turns)
 
 	sum.Topics = memory.MergeList(sum.Topics, b.topics, memory.MaxListItems)
-	sum.Entities = memory.MergeEntities(withoutDates(sum.Entities), b.entities, memory.MaxListItems)
+	sum.Entities = memory.MergeEntities(withoutDetails(sum.Entities), b.entities, memory.MaxListItems)
 	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, memory.MaxListItems)
-	sum.Decisions = memory.MergeList(sum.Decisions, b.decisions, memory.MaxListItems)
+	sum.Decisions = memory.MergeList(current(sum.Decisions, decisionPrefix, b.fresh), b.decisions, memory.MaxListItems)
 	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, memory.MaxListItems)
-	sum.UserPreferences = memory.MergeList(sum.UserPreferences, b.preferences, memory.MaxListItems)
+	sum.UserPreferences = memory.MergeList(current(sum.UserPreferences, "", b.fresh), b.preferences, memory.MaxListItems)
 	sum.Narrative = memory.JoinNarrative(sum.Narrative, b.narrative)
 	narrCap := DefaultNarrativeTk
 	if req.MaxTokens > 0 {
@@ -89,12 +90,13 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	return memory.SummarizeResult{Summary: sum}, nil
 }
 
-// withoutDates drops the dates an older summary listed as entities: a
-// date is a detail of something, not a thing of its own.
-func withoutDates(es []memory.Entity) []memory.Entity {
+// withoutDetails drops the dates and quantities an older summary listed
+// as entities: they are details of something (dropTypes), not things of
+// their own.
+func withoutDetails(es []memory.Entity) []memory.Entity {
 	out := es[:0:0]
 	for _, e := range es {
-		if e.Type != TypeDate {
+		if !dropTypes[e.Type] {
 			out = append(out, e)
 		}
 	}
@@ -106,6 +108,7 @@ type batch struct {
 	topics, actions, decisions, questions, preferences []string
 	entities                                           []memory.Entity
 	narrative                                          string
+	fresh                                              []memory.Fact // the current facts behind preferences and decisions
 }
 
 // sentence is one prose sentence of a turn (code, formulas, tables,
@@ -153,7 +156,7 @@ func analyse(turns []memory.Message) batch {
 		entities: entitiesOf(sents, proper, capCount, names),
 		actions:  actionsOf(sents),
 	}
-	b.preferences, b.decisions, b.questions = factItems(readings)
+	b.preferences, b.decisions, b.questions, b.fresh = factItems(readings)
 	b.narrative = narrative(sents, terms)
 	return b
 }
@@ -210,21 +213,43 @@ func countTerms(sents []sentence, isKey func(string) bool) (terms *termStats, pr
 }
 
 // entitiesOf are the sentences' entities, in order of first appearance;
-// never a speaker.
+// never a speaker. A name said in full and in part ("Asics Novablast",
+// "the new Novablast") is one entity, listed under its fuller name.
 func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, names map[string]bool) []memory.Entity {
 	var out []memory.Entity
-	seen := map[string]bool{}
+	var keys []string
 	for i, s := range sents {
 		for _, f := range findEntities(s.text, proper[i], capCount) {
 			k := memory.EntityKey(f.ent.Name)
-			if seen[k] || names[normKey(f.ent.Name)] {
+			if names[normKey(f.ent.Name)] {
 				continue
 			}
-			seen[k] = true
+			if j := sameName(keys, k); j >= 0 {
+				if len(k) > len(keys[j]) { // the fuller name, in the first one's place
+					keys[j], out[j].Name = k, f.ent.Name
+					if out[j].Type == TypeName {
+						out[j].Type = f.ent.Type
+					}
+				}
+				continue
+			}
+			keys = append(keys, k)
 			out = append(out, f.ent)
 		}
 	}
 	return out
+}
+
+// sameName is the index of the key in keys that k is, or is a part of, or
+// that is a part of k (whole words: "ghost" is part of "brooks ghost",
+// "go" is not part of "gorilla"); -1 when none.
+func sameName(keys []string, k string) int {
+	for j, o := range keys {
+		if o == k || strings.Contains(" "+o+" ", " "+k+" ") || strings.Contains(" "+k+" ", " "+o+" ") {
+			return j
+		}
+	}
+	return -1
 }
 
 // actionsOf are the assistant's sentences that report an action taken.
@@ -239,9 +264,9 @@ func actionsOf(sents []sentence) []string {
 }
 
 // factItems are the list items drawn from the turns' facts: preferences
-// and decisions are the current facts of those kinds; open questions the
-// ones nobody answered.
-func factItems(readings []prose.Reading) (preferences, decisions, questions []string) {
+// and decisions are the current facts of those kinds (also returned, for
+// current); open questions the ones nobody answered.
+func factItems(readings []prose.Reading) (preferences, decisions, questions []string, fresh []memory.Fact) {
 	fs, open := facts.FromReadings(readings)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
@@ -252,13 +277,49 @@ func factItems(readings []prose.Reading) (preferences, decisions, questions []st
 		case memory.FactPreference, memory.FactAttribute:
 			preferences = append(preferences, f.Text)
 		case memory.FactDecision:
-			decisions = append(decisions, strings.TrimPrefix(f.Text, "Decision: "))
+			decisions = append(decisions, strings.TrimPrefix(f.Text, decisionPrefix))
+		default:
+			continue
 		}
+		fresh = append(fresh, f)
 	}
 	for _, q := range open {
 		questions = append(questions, q.Text)
 	}
-	return preferences, decisions, questions
+	return preferences, decisions, questions, fresh
+}
+
+const decisionPrefix = "Decision: "
+
+// current drops the items of an earlier summary's list that a newer fact
+// supersedes, as the facts job does for the chat's facts: "the user went
+// vegan" drawn from this batch makes "the user is vegetarian … eats
+// dairy" from an earlier one stale, and a list of current preferences
+// does not show both. prefix is what the list trimmed from its facts'
+// texts.
+func current(prev []string, prefix string, fresh []memory.Fact) []string {
+	if len(prev) == 0 || len(fresh) == 0 {
+		return prev
+	}
+	kind := memory.FactPreference
+	if prefix == decisionPrefix {
+		kind = memory.FactDecision
+	}
+	old := make([]memory.Fact, len(prev))
+	for i, item := range prev { // older than every fresh fact: no time, no seq
+		old[i] = memory.Fact{ID: "prev:" + strconv.Itoa(i), Kind: kind, Text: prefix + item}
+	}
+	gone := facts.Supersede(old, fresh)
+	if len(gone) == 0 {
+		return prev
+	}
+	out := make([]string, 0, len(prev))
+	for i, item := range prev {
+		if _, stale := gone[old[i].ID]; !stale {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // term is what the batch says of a keyword or a bigram (two keywords

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/memory"
 )
@@ -68,12 +69,15 @@ var (
 	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah
 	with at in on for from to by about during since until into over under between through of via per without within like as than
 	wow woah whoa yeah yep yup nope haha lol omg glad sounds definitely totally absolutely exactly congrats congratulations cool nice awesome amazing
-	wonderful lovely great love loving agreed agree true right indeed anyway btw same sweet dear cheers bye goodbye welcome`)
+	wonderful lovely great love loving agreed agree true right indeed anyway btw same sweet dear cheers bye goodbye welcome
+	instead maybe perhaps however actually still even only
+	mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec`)
 
 	// dropTypes are matched only to claim their span (the digits of an
 	// amount are not a quantity) and never listed as entities: an amount,
-	// a link or a date is a detail of something, not a thing of its own.
-	dropTypes = map[string]bool{TypeAmount: true, TypeURL: true, TypeDate: true}
+	// a link, a date or a quantity ("11 km", "62.8 kg") is a detail of
+	// something, not a thing of its own.
+	dropTypes = map[string]bool{TypeAmount: true, TypeURL: true, TypeDate: true, TypeQuantity: true}
 
 	// leadVerbs start a command or a report ("Book Casa Amora", "Reserved
 	// Shigetsu"): capitalised because they open the sentence, never part
@@ -129,7 +133,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(sentence, -1) {
-			if !claim(m[0], m[1]) || dropTypes[p.typ] {
+			if !claim(m[0], m[1]) || dropTypes[p.typ] || p.typ == TypeVersion && ledByNonName(sentence[m[0]:m[1]]) {
 				continue
 			}
 			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: details(m[0], m[1])}, m[0]})
@@ -156,7 +160,11 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		}
 		fields := strings.Fields(sentence[a:b])
 		name := strings.Join(fields, " ")
-		if !claim(a, b) {
+		if len(fields) == 1 && (placeWords[strings.ToLower(name)] || orgWords[strings.ToLower(name)]) {
+			continue // "Mount a tmpfs", "Bank": the kind of a name, not one
+		}
+		if utf8.RuneCountInString(strings.Trim(name, ".,")) < 2 || !claim(a, b) {
+			// One letter ("vitamin B 12", "plan B") names nothing.
 			continue
 		}
 		typ := nameType(sentence, a, b, fields)
@@ -175,6 +183,13 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// ledByNonName reports whether a version match's product word is one
+// that is never a name ("Is 3.2 safe?"): the match is no product.
+func ledByNonName(m string) bool {
+	w, _, ok := strings.Cut(m, " ")
+	return ok && nonNames[strings.ToLower(w)]
 }
 
 // leadVerb reports whether the token t opens the sentence (after words

@@ -71,9 +71,12 @@ func nameWordEnd(s string, i int) int {
 	return i
 }
 
-var nameConnectors = []string{"of", "de", "la", "van", "von", "der", "and", "&"}
+// nameConnectors join capitalised words into one name ("Bank of
+// America", "Miles & More"). Not "and": "Maren and Duarte", "Outlook and
+// Microsoft" are two names.
+var nameConnectors = []string{"of", "de", "la", "van", "von", "der", "&"}
 
-// nextNameWord matches `\s+(?:of|de|la|van|von|der|and|&)?\s*[A-Z][\p{L}&\-]*`
+// nextNameWord matches `\s+(?:of|de|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*`
 // at e and reports where it ends.
 func nextNameWord(s string, e int) (int, bool) {
 	p := e

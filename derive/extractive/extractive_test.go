@@ -438,3 +438,37 @@ func TestCodesAndDetailsWindows(t *testing.T) {
 		t.Errorf("entities %v lack the booking code", names)
 	}
 }
+
+// A running summary lists current values: a preference or decision drawn
+// from a later batch supersedes one an earlier batch listed, as the
+// facts job supersedes facts; unrelated items stay.
+func TestLaterBatchSupersedesListedItems(t *testing.T) {
+	first := summarize(t, nil, msgs(1,
+		"user", "Food: I'm vegetarian (no meat or fish, I do eat eggs and dairy).",
+		"user", "I prefer morning runs before work.",
+		"user", "We decided to run the cutover on June 15."), 0)
+	if !holds(first.UserPreferences, "vegetarian") || !holds(first.Decisions, "June 15") {
+		t.Fatalf("first batch: preferences %q, decisions %q", first.UserPreferences, first.Decisions)
+	}
+	second := summarize(t, &first, msgs(4,
+		"user", "I don't eat dairy anymore actually, I went vegan two weeks ago.",
+		"user", "We decided to run the cutover on June 22 instead."), 0)
+	if holds(second.UserPreferences, "vegetarian") {
+		t.Errorf("a superseded preference is still listed: %q", second.UserPreferences)
+	}
+	if !holds(second.UserPreferences, "vegan") || !holds(second.UserPreferences, "morning runs") {
+		t.Errorf("the current preferences are not all listed: %q", second.UserPreferences)
+	}
+	if holds(second.Decisions, "June 15") || !holds(second.Decisions, "June 22") {
+		t.Errorf("decisions %q: want June 22, not June 15", second.Decisions)
+	}
+}
+
+func holds(items []string, sub string) bool {
+	for _, it := range items {
+		if strings.Contains(it, sub) {
+			return true
+		}
+	}
+	return false
+}

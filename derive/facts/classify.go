@@ -3,6 +3,7 @@ package facts
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
@@ -277,6 +278,12 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + prose.SentenceCase(s)}, true
 		}
 		kind, text := pt.kind, s
+		if kind == memory.FactAttribute {
+			var ok bool
+			if s, ok = beforeReport(s, at[len(at)-2]); !ok {
+				continue
+			}
+		}
 		if kind == memory.FactPreference || kind == memory.FactAttribute {
 			text = aboutClause(s, at[0], at[len(at)-2])
 			if isPlan(pred) {
@@ -292,6 +299,25 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 	}
 	return candidate{}, false
 }
+
+// beforeReport cuts s where its predicate (from p) reports what someone
+// said: "my running club friend Jana told me the Munich half is crowded"
+// tells who Jana is to the speaker, and what she said is no attribute of
+// theirs. What is left must name someone or say something of them ("my
+// mom thinks I should rest" leaves "my mom": false).
+func beforeReport(s string, p int) (string, bool) {
+	m := reportVerb.FindStringIndex(s[p:])
+	if m == nil {
+		return s, true
+	}
+	pred := s[p : p+m[0]]
+	if len(lex.Words(pred)) <= 3 && !strings.ContainsFunc(pred, unicode.IsUpper) {
+		return "", false
+	}
+	return strings.TrimRight(s[:p+m[0]], ",;:-— ") + ".", true
+}
+
+var reportVerb = regexp.MustCompile(`(?i)(?:,| and| but| who)? (?:told|tells|said|says|asked|asks|thinks|thought|mentioned|recommended|suggested|texted|wrote|warned) `)
 
 // aboutClause is the clause of s that a preference or an attribute
 // matched at [a,b): "Book Casa Amora for May 3-7, I'm vegetarian." is

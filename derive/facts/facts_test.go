@@ -56,6 +56,9 @@ func TestExtract(t *testing.T) {
 		{"we live in", "user", "We live in Berlin with two cats.", memory.FactAttribute, `The user said: "We live in Berlin with two cats."`},
 		{"a plan after an attribute", "user", "We live in Berlin and we are planning a trip to Japan.", memory.FactAttribute, `The user said: "We live in Berlin."`},
 		{"a list of likes stays whole", "user", "I love hiking, swimming and reading.", memory.FactPreference, "The user loves hiking, swimming and reading."},
+		// What someone said is not who they are to the speaker.
+		{"reported speech", "user", "Also my running club friend Jana told me the Munich half is very crowded.", memory.FactAttribute, "The user's running club friend Jana."},
+		{"reported after a statement", "user", "My brother lives in Oslo and says hi.", memory.FactAttribute, "The user's brother lives in Oslo."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,6 +96,7 @@ func TestExtractRejects(t *testing.T) {
 		{"system", "system", "I prefer concise answers."},
 		{"agreed alone", "user", "Maria: Agreed, John!"},
 		{"i'll check", "user", "I'll check it out, thanks!"},
+		{"only what someone said", "user", "My mom thinks I should rest more."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -150,6 +150,17 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true // what stopped is its object: "meat"
 	}},
+	// "<subject> <verb> Y now, not X": "night shifts start on 28
+	// September now, not in October", "we leave friday now, not
+	// saturday". "now, not" is the cue, so the values need no digit.
+	{[]string{" now, not ", " now not "}, regexp.MustCompile(`^(.*?) now,? not (?:on |at |in |the |to |from |until )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := nowNotLeft(m[1])
+		old := value(m[2])
+		if len(nw) == 0 || len(old) == 0 {
+			return Update{}, false
+		}
+		return Update{Subject: subj, New: nw, Old: old}, true
+	}},
 	// A correction of one number by another, without "actually": "it's
 	// 5k, not 3k", "wait no, it's room 204 not 240", "its the 27th not the
 	// 28th", "it's 8:30 now, not 8". Both values must hold a digit: "it's
@@ -200,6 +211,26 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+}
+
+// nowNotLeft reads what comes before "now, not": the new value is what
+// follows its last preposition ("night shifts start on | 28 september"),
+// else its last word ("we leave | friday"); the subject is the thing
+// before it, when it names a thing (thingWords: not "we").
+func nowNotLeft(left string) (subject, nw []string) {
+	if i := strings.LastIndex(left, ", "); i >= 0 {
+		left = left[i+2:] // the clause it is in
+	}
+	for _, prep := range []string{" on ", " at ", " in ", " to ", " from ", " until "} {
+		if i := strings.LastIndex(left, prep); i >= 0 && len(strings.Fields(left[i+len(prep):])) <= 4 {
+			return thingWords(left[:i]), value(left[i+len(prep):])
+		}
+	}
+	ws := strings.Fields(left)
+	if len(ws) < 2 {
+		return nil, nil
+	}
+	return thingWords(strings.Join(ws[:len(ws)-1], " ")), value(ws[len(ws)-1])
 }
 
 // thingWords are the subject's words when it names a thing that changed;

@@ -33,6 +33,9 @@ func TestDetectUpdate(t *testing.T) {
 		{"Actually it's Munich, not Berlin.", true, "", "berlin", "munich"},
 		{"Actually, the meeting is on Tuesday, not Monday.", true, "meeting", "monday", "tuesday"},
 		{"Oh, and we upgraded the API from v1 to v2 yesterday.", true, "api", "v1", "v2"},
+		// "Y now, not X": the cue says it, digits or not.
+		{"Saturday 10 km went great. Night shifts start on 28 September now, not in October, they moved it forward a week.", true, "night|shifts|start", "october", "28 september"},
+		{"we leave friday now, not saturday", true, "leave", "saturday", "friday"},
 		// Corrections of one number by another, without "actually".
 		{"Correction: the budget is 5k, not 3k.", true, "budget", "3k", "5k"},
 		{"wait no, it's room 204 not 240", true, "", "240", "room 204"},

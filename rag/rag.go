@@ -149,11 +149,16 @@ func (q Query) Candidates() int {
 
 // Hit is one fused result. Score is the RRF score (sum of 1/(k+rank) over
 // the sides that ranked the point, k = RRFK); DenseScore is the cosine
-// similarity when the dense side ranked it (else 0).
+// similarity when the dense side ranked it (else 0); SparseScore is the
+// lexical side's score when it ranked it (else 0): BM25 in the embedded
+// index, the sparse dot product in Qdrant. The fused rank says which
+// candidates; the sides' scores say by how much (comparable within one
+// query only).
 type Hit struct {
-	Point      // vectors left empty
-	Score      float32
-	DenseScore float32
+	Point       // vectors left empty
+	Score       float32
+	DenseScore  float32
+	SparseScore float32
 	// Terms, when not nil, are a turn hit's sparse term ids (its sparse
 	// vector's indices, sorted and unique): an index that holds them in
 	// memory hands them over, so the retriever need not re-tokenise the

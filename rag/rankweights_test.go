@@ -45,7 +45,7 @@ func TestRankDiscountsSplitTurns(t *testing.T) {
 		{Point: Point{Tenant: "t", ChatID: "c", Seq: 9, Content: "another short turn"}, Score: 1 / float32(RRFK+3)},
 	}
 	var r Retriever
-	got, _ := r.rank(hits, 3, nil, true)
+	got, _ := r.rank(hits, 3, nil, rankOpts{adjacent: true})
 	var seqs []int64
 	for _, h := range got {
 		seqs = append(seqs, h.Seq)
@@ -81,13 +81,13 @@ func TestRankAddsAdjacentScores(t *testing.T) {
 	for _, h := range hits {
 		own[h.ChatID+"/"+strconv.FormatInt(h.Seq, 10)] = h.Score
 	}
-	plain, _ := r.rank(slices.Clone(hits), len(hits), nil, false)
+	plain, _ := r.rank(slices.Clone(hits), len(hits), nil, rankOpts{})
 	for _, h := range plain {
 		if k := h.ChatID + "/" + strconv.FormatInt(h.Seq, 10); h.Score != own[k] {
 			t.Fatalf("without adjacent scores, %s scores %v, want its own %v", k, h.Score, own[k])
 		}
 	}
-	got, _ := r.rank(hits, len(hits), nil, true)
+	got, _ := r.rank(hits, len(hits), nil, rankOpts{adjacent: true})
 	want := map[string]float32{
 		"c/10": score(1), "c/20": score(2) + AdjacentTurnWeight*score(5), "c/30": score(3), "c/31": score(4),
 		"c/21": score(5) + AdjacentTurnWeight*score(2), "other/11": score(6),
@@ -102,5 +102,44 @@ func TestRankAddsAdjacentScores(t *testing.T) {
 	}
 	if got[0].Seq != 20 || got[1].Seq != 21 || got[2].Seq != 10 {
 		t.Fatalf("first three %d, %d, %d; want the exchange (20, 21) before the lone turn (10)", got[0].Seq, got[1].Seq, got[2].Seq)
+	}
+}
+
+// A context's hits score by how well they matched, each side relative to
+// its best: a turn holding every rare query word outscores one holding a
+// common word by its BM25 margin, not by the 1/(60+rank) step that
+// separates neighbouring ranks. Search keeps the fused scores, and hits
+// from an index reporting no side scores keep theirs.
+func TestRelevanceScoresByMatch(t *testing.T) {
+	hits := func() []Hit {
+		return []Hit{
+			{Point: Point{Tenant: "t", ChatID: "c", Seq: 1, Content: "the log"}, Score: 1 / float32(RRFK+1), SparseScore: 12},
+			{Point: Point{Tenant: "t", ChatID: "c", Seq: 3, Content: "ok"}, Score: 1 / float32(RRFK+2), SparseScore: 3},
+			{Point: Point{Tenant: "t", ChatID: "c", Seq: 5, Content: "both"}, Score: 2 / float32(RRFK+3), SparseScore: 6, DenseScore: 0.8},
+			{Point: Point{Tenant: "t", ChatID: "c", Seq: 7, Content: "dense"}, Score: 1 / float32(RRFK+4), DenseScore: 0.4},
+		}
+	}
+	var r Retriever
+	got, _ := r.rank(hits(), 4, nil, rankOpts{relevance: true})
+	want := map[int64]float32{1: 1, 3: 0.25, 5: 0.5 + 1, 7: 0.5}
+	for _, h := range got {
+		if math.Abs(float64(h.Score-want[h.Seq])) > 1e-6 {
+			t.Errorf("seq %d: score %v, want %v", h.Seq, h.Score, want[h.Seq])
+		}
+	}
+	fused := map[int64]float32{}
+	for _, h := range hits() {
+		fused[h.Seq] = h.Score
+	}
+	plain, _ := r.rank(hits(), 4, nil, rankOpts{})
+	bare := hits()
+	for i := range bare {
+		bare[i].SparseScore, bare[i].DenseScore = 0, 0
+	}
+	kept, _ := r.rank(bare, 4, nil, rankOpts{relevance: true})
+	for _, h := range append(plain, kept...) {
+		if h.Score != fused[h.Seq] {
+			t.Errorf("seq %d: score %v, want the fused %v (search, or no side scores)", h.Seq, h.Score, fused[h.Seq])
+		}
 	}
 }

@@ -55,7 +55,9 @@ const (
 	// query, where fused scores lie within 2/(RRFK+1)..2/(RRFK+30): 0.8
 	// puts a superseded fact ranked first below its current fact ranked
 	// up to about tenth, and keeps it above hits only one side found (a
-	// superseded fact stays findable: "what did I say before?").
+	// superseded fact stays findable: "what did I say before?"). Scored by
+	// relevance (a context), it is also kept under the current facts
+	// found in its chat (belowCurrentFacts).
 	SupersededFactWeight = 0.8
 	// MaxPassagesPerTurn is how many matching passages of one long turn a
 	// hit carries (the best ones, shown in content order). One: a second
@@ -223,13 +225,14 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	excluded := func(chat string, seq int64) bool {
 		return req.ExcludeFromSeq > 0 && chat == req.ChatID && seq >= req.ExcludeFromSeq
 	}
-	// Hits shown with their neighbours rank by their exchange too.
-	adjacent := req.Neighbors > 0 && r.Store != nil
+	// Hits shown with their neighbours rank by their exchange too; hits
+	// packed into a context rank by how well they matched.
+	o := rankOpts{adjacent: req.Neighbors > 0 && r.Store != nil, relevance: true}
 	q, err := r.encode(ctx, req.Query)
 	if err != nil {
 		return nil, err
 	}
-	hits, complete, err := r.search(ctx, f, q, k, req.Threshold, excluded, adjacent)
+	hits, complete, err := r.search(ctx, f, q, k, req.Threshold, excluded, o)
 	if err != nil || len(hits) == 0 {
 		return hits, err
 	}
@@ -285,7 +288,7 @@ func (r *Retriever) Search(ctx context.Context, req SearchRequest) ([]Turn, erro
 	if err != nil {
 		return nil, err
 	}
-	hits, _, err := r.search(ctx, f, q, k, req.Threshold, nil, false)
+	hits, _, err := r.search(ctx, f, q, k, req.Threshold, nil, rankOpts{})
 	return hits, err
 }
 
@@ -319,7 +322,7 @@ func (r *Retriever) encode(ctx context.Context, query string) (encodedQuery, err
 // no more (Query's contract), and rank dropped none as a near-duplicate or
 // past k.
 func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int, threshold float32,
-	excluded func(string, int64) bool, adjacent bool) (_ []Turn, complete bool, _ error) {
+	excluded func(string, int64) bool, o rankOpts) (_ []Turn, complete bool, _ error) {
 	if q.empty {
 		return nil, true, nil
 	}
@@ -336,7 +339,7 @@ func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int,
 		if err != nil {
 			return nil, false, fmt.Errorf("%w: %w", ErrIndexUnavailable, err)
 		}
-		out, dropped := r.rank(hits, k, excluded, adjacent)
+		out, dropped := r.rank(hits, k, excluded, o)
 		if len(out) == k || len(hits) < limit || attempt == 3 {
 			return out, len(hits) < limit && dropped == 0, nil
 		}
@@ -349,7 +352,10 @@ func (r *Retriever) search(ctx context.Context, f Filter, q encodedQuery, k int,
 // turns dropped, a long turn's passages grouped into one hit, superseded
 // facts and split turns discounted, adjacent hits' scores added (when
 // adjacent), near-duplicates of better hits dropped.
-func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, adjacent bool) (_ []Turn, dropped int) {
+func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, o rankOpts) (_ []Turn, dropped int) {
+	if o.relevance {
+		relevance(hits)
+	}
 	out := make([]Turn, 0, len(hits))
 	grouped := map[turnRef]int{} // a long turn's index in out
 	for _, h := range hits {
@@ -379,7 +385,10 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 			out[i].Content = joinPassages(out[i].Passages, out[i].TurnBytes)
 		}
 	}
-	if adjacent {
+	if o.relevance {
+		belowCurrentFacts(out)
+	}
+	if o.adjacent {
 		addAdjacentScores(out)
 	}
 	bigsort.Stable(out, func(a, b *Turn) int { return cmp.Compare(b.Score, a.Score) })
@@ -389,6 +398,58 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, a
 	}
 	kept := r.dropNearDuplicates(tenant, out, k)
 	return kept, len(out) - len(kept)
+}
+
+// rankOpts say how rank scores: adjacent adds the neighbouring hits'
+// scores (addAdjacentScores); relevance scores hits by how well they
+// matched rather than where they ranked (relevance).
+type rankOpts struct{ adjacent, relevance bool }
+
+// relevance scores each hit by how well it matched: each side's own score
+// (rag.Hit) relative to that side's best among the hits, summed over the
+// sides. The fused rank chose the candidates, but its 1/(60+rank) is
+// nearly flat (the 40th hit keeps 0.6 of the first's score, whatever
+// their words), and a context packed by relevance per token then takes
+// "ok do the second one" before the log line that answers. Hits from an
+// index that reports no side scores keep their fused score.
+func relevance(hits []Hit) {
+	var bestDense, bestSparse float32
+	for _, h := range hits {
+		bestDense, bestSparse = max(bestDense, h.DenseScore), max(bestSparse, h.SparseScore)
+	}
+	if bestDense <= 0 && bestSparse <= 0 {
+		return
+	}
+	for i, h := range hits {
+		var s float32
+		if bestDense > 0 {
+			s += max(h.DenseScore, 0) / bestDense
+		}
+		if bestSparse > 0 {
+			s += max(h.SparseScore, 0) / bestSparse
+		}
+		hits[i].Score = s
+	}
+}
+
+// belowCurrentFacts keeps a superseded fact under the current facts the
+// query found in its chat (SupersededFactWeight times the best one's
+// score, at most): scored by how well it matched, "the user lives in
+// Berlin" matches "do I live in Berlin?" better than "the user moved to
+// Munich" does, yet the current fact is the answer, and the old one only
+// its history.
+func belowCurrentFacts(ts []Turn) {
+	best := map[string]float32{}
+	for _, t := range ts {
+		if t.Fact != nil && !t.Fact.Superseded {
+			best[t.ChatID] = max(best[t.ChatID], t.Score)
+		}
+	}
+	for i, t := range ts {
+		if b, ok := best[t.ChatID]; ok && t.Fact != nil && t.Fact.Superseded {
+			ts[i].Score = min(t.Score, SupersededFactWeight*b)
+		}
+	}
 }
 
 // addAdjacentScores adds to each turn AdjacentTurnWeight times the scores
@@ -631,7 +692,7 @@ func (r *Retriever) drill(ctx context.Context, f Filter, q encodedQuery, req Req
 		}
 		g := f
 		g.ChatIDs, g.Kinds, g.FromSeq, g.ToSeq = []string{ep.ChatID}, []string{memory.KindTurn}, ep.Episode.FromSeq, ep.Episode.ToSeq
-		turns, _, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, false)
+		turns, _, err := r.search(ctx, g, q, drillTurns, req.Threshold, excluded, rankOpts{})
 		if err != nil {
 			return nil, err
 		}

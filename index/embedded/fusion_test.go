@@ -30,10 +30,10 @@ func TestFusionOneChatMatchesMap(t *testing.T) {
 		}
 		for _, f := range []*fusion{one, m} {
 			for i, s := range dense {
-				f.add(s.ref, 1/float32(60+i+1), s.score)
+				f.add(s.ref, 1/float32(60+i+1), s.score, 0)
 			}
 			for i, s := range sparse {
-				f.add(s.ref, 1/float32(60+i+1), 0)
+				f.add(s.ref, 1/float32(60+i+1), 0, s.score)
 			}
 		}
 		got, calls := map[ref]fusedScore{}, 0

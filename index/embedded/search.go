@@ -446,9 +446,10 @@ type hitKey struct {
 	split bool
 }
 
-// fusedScore is a candidate's RRF score over both lists and its cosine
-// similarity (0 when only the sparse side ranked it).
-type fusedScore struct{ rrf, cos float32 }
+// fusedScore is a candidate's RRF score over both lists, its cosine
+// similarity (0 when only the sparse side ranked it) and its BM25 score
+// (0 when only the dense side did).
+type fusedScore struct{ rrf, cos, sp float32 }
 
 // fusion accumulates the candidates' fused scores: in a slice by slot when
 // every candidate is of one chat (a chat-scoped query, the common case: no
@@ -478,14 +479,12 @@ func newFusion(dense, sparse []scored) *fusion {
 	return &fusion{one: one, slots: make([]fusedScore, len(one.seqs)), seen: make([]int32, 0, n)}
 }
 
-// add adds rrf to r's score; cos, when not 0, is its dense similarity.
-func (f *fusion) add(r ref, rrf, cos float32) {
+// add adds rrf to r's score; cos and sp, when not 0, are its dense
+// similarity and its BM25 score.
+func (f *fusion) add(r ref, rrf, cos, sp float32) {
 	if f.one == nil {
 		a := f.m[r]
-		a.rrf += rrf
-		if cos != 0 {
-			a.cos = cos
-		}
+		a.merge(rrf, cos, sp)
 		f.m[r] = a
 		return
 	}
@@ -493,9 +492,16 @@ func (f *fusion) add(r ref, rrf, cos float32) {
 	if a.rrf == 0 {
 		f.seen = append(f.seen, r.slot)
 	}
+	a.merge(rrf, cos, sp)
+}
+
+func (a *fusedScore) merge(rrf, cos, sp float32) {
 	a.rrf += rrf
 	if cos != 0 {
 		a.cos = cos
+	}
+	if sp != 0 {
+		a.sp = sp
 	}
 }
 
@@ -523,10 +529,10 @@ func (f *fusion) each(fn func(ref, fusedScore)) {
 func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked {
 	fz := newFusion(dense, sparse)
 	for r, s := range dense {
-		fz.add(s.ref, 1/float32(rag.RRFK+r+1), s.score)
+		fz.add(s.ref, 1/float32(rag.RRFK+r+1), s.score, 0)
 	}
 	for r, s := range sparse {
-		fz.add(s.ref, 1/float32(rag.RRFK+r+1), 0)
+		fz.add(s.ref, 1/float32(rag.RRFK+r+1), 0, s.score)
 	}
 	top := newTopK(limit, len(dense)+len(sparse))
 	fz.each(func(r ref, a fusedScore) { top.push(scored{r, a.rrf}) })
@@ -545,7 +551,9 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 		c, slot := s.c, int(s.slot)
 		f, k := &r.hits[i], &r.keys[i]
 		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: fz.get(s.ref).cos}
+			Agent: ix.labels.str(c.agents[slot])}, Score: s.score}
+		fs := fz.get(s.ref)
+		f.DenseScore, f.SparseScore = fs.cos, fs.sp
 		k.key = c.seqs[slot]
 		switch keyKind(k.key) {
 		case kindTurn:

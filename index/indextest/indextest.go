@@ -45,6 +45,7 @@ func Run(t *testing.T, newIndex func(t *testing.T, dim int) rag.Index) {
 	t.Run("ScoreThreshold", func(t *testing.T) { testThreshold(t, open(t)) })
 	t.Run("Limit", func(t *testing.T) { testLimit(t, open(t)) })
 	t.Run("RRFOrder", func(t *testing.T) { testRRF(t, open(t)) })
+	t.Run("SideScores", func(t *testing.T) { testSideScores(t, open(t)) })
 	t.Run("EmptySparse", func(t *testing.T) { testEmptySparse(t, open(t)) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open(t)) })
 	runEpisodes(t, open)
@@ -391,6 +392,40 @@ func testThreshold(t *testing.T, ix rag.Index) {
 	hits = query(t, ix, q)
 	if len(hits) != 4 {
 		t.Errorf("no threshold: got %d hits, want 4: %v", len(hits), keys(hits))
+	}
+}
+
+// testSideScores: a hit carries each side's own score, 0 for a side that
+// did not rank it, and the lexical score says by how much a point
+// matched: both query terms score above one.
+func testSideScores(t *testing.T, ix rag.Index) {
+	upsert(t, ix,
+		point("t1", "u", "c", "a", 1, unit(0), sparse(11, 1)),        // dense only
+		point("t1", "u", "c", "a", 2, unit(2), sparse(77, 1)),        // one query term
+		point("t1", "u", "c", "a", 3, unit(3), sparse(77, 1, 78, 1)), // both query terms
+		point("t1", "u", "c", "a", 4, unit(4), sparse(12, 1, 13, 1)), // neither side
+		point("t1", "u", "c", "a", 5, cosVec(0.9), sparse(78, 1)),    // both sides
+	)
+	q := rag.Query{Filter: rag.Filter{Tenant: "t1"}, Dense: unit(0), Sparse: sparse(77, 1, 78, 1), Limit: 10, ScoreThreshold: 0.5}
+	got := map[int64]rag.Hit{}
+	for _, h := range query(t, ix, q) {
+		got[h.Seq] = h
+	}
+	for seq, want := range map[int64]struct{ dense, sparse bool }{1: {true, false}, 2: {false, true}, 3: {false, true}, 5: {true, true}} {
+		h, ok := got[seq]
+		if !ok {
+			t.Errorf("seq %d missing: %v", seq, got)
+			continue
+		}
+		if (h.DenseScore > 0) != want.dense || (h.SparseScore > 0) != want.sparse {
+			t.Errorf("seq %d: DenseScore %v, SparseScore %v; want dense %v, sparse %v", seq, h.DenseScore, h.SparseScore, want.dense, want.sparse)
+		}
+	}
+	if _, ok := got[4]; ok {
+		t.Errorf("a point neither side ranked was returned")
+	}
+	if got[3].SparseScore <= got[2].SparseScore {
+		t.Errorf("both query terms score %v, one term %v: want more", got[3].SparseScore, got[2].SparseScore)
 	}
 }
 

@@ -699,40 +699,7 @@ func (x *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if q.Limit <= 0 || (!hasDense && !hasSparse) {
 		return nil, nil
 	}
-	pf := uint64(q.Candidates())
-	limit := uint64(q.Limit)
-	var threshold *float32
-	if q.ScoreThreshold > 0 {
-		threshold = &q.ScoreThreshold
-	}
-	denseUsing, sparseUsing := DenseVector, SparseVector
-	var prefetches []*qc.PrefetchQuery
-	if hasDense {
-		prefetches = append(prefetches, &qc.PrefetchQuery{
-			Query: qc.NewQueryDense(q.Dense), Using: &denseUsing, Filter: f, Limit: &pf, ScoreThreshold: threshold,
-		})
-	}
-	if hasSparse {
-		prefetches = append(prefetches, &qc.PrefetchQuery{
-			Query: qc.NewQuerySparse(q.Sparse.Indices, q.Sparse.Values), Using: &sparseUsing, Filter: f, Limit: &pf,
-		})
-	}
-	k := uint32(qdrantRRFK)
-	batch := []*qc.QueryPoints{{
-		CollectionName: x.cfg.Collection,
-		Prefetch:       prefetches,
-		Query:          qc.NewQueryRRF(&qc.Rrf{K: &k}),
-		Filter:         f,
-		Limit:          &limit,
-		WithPayload:    qc.NewWithPayload(true),
-	}}
-	if hasDense {
-		batch = append(batch, &qc.QueryPoints{
-			CollectionName: x.cfg.Collection,
-			Query:          qc.NewQueryDense(q.Dense), Using: &denseUsing, Filter: f, Limit: &pf, ScoreThreshold: threshold,
-			WithPayload: qc.NewWithPayload(false),
-		})
-	}
+	batch, side := x.queryBatch(q, f)
 	var res []*qc.BatchResult
 	err = x.do(ctx, "query", func(ctx context.Context) (err error) {
 		res, err = x.client.QueryBatch(ctx, &qc.QueryBatchPoints{CollectionName: x.cfg.Collection, QueryPoints: batch})
@@ -744,21 +711,76 @@ func (x *Index) Query(ctx context.Context, q rag.Query) ([]rag.Hit, error) {
 	if len(res) != len(batch) {
 		return nil, x.wrap("query", fmt.Errorf("got %d results for a batch of %d", len(res), len(batch)))
 	}
-	denseScores := map[string]float32{}
-	if hasDense {
-		for _, sp := range res[1].GetResult() {
-			denseScores[sp.GetId().GetUuid()] = sp.GetScore()
-		}
+	return fusedHits(res, side), nil
+}
+
+// queryBatch is a query's batch: first the fused query (each side a
+// prefetch, fused by RRF), then each side again alone and without
+// payloads, for the sides' own scores (rag.Hit); side says where each
+// side's query is in the batch.
+func (x *Index) queryBatch(q rag.Query, f *qc.Filter) ([]*qc.QueryPoints, map[string]int) {
+	pf := uint64(q.Candidates())
+	limit := uint64(q.Limit)
+	var threshold *float32
+	if q.ScoreThreshold > 0 {
+		threshold = &q.ScoreThreshold
 	}
-	hits := make([]rag.Hit, 0, len(res[0].GetResult()))
-	for _, sp := range res[0].GetResult() {
-		hits = append(hits, rag.Hit{
-			Point:      fromPayload(sp.GetPayload()),
-			Score:      sp.GetScore(),
-			DenseScore: denseScores[sp.GetId().GetUuid()],
+	denseUsing, sparseUsing := DenseVector, SparseVector
+	var sides []*qc.PrefetchQuery
+	side := map[string]int{}
+	if len(q.Dense) > 0 {
+		side["dense"] = len(sides) + 1
+		sides = append(sides, &qc.PrefetchQuery{
+			Query: qc.NewQueryDense(q.Dense), Using: &denseUsing, Filter: f, Limit: &pf, ScoreThreshold: threshold,
 		})
 	}
-	return hits, nil
+	if len(q.Sparse.Indices) > 0 {
+		side["sparse"] = len(sides) + 1
+		sides = append(sides, &qc.PrefetchQuery{
+			Query: qc.NewQuerySparse(q.Sparse.Indices, q.Sparse.Values), Using: &sparseUsing, Filter: f, Limit: &pf,
+		})
+	}
+	k := uint32(qdrantRRFK)
+	batch := []*qc.QueryPoints{{
+		CollectionName: x.cfg.Collection,
+		Prefetch:       sides,
+		Query:          qc.NewQueryRRF(&qc.Rrf{K: &k}),
+		Filter:         f,
+		Limit:          &limit,
+		WithPayload:    qc.NewWithPayload(true),
+	}}
+	for _, pq := range sides {
+		batch = append(batch, &qc.QueryPoints{
+			CollectionName: x.cfg.Collection, Query: pq.Query, Using: pq.Using, Filter: f, Limit: &pf,
+			ScoreThreshold: pq.ScoreThreshold, WithPayload: qc.NewWithPayload(false),
+		})
+	}
+	return batch, side
+}
+
+// fusedHits are the fused query's points, each with its sides' scores.
+func fusedHits(res []*qc.BatchResult, side map[string]int) []rag.Hit {
+	scores := func(name string) map[string]float32 {
+		out := map[string]float32{}
+		if i, ok := side[name]; ok {
+			for _, sp := range res[i].GetResult() {
+				out[sp.GetId().GetUuid()] = sp.GetScore()
+			}
+		}
+		return out
+	}
+	dense, sparse := scores("dense"), scores("sparse")
+	hits := make([]rag.Hit, 0, len(res[0].GetResult()))
+	for _, sp := range res[0].GetResult() {
+		id := sp.GetId().GetUuid()
+		hits = append(hits, rag.Hit{
+			Point:       fromPayload(sp.GetPayload()),
+			Score:       sp.GetScore(),
+			DenseScore:  dense[id],
+			SparseScore: sparse[id],
+		})
+	}
+	return hits
 }
 
 // Delete removes every point matching f and waits until it is applied.

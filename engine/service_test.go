@@ -835,6 +835,39 @@ func TestStandingTurnsFollowTheFactsJob(t *testing.T) {
 	}
 }
 
+// A diet governs a question about food most directly: there its turn is
+// offered as relevant as the best hit; elsewhere, as a standing
+// instruction is, at half of it.
+func TestDietWeighsAsTheBestHitForFood(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	s.roles.facts = s.store.(memory.FactStore)
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c1", Seq: 2, Role: "assistant", Content: "message 2", Score: 1}}}
+	if _, err := s.Append(ctx, "default", "c1", AppendInput{UserID: "u1", Messages: []InMessage{
+		{Role: "user", Content: "I'm allergic to peanuts."}, {Role: "user", Content: "Please always answer in metric units."}}}); err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, s, "c1", 3, 30, 20)
+	drawFacts(t, s)
+	for _, c := range []struct {
+		query      string
+		diet, unit float32
+	}{
+		{"any snack ideas for the hike?", 1, 0.5},
+		{"where should we have dinner tonight?", 1, 0.5},
+		{"how long is the trail?", 0.5, 0.5},
+	} {
+		p := s.newPlan(mustChat(t, s, "c1"), ContextInput{ChatID: "c1", Query: c.query, Strategy: string(StrategyRAG)})
+		got := map[int64]float32{}
+		for _, tr := range s.withStanding(ctx, p, []rag.Turn{{ChatID: "c1", Seq: 20, Content: "best hit", Score: 1}}) {
+			got[tr.Seq] = tr.Score
+		}
+		if got[1] != c.diet || got[2] != c.unit {
+			t.Errorf("%q: the allergy %v, the instruction %v; want %v, %v", c.query, got[1], got[2], c.diet, c.unit)
+		}
+	}
+}
+
 func mustChat(t *testing.T, s *Service, id string) memory.Chat {
 	t.Helper()
 	c, err := s.store.Chat(context.Background(), memory.ChatKey{Tenant: "default", ChatID: id})

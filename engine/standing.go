@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -19,8 +20,10 @@ import (
 // (facts.IsStanding, facts.IsConstraint); a context with a query offers the
 // turns that state the chat's newest maxStanding of them beside what
 // retrieval found, each as relevant as half the best hit: short, so they
-// are packed unless the budget is tiny. The turn itself is shown, the
-// user's own words.
+// are packed unless the budget is tiny. A question about food
+// (facts.IsAboutFood) is what a diet or an allergy governs most directly:
+// there a constraint is as relevant as the best hit. The turn itself is
+// shown, the user's own words.
 const (
 	maxStanding    = 8
 	standingWeight = 0.5
@@ -42,6 +45,7 @@ type standingEntry struct {
 	mark    int64
 	upTo    int64            // facts read whose first seq is <= upTo
 	turns   []memory.Message // oldest first
+	diet    map[int64]bool   // the turns stating a constraint (a diet, an allergy), by seq
 }
 
 // standingCacheChats bounds the entries (cleared when full).
@@ -55,31 +59,40 @@ func (c *standingCache) drop(key memory.ChatKey) {
 
 // get returns the turns that state chat's standing instructions, oldest
 // first.
-func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.ChatReader, chat memory.Chat) ([]memory.Message, error) {
+func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.ChatReader, chat memory.Chat) ([]memory.Message, map[int64]bool, error) {
 	key := chat.Key()
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && e.created.Equal(chat.CreatedAt) && e.mark == chat.DirtyMark && e.upTo >= chat.LastSeq {
-		return e.turns, nil
+		return e.turns, e.diet, nil
 	}
 	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
 		e = standingEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
 	}
 	more, err := fs.Facts(ctx, key, memory.FactQuery{AfterSeq: e.upTo})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var seqs []int64
+	diet := e.diet
 	for _, f := range more {
+		if facts.IsConstraint(f) && !diet[f.Seqs[0]] {
+			diet = maps.Clone(diet) // never into a map a reader holds
+			if diet == nil {
+				diet = map[int64]bool{}
+			}
+			diet[f.Seqs[0]] = true
+		}
 		if (facts.IsStanding(f) || facts.IsConstraint(f)) && (len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0]) {
 			seqs = append(seqs, f.Seqs[0])
 		}
 	}
+	e.diet = diet
 	if len(seqs) > 0 {
 		msgs, err := st.MessagesBySeq(ctx, key, seqs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		e.turns = append(slices.Clip(e.turns), msgs...) // never into a slice a reader holds
 	}
@@ -90,14 +103,14 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 	}
 	c.entries[key] = e
 	c.mu.Unlock()
-	return e.turns, nil
+	return e.turns, e.diet, nil
 }
 
 // withStanding adds to the retrieved turns (best first) the newest
 // maxStanding standing-instruction turns they lack, outside the recent
 // window. When reading them fails, the answer goes on without them.
 func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) []rag.Turn {
-	msgs, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
+	msgs, diet, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
 	if err != nil {
 		s.obs.logger.Warn("standing instructions left out", "chat", p.chat.ID, "err", err)
 		return turns
@@ -116,24 +129,28 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 	if best == 0 {
 		best = 1
 	}
+	food := facts.IsAboutFood(p.query)
 	n := 0
 	for i := len(msgs) - 1; i >= 0 && n < maxStanding; i-- {
 		m := msgs[i]
 		if m.Seq >= p.retrieveFrom {
 			continue // always shown
 		}
+		worth := best * standingWeight
+		if food && diet[m.Seq] {
+			worth = best
+		}
+		n++
 		if j, ok := have[m.Seq]; ok {
 			// Retrieved already, maybe only as a neighbour: it is worth
 			// what a standing turn is worth, at least.
-			if t := &turns[j]; t.Score < best*standingWeight || t.Neighbor {
-				t.Score, t.Neighbor = max(t.Score, best*standingWeight), false
+			if t := &turns[j]; t.Score < worth || t.Neighbor {
+				t.Score, t.Neighbor = max(t.Score, worth), false
 			}
-			n++
 			continue
 		}
-		n++
 		turns = append(turns, rag.Turn{ChatID: p.chat.ID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
-			CreatedAt: m.CreatedAt, Score: best * standingWeight})
+			CreatedAt: m.CreatedAt, Score: worth})
 	}
 	return turns
 }

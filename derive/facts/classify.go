@@ -158,6 +158,13 @@ func IsConstraint(f memory.Fact) bool {
 	return false
 }
 
+// IsAboutFood reports whether a question is about eating or drinking ("a
+// recovery snack idea?", "where should we have dinner in Hakone?"): the
+// questions a person's diet and allergies govern most directly.
+func IsAboutFood(q string) bool { return foodRe.MatchString(q) }
+
+var foodRe = regexp.MustCompile(`(?i)\b(?:eat|eats|eating|ate|food|foods|snack|snacks|meal|meals|breakfast|brunch|lunch|dinner|supper|dessert|recipe|recipes|cook|cooking|bake|baking|restaurant|restaurants|cafe|café|menu|dish|dishes|drink|drinks|grocery|groceries|ingredient|ingredients|cuisine|kaiseki|takeaway|takeout|catering|fuel|fueling|fuelling|nutrition|protein)\b`)
+
 // diets are the ways of eating one is or becomes ("vegan", "gluten-free").
 const diets = `vegetarian|vegan|pescatarian|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher`
 

@@ -193,6 +193,20 @@ func TestIsConstraint(t *testing.T) {
 	}
 }
 
+func TestIsAboutFood(t *testing.T) {
+	for q, want := range map[string]bool{
+		"Give me a recovery snack idea for after a long run.": true,
+		"Where should we have dinner in Hakone?":              true,
+		"what should I eat before the race":                   true,
+		"Which Postgres version does CI run?":                 false,
+		"When do my night shifts start?":                      false,
+	} {
+		if got := IsAboutFood(q); got != want {
+			t.Errorf("IsAboutFood(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
 func TestIsStanding(t *testing.T) {
 	for _, c := range []struct {
 		content string

@@ -84,7 +84,9 @@ func EntityKey(name string) string {
 
 // MergeEntities merges entity lists by name (EntityKey). An entity seen
 // again moves to the end; its type is kept unless it was generic, and new
-// details are added when they say something the old ones did not.
+// details are added when they say something the old ones did not. A name
+// said in full and in part ("Jana Keller", "Jana") is one entity, under
+// its fuller name (SameEntity).
 func MergeEntities(prev, add []Entity, max int) []Entity {
 	var out []Entity
 	var keys []string // EntityKey of each of out, computed once (it was per pair)
@@ -94,9 +96,12 @@ func MergeEntities(prev, add []Entity, max int) []Entity {
 			continue
 		}
 		k := EntityKey(e.Name)
-		found := slices.Index(keys, k)
+		found := SameEntity(keys, k)
 		if found >= 0 {
 			old := out[found]
+			if len(keys[found]) > len(k) { // the fuller name stays
+				e.Name, k = old.Name, keys[found]
+			}
 			out = append(out[:found], out[found+1:]...)
 			keys = append(keys[:found], keys[found+1:]...)
 			if old.Type != "" && old.Type != EntityTypeName {
@@ -116,6 +121,22 @@ func MergeEntities(prev, add []Entity, max int) []Entity {
 		out = []Entity{}
 	}
 	return out
+}
+
+// SameEntity is the index of the key in keys (EntityKey) that names what
+// k names: k itself, or a name k is a whole-word part of, or one that is
+// a part of k ("ghost" of "brooks ghost"; "go" is no part of "gorilla");
+// -1 when none.
+func SameEntity(keys []string, k string) int {
+	if i := slices.Index(keys, k); i >= 0 {
+		return i
+	}
+	for j, o := range keys {
+		if strings.Contains(" "+o+" ", " "+k+" ") || strings.Contains(" "+k+" ", " "+o+" ") {
+			return j
+		}
+	}
+	return -1
 }
 
 // mergeDetails adds the new details to the old as one more "; " clause

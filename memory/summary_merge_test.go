@@ -40,3 +40,22 @@ func TestEntityKey(t *testing.T) {
 		t.Error("different names share a key")
 	}
 }
+
+// A name said in full and in part, in one list or across two, is one
+// entity under its fuller name; a word inside another word is not a part.
+func TestMergeEntitiesByPartOfName(t *testing.T) {
+	got := MergeEntities(
+		[]Entity{{Name: "Jana", Type: "person", Details: "my friend Jana"}, {Name: "Go", Type: "name"}},
+		[]Entity{{Name: "Jana Keller", Type: "name", Details: "Jana Keller's address"}, {Name: "Gorilla Glass", Type: "name"}}, 0)
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name+"/"+e.Type)
+	}
+	if want := "Go/name|Jana Keller/person|Gorilla Glass/name"; strings.Join(names, "|") != want {
+		t.Errorf("merged %q, want %q", strings.Join(names, "|"), want)
+	}
+	again := MergeEntities(got, []Entity{{Name: "Jana", Details: "Jana again"}}, 0)
+	if n := again[len(again)-1].Name; len(again) != 3 || n != "Jana Keller" {
+		t.Errorf("after Jana again: %+v", again)
+	}
+}

@@ -224,7 +224,7 @@ func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, na
 			if names[normKey(f.ent.Name)] {
 				continue
 			}
-			if j := sameName(keys, k); j >= 0 {
+			if j := memory.SameEntity(keys, k); j >= 0 {
 				if len(k) > len(keys[j]) { // the fuller name, in the first one's place
 					keys[j], out[j].Name = k, f.ent.Name
 					if out[j].Type == TypeName {
@@ -238,18 +238,6 @@ func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, na
 		}
 	}
 	return out
-}
-
-// sameName is the index of the key in keys that k is, or is a part of, or
-// that is a part of k (whole words: "ghost" is part of "brooks ghost",
-// "go" is not part of "gorilla"); -1 when none.
-func sameName(keys []string, k string) int {
-	for j, o := range keys {
-		if o == k || strings.Contains(" "+o+" ", " "+k+" ") || strings.Contains(" "+k+" ", " "+o+" ") {
-			return j
-		}
-	}
-	return -1
 }
 
 // actionsOf are the assistant's sentences that report an action taken.

@@ -180,7 +180,7 @@ func (p *packer) costRAG(i int) int {
 func (p *packer) shapeRAG(i int) {
 	if p.in.RAG[i].lazy != 0 {
 		p.in.Shape(&p.in.RAG[i])
-		p.in.RAG[i].lazy = 0
+		p.in.RAG[i].lazy, p.in.RAG[i].floor = 0, 0
 	}
 }
 

@@ -638,7 +638,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			rt.Name = sh.names[t.Seq]
 		}
 		if cut && sh.lazy {
-			rt.lazy, rt.floor = int32(i+1), snippetFloor(k.content, *t, sh.maxBytes(t.Neighbor), &sh.marks)
+			rt.lazy, rt.floor = int32(i+1), sh.floor(i, sh.maxBytes(t.Neighbor))
 		} else {
 			sh.fill(&rt, i, cut)
 		}

@@ -42,6 +42,26 @@ func (s *Service) newShaper(ctx context.Context, p *plan, res *ContextResult, tu
 		lazy: plainCut && (name == tokens.CL100KName || name == tokens.O200KName)}
 }
 
+// floor is snippetFloor of kept turn i cut to maxBytes, remembered across
+// requests with the token counts: it depends on the turn, the passage and
+// the size alone, not on the query (a wrong floor from a hash collision
+// can only cost a turn its place, never the budget: see tokenCache).
+func (sh *shaper) floor(i int, maxBytes int) int {
+	k := sh.ks[i]
+	t := &sh.turns[k.i]
+	from, to := 0, len(k.content)
+	if len(t.Passages) > 0 {
+		from, to = t.Passages[0].From, t.Passages[len(t.Passages)-1].To
+	}
+	name := "snippet-floor" // in the token cache, apart from any tokenizer's counts
+	if maxBytes == sh.neighbor {
+		name = "neighbor-snippet-floor"
+	}
+	key := turnKey{tok: name, tenant: sh.p.chat.Tenant, chat: t.ChatID, seq: t.Seq,
+		n: len(k.content), passages: []PassageRef{{From: from, To: to, Len: len(t.Passages)}}}
+	return sh.s.cache.tokens.memo(key, func() int { return snippetFloor(k.content, *t, maxBytes, &sh.marks) })
+}
+
 // maxBytes is what is shown of a cut turn.
 func (sh *shaper) maxBytes(neighbor bool) int {
 	if neighbor {

@@ -444,3 +444,46 @@ func TestLazyTurnsCutOnlyWhenReached(t *testing.T) {
 		t.Errorf("%d of %d lazy turns cut to show %d: candidates the budget never reaches are cut", cut, len(whole), shown)
 	}
 }
+
+// With hits in the recent window beyond the floor (a ranked budget
+// retrieves there, and the tail takes such a turn back from the hits when
+// it reaches it, refunding the hit): lazy turns are packed as when given
+// cut, over random budgets, lengths and scores.
+func TestLazyTurnsWithHitsInTheWindow(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 4))
+	words := strings.Fields("the cedar boards for the shed were ordered on Monday, and the roof is green (about $1,200).")
+	text := func(n int) string {
+		var b strings.Builder
+		for w := range n {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		return b.String()
+	}
+	for c := range 400 {
+		verb := turns(100, 111, 2+r.IntN(30))
+		var whole []RAGTurn
+		for i := range 40 + r.IntN(60) {
+			seq := int64(10 + 3*i)
+			if i%5 == 0 { // a turn of the window beyond the floor of 4
+				seq = 100 + int64(r.IntN(8))
+			}
+			whole = append(whole, RAGTurn{Seq: seq, Role: "user", Content: text(3 + r.IntN(60)), Score: r.Float32(),
+				Neighbor: i%3 == 1, CreatedAt: time.Date(2024, 5, 1+i%20, 0, 0, 0, 0, time.UTC)})
+		}
+		in := AssemblyInput{Budget: 150 + r.IntN(2500), Strategy: StrategyRAG, Ranked: true, Query: "cedar shed roof", RAG: whole,
+			Verbatim: verb, MustKeepFrom: 100, FloorTurns: 4}
+		want := Assemble(in)
+		in.RAG = make([]RAGTurn, len(whole))
+		for i, w := range whole {
+			in.RAG[i] = RAGTurn{Seq: w.Seq, Role: w.Role, Score: w.Score, Neighbor: w.Neighbor, CreatedAt: w.CreatedAt,
+				lazy: int32(i + 1), floor: pieceFloor(renderTurn(Turn{Role: w.Role, Content: w.Content}))}
+		}
+		in.Shape = func(r *RAGTurn) { r.Content, r.lazy = whole[r.lazy-1].Content, 0 }
+		if got := Assemble(in); got.Context != want.Context {
+			t.Fatalf("case %d: lazy turns packed otherwise:\n%s\n-- given cut:\n%s", c, got.Context, want.Context)
+		}
+	}
+}

@@ -60,8 +60,9 @@ func (r *ranking) next() (candidate, bool) {
 }
 
 // mostLeft is the most the budget can have left from now on: what is
-// left, and what taking back the kept retrieved turns that a verbatim
-// turn not kept yet may replace would refund (takeVerb).
+// left, and what showing a verbatim turn not kept yet in place of its
+// kept retrieved turn (takeVerb) can give back: the hit's cost less the
+// verbatim turn's, when that is more.
 func (r *ranking) mostLeft() int {
 	p := r.p
 	if r.most.remaining == p.remaining && r.most.tailN == p.verb.tailN {
@@ -74,7 +75,9 @@ func (r *ranking) mostLeft() int {
 			continue
 		}
 		if vi, ok := p.verb.bySeq[h.Seq]; ok && !p.verb.keep[vi] {
-			left += p.rag.cost[j]
+			// takeVerb refunds the hit and spends at least the
+			// verbatim turn's cost, or undoes both.
+			left += max(0, p.rag.cost[j]-p.verb.cost[vi])
 		}
 	}
 	r.most.remaining, r.most.tailN, r.most.left = p.remaining, p.verb.tailN, left

@@ -622,7 +622,9 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	ks, episodes, queryAt := p.keptTurns(turns)
 	sh := s.newShaper(ctx, p, res, turns, ks)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
-	hits := 0                                        // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut
+	// Hits seen, best first: the best rag_k are shown as retrieved, the
+	// rest and neighbours cut.
+	hits := 0
 	for i, k := range ks {
 		if i == queryAt {
 			continue

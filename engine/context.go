@@ -183,7 +183,7 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 		return nil, err
 	}
 	s.reportLag(p, res)
-	ragTurns, err := s.retrieveStage(ctx, p, res)
+	ragTurns, shape, err := s.retrieveStage(ctx, p, res)
 	if err != nil {
 		return nil, err
 	}
@@ -198,12 +198,12 @@ func (s *Service) assemble(ctx context.Context, p *plan) (*ContextResult, error)
 	a := Assemble(AssemblyInput{Budget: p.budget, Tokens: p.tok, Strategy: p.strategy, RAG: ragTurns, Summary: summary, Profile: profile,
 		Verbatim: cands.verbatim, MustKeepFrom: cands.mustKeepFrom, CoveredTo: p.cursor, WholeChat: cands.wholeChat,
 		SummaryLags: p.lags, LLMEpisodes: s.conf.llmEpisodes,
-		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query})
+		Ranked: p.ranked, FloorTurns: p.policy.FloorTurns, Query: p.query, Shape: shape})
 	res.AssemblyTime = time.Since(start)
 	if p.indexBehind && !a.WholeChat { // the whole chat, verbatim, lacks nothing
 		res.degrade(DegradedIndexBehind)
 	}
-	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim}
+	res.Offered = Offered{RAG: ragTurns, Verbatim: cands.verbatim, shape: shape}
 	s.account(p, res, a, summary, cands)
 	s.obs.observe(p.agent, res)
 	return res, nil
@@ -493,11 +493,12 @@ func (s *Service) maxLoad(def int) int {
 	return def
 }
 
-// retrieveStage finds past turns for rag_augmented; a retrieval that fails
-// makes the answer poorer (degraded), never failed.
-func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult) ([]RAGTurn, error) {
+// retrieveStage finds past turns for rag_augmented, and how to cut those
+// left lazy (ragTurns); a retrieval that fails makes the answer poorer
+// (degraded), never failed.
+func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult) ([]RAGTurn, func(*RAGTurn), error) {
 	if p.strategy != StrategyRAG {
-		return nil, nil
+		return nil, nil, nil
 	}
 	start := time.Now()
 	defer func() { res.RetrievalTime = time.Since(start) }()
@@ -505,12 +506,12 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	defer span.End()
 	if s.vec.retriever == nil {
 		res.degrade(DegradedVectorStore)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if strings.TrimSpace(p.query) == "" {
 		// Nothing to search for: the answer falls back to recency.
 		res.degrade(DegradedEmptyQuery)
-		return nil, nil
+		return nil, nil, nil
 	}
 	// Only what derives from turns before the window counts: the window
 	// is shown verbatim, lagging or not.
@@ -524,7 +525,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	turns, err := s.vec.retriever.Retrieve(ctx, s.ragRequest(p))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, storeErr("retrieve", ctx.Err())
+			return nil, nil, storeErr("retrieve", ctx.Err())
 		}
 		if errors.Is(err, rag.ErrEmbedder) {
 			res.degrade(DegradedEmbedder)
@@ -532,7 +533,7 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 			res.degrade(DegradedVectorStore)
 		}
 		s.obs.logger.Warn("retrieval failed; answering without RAG", "chat", p.chat.ID, "err", err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	turns, unchecked := s.dropForgotten(ctx, p.chat.Tenant, turns, cleanChat(p.chat))
 	if unchecked != nil { // hits of other chats left out: poorer, and said
@@ -540,7 +541,8 @@ func (s *Service) retrieveStage(ctx context.Context, p *plan, res *ContextResult
 	}
 	// The retriever answers chronologically; the packer packs best first.
 	bigsort.Stable(turns, func(a, b *rag.Turn) int { return cmp.Compare(b.Score, a.Score) })
-	return s.ragTurns(ctx, p, res, s.withStanding(ctx, p, turns)), nil
+	rs, shape := s.ragTurns(ctx, p, res, s.withStanding(ctx, p, turns))
+	return rs, shape, nil
 }
 
 // drillEpisodes: the best this many retrieved episodes are drilled into for
@@ -612,42 +614,36 @@ func (p *plan) keptTurns(turns []rag.Turn) (ks []keptTurn, episodes []RAGTurn, q
 
 // ragTurns passes hits through the same filters as verbatim turns (routing
 // noise skipped, agent labels stripped, the current query excluded; no
-// turn cap) and truncation (its fallbacks named in res), best first.
-func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn) []RAGTurn {
+// turn cap) and truncation (its fallbacks named in res), best first. A
+// turn shown cut to its snippet (beyond the best rag_k hits, and every
+// neighbour) is left lazy when it can be: the packer cuts it only if it
+// may show it, through the returned function.
+func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn) ([]RAGTurn, func(*RAGTurn)) {
 	ks, episodes, queryAt := p.keptTurns(turns)
-	names := s.hitNames(ctx, p, turns, ks)
+	sh := s.newShaper(ctx, p, res, turns, ks)
 	out := make([]RAGTurn, 0, len(ks)+len(episodes)) // episodes join below
-	terms, snip := rag.NewWindowQuery(lex.Terms(p.query)), rag.PassageBytes(snippetTokens)
-	nsnip := rag.PassageBytes(neighborSnippetTokens)
-	hits := 0 // hits seen, best first: the best rag_k are shown as retrieved, the rest and neighbours cut
+	// Hits seen, best first: the best rag_k are shown as retrieved, the
+	// rest and neighbours cut.
+	hits := 0
 	for i, k := range ks {
 		if i == queryAt {
 			continue
 		}
 		t := &turns[k.i]
-		content, refs := k.content, passageRefs(*t)
-		switch {
-		case t.Neighbor:
-			content, refs = snippet(k.content, *t, terms, nsnip)
-		case hits >= p.policy.RAGK:
-			content, refs = snippet(k.content, *t, terms, snip)
-		}
+		cut := t.Neighbor || hits >= p.policy.RAGK
 		if !t.Neighbor {
 			hits++
 		}
-		if len(t.Passages) == 0 && len(refs) == 0 {
-			var info truncation.Info
-			if content, info = s.truncate(ctx, k.content, p.trunc); info.Fallback != "" {
-				res.degrade("truncation_" + info.Fallback)
-			}
-		}
-		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Content: content, Score: t.Score, CreatedAt: t.CreatedAt,
-			Neighbor: t.Neighbor, Passages: refs}
+		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Score: t.Score, CreatedAt: t.CreatedAt,
+			Neighbor: t.Neighbor}
 		if t.ChatID == p.chat.ID {
-			rt.Name = names[t.Seq]
+			rt.Name = sh.names[t.Seq]
 		}
-		rt.Tokens = s.cache.tokens.cost(p.tok, turnKey{tenant: p.chat.Tenant, chat: t.ChatID, seq: t.Seq, n: len(content) + len(rt.Name), passages: refs},
-			Turn{Role: rt.Role, Name: rt.Name, Content: content})
+		if cut && sh.lazy {
+			rt.lazy, rt.floor = int32(i+1), sh.floor(i, sh.maxBytes(t.Neighbor))
+		} else {
+			sh.fill(&rt, i, cut)
+		}
 		out = append(out, rt)
 	}
 	markPairs(out)
@@ -657,7 +653,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
 		out = topEpisodesOnly(out, p.policy.RAGK)
 	}
-	return out
+	return out, sh.shape
 }
 
 // hitNames are the speakers' names of the retrieved turns of this chat,

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,7 @@ func FuzzAssemble(f *testing.F) {
 		}
 		in.WholeChat = ragWords%3 == 0
 		a := Assemble(in)
+		sameLazy(t, in, a)
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
 		}
@@ -140,4 +142,39 @@ func sampleProfile(n int) *memory.Profile {
 			Entities: []memory.Entity{{Name: fmt.Sprintf("Place %d", i), Type: "place", Details: "somewhere nice"}}}, time.Unix(int64(i), 0))
 	}
 	return &st.Profile
+}
+
+// sameLazy: the retrieved turns left lazy (their text cut only when the
+// packer needs it, valued until then by a floor of their tokens, tight
+// or loose) are packed exactly as when given whole, and are cut at most
+// once each.
+func sameLazy(t *testing.T, in AssemblyInput, want Assembled) {
+	t.Helper()
+	whole := in.RAG
+	in.RAG = append([]RAGTurn(nil), whole...)
+	calls := 0
+	in.Shape = func(r *RAGTurn) {
+		calls++
+		w := whole[r.lazy-1]
+		r.Content, r.Tokens, r.lazy = w.Content, w.Tokens, 0
+	}
+	lazy := 0
+	for i := range in.RAG {
+		r := &in.RAG[i]
+		if r.Episode != nil || r.Fact != nil {
+			continue
+		}
+		r.lazy, r.floor, r.Content = int32(i+1), pieceFloor(renderTurn(Turn{Role: r.Role, Name: r.Name, Content: r.Content})), ""
+		if i%2 == 1 {
+			r.floor /= 2
+		}
+		lazy++
+	}
+	got := Assemble(in)
+	if got.Context != want.Context || !reflect.DeepEqual(got.Usage, want.Usage) || !reflect.DeepEqual(got.Sections, want.Sections) {
+		t.Fatalf("lazy turns packed otherwise:\n%s\n-- whole:\n%s", got.Context, want.Context)
+	}
+	if calls > lazy {
+		t.Fatalf("%d cuts of %d lazy turns", calls, lazy)
+	}
 }

@@ -162,6 +162,7 @@ func (p *packer) spend(cost int) bool {
 // them than fit, and the ones never considered are never counted.
 func (p *packer) costRAG(i int) int {
 	if p.rag.cost[i] == 0 {
+		p.shapeRAG(i)
 		r := p.in.RAG[i]
 		switch {
 		case r.Tokens > 0 && r.update != "":
@@ -173,6 +174,24 @@ func (p *packer) costRAG(i int) int {
 		}
 	}
 	return p.rag.cost[i]
+}
+
+// shapeRAG cuts lazy candidate i to what it shows (AssemblyInput.Shape).
+func (p *packer) shapeRAG(i int) {
+	if p.in.RAG[i].lazy != 0 {
+		p.in.Shape(&p.in.RAG[i])
+		p.in.RAG[i].lazy, p.in.RAG[i].floor = 0, 0
+	}
+}
+
+// leastCost is at most what taking candidate i may ever cost: its cost
+// when known, else a lazy turn's floor, its newline and the least a block
+// header adds (joining a kept neighbour's block); no title.
+func (p *packer) leastCost(i int) int {
+	if r := p.in.RAG[i]; r.lazy != 0 {
+		return r.floor + 1 + 2
+	}
+	return p.costRAG(i)
 }
 
 // headerCost is what showing retrieved candidate i adds in block headers:
@@ -352,6 +371,9 @@ func (p *packer) takeRAG(i int) {
 	}
 	if r.Fact != nil {
 		p.takeSources(r)
+	}
+	if p.leastCost(i) > p.remaining {
+		return // cannot fit: a lazy turn is not cut for nothing
 	}
 	c := p.costRAG(i)
 	if !p.rag.titlePaid {

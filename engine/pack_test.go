@@ -400,3 +400,90 @@ user: later`
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A ranked budget cuts a lazy retrieved turn only when the packer may show
+// it: of 200 long candidates, a budget that holds a few dozen cuts far
+// fewer than all, and packs them exactly as when every one is given cut.
+func TestLazyTurnsCutOnlyWhenReached(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	words := strings.Fields("the cedar boards for the shed were ordered on Monday and the roof is green")
+	var whole []RAGTurn
+	for i := range 200 {
+		var b strings.Builder
+		for w := range 20 + r.IntN(40) {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		whole = append(whole, RAGTurn{Seq: int64(10 + 3*i), Role: "user", Content: b.String() + ".", Score: float32(1000 - i),
+			Neighbor: i%3 == 1, CreatedAt: time.Date(2024, 5, 1+i%20, 0, 0, 0, 0, time.UTC)})
+	}
+	in := AssemblyInput{Budget: 1500, Strategy: StrategyRAG, Ranked: true, Query: "cedar shed", RAG: whole,
+		Verbatim: turns(1000, 1003, 5), MustKeepFrom: 1000}
+	want := Assemble(in)
+	in.RAG = make([]RAGTurn, len(whole))
+	for i, w := range whole {
+		in.RAG[i] = RAGTurn{Seq: w.Seq, Role: w.Role, Score: w.Score, Neighbor: w.Neighbor, CreatedAt: w.CreatedAt,
+			lazy: int32(i + 1), floor: pieceFloor(renderTurn(Turn{Role: w.Role, Content: w.Content}))}
+	}
+	cut := 0
+	in.Shape = func(r *RAGTurn) {
+		cut++
+		r.Content, r.lazy = whole[r.lazy-1].Content, 0
+	}
+	got := Assemble(in)
+	if got.Context != want.Context {
+		t.Fatalf("lazy turns packed otherwise:\n%s\n-- given cut:\n%s", got.Context, want.Context)
+	}
+	shown := len(got.Sections.RAG)
+	if shown == 0 || shown > 60 {
+		t.Fatalf("%d turns shown: the budget should hold a few dozen", shown)
+	}
+	if cut > 2*shown+10 {
+		t.Errorf("%d of %d lazy turns cut to show %d: candidates the budget never reaches are cut", cut, len(whole), shown)
+	}
+}
+
+// With hits in the recent window beyond the floor (a ranked budget
+// retrieves there, and the tail takes such a turn back from the hits when
+// it reaches it, refunding the hit): lazy turns are packed as when given
+// cut, over random budgets, lengths and scores.
+func TestLazyTurnsWithHitsInTheWindow(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 4))
+	words := strings.Fields("the cedar boards for the shed were ordered on Monday, and the roof is green (about $1,200).")
+	text := func(n int) string {
+		var b strings.Builder
+		for w := range n {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[r.IntN(len(words))])
+		}
+		return b.String()
+	}
+	for c := range 400 {
+		verb := turns(100, 111, 2+r.IntN(30))
+		var whole []RAGTurn
+		for i := range 40 + r.IntN(60) {
+			seq := int64(10 + 3*i)
+			if i%5 == 0 { // a turn of the window beyond the floor of 4
+				seq = 100 + int64(r.IntN(8))
+			}
+			whole = append(whole, RAGTurn{Seq: seq, Role: "user", Content: text(3 + r.IntN(60)), Score: r.Float32(),
+				Neighbor: i%3 == 1, CreatedAt: time.Date(2024, 5, 1+i%20, 0, 0, 0, 0, time.UTC)})
+		}
+		in := AssemblyInput{Budget: 150 + r.IntN(2500), Strategy: StrategyRAG, Ranked: true, Query: "cedar shed roof", RAG: whole,
+			Verbatim: verb, MustKeepFrom: 100, FloorTurns: 4}
+		want := Assemble(in)
+		in.RAG = make([]RAGTurn, len(whole))
+		for i, w := range whole {
+			in.RAG[i] = RAGTurn{Seq: w.Seq, Role: w.Role, Score: w.Score, Neighbor: w.Neighbor, CreatedAt: w.CreatedAt,
+				lazy: int32(i + 1), floor: pieceFloor(renderTurn(Turn{Role: w.Role, Content: w.Content}))}
+		}
+		in.Shape = func(r *RAGTurn) { r.Content, r.lazy = whole[r.lazy-1].Content, 0 }
+		if got := Assemble(in); got.Context != want.Context {
+			t.Fatalf("case %d: lazy turns packed otherwise:\n%s\n-- given cut:\n%s", c, got.Context, want.Context)
+		}
+	}
+}

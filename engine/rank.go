@@ -67,6 +67,11 @@ type candidate struct {
 	i     int // index into RAG or Verbatim
 	order int // among the verbatim candidates, newest first
 	value float64
+	// A lazy retrieved turn's value is an upper bound (its cost a floor)
+	// until it is cut: then rel gives its value.
+	bound bool
+	rel   float64
+	pos   int // among the candidates as made: ties keep this order
 }
 
 // packRanked packs the floor, then every candidate by value.
@@ -91,10 +96,11 @@ func (p *packer) packRanked() {
 		cost := p.tok.Count(profText) + p.titleCost(titleProfile)
 		cs = append(cs, candidate{kind: candProfile, value: value(blockPrior*lex.Coverage(terms, profText), cost)})
 	}
-	sort.SliceStable(cs, func(a, b int) bool { return cs[a].value > cs[b].value })
+	rk := p.newRanking(cs)
 	stuck := false // a verbatim turn did not fit: nothing older may follow a gap
-	for _, c := range cs {
-		if p.remaining < minTurnTokens {
+	for p.remaining >= minTurnTokens {
+		c, ok := rk.next()
+		if !ok {
 			return
 		}
 		switch c.kind {
@@ -153,6 +159,10 @@ func (p *packer) ragCandidates() []candidate {
 			rel *= pairWeight
 		case r.Neighbor:
 			rel *= neighborWeight
+		}
+		if r.lazy != 0 { // valued by its floor until the packer reaches it
+			out = append(out, candidate{kind: candRAG, i: i, value: value(rel, r.floor+1), bound: true, rel: rel})
+			continue
 		}
 		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
 	}

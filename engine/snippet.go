@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/contextd/contextd/rag"
@@ -56,4 +57,124 @@ func snippet(content string, t rag.Turn, q rag.WindowQuery, maxBytes int) (strin
 		b.WriteString("\n" + rag.Elision)
 	}
 	return b.String(), []PassageRef{{From: from, To: to, Len: total}}
+}
+
+// snippetFloor is at most the tokens of content's rendering as ragTurns
+// shows it cut to maxBytes (snippet, then the agent's truncation when it
+// is shown whole), for any query: the fewest pieces (pieceMarks) of any
+// window the query could choose (rag.SentenceWindows), its elision marks,
+// and the role's. The packer values a candidate it has not cut yet by
+// this floor. marks is scratch.
+func snippetFloor(content string, t rag.Turn, maxBytes int, marks *[]int) int {
+	if len(t.Passages) > 1 {
+		return 1 + pieceFloor(content)
+	}
+	text, base, total := content, 0, len(content)
+	if len(t.Passages) == 1 {
+		pa := t.Passages[0]
+		text, base, total = pa.Text, pa.From, t.TurnBytes
+	}
+	if len(t.Passages) == 0 && len(text) <= wholeTurnBytes {
+		return 1 + pieceFloor(content) // shown whole, and never cut
+	}
+	*marks = pieceMarks(text, (*marks)[:0])
+	least := -1
+	rag.SentenceWindows(text, maxBytes, func(w rag.Span) {
+		n := 1 // the turn whole: the agent's truncation may still cut it
+		if w.From != 0 || w.To != len(text) || len(t.Passages) != 0 {
+			n = sort.SearchInts(*marks, w.To) - sort.SearchInts(*marks, w.From)
+			if base+w.From > 0 {
+				n++
+			}
+			if base+w.To < total {
+				n++
+			}
+		}
+		if least < 0 || n < least {
+			least = n
+		}
+	})
+	return 1 + max(least, 0)
+}
+
+// Byte classes for pieceMarks.
+const (
+	clOther  = iota // other ASCII: punctuation, controls
+	clLetter        // ASCII letter
+	clDigit
+	clSpace // ' ', '\t', '\n', '\r'
+	clSkip  // DEL, which the cl100k codec skips without a token; an apostrophe (o200k joins "'s" to its word); non-ASCII
+)
+
+var pieceClass = func() (t [256]uint8) {
+	for b := range t {
+		switch {
+		case b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z':
+			t[b] = clLetter
+		case b >= '0' && b <= '9':
+			t[b] = clDigit
+		case b == ' ' || b == '\t' || b == '\n' || b == '\r':
+			t[b] = clSpace
+		case b == 0x7f || b == '\'' || b >= 0x80:
+			t[b] = clSkip
+		}
+	}
+	return t
+}()
+
+// pieceMarks appends to out offsets of s that each begin a different
+// piece of any tokenizer that splits text as cl100k and o200k do before
+// merging (no piece holds non-space on both sides of a space, letters and
+// digits together, a letter or digit followed by punctuation, or
+// punctuation followed by a digit), so s has at least as many tokens as
+// marks, and so has any span of s as marks inside it: the first byte of
+// each field (a run of non-space holding more than DEL) and each forced
+// break inside one (a letter or digit then other ASCII, other ASCII
+// then a digit, a letter then a digit, a digit then a letter).
+func pieceMarks(s string, out []int) []int {
+	counted, prev := false, uint8(clSpace)
+	for i := 0; i < len(s); i++ {
+		c := pieceClass[s[i]]
+		switch {
+		case c == clSpace:
+			counted = false
+		case !counted && (c != clSkip || s[i] >= 0x80):
+			out, counted = append(out, i), true
+		case counted && forcedBreak(prev, c):
+			out = append(out, i)
+		}
+		prev = c
+	}
+	return out
+}
+
+// forcedBreak: no piece holds a byte of class a followed by one of b.
+func forcedBreak(a, b uint8) bool {
+	switch a {
+	case clLetter:
+		return b == clOther || b == clDigit
+	case clDigit:
+		return b == clOther || b == clLetter
+	case clOther:
+		return b == clDigit
+	}
+	return false
+}
+
+// pieceFloor is len(pieceMarks(s)), without the slice.
+func pieceFloor(s string) int {
+	n, counted, prev := 0, false, uint8(clSpace)
+	for i := 0; i < len(s); i++ {
+		c := pieceClass[s[i]]
+		switch {
+		case c == clSpace:
+			counted = false
+		case !counted && (c != clSkip || s[i] >= 0x80):
+			n, counted = n+1, true
+		case counted && forcedBreak(prev, c):
+			n++
+		}
+		prev = c
+	}
+	return n
 }

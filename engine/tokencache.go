@@ -93,6 +93,26 @@ func (c *tokenCache) cost(tok tokens.Counter, k turnKey, t Turn) int {
 	return v
 }
 
+// memo returns the count k names (k.tok says what is counted), computing
+// it with count on a miss.
+func (c *tokenCache) memo(k turnKey, count func() int) int {
+	if c == nil {
+		return count()
+	}
+	key := c.hash(k)
+	c.mu.Lock()
+	n, ok := c.get(key)
+	c.mu.Unlock()
+	if ok {
+		return int(n)
+	}
+	v := count()
+	c.mu.Lock()
+	c.put(key, int32(v))
+	c.mu.Unlock()
+	return v
+}
+
 // get finds k in its set and makes it the set's newest.
 func (c *tokenCache) get(k uint64) (int32, bool) {
 	i := k & c.mask

@@ -89,8 +89,23 @@ type ContextResult struct {
 
 // Offered are the candidates one answer was packed from.
 type Offered struct {
-	RAG      []RAGTurn // retrieved facts, episodes, turns and passages, best first
-	Verbatim []Turn    // the recent window and the turns the summary does not cover yet
+	// RAG are the retrieved facts, episodes, turns and passages, best
+	// first; a turn the packer never needed is not cut to its snippet
+	// yet (its Content empty, its Tokens 0): see ShapedRAG.
+	RAG      []RAGTurn
+	Verbatim []Turn // the recent window and the turns the summary does not cover yet
+	shape    func(*RAGTurn)
+}
+
+// ShapedRAG is RAG with every candidate as it would be shown (a copy).
+func (o Offered) ShapedRAG() []RAGTurn {
+	out := append([]RAGTurn(nil), o.RAG...)
+	for i := range out {
+		if out[i].lazy != 0 && o.shape != nil {
+			o.shape(&out[i])
+		}
+	}
+	return out
 }
 
 // RAGTurn is one retrieved past turn offered to the assembler, best first.
@@ -115,6 +130,12 @@ type RAGTurn struct {
 	// Tokens, when set, is the cost of the rendered turn (a hint from the
 	// engine's cache; 0 = count it).
 	Tokens int `json:"-"`
+	// lazy, when set, says Content, Passages, update and Tokens are not
+	// computed yet: AssemblyInput.Shape computes them when the packer
+	// needs them (a long turn's snippet is cut only if it may be shown).
+	// floor is then at most the Tokens it will have.
+	lazy  int32
+	floor int
 	// Episode, when set, makes this candidate a retrieved episode: Content
 	// is its short summary, shown under its dates and range (in place of
 	// its turns), ranked with the turns; Seq is its FromSeq.
@@ -287,6 +308,11 @@ type AssemblyInput struct {
 	Ranked     bool
 	FloorTurns int
 	Query      string
+	// Shape completes a retrieved turn left lazy (RAGTurn.lazy): its
+	// Content, Passages, update mark and Tokens, and clears lazy. The
+	// packer calls it only for the candidates whose exact cost it needs;
+	// it must depend on the turn alone. Nil when no turn is lazy.
+	Shape func(r *RAGTurn)
 }
 
 // Assembled is the assembler's output.

@@ -114,16 +114,22 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 		return
 	}
 	for i := range rs {
-		r := &rs[i]
-		if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
-			continue
+		if rs[i].lazy == 0 { // a lazy turn is marked when it is cut (shaper)
+			markUpdate(ups, &rs[i])
 		}
-		low := strings.ToLower(r.Content)
-		for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
-			if updates(ups[j].u, low) {
-				r.update = updateMark(ups[j])
-				break
-			}
+	}
+}
+
+// markUpdate marks r when a later turn of ups updated what it says.
+func markUpdate(ups []chatUpdate, r *RAGTurn) {
+	if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
+		return
+	}
+	low := strings.ToLower(r.Content)
+	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
+		if updates(ups[j].u, low) {
+			r.update = updateMark(ups[j])
+			break
 		}
 	}
 }

@@ -474,23 +474,53 @@ func (q WindowQuery) SentenceWindow(text string, maxBytes int) Span {
 		return Span{0, len(text)}
 	}
 	matches := termMatches(text, q)
+	best, bestScore := Span{}, -1
+	m := 0
+	sentenceWindows(text, maxBytes, func(w Span) {
+		if n := termsIn(matches, &m, w.From, w.To); n > bestScore {
+			best, bestScore = w, n
+		}
+	})
+	return best
+}
+
+// SentenceWindows calls yield with every span SentenceWindow(text,
+// maxBytes) may choose, whatever the query, in order: a caller can bound
+// what any query's window shows without matching one. A window inside an
+// earlier one is never chosen (it holds no term the earlier one does not,
+// and a later window wins only with more), so it is left out: the short
+// last sentence of a text is a window of its own only when the window
+// before it does not reach the end.
+func SentenceWindows(text string, maxBytes int, yield func(Span)) {
+	maxBytes = max(maxBytes, minPassageBytes)
+	if len(text) <= maxBytes {
+		yield(Span{0, len(text)})
+		return
+	}
+	reach := -1
+	sentenceWindows(text, maxBytes, func(w Span) {
+		if w.To > reach {
+			reach = w.To
+			yield(w)
+		}
+	})
+}
+
+// sentenceWindows yields the window of whole sentences starting at each
+// sentence of text (longer than maxBytes), first to last.
+func sentenceWindows(text string, maxBytes int, yield func(Span)) {
 	ends := lex.SentenceBreaks(text, 0)
 	if len(ends) == 0 || ends[len(ends)-1] != len(text) {
 		ends = append(ends, len(text))
 	}
-	best, bestScore := Span{}, -1
-	m, from := 0, 0
+	from := 0
 	for _, end := range ends {
-		to := sentenceWindowEnd(text, from, end, maxBytes, ends)
-		if n := termsIn(matches, &m, from, to); n > bestScore {
-			best, bestScore = Span{from, to}, n
-		}
+		yield(Span{from, sentenceWindowEnd(text, from, end, maxBytes, ends)})
 		from = end
 		if from >= len(text) {
 			break
 		}
 	}
-	return best
 }
 
 // sentenceWindowEnd is where a window of whole sentences starting at from

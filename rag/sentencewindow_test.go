@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -73,7 +74,64 @@ func FuzzSentenceWindow(f *testing.F) {
 		if len(text) > 0 && w.To == w.From {
 			t.Fatalf("empty window of a %d-byte text", len(text))
 		}
+		if !windowAmong(text, room, w) {
+			t.Fatalf("window %+v is none of SentenceWindows", w)
+		}
 	})
+}
+
+// windowAmong: w is one of the spans SentenceWindows yields.
+func windowAmong(text string, room int, w Span) bool {
+	found := false
+	SentenceWindows(text, room, func(s Span) { found = found || s == w })
+	return found
+}
+
+// SentenceWindows yields every window SentenceWindow can choose, whatever
+// the query (a caller bounds the cost of a snippet by them before
+// matching it): random texts of sentences of 1-40 words, some long
+// "sentences", random queries of their words.
+func TestSentenceWindowsHoldTheChoice(t *testing.T) {
+	words := strings.Fields("the plan moved to Berlin and the budget was approved on Monday while a long review of every contract went on")
+	r := rand.New(rand.NewPCG(7, 43))
+	left := 0 // windows left out as inside an earlier one
+	for n := range 3000 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			for w := range 1 + r.IntN(40) {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(words[r.IntN(len(words))])
+			}
+			b.WriteString([]string{". ", "? ", "\n", "; "}[r.IntN(4)])
+		}
+		text := b.String()
+		var query []string
+		for range 1 + r.IntN(4) {
+			query = append(query, words[r.IntN(len(words))])
+		}
+		room := 16 + r.IntN(400)
+		w := NewWindowQuery(lex.Terms(strings.Join(query, " "))).SentenceWindow(text, room)
+		if !windowAmong(text, room, w) {
+			t.Fatalf("case %d: window %+v (%q) is none of SentenceWindows", n, w, text[w.From:w.To])
+		}
+		all, kept, reach := 0, 0, -1
+		sentenceWindows(text, max(room, minPassageBytes), func(Span) { all++ })
+		SentenceWindows(text, room, func(s Span) {
+			if s.To <= reach {
+				t.Fatalf("case %d: window %+v is inside an earlier one", n, s)
+			}
+			reach = s.To
+			kept++
+		})
+		if len(text) > max(room, minPassageBytes) {
+			left += all - kept
+		}
+	}
+	if left == 0 {
+		t.Fatal("no window was ever left out: the test does not exercise containment")
+	}
 }
 
 const utf8MaxRune = 4

@@ -133,9 +133,12 @@ func (s *LossStats) diagnose(res *engine.ContextResult, cat string, ev []int, re
 	for seq, k := range in.bySeq {
 		seqOf[k] = seq
 	}
+	// Every candidate with the cost it would have shown at (the packer
+	// cuts a retrieved turn only when it may show it).
+	offered := engine.Offered{RAG: res.Offered.ShapedRAG(), Verbatim: res.Offered.Verbatim}
 	for _, e := range ev {
 		seq := seqOf[e]
-		outcome, rank, cost := offeredAs(res.Offered, seq)
+		outcome, rank, cost := offeredAs(offered, seq)
 		if reach[e] {
 			if rank > 0 {
 				s.packedRank, s.packedCost = append(s.packedRank, rank), append(s.packedCost, cost)

@@ -15,8 +15,9 @@ import (
 //
 // Per point: a float32 scale, the position of its int8 vector in the
 // chat's region of the scratch file (vecFile), the seq, two interned label
-// ids (user, agent) and 6 bytes per sparse term (its id and its weight as
-// a bfloat16, see toBF16), with no per-point allocation.
+// ids (user, agent) and the offset and count of its sparse terms in the
+// chat's arena (termFile: 6 bytes per term, its id and its weight as a
+// bfloat16, see toBF16), with no per-point allocation.
 type chat struct {
 	id     string
 	seqs   []int64   // point keys (keys.go), ascending
@@ -27,13 +28,13 @@ type chat struct {
 	vpos   []uint32  // position of slot's vector in vecs
 	vecs   region    // the chat's vectors in the scratch file, in the order written
 	holes  uint32    // positions in vecs no slot refers to any more
-	// Sparse terms live in one arena per chat: point slot's terms are
-	// spIdx/spVal[spOff[slot] : spOff[slot]+spLen[slot]], sorted by index.
+	// Sparse terms live in one arena per chat, in the term scratch file
+	// (termfile.go): point slot's terms are entries [spOff[slot],
+	// spOff[slot]+spLen[slot]) of region sp, sorted by index.
 	spOff   []uint32
 	spLen   []uint32
-	spIdx   []uint32
-	spVal   []uint16 // bfloat16
-	garbage int      // arena entries no point refers to any more
+	sp      region
+	garbage int // arena entries no point refers to any more
 	// items holds what filters need of each episode and fact, by key.
 	items map[int64]*item
 	// rows are the chat's vectors in RAM too, dim int8s a slot in slot
@@ -71,9 +72,10 @@ func (c *chat) label(user, agent uint32) {
 
 func (c *chat) len() int { return len(c.seqs) }
 
-func (c *chat) terms(slot int) ([]uint32, []uint16) {
+// terms returns slot's entries of b (c's whole arena, termFile.all).
+func (c *chat) terms(b *termBuf, slot int) ([]uint32, []uint16) {
 	o, n := c.spOff[slot], c.spLen[slot]
-	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
+	return b.ids[o : o+n : o+n], b.ws[o : o+n : o+n]
 }
 
 // grow returns s with room for n more elements. Columns grow by 1/8
@@ -93,8 +95,9 @@ func grow[S ~[]E, E any](s S, n, minExtra int) S {
 	return append(make(S, 0, c), s...)
 }
 
-// insert puts a new point at slot (keeping seqs ascending).
-func (c *chat) insert(slot int, pos uint32, seq, t int64, user, agent uint32, scale float32, idx []uint32, val []float32) {
+// insert puts a new point at slot (keeping seqs ascending) whose n terms
+// are entries [off, off+n) of c's arena.
+func (c *chat) insert(slot int, pos, off, n uint32, seq, t int64, user, agent uint32, scale float32) {
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
 	c.times = grow(c.times, 1, minPoints)
@@ -104,40 +107,26 @@ func (c *chat) insert(slot int, pos uint32, seq, t int64, user, agent uint32, sc
 	c.vpos = grow(c.vpos, 1, minPoints)
 	c.spOff = grow(c.spOff, 1, minPoints)
 	c.spLen = grow(c.spLen, 1, minPoints)
-	c.spIdx = grow(c.spIdx, len(idx), 16*minPoints)
-	c.spVal = grow(c.spVal, len(val), 16*minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
 	c.times = slices.Insert(c.times, slot, t)
 	c.users = slices.Insert(c.users, slot, user)
 	c.agents = slices.Insert(c.agents, slot, agent)
 	c.scales = slices.Insert(c.scales, slot, scale)
 	c.vpos = slices.Insert(c.vpos, slot, pos)
-	c.spOff = slices.Insert(c.spOff, slot, uint32(len(c.spIdx)))
-	c.spLen = slices.Insert(c.spLen, slot, uint32(len(idx)))
-	c.spIdx = append(c.spIdx, idx...)
-	c.spVal = appendBF16(c.spVal, val)
+	c.spOff = slices.Insert(c.spOff, slot, off)
+	c.spLen = slices.Insert(c.spLen, slot, n)
 }
 
-// setTerms replaces slot's sparse terms, in place when they fit.
-func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
-	o, n := c.spOff[slot], c.spLen[slot]
-	if uint32(len(idx)) <= n {
-		copy(c.spIdx[o:], idx)
-		appendBF16(c.spVal[o:o], val) // writes over slot's old weights: len(val) <= n
-		c.garbage += int(n) - len(idx)
-	} else {
-		c.spOff[slot] = uint32(len(c.spIdx))
-		c.spIdx, c.spVal = grow(c.spIdx, len(idx), 128), grow(c.spVal, len(val), 128)
-		c.spIdx = append(c.spIdx, idx...)
-		c.spVal = appendBF16(c.spVal, val)
-		c.garbage += int(n)
-	}
-	c.spLen[slot] = uint32(len(idx))
-	c.maybeCompact()
+// setTerms points slot at n new entries from off of c's arena; its old
+// ones become garbage.
+func (c *chat) setTerms(slot int, off, n uint32) {
+	c.garbage += int(c.spLen[slot])
+	c.spOff[slot], c.spLen[slot] = off, n
 }
 
-// keep retains the slots for which keep is true, in order, and compacts
-// the arena. It calls gone for every slot it drops, before dropping it.
+// keep retains the slots for which keep is true, in order. It calls gone
+// for every slot it drops, before dropping it. The caller compacts the
+// arena (Index.maybeCompact).
 func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	w, rb := 0, 0
 	if c.rows != nil && c.len() > 0 {
@@ -178,22 +167,6 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 			c.rows = slices.Clone(c.rows)
 		}
 	}
-	c.maybeCompact()
-}
-
-// maybeCompact rewrites the arena in slot order once half of it is garbage.
-func (c *chat) maybeCompact() {
-	if c.garbage == 0 || 2*c.garbage < len(c.spIdx) {
-		return
-	}
-	total := len(c.spIdx) - c.garbage
-	idx, val := make([]uint32, 0, total), make([]uint16, 0, total)
-	for s := range c.seqs {
-		i, v := c.terms(s)
-		c.spOff[s] = uint32(len(idx))
-		idx, val = append(idx, i...), append(val, v...)
-	}
-	c.spIdx, c.spVal, c.garbage = idx, val, 0
 }
 
 // labels interns the user and agent strings of the points: thousands of

@@ -66,6 +66,7 @@ type Index struct {
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
 	tf      *termFile        // the sparse arenas (chat.sp regions)
+	loading *termLoad        // while Open loads the file
 	res     *resident        // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
@@ -312,6 +313,8 @@ func (ix *Index) addColumns(ctx context.Context) error {
 // load builds the in-memory index from the file: filter fields and vectors
 // only, never the content.
 func (ix *Index) load(ctx context.Context) error {
+	ix.loading = &termLoad{wait: map[*chat]*termBuf{}}
+	defer func() { ix.loading = nil }()
 	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at,
 		episode_id, fact_id, seqs, superseded FROM points`)
 	if err != nil {
@@ -357,7 +360,7 @@ func (ix *Index) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
-	return nil
+	return ix.loading.flush(ix)
 }
 
 // Dimensions returns the vector size of the index.
@@ -559,16 +562,26 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 // Caller holds mu.
 func (ix *Index) putFiles(c *chat, slot int, found bool, q []int8, idx []uint32, ws []uint16) (off, pos uint32, old *termBuf, err error) {
 	if found {
+		if ix.loading != nil { // a key loaded twice: its first terms must be in the file
+			if err := ix.loading.flush(ix); err != nil {
+				return 0, 0, nil, err
+			}
+		}
 		if old, err = ix.termsOf(c, slot); err != nil {
 			return 0, 0, nil, err
 		}
 	}
-	off = c.sp.n
-	r, err := ix.tf.append(c.sp, idx, ws)
+	if ix.loading != nil {
+		off, err = ix.loading.add(ix, c, idx, ws)
+	} else {
+		off = c.sp.n
+		var r region
+		r, err = ix.tf.append(c.sp, idx, ws)
+		c.sp = r
+	}
 	if err != nil {
 		return 0, 0, old, err
 	}
-	c.sp = r
 	if found {
 		err = ix.vf.write(c.vecs, c.vpos[slot], q)
 	} else {

@@ -22,8 +22,8 @@ type chat struct {
 	id     string
 	seqs   []int64   // point keys (keys.go), ascending
 	times  []int64   // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
-	users  []uint32  // label ids
-	agents []uint32  // label ids
+	users  []uint32  // label ids; nil while every point has user (!mixedUser), see userOf
+	agents []uint32  // label ids; nil while every point has agent (!mixedAgent), see agentOf
 	scales []float32 // vector[slot] ≈ q * scale
 	vpos   []uint32  // position of slot's vector in vecs
 	vecs   region    // the chat's vectors in the scratch file, in the order written
@@ -54,20 +54,62 @@ type chat struct {
 	resBytes int64
 	// user and agent are the label ids every point of the chat has, unless
 	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
-	// scoped to a user or an agent then skips or takes the chat whole.
+	// scoped to a user or an agent then skips or takes the chat whole, and
+	// the chat keeps no per-point column of them (8 bytes a point, 8 MB at
+	// a million points of chats that are each one user's with one agent).
 	user, agent           uint32
 	mixedUser, mixedAgent bool
 }
 
 // label records that a point with these labels was put in c (before it is
-// inserted: an empty chat takes them as its own).
+// inserted: an empty chat takes them as its own). The first point with
+// another label than the chat's gives the chat that label's column.
 func (c *chat) label(user, agent uint32) {
 	if c.len() == 0 {
 		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
+		c.users, c.agents = nil, nil
 		return
 	}
-	c.mixedUser = c.mixedUser || user != c.user
-	c.mixedAgent = c.mixedAgent || agent != c.agent
+	if !c.mixedUser && user != c.user {
+		c.mixedUser, c.users = true, fill(c.user, c.len())
+	}
+	if !c.mixedAgent && agent != c.agent {
+		c.mixedAgent, c.agents = true, fill(c.agent, c.len())
+	}
+}
+
+// fill is a column of n ids, all id.
+func fill(id uint32, n int) []uint32 {
+	s := make([]uint32, n, n+max(n/8, 8))
+	for i := range s {
+		s[i] = id
+	}
+	return s
+}
+
+// userOf and agentOf are slot's label ids.
+func (c *chat) userOf(slot int) uint32 {
+	if c.users == nil {
+		return c.user
+	}
+	return c.users[slot]
+}
+
+func (c *chat) agentOf(slot int) uint32 {
+	if c.agents == nil {
+		return c.agent
+	}
+	return c.agents[slot]
+}
+
+// setLabels sets slot's label ids (after label).
+func (c *chat) setLabels(slot int, user, agent uint32) {
+	if c.users != nil {
+		c.users[slot] = user
+	}
+	if c.agents != nil {
+		c.agents[slot] = agent
+	}
 }
 
 func (c *chat) len() int { return len(c.seqs) }
@@ -101,16 +143,18 @@ func (c *chat) insert(slot int, pos, off, n uint32, seq, t int64, user, agent ui
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
 	c.times = grow(c.times, 1, minPoints)
-	c.users = grow(c.users, 1, minPoints)
-	c.agents = grow(c.agents, 1, minPoints)
 	c.scales = grow(c.scales, 1, minPoints)
 	c.vpos = grow(c.vpos, 1, minPoints)
 	c.spOff = grow(c.spOff, 1, minPoints)
 	c.spLen = grow(c.spLen, 1, minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
 	c.times = slices.Insert(c.times, slot, t)
-	c.users = slices.Insert(c.users, slot, user)
-	c.agents = slices.Insert(c.agents, slot, agent)
+	if c.users != nil {
+		c.users = slices.Insert(grow(c.users, 1, minPoints), slot, user)
+	}
+	if c.agents != nil {
+		c.agents = slices.Insert(grow(c.agents, 1, minPoints), slot, agent)
+	}
 	c.scales = slices.Insert(c.scales, slot, scale)
 	c.vpos = slices.Insert(c.vpos, slot, pos)
 	c.spOff = slices.Insert(c.spOff, slot, off)
@@ -140,8 +184,8 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 			continue
 		}
 		if w != r {
-			c.seqs[w], c.users[w], c.agents[w], c.scales[w] = c.seqs[r], c.users[r], c.agents[r], c.scales[r]
-			c.times[w] = c.times[r]
+			c.seqs[w], c.scales[w], c.times[w] = c.seqs[r], c.scales[r], c.times[r]
+			c.setLabels(w, c.userOf(r), c.agentOf(r))
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
 			c.vpos[w] = c.vpos[r]
 			if c.rows != nil {
@@ -153,14 +197,19 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	if w == len(c.seqs) {
 		return
 	}
-	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
-	c.times = c.times[:w]
+	c.seqs, c.scales, c.times = c.seqs[:w], c.scales[:w], c.times[:w]
+	if c.users != nil {
+		c.users = c.users[:w]
+	}
+	if c.agents != nil {
+		c.agents = c.agents[:w]
+	}
 	c.spOff, c.spLen, c.vpos = c.spOff[:w], c.spLen[:w], c.vpos[:w]
 	if c.rows != nil {
 		c.rows = c.rows[:w*rb]
 	}
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
-		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
+		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales) // Clone keeps nil
 		c.times = slices.Clone(c.times)
 		c.spOff, c.spLen, c.vpos = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.vpos)
 		if c.rows != nil {

@@ -530,9 +530,10 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
 	c.label(u, a)
 	if found {
-		ix.labels.release(c.users[slot])
-		ix.labels.release(c.agents[slot])
-		c.users[slot], c.agents[slot], c.scales[slot], c.times[slot] = u, a, scale, t
+		ix.labels.release(c.userOf(slot))
+		ix.labels.release(c.agentOf(slot))
+		c.setLabels(slot, u, a)
+		c.scales[slot], c.times[slot] = scale, t
 		ix.undf(old.ids)
 		c.setTerms(slot, off, uint32(len(sp.Indices)))
 	} else {
@@ -663,8 +664,8 @@ func (ix *Index) undf(terms []uint32) {
 // then stay counted). Caller holds mu.
 func (ix *Index) forget(c *chat, b *termBuf, slot int) {
 	delete(c.items, c.seqs[slot])
-	ix.labels.release(c.users[slot])
-	ix.labels.release(c.agents[slot])
+	ix.labels.release(c.userOf(slot))
+	ix.labels.release(c.agentOf(slot))
 	if b != nil {
 		terms, _ := c.terms(b, slot)
 		ix.undf(terms)

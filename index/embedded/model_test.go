@@ -234,8 +234,8 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 				if s := quantise(p.Dense, q); s != c.scales[i] || !slices.Equal(q, vecs[at:at+ix.dim]) {
 					fail("%s/%d dense vector differs", id, c.seqs[i])
 				}
-				if ix.labels.str(c.users[i]) != p.UserID || ix.labels.str(c.agents[i]) != p.Agent {
-					fail("%s/%d labels %q %q, want %q %q", id, c.seqs[i], ix.labels.str(c.users[i]), ix.labels.str(c.agents[i]), p.UserID, p.Agent)
+				if ix.labels.str(c.userOf(i)) != p.UserID || ix.labels.str(c.agentOf(i)) != p.Agent {
+					fail("%s/%d labels %q %q, want %q %q", id, c.seqs[i], ix.labels.str(c.userOf(i)), ix.labels.str(c.agentOf(i)), p.UserID, p.Agent)
 				}
 			}
 			if used+c.garbage != int(c.sp.n) || c.sp.n > c.sp.capacity() || 2*c.garbage > int(c.sp.n) && c.garbage > 0 {

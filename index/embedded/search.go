@@ -111,7 +111,7 @@ func (m *matcher) takes(c *chat) bool {
 }
 
 func (m *matcher) ok(c *chat, slot int) bool {
-	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
+	if !(m.anyUser || c.userOf(slot) == m.user) || !(m.anyAgent || c.agentOf(slot) == m.agent) {
 		return false
 	}
 	key := c.seqs[slot]
@@ -563,8 +563,8 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int, arena 
 	for i, s := range fused {
 		c, slot := s.c, int(s.slot)
 		f, k := &r.hits[i], &r.keys[i]
-		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot])}, Score: s.score, DenseScore: fz.get(s.ref).cos}
+		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.userOf(slot)), ChatID: c.id,
+			Agent: ix.labels.str(c.agentOf(slot))}, Score: s.score, DenseScore: fz.get(s.ref).cos}
 		k.key = c.seqs[slot]
 		switch keyKind(k.key) {
 		case kindTurn:

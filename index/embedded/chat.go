@@ -14,20 +14,20 @@ import (
 // a query returns.
 //
 // Per point: a float32 scale, the position of its int8 vector in the
-// chat's region of the scratch file (vecFile), the seq, two interned label
-// ids (user, agent) and the offset and count of its sparse terms in the
-// chat's arena (termFile: 6 bytes per term, its id and its weight as a
-// bfloat16, see toBF16), with no per-point allocation.
+// chat's region of the scratch file (vecFile), the seq, the time (4 bytes,
+// timeColumn), two interned label ids (user, agent) only in a chat whose
+// points differ in them (chatLabels), and the offset and count of its
+// sparse terms in the chat's arena (termFile: 6 bytes per term, its id and
+// its weight as a bfloat16, see toBF16), with no per-point allocation: 28
+// bytes.
 type chat struct {
 	id     string
-	seqs   []int64   // point keys (keys.go), ascending
-	times  []int64   // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
-	users  []uint32  // label ids; nil while every point has user (!mixedUser), see userOf
-	agents []uint32  // label ids; nil while every point has agent (!mixedAgent), see agentOf
-	scales []float32 // vector[slot] ≈ q * scale
-	vpos   []uint32  // position of slot's vector in vecs
-	vecs   region    // the chat's vectors in the scratch file, in the order written
-	holes  uint32    // positions in vecs no slot refers to any more
+	seqs   []int64    // point keys (keys.go), ascending
+	times  timeColumn // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
+	scales []float32  // vector[slot] ≈ q * scale
+	vpos   []uint32   // position of slot's vector in vecs
+	vecs   region     // the chat's vectors in the scratch file, in the order written
+	holes  uint32     // positions in vecs no slot refers to any more
 	// Sparse terms live in one arena per chat, in the term scratch file
 	// (termfile.go): point slot's terms are entries [spOff[slot],
 	// spOff[slot]+spLen[slot]) of region sp, sorted by index.
@@ -52,6 +52,13 @@ type chat struct {
 	// resBytes what they were counted as (resident.go).
 	resEl    *list.Element
 	resBytes int64
+	chatLabels
+}
+
+// chatLabels are a chat's user and agent label ids.
+type chatLabels struct {
+	users  []uint32 // label ids; nil while every point has user (!mixedUser), see userOf
+	agents []uint32 // label ids; nil while every point has agent (!mixedAgent), see agentOf
 	// user and agent are the label ids every point of the chat has, unless
 	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
 	// scoped to a user or an agent then skips or takes the chat whole, and
@@ -61,20 +68,21 @@ type chat struct {
 	mixedUser, mixedAgent bool
 }
 
-// label records that a point with these labels was put in c (before it is
-// inserted: an empty chat takes them as its own). The first point with
-// another label than the chat's gives the chat that label's column.
-func (c *chat) label(user, agent uint32) {
-	if c.len() == 0 {
+// label records that a point with these labels was put in a chat of n
+// points (before it is inserted: an empty chat takes them as its own).
+// The first point with another label than the chat's gives the chat that
+// label's column.
+func (c *chatLabels) label(n int, user, agent uint32) {
+	if n == 0 {
 		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
 		c.users, c.agents = nil, nil
 		return
 	}
 	if !c.mixedUser && user != c.user {
-		c.mixedUser, c.users = true, fill(c.user, c.len())
+		c.mixedUser, c.users = true, fill(c.user, n)
 	}
 	if !c.mixedAgent && agent != c.agent {
-		c.mixedAgent, c.agents = true, fill(c.agent, c.len())
+		c.mixedAgent, c.agents = true, fill(c.agent, n)
 	}
 }
 
@@ -88,14 +96,14 @@ func fill(id uint32, n int) []uint32 {
 }
 
 // userOf and agentOf are slot's label ids.
-func (c *chat) userOf(slot int) uint32 {
+func (c *chatLabels) userOf(slot int) uint32 {
 	if c.users == nil {
 		return c.user
 	}
 	return c.users[slot]
 }
 
-func (c *chat) agentOf(slot int) uint32 {
+func (c *chatLabels) agentOf(slot int) uint32 {
 	if c.agents == nil {
 		return c.agent
 	}
@@ -103,7 +111,7 @@ func (c *chat) agentOf(slot int) uint32 {
 }
 
 // setLabels sets slot's label ids (after label).
-func (c *chat) setLabels(slot int, user, agent uint32) {
+func (c *chatLabels) setLabels(slot int, user, agent uint32) {
 	if c.users != nil {
 		c.users[slot] = user
 	}
@@ -142,13 +150,12 @@ func grow[S ~[]E, E any](s S, n, minExtra int) S {
 func (c *chat) insert(slot int, pos, off, n uint32, seq, t int64, user, agent uint32, scale float32) {
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
-	c.times = grow(c.times, 1, minPoints)
 	c.scales = grow(c.scales, 1, minPoints)
 	c.vpos = grow(c.vpos, 1, minPoints)
 	c.spOff = grow(c.spOff, 1, minPoints)
 	c.spLen = grow(c.spLen, 1, minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
-	c.times = slices.Insert(c.times, slot, t)
+	c.times.insert(slot, t)
 	if c.users != nil {
 		c.users = slices.Insert(grow(c.users, 1, minPoints), slot, user)
 	}
@@ -184,7 +191,8 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 			continue
 		}
 		if w != r {
-			c.seqs[w], c.scales[w], c.times[w] = c.seqs[r], c.scales[r], c.times[r]
+			c.seqs[w], c.scales[w] = c.seqs[r], c.scales[r]
+			c.times.move(w, r)
 			c.setLabels(w, c.userOf(r), c.agentOf(r))
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
 			c.vpos[w] = c.vpos[r]
@@ -197,7 +205,8 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	if w == len(c.seqs) {
 		return
 	}
-	c.seqs, c.scales, c.times = c.seqs[:w], c.scales[:w], c.times[:w]
+	c.seqs, c.scales = c.seqs[:w], c.scales[:w]
+	c.times.truncate(w)
 	if c.users != nil {
 		c.users = c.users[:w]
 	}
@@ -210,7 +219,7 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	}
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
 		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales) // Clone keeps nil
-		c.times = slices.Clone(c.times)
+		c.times.clone()
 		c.spOff, c.spLen, c.vpos = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.vpos)
 		if c.rows != nil {
 			c.rows = slices.Clone(c.rows)

@@ -14,12 +14,13 @@
 // Qdrant sparse vector with the IDF modifier. The two candidate lists are
 // fused by reciprocal rank fusion (k = rag.RRFK).
 //
-// Memory: about 44 bytes per point plus 6 bytes per sparse term in Go's
-// heap (250 bytes for a turn of 35 words, against 3.4 KB with float32
-// vectors and the content in memory); the int8 vectors (dim bytes a point)
-// sit in a scratch file beside the index file, one region per chat, which
-// a query reads with one pread per chat in scope (vecfile.go): the
-// kernel's page cache keeps them, not the process. Role, content and
+// Memory: about 40 bytes per point in Go's heap (50 bytes for a turn of
+// 35 words, against 3.4 KB with float32 vectors and the content in
+// memory); the int8 vectors (dim bytes a point) and the sparse terms (6
+// bytes a term) sit in scratch files beside the index file, one region per
+// chat each, which a query reads with one pread per chat in scope
+// (vecfile.go) and two for its terms (termfile.go): the kernel's page
+// cache keeps them, not the process. Role, content and
 // created_at stay in the index file: a query reads them, by primary key,
 // for the hits it returns only (about 2 µs a hit). The file stores the
 // int8 vectors and their scales; files from earlier versions, with float32
@@ -66,7 +67,6 @@ type Index struct {
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
 	tf      *termFile        // the sparse arenas (chat.sp regions)
-	loading *termLoad        // while Open loads the file
 	res     *resident        // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
@@ -313,8 +313,8 @@ func (ix *Index) addColumns(ctx context.Context) error {
 // load builds the in-memory index from the file: filter fields and vectors
 // only, never the content.
 func (ix *Index) load(ctx context.Context) error {
-	ix.loading = &termLoad{wait: map[*chat]*termBuf{}}
-	defer func() { ix.loading = nil }()
+	ix.tf.loading = &termLoad{wait: map[*chat]*termBuf{}}
+	defer func() { ix.tf.loading = nil }()
 	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at,
 		episode_id, fact_id, seqs, superseded FROM points`)
 	if err != nil {
@@ -360,7 +360,7 @@ func (ix *Index) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
-	return ix.loading.flush(ix)
+	return ix.tf.loading.flush(ix)
 }
 
 // Dimensions returns the vector size of the index.
@@ -528,12 +528,13 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		return err
 	}
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
-	c.label(u, a)
+	c.label(c.len(), u, a)
 	if found {
 		ix.labels.release(c.userOf(slot))
 		ix.labels.release(c.agentOf(slot))
 		c.setLabels(slot, u, a)
-		c.scales[slot], c.times[slot] = scale, t
+		c.scales[slot] = scale
+		c.times.set(slot, t)
 		ix.undf(old.ids)
 		c.setTerms(slot, off, uint32(len(sp.Indices)))
 	} else {
@@ -563,8 +564,8 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 // Caller holds mu.
 func (ix *Index) putFiles(c *chat, slot int, found bool, q []int8, idx []uint32, ws []uint16) (off, pos uint32, old *termBuf, err error) {
 	if found {
-		if ix.loading != nil { // a key loaded twice: its first terms must be in the file
-			if err := ix.loading.flush(ix); err != nil {
+		if ix.tf.loading != nil { // a key loaded twice: its first terms must be in the file
+			if err := ix.tf.loading.flush(ix); err != nil {
 				return 0, 0, nil, err
 			}
 		}
@@ -572,8 +573,8 @@ func (ix *Index) putFiles(c *chat, slot int, found bool, q []int8, idx []uint32,
 			return 0, 0, nil, err
 		}
 	}
-	if ix.loading != nil {
-		off, err = ix.loading.add(ix, c, idx, ws)
+	if ix.tf.loading != nil {
+		off, err = ix.tf.loading.add(ix, c, idx, ws)
 	} else {
 		off = c.sp.n
 		var r region

@@ -146,7 +146,8 @@ func (m *matcher) ok(c *chat, slot int) bool {
 	if !m.timed {
 		return true
 	}
-	start, end := c.times[slot], c.times[slot]
+	start := c.times.at(slot)
+	end := start
 	if kind == kindEpisode {
 		end = it.end
 	}

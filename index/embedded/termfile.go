@@ -21,8 +21,9 @@ import (
 // another, so the host's byte order is the file's). Caller holds the
 // index's write lock for append and release, a read lock for reads.
 type termFile struct {
-	vf   *vecFile
-	bufs sync.Pool // *termBuf
+	vf      *vecFile
+	bufs    sync.Pool // *termBuf
+	loading *termLoad // while Open loads the index file
 }
 
 // termEntry is the bytes of one arena entry: an id and a weight.

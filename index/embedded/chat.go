@@ -14,26 +14,27 @@ import (
 // a query returns.
 //
 // Per point: a float32 scale, the position of its int8 vector in the
-// chat's region of the scratch file (vecFile), the seq, two interned label
-// ids (user, agent) and 6 bytes per sparse term (its id and its weight as
-// a bfloat16, see toBF16), with no per-point allocation.
+// chat's region of the scratch file (vecFile), the seq, the time (4 bytes,
+// timeColumn), two interned label ids (user, agent) only in a chat whose
+// points differ in them (chatLabels), and the offset and count of its
+// sparse terms in the chat's arena (termFile: 6 bytes per term, its id and
+// its weight as a bfloat16, see toBF16), with no per-point allocation: 28
+// bytes.
 type chat struct {
 	id     string
-	seqs   []int64   // point keys (keys.go), ascending
-	times  []int64   // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
-	users  []uint32  // label ids
-	agents []uint32  // label ids
-	scales []float32 // vector[slot] ≈ q * scale
-	vpos   []uint32  // position of slot's vector in vecs
-	vecs   region    // the chat's vectors in the scratch file, in the order written
-	holes  uint32    // positions in vecs no slot refers to any more
-	// Sparse terms live in one arena per chat: point slot's terms are
-	// spIdx/spVal[spOff[slot] : spOff[slot]+spLen[slot]], sorted by index.
+	seqs   []int64    // point keys (keys.go), ascending
+	times  timeColumn // unix seconds: a turn's time, a fact's valid_at, an episode's start (noTime: none)
+	scales []float32  // vector[slot] ≈ q * scale
+	vpos   []uint32   // position of slot's vector in vecs
+	vecs   region     // the chat's vectors in the scratch file, in the order written
+	holes  uint32     // positions in vecs no slot refers to any more
+	// Sparse terms live in one arena per chat, in the term scratch file
+	// (termfile.go): point slot's terms are entries [spOff[slot],
+	// spOff[slot]+spLen[slot]) of region sp, sorted by index.
 	spOff   []uint32
 	spLen   []uint32
-	spIdx   []uint32
-	spVal   []uint16 // bfloat16
-	garbage int      // arena entries no point refers to any more
+	sp      region
+	garbage int // arena entries no point refers to any more
 	// items holds what filters need of each episode and fact, by key.
 	items map[int64]*item
 	// rows are the chat's vectors in RAM too, dim int8s a slot in slot
@@ -51,29 +52,80 @@ type chat struct {
 	// resBytes what they were counted as (resident.go).
 	resEl    *list.Element
 	resBytes int64
+	chatLabels
+}
+
+// chatLabels are a chat's user and agent label ids.
+type chatLabels struct {
+	users  []uint32 // label ids; nil while every point has user (!mixedUser), see userOf
+	agents []uint32 // label ids; nil while every point has agent (!mixedAgent), see agentOf
 	// user and agent are the label ids every point of the chat has, unless
 	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
-	// scoped to a user or an agent then skips or takes the chat whole.
+	// scoped to a user or an agent then skips or takes the chat whole, and
+	// the chat keeps no per-point column of them (8 bytes a point, 8 MB at
+	// a million points of chats that are each one user's with one agent).
 	user, agent           uint32
 	mixedUser, mixedAgent bool
 }
 
-// label records that a point with these labels was put in c (before it is
-// inserted: an empty chat takes them as its own).
-func (c *chat) label(user, agent uint32) {
-	if c.len() == 0 {
+// label records that a point with these labels was put in a chat of n
+// points (before it is inserted: an empty chat takes them as its own).
+// The first point with another label than the chat's gives the chat that
+// label's column.
+func (c *chatLabels) label(n int, user, agent uint32) {
+	if n == 0 {
 		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
+		c.users, c.agents = nil, nil
 		return
 	}
-	c.mixedUser = c.mixedUser || user != c.user
-	c.mixedAgent = c.mixedAgent || agent != c.agent
+	if !c.mixedUser && user != c.user {
+		c.mixedUser, c.users = true, fill(c.user, n)
+	}
+	if !c.mixedAgent && agent != c.agent {
+		c.mixedAgent, c.agents = true, fill(c.agent, n)
+	}
+}
+
+// fill is a column of n ids, all id.
+func fill(id uint32, n int) []uint32 {
+	s := make([]uint32, n, n+max(n/8, 8))
+	for i := range s {
+		s[i] = id
+	}
+	return s
+}
+
+// userOf and agentOf are slot's label ids.
+func (c *chatLabels) userOf(slot int) uint32 {
+	if c.users == nil {
+		return c.user
+	}
+	return c.users[slot]
+}
+
+func (c *chatLabels) agentOf(slot int) uint32 {
+	if c.agents == nil {
+		return c.agent
+	}
+	return c.agents[slot]
+}
+
+// setLabels sets slot's label ids (after label).
+func (c *chatLabels) setLabels(slot int, user, agent uint32) {
+	if c.users != nil {
+		c.users[slot] = user
+	}
+	if c.agents != nil {
+		c.agents[slot] = agent
+	}
 }
 
 func (c *chat) len() int { return len(c.seqs) }
 
-func (c *chat) terms(slot int) ([]uint32, []uint16) {
+// terms returns slot's entries of b (c's whole arena, termFile.all).
+func (c *chat) terms(b *termBuf, slot int) ([]uint32, []uint16) {
 	o, n := c.spOff[slot], c.spLen[slot]
-	return c.spIdx[o : o+n : o+n], c.spVal[o : o+n : o+n]
+	return b.ids[o : o+n : o+n], b.ws[o : o+n : o+n]
 }
 
 // grow returns s with room for n more elements. Columns grow by 1/8
@@ -93,51 +145,39 @@ func grow[S ~[]E, E any](s S, n, minExtra int) S {
 	return append(make(S, 0, c), s...)
 }
 
-// insert puts a new point at slot (keeping seqs ascending).
-func (c *chat) insert(slot int, pos uint32, seq, t int64, user, agent uint32, scale float32, idx []uint32, val []float32) {
+// insert puts a new point at slot (keeping seqs ascending) whose n terms
+// are entries [off, off+n) of c's arena.
+func (c *chat) insert(slot int, pos, off, n uint32, seq, t int64, user, agent uint32, scale float32) {
 	const minPoints = 8
 	c.seqs = grow(c.seqs, 1, minPoints)
-	c.times = grow(c.times, 1, minPoints)
-	c.users = grow(c.users, 1, minPoints)
-	c.agents = grow(c.agents, 1, minPoints)
 	c.scales = grow(c.scales, 1, minPoints)
 	c.vpos = grow(c.vpos, 1, minPoints)
 	c.spOff = grow(c.spOff, 1, minPoints)
 	c.spLen = grow(c.spLen, 1, minPoints)
-	c.spIdx = grow(c.spIdx, len(idx), 16*minPoints)
-	c.spVal = grow(c.spVal, len(val), 16*minPoints)
 	c.seqs = slices.Insert(c.seqs, slot, seq)
-	c.times = slices.Insert(c.times, slot, t)
-	c.users = slices.Insert(c.users, slot, user)
-	c.agents = slices.Insert(c.agents, slot, agent)
+	c.times.insert(slot, t)
+	if c.users != nil {
+		c.users = slices.Insert(grow(c.users, 1, minPoints), slot, user)
+	}
+	if c.agents != nil {
+		c.agents = slices.Insert(grow(c.agents, 1, minPoints), slot, agent)
+	}
 	c.scales = slices.Insert(c.scales, slot, scale)
 	c.vpos = slices.Insert(c.vpos, slot, pos)
-	c.spOff = slices.Insert(c.spOff, slot, uint32(len(c.spIdx)))
-	c.spLen = slices.Insert(c.spLen, slot, uint32(len(idx)))
-	c.spIdx = append(c.spIdx, idx...)
-	c.spVal = appendBF16(c.spVal, val)
+	c.spOff = slices.Insert(c.spOff, slot, off)
+	c.spLen = slices.Insert(c.spLen, slot, n)
 }
 
-// setTerms replaces slot's sparse terms, in place when they fit.
-func (c *chat) setTerms(slot int, idx []uint32, val []float32) {
-	o, n := c.spOff[slot], c.spLen[slot]
-	if uint32(len(idx)) <= n {
-		copy(c.spIdx[o:], idx)
-		appendBF16(c.spVal[o:o], val) // writes over slot's old weights: len(val) <= n
-		c.garbage += int(n) - len(idx)
-	} else {
-		c.spOff[slot] = uint32(len(c.spIdx))
-		c.spIdx, c.spVal = grow(c.spIdx, len(idx), 128), grow(c.spVal, len(val), 128)
-		c.spIdx = append(c.spIdx, idx...)
-		c.spVal = appendBF16(c.spVal, val)
-		c.garbage += int(n)
-	}
-	c.spLen[slot] = uint32(len(idx))
-	c.maybeCompact()
+// setTerms points slot at n new entries from off of c's arena; its old
+// ones become garbage.
+func (c *chat) setTerms(slot int, off, n uint32) {
+	c.garbage += int(c.spLen[slot])
+	c.spOff[slot], c.spLen[slot] = off, n
 }
 
-// keep retains the slots for which keep is true, in order, and compacts
-// the arena. It calls gone for every slot it drops, before dropping it.
+// keep retains the slots for which keep is true, in order. It calls gone
+// for every slot it drops, before dropping it. The caller compacts the
+// arena (Index.maybeCompact).
 func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	w, rb := 0, 0
 	if c.rows != nil && c.len() > 0 {
@@ -151,8 +191,9 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 			continue
 		}
 		if w != r {
-			c.seqs[w], c.users[w], c.agents[w], c.scales[w] = c.seqs[r], c.users[r], c.agents[r], c.scales[r]
-			c.times[w] = c.times[r]
+			c.seqs[w], c.scales[w] = c.seqs[r], c.scales[r]
+			c.times.move(w, r)
+			c.setLabels(w, c.userOf(r), c.agentOf(r))
 			c.spOff[w], c.spLen[w] = c.spOff[r], c.spLen[r]
 			c.vpos[w] = c.vpos[r]
 			if c.rows != nil {
@@ -164,36 +205,26 @@ func (c *chat) keep(keep func(slot int) bool, gone func(slot int)) {
 	if w == len(c.seqs) {
 		return
 	}
-	c.seqs, c.users, c.agents, c.scales = c.seqs[:w], c.users[:w], c.agents[:w], c.scales[:w]
-	c.times = c.times[:w]
+	c.seqs, c.scales = c.seqs[:w], c.scales[:w]
+	c.times.truncate(w)
+	if c.users != nil {
+		c.users = c.users[:w]
+	}
+	if c.agents != nil {
+		c.agents = c.agents[:w]
+	}
 	c.spOff, c.spLen, c.vpos = c.spOff[:w], c.spLen[:w], c.vpos[:w]
 	if c.rows != nil {
 		c.rows = c.rows[:w*rb]
 	}
 	if 4*w < cap(c.seqs) { // give back what a large delete freed
-		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales)
-		c.times = slices.Clone(c.times)
+		c.seqs, c.users, c.agents, c.scales = slices.Clone(c.seqs), slices.Clone(c.users), slices.Clone(c.agents), slices.Clone(c.scales) // Clone keeps nil
+		c.times.clone()
 		c.spOff, c.spLen, c.vpos = slices.Clone(c.spOff), slices.Clone(c.spLen), slices.Clone(c.vpos)
 		if c.rows != nil {
 			c.rows = slices.Clone(c.rows)
 		}
 	}
-	c.maybeCompact()
-}
-
-// maybeCompact rewrites the arena in slot order once half of it is garbage.
-func (c *chat) maybeCompact() {
-	if c.garbage == 0 || 2*c.garbage < len(c.spIdx) {
-		return
-	}
-	total := len(c.spIdx) - c.garbage
-	idx, val := make([]uint32, 0, total), make([]uint16, 0, total)
-	for s := range c.seqs {
-		i, v := c.terms(s)
-		c.spOff[s] = uint32(len(idx))
-		idx, val = append(idx, i...), append(val, v...)
-	}
-	c.spIdx, c.spVal, c.garbage = idx, val, 0
 }
 
 // labels interns the user and agent strings of the points: thousands of

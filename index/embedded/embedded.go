@@ -14,12 +14,13 @@
 // Qdrant sparse vector with the IDF modifier. The two candidate lists are
 // fused by reciprocal rank fusion (k = rag.RRFK).
 //
-// Memory: about 44 bytes per point plus 6 bytes per sparse term in Go's
-// heap (250 bytes for a turn of 35 words, against 3.4 KB with float32
-// vectors and the content in memory); the int8 vectors (dim bytes a point)
-// sit in a scratch file beside the index file, one region per chat, which
-// a query reads with one pread per chat in scope (vecfile.go): the
-// kernel's page cache keeps them, not the process. Role, content and
+// Memory: about 32 bytes per point in Go's heap (38 bytes for a turn of
+// 35 words, against 3.4 KB with float32 vectors and the content in
+// memory); the int8 vectors (dim bytes a point) and the sparse terms (6
+// bytes a term) sit in scratch files beside the index file, one region per
+// chat each, which a query reads with one pread per chat in scope
+// (vecfile.go) and two for its terms (termfile.go): the kernel's page
+// cache keeps them, not the process. Role, content and
 // created_at stay in the index file: a query reads them, by primary key,
 // for the hits it returns only (about 2 µs a hit). The file stores the
 // int8 vectors and their scales; files from earlier versions, with float32
@@ -65,6 +66,7 @@ type Index struct {
 	df      map[uint32]int32 // document frequency of each term over all points
 	n       int              // number of points
 	vf      *vecFile         // the vectors (chat.vecs regions)
+	tf      *termFile        // the sparse arenas (chat.sp regions)
 	res     *resident        // the chats whose rows are in RAM (resident.go)
 	// sketchFrom: chats of fewer points are always searched exactly; a
 	// larger one's rows (sketch.go) are built by the first query that uses
@@ -155,8 +157,14 @@ func Open(ctx context.Context, path string, dim int, opts ...Option) (*Index, er
 		_ = db.Close()
 		return nil, err
 	}
+	if ix.tf, err = openTermFile(vdir, filepath.Base(path)); err != nil {
+		_ = ix.vf.close()
+		_ = db.Close()
+		return nil, err
+	}
 	if err := ix.init(ctx); err != nil {
 		_ = ix.vf.close()
+		_ = ix.tf.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -305,6 +313,8 @@ func (ix *Index) addColumns(ctx context.Context) error {
 // load builds the in-memory index from the file: filter fields and vectors
 // only, never the content.
 func (ix *Index) load(ctx context.Context) error {
+	ix.tf.loading = &termLoad{wait: map[*chat]*termBuf{}}
+	defer func() { ix.tf.loading = nil }()
 	rows, err := ix.db.QueryContext(ctx, `SELECT tenant, chat_id, seq, user_id, agent, dense, sparse, created_at, started_at,
 		episode_id, fact_id, seqs, superseded FROM points`)
 	if err != nil {
@@ -350,7 +360,7 @@ func (ix *Index) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded index: load: %w", err)
 	}
-	return nil
+	return ix.tf.loading.flush(ix)
 }
 
 // Dimensions returns the vector size of the index.
@@ -505,39 +515,35 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		c = &chat{id: strings.Clone(chatID)}
 		tn.chats[c.id] = c
 	}
-	// The vector first: when the scratch file fails, nothing changes in
-	// memory (and a new chat is dropped again), so the point is as if not
-	// put and the caller's retry puts it whole.
 	slot, found := slices.BinarySearch(c.seqs, seq)
-	var pos uint32
-	var err error
-	if found {
-		err = ix.vf.write(c.vecs, c.vpos[slot], q)
-	} else {
-		pos, err = ix.appendVec(c, q)
-	}
+	ws := appendBF16(make([]uint16, 0, len(sp.Values)), sp.Values)
+	off, pos, old, err := ix.putFiles(c, slot, found, q, sp.Indices, ws)
+	defer ix.tf.put(old)
 	if err != nil {
 		if c.len() == 0 {
 			ix.vf.release(c.vecs)
+			ix.tf.release(c.sp)
 			delete(tn.chats, c.id)
 		}
 		return err
 	}
 	u, a := ix.labels.acquire(user), ix.labels.acquire(agent)
-	c.label(u, a)
+	c.label(c.len(), u, a)
 	if found {
-		ix.labels.release(c.users[slot])
-		ix.labels.release(c.agents[slot])
-		c.users[slot], c.agents[slot], c.scales[slot], c.times[slot] = u, a, scale, t
-		old, _ := c.terms(slot)
-		ix.undf(old)
-		c.setTerms(slot, sp.Indices, sp.Values)
+		ix.labels.release(c.userOf(slot))
+		ix.labels.release(c.agentOf(slot))
+		c.setLabels(slot, u, a)
+		c.scales[slot] = scale
+		c.times.set(slot, t)
+		ix.undf(old.ids)
+		c.setTerms(slot, off, uint32(len(sp.Indices)))
 	} else {
-		c.insert(slot, pos, seq, t, u, a, scale, sp.Indices, sp.Values)
+		c.insert(slot, pos, off, uint32(len(sp.Indices)), seq, t, u, a, scale)
 		ix.n++
 	}
 	ix.putSketch(c, slot, found, q)
-	ix.putPostings(c, slot, found)
+	ix.putPostings(c, slot, found, sp.Indices, ws)
+	ix.maybeCompact(c)
 	if it != nil {
 		if c.items == nil {
 			c.items = map[int64]*item{}
@@ -548,6 +554,45 @@ func (ix *Index) put(tenantID, chatID string, seq, t int64, it *item, user, agen
 		ix.df[t]++
 	}
 	return nil
+}
+
+// putFiles writes a point's terms (idx, ws) and vector (q) to the scratch
+// files, at the end of c's arena and, for a new point (not found), at the
+// end of c's vector region: the offset of its terms, its vector's
+// position, and (found) the old terms of slot. When it fails nothing the
+// point's slot refers to has changed, so the caller's retry puts it whole.
+// Caller holds mu.
+func (ix *Index) putFiles(c *chat, slot int, found bool, q []int8, idx []uint32, ws []uint16) (off, pos uint32, old *termBuf, err error) {
+	if found {
+		if ix.tf.loading != nil { // a key loaded twice: its first terms must be in the file
+			if err := ix.tf.loading.flush(ix); err != nil {
+				return 0, 0, nil, err
+			}
+		}
+		if old, err = ix.termsOf(c, slot); err != nil {
+			return 0, 0, nil, err
+		}
+	}
+	if ix.tf.loading != nil {
+		off, err = ix.tf.loading.add(ix, c, idx, ws)
+	} else {
+		off = c.sp.n
+		var r region
+		r, err = ix.tf.append(c.sp, idx, ws)
+		c.sp = r
+	}
+	if err != nil {
+		return 0, 0, old, err
+	}
+	if found {
+		err = ix.vf.write(c.vecs, c.vpos[slot], q)
+	} else {
+		pos, err = ix.appendVec(c, q)
+	}
+	if err != nil {
+		c.garbage += len(idx) // written, referred to by no slot
+	}
+	return off, pos, old, err
 }
 
 // appendVec writes q at the end of c's region, moving the region to a
@@ -615,13 +660,17 @@ func (ix *Index) undf(terms []uint32) {
 }
 
 // forget releases what point slot of c holds outside c (labels, document
-// frequencies, the count) before c drops it. Caller holds mu.
-func (ix *Index) forget(c *chat, slot int) {
+// frequencies, the count) before c drops it; b is c's arena (termFile.all,
+// nil when it could not be read: the document frequencies of its terms
+// then stay counted). Caller holds mu.
+func (ix *Index) forget(c *chat, b *termBuf, slot int) {
 	delete(c.items, c.seqs[slot])
-	ix.labels.release(c.users[slot])
-	ix.labels.release(c.agents[slot])
-	terms, _ := c.terms(slot)
-	ix.undf(terms)
+	ix.labels.release(c.userOf(slot))
+	ix.labels.release(c.agentOf(slot))
+	if b != nil {
+		terms, _ := c.terms(b, slot)
+		ix.undf(terms)
+	}
 	ix.n--
 }
 
@@ -666,27 +715,42 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 	ix.payloads.clear()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	tn := ix.tenants[f.Tenant]
+	return ix.drop(f.Tenant, whole, some)
+}
+
+// drop removes from memory whole chats and the points with these keys
+// (ascending per chat), which the file no longer has. An error reading a
+// chat's arena (for its terms' document frequencies) is returned once
+// everything is dropped. Caller holds mu.
+func (ix *Index) drop(tenantID string, whole []*chat, some map[*chat][]int64) error {
+	var errs []error
+	arena := func(c *chat) *termBuf {
+		b, err := ix.tf.all(c.sp)
+		errs = append(errs, err)
+		return b
+	}
+	tn := ix.tenants[tenantID]
 	for _, c := range whole {
+		b := arena(c)
 		for i := range c.seqs {
-			ix.forget(c, i)
+			ix.forget(c, b, i)
 		}
-		ix.vf.release(c.vecs)
-		ix.res.drop(c)
-		delete(tn.chats, c.id)
+		ix.tf.put(b)
+		ix.dropChat(tn, c)
 	}
 	for c, keys := range some {
+		b := arena(c)
 		c.keep(func(i int) bool { _, found := slices.BinarySearch(keys, c.seqs[i]); return !found },
-			func(i int) { ix.forget(c, i) })
+			func(i int) { ix.forget(c, b, i) })
+		ix.tf.put(b)
 		if c.len() == 0 {
-			ix.vf.release(c.vecs)
-			ix.res.drop(c)
-			delete(tn.chats, c.id)
+			ix.dropChat(tn, c)
 			continue
 		}
 		if 2*c.holes > c.vecs.n {
 			_ = ix.compactVecs(c) // on failure the holes stay: space, not wrong answers
 		}
+		ix.maybeCompact(c)
 		ix.res.dropPostings(c)         // their slots moved
 		if 2*c.len() < ix.sketchFrom { // well below the size that uses them: give the rows back
 			ix.res.drop(c)
@@ -695,9 +759,17 @@ func (ix *Index) Delete(ctx context.Context, f rag.Filter) error {
 		}
 	}
 	if len(tn.chats) == 0 {
-		delete(ix.tenants, f.Tenant)
+		delete(ix.tenants, tenantID)
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// dropChat removes c, whose points are forgotten, from tn. Caller holds mu.
+func (ix *Index) dropChat(tn *tenant, c *chat) {
+	ix.vf.release(c.vecs)
+	ix.tf.release(c.sp)
+	ix.res.drop(c)
+	delete(tn.chats, c.id)
 }
 
 // deleteRows deletes whole chats and the points with these keys (ascending
@@ -796,6 +868,9 @@ func (ix *Index) close() error {
 	}
 	if ix.vf != nil {
 		errs = append(errs, ix.vf.close())
+	}
+	if ix.tf != nil {
+		errs = append(errs, ix.tf.close())
 	}
 	return errors.Join(append(errs, ix.db.Close())...)
 }

@@ -219,7 +219,13 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 					continue
 				}
 				want := canonSparse(p.Sparse)
-				gi, gv := c.terms(i)
+				tb, err := ix.termsOf(c, i)
+				if err != nil {
+					fail("%s/%d terms: %v", id, c.seqs[i], err)
+					continue
+				}
+				gi, gv := slices.Clone(tb.ids), slices.Clone(tb.ws)
+				ix.tf.put(tb)
 				if !slices.Equal(gi, want.Indices) || !slices.Equal(gv, appendBF16(nil, want.Values)) {
 					fail("%s/%d terms %v %v, want %v %v", id, c.seqs[i], gi, gv, want.Indices, want.Values)
 				}
@@ -228,12 +234,12 @@ func checkModel(t *testing.T, step int, ix *Index, model map[pkey]rag.Point, use
 				if s := quantise(p.Dense, q); s != c.scales[i] || !slices.Equal(q, vecs[at:at+ix.dim]) {
 					fail("%s/%d dense vector differs", id, c.seqs[i])
 				}
-				if ix.labels.str(c.users[i]) != p.UserID || ix.labels.str(c.agents[i]) != p.Agent {
-					fail("%s/%d labels %q %q, want %q %q", id, c.seqs[i], ix.labels.str(c.users[i]), ix.labels.str(c.agents[i]), p.UserID, p.Agent)
+				if ix.labels.str(c.userOf(i)) != p.UserID || ix.labels.str(c.agentOf(i)) != p.Agent {
+					fail("%s/%d labels %q %q, want %q %q", id, c.seqs[i], ix.labels.str(c.userOf(i)), ix.labels.str(c.agentOf(i)), p.UserID, p.Agent)
 				}
 			}
-			if used+c.garbage != len(c.spIdx) || len(c.spIdx) != len(c.spVal) || 2*c.garbage > len(c.spIdx) && c.garbage > 0 {
-				fail("chat %s arena: %d used + %d garbage != %d", id, used, c.garbage, len(c.spIdx))
+			if used+c.garbage != int(c.sp.n) || c.sp.n > c.sp.capacity() || 2*c.garbage > int(c.sp.n) && c.garbage > 0 {
+				fail("chat %s arena: %d used + %d garbage != %d (capacity %d)", id, used, c.garbage, c.sp.n, c.sp.capacity())
 			}
 		}
 	}

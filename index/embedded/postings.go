@@ -60,19 +60,25 @@ func (p *postings) add(slot int32, idx []uint32, ws []uint16) int64 {
 	return grew
 }
 
-// buildPostings indexes c's terms. Caller holds mu (a read lock will do)
-// and c.rowsMu.
-func buildPostings(c *chat) *postings {
-	p := &postings{lists: make(map[uint32]*plist, len(c.spIdx)/8)}
+// buildPostings indexes c's terms (one read of its arena); nil when that
+// read fails. Caller holds mu (a read lock will do) and c.rowsMu.
+func (ix *Index) buildPostings(c *chat) *postings {
+	b, err := ix.tf.all(c.sp)
+	if err != nil {
+		return nil
+	}
+	defer ix.tf.put(b)
+	p := &postings{lists: make(map[uint32]*plist, (int(c.sp.n)-c.garbage)/8)}
 	for s := range c.seqs {
-		idx, ws := c.terms(s)
+		idx, ws := c.terms(b, s)
 		p.add(int32(s), idx, ws)
 	}
 	return p
 }
 
-// postingsOf returns c's postings, building them when none are in RAM.
-// Caller holds mu (a read lock will do).
+// postingsOf returns c's postings, building them when none are in RAM;
+// nil when they cannot be built (the search scans instead). Caller holds
+// mu (a read lock will do).
 func (ix *Index) postingsOf(c *chat) *postings {
 	c.rowsMu.Lock()
 	if p := c.post; p != nil {
@@ -80,18 +86,21 @@ func (ix *Index) postingsOf(c *chat) *postings {
 		ix.res.touch(c)
 		return p
 	}
-	p := buildPostings(c)
+	p := ix.buildPostings(c)
 	c.post = p
 	c.rowsMu.Unlock()
-	ix.res.admit(c, p.bytes)
+	if p != nil {
+		ix.res.admit(c, p.bytes)
+	}
 	return p
 }
 
-// putPostings keeps c's postings in step with a write of slot: a point
-// appended after every other gets its entries; any other write (a point
-// inserted before others shifts their slots, a replaced one changes its
-// terms) drops them. Caller holds the index's write lock.
-func (ix *Index) putPostings(c *chat, slot int, found bool) {
+// putPostings keeps c's postings in step with a write of slot, whose
+// terms are idx and ws: a point appended after every other gets its
+// entries; any other write (a point inserted before others shifts their
+// slots, a replaced one changes its terms) drops them. Caller holds the
+// index's write lock.
+func (ix *Index) putPostings(c *chat, slot int, found bool, idx []uint32, ws []uint16) {
 	p := c.post
 	if p == nil {
 		return
@@ -100,7 +109,6 @@ func (ix *Index) putPostings(c *chat, slot int, found bool) {
 		ix.res.dropPostings(c)
 		return
 	}
-	idx, ws := c.terms(slot)
 	ix.res.grew(c, p.add(int32(slot), idx, ws))
 }
 

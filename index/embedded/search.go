@@ -111,7 +111,7 @@ func (m *matcher) takes(c *chat) bool {
 }
 
 func (m *matcher) ok(c *chat, slot int) bool {
-	if !(m.anyUser || c.users[slot] == m.user) || !(m.anyAgent || c.agents[slot] == m.agent) {
+	if !(m.anyUser || c.userOf(slot) == m.user) || !(m.anyAgent || c.agentOf(slot) == m.agent) {
 		return false
 	}
 	key := c.seqs[slot]
@@ -146,7 +146,8 @@ func (m *matcher) ok(c *chat, slot int) bool {
 	if !m.timed {
 		return true
 	}
-	start, end := c.times[slot], c.times[slot]
+	start := c.times.at(slot)
+	end := start
 	if kind == kindEpisode {
 		end = it.end
 	}
@@ -285,13 +286,17 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 		}
 		sq = newSparseQuery(qs.Indices, w)
 	}
+	// A one-chat query keeps the chat's arena that the sparse scan read,
+	// for the hits' term ids (fuse); others read those per hit.
+	var arena *termBuf
+	defer func() { ix.tf.put(arena) }()
 	for _, c := range chats {
 		if !m.skips(c) {
-			a, err := ix.scan(c, &m, dq, sq, dtop, stop)
+			a, b, err := ix.scan(c, &m, dq, sq, dtop, stop, len(chats) == 1)
 			if err != nil {
 				return ranked{}, false, err
 			}
-			approx = approx || a
+			approx, arena = approx || a, b
 		}
 	}
 	var dense, sparse []scored
@@ -301,8 +306,8 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 	if stop != nil {
 		sparse = stop.sorted()
 	}
-
-	return ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit), approx, nil
+	r, err := ix.fuse(q.Filter.Tenant, dense, sparse, q.Limit, arena)
+	return r, approx, err
 }
 
 // scan scores chat c's points that m accepts: dense into dtop (when dq is
@@ -311,9 +316,10 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 // for a chat past sketchFrom with at least approxRatio times the
 // candidates it would rescore, the sketch's candidates rescored (approx,
 // sketch.go); the sparse side of a chat past postingsFrom comes from its
-// postings (postings.go). The matcher is skipped when it accepts every
-// point. Caller holds mu.
-func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap) (approx bool, _ error) {
+// postings (postings.go), else from a scan of its arena, which is
+// returned when keep (nil otherwise, or when not read). The matcher is
+// skipped when it accepts every point. Caller holds mu.
+func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap, keep bool) (approx bool, arena *termBuf, _ error) {
 	all := m.takes(c)
 	if dtop != nil {
 		k := candidates(dtop.k)
@@ -324,23 +330,36 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 		if approx = rows != nil; approx {
 			ix.sketchDense(c, rows, m, all, dq, k, dtop)
 		} else if err := ix.exactDense(c, ix.residentRows(c), m, all, dq, dtop); err != nil {
-			return false, err
+			return false, nil, err
 		}
 	}
-	if sq != nil && ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
-		sparsePostings(c, ix.postingsOf(c), m, all, sq, stop)
-	} else if sq != nil {
-		for i := range c.seqs {
-			if !all && !m.ok(c, i) {
-				continue
-			}
-			di, dw := c.terms(i)
-			if s, hit := sq.score(di, dw); hit && stop.admits(s) {
-				stop.push(scored{ref{c, int32(i)}, s})
-			}
+	if sq == nil {
+		return approx, nil, nil
+	}
+	if ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
+		if p := ix.postingsOf(c); p != nil {
+			sparsePostings(c, p, m, all, sq, stop)
+			return approx, nil, nil
 		}
 	}
-	return approx, nil
+	b, err := ix.tf.all(c.sp)
+	if err != nil {
+		return false, nil, err
+	}
+	for i := range c.seqs {
+		if !all && !m.ok(c, i) {
+			continue
+		}
+		di, dw := c.terms(b, i)
+		if s, hit := sq.score(di, dw); hit && stop.admits(s) {
+			stop.push(scored{ref{c, int32(i)}, s})
+		}
+	}
+	if !keep {
+		ix.tf.put(b)
+		b = nil
+	}
+	return approx, b, nil
 }
 
 // exactDense scores every point of c that m accepts (all: every one)
@@ -525,8 +544,9 @@ func (f *fusion) each(fn func(ref, fusedScore)) {
 }
 
 // fuse merges the two ranked lists by reciprocal rank fusion and returns
-// the best limit as hits with their in-memory fields. Caller holds mu.
-func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked {
+// the best limit as hits with their in-memory fields; arena, when not nil,
+// is the arena of the one chat in scope. Caller holds mu.
+func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int, arena *termBuf) (ranked, error) {
 	fz := newFusion(dense, sparse)
 	for r, s := range dense {
 		fz.add(s.ref, 1/float32(rag.RRFK+r+1), s.score, 0)
@@ -550,16 +570,21 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 	for i, s := range fused {
 		c, slot := s.c, int(s.slot)
 		f, k := &r.hits[i], &r.keys[i]
-		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.users[slot]), ChatID: c.id,
-			Agent: ix.labels.str(c.agents[slot])}, Score: s.score}
+		*f = rag.Hit{Point: rag.Point{Tenant: tenantID, UserID: ix.labels.str(c.userOf(slot)), ChatID: c.id,
+			Agent: ix.labels.str(c.agentOf(slot))}, Score: s.score}
 		fs := fz.get(s.ref)
 		f.DenseScore, f.SparseScore = fs.cos, fs.sp
 		k.key = c.seqs[slot]
 		switch keyKind(k.key) {
 		case kindTurn:
-			idx, _ := c.terms(slot)
-			terms = append(terms, idx...)
-			f.Terms = terms[len(terms)-len(idx) : len(terms) : len(terms)]
+			o, n := c.spOff[slot], int(c.spLen[slot])
+			terms = terms[:len(terms)+n]
+			f.Terms = terms[len(terms)-n : len(terms) : len(terms)]
+			if arena != nil {
+				copy(f.Terms, arena.ids[o:])
+			} else if err := ix.tf.readIDs(c.sp, o, f.Terms); err != nil {
+				return ranked{}, err
+			}
 			f.Seq, f.Passage = turnOf(k.key)
 			_, more := slices.BinarySearch(c.seqs, turnKey(f.Seq, 1))
 			k.split = f.Passage > 0 || more
@@ -572,7 +597,7 @@ func (ix *Index) fuse(tenantID string, dense, sparse []scored, limit int) ranked
 			f.Seq = it.seqs[0]
 		}
 	}
-	return r
+	return r, nil
 }
 
 // fill reads role, content and created_at of hits from the file, by

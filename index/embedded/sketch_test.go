@@ -361,7 +361,7 @@ func checkSketch(t *testing.T, stage string, ix *Index) {
 			}
 			if c.post != nil {
 				have += c.post.bytes
-				checkPostings(t, stage, c)
+				checkPostings(t, stage, ix, c)
 			}
 			used += have
 			if have != c.resBytes || (have > 0) != (c.resEl != nil) {
@@ -555,7 +555,7 @@ func TestResidentRowsBounded(t *testing.T) {
 
 // checkPostings checks c's postings against its terms: each (slot, term,
 // weight) once, nothing else.
-func checkPostings(t *testing.T, stage string, c *chat) {
+func checkPostings(t *testing.T, stage string, ix *Index, c *chat) {
 	t.Helper()
 	type entry struct {
 		slot int32
@@ -563,8 +563,13 @@ func checkPostings(t *testing.T, stage string, c *chat) {
 		w    uint16
 	}
 	want := map[entry]int{}
+	b, err := ix.tf.all(c.sp)
+	if err != nil {
+		t.Fatalf("%s: chat %s: read its arena: %v", stage, c.id, err)
+	}
+	defer ix.tf.put(b)
 	for s := range c.seqs {
-		idx, ws := c.terms(s)
+		idx, ws := c.terms(b, s)
 		for j, term := range idx {
 			want[entry{int32(s), term, ws[j]}]++
 		}
@@ -581,8 +586,8 @@ func checkPostings(t *testing.T, stage string, c *chat) {
 			n++
 		}
 	}
-	if n != c.post.n || n != len(c.spIdx)-c.garbage {
-		t.Errorf("%s: chat %s: %d postings (counted %d), %d terms", stage, c.id, n, c.post.n, len(c.spIdx)-c.garbage)
+	if n != c.post.n || n != int(c.sp.n)-c.garbage {
+		t.Errorf("%s: chat %s: %d postings (counted %d), %d terms", stage, c.id, n, c.post.n, int(c.sp.n)-c.garbage)
 	}
 }
 

@@ -53,11 +53,17 @@ const minLogCap = 4
 // openVecFile creates the scratch file in dir ("": the OS's temporary
 // directory), named after the index file.
 func openVecFile(dir, name string, dim int) (*vecFile, error) {
-	f, err := os.CreateTemp(dir, name+".vectors-*")
+	return openScratch(dir, name+".vectors", dim)
+}
+
+// openScratch creates a scratch file of regions of stride bytes an entry
+// (vecFile's, or termFile's) in dir, named name-*.
+func openScratch(dir, name string, stride int) (*vecFile, error) {
+	f, err := os.CreateTemp(dir, name+"-*")
 	if err != nil {
-		return nil, fmt.Errorf("embedded index: scratch vector file: %w", err)
+		return nil, fmt.Errorf("embedded index: scratch file: %w", err)
 	}
-	vf := &vecFile{f: f, stride: int64(dim), free: map[uint8][]int64{}}
+	vf := &vecFile{f: f, stride: int64(stride), free: map[uint8][]int64{}}
 	if err := os.Remove(f.Name()); err != nil {
 		vf.remove = f.Name() // Windows: not while it is open
 	}

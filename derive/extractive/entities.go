@@ -140,31 +140,13 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		}
 	}
 	for _, m := range proper {
-		toks := spaceFields(sentence, m[0], m[1])
-		// Drop leading words that are capitalised only because they start
-		// the sentence or are pronouns/greetings, and trailing connectors.
-		verbed := false // the name is a leading verb's object: "Book Shigetsu"
-		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[0]) || leadVerb(sentence, toks[0])) {
-			verbed = verbed || !tokIn(nonNames, sentence, toks[0])
-			toks = toks[1:]
-		}
-		for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
-			toks = toks[:len(toks)-1]
-		}
-		if len(toks) == 0 {
-			continue
-		}
-		a, b := toks[0][0], toks[len(toks)-1][1]
-		if vocative(sentence, a, b) {
+		a, b, verbed, ok := nameSpan(sentence, m)
+		if !ok || vocative(sentence, a, b) {
 			continue
 		}
 		fields := strings.Fields(sentence[a:b])
 		name := strings.Join(fields, " ")
-		if len(fields) == 1 && (placeWords[strings.ToLower(name)] || orgWords[strings.ToLower(name)]) {
-			continue // "Mount a tmpfs", "Bank": the kind of a name, not one
-		}
-		if utf8.RuneCountInString(strings.Trim(name, ".,")) < 2 || !claim(a, b) {
-			// One letter ("vitamin B 12", "plan B") names nothing.
+		if namesNothing(name, fields) || !claim(a, b) {
 			continue
 		}
 		typ := nameType(sentence, a, b, fields)
@@ -183,6 +165,37 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
+}
+
+// nameSpan is the span of the proper-name run m once the words around it
+// that are no part of a name are dropped: leading words capitalised only
+// because they start the sentence or are pronouns or greetings, and
+// trailing connectors. verbed: a leading verb was dropped ("Book
+// Shigetsu"). ok is false when nothing is left.
+func nameSpan(sentence string, m [2]int) (a, b int, verbed, ok bool) {
+	toks := spaceFields(sentence, m[0], m[1])
+	for len(toks) > 0 && (tokIn(nonNames, sentence, toks[0]) || leadVerb(sentence, toks[0])) {
+		verbed = verbed || !tokIn(nonNames, sentence, toks[0])
+		toks = toks[1:]
+	}
+	for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
+		toks = toks[:len(toks)-1]
+	}
+	if len(toks) == 0 {
+		return 0, 0, false, false
+	}
+	return toks[0][0], toks[len(toks)-1][1], verbed, true
+}
+
+// namesNothing: one letter ("vitamin B 12", "plan B"), or a bare place or
+// organisation word ("Mount a tmpfs", "Bank"), is the kind of a name, not
+// one.
+func namesNothing(name string, fields []string) bool {
+	if utf8.RuneCountInString(strings.Trim(name, ".,")) < 2 {
+		return true
+	}
+	low := strings.ToLower(name)
+	return len(fields) == 1 && (placeWords[low] || orgWords[low])
 }
 
 // ledByNonName reports whether a version match's product word is one

@@ -248,7 +248,7 @@ func (rep *Report) prepare(ctx context.Context, client *http.Client, corpus Corp
 	if err != nil {
 		return err
 	}
-	if m, ok := backlog(ctx, client, base); ok {
+	if m, ok, _ := backlog(ctx, client, base); ok {
 		rep.Settle.Unsummarised = m.unsummarised
 	}
 	return nil
@@ -276,7 +276,7 @@ func (rep *Report) measureContextd(ctx context.Context, client *http.Client, mem
 	}
 	rep.Phases = append(rep.Phases, ph)
 	rep.Mem.MeasureMaxRSS, rep.Mem.MeasureMaxHeap = memRes.rss, memRes.heap
-	if m, ok := backlog(ctx, client, base); ok {
+	if m, ok, _ := backlog(ctx, client, base); ok {
 		rep.UnindexedAfter, rep.UnsummarisedAfter = m.unindexed, m.unsummarised
 	}
 	return nil
@@ -477,22 +477,27 @@ func waitIndexed(ctx context.Context, client *http.Client, base string, timeout,
 	// vector store configured, or the indexer is failing): stop waiting.
 	best, bestAt := int64(-1), start
 	for {
-		m, ok := backlog(ctx, client, base)
-		if !ok {
+		// A scrape that fails (a busy server timing out) is a round without
+		// news, not the end of the wait: one such scrape once measured a
+		// run with most of a million turns unindexed.
+		m, ok, err := backlog(ctx, client, base)
+		if err == nil && !ok {
 			p.IndexNote = "no contextd_backlog_unindexed_turns in /metrics; not waited for"
 			return nil
 		}
-		p.Unindexed, p.Unsummarised = m.unindexed, m.unsummarised
-		if m.unindexed == 0 {
-			p.IndexWait = time.Since(start)
-			return nil
-		}
-		if best < 0 || m.unindexed < best {
-			best, bestAt = m.unindexed, time.Now()
+		if err == nil {
+			p.Unindexed, p.Unsummarised = m.unindexed, m.unsummarised
+			if m.unindexed == 0 {
+				p.IndexWait = time.Since(start)
+				return nil
+			}
+			if best < 0 || m.unindexed < best {
+				best, bestAt = m.unindexed, time.Now()
+			}
 		}
 		if time.Since(bestAt) > stall {
 			p.IndexWait = time.Since(start)
-			p.IndexNote = fmt.Sprintf("backlog stuck at %d turns for %s (no vector store, or the indexer fails); measuring anyway", m.unindexed, stall)
+			p.IndexNote = fmt.Sprintf("backlog stuck at %d turns for %s (no vector store, the indexer fails, or /metrics does not answer: %v); measuring anyway", p.Unindexed, stall, err)
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -514,16 +519,16 @@ func waitIndexed(ctx context.Context, client *http.Client, base string, timeout,
 
 type backlogs struct{ unindexed, unsummarised int64 }
 
-func backlog(ctx context.Context, client *http.Client, base string) (backlogs, bool) {
+func backlog(ctx context.Context, client *http.Client, base string) (backlogs, bool, error) {
 	m, err := scrape(ctx, client, base, "contextd_backlog_unindexed_turns", "contextd_backlog_unsummarised_turns")
 	if err != nil {
-		return backlogs{}, false
+		return backlogs{}, false, err
 	}
 	u, ok := m["contextd_backlog_unindexed_turns"]
 	if !ok || u < 0 {
-		return backlogs{}, false
+		return backlogs{}, false, nil
 	}
-	return backlogs{unindexed: int64(u), unsummarised: int64(m["contextd_backlog_unsummarised_turns"])}, true
+	return backlogs{unindexed: int64(u), unsummarised: int64(m["contextd_backlog_unsummarised_turns"])}, true, nil
 }
 
 // Route indexes.

@@ -57,15 +57,15 @@ type chat struct {
 
 // chatLabels are a chat's user and agent label ids.
 type chatLabels struct {
-	users  []uint32 // label ids; nil while every point has user (!mixedUser), see userOf
-	agents []uint32 // label ids; nil while every point has agent (!mixedAgent), see agentOf
-	// user and agent are the label ids every point of the chat has, unless
-	// mixedUser or mixedAgent (sticky until the chat is dropped): a query
-	// scoped to a user or an agent then skips or takes the chat whole, and
-	// the chat keeps no per-point column of them (8 bytes a point, 8 MB at
-	// a million points of chats that are each one user's with one agent).
-	user, agent           uint32
-	mixedUser, mixedAgent bool
+	users  []uint32 // label ids; nil while every point has user, see userOf
+	agents []uint32 // label ids; nil while every point has agent, see agentOf
+	// user and agent are the label ids every point of the chat has while
+	// users or agents is nil (a column, once made, stays until the chat is
+	// emptied): a query scoped to a user or an agent then skips or takes
+	// the chat whole, and the chat keeps no per-point column of them (8
+	// bytes a point, 8 MB at a million points of chats that are each one
+	// user's with one agent).
+	user, agent uint32
 }
 
 // label records that a point with these labels was put in a chat of n
@@ -74,15 +74,15 @@ type chatLabels struct {
 // label's column.
 func (c *chatLabels) label(n int, user, agent uint32) {
 	if n == 0 {
-		c.user, c.agent, c.mixedUser, c.mixedAgent = user, agent, false, false
+		c.user, c.agent = user, agent
 		c.users, c.agents = nil, nil
 		return
 	}
-	if !c.mixedUser && user != c.user {
-		c.mixedUser, c.users = true, fill(c.user, n)
+	if c.users == nil && user != c.user {
+		c.users = fill(c.user, n)
 	}
-	if !c.mixedAgent && agent != c.agent {
-		c.mixedAgent, c.agents = true, fill(c.agent, n)
+	if c.agents == nil && agent != c.agent {
+		c.agents = fill(c.agent, n)
 	}
 }
 

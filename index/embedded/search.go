@@ -100,14 +100,14 @@ func (m *matcher) all() bool {
 // skips reports that no point of c can match: the chat's points all have
 // another user or agent than the filter's.
 func (m *matcher) skips(c *chat) bool {
-	return !m.anyUser && !c.mixedUser && c.user != m.user || !m.anyAgent && !c.mixedAgent && c.agent != m.agent
+	return !m.anyUser && c.users == nil && c.user != m.user || !m.anyAgent && c.agents == nil && c.agent != m.agent
 }
 
 // takes reports that every point of c matches: the filter asks for no
 // more than a user and an agent, which all of c's points have.
 func (m *matcher) takes(c *chat) bool {
 	return m.turns && m.episodes && m.facts && !m.timed && m.fromSeq == 0 && m.toSeq == 0 && m.citing == 0 && m.ids == nil &&
-		(m.anyUser || !c.mixedUser && c.user == m.user) && (m.anyAgent || !c.mixedAgent && c.agent == m.agent)
+		(m.anyUser || c.users == nil && c.user == m.user) && (m.anyAgent || c.agents == nil && c.agent == m.agent)
 }
 
 func (m *matcher) ok(c *chat, slot int) bool {

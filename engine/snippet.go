@@ -132,20 +132,34 @@ var pieceClass = func() (t [256]uint8) {
 // break inside one (a letter or digit then other ASCII, other ASCII
 // then a digit, a letter then a digit, a digit then a letter).
 func pieceMarks(s string, out []int) []int {
-	counted, prev := false, uint8(clSpace)
+	pieceScan(s, &out)
+	return out
+}
+
+// pieceScan counts the marks of s (pieceMarks), appending them to *out
+// when out is not nil.
+func pieceScan(s string, out *[]int) int {
+	n, counted, prev := 0, false, uint8(clSpace)
 	for i := 0; i < len(s); i++ {
 		c := pieceClass[s[i]]
+		mark := false
 		switch {
 		case c == clSpace:
 			counted = false
 		case !counted && (c != clSkip || s[i] >= 0x80):
-			out, counted = append(out, i), true
+			mark, counted = true, true
 		case counted && forcedBreak(prev, c):
-			out = append(out, i)
+			mark = true
+		}
+		if mark {
+			n++
+			if out != nil {
+				*out = append(*out, i)
+			}
 		}
 		prev = c
 	}
-	return out
+	return n
 }
 
 // forcedBreak: no piece holds a byte of class a followed by one of b.
@@ -162,19 +176,4 @@ func forcedBreak(a, b uint8) bool {
 }
 
 // pieceFloor is len(pieceMarks(s)), without the slice.
-func pieceFloor(s string) int {
-	n, counted, prev := 0, false, uint8(clSpace)
-	for i := 0; i < len(s); i++ {
-		c := pieceClass[s[i]]
-		switch {
-		case c == clSpace:
-			counted = false
-		case !counted && (c != clSkip || s[i] >= 0x80):
-			n, counted = n+1, true
-		case counted && forcedBreak(prev, c):
-			n++
-		}
-		prev = c
-	}
-	return n
-}
+func pieceFloor(s string) int { return pieceScan(s, nil) }

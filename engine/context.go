@@ -645,6 +645,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			sh.fill(&rt, i, cut)
 		}
 		out = append(out, rt)
+		out = sh.appendParts(out, rt, i, cut)
 	}
 	markPairs(out)
 	s.markUpdated(ctx, p, out)

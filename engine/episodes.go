@@ -75,7 +75,7 @@ func topEpisodesOnly(rs []RAGTurn, k int) []RAGTurn {
 		if r.Episode == nil || rank < k {
 			out = append(out, r)
 		}
-		if !r.Neighbor {
+		if !r.Neighbor && !r.part {
 			rank++
 		}
 	}

@@ -48,6 +48,13 @@ func FuzzAssemble(f *testing.F) {
 					StartedAt: r.CreatedAt, EndedAt: r.CreatedAt.Add(30 * time.Hour)}
 			case i%5 == 4: // and some are facts
 				r.Fact = &FactRef{ID: fmt.Sprint("f", i), Seqs: []int64{int64(1 + i), int64(2 + i)}, ValidAt: r.CreatedAt}
+			case i%4 == 1: // and some are passages of long turns, with another passage as a part
+				r.Content, r.Passages = fmt.Sprintf("[…]\nmain%d %s\n[…]", i, r.Content), []PassageRef{{From: 600, To: 900, Len: 2000}}
+				part := r
+				part.part, part.Score = true, r.Score-float32(ragWords%3)
+				part.Content, part.Passages = fmt.Sprintf("[…]\npart%d %s\n[…]", i, strings.Repeat("more ", 1+int(words)%30)), []PassageRef{{From: 1200 - 900*int(ragWords%2), To: 1500 - 900*int(ragWords%2), Len: 2000}}
+				rag = append(rag, r, part)
+				continue
 			}
 			rag = append(rag, r)
 		}
@@ -91,9 +98,10 @@ func FuzzAssemble(f *testing.F) {
 		if in.WholeChat && len(verb) > 0 && len(a.Sections.Recent) == len(verb) && a.Sections.Summary != nil {
 			t.Fatalf("the whole chat is shown and summarised too")
 		}
-		if len(a.Sections.RAG)+len(a.Sections.Episodes)+len(a.Sections.Facts)+a.RAGDropped != len(rag) {
-			t.Fatalf("rag shown %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
+		if len(a.Sections.RAG)+a.partsJoined+len(a.Sections.Episodes)+len(a.Sections.Facts)+a.RAGDropped != len(rag) {
+			t.Fatalf("rag shown %d + parts joined %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), a.partsJoined, len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
 		}
+		partsWithTheirTurns(t, rag, a)
 		for _, f := range a.Sections.Facts {
 			if !strings.Contains(a.Context, f.Text) {
 				t.Fatalf("fact %s listed but not in the context", f.ID)
@@ -176,5 +184,35 @@ func sameLazy(t *testing.T, in AssemblyInput, want Assembled) {
 	}
 	if calls > lazy {
 		t.Fatalf("%d cuts of %d lazy turns", calls, lazy)
+	}
+}
+
+// partsWithTheirTurns: a long turn's part is shown only in its turn's
+// line, after the passage the turn was retrieved by, and each retrieved
+// turn has one line.
+func partsWithTheirTurns(t *testing.T, rag []RAGTurn, a Assembled) {
+	t.Helper()
+	lines := map[turnKey2]bool{}
+	for _, r := range a.Sections.RAG {
+		if lines[turnKey2{r.ChatID, r.Seq}] {
+			t.Fatalf("turn %d has two lines", r.Seq)
+		}
+		lines[turnKey2{r.ChatID, r.Seq}] = true
+	}
+	for i, r := range rag {
+		if !r.part {
+			continue
+		}
+		partAt := strings.Index(a.Context, unmarked(r.Content))
+		if partAt < 0 {
+			continue
+		}
+		mainAt := strings.Index(a.Context, unmarked(rag[i-1].Content))
+		if mainAt < 0 {
+			t.Fatalf("part of turn %d shown without its turn:\n%s", r.Seq, a.Context)
+		}
+		if (mainAt < partAt) != (rag[i-1].Passages[0].From < r.Passages[0].From) {
+			t.Fatalf("turn %d's passages out of order:\n%s", r.Seq, a.Context)
+		}
 	}
 }

@@ -94,7 +94,11 @@ type ragPicks struct {
 	keep      []bool
 	titlePaid bool
 	kept      map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
-	headers   []int             // memoised cost of each candidate's block header (0: none yet)
+	// parts are the parts reached before their turn was kept: each is
+	// taken when its turn is (it was worth more than what came after).
+	parts   []int
+	joined  int   // parts shown in their turns' lines (render)
+	headers []int // memoised cost of each candidate's block header (0: none yet)
 }
 
 // shownTexts are the summary and profile as the packer took them.
@@ -189,6 +193,9 @@ func (p *packer) shapeRAG(i int) {
 // header adds (joining a kept neighbour's block); no title.
 func (p *packer) leastCost(i int) int {
 	if r := p.in.RAG[i]; r.lazy != 0 {
+		if r.part {
+			return r.floor + 1 // it joins its turn's line: no header
+		}
 		return r.floor + 1 + 2
 	}
 	return p.costRAG(i)
@@ -201,8 +208,8 @@ func (p *packer) leastCost(i int) int {
 // an upper bound, and layout measures the real text.
 func (p *packer) headerCost(i int) int {
 	r := p.in.RAG[i]
-	if r.Episode != nil || r.Fact != nil {
-		return 0 // an episode or a fact carries its own dates
+	if r.Episode != nil || r.Fact != nil || r.part {
+		return 0 // an episode or a fact carries its own dates; a part joins its turn's line
 	}
 	if p.rag.kept[turnKey2{r.ChatID, r.Seq - 1}] || p.rag.kept[turnKey2{r.ChatID, r.Seq + 1}] {
 		return 2
@@ -324,21 +331,23 @@ func (p *packer) showUncut() {
 	p.in.Verbatim = vs
 }
 
-// unkeepHit takes back the kept retrieved turn of this chat at seq, its
-// cost refunded; it returns its index, or -1 when there is none.
-func (p *packer) unkeepHit(seq int64) int {
+// unkeepHit takes back the kept retrieved turn of this chat at seq and
+// its parts, their cost refunded; it returns their indices (none when
+// there is no such turn).
+func (p *packer) unkeepHit(seq int64) []int {
 	if !p.rag.kept[turnKey2{"", seq}] {
-		return -1
+		return nil
 	}
+	var out []int
 	for j, r := range p.in.RAG {
 		if p.rag.keep[j] && r.ChatID == "" && r.Seq == seq && r.Episode == nil && r.Fact == nil {
 			p.rag.keep[j] = false
-			delete(p.rag.kept, turnKey2{"", seq})
 			p.remaining += p.rag.cost[j]
-			return j
+			out = append(out, j)
 		}
 	}
-	return -1
+	delete(p.rag.kept, turnKey2{"", seq})
+	return out
 }
 
 // packRAG takes retrieved turns in rank order while anything fits.
@@ -372,6 +381,10 @@ func (p *packer) takeRAG(i int) {
 	if r.Fact != nil {
 		p.takeSources(r)
 	}
+	if r.part && !p.rag.kept[turnKey2{r.ChatID, r.Seq}] {
+		p.rag.parts = append(p.rag.parts, i) // shown only with its turn
+		return
+	}
 	if p.leastCost(i) > p.remaining {
 		return // cannot fit: a lazy turn is not cut for nothing
 	}
@@ -385,8 +398,18 @@ func (p *packer) takeRAG(i int) {
 	}
 	p.rag.titlePaid = true
 	p.rag.keep[i] = true
-	if r.Episode == nil && r.Fact == nil {
+	if r.Episode == nil && r.Fact == nil && !r.part {
 		p.rag.kept[turnKey2{r.ChatID, r.Seq}] = true
+		p.takeParts(r.ChatID, r.Seq)
+	}
+}
+
+// takeParts takes the waiting parts of the turn just kept.
+func (p *packer) takeParts(chat string, seq int64) {
+	for _, j := range p.rag.parts {
+		if r := p.in.RAG[j]; r.ChatID == chat && r.Seq == seq {
+			p.takeRAG(j)
+		}
 	}
 }
 
@@ -493,6 +516,7 @@ func (p *packer) layout() Assembled {
 			break
 		}
 	}
+	out.partsJoined = p.rag.joined
 	p.account(&out, text)
 	out.Messages = buildMessages(out.Sections, text.rag, p.shown.profileText, p.shown.summaryText)
 	return out
@@ -525,8 +549,12 @@ func (p *packer) render() (Sections, sectionTexts) {
 		if !p.rag.keep[i] {
 			continue
 		}
-		r := &p.in.RAG[i]
-		shown = append(shown, r)
+		shown = append(shown, &p.in.RAG[i])
+	}
+	n := len(shown)
+	shown = foldParts(shown)
+	p.rag.joined = n - len(shown)
+	for _, r := range shown {
 		if f := r.Fact; f != nil {
 			s.Facts = append(s.Facts, SectionFact{ID: f.ID, ChatID: r.ChatID, Text: r.Content, Seqs: f.Seqs, ValidAt: f.ValidAt, Score: r.Score})
 		} else if e := r.Episode; e != nil {

@@ -173,13 +173,13 @@ func (p *packer) ragCandidates() []candidate {
 // fits. A turn shown as a retrieved hit moves into the tail (shown once,
 // in its place); when the tail has no room for it, it stays a hit.
 func (p *packer) takeVerb(i int) bool {
-	hit := p.unkeepHit(p.in.Verbatim[i].Seq)
+	hits := p.unkeepHit(p.in.Verbatim[i].Seq)
 	c := p.verb.cost[i] + p.dayCost(i)
 	if !p.verb.titlePaid {
 		c += p.titleCost(titleRecent)
 	}
 	if !p.spend(c) {
-		if hit >= 0 {
+		for _, hit := range hits {
 			p.rag.keep[hit] = true
 			p.remaining -= p.rag.cost[hit]
 			p.rag.kept[turnKey2{"", p.in.RAG[hit].Seq}] = true

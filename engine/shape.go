@@ -31,6 +31,8 @@ type shaper struct {
 	ups     []chatUpdate
 	upsRead bool
 	marks   []int // snippetFloor's scratch
+	// parts are the lazy parts (RAGTurn.lazy < 0: -1 is parts[0]).
+	parts []partRef
 }
 
 func (s *Service) newShaper(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn, ks []keptTurn) *shaper {
@@ -93,10 +95,14 @@ func (sh *shaper) fill(rt *RAGTurn, i int, cut bool) {
 // shape completes lazy turn r (AssemblyInput.Shape): its snippet, tokens
 // and update mark, as ragTurns would have set them.
 func (sh *shaper) shape(r *RAGTurn) {
-	if r.lazy == 0 {
+	switch {
+	case r.lazy == 0:
 		return
+	case r.lazy < 0:
+		sh.fillPart(r, sh.parts[-r.lazy-1])
+	default:
+		sh.fill(r, int(r.lazy-1), true)
 	}
-	sh.fill(r, int(r.lazy-1), true)
 	r.lazy, r.floor = 0, 0
 	if !sh.upsRead { // markUpdated read them too (and logged a failure)
 		sh.ups, _ = sh.s.cache.updates.get(sh.ctx, sh.s.store, sh.p.chat)

@@ -124,6 +124,10 @@ type RAGTurn struct {
 	// pair marks a neighbour that is the other half of its hit's exchange
 	// (the question before an answer, the answer after a question).
 	pair bool
+	// part marks another matching passage of a long turn offered as a hit
+	// (rag.Turn.More): it is shown only with its turn, in the turn's line
+	// (foldParts), when it earns its room.
+	part bool
 	// update, when set, is the mark of a later turn that updated what this
 	// turn says, shown on the line under it.
 	update string
@@ -133,7 +137,8 @@ type RAGTurn struct {
 	// lazy, when set, says Content, Passages, update and Tokens are not
 	// computed yet: AssemblyInput.Shape computes them when the packer
 	// needs them (a long turn's snippet is cut only if it may be shown).
-	// floor is then at most the Tokens it will have.
+	// floor is then at most the Tokens it will have. (> 0: a turn, < 0:
+	// a part.)
 	lazy  int32
 	floor int
 	// Episode, when set, makes this candidate a retrieved episode: Content
@@ -331,4 +336,6 @@ type Assembled struct {
 	CoveredShown int64
 	// WholeChat: the context is the whole chat, verbatim (it fits).
 	WholeChat bool
+	// partsJoined counts the parts shown in their turns' lines.
+	partsJoined int
 }

@@ -143,3 +143,43 @@ func TestRelevanceScoresByMatch(t *testing.T) {
 		}
 	}
 }
+
+// A long turn's best passage is its hit; the other passages the query
+// matched come with it in More, best first, each weighed as a hit of its
+// own, and do not take a place among the k hits.
+func TestRankKeepsTheOtherMatchingPassages(t *testing.T) {
+	passage := func(n int, score float32) Hit {
+		return Hit{Point: Point{Tenant: "t", ChatID: "c", Seq: 10, Passage: n, Content: "passage " + strconv.Itoa(n),
+			PassageFrom: n * 400, PassageTo: (n + 1) * 400, TurnBytes: 4 * 400}, Score: score}
+	}
+	hits := []Hit{passage(3, 0.9), {Point: Point{Tenant: "t", ChatID: "c", Seq: 30, Content: "short"}, Score: 0.8},
+		passage(1, 0.7), passage(2, 0.5)}
+	var r Retriever
+	got, _ := r.rank(hits, 2, nil, rankOpts{})
+	if len(got) != 2 || got[0].Seq+got[1].Seq != 40 {
+		t.Fatalf("hits %+v, want turns 10 and 30", got)
+	}
+	long := got[0]
+	if long.Seq != 10 {
+		long = got[1]
+	}
+	if len(long.Passages) != 1 || long.Passages[0].N != 3 {
+		t.Fatalf("passages %+v, want passage 3", long.Passages)
+	}
+	w := splitTurnWeight(long)
+	if len(long.More) != 2 || long.More[0].N != 1 || long.More[1].N != 2 ||
+		math.Abs(float64(long.More[0].Score-0.7*w)) > 1e-6 || math.Abs(float64(long.More[1].Score-0.5*w)) > 1e-6 {
+		t.Fatalf("more %+v, want passages 1 and 2 weighed by %v", long.More, w)
+	}
+	if !strings.HasPrefix(long.Content, Elision+"\npassage 3") {
+		t.Fatalf("content %q", long.Content)
+	}
+}
+
+// Passages that touch are joined on a line break, not run together.
+func TestJoinPassages(t *testing.T) {
+	got := JoinPassages([]Passage{{From: 40, To: 80, Text: "second. "}, {From: 0, To: 40, Text: "first."}, {From: 100, To: 120, Text: "third"}}, 200)
+	if want := "first.\nsecond.\n" + Elision + "\nthird\n" + Elision; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

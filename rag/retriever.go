@@ -60,9 +60,10 @@ const (
 	// found in its chat (belowCurrentFacts).
 	SupersededFactWeight = 0.8
 	// MaxPassagesPerTurn is how many matching passages of one long turn a
-	// hit carries (the best ones, shown in content order). One: a second
-	// passage of the same turn rarely holds what the first did not, and
-	// its room serves another turn (BEAM 100K at 8k: recall 0.765 with one
+	// hit carries (the best ones, shown in content order); the others the
+	// query matched come in Turn.More, for the packer to show when they
+	// earn their room. One: showing a second passage of every long turn
+	// spent room other turns needed (BEAM 100K at 8k: recall 0.765 with one
 	// against 0.715 with two, containment equal).
 	MaxPassagesPerTurn = 1
 	// SplitTurnDiscount weighs down a turn indexed in several passages:
@@ -156,6 +157,11 @@ type Turn struct {
 	// length. A turn matched whole has no Passages.
 	Passages  []Passage
 	TurnBytes int
+	// More are the turn's other passages the query matched, beyond
+	// MaxPassagesPerTurn, best first, each scored as a hit of its own:
+	// the packer may show them beside Passages when they earn their room
+	// (a log whose error line and failing test fell into two passages).
+	More []Passage
 
 	// terms: Hit.Terms (nil: derive from Content)
 	terms []uint32
@@ -369,6 +375,10 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, o
 				if len(out[i].Passages) < MaxPassagesPerTurn {
 					out[i].Passages = append(out[i].Passages, t.Passages[0])
 					out[i].terms = nil // its content joins passages now
+				} else {
+					more := t.Passages[0]
+					more.Score *= splitTurnWeight(t)
+					out[i].More = append(out[i].More, more)
 				}
 				continue
 			}
@@ -382,7 +392,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, o
 	}
 	for i := range out {
 		if len(out[i].Passages) > 0 {
-			out[i].Content = joinPassages(out[i].Passages, out[i].TurnBytes)
+			out[i].Content = JoinPassages(out[i].Passages, out[i].TurnBytes)
 		}
 	}
 	if o.relevance {
@@ -503,21 +513,22 @@ func hitTurn(h Hit) Turn {
 	return t
 }
 
-// joinPassages is a long turn's matching passages in content order, with
-// Elision marks where text is left out.
-func joinPassages(ps []Passage, turnBytes int) string {
+// JoinPassages is a long turn's passages in content order, with Elision
+// marks where text is left out; passages that touch are joined by a line
+// break (a passage ends at a paragraph or a sentence).
+func JoinPassages(ps []Passage, turnBytes int) string {
 	slices.SortFunc(ps, func(a, b Passage) int { return cmp.Compare(a.From, b.From) })
 	var b strings.Builder
 	pos := 0
 	for _, p := range ps {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
 		if p.From > pos {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
 			b.WriteString(Elision + "\n")
 		}
 		b.WriteString(strings.TrimSpace(p.Text))
-		pos = p.To
+		pos = max(pos, p.To)
 	}
 	if pos < turnBytes {
 		b.WriteString("\n" + Elision)

@@ -27,6 +27,7 @@ func evalScenarios(ctx context.Context, args []string, getenv func(string) strin
 	show := fs.Bool("show-context", false, "print each probe answer's context text")
 	strict := fs.Bool("strict", false, "exit non-zero when any measurement is not 0")
 	cfgPath := fs.String("config", "", "agents.yaml whose settings to use (default: built-in defaults); storage and index go to a temp dir")
+	dir := fs.String("dir", "", "run the scenario chats of this directory (its *.yaml files) instead of the built-in suite")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func evalScenarios(ctx context.Context, args []string, getenv func(string) strin
 		}
 		base = c
 	}
-	scs, err := eval.LoadScenarios()
+	scs, err := loadScenarios(*dir)
 	if err != nil {
 		return err
 	}
@@ -79,4 +80,22 @@ func evalScenarios(ctx context.Context, args []string, getenv func(string) strin
 		return fmt.Errorf("scenario suite: %d violations", rep.Counts().Total())
 	}
 	return nil
+}
+
+// loadScenarios is the built-in suite, or the chats of dir.
+func loadScenarios(dir string) ([]*eval.Scenario, error) {
+	if dir == "" {
+		return eval.LoadScenarios()
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("scenarios: %w", err)
+	}
+	scs, err := eval.LoadScenarioFS(os.DirFS(dir), ".")
+	if err != nil {
+		return nil, fmt.Errorf("scenarios in %s: %w", dir, err)
+	}
+	if len(scs) == 0 {
+		return nil, fmt.Errorf("scenarios in %s: no *.yaml file", dir)
+	}
+	return scs, nil
 }

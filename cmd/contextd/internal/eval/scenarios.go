@@ -69,14 +69,20 @@ type Stale struct {
 
 // LoadScenarios reads the embedded suite, in file-name order.
 func LoadScenarios() ([]*Scenario, error) {
-	names, err := fs.Glob(scenarioFS, "scenarios/*.yaml")
+	return LoadScenarioFS(scenarioFS, "scenarios")
+}
+
+// LoadScenarioFS reads the scenario chats of dir in fsys (its *.yaml
+// files), in file-name order: the built-in suite, or a user's own chats.
+func LoadScenarioFS(fsys fs.FS, dir string) ([]*Scenario, error) {
+	names, err := fs.Glob(fsys, path.Join(dir, "*.yaml"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(names)
 	var out []*Scenario
 	for _, n := range names {
-		b, err := scenarioFS.ReadFile(n)
+		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}

@@ -649,7 +649,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	}
 	markPairs(out)
 	s.markUpdated(ctx, p, out)
-	if len(episodes) > 0 { // ranked with the turns, best first
+	if len(episodes) > 0 || sh.partsOffered > 0 { // episodes and parts ranked with the turns, best first
 		out = append(out, episodes...)
 		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
 		out = topEpisodesOnly(out, p.policy.RAGK)

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"reflect"
 	"strings"
 	"testing"
@@ -53,7 +55,10 @@ func FuzzAssemble(f *testing.F) {
 				part := r
 				part.part, part.Score = true, r.Score-float32(ragWords%3)
 				part.Content, part.Passages = fmt.Sprintf("[…]\npart%d %s\n[…]", i, strings.Repeat("more ", 1+int(words)%30)), []PassageRef{{From: 1200 - 900*int(ragWords%2), To: 1500 - 900*int(ragWords%2), Len: 2000}}
-				rag = append(rag, r, part)
+				other := part // a second part, before or after the first
+				other.Score = r.Score - float32(words%4)
+				other.Content, other.Passages = fmt.Sprintf("[…]\nother%d %s\n[…]", i, strings.Repeat("else ", 1+int(ragWords)%20)), []PassageRef{{From: 100 + 1500*int(words%2), To: 200 + 1500*int(words%2), Len: 2000}}
+				rag = append(rag, r, part, other)
 				continue
 			}
 			rag = append(rag, r)
@@ -188,8 +193,8 @@ func sameLazy(t *testing.T, in AssemblyInput, want Assembled) {
 }
 
 // partsWithTheirTurns: a long turn's part is shown only in its turn's
-// line, after the passage the turn was retrieved by, and each retrieved
-// turn has one line.
+// line, with the passage the turn was retrieved by, the turn's passages
+// in content order; and each retrieved turn has one line.
 func partsWithTheirTurns(t *testing.T, rag []RAGTurn, a Assembled) {
 	t.Helper()
 	lines := map[turnKey2]bool{}
@@ -199,20 +204,29 @@ func partsWithTheirTurns(t *testing.T, rag []RAGTurn, a Assembled) {
 		}
 		lines[turnKey2{r.ChatID, r.Seq}] = true
 	}
-	for i, r := range rag {
-		if !r.part {
+	for i := 0; i < len(rag); i++ {
+		if rag[i].part || i+1 == len(rag) || !rag[i+1].part {
 			continue
 		}
-		partAt := strings.Index(a.Context, unmarked(r.Content))
-		if partAt < 0 {
-			continue
+		g := []RAGTurn{rag[i]} // the turn, then its parts
+		for i+1 < len(rag) && rag[i+1].part {
+			i++
+			g = append(g, rag[i])
 		}
-		mainAt := strings.Index(a.Context, unmarked(rag[i-1].Content))
-		if mainAt < 0 {
-			t.Fatalf("part of turn %d shown without its turn:\n%s", r.Seq, a.Context)
+		shown := map[int]int{} // From -> where in the context
+		for _, r := range g {
+			if at := strings.Index(a.Context, unmarked(r.Content)); at >= 0 {
+				shown[r.Passages[0].From] = at
+			}
 		}
-		if (mainAt < partAt) != (rag[i-1].Passages[0].From < r.Passages[0].From) {
-			t.Fatalf("turn %d's passages out of order:\n%s", r.Seq, a.Context)
+		if _, ok := shown[g[0].Passages[0].From]; len(shown) > 0 && !ok {
+			t.Fatalf("a part of turn %d shown without its turn:\n%s", g[0].Seq, a.Context)
+		}
+		froms := slices.Sorted(maps.Keys(shown))
+		for k := 1; k < len(froms); k++ {
+			if shown[froms[k]] < shown[froms[k-1]] {
+				t.Fatalf("turn %d's passages out of order:\n%s", g[0].Seq, a.Context)
+			}
 		}
 	}
 }

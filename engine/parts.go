@@ -50,6 +50,7 @@ func (sh *shaper) appendParts(out []RAGTurn, rt RAGTurn, i int, cut bool) []RAGT
 			sh.fillPart(&r, ref)
 		}
 		out = append(out, r)
+		sh.partsOffered++
 	}
 	return out
 }
@@ -74,44 +75,46 @@ func (sh *shaper) partFloor(ref partRef) int {
 
 // foldParts shows each kept part in its turn's line: the entries of one
 // retrieved turn become one, their passages in content order with elision
-// marks between them. Entries are shared, not copied, unless folded.
+// marks between them, where the first of them was. Entries are shared, not
+// copied, unless folded.
 func foldParts(rs []*RAGTurn) []*RAGTurn {
-	first := map[turnKey2]int{}
+	groups := map[turnKey2][]*RAGTurn{}
+	for _, r := range rs {
+		if !derived(r) && len(r.Passages) > 0 {
+			k := turnKey2{r.ChatID, r.Seq}
+			groups[k] = append(groups[k], r)
+		}
+	}
 	out := rs[:0:0]
 	for _, r := range rs {
-		if derived(r) || len(r.Passages) == 0 {
+		g := groups[turnKey2{r.ChatID, r.Seq}]
+		switch {
+		case derived(r) || len(g) < 2:
 			out = append(out, r)
-			continue
+		case g[0] == r:
+			merged := joinParts(g)
+			out = append(out, &merged)
 		}
-		k := turnKey2{r.ChatID, r.Seq}
-		j, ok := first[k]
-		if !ok {
-			first[k] = len(out)
-			out = append(out, r)
-			continue
-		}
-		merged := joinParts(*out[j], *r)
-		out[j] = &merged
 	}
 	return out
 }
 
-// joinParts is a's line with b's passages joined in.
-func joinParts(a, b RAGTurn) RAGTurn {
-	n := a.Passages[0].Len
-	ps := make([]rag.Passage, 0, 2)
-	for _, r := range []RAGTurn{a, b} {
+// joinParts is one line for the entries of one turn: the first's, with
+// every entry's passages in content order.
+func joinParts(g []*RAGTurn) RAGTurn {
+	out := *g[0]
+	ps := make([]rag.Passage, 0, len(g))
+	out.Passages = nil
+	for _, r := range g {
 		ps = append(ps, rag.Passage{From: r.Passages[0].From, To: r.Passages[len(r.Passages)-1].To, Text: unmarked(r.Content)})
+		out.Passages = append(out.Passages, r.Passages...)
+		if out.update == "" {
+			out.update = r.update
+		}
 	}
-	out := a
-	out.Content = rag.JoinPassages(ps, n)
-	out.Passages = append(append([]PassageRef(nil), a.Passages...), b.Passages...)
+	out.Content = rag.JoinPassages(ps, g[0].Passages[0].Len)
 	sortRefs(out.Passages)
-	out.part = false
-	if out.update == "" {
-		out.update = b.update
-	}
-	out.Tokens = 0
+	out.part, out.Tokens = false, 0
 	return out
 }
 

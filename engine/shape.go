@@ -31,8 +31,10 @@ type shaper struct {
 	ups     []chatUpdate
 	upsRead bool
 	marks   []int // snippetFloor's scratch
-	// parts are the lazy parts (RAGTurn.lazy < 0: -1 is parts[0]).
-	parts []partRef
+	// parts are the lazy parts (RAGTurn.lazy < 0: -1 is parts[0]);
+	// partsOffered counts every part offered, lazy or not.
+	parts        []partRef
+	partsOffered int
 }
 
 func (s *Service) newShaper(ctx context.Context, p *plan, res *ContextResult, turns []rag.Turn, ks []keptTurn) *shaper {

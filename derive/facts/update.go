@@ -63,11 +63,15 @@ func detectIn(s string) (Update, bool) {
 	return Update{}, false
 }
 
+// possessive opens a phrase naming one's own thing ("my phone").
+var possessive = regexp.MustCompile(`^(?:my|our|his|her|their|your|its) `)
+
 var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
-var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off"}
+var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off",
+	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
@@ -85,14 +89,15 @@ type detector struct {
 // two tests spare them the patterns (a sixth of the facts job's CPU went
 // to running them on every sentence).
 var (
-	strongCues  = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off"}
+	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off",
+		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
 
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
 	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
@@ -201,6 +206,18 @@ var detectors = []detector{
 			return Update{}, false // "no worries", "no idea"
 		}
 		return Update{Old: value(what)}, true
+	}},
+	// "we dropped the outlier filter completely", "I removed the cron
+	// job", "we got rid of pgbouncer": a setting or a thing someone had is
+	// gone. Someone must do it ("the price dropped" is no removal), to
+	// something of theirs or named ("I dropped my phone" is an accident,
+	// not a change: no possessive).
+	{[]string{"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}, regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'ve| have| had)? (?:just |finally |now |also |already )?(?:removed|dropped|scrapped|ditched|got rid of|turned off|disabled|stopped using) (?:the |that |this |those |these )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 || possessive.MatchString(m[1]) {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
 	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).

@@ -54,7 +54,12 @@ func TestDetectUpdate(t *testing.T) {
 		{"I'm not vegetarian anymore, I went vegan last week.", true, "", "vegetarian", ""},
 		{"She's no longer single, she married Tom.", true, "", "single", ""},
 		{"so no beach after all", true, "", "beach", ""},
+		{"ok we dropped the outlier filter completely", true, "", "outlier filter", ""},
+		{"We removed the nightly cron job last week.", true, "", "nightly cron job", ""},
+		{"we got rid of pgbouncer in CI", true, "", "pgbouncer in ci", ""},
 		// Not updates.
+		{"The price dropped to 40 EUR.", false, "", "", ""}, // nobody removed anything
+		{"I dropped my phone in the sink", false, "", "", ""},
 		{"no worries, see you then", false, "", "", ""},
 		{"No idea, ask Jana.", false, "", "", ""},
 		{"Thanks, it's fine, not a problem.", false, "", "", ""},                 // a correction needs numbers on both sides

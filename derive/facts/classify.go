@@ -79,7 +79,7 @@ var patterns = []pattern{
 	leads("ok okay so then instead use set make change switch", p(memory.FactDecision, rankDecision, false, `^(?:ok(?:ay)?,? |so,? |then,? |instead,? )?(?:use|set|make|change|switch) (\S.*?\s(?:=|to)\s.+)`)),
 
 	// Attributes.
-	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
+	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|c(?:o)?eliac|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
 	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),
 	needs("live|grew up|born| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\b(?:i|we)(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),

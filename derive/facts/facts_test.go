@@ -181,6 +181,8 @@ func TestIsConstraint(t *testing.T) {
 		{"I love hiking in the Alps.", false},
 		{"I went to a vegan festival last week.", false}, // an event, not who one is
 		{"I went vegan last week.", true},
+		{"heads up for restaurants - I'm coeliac, so proper gluten-free", true},
+		{"i am celiac btw", true},
 	} {
 		fs := extractOne("user", c.content)
 		got := false

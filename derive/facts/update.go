@@ -43,6 +43,9 @@ func DetectUpdate(text string) (Update, bool) {
 func detectIn(s string) (Update, bool) {
 	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
 	low = strings.TrimRight(low, `.!?"' `)
+	// A colon that opens what follows ends a value ("4 nights now not 5:
+	// check-in …"); one inside a value ("8:30") does not.
+	low = strings.ReplaceAll(low, ": ", " : ")
 	if holdsAny(low, hedges) {
 		return Update{}, false
 	}
@@ -97,7 +100,7 @@ var (
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
 	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
@@ -231,14 +234,15 @@ var detectors = []detector{
 }
 
 // nowNotLeft reads what comes before "now, not": the new value is what
-// follows its last preposition ("night shifts start on | 28 september"),
+// follows its last preposition or copula ("night shifts start on | 28
+// september", "the airbnb is | 4 nights"),
 // else its last word ("we leave | friday"); the subject is the thing
 // before it, when it names a thing (thingWords: not "we").
 func nowNotLeft(left string) (subject, nw []string) {
 	if i := strings.LastIndex(left, ", "); i >= 0 {
 		left = left[i+2:] // the clause it is in
 	}
-	for _, prep := range []string{" on ", " at ", " in ", " to ", " from ", " until "} {
+	for _, prep := range []string{" on ", " at ", " in ", " to ", " from ", " until ", " is ", " are "} {
 		if i := strings.LastIndex(left, prep); i >= 0 && len(strings.Fields(left[i+len(prep):])) <= 4 {
 			return thingWords(left[:i]), value(left[i+len(prep):])
 		}

@@ -36,6 +36,7 @@ func TestDetectUpdate(t *testing.T) {
 		// "Y now, not X": the cue says it, digits or not.
 		{"Saturday 10 km went great. Night shifts start on 28 September now, not in October, they moved it forward a week.", true, "night|shifts|start", "october", "28 september"},
 		{"we leave friday now, not saturday", true, "leave", "saturday", "friday"},
+		{"host said yes. the Airbnb is 4 nights now not 5: check-in Wed 13th, check-out Sun 17th.", true, "airbnb", "5", "4 nights"},
 		// Corrections of one number by another, without "actually".
 		{"Correction: the budget is 5k, not 3k.", true, "budget", "3k", "5k"},
 		{"wait no, it's room 204 not 240", true, "", "240", "room 204"},

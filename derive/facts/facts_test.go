@@ -161,6 +161,8 @@ func TestThirdPerson(t *testing.T) {
 		{"I watch movies.", "Caroline watches movies."},
 		{"I went home.", "Caroline went home."},
 		{"I can swim.", "Caroline can swim."},
+		{"I'm 34 now, I need a door that locks", "Caroline is 34 now, Caroline needs a door that locks"},
+		{"I agreed to it.", "Caroline agreed to it."},
 	}
 	for _, c := range cases {
 		if got := prose.ThirdPerson(c.in, "Caroline"); got != c.want {

@@ -108,13 +108,16 @@ var thirdForms = map[string]string{
 var unchanged = lex.Set(`can can't cannot could couldn't will won't would wouldn't shall should shouldn't may might must
 mustn't did didn't had hadn't`)
 
+// presentEd are present tenses that end in "-ed" ("I need" is not past).
+var presentEd = lex.Set(`need feed bleed breed speed proceed succeed exceed heed seed shed embed shred`)
+
 // conjugate returns the third person singular of a verb that follows "I".
 func conjugate(v string) string {
 	if f, ok := thirdForms[v]; ok {
 		return f
 	}
 	switch {
-	case unchanged[v], IrregularPast[v], strings.HasSuffix(v, "ed"), strings.Contains(v, "'"):
+	case unchanged[v], IrregularPast[v], strings.HasSuffix(v, "ed") && !presentEd[v], strings.Contains(v, "'"):
 		return v
 	case strings.HasSuffix(v, "y") && len(v) > 2 && !strings.ContainsAny(v[len(v)-2:len(v)-1], "aeiou"):
 		return v[:len(v)-1] + "ies"

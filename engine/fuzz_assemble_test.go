@@ -3,8 +3,8 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"

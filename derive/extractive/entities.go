@@ -267,7 +267,7 @@ func vocative(sentence string, a, b int) bool {
 
 }
 
-var connectors = toSet(`of de la van von der and &`)
+var connectors = toSet(`of dos das da della del de di du la van von der and &`)
 
 // tokIn reports whether the token t of sentence, trimmed of ",.&-" and
 // lowercased, is in set (lowered without allocating when it is short

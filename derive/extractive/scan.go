@@ -27,7 +27,7 @@ func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // properNames returns the spans of what
-// `\b[A-Z][\p{L}&\-]*(?:\s+(?:of|de|la|van|von|der|and|&)?\s*[A-Z][\p{L}&\-]*)*`
+// `\b[A-Z][\p{L}&\-]*(?:\s+(?:of|dos|das|da|della|del|de|di|du|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*)*`
 // matches: runs of capitalised words, a few lowercase connectors allowed
 // inside. Every part is greedy and an iteration either completes or ends
 // the run, so the first parse found is the expression's.
@@ -72,11 +72,12 @@ func nameWordEnd(s string, i int) int {
 }
 
 // nameConnectors join capitalised words into one name ("Bank of
-// America", "Miles & More"). Not "and": "Maren and Duarte", "Outlook and
-// Microsoft" are two names.
-var nameConnectors = []string{"of", "de", "la", "van", "von", "der", "&"}
+// America", "Miles & More", "Rua da Reboleira", "Leonardo da Vinci"). Not
+// "and": "Maren and Duarte", "Outlook and Microsoft" are two names; not
+// "do", an English verb before a name ("can Tom do Tuesday").
+var nameConnectors = []string{"of", "dos", "das", "da", "della", "del", "de", "di", "du", "la", "van", "von", "der", "&"}
 
-// nextNameWord matches `\s+(?:of|de|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*`
+// nextNameWord matches `\s+(?:of|dos|das|da|della|del|de|di|du|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*`
 // at e and reports where it ends.
 func nextNameWord(s string, e int) (int, bool) {
 	p := e

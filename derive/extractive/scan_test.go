@@ -9,13 +9,14 @@ import (
 
 // The regular expressions the scanners replaced: the oracles.
 var (
-	properRef = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|de|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*)*`)
+	properRef = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|dos|das|da|della|del|de|di|du|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*)*`)
 	tokRef    = regexp.MustCompile(`\S+`)
 	clauseRef = regexp.MustCompile(`[,;:()]|\s[-–—]\s`)
 )
 
 var scanSeeds = []string{
 	"", "Maria Silva met Bank of America and AT & T in New York, then Ludwig van der Berg, Anna deRosa and Jo derA.",
+	"a flat on Rua da Reboleira, Leonardo da Vinci, Maria dos Santos, Casa del Mar, Palazzo della Ragione, Anna di Stefano, Can Tom do Tuesday?",
 	"Éclair Ünal _Bob xBob 9Bob Bob-Smith O'Neil Acme&Co Smith   \t\nJones Smith and\nJones Smith ofX de",
 	"a, b; c: d (e) f - g – h — i -j k- \t—\tl", "Deployed v1.2.3 on 2025-03-14, 3/4/25, March 3rd, 3 of May 2024 and June 1, 2024.",
 	"$4,170.50 USD 12 dollars 3.5 GB 12ms 4 seconds 10 users 7 people 99% 1.2.3ms 5. ms 8KiB 3 TB",

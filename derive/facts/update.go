@@ -180,6 +180,16 @@ var detectors = []detector{
 		}
 		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, true
 	}},
+	// The same correction after a comma, without a verb: "make the
+	// brother older, 34 not 28". The clause before the comma names what
+	// changed; both values must hold a digit.
+	{[]string{" not "}, regexp.MustCompile(`^(?:.*[.;:] )?(.*?), ` + valuePhr + ` not ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		nw, old := value(m[2]), value(m[3])
+		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
+			return Update{}, false
+		}
+		return Update{Subject: thingWords(m[1]), New: nw, Old: old}, true
+	}},
 	// "the new address is Y", "my new email is Y": what changed, and to what.
 	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := thingWords(m[1])

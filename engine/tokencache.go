@@ -76,21 +76,7 @@ func (c *tokenCache) hash(k turnKey) uint64 {
 // rendering is built only on a miss: most requests find every turn here.
 func (c *tokenCache) cost(tok tokens.Counter, k turnKey, t Turn) int {
 	k.tok = tok.Name()
-	if c == nil {
-		return tok.Count(renderTurn(t))
-	}
-	key := c.hash(k)
-	c.mu.Lock()
-	n, ok := c.get(key)
-	c.mu.Unlock()
-	if ok {
-		return int(n)
-	}
-	v := tok.Count(renderTurn(t))
-	c.mu.Lock()
-	c.put(key, int32(v))
-	c.mu.Unlock()
-	return v
+	return c.memo(k, func() int { return tok.Count(renderTurn(t)) })
 }
 
 // memo returns the count k names (k.tok says what is counted), computing

@@ -144,6 +144,9 @@ func updates(u facts.Update, text string) bool {
 			return true
 		}
 	}
+	if facts.MovedTime(u) { // "moved dinner to 8": a time said of dinner
+		return facts.SaysOtherTime(u, text)
+	}
 	var subject []string
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)

@@ -93,6 +93,7 @@ func TestUpdatesMatch(t *testing.T) {
 	step := facts.Update{Subject: []string{"step size h"}, New: []string{"0.25"}}
 	image := facts.Update{Subject: []string{"image"}, New: []string{"cimg/postgres:15.6"}}
 	move := facts.Update{Old: []string{"berlin"}, New: []string{"munich"}}
+	dinner := facts.Update{Subject: []string{"dinner"}, New: []string{"8"}}
 	for _, tc := range []struct {
 		name string
 		u    facts.Update
@@ -104,6 +105,8 @@ func TestUpdatesMatch(t *testing.T) {
 		{"subject with an old value", step, "the step size h is 0.5 for the solver.", true},
 		{"subject with the new value", step, "the step size h is 0.25 now.", false},
 		{"one subject word is a topic", image, "it's python:3.11-slim, our primary image.", false},
+		{"a time moved: another time said", dinner, "booked taberna do largo for thursday, dinner at 19:30, table for 4.", true},
+		{"a time moved: no time said", dinner, "group dinner booked in the evening (tomás is sorting the restaurant).", false},
 		{"old place", move, "we live in berlin, near the tiergarten.", true},
 		{"old place inside a word", move, "the berliner was good.", false},
 	} {

@@ -111,6 +111,9 @@ func stale(u Update, f memory.Fact) bool {
 	if f.Kind == memory.FactEvent || IsStanding(f) {
 		return false
 	}
+	if MovedTime(u) { // "moved dinner to 8": a time said of dinner
+		return SaysOtherTime(u, strings.ToLower(f.Text))
+	}
 	text := " " + strings.Join(lemmas(f.Text), " ") + " "
 	has := func(phrase string) bool {
 		ws := lemmas(phrase)

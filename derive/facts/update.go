@@ -117,6 +117,13 @@ var detectors = []detector{
 		subj := subjectWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
+	// "moved dinner to 8", "pushed standup to 10:30": a thing named
+	// without an article, moved to a time (timeValue: "moved house to
+	// Munich" moves none).
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\b(?:moved|move|pushed|bumped|shifted|rescheduled|reschedule|changed|change|switched)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
+		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
 	// "switched to Y" (what from is unsaid: no subject, only New)
 	{[]string{" to "}, regexp.MustCompile(`\b(?:i|we|they|he|she|you)(?:'ve| have)? (?:just |finally |now )?(?:switched|moved|changed|migrated|upgraded) (?:over )?to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{New: value(m[1])}, true
@@ -209,6 +216,12 @@ var detectors = []detector{
 			return Update{}, false // "on tenuous grounds right now" is a state, not a change
 		}
 		return Update{Subject: subj, New: v}, len(subj) > 0
+	}},
+	// "ok so dinner is 8pm thursday now", "standup's at 10 now": a thing
+	// named without an article, at a time now.
+	{[]string{" now"}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*) (?:is|'s) (?:on |at |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
+		return Update{Subject: subj, New: nw}, len(subj) == 1 && nw != nil && !notNow.MatchString(m[0])
 	}},
 	// "ok no gin, we get her herbs then", "so no beach after all": a plan
 	// dropped, said as texting says it — "no" and the thing, first in

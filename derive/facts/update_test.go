@@ -50,6 +50,13 @@ func TestDetectUpdate(t *testing.T) {
 		{"The deadline got pushed to Friday.", true, "deadline", "", "friday"},
 		{"the party moved to saturday", true, "party", "", "saturday"},
 		{"Scratch that, the flight is at 7:40 now.", true, "flight", "", "7:40"},
+		// A time moved, said without an article or the old time.
+		{"They only had the table later. moved dinner to 8, same day, same place.", true, "dinner", "", "8"},
+		{"pushed standup to 10:30 tomorrow", true, "standup", "", "10:30"},
+		{"ok so dinner is 8pm Thursday now, noted", true, "dinner", "", "8pm thursday"},
+		{"moved house to Munich", false, "", "", ""},
+		{"we moved it to 8", false, "", "", ""},
+		{"ok so step is 0.25 now", false, "", "", ""},
 		{"she's not coming on saturday anymore, she'll come sunday", true, "", "saturday", ""},
 		{"We cancelled the trip to Lisbon.", true, "", "trip to lisbon", ""},
 		{"ok no gin, we get her herbs then", true, "", "gin", ""},

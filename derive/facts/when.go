@@ -1,0 +1,128 @@
+package facts
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/contextd/contextd/internal/lex"
+)
+
+// Times moved. "moved dinner to 8" names what changed by one word and
+// not what it was. The word alone ("dinner") is a topic: most sentences
+// holding it say nothing of when. But the new value is a time, so what
+// changed is a time said of that thing: an older sentence naming it with
+// another clock time or day ("dinner at 19:30") is what the update made
+// stale, and one naming it without any ("cheap dinner wherever") is not.
+
+// timeKind is what kind of time a value is: a clock time, a day, both.
+type timeKind uint8
+
+const (
+	clockTime timeKind = 1 << iota
+	dayTime
+)
+
+var (
+	// clockRe: "19:30", "8pm", "8.30 am", "noon". A bare number is no
+	// clock time in a sentence ("table for 4").
+	clockRe = regexp.MustCompile(`\b(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)? ?(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)|\b(?:[01]?\d|2[0-4]):[0-5]\d\b|\b(?:noon|midday|midnight)\b`)
+	// dayRe: a weekday, "tomorrow", "the 14th", "14 May", "May 14".
+	dayRe    = regexp.MustCompile(`\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
+	bareHour = regexp.MustCompile(`^(?:[1-9]|1\d|2[0-4])(?::[0-5]\d)?$`)
+)
+
+// kindOf is the kind of time a value phrase (lower case) is; 0 for none.
+// A bare hour ("8", "8:30") is a clock time as a value: "moved dinner to
+// 8" ("0.25" is none).
+func kindOf(v string) timeKind {
+	var k timeKind
+	if clockRe.MatchString(v) || bareHour.MatchString(v) {
+		k |= clockTime
+	}
+	if dayRe.MatchString(v) {
+		k |= dayTime
+	}
+	return k
+}
+
+// kindsIn are the kinds of time a sentence (lower case) says.
+func kindsIn(s string) timeKind {
+	var k timeKind
+	if clockRe.MatchString(s) {
+		k |= clockTime
+	}
+	if dayRe.MatchString(s) {
+		k |= dayTime
+	}
+	return k
+}
+
+// MovedTime reports whether u moved one named thing to a time without
+// saying what it was ("moved dinner to 8", "standup is at 10:30 now").
+func MovedTime(u Update) bool {
+	return len(u.Old) == 0 && len(u.Subject) == 1 && len(u.New) == 1 && kindOf(u.New[0]) != 0
+}
+
+// SaysOtherTime reports whether text (lower case) has a sentence naming
+// the thing u moved with a time of the kind u moved it to, other than
+// the new one: "dinner at 19:30" after "moved dinner to 8".
+func SaysOtherTime(u Update, text string) bool {
+	if !MovedTime(u) || !strings.Contains(text, u.Subject[0]) {
+		return false
+	}
+	want := kindOf(u.New[0])
+	for _, s := range lex.Sentences(text) {
+		if kindsIn(s)&want != 0 && hasWord(s, u.Subject[0]) && !hasPhrase(s, u.New[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord: s holds w as a whole word, or its plural ("dinners").
+func hasWord(s, w string) bool {
+	for _, x := range lex.Words(s) {
+		if x == w || x == w+"s" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPhrase: s holds phrase p between word boundaries ("8" is not in
+// "18:00").
+func hasPhrase(s, p string) bool {
+	for from := 0; p != ""; {
+		i := strings.Index(s[from:], p)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(p)
+		if (i == 0 || !isAlnum(s[i-1])) && (end == len(s) || !isAlnum(s[end])) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
+
+// timeValue keeps a moved-to value that is a time, else none: "moved
+// house to Munich" moves no time, and its one-word subject alone would
+// make stale every sentence holding "house".
+// The phrase ends at a comma: "8, same day, same place" moves to 8.
+func timeValue(v []string) []string {
+	if len(v) == 1 {
+		v = value(strings.Split(v[0], ", ")[0])
+	}
+	if len(v) != 1 || kindOf(v[0]) == 0 {
+		return nil
+	}
+	if n, err := strconv.Atoi(v[0]); err == nil && n == 0 {
+		return nil
+	}
+	return v
+}

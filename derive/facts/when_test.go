@@ -1,0 +1,30 @@
+package facts
+
+import "testing"
+
+func TestSaysOtherTime(t *testing.T) {
+	dinner := Update{Subject: []string{"dinner"}, New: []string{"8"}}
+	day := Update{Subject: []string{"deadline"}, New: []string{"friday"}}
+	for _, tc := range []struct {
+		name string
+		u    Update
+		text string
+		want bool
+	}{
+		{"another clock time", dinner, "dinner sorted, booked taberna do largo for thursday the 14th, dinner at 19:30, table for 4.", true},
+		{"am/pm", dinner, "we said dinners at 7pm, right?", true},
+		{"no time said", dinner, "cheap dinner wherever we find that priya can eat at.", false},
+		{"a count is no time", dinner, "dinner for 4 people, they do gluten-free.", false},
+		{"the new time", dinner, "dinner at 8 then, see you there.", false},
+		{"the new time inside another", dinner, "dinner at 18:00 is early.", true},
+		{"time in another sentence", dinner, "dinner is booked. the train leaves at 19:05.", false},
+		{"other thing", dinner, "lunch at 12:30 at the market.", false},
+		{"another day", day, "the deadline is thursday, hard stop.", true},
+		{"a clock time is not a day", day, "the deadline review is at 10:00.", false},
+		{"not a moved time", Update{Subject: []string{"budget"}, New: []string{"5000"}}, "the budget was 3000 at 10:00.", false},
+	} {
+		if got := SaysOtherTime(tc.u, tc.text); got != tc.want {
+			t.Errorf("%s: SaysOtherTime(%q) = %v, want %v", tc.name, tc.text, got, tc.want)
+		}
+	}
+}

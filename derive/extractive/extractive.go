@@ -63,7 +63,8 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	b := analyse(req.Turns)
 
 	sum.Topics = memory.MergeList(sum.Topics, b.topics, memory.MaxListItems)
-	sum.Entities = memory.MergeEntities(withoutDetails(sum.Entities), b.entities, memory.MaxListItems)
+	prev := currentDetails(withoutDetails(sum.Entities), nil, b.all)
+	sum.Entities = memory.MergeEntities(prev, currentDetails(b.entities, b.entityFrom, b.all), memory.MaxListItems)
 	sum.ActionsTaken = memory.MergeList(sum.ActionsTaken, b.actions, memory.MaxListItems)
 	sum.Decisions = memory.MergeList(current(sum.Decisions, decisionPrefix, b.fresh), b.decisions, memory.MaxListItems)
 	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, memory.MaxListItems)
@@ -107,8 +108,10 @@ func withoutDetails(es []memory.Entity) []memory.Entity {
 type batch struct {
 	topics, actions, decisions, questions, preferences []string
 	entities                                           []memory.Entity
+	entityFrom                                         []memory.Message // the turn each entity's details are from
 	narrative                                          string
 	fresh                                              []memory.Fact // the current facts behind preferences and decisions
+	all                                                []memory.Fact // every fact drawn, updates among them
 }
 
 // sentence is one prose sentence of a turn (code, formulas, tables,
@@ -151,12 +154,13 @@ func analyse(turns []memory.Message) batch {
 	sents, names, readings := proseOf(turns)
 	terms, proper, capCount := countTerms(sents, func(w string) bool { return keyword(w) && !names[w] })
 	// In the order they always ran: narrative reads what the others leave.
-	b := batch{
-		topics:   topics(terms),
-		entities: entitiesOf(sents, proper, capCount, names),
-		actions:  actionsOf(sents),
+	b := batch{topics: topics(terms), actions: actionsOf(sents)}
+	var from []int
+	b.entities, from = entitiesOf(sents, proper, capCount, names)
+	for _, i := range from {
+		b.entityFrom = append(b.entityFrom, turns[i])
 	}
-	b.preferences, b.decisions, b.questions, b.fresh = factItems(readings)
+	b.preferences, b.decisions, b.questions, b.fresh, b.all = factItems(readings)
 	b.narrative = narrative(sents, terms)
 	return b
 }
@@ -214,9 +218,9 @@ func countTerms(sents []sentence, isKey func(string) bool) (terms *termStats, pr
 
 // entitiesOf are the sentences' entities, in order of first appearance;
 // never a speaker. A name said in full and in part ("Asics Novablast",
-// "the new Novablast") is one entity, listed under its fuller name.
-func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, names map[string]bool) []memory.Entity {
-	var out []memory.Entity
+// "the new Novablast") is one entity, listed under its fuller name. from
+// is the index of the turn each entity's details are from.
+func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, names map[string]bool) (out []memory.Entity, from []int) {
 	var keys []string
 	for i, s := range sents {
 		for _, f := range findEntities(s.text, proper[i], capCount) {
@@ -235,9 +239,10 @@ func entitiesOf(sents []sentence, proper [][][2]int, capCount map[string]int, na
 			}
 			keys = append(keys, k)
 			out = append(out, f.ent)
+			from = append(from, s.turn)
 		}
 	}
-	return out
+	return out, from
 }
 
 // actionsOf are the assistant's sentences that report an action taken.
@@ -254,7 +259,7 @@ func actionsOf(sents []sentence) []string {
 // factItems are the list items drawn from the turns' facts: preferences
 // and decisions are the current facts of those kinds (also returned, for
 // current); open questions the ones nobody answered.
-func factItems(readings []prose.Reading) (preferences, decisions, questions []string, fresh []memory.Fact) {
+func factItems(readings []prose.Reading) (preferences, decisions, questions []string, fresh, fs []memory.Fact) {
 	fs, open := facts.FromReadings(readings)
 	updated := facts.Supersede(nil, fs) // "use h = 0.25 instead" replaces "h = 0.5"
 	for _, f := range fs {
@@ -274,7 +279,7 @@ func factItems(readings []prose.Reading) (preferences, decisions, questions []st
 	for _, q := range open {
 		questions = append(questions, q.Text)
 	}
-	return preferences, decisions, questions, fresh
+	return preferences, decisions, questions, fresh, fs
 }
 
 const decisionPrefix = "Decision: "

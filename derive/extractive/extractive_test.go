@@ -473,3 +473,33 @@ func holds(items []string, sub string) bool {
 	}
 	return false
 }
+
+// An entity's details never show a value a later turn changed: in the
+// same batch or a later one, "moved dinner to 8" takes "dinner at 19:30"
+// out of the place's details; the place stays.
+func TestEntityDetailsAreCurrent(t *testing.T) {
+	booked := "dinner sorted, booked Taberna do Largo for Thursday the 14th, dinner at 19:30, table for 4."
+	moved := "small thing: they've only got the table later. moved dinner to 8, same day, same place."
+	check := func(name string, s memory.Summary) {
+		t.Helper()
+		e, ok := entity(s.Entities, "Taberna")
+		if !ok {
+			t.Fatalf("%s: no Taberna among %+v", name, s.Entities)
+		}
+		if strings.Contains(e.Details, "19:30") {
+			t.Errorf("%s: the old time is still a detail: %+v", name, e)
+		}
+	}
+	first := summarize(t, nil, msgs(1, "user", booked, "user", "is Taberna do Largo actually safe for coeliacs?"), 0)
+	if e, _ := entity(first.Entities, "Taberna"); !strings.Contains(e.Details, "19:30") {
+		t.Fatalf("first batch: the time is not a detail: %+v", first.Entities)
+	}
+	check("a later batch", summarize(t, &first, msgs(4, "user", moved), 0))
+	check("the same batch", summarize(t, nil, msgs(1, "user", booked, "user", "is Taberna do Largo actually safe for coeliacs?", "user", moved), 0))
+	// The update must come later: a turn stating the old time after the
+	// move keeps it.
+	late := summarize(t, nil, msgs(1, "user", moved, "user", booked, "user", "is Taberna do Largo actually safe for coeliacs?"), 0)
+	if e, _ := entity(late.Entities, "Taberna"); !strings.Contains(e.Details, "19:30") {
+		t.Errorf("an older update took a newer detail: %+v", late.Entities)
+	}
+}

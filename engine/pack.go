@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"strings"
+
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
 )
@@ -379,7 +382,9 @@ func (p *packer) takeRAG(i int) {
 		return // its own turns are already there: an extractive summary adds little
 	}
 	if r.Fact != nil {
-		p.takeSources(r)
+		if p.takeSources(r); p.factRepeats(r) {
+			return // its turns, shown, say all it says
+		}
 	}
 	if r.part && !p.rag.kept[turnKey2{r.ChatID, r.Seq}] {
 		p.rag.parts = append(p.rag.parts, i) // shown only with its turn
@@ -423,6 +428,50 @@ func (p *packer) takeSources(f RAGTurn) {
 			p.takeRAG(j)
 		}
 	}
+}
+
+// factRepeats reports whether retrieved fact f says nothing its source
+// turns, as shown, do not: every term of it is among their words and
+// their speakers' names (`Tomás said: "Dinner is 8pm Thursday now"` under
+// that very turn). A fact that resolves a date ("on 7 May 2026" for
+// "yesterday"), names who "I" is, or joins turns not all shown adds words,
+// and is shown.
+func (p *packer) factRepeats(f RAGTurn) bool {
+	shown := map[string]bool{}
+	for _, seq := range f.Fact.Seqs {
+		text, ok := p.shownTurn(f.ChatID, seq)
+		if !ok {
+			return false
+		}
+		for _, t := range lex.Terms(text) {
+			shown[t] = true
+		}
+	}
+	for _, t := range lex.Terms(f.Content) {
+		if !shown[t] && !factWords[t] {
+			return false
+		}
+	}
+	return true
+}
+
+// factWords are the terms a fact adds to say who said it.
+var factWords = map[string]bool{"said": true, "user": true, "assistant": true}
+
+// shownTurn is the text the context shows of the chat's turn at seq (its
+// speaker's name, its retrieved entries or its verbatim line), and whether
+// it is shown at all.
+func (p *packer) shownTurn(chat string, seq int64) (string, bool) {
+	var b strings.Builder
+	for j, r := range p.in.RAG {
+		if p.rag.keep[j] && r.Episode == nil && r.Fact == nil && r.ChatID == chat && r.Seq == seq {
+			b.WriteString(r.Name + " " + r.Content + "\n")
+		}
+	}
+	if vi, ok := p.verb.bySeq[seq]; ok && chat == "" && p.verb.keep[vi] {
+		b.WriteString(p.in.Verbatim[vi].Name + " " + p.in.Verbatim[vi].Content)
+	}
+	return b.String(), b.Len() > 0
 }
 
 // ragTurnAt is the index of the retrieved turn (not a fact or an episode)

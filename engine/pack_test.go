@@ -336,8 +336,8 @@ func TestRAGBlocksNeverStitchTurns(t *testing.T) {
 		}}
 	a := Assemble(in)
 	for _, want := range []string{
-		"[Sat 3 Oct 2026 · turns 11–12]\nuser: Is the JR Pass still worth it after the price increase?\nassistant: Only if you take two long trips.\n[Sat 3 Oct 2026 · turn 20]\nassistant: Payment for Hanare Yanaka captured: 900 EUR.",
-		"[chat other · Sat 3 Oct 2026 · turn 5]\nuser: Other chat turn.",
+		"[Sat 3 October 2026 · turns 11–12]\nuser: Is the JR Pass still worth it after the price increase?\nassistant: Only if you take two long trips.\n[Sat 3 October 2026 · turn 20]\nassistant: Payment for Hanare Yanaka captured: 900 EUR.",
+		"[chat other · Sat 3 October 2026 · turn 5]\nuser: Other chat turn.",
 	} {
 		if !strings.Contains(a.Context, want) {
 			t.Errorf("context lacks %q:\n%s", want, a.Context)
@@ -389,12 +389,12 @@ func TestFactNeverSplitsABlock(t *testing.T) {
 		{Seq: 30, Role: "user", Content: "later", CreatedAt: at},
 	})
 	want := titleRAG + `
-[Mon 1 Jun 2026 · turns 17–19]
+[Mon 1 June 2026 · turns 17–19]
 user: flix it is
 user: also my cousin jana lives in hamburg, altona
 user: that would b amazing
 [1 June 2026] my cousin jana lives in hamburg (turn 18)
-[Mon 1 Jun 2026 · turn 30]
+[Mon 1 June 2026 · turn 30]
 user: later`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -484,6 +484,31 @@ func TestLazyTurnsWithHitsInTheWindow(t *testing.T) {
 		in.Shape = func(r *RAGTurn) { r.Content, r.lazy = whole[r.lazy-1].Content, 0 }
 		if got := Assemble(in); got.Context != want.Context {
 			t.Fatalf("case %d: lazy turns packed otherwise:\n%s\n-- given cut:\n%s", c, got.Context, want.Context)
+		}
+	}
+}
+
+// A fact that says nothing its shown source turn does not (the turn's
+// words and speaker) is left out, and its room goes to another hit; a
+// fact that adds words (a date resolved) is kept beside its turn.
+func TestFactRepeatingItsShownTurnIsLeftOut(t *testing.T) {
+	at := time.Date(2026, 3, 18, 19, 0, 0, 0, time.UTC)
+	rag := []RAGTurn{
+		{Seq: 45, Role: "user", Name: "Tomás", Content: `Tomás said: "Dinner is 8pm Thursday now, noted"`, Score: 3, CreatedAt: at,
+			Fact: &FactRef{ID: "f1", Seqs: []int64{45}, ValidAt: at}},
+		{Seq: 45, Role: "user", Name: "Tomás", Content: "ok so dinner is 8pm Thursday now, noted", Score: 2, CreatedAt: at},
+		{Seq: 12, Role: "user", Name: "Ana", Content: "I'll bring the cake for Jonah", Score: 1, CreatedAt: at},
+		{Seq: 30, Role: "user", Name: "Ana", Content: `Ana is going to Porto on 13 May 2026.`, Score: 1, CreatedAt: at,
+			Fact: &FactRef{ID: "f2", Seqs: []int64{31}, ValidAt: at}},
+		{Seq: 31, Role: "user", Name: "Ana", Content: "going to Porto next week!", Score: 1, CreatedAt: at},
+	}
+	a := Assemble(AssemblyInput{Budget: 400, Strategy: StrategyRAG, RAG: rag})
+	if strings.Contains(a.Context, `Tomás said`) {
+		t.Errorf("the fact repeating turn 45 is shown:\n%s", a.Context)
+	}
+	for _, want := range []string{"ok so dinner is 8pm Thursday now", "bring the cake", "on 13 May 2026", "going to Porto next week"} {
+		if !strings.Contains(a.Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, a.Context)
 		}
 	}
 }

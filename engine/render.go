@@ -59,8 +59,8 @@ func writeTurn(b *strings.Builder, role, name, content string) {
 }
 
 // blockHeader opens a block of consecutive retrieved turns: its chat
-// (when another), its day and its turn numbers — "[Tue 3 Oct 2026 · turns
-// 11–12]". A model reads two lines printed one after the other as one
+// (when another), its day and its turn numbers — "[Tue 3 October 2026 ·
+// turns 11–12]". A model reads two lines printed one after the other as one
 // exchange; the header says where a block starts, so turns 11 and 20 are
 // never read as question and answer.
 func blockHeader(chatID string, at time.Time, from, to int64) string {
@@ -70,7 +70,7 @@ func blockHeader(chatID string, at time.Time, from, to int64) string {
 		b.WriteString("chat " + chatID + " · ")
 	}
 	if !at.IsZero() {
-		b.WriteString(at.UTC().Format("Mon 2 Jan 2006") + " · ")
+		b.WriteString(at.UTC().Format(DayLayout) + " · ")
 	}
 	if from == to {
 		b.WriteString("turn " + strconv.FormatInt(from, 10))
@@ -262,7 +262,13 @@ func dayOf(t time.Time) int {
 // dayLine dates the recent turns: a line when the day changes, so a model
 // reading a chat shown whole can place what was said in time ("last
 // Tuesday", "two weeks ago") as it can a retrieved block.
-func dayLine(t time.Time) string { return "[" + t.UTC().Format("Mon 2 Jan 2006") + "]" }
+func dayLine(t time.Time) string { return "[" + t.UTC().Format(DayLayout) + "]" }
+
+// DayLayout is how a context dates turns: headers, day lines, update
+// marks. The month is spelled out, as in fact lines ("[3 July 2023]"):
+// one context never names a month two ways, so "Jul" in a header and
+// "July" in a fact are the same word to whoever matches words.
+const DayLayout = "Mon 2 January 2006"
 
 // RenderSummary renders a structured summary as compact text.
 func RenderSummary(s memory.Summary) string {

@@ -20,7 +20,7 @@ import (
 // (facts.DetectUpdate) are kept per chat, read once and then only for the
 // turns appended since; a retrieved turn that holds an update's old value
 // (or its subject with a value) gets a mark under it quoting the newest
-// such update: "(earlier; updated Thu 5 Oct 2026, turn 34: I moved from
+// such update: "(earlier; updated Thu 5 October 2026, turn 34: I moved from
 // Berlin to Munich.)".
 
 // chatUpdate is one turn's update sentence, and what its mark quotes.
@@ -266,7 +266,7 @@ func updateQuote(content, sentence string) string {
 func updateMark(c chatUpdate) string {
 	when := ""
 	if !c.at.IsZero() {
-		when = c.at.UTC().Format("Mon 2 Jan 2006") + ", "
+		when = c.at.UTC().Format(DayLayout) + ", "
 	}
 	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + c.quote + ")"
 }

@@ -159,7 +159,7 @@ func TestRecentTurnsDated(t *testing.T) {
 		{Seq: 3, Role: "user", Content: "Day three: ran 5 km.", CreatedAt: day2},
 	}
 	a := Assemble(AssemblyInput{Budget: 500, Strategy: StrategyRunningSummary, Verbatim: vs, WholeChat: true})
-	want := "## Recent turns\n[Mon 2 Mar 2026]\nuser: I start the plan today.\nassistant: Good luck.\n[Wed 4 Mar 2026]\nuser: Day three: ran 5 km."
+	want := "## Recent turns\n[Mon 2 March 2026]\nuser: I start the plan today.\nassistant: Good luck.\n[Wed 4 March 2026]\nuser: Day three: ran 5 km."
 	if a.Context != want {
 		t.Fatalf("context:\n%s\nwant:\n%s", a.Context, want)
 	}

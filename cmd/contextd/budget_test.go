@@ -132,7 +132,7 @@ func TestREADMESessionRemembersFacts(t *testing.T) {
 	}
 	for _, strategy := range []string{"running_summary", "rag_augmented"} {
 		s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "trip", "query": "What did we book?", "strategy": strategy}, &cx)
-		// Under its day line: "[Sun 29 Nov 2026]" for turns stored today.
+		// Under its day line: "[Sun 29 November 2026]" for turns stored today.
 		want := "\nuser: I am planning a trip to Lisbon in May. I prefer boutique hotels and I am vegetarian.\n" +
 			"assistant: Booked: Casa Amora, May 3-7. Dinner at Ao 26 Vegan Food Project on May 4.\n" +
 			"user: Also add a day trip to Sintra on May 5.\n" +

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contextd/contextd/engine"
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 )
@@ -43,7 +44,7 @@ func containment(answer []string, text string) (float64, bool) {
 }
 
 // dayHeader is the header contextd shows once per day of retrieved turns.
-func dayHeader(t time.Time) string { return "[" + t.UTC().Format("Mon 2 Jan 2006") + "]" }
+func dayHeader(t time.Time) string { return "[" + t.UTC().Format(engine.DayLayout) + "]" }
 
 // packedText lays a baseline's turns out chronologically, optionally under
 // one date header per day, as contextd lays out its retrieved turns.

@@ -44,7 +44,7 @@ func TestBM25FillDated(t *testing.T) {
 		t.Fatalf("plain %+v, dated %+v: the dated fill must pay for its headers", plain, dated)
 	}
 	text := packedText(dated, texts, dates, true)
-	if !strings.HasPrefix(text, "[Sun 7 May 2023]\na: we adopted a dog\nb: the dog is called Rex\n[Thu 1 Jun 2023]\n") {
+	if !strings.HasPrefix(text, "[Sun 7 May 2023]\na: we adopted a dog\nb: the dog is called Rex\n[Thu 1 June 2023]\n") {
 		t.Fatalf("dated text:\n%s", text)
 	}
 	// At a budget that fits two turns but not two turns and a second header.

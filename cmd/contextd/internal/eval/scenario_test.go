@@ -75,9 +75,9 @@ func TestJudge(t *testing.T) {
 	}{
 		{name: "whole chat, consecutive", fits: true, ctx: "## Recent turns\nuser: We live in Berlin and I work at the museum.\nassistant: That sounds lovely, how long have you been there?\nuser: Five years. I moved from Berlin to Munich last month though.\nassistant: Congratulations on the move to Munich!"},
 		{name: "a turn left out silently", fits: true, missing: 1, adjacent: 1, ctx: "user: We live in Berlin and I work at the museum.\nuser: Five years. I moved from Berlin to Munich last month though.\nassistant: Congratulations on the move to Munich!"},
-		{name: "header between", adjacent: 0, ctx: "[Tue 3 Oct 2026 · turn 1]\nuser: We live in Berlin and I work at the museum.\n[Tue 3 Oct 2026 · turns 4–5]\nuser: Five years. I moved from Berlin to Munich last month though.\nassistant (Guide): Congratulations on the move to Munich!"},
+		{name: "header between", adjacent: 0, ctx: "[Tue 3 October 2026 · turn 1]\nuser: We live in Berlin and I work at the museum.\n[Tue 3 October 2026 · turns 4–5]\nuser: Five years. I moved from Berlin to Munich last month though.\nassistant (Guide): Congratulations on the move to Munich!"},
 		{name: "stale, marked with the update", ctx: "user: We live in Berlin and I work at the museum.\n(earlier; updated 5 Oct 2026, turn 4: I moved from Berlin to Munich last month though.)"},
-		{name: "stale unmarked", stale: 1, must: 1, ctx: "[Tue 3 Oct 2026 · turn 1]\nuser: We live in Berlin and I work at the museum."},
+		{name: "stale unmarked", stale: 1, must: 1, ctx: "[Tue 3 October 2026 · turn 1]\nuser: We live in Berlin and I work at the museum."},
 		{name: "short turn cut", cut: 1, ctx: "user: We live in Berlin and I work at the museum.\n[…]\nuser: Five years. I moved from Berlin\n[…]\nassistant: Congratulations on the move to Munich!"},
 	} {
 		a := &ProbeAnswer{Context: c.ctx, Fits: c.fits}

@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,7 +14,9 @@ import (
 // "moved dinner to 8", "Taberna (name): … dinner at 19:30, table for 4."
 // would show the old time as the place's detail. from[i] is the turn entity
 // i's details come from; without it (an earlier summary's entities) they
-// are older than every fact. An entity whose details all went stays, named.
+// are older than every fact. A stale part gives way to the fact that
+// updates it ("Ana moved dinner to 8, same day, same place."): what the
+// thing is now.
 func currentDetails(es []memory.Entity, from []memory.Message, fs []memory.Fact) []memory.Entity {
 	if fs = pointed(fs); len(es) == 0 || len(fs) == 0 {
 		return es
@@ -32,9 +35,9 @@ func currentDetails(es []memory.Entity, from []memory.Message, fs []memory.Fact)
 	if len(gone) == 0 {
 		return es
 	}
-	newer := map[string]int64{}
+	byID := map[string]memory.Fact{}
 	for _, f := range fs {
-		newer[f.ID] = f.FirstSeq()
+		byID[f.ID] = f
 	}
 	out := make([]memory.Entity, len(es))
 	k := 0
@@ -42,12 +45,15 @@ func currentDetails(es []memory.Entity, from []memory.Message, fs []memory.Fact)
 		var keep []string
 		for _, part := range detailParts(e.Details) {
 			by, stale := gone[old[k].ID]
+			k++
 			// Only a later turn updates: a fact of the detail's own turn
 			// restates it.
-			if !stale || (i < len(from) && newer[by] <= from[i].Seq) {
+			if stale && (i >= len(from) || byID[by].FirstSeq() > from[i].Seq) {
+				part = clip(byID[by].Text, MaxItemChars) // what it is now
+			}
+			if !slices.Contains(keep, part) {
 				keep = append(keep, part)
 			}
-			k++
 		}
 		e.Details = strings.Join(keep, "; ")
 		out[i] = e

@@ -155,7 +155,7 @@ func updates(u facts.Update, text string) bool {
 		return false
 	}
 	for _, n := range u.New {
-		if holdsPhrase(text, n) {
+		if lex.HasPhrase(text, n) {
 			return false // it states the new value: current
 		}
 	}
@@ -173,7 +173,7 @@ func anchored(u facts.Update, old []string, text string) bool {
 	}
 	for _, p := range append(append([]string(nil), u.New...), u.Subject...) {
 		for _, w := range valueWords(p) {
-			if !isNumber(w) && holdsPhrase(text, w) {
+			if !isNumber(w) && lex.HasPhrase(text, w) {
 				return true
 			}
 		}
@@ -207,34 +207,11 @@ var trailing = map[string]bool{"anymore": true, "actually": true, "now": true, "
 
 func holdsAll(text string, ws []string) bool {
 	for _, w := range ws {
-		if !holdsPhrase(text, w) {
+		if !lex.HasPhrase(text, w) {
 			return false
 		}
 	}
 	return true
-}
-
-// holdsPhrase: text holds phrase as whole words.
-func holdsPhrase(text, phrase string) bool {
-	if phrase == "" {
-		return false
-	}
-	for from := 0; ; {
-		i := strings.Index(text[from:], phrase)
-		if i < 0 {
-			return false
-		}
-		i += from
-		end := i + len(phrase)
-		if (i == 0 || !isWordByte(text[i-1])) && (end == len(text) || !isWordByte(text[end])) {
-			return true
-		}
-		from = i + 1
-	}
-}
-
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
 // updateQuote is what a mark quotes of the updating turn: the whole turn

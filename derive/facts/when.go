@@ -36,12 +36,9 @@ var (
 // A bare hour ("8", "8:30") is a clock time as a value: "moved dinner to
 // 8" ("0.25" is none).
 func kindOf(v string) timeKind {
-	var k timeKind
-	if clockRe.MatchString(v) || bareHour.MatchString(v) {
+	k := kindsIn(v)
+	if bareHour.MatchString(v) {
 		k |= clockTime
-	}
-	if dayRe.MatchString(v) {
-		k |= dayTime
 	}
 	return k
 }
@@ -73,7 +70,7 @@ func SaysOtherTime(u Update, text string) bool {
 	}
 	want := kindOf(u.New[0])
 	for _, s := range lex.Sentences(text) {
-		if kindsIn(s)&want != 0 && hasWord(s, u.Subject[0]) && !hasPhrase(s, u.New[0]) {
+		if kindsIn(s)&want != 0 && hasWord(s, u.Subject[0]) && !lex.HasPhrase(s, u.New[0]) {
 			return true
 		}
 	}
@@ -89,26 +86,6 @@ func hasWord(s, w string) bool {
 	}
 	return false
 }
-
-// hasPhrase: s holds phrase p between word boundaries ("8" is not in
-// "18:00").
-func hasPhrase(s, p string) bool {
-	for from := 0; p != ""; {
-		i := strings.Index(s[from:], p)
-		if i < 0 {
-			return false
-		}
-		i += from
-		end := i + len(p)
-		if (i == 0 || !isAlnum(s[i-1])) && (end == len(s) || !isAlnum(s[end])) {
-			return true
-		}
-		from = i + 1
-	}
-	return false
-}
-
-func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80 }
 
 // timeValue keeps a moved-to value that is a time, else none: "moved
 // house to Munich" moves no time, and its one-word subject alone would

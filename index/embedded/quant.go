@@ -41,11 +41,13 @@ func quantise(v []float32, dst []int8) float32 {
 	return float32(scale)
 }
 
-// dotI8 is the int8 dot product with int32 accumulation: each product is
-// at most 127² and a vector has far fewer than 2^31/127² ≈ 133,000
+// dotI8Go is the int8 dot product with int32 accumulation: each product is
+// at most 128² and a vector has far fewer than 2^31/128² ≈ 131,000
 // components, so it cannot overflow. Re-slicing to constant lengths lets
-// the compiler drop the bounds checks (2.5× faster than indexing).
-func dotI8(a, b []int8) int32 {
+// the compiler drop the bounds checks (2.5× faster than indexing). dotI8
+// (dot_amd64.go, dot_other.go) is this or the same sum in vector
+// instructions: integer sums, so the two agree exactly (FuzzDotI8).
+func dotI8Go(a, b []int8) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	for len(a) >= 16 && len(b) >= 16 {

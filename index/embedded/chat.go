@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -52,6 +53,9 @@ type chat struct {
 	// resBytes what they were counted as (resident.go).
 	resEl    *list.Element
 	resBytes int64
+	resUsed  uint64 // resident.clock when its rows or postings were last used
+	// lastQuery is resident.clock at c's last whole-chat query (warm).
+	lastQuery atomic.Uint64
 	chatLabels
 }
 

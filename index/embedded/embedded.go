@@ -195,6 +195,7 @@ func newIndex(db *sql.DB, path string, dim, sketchFrom int) *Index {
 	switch {
 	case sketchFrom == 0:
 		ix.sketchFrom, ix.postingsFrom = defaultSketchFrom, defaultPostingsFrom
+		ix.res.warmFrom = defaultWarmFrom
 	case sketchFrom < 0:
 		ix.sketchFrom, ix.postingsFrom = 0, 0
 	default:

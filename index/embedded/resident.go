@@ -3,15 +3,19 @@ package embedded
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 )
 
 // defaultResidentBytes bounds the RAM the chats' rows (sketch.go) and
-// postings (postings.go) take together: 32 MB holds the rows of about 87,000 points at 384 dims (eight
-// chats of 10,000 turns). A chat's rows are built by the first query that
-// uses them and, when the bound is reached, the least recently used
-// chat's rows are dropped (its next query builds them again: one read of
-// its region, what an exact search reads anyway). Without the bound, a
-// thousand chats of a thousand points each would keep 384 MB.
+// postings (postings.go) take together: 32 MB holds the rows of about
+// 87,000 points at 384 dims (eight chats of 10,000 turns). A chat's rows
+// and postings are built by the first query that uses them: a chat past
+// the sketch's or the postings' floor, or a warm one (warm). They leave
+// RAM when the bound is reached, least recently used chat first, or when
+// unused for residentAge queries (expire); the chat's next query builds
+// them again (one read of its region, what an exact search reads
+// anyway). Without the bound, a thousand chats of a thousand points each
+// would keep 384 MB.
 const defaultResidentBytes = 32 << 20
 
 // resident is the LRU of the chats whose rows or postings are in RAM. Lock order: a
@@ -24,6 +28,51 @@ type resident struct {
 	budget int64
 	used   int64
 	lru    list.List // *chat, most recently used first
+	// clock counts whole-chat queries (warm); a chat's lastQuery and
+	// resUsed are readings of it.
+	clock atomic.Uint64
+	// warmFrom: a chat of fewer points is never warm (0: none is).
+	warmFrom int
+}
+
+const (
+	// warmReuse: a chat queried again within this many whole-chat queries
+	// of any chat is warm (warm). Under a load spread evenly over a
+	// thousand chats a chat comes back after ~1,000 queries, so about 3%
+	// of queries find their chat warm; a hot chat's every query does.
+	warmReuse = 32
+	// residentAge: rows and postings unused for this many whole-chat
+	// queries are dropped (expire), so what a chat once warm keeps in RAM
+	// follows the chats that are hot now, not the bound alone.
+	residentAge = 8 * warmReuse
+	// defaultWarmFrom: a smaller chat's whole search reads under 400 KB;
+	// keeping it is not worth the RAM.
+	defaultWarmFrom = 1024
+)
+
+// warm records a query of all of c's points and reports whether c is warm:
+// at least warmFrom points, and queried before within the last warmReuse
+// such queries. A warm chat's search builds its rows and postings (kept
+// while it stays in use, resident's LRU): a hot chat of a few thousand
+// points reads ~2.5 MB of vectors and terms from the scratch files on
+// every query otherwise, a fifth of a context's CPU at 2,000 long turns
+// (docs/performance.md, "Twenty-third pass"). Only whole-chat queries
+// count: one request's drills and fact lookups query the same chat again
+// within microseconds, which says nothing about the next request.
+func (r *resident) warm(c *chat) bool {
+	if r.warmFrom <= 0 || c.len() < r.warmFrom {
+		return false
+	}
+	now := r.clock.Add(1)
+	prev := c.lastQuery.Swap(now)
+	if now%warmReuse == 0 {
+		// Chats that stop being queried leave RAM even when no other chat
+		// is warm (and would call admit or touch).
+		r.mu.Lock()
+		r.expire(nil)
+		r.mu.Unlock()
+	}
+	return prev != 0 && now-prev <= warmReuse
 }
 
 // admit records bytes more of c in RAM (rows or postings just built),
@@ -39,26 +88,53 @@ func (r *resident) admit(c *chat, bytes int64) {
 	}
 	c.resBytes += bytes
 	r.used += bytes
+	c.resUsed = r.clock.Load()
 	for e := r.lru.Back(); r.used > r.budget && e != nil && e != c.resEl; {
 		prev := e.Prev()
-		o := e.Value.(*chat)
-		o.rowsMu.Lock()
-		o.rows, o.post = nil, nil
-		o.rowsMu.Unlock()
-		r.used -= o.resBytes
-		r.lru.Remove(e)
-		o.resEl, o.resBytes = nil, 0
+		r.evict(e)
+		e = prev
+	}
+	r.expire(c)
+}
+
+// expire drops the rows and postings that went unused for residentAge
+// whole-chat queries, least recently used first, never keep's (its
+// caller holds them). Caller holds r.mu.
+func (r *resident) expire(keep *chat) {
+	for e := r.lru.Back(); e != nil && e.Value.(*chat) != keep && r.stale(e.Value.(*chat)); {
+		prev := e.Prev()
+		r.evict(e)
 		e = prev
 	}
 }
 
-// touch marks c's rows recently used.
+// stale reports whether o's rows and postings went unused for
+// residentAge whole-chat queries. Caller holds r.mu.
+func (r *resident) stale(o *chat) bool { return r.clock.Load()-o.resUsed > residentAge }
+
+// evict drops the rows and postings of e's chat. Caller holds r.mu.
+func (r *resident) evict(e *list.Element) {
+	o := e.Value.(*chat)
+	o.rowsMu.Lock()
+	o.rows, o.post = nil, nil
+	o.rowsMu.Unlock()
+	r.used -= o.resBytes
+	r.lru.Remove(e)
+	o.resEl, o.resBytes = nil, 0
+}
+
+// touch marks c's rows recently used, and drops other chats' that have
+// gone stale (least recently used first: amortised O(1)). Never c's own:
+// the caller holds c's rows.
 func (r *resident) touch(c *chat) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.resEl != nil {
-		r.lru.MoveToFront(c.resEl)
+	if c.resEl == nil {
+		return
 	}
+	r.lru.MoveToFront(c.resEl)
+	c.resUsed = r.clock.Load()
+	r.expire(c)
 }
 
 // grew records that a write grew c's rows by bytes. Caller holds the

@@ -321,23 +321,33 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 // skipped when it accepts every point. Caller holds mu.
 func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap, keep bool) (approx bool, arena *termBuf, _ error) {
 	all := m.takes(c)
+	warm := all && ix.res.warm(c)
 	if dtop != nil {
 		k := candidates(dtop.k)
+		sketch := !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k)
 		var rows []int8
-		if !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k) {
+		if sketch || warm {
 			rows = ix.rowsOf(c)
+		} else {
+			rows = ix.residentRows(c)
 		}
-		if approx = rows != nil; approx {
+		if approx = sketch && rows != nil; approx {
 			ix.sketchDense(c, rows, m, all, dq, k, dtop)
-		} else if err := ix.exactDense(c, ix.residentRows(c), m, all, dq, dtop); err != nil {
+		} else if err := ix.exactDense(c, rows, m, all, dq, dtop); err != nil {
 			return false, nil, err
 		}
 	}
 	if sq == nil {
 		return approx, nil, nil
 	}
-	if ix.postingsFrom > 0 && c.len() >= ix.postingsFrom {
-		if p := ix.postingsOf(c); p != nil {
+	if ix.postingsFrom > 0 {
+		var p *postings
+		if c.len() >= ix.postingsFrom || warm {
+			p = ix.postingsOf(c)
+		} else {
+			p = ix.residentPostings(c)
+		}
+		if p != nil {
 			sparsePostings(c, p, m, all, sq, stop)
 			return approx, nil, nil
 		}

@@ -30,7 +30,7 @@ import (
 // contiguous. It is never changed once published (a reader may hold its
 // slice): adding turns publishes a new one. The cache is bounded by bytes
 // (its turns' strings and structs), least recently used chat first; one
-// chat holds at most an eighth of it, its newest turns kept.
+// chat holds at most half of it (chatShare), its newest turns kept.
 type turnCache struct {
 	mu       sync.Mutex
 	maxBytes int
@@ -52,6 +52,14 @@ type turnEntry struct {
 // 2,048 chats, ~6 MB at 1,000 chats × 200 turns).
 const defaultTurnCacheBytes = 8 << 20
 
+// chatShare: one chat holds at most 1/chatShare of the cache, so that a
+// hot chat's turns never take the room of every other hot chat's. Half,
+// not less: a chat an agent keeps talking to asks for the neighbours of
+// hits anywhere in its history, and with an eighth (1 MB) a 2,000-turn
+// chat of long turns read them from the store on every request, a sixth
+// of its context's CPU (docs/performance.md, "Twenty-third pass").
+const chatShare = 2
+
 // maxCachedWindow: longer windows are read from the store, not cached.
 const maxCachedWindow = 64
 
@@ -72,7 +80,7 @@ func (c *turnCache) window(ctx context.Context, st memory.ChatReader, chat memor
 	if last-from+1 > maxCachedWindow {
 		// A long backlog the summary has not covered yet, or the verbatim
 		// tail of a large budget: cached as a span (one chat holds at most
-		// an eighth of the cache, its newest turns), so a hot chat's
+		// its share of the cache, its newest turns), so a hot chat's
 		// requests do not read it again each time.
 		return c.span(ctx, st, chat, from, last)
 	}
@@ -201,7 +209,7 @@ func (c *turnCache) add(chat memory.Chat, msgs []memory.Message) {
 // trim keeps the newest turns that fit one chat's share of the cache.
 func (c *turnCache) trim(msgs []memory.Message) ([]memory.Message, int) {
 	bytes, i := 0, len(msgs)
-	for i > 0 && bytes+messageBytes(msgs[i-1]) <= c.maxBytes/8 {
+	for i > 0 && bytes+messageBytes(msgs[i-1]) <= c.maxBytes/chatShare {
 		i--
 		bytes += messageBytes(msgs[i])
 	}

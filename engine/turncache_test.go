@@ -153,20 +153,20 @@ func TestTurnCacheStaysWithinItsBytes(t *testing.T) {
 	big := strings.Repeat("x", 1000)
 	for i := range 200 {
 		r := &countingReader{}
-		for s := range 20 {
+		for s := range 40 { // ~44 KB: more than a chat's share
 			r.msgs = append(r.msgs, memory.Message{Seq: int64(s + 1), Content: big})
 		}
-		chat := memory.Chat{Tenant: "t", ID: fmt.Sprint("c", i), LastSeq: 20, CreatedAt: time.Unix(1, 0)}
+		chat := memory.Chat{Tenant: "t", ID: fmt.Sprint("c", i), LastSeq: 40, CreatedAt: time.Unix(1, 0)}
 		got, err := c.window(ctx, r, chat, 1)
-		if err != nil || len(got) != 20 {
+		if err != nil || len(got) != 40 {
 			t.Fatalf("chat %d: %d turns, %v", i, len(got), err)
 		}
 		if c.bytes > max {
 			t.Fatalf("after chat %d the cache holds %d bytes, bound %d", i, c.bytes, max)
 		}
-		// One chat keeps at most an eighth of the cache: its newest turns.
+		// One chat keeps at most its share of the cache: its newest turns.
 		e := c.entries[chat.Key()]
-		if e.bytes > max/8 || e.msgs[len(e.msgs)-1].Seq != 20 {
+		if e.bytes > max/chatShare || e.msgs[len(e.msgs)-1].Seq != 40 || e.msgs[0].Seq == 1 {
 			t.Fatalf("chat %d keeps %d bytes up to seq %d", i, e.bytes, e.msgs[len(e.msgs)-1].Seq)
 		}
 	}
@@ -193,7 +193,7 @@ func TestTurnCacheKeepsLongWindowsWithinTheChatsShare(t *testing.T) {
 			t.Fatalf("%d turns, %v", len(got), err)
 		}
 	}
-	if len(r.reads) != 1 || c.bytes == 0 || c.bytes > (1<<20)/8 {
+	if len(r.reads) != 1 || c.bytes == 0 || c.bytes > (1<<20)/chatShare {
 		t.Fatalf("%d store reads and %d bytes cached, want 1 read and at most a chat's share kept", len(r.reads), c.bytes)
 	}
 }

@@ -54,8 +54,10 @@ type chat struct {
 	resEl    *list.Element
 	resBytes int64
 	resUsed  uint64 // resident.clock when its rows or postings were last used
-	// lastQuery is resident.clock at c's last whole-chat query (warm).
+	// lastQuery is resident.clock at c's last whole-chat query, warmth
+	// how many of them in a row came soon after the one before (warm).
 	lastQuery atomic.Uint64
+	warmth    atomic.Int32
 	chatLabels
 }
 

@@ -50,18 +50,24 @@ const (
 	defaultWarmFrom = 1024
 )
 
-// warm records a query of all of c's points and reports whether c is warm:
-// at least warmFrom points, and queried before within the last warmReuse
-// such queries. A warm chat's search builds its rows and postings (kept
-// while it stays in use, resident's LRU): a hot chat of a few thousand
-// points reads ~2.5 MB of vectors and terms from the scratch files on
-// every query otherwise, a fifth of a context's CPU at 2,000 long turns
-// (docs/performance.md, "Twenty-third pass"). Only whole-chat queries
-// count: one request's drills and fact lookups query the same chat again
-// within microseconds, which says nothing about the next request.
-func (r *resident) warm(c *chat) bool {
+// warm records a query of all of c's points and reports how warm c is:
+// the number of its queries in a row, this one included, each within
+// warmReuse whole-chat queries of any chat after the one before (0: c
+// is cold, or under warmFrom points). A chat at 1 builds its rows, at 2
+// its postings too (scan): rows are a copy of the vectors an exact scan
+// reads anyway, postings cost about fifteen sparse scans to build, so
+// they wait for a second reuse (under a load spread evenly over a
+// thousand chats, about 1 query in 1,000 rather than 1 in 30). Either is
+// kept while the chat stays in use (resident's LRU, expire): a hot chat
+// of a few thousand points otherwise reads ~2.5 MB of vectors and terms
+// from the scratch files on every query, a fifth of a context's CPU at
+// 2,000 long turns (docs/performance.md, "Twenty-third pass"). Only
+// whole-chat queries count: one request's drills and fact lookups query
+// the same chat again within microseconds, which says nothing about the
+// next request.
+func (r *resident) warm(c *chat) int {
 	if r.warmFrom <= 0 || c.len() < r.warmFrom {
-		return false
+		return 0
 	}
 	now := r.clock.Add(1)
 	prev := c.lastQuery.Swap(now)
@@ -72,7 +78,11 @@ func (r *resident) warm(c *chat) bool {
 		r.expire(nil)
 		r.mu.Unlock()
 	}
-	return prev != 0 && now-prev <= warmReuse
+	if prev == 0 || now-prev > warmReuse {
+		c.warmth.Store(0)
+		return 0
+	}
+	return int(c.warmth.Add(1))
 }
 
 // admit records bytes more of c in RAM (rows or postings just built),

@@ -14,9 +14,9 @@ import (
 // TestWarmChatKeepsRowsAndPostings: a chat under the sketch's and the
 // postings' floors keeps its rows and postings in RAM only while it is
 // queried again soon (warm): not after its first query, nor when other
-// chats' queries come between its own; after a second query in a row it
-// does, its answers stay those of the scan, and once other chats take
-// residentAge queries it is dropped again.
+// chats' queries come between its own; its rows from a second query in a
+// row, its postings from a third; its answers stay those of the scan; and
+// once other chats take residentAge queries both are dropped again.
 func TestWarmChatKeepsRowsAndPostings(t *testing.T) {
 	ctx := context.Background()
 	const dim = 16
@@ -71,10 +71,14 @@ func TestWarmChatKeepsRowsAndPostings(t *testing.T) {
 		t.Fatalf("queried again after %d others: rows %v, postings %v; want neither", len(chats)-1, rows, post)
 	}
 	warm := query(a)
-	if rows, post := inRAM(a); !rows || !post {
-		t.Fatalf("queried twice in a row: rows %v, postings %v; want both", rows, post)
+	if rows, post := inRAM(a); !rows || post {
+		t.Fatalf("queried twice in a row: rows %v, postings %v; want rows only", rows, post)
 	}
-	if !sameHits(warm, scanned) || !sameHits(query(a), scanned) {
+	warmer := query(a)
+	if rows, post := inRAM(a); !rows || !post {
+		t.Fatalf("queried three times in a row: rows %v, postings %v; want both", rows, post)
+	}
+	if !sameHits(warm, scanned) || !sameHits(warmer, scanned) || !sameHits(query(a), scanned) {
 		t.Errorf("a warm chat answers differently from its scan")
 	}
 	for i := 0; i <= residentAge+warmReuse; i++ {

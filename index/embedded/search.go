@@ -321,12 +321,15 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 // skipped when it accepts every point. Caller holds mu.
 func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap, keep bool) (approx bool, arena *termBuf, _ error) {
 	all := m.takes(c)
-	warm := all && ix.res.warm(c)
+	warmth := 0
+	if all {
+		warmth = ix.res.warm(c)
+	}
 	if dtop != nil {
 		k := candidates(dtop.k)
 		sketch := !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k)
 		var rows []int8
-		if sketch || warm {
+		if sketch || warmth >= 1 {
 			rows = ix.rowsOf(c)
 		} else {
 			rows = ix.residentRows(c)
@@ -342,7 +345,7 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 	}
 	if ix.postingsFrom > 0 {
 		var p *postings
-		if c.len() >= ix.postingsFrom || warm {
+		if c.len() >= ix.postingsFrom || warmth >= 2 {
 			p = ix.postingsOf(c)
 		} else {
 			p = ix.residentPostings(c)

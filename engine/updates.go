@@ -125,6 +125,9 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
 		return
 	}
+	if n := len(ups); n == 0 || ups[n-1].seq <= r.Seq {
+		return // no update after this turn: no lower-cased copy to make
+	}
 	low := strings.ToLower(r.Content)
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
 		if updates(ups[j].u, low) {

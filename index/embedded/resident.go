@@ -45,6 +45,14 @@ const (
 	// queries are dropped (expire), so what a chat once warm keeps in RAM
 	// follows the chats that are hot now, not the bound alone.
 	residentAge = 8 * warmReuse
+	// warmBuild: a chat builds its rows and postings at this warmth, its
+	// third query in a row. Under a load spread evenly over a thousand
+	// chats one query in ~30 finds its chat within warmReuse, one in
+	// ~1,000 twice in a row; building at the second (rows are large
+	// allocations, postings cost about fifteen sparse scans) raised peak
+	// RSS at 1,000 chats × 1,000 turns by 16–20 MB for structures hardly
+	// ever used again. A hot chat reaches its third query at once.
+	warmBuild = 2
 	// defaultWarmFrom: a smaller chat's whole search reads under 400 KB;
 	// keeping it is not worth the RAM.
 	defaultWarmFrom = 1024
@@ -53,18 +61,14 @@ const (
 // warm records a query of all of c's points and reports how warm c is:
 // the number of its queries in a row, this one included, each within
 // warmReuse whole-chat queries of any chat after the one before (0: c
-// is cold, or under warmFrom points). A chat at 1 builds its rows, at 2
-// its postings too (scan): rows are a copy of the vectors an exact scan
-// reads anyway, postings cost about fifteen sparse scans to build, so
-// they wait for a second reuse (under a load spread evenly over a
-// thousand chats, about 1 query in 1,000 rather than 1 in 30). Either is
-// kept while the chat stays in use (resident's LRU, expire): a hot chat
-// of a few thousand points otherwise reads ~2.5 MB of vectors and terms
-// from the scratch files on every query, a fifth of a context's CPU at
-// 2,000 long turns (docs/performance.md, "Twenty-third pass"). Only
-// whole-chat queries count: one request's drills and fact lookups query
-// the same chat again within microseconds, which says nothing about the
-// next request.
+// is cold, or under warmFrom points). From warmBuild on, its search
+// builds its rows and postings (scan), kept while the chat stays in use
+// (resident's LRU, expire): a hot chat of a few thousand points otherwise
+// reads ~2.5 MB of vectors and terms from the scratch files on every
+// query, a fifth of a context's CPU at 2,000 long turns
+// (docs/performance.md, "Twenty-third pass"). Only whole-chat queries
+// count: one request's drills and fact lookups query the same chat again
+// within microseconds, which says nothing about the next request.
 func (r *resident) warm(c *chat) int {
 	if r.warmFrom <= 0 || c.len() < r.warmFrom {
 		return 0

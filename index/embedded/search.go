@@ -329,7 +329,7 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 		k := candidates(dtop.k)
 		sketch := !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k)
 		var rows []int8
-		if sketch || warmth >= 1 {
+		if sketch || warmth >= warmBuild {
 			rows = ix.rowsOf(c)
 		} else {
 			rows = ix.residentRows(c)
@@ -345,7 +345,7 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 	}
 	if ix.postingsFrom > 0 {
 		var p *postings
-		if c.len() >= ix.postingsFrom || warmth >= 2 {
+		if c.len() >= ix.postingsFrom || warmth >= warmBuild {
 			p = ix.postingsOf(c)
 		} else {
 			p = ix.residentPostings(c)

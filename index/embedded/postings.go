@@ -95,19 +95,6 @@ func (ix *Index) postingsOf(c *chat) *postings {
 	return p
 }
 
-// residentPostings returns c's postings when they are in RAM, else nil
-// (a search that does not build them). Caller holds mu (a read lock
-// will do).
-func (ix *Index) residentPostings(c *chat) *postings {
-	c.rowsMu.Lock()
-	p := c.post
-	c.rowsMu.Unlock()
-	if p != nil {
-		ix.res.touch(c)
-	}
-	return p
-}
-
 // putPostings keeps c's postings in step with a write of slot, whose
 // terms are idx and ws: a point appended after every other gets its
 // entries; any other write (a point inserted before others shifts their

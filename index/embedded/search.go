@@ -317,22 +317,19 @@ func (ix *Index) rank(q rag.Query, dq *denseQuery, qs rag.SparseVector, prefetch
 // candidates it would rescore, the sketch's candidates rescored (approx,
 // sketch.go); the sparse side of a chat past postingsFrom comes from its
 // postings (postings.go), else from a scan of its arena, which is
-// returned when keep (nil otherwise, or when not read). The matcher is
-// skipped when it accepts every point. Caller holds mu.
+// returned when keep (nil otherwise, or when not read). A warm chat
+// (resident.go) builds its rows and postings whatever its size, and any
+// chat uses those in RAM. The matcher is skipped when it accepts every
+// point. Caller holds mu.
 func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop, stop *topKHeap, keep bool) (approx bool, arena *termBuf, _ error) {
 	all := m.takes(c)
-	warmth := 0
-	if all {
-		warmth = ix.res.warm(c)
-	}
+	build := all && ix.res.warm(c) >= warmBuild
+	rows, post := ix.inRAM(c)
 	if dtop != nil {
 		k := candidates(dtop.k)
 		sketch := !dq.exact && ix.sketchFrom > 0 && c.len() >= max(ix.sketchFrom, approxRatio*k)
-		var rows []int8
-		if sketch || warmth >= warmBuild {
+		if rows == nil && (sketch || build) {
 			rows = ix.rowsOf(c)
-		} else {
-			rows = ix.residentRows(c)
 		}
 		if approx = sketch && rows != nil; approx {
 			ix.sketchDense(c, rows, m, all, dq, k, dtop)
@@ -343,17 +340,12 @@ func (ix *Index) scan(c *chat, m *matcher, dq *denseQuery, sq *sparseQuery, dtop
 	if sq == nil {
 		return approx, nil, nil
 	}
-	if ix.postingsFrom > 0 {
-		var p *postings
-		if c.len() >= ix.postingsFrom || warmth >= warmBuild {
-			p = ix.postingsOf(c)
-		} else {
-			p = ix.residentPostings(c)
-		}
-		if p != nil {
-			sparsePostings(c, p, m, all, sq, stop)
-			return approx, nil, nil
-		}
+	if post == nil && ix.postingsFrom > 0 && (c.len() >= ix.postingsFrom || build) {
+		post = ix.postingsOf(c)
+	}
+	if post != nil {
+		sparsePostings(c, post, m, all, sq, stop)
+		return approx, nil, nil
 	}
 	b, err := ix.tf.all(c.sp)
 	if err != nil {

@@ -147,17 +147,17 @@ func (ix *Index) rowsOf(c *chat) []int8 {
 	return rows
 }
 
-// residentRows returns c's rows when they are in RAM, else nil (an exact
-// search does not build them: it reads the region once either way).
-// Caller holds mu (a read lock will do).
-func (ix *Index) residentRows(c *chat) []int8 {
+// inRAM returns c's rows and postings as far as they are in RAM (nil:
+// not), marking them used; a search that does not build them reads the
+// region and the arena instead. Caller holds mu (a read lock will do).
+func (ix *Index) inRAM(c *chat) ([]int8, *postings) {
 	c.rowsMu.Lock()
-	rows := c.rows
+	rows, post := c.rows, c.post
 	c.rowsMu.Unlock()
-	if rows != nil {
+	if rows != nil || post != nil {
 		ix.res.touch(c)
 	}
-	return rows
+	return rows, post
 }
 
 // buildRows copies c's vectors in slot order; nil when the read fails.

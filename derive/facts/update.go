@@ -360,5 +360,11 @@ func subjectWords(p string) []string {
 	return out
 }
 
+// updateStop are words of a subject that name nothing. Comparatives among
+// them say how the value changed, not what it is a value of: "make the
+// brother older, 34 not 28" updates the brother's age, and "older" is in
+// no sentence stating the old one ("her brother Tobias, 28").
 var updateStop = set(`it this that them there here something anything everything nothing one now then also just really
-plan plans mind`)
+plan plans mind
+older younger bigger smaller larger higher lower longer shorter earlier later cheaper pricier faster slower nearer closer
+more less fewer`)

@@ -154,8 +154,8 @@ func updates(u facts.Update, text string) bool {
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)
 	}
-	if len(subject) < 2 || !holdsAll(text, subject) {
-		return false
+	if len(subject) < 2 || !holdsAll(text, subject) || facts.Numeric(u.New) && !strings.ContainsAny(text, "0123456789") {
+		return false // a number changed: only a text stating a number states the old one
 	}
 	for _, n := range u.New {
 		if lex.HasPhrase(text, n) {

@@ -104,6 +104,8 @@ func TestUpdatesMatch(t *testing.T) {
 		{"old number alone", pg, "i ran 13 tests and all passed.", false},
 		{"subject with an old value", step, "the step size h is 0.5 for the solver.", true},
 		{"subject with the new value", step, "the step size h is 0.25 now.", false},
+		{"subject, no number: asks, states nothing", step, "which step size h should we use for the solver?", false},
+		{"subject with a word value, no number needed", facts.Update{Subject: []string{"meeting room"}, New: []string{"the attic"}}, "the meeting room is the library.", true},
 		{"one subject word is a topic", image, "it's python:3.11-slim, our primary image.", false},
 		{"a time moved: another time said", dinner, "booked taberna do largo for thursday, dinner at 19:30, table for 4.", true},
 		{"a time moved: no time said", dinner, "group dinner booked in the evening (tomás is sorting the restaurant).", false},

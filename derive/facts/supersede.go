@@ -129,8 +129,8 @@ func stale(u Update, f memory.Fact) bool {
 			return false
 		}
 	}
-	if len(u.Old) == 0 {
-		return len(u.Subject) > 0
+	if len(u.Old) == 0 { // a number changed: only a text stating a number states the old one
+		return len(u.Subject) > 0 && (!Numeric(u.New) || strings.ContainsAny(f.Text, "0123456789"))
 	}
 	for _, v := range u.Old {
 		if has(v) {
@@ -278,4 +278,16 @@ func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.Cha
 		}
 	}
 	return old, nil
+}
+
+// Numeric: every new value holds a digit ("256", "0.25", "v3.2"): what
+// changed is a number, and a text without one states no old value of it
+// ("which batch size should we use?").
+func Numeric(vs []string) bool {
+	for _, v := range vs {
+		if !strings.ContainsAny(v, "0123456789") {
+			return false
+		}
+	}
+	return len(vs) > 0
 }

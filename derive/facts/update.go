@@ -49,7 +49,7 @@ func detectIn(s string) (Update, bool) {
 	if holdsAny(low, hedges) {
 		return Update{}, false
 	}
-	drops := dropped.MatchString(low) // a cue of its own: "ok no gin, …"
+	drops := dropped.MatchString(low) || forgotten.MatchString(low) // cues of their own: "ok no gin, …", "forget Lisbon"
 	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low))) {
 		return Update{}, false
 	}
@@ -233,6 +233,17 @@ var detectors = []detector{
 		}
 		return Update{Old: value(what)}, true
 	}},
+	// "@assistant forget Lisbon", "scrap the ferry, we take the train":
+	// a plan dropped by an order, first in the sentence. What is dropped
+	// must name something ("forget it", "scratch that" name nothing; "forget
+	// to …" is no order to drop).
+	{[]string{"forget", "scrap", "scratch", "ditch"}, forgotten, func(m []string) (Update, bool) {
+		what := strings.TrimSpace(m[1])
+		if strings.HasPrefix(what, "to ") || whWord.MatchString(what) || len(lex.Keywords(what)) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: value(what)}, true
+	}},
 	// "we dropped the outlier filter completely", "I removed the cron
 	// job", "we got rid of pgbouncer": a setting or a thing someone had is
 	// gone. Someone must do it ("the price dropped" is no removal), to
@@ -303,6 +314,14 @@ func numberCorrection(low string) bool {
 // dropped is a sentence that drops a thing: "ok no gin, …", "so no beach
 // after all".
 var dropped = regexp.MustCompile(`^(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait),? )*no ([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?:,|$| then\b| after all\b| anymore\b| any more\b)`)
+
+// forgotten is an order to drop a thing, first in the sentence after an
+// address or an interjection: "@assistant forget Lisbon", "ok scrap the
+// ferry", "nvm, ditch the van".
+var forgotten = regexp.MustCompile(`^(?:@[\w.-]+,? )?(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait|nvm|yeah|yes|no|actually),? )*(?:forget(?: about)?|scrap|scratch|ditch) (?:the |that |this |our |my )?` + valuePhr + clauseEnd)
+
+// whWord opens a clause, not a thing: "forget what I said".
+var whWord = regexp.MustCompile(`^(?:what|who|where|when|why|how|which|whatever|it|that|this|everything|all|about)\b`)
 
 // noInterjection: "no" and one of these is a way of speaking, not a thing
 // dropped.

@@ -365,7 +365,7 @@ func judgeAdjacent(sc *Scenario, skip map[int]bool, a *ProbeAnswer) {
 		if y.pos < x.end || !onlyLabel(ctx[x.end:y.pos]) {
 			continue
 		}
-		if next := nextShown(sc, x.seq, skip); next != y.seq {
+		if !skippedBetween(skip, x.seq, y.seq) {
 			a.Adjacent = append(a.Adjacent, fmt.Sprintf("turn %d then turn %d with nothing between them (in %s)", x.seq, y.seq, sectionAt(ctx, y.pos)))
 		}
 	}
@@ -478,14 +478,20 @@ func partOfAnother(sc *Scenario, t STurn) bool {
 	return false
 }
 
-// nextShown is the first turn after seq that the context may show.
-func nextShown(sc *Scenario, seq int, skip map[int]bool) int {
-	for s := seq + 1; s <= len(sc.Turns); s++ {
+// skippedBetween: turn y follows turn x with only turns the context need
+// not show between them (none, or routing lines left out). A routing line
+// shown in its place (its label stripped) is consecutive with both
+// neighbours.
+func skippedBetween(skip map[int]bool, x, y int) bool {
+	if y <= x {
+		return false
+	}
+	for s := x + 1; s < y; s++ {
 		if !skip[s] {
-			return s
+			return false
 		}
 	}
-	return 0
+	return true
 }
 
 type scFact struct {

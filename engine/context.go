@@ -749,16 +749,15 @@ func cutSentences(text, query string, maxBytes int) string {
 	from, to := head+w.From, head+w.To
 	var b strings.Builder
 	b.Grow(maxBytes + 16)
-	b.WriteString(strings.TrimSpace(text[:head]))
-	if from > head || (head == 0 && from > 0) {
-		if b.Len() > 0 {
+	if from == head { // the run follows the opening: one piece, its line breaks kept (code stays code)
+		b.WriteString(strings.TrimSpace(text[:to]))
+	} else {
+		if b.WriteString(strings.TrimSpace(text[:head])); b.Len() > 0 {
 			b.WriteString("\n")
 		}
 		b.WriteString(rag.Elision + "\n")
-	} else if b.Len() > 0 {
-		b.WriteString(" ")
+		b.WriteString(strings.TrimSpace(text[from:to]))
 	}
-	b.WriteString(strings.TrimSpace(text[from:to]))
 	if to < len(text) {
 		b.WriteString("\n" + rag.Elision)
 	}

@@ -126,3 +126,25 @@ func TestMarkPairs(t *testing.T) {
 		t.Errorf("values hit %.3f, paired %.3f, other %.3f: want decreasing", c[0].value, c[1].value, c[2].value)
 	}
 }
+
+// A turn cut to whole sentences keeps the text's own line breaks where
+// the opening and the best run touch: a code block cut after its fixture
+// must not run two lines of code into one ("return x() def test_…").
+func TestCutSentencesKeepsLineBreaks(t *testing.T) {
+	code := "```python\nimport fakeredis\n\n@pytest.fixture\ndef r() -> fakeredis.FakeRedis:\n    return fakeredis.FakeRedis()\n\ndef test_claim_is_idempotent(r: fakeredis.FakeRedis) -> None:\n" +
+		strings.Repeat("    assert claim_notification(r, item) is True\n", 40) + "```"
+	for _, q := range []string{"", "fixture fakeredis", "claim notification"} {
+		got := cutSentences(code, q, 700)
+		if strings.Contains(got, "FakeRedis() def") || strings.Contains(got, ") def ") {
+			t.Errorf("query %q: lines run together:\n%s", q, got)
+		}
+		if !strings.HasSuffix(got, rag.Elision) {
+			t.Errorf("query %q: a cut turn ends with an elision mark:\n%s", q, got)
+		}
+		for _, line := range strings.Split(got, "\n") {
+			if line != rag.Elision && !strings.Contains(code, line) {
+				t.Errorf("query %q: line %q is not a line of the turn", q, line)
+			}
+		}
+	}
+}

@@ -98,9 +98,9 @@ var (
 )
 
 const (
-	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|converted|swapped|set|reset|raised|lowered|increased|decreased|reduced|cut)`
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut)`
 	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
@@ -113,7 +113,7 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|shifted|raised|lowered|increased|decreased|reduced|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},

@@ -64,6 +64,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"She's no longer single, she married Tom.", true, "", "single", ""},
 		{"so no beach after all", true, "", "beach", ""},
 		{"ok we dropped the outlier filter completely", true, "", "outlier filter", ""},
+		{"Morning. The ledger team says their API is slow at night. Bump the timeout to 30s.", true, "timeout", "", "30s"},
+		{"Update!! My start date got pushed to October 1 (onboarding reshuffle), so I need to move in by late September.", true, "start|date", "", "october 1"},
 		{"@assistant forget Lisbon. Flat in Porto for 4, Ribeira or Miragaia", true, "", "lisbon", ""},
 		{"also I looked at the boat properly. scrap the ferry, we just do the train both ways", true, "", "ferry", ""},
 		{"ok forget about the van", true, "", "van", ""},

@@ -150,6 +150,9 @@ func updates(u facts.Update, text string) bool {
 	if facts.MovedTime(u) { // "moved dinner to 8": a time said of dinner
 		return facts.SaysOtherTime(u, text)
 	}
+	if facts.MovedQuantity(u) { // "bump the timeout to 30s": another amount of seconds said of the timeout
+		return facts.SaysOtherQuantity(u, text)
+	}
 	var subject []string
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)

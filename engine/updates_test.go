@@ -109,6 +109,8 @@ func TestUpdatesMatch(t *testing.T) {
 		{"one subject word is a topic", image, "it's python:3.11-slim, our primary image.", false},
 		{"a time moved: another time said", dinner, "booked taberna do largo for thursday, dinner at 19:30, table for 4.", true},
 		{"a time moved: no time said", dinner, "group dinner booked in the evening (tomás is sorting the restaurant).", false},
+		{"an amount moved: another amount of its unit said", facts.Update{Subject: []string{"timeout"}, New: []string{"30s"}}, "our httpx timeout for the ledger call is set to 10s too.", true},
+		{"an amount moved: no amount said", facts.Update{Subject: []string{"timeout"}, New: []string{"30s"}}, "we hit a timeout in staging.", false},
 		{"old place", move, "we live in berlin, near the tiergarten.", true},
 		{"old place inside a word", move, "the berliner was good.", false},
 	} {

@@ -114,6 +114,9 @@ func stale(u Update, f memory.Fact) bool {
 	if MovedTime(u) { // "moved dinner to 8": a time said of dinner
 		return SaysOtherTime(u, strings.ToLower(f.Text))
 	}
+	if MovedQuantity(u) { // "bump the timeout to 30s": another amount of seconds
+		return SaysOtherQuantity(u, strings.ToLower(f.Text))
+	}
 	text := " " + strings.Join(lemmas(f.Text), " ") + " "
 	has := func(phrase string) bool {
 		ws := lemmas(phrase)

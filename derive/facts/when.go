@@ -58,29 +58,51 @@ func kindsIn(s string) timeKind {
 // MovedTime reports whether u moved one named thing to a time without
 // saying what it was ("moved dinner to 8", "standup is at 10:30 now").
 func MovedTime(u Update) bool {
-	return len(u.Old) == 0 && len(u.Subject) == 1 && len(u.New) == 1 && kindOf(u.New[0]) != 0
+	_, ok := timeSubject(u)
+	return ok && len(u.Old) == 0 && len(u.New) == 1 && kindOf(u.New[0]) != 0
 }
+
+// timeSubject is the one word naming the thing whose time moved: the
+// subject's word, or the word before "date", "time" or "day", which name
+// what changed of it ("my start date got pushed to October 1" moves when
+// something starts).
+func timeSubject(u Update) (string, bool) {
+	var ws []string
+	for _, w := range u.Subject {
+		if !timeNouns[w] {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) != 1 || len(u.Subject) > 2 {
+		return "", false
+	}
+	return ws[0], true
+}
+
+var timeNouns = set(`date time day`)
 
 // SaysOtherTime reports whether text (lower case) has a sentence naming
 // the thing u moved with a time of the kind u moved it to, other than
 // the new one: "dinner at 19:30" after "moved dinner to 8".
 func SaysOtherTime(u Update, text string) bool {
-	if !MovedTime(u) || !strings.Contains(text, u.Subject[0]) {
+	subj, _ := timeSubject(u)
+	if !MovedTime(u) || !strings.Contains(text, subj) {
 		return false
 	}
 	want := kindOf(u.New[0])
 	for _, s := range lex.Sentences(text) {
-		if kindsIn(s)&want != 0 && hasWord(s, u.Subject[0]) && !lex.HasPhrase(s, u.New[0]) {
+		if kindsIn(s)&want != 0 && hasWord(s, subj) && !lex.HasPhrase(s, u.New[0]) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasWord: s holds w as a whole word, or its plural ("dinners").
+// hasWord: s holds w as a whole word, or its plural or verb forms
+// ("dinners", "starting", "started").
 func hasWord(s, w string) bool {
 	for _, x := range lex.Words(s) {
-		if x == w || x == w+"s" {
+		if x == w || x == w+"s" || x == w+"ing" || x == w+"ed" {
 			return true
 		}
 	}

@@ -21,6 +21,9 @@ func TestSaysOtherTime(t *testing.T) {
 		{"other thing", dinner, "lunch at 12:30 at the market.", false},
 		{"another day", day, "the deadline is thursday, hard stop.", true},
 		{"a clock time is not a day", day, "the deadline review is at 10:00.", false},
+		{"a date moved: what starts", Update{Subject: []string{"start", "date"}, New: []string{"october 1"}}, "i'm relocating to toronto for a new job starting september 1 and need a flat.", true},
+		{"a date moved: the new date", Update{Subject: []string{"start", "date"}, New: []string{"october 1"}}, "the job is starting october 1 now.", false},
+		{"two things named besides the date", Update{Subject: []string{"job", "start", "date"}, New: []string{"october 1"}}, "the job is starting september 1.", false},
 		{"not a moved time", Update{Subject: []string{"budget"}, New: []string{"5000"}}, "the budget was 3000 at 10:00.", false},
 	} {
 		if got := SaysOtherTime(tc.u, tc.text); got != tc.want {

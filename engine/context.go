@@ -644,6 +644,9 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 		} else {
 			sh.fill(&rt, i, cut)
 		}
+		if !cut && sh.lazy && len(rt.Content) > sh.snip && (len(t.Passages) == 1 || len(t.Passages) == 0 && len(rt.Content) > wholeTurnBytes) {
+			rt.snip = int32(i + 1)
+		}
 		out = append(out, rt)
 		out = sh.appendParts(out, rt, i, cut)
 	}

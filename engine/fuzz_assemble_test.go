@@ -60,6 +60,8 @@ func FuzzAssemble(f *testing.F) {
 				other.Content, other.Passages = fmt.Sprintf("[…]\nother%d %s\n[…]", i, strings.Repeat("else ", 1+int(ragWords)%20)), []PassageRef{{From: 100 + 1500*int(words%2), To: 200 + 1500*int(words%2), Len: 2000}}
 				rag = append(rag, r, part, other)
 				continue
+			case i%6 == 5: // and some are neighbours, context for the hit next to them
+				r.Neighbor = true
 			}
 			rag = append(rag, r)
 		}
@@ -107,6 +109,7 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("rag shown %d + parts joined %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), a.partsJoined, len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
 		}
 		partsWithTheirTurns(t, rag, a)
+		neighboursBesideTurns(t, a)
 		for _, f := range a.Sections.Facts {
 			if !strings.Contains(a.Context, f.Text) {
 				t.Fatalf("fact %s listed but not in the context", f.ID)
@@ -123,7 +126,7 @@ func FuzzAssemble(f *testing.F) {
 		}
 		for _, r := range a.Sections.RAG {
 			if r.ChatID == "" && shown[r.Seq] {
-				t.Fatalf("rag hit %d repeats a verbatim turn", r.Seq)
+				t.Fatalf("rag hit %d repeats a verbatim turn (neighbor %v) mustkeep %d:\n%s", r.Seq, r.Neighbor, in.MustKeepFrom, a.Context)
 			}
 		}
 		// The recent window part of the kept turns is a contiguous newest tail.
@@ -145,6 +148,24 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("context empty=%v but %d messages", a.Context == "", len(a.Messages))
 		}
 	})
+}
+
+// neighboursBesideTurns: a neighbour is shown only next to a turn shown
+// (retrieved or recent), never alone as a stray turn.
+func neighboursBesideTurns(t *testing.T, a Assembled) {
+	t.Helper()
+	shown := map[turnKey2]bool{}
+	for _, r := range a.Sections.RAG {
+		shown[turnKey2{r.ChatID, r.Seq}] = true
+	}
+	for _, r := range a.Sections.Recent {
+		shown[turnKey2{"", r.Seq}] = true
+	}
+	for _, r := range a.Sections.RAG {
+		if r.Neighbor && !shown[turnKey2{r.ChatID, r.Seq - 1}] && !shown[turnKey2{r.ChatID, r.Seq + 1}] {
+			t.Fatalf("neighbour %d shown alone:\n%s", r.Seq, a.Context)
+		}
+	}
 }
 
 func sampleProfile(n int) *memory.Profile {

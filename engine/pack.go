@@ -99,7 +99,12 @@ type ragPicks struct {
 	kept      map[turnKey2]bool // retrieved turns kept (their blocks' headers are paid)
 	// parts are the parts reached before their turn was kept: each is
 	// taken when its turn is (it was worth more than what came after).
-	parts   []int
+	parts []int
+	// lone are the neighbours reached before a turn next to them was
+	// shown: a neighbour is context for its hit, and shown alone it is a
+	// stray turn ("wait i thought we said leave at 1?" without the
+	// message it answers). Each is taken when a turn next to it is.
+	lone    []int
 	joined  int   // parts shown in their turns' lines (render)
 	headers []int // memoised cost of each candidate's block header (0: none yet)
 }
@@ -235,7 +240,7 @@ func (p *packer) extendTail(capTokens, upTo int) {
 		if !p.verb.titlePaid {
 			c += p.titleCost(titleRecent)
 		}
-		if used+c > capTokens || !p.spend(c) {
+		if used+c > capTokens || !p.spendTail(i, c) {
 			return
 		}
 		used += c
@@ -390,7 +395,14 @@ func (p *packer) takeRAG(i int) {
 		p.rag.parts = append(p.rag.parts, i) // shown only with its turn
 		return
 	}
+	if r.Neighbor && !p.besideShown(r) {
+		p.rag.lone = append(p.rag.lone, i) // shown only beside a turn shown
+		return
+	}
 	if p.leastCost(i) > p.remaining {
+		if p.toSnippet(i) {
+			p.takeRAG(i)
+		}
 		return // cannot fit: a lazy turn is not cut for nothing
 	}
 	c := p.costRAG(i)
@@ -399,6 +411,9 @@ func (p *packer) takeRAG(i int) {
 	}
 	c += p.headerCost(i)
 	if !p.spend(c) {
+		if p.toSnippet(i) {
+			p.takeRAG(i)
+		}
 		return
 	}
 	p.rag.titlePaid = true
@@ -406,6 +421,41 @@ func (p *packer) takeRAG(i int) {
 	if r.Episode == nil && r.Fact == nil && !r.part {
 		p.rag.kept[turnKey2{r.ChatID, r.Seq}] = true
 		p.takeParts(r.ChatID, r.Seq)
+		p.takeBeside(r.ChatID, r.Seq)
+	}
+}
+
+// toSnippet makes best hit i, too long to fit whole, a lazy turn cut to
+// its snippet (its matching sentences), once; false when it has none.
+func (p *packer) toSnippet(i int) bool {
+	r := &p.in.RAG[i]
+	if r.snip == 0 || r.lazy != 0 || p.in.Shape == nil {
+		return false
+	}
+	r.lazy, r.floor, r.snip = r.snip, 0, 0
+	p.rag.cost[i] = 0
+	return true
+}
+
+// besideShown: a turn next to r is shown, retrieved or in the tail.
+func (p *packer) besideShown(r RAGTurn) bool {
+	for _, s := range [2]int64{r.Seq - 1, r.Seq + 1} {
+		if p.rag.kept[turnKey2{r.ChatID, s}] {
+			return true
+		}
+		if vi, ok := p.verb.bySeq[s]; ok && r.ChatID == "" && p.verb.keep[vi] {
+			return true
+		}
+	}
+	return false
+}
+
+// takeBeside takes the waiting neighbours next to the turn just kept.
+func (p *packer) takeBeside(chat string, seq int64) {
+	for _, j := range p.rag.lone {
+		if r := p.in.RAG[j]; r.ChatID == chat && (r.Seq == seq-1 || r.Seq == seq+1) && !p.rag.keep[j] {
+			p.takeRAG(j)
+		}
 	}
 }
 

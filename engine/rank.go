@@ -173,21 +173,31 @@ func (p *packer) ragCandidates() []candidate {
 // fits. A turn shown as a retrieved hit moves into the tail (shown once,
 // in its place); when the tail has no room for it, it stays a hit.
 func (p *packer) takeVerb(i int) bool {
-	hits := p.unkeepHit(p.in.Verbatim[i].Seq)
 	c := p.verb.cost[i] + p.dayCost(i)
 	if !p.verb.titlePaid {
 		c += p.titleCost(titleRecent)
 	}
-	if !p.spend(c) {
-		for _, hit := range hits {
-			p.rag.keep[hit] = true
-			p.remaining -= p.rag.cost[hit]
-			p.rag.kept[turnKey2{"", p.in.RAG[hit].Seq}] = true
-		}
+	if !p.spendTail(i, c) {
 		return false
 	}
 	p.keep(i, c)
 	return true
+}
+
+// spendTail spends c on verbatim candidate i, the next of the tail: a
+// retrieved hit of the same turn moves into the tail (its cost refunded,
+// shown once, in its place); when the tail has no room, it stays a hit.
+func (p *packer) spendTail(i, c int) bool {
+	hits := p.unkeepHit(p.in.Verbatim[i].Seq)
+	if p.spend(c) {
+		return true
+	}
+	for _, hit := range hits {
+		p.rag.keep[hit] = true
+		p.remaining -= p.rag.cost[hit]
+		p.rag.kept[turnKey2{"", p.in.RAG[hit].Seq}] = true
+	}
+	return false
 }
 
 // rankedSummary is the summary with the items most related to the query

@@ -141,6 +141,10 @@ type RAGTurn struct {
 	// a part.)
 	lazy  int32
 	floor int
+	// snip, when set, is the lazy index a best-rag_k turn shown whole
+	// takes when it does not fit whole: its snippet, at the same rank
+	// (a long turn's matching sentences beat nothing at all).
+	snip int32
 	// Episode, when set, makes this candidate a retrieved episode: Content
 	// is its short summary, shown under its dates and range (in place of
 	// its turns), ranked with the turns; Seq is its FromSeq.

@@ -40,6 +40,7 @@ func TestSupersede(t *testing.T) {
 		{"now live", fact(A, "The user lives in Boston.", 1), fact(A, "The user now lives in Denver.", 2), true},
 		{"a comparative says how, not what", fact(O, "Her brother Tobias, 28, never left the town and runs the family's boat.", 1), fact(O, `The user said: "Make the brother older, 34 not 28."`, 2), true},
 		{"a number changed: a question states none", fact(O, `The user said: "Which step size h should we use?"`, 1), fact(E, `The user said: "We changed the step size h to 0.25."`, 2), false},
+		{"one's own words retracted", fact(O, `The user said: "Stack: Python 3.12, FastAPI, Celery."`, 1), fact(O, `The user said: "I said python 3.12 earlier but staging is actually 3.11."`, 2), true},
 		{"time moved", fact(P, "Dinner is booked at Taberna do Largo for Thursday, dinner at 19:30.", 1), fact(O, `Tomás said: "Moved dinner to 8, same day, same place."`, 2), true},
 		{"time moved, no time said", fact(A, "Priya needs gluten-free food at dinner.", 1), fact(O, `Tomás said: "Moved dinner to 8, same day, same place."`, 2), false},
 		{"an event stays", fact(E, "The user visited Berlin in 2019.", 1), fact(E, "The user moved from Berlin to Munich.", 2), false},

@@ -108,6 +108,13 @@ var detectors = []detector{
 	{[]string{"actually"}, regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
 	}},
+	// "i said python 3.12 earlier but staging is actually 3.11", "i said
+	// tuesday but it's actually wednesday": a correction of one's own
+	// words, naming both values (the subject, "staging", need not be in
+	// the words corrected: "Stack: Python 3.12").
+	{[]string{"actually"}, regexp.MustCompile(`\bi (?:said|wrote|told you|mentioned|put) ` + valuePhr + `(?: earlier| before| above| yesterday)?,? but (?:(.*?) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) actually (?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Old: value(m[1]), New: value(m[3])}, true // what was said is retracted, whatever it was said of
+	}},
 	// "<subject> changed/moved … from X to Y"
 	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?` + changeVerb + `\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true

@@ -66,6 +66,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"ok we dropped the outlier filter completely", true, "", "outlier filter", ""},
 		{"Morning. The ledger team says their API is slow at night. Bump the timeout to 30s.", true, "timeout", "", "30s"},
 		{"Update!! My start date got pushed to October 1 (onboarding reshuffle), so I need to move in by late September.", true, "start|date", "", "october 1"},
+		{"also small correction, i said python 3.12 earlier but staging is actually 3.11, the docker image is python:3.11-slim.", true, "", "python 3.12", "3.11"},
+		{"i said tuesday but it's actually wednesday", true, "", "tuesday", "wednesday"},
 		{"@assistant forget Lisbon. Flat in Porto for 4, Ribeira or Miragaia", true, "", "lisbon", ""},
 		{"also I looked at the boat properly. scrap the ferry, we just do the train both ways", true, "", "ferry", ""},
 		{"ok forget about the van", true, "", "van", ""},

@@ -322,13 +322,12 @@ func (s *Service) loadTurns(ctx context.Context, p *plan, res *ContextResult) (c
 		loaded = msgs
 	}
 	if p.strategy != StrategyNone && p.filters.MaxTurns == 0 {
-		older, err := s.olderTurns(ctx, p, loadFrom, loaded)
+		all, err := s.withOlderTurns(ctx, p, loadFrom, loaded)
 		if err != nil {
 			return c, err
 		}
-		if len(older) > 0 {
-			loadFrom = older[0].Seq
-			loaded = append(older, loaded...)
+		if len(all) > len(loaded) {
+			loadFrom, loaded = all[0].Seq, all
 		}
 	}
 	c.wholeChat = loadFrom <= 1
@@ -387,14 +386,15 @@ func (s *Service) verbatimTurn(ctx context.Context, p *plan, res *ContextResult,
 // budget: a million-token budget does not read a 100,000-turn chat.
 const tailTurnsMax = 4000
 
-// olderTurns reads, before loadFrom, the turns the budget may still hold
-// once what was loaded is shown: the verbatim tail extends back as far as
-// the budget allows (the summary stands in only for turns that no longer
+// withOlderTurns is loaded with, before it, the turns the budget may still
+// hold once what was loaded is shown: the verbatim tail extends back as far
+// as the budget allows (the summary stands in only for turns that no longer
 // fit). It reads by estimate (about four bytes a token), in at most four
-// steps, so a chat much longer than the budget is never read whole.
-func (s *Service) olderTurns(ctx context.Context, p *plan, loadFrom int64, loaded []memory.Message) ([]memory.Message, error) {
+// steps, so a chat much longer than the budget is never read whole; the
+// turns are copied once, into one slice.
+func (s *Service) withOlderTurns(ctx context.Context, p *plan, loadFrom int64, loaded []memory.Message) ([]memory.Message, error) {
 	est := estTokens(loaded)
-	var out []memory.Message
+	var spans [][]memory.Message // newest first
 	n := len(loaded)
 	most := s.maxLoad(tailTurnsMax)
 	for step := 0; step < 4 && loadFrom > 1 && est < p.budget && n < most; step++ {
@@ -408,11 +408,18 @@ func (s *Service) olderTurns(ctx context.Context, p *plan, loadFrom int64, loade
 			return nil, storeErr("read messages", err)
 		}
 		loadFrom -= k
-		out = append(msgs, out...)
+		spans = append(spans, msgs)
 		est += estTokens(msgs)
 		n += len(msgs)
 	}
-	return out, nil
+	if len(spans) == 0 {
+		return loaded, nil
+	}
+	out := make([]memory.Message, 0, n) // one copy of the turns, oldest first
+	for i := len(spans) - 1; i >= 0; i-- {
+		out = append(out, spans[i]...)
+	}
+	return append(out, loaded...), nil
 }
 
 // estTokens estimates the tokens of turns as the tail renders them.

@@ -596,7 +596,7 @@ func (p *packer) layout() Assembled {
 	var text sectionTexts
 	for {
 		out.Sections, text = p.render()
-		out.Context = joinNonEmpty(text.rag, text.profile, text.summary, text.recent)
+		out.Context = text.all
 		out.Usage.TotalTokens = p.tok.Count(out.Context)
 		over := out.Usage.TotalTokens - p.in.Budget
 		if over <= 0 {
@@ -621,8 +621,9 @@ func (p *packer) layout() Assembled {
 	return out
 }
 
-// sectionTexts are the rendered sections, each with its title.
-type sectionTexts struct{ rag, profile, summary, recent string }
+// sectionTexts are the rendered context (all) and its sections, each
+// with its title: substrings of all, between blank lines.
+type sectionTexts struct{ all, rag, profile, summary, recent string }
 
 func (p *packer) render() (Sections, sectionTexts) {
 	s := Sections{Summary: p.shown.summary, Profile: p.shown.profile, Episodes: []SectionEpisode{}, Facts: []SectionFact{}}
@@ -668,14 +669,42 @@ func (p *packer) render() (Sections, sectionTexts) {
 			s.Recent = append(s.Recent, t)
 		}
 	}
-	t := sectionTexts{rag: renderRAGSection(shown), recent: renderRecentSection(s.Recent)}
-	if p.shown.summaryText != "" {
-		t.summary = titleSummary + "\n" + p.shown.summaryText
+	return s, p.renderText(shown, s.Recent)
+}
+
+// renderText writes the sections in the contract's order, a blank line
+// between two, into one buffer: the context, each section a substring of
+// it (rendering them apart and joining them copied the text twice).
+func (p *packer) renderText(shown []*RAGTurn, recent []Turn) sectionTexts {
+	var b strings.Builder
+	n := len(p.shown.profileText) + len(p.shown.summaryText) + 128 // titles and blank lines
+	for _, r := range shown {
+		n += len(r.Content) + len(r.Role) + len(r.update) + 64 // a line's marks and a header, about
 	}
-	if p.shown.profileText != "" {
-		t.profile = titleProfile + "\n" + p.shown.profileText
+	for i := range recent {
+		n += len(recent[i].Role) + len(recent[i].Name) + len(recent[i].Content) + 6
 	}
-	return s, t
+	b.Grow(n)
+	var span [4][2]int // each section's [start, end) in the text
+	write := func(k int, empty bool, w func()) {
+		if empty {
+			span[k] = [2]int{b.Len(), b.Len()}
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		start := b.Len()
+		w()
+		span[k] = [2]int{start, b.Len()}
+	}
+	write(0, len(shown) == 0, func() { writeRAGSection(&b, shown) })
+	write(1, p.shown.profileText == "", func() { b.WriteString(titleProfile + "\n"); b.WriteString(p.shown.profileText) })
+	write(2, p.shown.summaryText == "", func() { b.WriteString(titleSummary + "\n"); b.WriteString(p.shown.summaryText) })
+	write(3, len(recent) == 0, func() { writeRecentSection(&b, recent) })
+	all := b.String()
+	at := func(k int) string { return all[span[k][0]:span[k][1]] }
+	return sectionTexts{all: all, rag: at(0), profile: at(1), summary: at(2), recent: at(3)}
 }
 
 // account fills the section token counts and what was left out. The

@@ -19,25 +19,6 @@ const (
 	titleRecent  = "## Recent turns"
 )
 
-func joinNonEmpty(parts ...string) string {
-	var b strings.Builder
-	n := 0
-	for _, p := range parts {
-		n += len(p) + 2
-	}
-	b.Grow(n)
-	for _, p := range parts {
-		if p == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
 func renderTurn(t Turn) string {
 	var b strings.Builder
 	b.Grow(len(t.Role) + len(t.Name) + len(t.Content) + 5)
@@ -120,8 +101,16 @@ func blockFrom(sorted []ragItem, i int) (block, after []int, last int) {
 // in blocks of consecutive turns, each under its header; an episode or a
 // fact on its own line with its own dates.
 func renderRAGSection(rs []*RAGTurn) string {
+	var b strings.Builder
+	writeRAGSection(&b, rs)
+	return b.String()
+}
+
+// writeRAGSection writes renderRAGSection's text to b (the context's one
+// buffer: the sections are not rendered apart and then copied together).
+func writeRAGSection(b *strings.Builder, rs []*RAGTurn) {
 	if len(rs) == 0 {
-		return ""
+		return
 	}
 	sorted := make([]ragItem, len(rs))
 	n := len(titleRAG)
@@ -140,7 +129,6 @@ func renderRAGSection(rs []*RAGTurn) string {
 	slices.SortStableFunc(sorted, func(a, b ragItem) int {
 		return cmp.Or(cmp.Compare(a.day, b.day), strings.Compare(a.r.ChatID, b.r.ChatID), cmp.Compare(a.r.Seq, b.r.Seq))
 	})
-	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(titleRAG)
 	for i := 0; i < len(sorted); i++ {
@@ -155,7 +143,7 @@ func renderRAGSection(rs []*RAGTurn) string {
 		b.WriteString(blockHeader(r.ChatID, r.CreatedAt, r.Seq, sorted[last].r.Seq))
 		for _, k := range block {
 			b.WriteString("\n")
-			writeRAGTurn(&b, sorted[k].r)
+			writeRAGTurn(b, sorted[k].r)
 		}
 		for _, k := range after {
 			b.WriteString("\n")
@@ -163,7 +151,6 @@ func renderRAGSection(rs []*RAGTurn) string {
 		}
 		i = last
 	}
-	return b.String()
 }
 
 // writeRAGTurn writes a retrieved turn's line, and under it the mark of a
@@ -226,11 +213,12 @@ func renderEpisodeLine(started, ended time.Time, from, to int64, short string) s
 	return EpisodeHeader(started, ended, from, to) + " " + short
 }
 
-func renderRecentSection(ts []Turn) string {
+// writeRecentSection writes the recent turns in order under their title,
+// a day line where the day changes.
+func writeRecentSection(b *strings.Builder, ts []Turn) {
 	if len(ts) == 0 {
-		return ""
+		return
 	}
-	var b strings.Builder
 	n := len(titleRecent)
 	for i := range ts {
 		n += len(ts[i].Role) + len(ts[i].Name) + len(ts[i].Content) + 6
@@ -245,9 +233,8 @@ func renderRecentSection(ts []Turn) string {
 			day = d
 		}
 		b.WriteString("\n")
-		writeTurn(&b, ts[i].Role, ts[i].Name, ts[i].Content)
+		writeTurn(b, ts[i].Role, ts[i].Name, ts[i].Content)
 	}
-	return b.String()
 }
 
 // dayOf is a time's UTC day as yyyymmdd (0 for the zero time).

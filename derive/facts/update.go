@@ -194,6 +194,15 @@ var detectors = []detector{
 		}
 		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, true
 	}},
+	// "make it 40 cases, not 25", "actually make that 8pm not 7": an
+	// order correcting one number by another; both values hold a digit.
+	{[]string{" not "}, regexp.MustCompile(`\bmake (?:it|that|this|them) ` + valuePhr + `,? (?:and )?not (?:the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		nw, old := value(m[1]), value(m[2])
+		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
+			return Update{}, false
+		}
+		return Update{New: nw, Old: old}, true
+	}},
 	// The same correction after a comma, without a verb: "make the
 	// brother older, 34 not 28". The clause before the comma names what
 	// changed; both values must hold a digit.

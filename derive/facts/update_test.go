@@ -68,6 +68,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"Update!! My start date got pushed to October 1 (onboarding reshuffle), so I need to move in by late September.", true, "start|date", "", "october 1"},
 		{"also small correction, i said python 3.12 earlier but staging is actually 3.11, the docker image is python:3.11-slim.", true, "", "python 3.12", "3.11"},
 		{"i said tuesday but it's actually wednesday", true, "", "tuesday", "wednesday"},
+		{"got a catering job!! so i need way more oil. make it 40 cases, not 25", true, "", "25", "40 cases"},
+		{"make it a big one, not a small one", false, "", "", ""},
 		{"@assistant forget Lisbon. Flat in Porto for 4, Ribeira or Miragaia", true, "", "lisbon", ""},
 		{"also I looked at the boat properly. scrap the ferry, we just do the train both ways", true, "", "ferry", ""},
 		{"ok forget about the van", true, "", "van", ""},

@@ -210,13 +210,18 @@ func ledByNonName(m string) bool {
 // "Reserved", "Booking" there start a command or a report, not a name.
 func leadVerb(sentence string, t [2]int) bool {
 	for _, w := range words(sentence[:t[0]]) {
-		if !nonNames[w] {
+		if !nonNames[w] && !enumerator.MatchString(w) {
 			return false
 		}
 	}
 	w := strings.ToLower(strings.Trim(sentence[t[0]:t[1]], ",.&-"))
 	return leadVerbs[verbBase(w)]
 }
+
+// enumerator is a list item's label, lower-cased without its punctuation:
+// "(b) Find the time …", "2. Book …", "Q5: Find …" still open with the
+// verb.
+var enumerator = regexp.MustCompile(`^(?:[a-z]|[ivx]{1,4}|q?\d{1,3})$`)
 
 // verbBase folds a verb's inflections to the base leadVerbs holds:
 // "reserved" → "reserve", "booked" → "book", "books" → "book",

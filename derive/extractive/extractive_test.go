@@ -98,6 +98,7 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"part first", "The Novablast is comfy, I love the Novablast. I switched to the Asics Novablast.", []string{"Asics Novablast"}},
 		{"adverb led, one letter", "Instead of Greek yogurt: soy yogurt. Greek yogurt is out. Watch vitamin B 12 and plan B.", []string{"Greek"}},
 		{"verb led", "Reserve Shigetsu for dinner. Reserved Shigetsu works. Booking Shigetsu again later.", []string{"Shigetsu"}},
+		{"verb led in a list", "A ball is thrown. (a) Find the height. (b) Find the time it takes. Q5: Find its speed. 2. Check Porto.", []string{"Porto"}},
 		{"case and possessive", "We love Tokyo. TOKYO is big. Tokyo's trains are fast.", []string{"Tokyo"}},
 		{"kept names", "Call Maria Silva tomorrow. Book Casa Amora in Lisbon.", []string{"Maria Silva", "Casa Amora", "Lisbon"}},
 		{"particles inside a name", "The flat is on Rua da Reboleira. Book Casa del Sol in Lisbon. Can Tomás do Tuesday? Ask Tomás.", []string{"Rua da Reboleira", "Casa del Sol", "Lisbon", "Tomás"}},

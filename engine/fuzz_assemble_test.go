@@ -82,6 +82,7 @@ func FuzzAssemble(f *testing.F) {
 		in.WholeChat = ragWords%3 == 0
 		a := Assemble(in)
 		sameLazy(t, in, a)
+		snippetsFallBack(t, in)
 		if got := tokens.Count(a.Context); got > budget || got != a.Usage.TotalTokens {
 			t.Fatalf("context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, budget)
 		}
@@ -148,6 +149,37 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("context empty=%v but %d messages", a.Context == "", len(a.Messages))
 		}
 	})
+}
+
+// snippetsFallBack: with the best hits able to fall back to a snippet
+// when they do not fit whole (RAGTurn.snip, cut by Shape to their first
+// third), the budget holds, usage adds up, every candidate is shown or
+// counted dropped, and a hit cut so is shown at most once.
+func snippetsFallBack(t *testing.T, in AssemblyInput) {
+	t.Helper()
+	whole := in.RAG
+	in.RAG = append([]RAGTurn(nil), whole...)
+	for i := range in.RAG {
+		if r := &in.RAG[i]; r.Episode == nil && r.Fact == nil && !r.part && !r.Neighbor && len(r.Content) > 12 {
+			r.snip = int32(i + 1)
+		}
+	}
+	in.Shape = func(r *RAGTurn) {
+		w := whole[r.lazy-1]
+		r.Content, r.Tokens, r.lazy = w.Content[:len(w.Content)/3], 0, 0
+	}
+	a := Assemble(in)
+	if got := tokens.Count(a.Context); got > in.Budget || got != a.Usage.TotalTokens {
+		t.Fatalf("snippets: context has %d tokens (usage %d), budget %d", got, a.Usage.TotalTokens, in.Budget)
+	}
+	if u := a.Usage; u.RAGTokens+u.EpisodeTokens+u.FactTokens+u.ProfileTokens+u.SummaryTokens+u.RecentTokens != u.TotalTokens {
+		t.Fatalf("snippets: sections do not add up to %d", u.TotalTokens)
+	}
+	if len(a.Sections.RAG)+a.partsJoined+len(a.Sections.Episodes)+len(a.Sections.Facts)+a.RAGDropped != len(whole) {
+		t.Fatalf("snippets: %d shown + %d joined + %d episodes + %d facts + %d dropped != %d", len(a.Sections.RAG), a.partsJoined,
+			len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(whole))
+	}
+	neighboursBesideTurns(t, a)
 }
 
 // neighboursBesideTurns: a neighbour is shown only next to a turn shown

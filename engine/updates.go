@@ -147,18 +147,15 @@ func updates(u facts.Update, text string) bool {
 			return true
 		}
 	}
-	if facts.MovedTime(u) { // "moved dinner to 8": a time said of dinner
-		return facts.SaysOtherTime(u, text)
-	}
-	if facts.MovedQuantity(u) { // "bump the timeout to 30s": another amount of seconds said of the timeout
-		return facts.SaysOtherQuantity(u, text)
+	if facts.MovedValue(u) { // "moved dinner to 8": a time said of dinner
+		return facts.SaysOtherValue(u, text)
 	}
 	var subject []string
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)
 	}
-	if len(subject) < 2 || !holdsAll(text, subject) || facts.Numeric(u.New) && !strings.ContainsAny(text, "0123456789") {
-		return false // a number changed: only a text stating a number states the old one
+	if len(subject) < 2 || !holdsAll(text, subject) || !facts.NumberStated(u, text) {
+		return false
 	}
 	for _, n := range u.New {
 		if lex.HasPhrase(text, n) {

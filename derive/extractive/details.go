@@ -79,7 +79,7 @@ func pointed(fs []memory.Fact) []memory.Fact {
 	var out []memory.Fact
 	for _, f := range fs {
 		u, ok := facts.DetectUpdate(f.Text)
-		if len(facts.Slots(f)) > 0 || ok && (len(u.Old) > 0 || facts.MovedTime(u) || facts.MovedQuantity(u) || len(u.Subject) >= 2) {
+		if len(facts.Slots(f)) > 0 || ok && (len(u.Old) > 0 || facts.MovedValue(u) || len(u.Subject) >= 2) {
 			out = append(out, f)
 		}
 	}

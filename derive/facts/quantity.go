@@ -44,9 +44,10 @@ func quantitiesIn(s string) []quantity {
 	return out
 }
 
-// newQuantity is u's new value when it is one amount with a unit.
-func newQuantity(u Update) (quantity, bool) {
-	if len(u.New) != 1 {
+// movedQuantity is u's new value when u set one named thing to one
+// amount with a unit without saying what it was.
+func movedQuantity(u Update) (quantity, bool) {
+	if len(u.New) != 1 || len(u.Old) != 0 || len(u.Subject) != 1 {
 		return quantity{}, false
 	}
 	qs := quantitiesIn(u.New[0])
@@ -59,8 +60,8 @@ func newQuantity(u Update) (quantity, bool) {
 // MovedQuantity reports whether u set one named thing to an amount with a
 // unit without saying what it was ("bump the timeout to 30s").
 func MovedQuantity(u Update) bool {
-	_, ok := newQuantity(u)
-	return ok && len(u.Old) == 0 && len(u.Subject) == 1
+	_, ok := movedQuantity(u)
+	return ok
 }
 
 // SaysOtherQuantity reports whether text (lower case) has a sentence
@@ -68,19 +69,16 @@ func MovedQuantity(u Update) bool {
 // in: "our timeout for the ledger call is set to 10s" after "bump the
 // timeout to 30s".
 func SaysOtherQuantity(u Update, text string) bool {
-	nw, ok := newQuantity(u)
-	if !ok || !MovedQuantity(u) || !strings.Contains(text, u.Subject[0]) {
+	nw, ok := movedQuantity(u)
+	if !ok {
 		return false
 	}
-	for _, s := range lex.Sentences(text) {
-		if !hasWord(s, u.Subject[0]) {
-			continue
-		}
+	return sentenceNaming(text, u.Subject[0], func(s string) bool {
 		for _, q := range quantitiesIn(s) {
 			if q.unit == nw.unit && q.number != nw.number {
 				return true
 			}
 		}
-	}
-	return false
+		return false
+	})
 }

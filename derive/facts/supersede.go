@@ -111,11 +111,8 @@ func stale(u Update, f memory.Fact) bool {
 	if f.Kind == memory.FactEvent || IsStanding(f) {
 		return false
 	}
-	if MovedTime(u) { // "moved dinner to 8": a time said of dinner
-		return SaysOtherTime(u, strings.ToLower(f.Text))
-	}
-	if MovedQuantity(u) { // "bump the timeout to 30s": another amount of seconds
-		return SaysOtherQuantity(u, strings.ToLower(f.Text))
+	if MovedValue(u) { // "moved dinner to 8": a time said of dinner
+		return SaysOtherValue(u, strings.ToLower(f.Text))
 	}
 	text := " " + strings.Join(lemmas(f.Text), " ") + " "
 	has := func(phrase string) bool {
@@ -132,8 +129,8 @@ func stale(u Update, f memory.Fact) bool {
 			return false
 		}
 	}
-	if len(u.Old) == 0 { // a number changed: only a text stating a number states the old one
-		return len(u.Subject) > 0 && (!Numeric(u.New) || strings.ContainsAny(f.Text, "0123456789"))
+	if len(u.Old) == 0 {
+		return len(u.Subject) > 0 && NumberStated(u, f.Text)
 	}
 	for _, v := range u.Old {
 		if has(v) {
@@ -283,14 +280,14 @@ func SupersedeStored(ctx context.Context, store memory.FactStore, key memory.Cha
 	return old, nil
 }
 
-// Numeric: every new value holds a digit ("256", "0.25", "v3.2"): what
-// changed is a number, and a text without one states no old value of it
-// ("which batch size should we use?").
-func Numeric(vs []string) bool {
-	for _, v := range vs {
-		if !strings.ContainsAny(v, "0123456789") {
-			return false
+// NumberStated: text holds a number when what u changed is one (every
+// new value holds a digit: "256", "0.25", "v3.2"). A text without one
+// states no old value of it ("which batch size should we use?").
+func NumberStated(u Update, text string) bool {
+	for _, v := range u.New {
+		if !hasDigit(v) {
+			return true // not a number that changed
 		}
 	}
-	return len(vs) > 0
+	return len(u.New) == 0 || hasDigit(text)
 }

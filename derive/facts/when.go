@@ -86,12 +86,39 @@ var timeNouns = set(`date time day`)
 // the new one: "dinner at 19:30" after "moved dinner to 8".
 func SaysOtherTime(u Update, text string) bool {
 	subj, _ := timeSubject(u)
-	if !MovedTime(u) || !strings.Contains(text, subj) {
+	if !MovedTime(u) {
 		return false
 	}
 	want := kindOf(u.New[0])
+	return sentenceNaming(text, subj, func(s string) bool { return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0]) })
+}
+
+// MovedValue reports whether u moved one named thing to a time or to an
+// amount with a unit without saying what it was (MovedTime,
+// MovedQuantity): the word naming it is a topic, so only a sentence
+// naming it with another value of that kind states the old one
+// (SaysOtherValue).
+func MovedValue(u Update) bool { return MovedTime(u) || MovedQuantity(u) }
+
+// SaysOtherValue reports whether text (lower case) names the thing u
+// moved with another value of the kind u moved it to: "dinner at 19:30"
+// after "moved dinner to 8", "our timeout is set to 10s" after "bump the
+// timeout to 30s".
+func SaysOtherValue(u Update, text string) bool {
+	if MovedTime(u) {
+		return SaysOtherTime(u, text)
+	}
+	return SaysOtherQuantity(u, text)
+}
+
+// sentenceNaming reports whether a sentence of text (lower case) holds
+// the word subj (hasWord) and says what other looks for.
+func sentenceNaming(text, subj string, other func(sentence string) bool) bool {
+	if !strings.Contains(text, subj) {
+		return false
+	}
 	for _, s := range lex.Sentences(text) {
-		if kindsIn(s)&want != 0 && hasWord(s, subj) && !lex.HasPhrase(s, u.New[0]) {
+		if hasWord(s, subj) && other(s) {
 			return true
 		}
 	}

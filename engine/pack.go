@@ -672,19 +672,26 @@ func (p *packer) render() (Sections, sectionTexts) {
 	return s, p.renderText(shown, s.Recent)
 }
 
+// sectionBytes is about the size of the rendered context: titles and
+// blank lines, each line's role, name and marks, a header a retrieved
+// turn, a day line a recent turn.
+func (p *packer) sectionBytes(shown []*RAGTurn, recent []Turn) int {
+	n := len(p.shown.profileText) + len(p.shown.summaryText) + 128
+	for _, r := range shown {
+		n += len(r.Content) + len(r.Role) + len(r.update) + 64
+	}
+	for i := range recent {
+		n += len(recent[i].Role) + len(recent[i].Name) + len(recent[i].Content) + 6
+	}
+	return n
+}
+
 // renderText writes the sections in the contract's order, a blank line
 // between two, into one buffer: the context, each section a substring of
 // it (rendering them apart and joining them copied the text twice).
 func (p *packer) renderText(shown []*RAGTurn, recent []Turn) sectionTexts {
 	var b strings.Builder
-	n := len(p.shown.profileText) + len(p.shown.summaryText) + 128 // titles and blank lines
-	for _, r := range shown {
-		n += len(r.Content) + len(r.Role) + len(r.update) + 64 // a line's marks and a header, about
-	}
-	for i := range recent {
-		n += len(recent[i].Role) + len(recent[i].Name) + len(recent[i].Content) + 6
-	}
-	b.Grow(n)
+	b.Grow(p.sectionBytes(shown, recent))
 	var span [4][2]int // each section's [start, end) in the text
 	write := func(k int, empty bool, w func()) {
 		if empty {

@@ -380,7 +380,8 @@ func TestFactShowsItsSourceTurnFirst(t *testing.T) {
 // never splits one block into two under two headers.
 func TestFactNeverSplitsABlock(t *testing.T) {
 	at := time.Date(2026, 6, 1, 19, 0, 0, 0, time.UTC)
-	got := renderRAGSection([]*RAGTurn{
+	var b strings.Builder
+	writeRAGSection(&b, []*RAGTurn{
 		{Seq: 17, Role: "user", Content: "flix it is", CreatedAt: at},
 		{Seq: 18, Role: "user", Content: "my cousin jana lives in hamburg", CreatedAt: at,
 			Fact: &FactRef{ID: "f", Seqs: []int64{18}, ValidAt: at}},
@@ -396,7 +397,7 @@ user: that would b amazing
 [1 June 2026] my cousin jana lives in hamburg (turn 18)
 [Mon 1 June 2026 · turn 30]
 user: later`
-	if got != want {
+	if got := b.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

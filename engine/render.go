@@ -97,23 +97,15 @@ func blockFrom(sorted []ragItem, i int) (block, after []int, last int) {
 	return block, after, last
 }
 
-// renderRAGSection lays retrieved items out in chronological order: turns
+// writeRAGSection lays retrieved items out in chronological order: turns
 // in blocks of consecutive turns, each under its header; an episode or a
-// fact on its own line with its own dates.
-func renderRAGSection(rs []*RAGTurn) string {
-	var b strings.Builder
-	writeRAGSection(&b, rs)
-	return b.String()
-}
-
-// writeRAGSection writes renderRAGSection's text to b (the context's one
-// buffer: the sections are not rendered apart and then copied together).
+// fact on its own line with its own dates. b is the context's one buffer
+// (renderText), grown once for every section (sectionBytes).
 func writeRAGSection(b *strings.Builder, rs []*RAGTurn) {
 	if len(rs) == 0 {
 		return
 	}
 	sorted := make([]ragItem, len(rs))
-	n := len(titleRAG)
 	for i, r := range rs {
 		at := r.CreatedAt
 		if r.Episode != nil && !r.Episode.StartedAt.IsZero() {
@@ -124,12 +116,10 @@ func writeRAGSection(b *strings.Builder, rs []*RAGTurn) {
 		}
 		y, m, d := at.UTC().Date()
 		sorted[i] = ragItem{r, y*10000 + int(m)*100 + d}
-		n += len(r.Content) + len(r.Role) + len(r.update) + 64 // a line's marks and a header, about
 	}
 	slices.SortStableFunc(sorted, func(a, b ragItem) int {
 		return cmp.Or(cmp.Compare(a.day, b.day), strings.Compare(a.r.ChatID, b.r.ChatID), cmp.Compare(a.r.Seq, b.r.Seq))
 	})
-	b.Grow(n)
 	b.WriteString(titleRAG)
 	for i := 0; i < len(sorted); i++ {
 		r := sorted[i].r
@@ -219,11 +209,6 @@ func writeRecentSection(b *strings.Builder, ts []Turn) {
 	if len(ts) == 0 {
 		return
 	}
-	n := len(titleRecent)
-	for i := range ts {
-		n += len(ts[i].Role) + len(ts[i].Name) + len(ts[i].Content) + 6
-	}
-	b.Grow(n + 20)
 	b.WriteString(titleRecent)
 	day := 0
 	for i := range ts {

@@ -188,30 +188,21 @@ var detectors = []detector{
 	// 28th", "it's 8:30 now, not 8". Both values must hold a digit: "it's
 	// fine, not a problem" corrects nothing.
 	{[]string{" not "}, regexp.MustCompile(`^(?:.*?\b)?(?:(?:the |our |my |its |their )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) (?:now |still )?(?:on |at |in |the )?` + valuePhr + `,? (?:now,? )?(?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		nw, old := value(m[2]), value(m[3])
-		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
-			return Update{}, false
-		}
-		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, true
+		nw, old, ok := numbers(m[2], m[3])
+		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, ok
 	}},
 	// "make it 40 cases, not 25", "actually make that 8pm not 7": an
 	// order correcting one number by another; both values hold a digit.
 	{[]string{" not "}, regexp.MustCompile(`\bmake (?:it|that|this|them) ` + valuePhr + `,? (?:and )?not (?:the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		nw, old := value(m[1]), value(m[2])
-		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
-			return Update{}, false
-		}
-		return Update{New: nw, Old: old}, true
+		nw, old, ok := numbers(m[1], m[2])
+		return Update{New: nw, Old: old}, ok
 	}},
 	// The same correction after a comma, without a verb: "make the
 	// brother older, 34 not 28". The clause before the comma names what
 	// changed; both values must hold a digit.
 	{[]string{" not "}, regexp.MustCompile(`^(?:.*[.;:] )?(.*?), ` + valuePhr + ` not ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		nw, old := value(m[2]), value(m[3])
-		if len(nw) == 0 || len(old) == 0 || !hasDigit(nw[0]) || !hasDigit(old[0]) {
-			return Update{}, false
-		}
-		return Update{Subject: thingWords(m[1]), New: nw, Old: old}, true
+		nw, old, ok := numbers(m[2], m[3])
+		return Update{Subject: thingWords(m[1]), New: nw, Old: old}, ok
 	}},
 	// "the new address is Y", "my new email is Y": what changed, and to what.
 	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -348,6 +339,14 @@ stress pressure offense offence joke comment wonder matter need one body thing s
 var notNow = regexp.MustCompile(`\b(?:right|for|by|until|till|up to|just) now\b`)
 
 func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
+
+// numbers reads a correction of one number by another ("34 not 28"): the
+// new and the old value, ok when both hold a digit ("it's fine, not a
+// problem" corrects nothing).
+func numbers(nwPhrase, oldPhrase string) (nw, old []string, ok bool) {
+	nw, old = value(nwPhrase), value(oldPhrase)
+	return nw, old, len(nw) > 0 && len(old) > 0 && hasDigit(nw[0]) && hasDigit(old[0])
+}
 
 // notUpdateVerb are verbs of thinking, saying or small talk: "I no longer
 // remember", "now that you mention it", "we now know" say nothing changed

@@ -23,12 +23,33 @@ import (
 // such update: "(earlier; updated Thu 5 October 2026, turn 34: I moved from
 // Berlin to Munich.)".
 
-// chatUpdate is one turn's update sentence, and what its mark quotes.
+// chatUpdate is one turn's update sentence, or the choice it replaced
+// (rep), and what its mark quotes.
 type chatUpdate struct {
 	seq   int64
 	at    time.Time
 	u     facts.Update
+	rep   *facts.Replacement
 	quote string
+}
+
+// markFor is the mark under a turn saying content (low, its lower case)
+// when the update changed what it says.
+func (c chatUpdate) markFor(content, low string) (string, bool) {
+	if c.rep == nil {
+		if !updates(c.u, low) {
+			return "", false
+		}
+		return updateMark(c, c.quote), true
+	}
+	i, ok := c.rep.Replaces(content)
+	switch {
+	case !ok:
+		return "", false
+	case c.quote != "": // a short turn is quoted whole
+		return updateMark(c, c.quote), true
+	}
+	return updateMark(c, c.rep.Quote(i, rag.Elision)), true
 }
 
 // updateCache keeps each hot chat's updates, valid while the chat's
@@ -87,6 +108,8 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 		for _, m := range msgs {
 			if u, ok := facts.DetectUpdate(m.Content); ok {
 				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence)})
+			} else if r, ok := replacement(m); ok {
+				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, rep: &r, quote: shortQuote(m.Content)})
 			}
 		}
 		e.upTo = msgs[len(msgs)-1].Seq
@@ -99,6 +122,16 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 	c.entries[key] = e
 	c.mu.Unlock()
 	return ups, nil
+}
+
+// replacement reads a user's turn that changed a choice. An assistant's
+// "instead" is advice ("You don't need the certificates in the image.
+// Instead, you can …"), not a choice made.
+func replacement(m memory.Message) (facts.Replacement, bool) {
+	if m.Role != "user" {
+		return facts.Replacement{}, false
+	}
+	return facts.DetectReplacement(m.Content)
 }
 
 // markUpdated marks the retrieved turns of this chat that a later turn
@@ -130,8 +163,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	}
 	low := strings.ToLower(r.Content)
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
-		if updates(ups[j].u, low) {
-			r.update = updateMark(ups[j])
+		if m, ok := ups[j].markFor(r.Content, low); ok {
+			r.update = m
 			break
 		}
 	}
@@ -223,11 +256,11 @@ func holdsAll(text string, ws []string) bool {
 // the new value), else its update sentence, marked as an excerpt where the
 // turn goes on around it.
 func updateQuote(content, sentence string) string {
+	if q := shortQuote(content); q != "" {
+		return q
+	}
 	// One line: a mark is a parenthesis under a turn, not a turn.
 	content = strings.Join(strings.Fields(content), " ")
-	if utf8.RuneCountInString(content) <= updateMarkChars {
-		return content
-	}
 	i := strings.Index(content, sentence)
 	tail := i < 0 || i+len(sentence) < len(content)
 	if r := []rune(sentence); len(r) > updateMarkChars {
@@ -242,11 +275,21 @@ func updateQuote(content, sentence string) string {
 	return sentence
 }
 
+// shortQuote is a short turn on one line (a mark is a parenthesis under a
+// turn, not a turn), "" for a long one.
+func shortQuote(content string) string {
+	content = strings.Join(strings.Fields(content), " ")
+	if utf8.RuneCountInString(content) > updateMarkChars {
+		return ""
+	}
+	return content
+}
+
 // updateMark is the line shown under a turn an update changed.
-func updateMark(c chatUpdate) string {
+func updateMark(c chatUpdate, quote string) string {
 	when := ""
 	if !c.at.IsZero() {
 		when = c.at.UTC().Format(DayLayout) + ", "
 	}
-	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + c.quote + ")"
+	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + quote + ")"
 }

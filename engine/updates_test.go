@@ -143,3 +143,47 @@ func TestUpdateQuote(t *testing.T) {
 		})
 	}
 }
+
+// A turn that changed a choice and names what it rejected ("Harlow
+// wouldn't commit … going with Keystone after all") marks an older turn
+// naming the rejected one, quoting both sentences; a turn naming only the
+// new choice is not marked.
+func TestRetrievedTurnMarkedReplaced(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	msgs := []InMessage{
+		{ID: "a", Role: "user", Content: "thats really helpful. I think we go with Harlow, the cheapest and earliest."},
+		{ID: "b", Role: "user", Content: "Keystone Renovations quoted £11,400 with a 5 yr warranty."},
+	}
+	for i := 0; i < 40; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
+	}
+	msgs = append(msgs, InMessage{ID: "u", Role: "user", Content: "ok change of heart. we're going with the second quote after all, Keystone. " +
+		"Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. plus my wife really wants the underfloor heating. " +
+		"Keystone can start 12 Oct like they said, 10 working days so done by 23 Oct"})
+	for i := 0; i < 12; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
+	}
+	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
+		{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1},
+		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
+	}}
+	b := 300
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "which builder did we pick", BudgetTokens: &b, Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "I think we go with Harlow, the cheapest and earliest.\n(earlier; updated "
+	quote := "turn 43: […] we're going with the second quote after all, Keystone. Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. […])"
+	for _, w := range []string{want, quote} {
+		if !strings.Contains(res.Context, w) {
+			t.Errorf("context lacks %q:\n%s", w, res.Context)
+		}
+	}
+	if strings.Contains(res.Context, "5 yr warranty.\n(earlier") {
+		t.Errorf("the turn naming the new choice is marked:\n%s", res.Context)
+	}
+}

@@ -1,0 +1,233 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/internal/lex"
+	"github.com/contextd/contextd/internal/prose"
+)
+
+// Replacements. A turn can change a choice without a pattern naming the
+// old value beside the new one: "the Sage Green looked way too dark … we've
+// changed to "Pebble Grey"", "Harlow wouldn't commit to the warranty …
+// we're going with the second quote after all, Keystone", "ashgrove had a
+// flood so they cant take her. the coordinator found a room at Brookfield
+// Lodge instead". One sentence says the choice changed (the cue sentence);
+// another rejects what was chosen before, and names it. An older turn that
+// named that thing ("I think we go with Harlow") states the old choice.
+
+// Replacement is a turn that changed a choice: its sentences (as
+// written, and in lower case), which of them says the choice changed (the
+// cue) and which reject something.
+type Replacement struct {
+	sents, low []string
+	cue        int
+	rejected   []int
+}
+
+// DetectReplacement reads a turn that changed a choice: a sentence saying
+// so, and another rejecting something. Without a rejecting sentence the
+// turn names nothing it replaced ("we're doing Porto instead"): none.
+func DetectReplacement(text string) (Replacement, bool) {
+	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, " to") && !strings.Contains(text, " for") {
+		return Replacement{}, false // no cue can match: most turns
+	}
+	r := Replacement{sents: lex.Sentences(prose.Clean(text)), cue: -1}
+	for i, s := range r.sents {
+		low := strings.ToLower(s)
+		r.low = append(r.low, low)
+		if r.cue < 0 && choiceCue(low) {
+			r.cue = i
+		} else if rejects(low) {
+			r.rejected = append(r.rejected, i)
+		}
+	}
+	return r, r.cue >= 0 && len(r.rejected) > 0
+}
+
+// Sentence is the sentence saying the choice changed.
+func (r Replacement) Sentence() string { return r.sents[r.cue] }
+
+// Quote is what a mark under an older turn quotes of the replacing turn:
+// the sentence rejecting what the older turn named (rejected, from
+// Replaces) and the one saying the choice changed, in the turn's order,
+// with an elision mark where the turn goes on around them.
+func (r Replacement) Quote(rejected int, elision string) string {
+	a, b := min(rejected, r.cue), max(rejected, r.cue)
+	var out []string
+	if a > 0 {
+		out = append(out, elision)
+	}
+	out = append(out, r.sents[a])
+	if b > a+1 {
+		out = append(out, elision)
+	}
+	if b > a {
+		out = append(out, r.sents[b])
+	}
+	if b < len(r.sents)-1 {
+		out = append(out, elision)
+	}
+	return strings.Join(out, " ")
+}
+
+// choiceCue: a sentence that says a choice changed, not one weighing it
+// ("should we go with Keystone instead?").
+func choiceCue(low string) bool {
+	if holdsAny(low, hedges) {
+		return false
+	}
+	for _, w := range lex.Fields(low) {
+		if choiceHedges[w] {
+			return false
+		}
+	}
+	if i := strings.Index(low, "instead"); i >= 0 && !strings.HasPrefix(low[i:], "instead of") {
+		return true // "found a room at Brookfield Lodge instead"
+	}
+	return switchedTo.MatchString(low) || (strings.Contains(low, "after all") && goneWith.MatchString(low))
+}
+
+var (
+	choiceHedges = set(`maybe might perhaps or wonder thinking`)
+	switchedTo   = regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'ve| have|'d| had)? (?:just |finally |now )?(?:(?:changed|switched|swapped)(?: over| it| that)? (?:to|for)|(?:went|gone|decided|settled|opted) (?:for|on|with)) `)
+	goneWith     = regexp.MustCompile(`\b(?:go|going|gone|went|goes|do|doing|take|taking|pick|picking|book|booking)\b`)
+)
+
+// rejects: a sentence that says something is out — negated, off, too
+// much, full, closed, cancelled.
+func rejects(low string) bool {
+	low = strings.ReplaceAll(low, "not sure", "") // a doubt rejects nothing
+	for _, w := range strings.Fields(low) {
+		if w = strings.Trim(w, `"'(“‘,.;:!?)”’`); rejectWords[w] || strings.HasSuffix(w, "n't") {
+			return true
+		}
+	}
+	return false
+}
+
+var rejectWords = set(`not no never nope off out too cant wont dont didnt doesnt isnt wasnt arent couldnt wouldnt shouldnt
+havent hasnt cancelled canceled cancel full closed dead broken flooded flood refused`)
+
+// Replaces reports whether text (an older turn, as written) names a thing
+// the replacement rejected, and the sentence rejecting it: a name of the
+// text (capitalised inside a sentence) in a rejecting sentence, not
+// addressed there ("Sorry Mel, I can't …" rejects nothing of Mel's) and
+// not in the cue sentence (a name there is the new choice, or goes with
+// it).
+func (r Replacement) Replaces(text string) (int, bool) {
+	for _, name := range Names(text) {
+		ws := nameWords(name)
+		if len(ws) == 0 || anyPhrase(r.low[r.cue], ws) {
+			continue
+		}
+		for _, i := range r.rejected {
+			if holdsAllPhrases(r.low[i], ws) && !addressed(r.low[i], ws[0]) {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Names are the runs of capitalised words inside a text's sentences: a
+// word capitalised because it opens a sentence is no name, nor is a word
+// in capitals ("MOVED"), a weekday, a month or a word in markdown marks.
+func Names(text string) []string {
+	var out []string
+	for _, s := range lex.Sentences(text) {
+		if strings.HasPrefix(s, "#") {
+			continue // a heading is written in title case
+		}
+		words := strings.Fields(s)
+		for i := 1; i < len(words); i++ {
+			j := i
+			for j < len(words) && nameWord(words[j]) && (j == i || !opens(words[j])) {
+				j++
+				if w := words[j-1]; strings.TrimRight(w, `,.;:!?)"”’`) != w {
+					break // a name ends at its punctuation
+				}
+			}
+			if j > i {
+				out = append(out, strings.Trim(strings.Join(words[i:j], " "), `"'(“‘,.;:!?)”’`))
+				i = j - 1
+			}
+		}
+	}
+	return out
+}
+
+// nameWord: a word written as a name — an upper-case letter, then a
+// lower-case one (after an opening quote or bracket).
+func nameWord(w string) bool {
+	if strings.ContainsAny(w, "*_`#") {
+		return false // markdown: "**Static Files**" is a heading, "`Config`" code
+	}
+	w = strings.TrimLeft(w, `"'(“‘`)
+	r, n := utf8.DecodeRuneInString(w)
+	if !unicode.IsUpper(r) {
+		return false
+	}
+	r2, _ := utf8.DecodeRuneInString(w[n:])
+	return unicode.IsLower(r2) && !notNames[strings.ToLower(strings.Trim(w, `"'.,;:!?)”’`))]
+}
+
+// opens: a word opening a quote or a bracket, which starts a name of its
+// own (`the Mandarin Stone "Sage Green"`).
+func opens(w string) bool { return strings.ContainsAny(w[:1], `"'(“‘`) }
+
+// nameWords are the words of a name that tell it apart: "Ashgrove House"
+// is told by "ashgrove" (a lodge or a street is any), "Harlow & Sons" by
+// "harlow".
+func nameWords(name string) []string {
+	var out []string
+	for _, w := range lex.Fields(strings.ToLower(name)) {
+		if !genericNameWords[w] && !lex.IsRankStopword(w) && len(w) > 2 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var (
+	notNames = set(`i i'm i've i'd i'll monday tuesday wednesday thursday friday saturday sunday january february march april may
+june july august september october november december mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug
+sep sept oct nov dec ok okay`)
+	genericNameWords = set(`house lodge home street st road rd avenue ave lane way close court place square hotel inn hall
+centre center park station airport bridge sons son co company ltd inc llc group ward room`)
+)
+
+// addressed: the name opens its sentence's address ("sorry mel, …", "hey
+// caroline!"), a speaker spoken to rather than a thing rejected.
+func addressed(sentence, word string) bool {
+	i := strings.Index(sentence, word)
+	if i < 0 {
+		return false
+	}
+	after := strings.TrimLeft(sentence[i+len(word):], " ")
+	before := lex.Fields(sentence[:i])
+	return (len(before) == 0 || len(before) == 1 && greetings[before[0]]) && (after == "" || strings.HasPrefix(after, ",") || strings.HasPrefix(after, "!"))
+}
+
+var greetings = set(`hi hey hello thanks thank sorry ok okay oh yes no dear morning night bye`)
+
+func anyPhrase(text string, ws []string) bool {
+	for _, w := range ws {
+		if lex.HasPhrase(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func holdsAllPhrases(text string, ws []string) bool {
+	for _, w := range ws {
+		if !lex.HasPhrase(text, w) {
+			return false
+		}
+	}
+	return true
+}

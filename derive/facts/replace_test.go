@@ -1,0 +1,81 @@
+package facts
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A turn that changed a choice, and names in another sentence what it
+// rejected, replaces an older turn naming that; the cue alone, a hedge, a
+// name spoken to or the new choice itself replace nothing.
+func TestReplacement(t *testing.T) {
+	cases := []struct {
+		name, turn, older string
+		want              bool
+		quote             string // "" = not checked
+	}{
+		{"changed to, the old one too dark",
+			`tile update. we went to the showroom and in real life the Sage Green looked way too dark in our room (north facing). we've changed to "Pebble Grey" same range, same size 7.5x30, it's £48/m2 so also cheaper. floor stays the dark grey porcelain`,
+			`great. wall tile we like is the Mandarin Stone "Sage Green" zellige look, 7.5x30cm, £52/m2.`, true,
+			`[…] we went to the showroom and in real life the Sage Green looked way too dark in our room (north facing). we've changed to "Pebble Grey" same range, same size 7.5x30, it's £48/m2 so also cheaper. […]`},
+		{"going with after all, the old one would not",
+			`ok change of heart. we're going with the second quote after all, Keystone. Harlow wouldn't commit to the 2yr warranty in writing. Keystone can start 12 Oct like they said`,
+			`thats really helpful. I think we go with Harlow, the cheapest and earliest.`, true,
+			`[…] we're going with the second quote after all, Keystone. Harlow wouldn't commit to the 2yr warranty in writing. […]`},
+		{"instead, the old one off, in lower case",
+			`change of plan AGAIN ashgrove had a flood so they cant take her. the coordinator found a room at Brookfield Lodge instead, 41 Mercer Street. so ashgrove is off`,
+			`Plan is discharge on Thursday to Ashgrove House care home. Address is Ashgrove House, 9 Linden Lane.`, true,
+			`change of plan AGAIN ashgrove had a flood so they can't take her. the coordinator found a room at Brookfield Lodge instead, 41 Mercer Street. […]`},
+		{"the new choice is no old one",
+			`we're going with the second quote after all, Keystone. Harlow wouldn't commit to the warranty.`,
+			`Keystone Renovations quoted £11,400 with a 5 yr warranty.`, false, ""},
+		{"a name spoken to is rejected nothing",
+			`Sorry Melanie, I can't make it. I'll go to the gym instead.`,
+			`I told Melanie about the race.`, false, ""},
+		{"a hedge is no change",
+			`Harlow wouldn't commit to the warranty. maybe we go with Keystone instead?`,
+			`I think we go with Harlow.`, false, ""},
+		{"a cue without a rejection names nothing replaced",
+			`right, decision made, we're doing Porto instead. Same dates for now.`,
+			`I'm thinking Lisbon, 12-17 May.`, false, ""},
+		{"instead of is the update patterns' (named both)",
+			`Lisbon is too pricey. Let's book Porto instead of it.`,
+			`I'm thinking of Lisbon.`, false, ""},
+		{"going somewhere is no choice changed",
+			`we went to the showroom. Harlow wasn't there.`,
+			`I think we go with Harlow.`, false, ""},
+		{"a name opening its sentence is no name",
+			`Harlow wouldn't commit. we've switched to Keystone.`,
+			`Harlow is cheapest.`, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := DetectReplacement(tc.turn)
+			i, got := 0, false
+			if ok {
+				i, got = r.Replaces(tc.older)
+			}
+			if got != tc.want {
+				t.Fatalf("replaces = %v, want %v (detected %v)", got, tc.want, ok)
+			}
+			if tc.quote != "" {
+				if q := r.Quote(i, "[…]"); q != tc.quote {
+					t.Errorf("quote\n got %q\nwant %q", q, tc.quote)
+				}
+			}
+		})
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{`wall tile we like is the Mandarin Stone "Sage Green" zellige look`, `["Mandarin Stone" "Sage Green"]`},
+		{`Address is Ashgrove House, 9 Linden Lane. Visiting is any time.`, `["Ashgrove House" "Linden Lane"]`},
+		{`shes been MOVED to ward 4 on Tuesday, I think`, `[]`},
+		{"1. **Static Files**: serve them from `Nginx`", `[]`},
+	} {
+		if got := fmt.Sprintf("%q", Names(tc.text)); got != tc.want {
+			t.Errorf("Names(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+}

@@ -743,7 +743,7 @@ func covered(have map[turnRef]bool, ep Turn, excluded func(string, int64) bool) 
 // fetched from the store.
 func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request, hits []Turn,
 	excluded func(string, int64) bool) ([]Turn, error) {
-	tenant, n := req.Tenant, req.Neighbors
+	n := req.Neighbors
 	have := turnsIn(hits)
 	want := map[string]map[int64]float32{} // chat -> seq -> best score of a hit it neighbours
 	for _, h := range hits {
@@ -772,29 +772,54 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request
 	slices.Sort(chats)
 	hits = slices.Grow(hits, extra) // once: a Turn is ~300 bytes
 	for _, chat := range chats {
-		seqs := make([]int64, 0, len(want[chat]))
-		for s := range want[chat] {
+		var err error
+		if hits, err = r.readNeighbors(ctx, src, req, chat, want[chat], hits, have, excluded); err != nil {
+			return nil, err
+		}
+	}
+	return hits, nil
+}
+
+// readNeighbors reads one chat's neighbours (seq → score) and appends them
+// to hits. A neighbour after a shown turn that asks a question ("same
+// price?") brings the turn after it, its answer, read the same way: an
+// exchange is not cut at its question.
+func (r *Retriever) readNeighbors(ctx context.Context, src Neighbors, req Request, chat string, want map[int64]float32,
+	hits []Turn, have map[turnRef]bool, excluded func(string, int64) bool) ([]Turn, error) {
+	for round := 0; round < 2 && len(want) > 0; round++ { // the neighbours, then the answers of their questions
+		seqs := make([]int64, 0, len(want))
+		for s := range want {
 			seqs = append(seqs, s)
 		}
 		slices.Sort(seqs)
-		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: tenant, ChatID: chat}, seqs)
+		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: req.Tenant, ChatID: chat}, seqs)
 		if errors.Is(err, memory.ErrNotFound) {
-			continue // chat deleted meanwhile
+			return hits, nil // chat deleted meanwhile
 		}
 		if err != nil {
 			return nil, fmt.Errorf("retrieve: neighbours of chat %s: %w", chat, err)
 		}
+		answers := map[int64]float32{}
 		for _, m := range msgs {
-			score, ok := want[chat][m.Seq]
+			score, ok := want[m.Seq]
 			if !ok || have[turnRef{chat, m.Seq}] || !req.inTime(m.CreatedAt) {
 				continue // a neighbour outside since/until is not retrieved either
 			}
 			have[turnRef{chat, m.Seq}] = true
 			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
 				CreatedAt: m.CreatedAt, Score: score, Neighbor: true})
+			if next := m.Seq + 1; round == 0 && asks(m.Content) && have[turnRef{chat, m.Seq - 1}] && !have[turnRef{chat, next}] && !excluded(chat, next) {
+				answers[next] = score
+			}
 		}
+		want = answers
 	}
 	return hits, nil
+}
+
+// asks: a turn that ends with a question.
+func asks(content string) bool {
+	return strings.HasSuffix(strings.TrimRight(content, " \t\n\r"), "?")
 }
 
 // inTime reports whether t is within the request's since/until (zero:

@@ -246,6 +246,27 @@ func TestRetrieveNeighbors(t *testing.T) {
 	}
 }
 
+// A neighbour after its hit that asks a question brings the turn after it,
+// its answer (once: an answer's own question brings nothing more); a
+// question before its hit is answered by the hit.
+func TestNeighbourQuestionBringsItsAnswer(t *testing.T) {
+	e := newEnv(t, nil)
+	turns := filler(20, "cooking")
+	turns[9] = "football is back on from monday, new day though, mondays 3:30-4:30 now"
+	turns[10] = "yesss isla will be thrilled. same price?"
+	turns[11] = "he's knocking off the two weeks we missed so £31.50 for the rest of half term. ok?"
+	turns[8] = "did anyone hear from gary?"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: "football back on mondays", K: 1, Neighbors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(seqsOf(got), " "); s != "c/9n c/10 c/11n c/12n" {
+		t.Fatalf("got %s, want c/9n c/10 c/11n c/12n (the answer to 11's question, nothing after it)", s)
+	}
+}
+
 func TestRetrieveErrorsWrapSentinels(t *testing.T) {
 	e := newEnv(t, nil)
 	e.store.add("t", "c", "u", "a", "hello world")

@@ -32,8 +32,8 @@ type Replacement struct {
 // so, and another rejecting something. Without a rejecting sentence the
 // turn names nothing it replaced ("we're doing Porto instead"): none.
 func DetectReplacement(text string) (Replacement, bool) {
-	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, " to") && !strings.Contains(text, " for") {
-		return Replacement{}, false // no cue can match: most turns
+	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, "ed ") && !strings.Contains(text, "went ") && !strings.Contains(text, "gone ") {
+		return Replacement{}, false // no cue can match
 	}
 	r := Replacement{sents: lex.Sentences(prose.Clean(text)), cue: -1}
 	for i, s := range r.sents {
@@ -125,7 +125,9 @@ func (r Replacement) Replaces(text string) (int, bool) {
 			continue
 		}
 		for _, i := range r.rejected {
-			if holdsAllPhrases(r.low[i], ws) && !addressed(r.low[i], ws[0]) {
+			// Its first word names it: "Leah Marsh" is "leah" later,
+			// "The Velvet Hours" "velvet".
+			if lex.HasPhrase(r.low[i], ws[0]) && !addressed(r.low[i], ws[0]) {
 				return i, true
 			}
 		}
@@ -143,7 +145,14 @@ func Names(text string) []string {
 			continue // a heading is written in title case
 		}
 		words := strings.Fields(s)
-		for i := 1; i < len(words); i++ {
+		first := 0
+		if len(words) > 1 && listMark.MatchString(words[0]) {
+			first = 1 // "- Mum: up to ten" opens with "Mum"
+		}
+		for first+1 < len(words) && nameWord(words[first]) && nameWord(words[first+1]) && !leadWords[strings.ToLower(words[first])] {
+			first++ // "Piggin' Out quoted …": a run opening the sentence may be no name ("Let Leah know" opens with none)
+		}
+		for i := first + 1; i < len(words); i++ {
 			j := i
 			for j < len(words) && nameWord(words[j]) && (j == i || !opens(words[j])) {
 				j++
@@ -181,11 +190,11 @@ func opens(w string) bool { return strings.ContainsAny(w[:1], `"'(“‘`) }
 
 // nameWords are the words of a name that tell it apart: "Ashgrove House"
 // is told by "ashgrove" (a lodge or a street is any), "Harlow & Sons" by
-// "harlow".
+// "harlow", "New Forest" by "forest".
 func nameWords(name string) []string {
 	var out []string
 	for _, w := range lex.Fields(strings.ToLower(name)) {
-		if !genericNameWords[w] && !lex.IsRankStopword(w) && len(w) > 2 {
+		if !genericNameWords[w] && !lex.IsRankStopword(w) && len(w) > 2 && !nameAdjectives[w] && !rejectWords[w] {
 			out = append(out, w)
 		}
 	}
@@ -195,9 +204,13 @@ func nameWords(name string) []string {
 var (
 	notNames = set(`i i'm i've i'd i'll monday tuesday wednesday thursday friday saturday sunday january february march april may
 june july august september october november december mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug
-sep sept oct nov dec ok okay`)
+sep sept oct nov dec ok okay mum mom dad mother father gran granny grandma grandpa nan nana auntie aunt uncle`)
+	leadWords = set(`let tell ask call email text ping message meet invite thanks thank hi hey dear and but so also then if when
+with for from at in on to book cancel pay remind`)
+	listMark         = regexp.MustCompile(`^(?:[-*•–]|\d+[.)]|\(?[a-z]\))$`)
 	genericNameWords = set(`house lodge home street st road rd avenue ave lane way close court place square hotel inn hall
 centre center park station airport bridge sons son co company ltd inc llc group ward room`)
+	nameAdjectives = set(`new old big little great grand royal north south east west upper lower saint mount`)
 )
 
 // addressed: the name opens its sentence's address ("sorry mel, …", "hey
@@ -221,13 +234,4 @@ func anyPhrase(text string, ws []string) bool {
 		}
 	}
 	return false
-}
-
-func holdsAllPhrases(text string, ws []string) bool {
-	for _, w := range ws {
-		if !lex.HasPhrase(text, w) {
-			return false
-		}
-	}
-	return true
 }

@@ -26,6 +26,12 @@ func TestReplacement(t *testing.T) {
 			`change of plan AGAIN ashgrove had a flood so they cant take her. the coordinator found a room at Brookfield Lodge instead, 41 Mercer Street. so ashgrove is off`,
 			`Plan is discharge on Thursday to Ashgrove House care home. Address is Ashgrove House, 9 Linden Lane.`, true,
 			`change of plan AGAIN ashgrove had a flood so they can't take her. the coordinator found a room at Brookfield Lodge instead, 41 Mercer Street. […]`},
+		{"a person's name by its first word",
+			`changed my mind on the photographer. leah's contract had a £400 travel fee buried in the small print and she wouldn't drop it. we went with Ollie Brandt, £1,650 all in`,
+			`photographer - we both love Leah Marsh's stuff, £1,850 from ceremony to first dance. booking her`, true, ""},
+		{"a name's common first word does not name it",
+			`we went with the Lake District instead. the new flat wasn't ready.`,
+			`we looked at the New Forest cabins last week.`, false, ""},
 		{"the new choice is no old one",
 			`we're going with the second quote after all, Keystone. Harlow wouldn't commit to the warranty.`,
 			`Keystone Renovations quoted £11,400 with a 5 yr warranty.`, false, ""},
@@ -73,6 +79,9 @@ func TestNames(t *testing.T) {
 		{`Address is Ashgrove House, 9 Linden Lane. Visiting is any time.`, `["Ashgrove House" "Linden Lane"]`},
 		{`shes been MOVED to ward 4 on Tuesday, I think`, `[]`},
 		{"1. **Static Files**: serve them from `Nginx`", `[]`},
+		{"- Mum: up to ten of her friends", `[]`},
+		{"Piggin' Out quoted £24 a head", `[]`},
+		{"Ceremony at 3pm. Let Leah Marsh know.", `["Leah Marsh"]`},
 	} {
 		if got := fmt.Sprintf("%q", Names(tc.text)); got != tc.want {
 			t.Errorf("Names(%q) = %s, want %s", tc.text, got, tc.want)

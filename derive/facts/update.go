@@ -115,9 +115,14 @@ var detectors = []detector{
 	{[]string{"actually"}, regexp.MustCompile(`\bi (?:said|wrote|told you|mentioned|put) ` + valuePhr + `(?: earlier| before| above| yesterday)?,? but (?:(.*?) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) actually (?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{Old: value(m[1]), New: value(m[3])}, true // what was said is retracted, whatever it was said of
 	}},
-	// "<subject> changed/moved … from X to Y"
-	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?` + changeVerb + `\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		return Update{Subject: subjectWords(m[1]), Old: value(m[2]), New: value(m[3])}, true
+	// "<subject> changed/moved … from X to Y". "go"/"going" from X to Y is
+	// a way somewhere ("she can go straight from football to swimming"),
+	// not a change; "went from Jira to Linear" is one.
+	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?(` + changeVerb + `)\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		if m[1] == "go" || m[1] == "going" {
+			return Update{}, false
+		}
+		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
 	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -216,7 +221,7 @@ var detectors = []detector{
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
 	// "<subject> is at Y now": "scratch that, the flight is at 7:40 now".
-	{[]string{" now"}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|'s|'re) (?:on |at |in |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" now"}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*?(?: [\w'-]+?){0,3})(?: is| are|'s|'re| 's| 're) (?:on |at |in |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
 		subj := thingWords(m[1])
 		v := value(m[2])
 		if len(v) == 0 || notNow.MatchString(m[0]) {
@@ -226,7 +231,7 @@ var detectors = []detector{
 	}},
 	// "ok so dinner is 8pm thursday now", "standup's at 10 now": a thing
 	// named without an article, at a time now.
-	{[]string{" now"}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*) (?:is|'s) (?:on |at |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" now"}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*?)(?: is|'s| 's) (?:on |at |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) == 1 && nw != nil && !notNow.MatchString(m[0])
 	}},
@@ -263,6 +268,21 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// "The Velvet Hours gig is cancelled", "the ferry got called off": what
+	// was planned is no more, said of it. A last word naming the kind of
+	// plan ("gig", "trip") is left out when a name comes before it: the
+	// older turn names the thing ("booked the band The Velvet Hours").
+	// A condition ("if the match is cancelled") is none.
+	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )?([a-z0-9][\w'&-]*(?: [\w'&-]+){0,3}?) (?:is|are|was|were|has been|have been|got|'s|'re)(?: now| just| all)? (?:cancell?ed|called off)\b`), func(m []string) (Update, bool) {
+		if conditional.MatchString(m[1]) {
+			return Update{}, false
+		}
+		old := value(withoutPlanKind(m[2]))
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 || thingWords(old[0]) == nil {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -273,6 +293,24 @@ var detectors = []detector{
 		return Update{Old: old}, true
 	}},
 }
+
+// conditional: what comes before a cancellation makes it a condition,
+// not a fact ("if the match is cancelled we go to the pub").
+var conditional = regexp.MustCompile(`\b(?:if|unless|whether|in case|when|what if|hope|hopefully|maybe|might)\b`)
+
+// withoutPlanKind leaves out a last word naming the kind of plan after a
+// name ("the velvet hours gig" → "the velvet hours"); a plan named by its
+// kind alone ("the trip") keeps it.
+func withoutPlanKind(p string) string {
+	ws := strings.Fields(p)
+	if len(ws) > 1 && planKinds[ws[len(ws)-1]] {
+		return strings.Join(ws[:len(ws)-1], " ")
+	}
+	return p
+}
+
+var planKinds = set(`gig party trip booking reservation meeting session class appointment event show concert dinner lunch
+flight order visit call tour match game ceremony`)
 
 // nowNotLeft reads what comes before "now, not": the new value is what
 // follows its last preposition or copula ("night shifts start on | 28

@@ -54,6 +54,16 @@ func TestDetectUpdate(t *testing.T) {
 		{"They only had the table later. moved dinner to 8, same day, same place.", true, "dinner", "", "8"},
 		{"pushed standup to 10:30 tomorrow", true, "standup", "", "10:30"},
 		{"ok so dinner is 8pm Thursday now, noted", true, "dinner", "", "8pm thursday"},
+		// A plan cancelled, said of it; the kind of plan after its name is
+		// left out. A condition is none.
+		{"worst news. The Velvet Hours gig is cancelled — their singer has vocal nodules", true, "", "velvet hours", ""},
+		{"the ferry got called off because of the storm", true, "", "ferry", ""},
+		{"if the match is cancelled we go to the pub", false, "", "", ""},
+		{"is the gig cancelled?", false, "", "", ""},
+		{"perfect she can go straight from football to swimming with zain then", false, "", "", ""},
+		{"We went from Jira to Linear in March.", true, "", "jira", "linear"},
+		{"registrar could only give us a 3 o'clock slot so the ceremony's at 3 now.", true, "ceremony", "", "3"},
+		{"standup's at 10 now", true, "standup", "", "10"},
 		{"moved house to Munich", false, "", "", ""},
 		{"we moved it to 8", false, "", "", ""},
 		{"ok so step is 0.25 now", false, "", "", ""},

@@ -56,6 +56,8 @@ type pattern struct {
 	// standing: the sentence is a standing instruction (rendered with
 	// StandingPrefix, shown whatever the question: see IsStanding).
 	standing bool
+	// unless: a predicate it matches is none ("how uncomplicated it is").
+	unless *regexp.Regexp
 }
 
 func p(kind string, rank int, person bool, re string) pattern {
@@ -72,7 +74,11 @@ var patterns = []pattern{
 	needs("decision", p(memory.FactDecision, rankDecision, false, `^decision:\s*(.+)`)),
 	needs("decided|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:we|i)(?:'ve| have)? (?:finally |just )?(?:decided|agreed) (?:to|on|that|we'll|we will) (.+)`)),
 	needs("let", p(memory.FactDecision, rankDecision, false, `\blet'?s (?:go with|use|pick|choose|book|settle on|stick with|schedule|switch to|move to|go for|do it on|meet on|meet at) (.+)`)),
-	needs(" we", also("we'll |we will |we're |we are ", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with) (.+)`))),
+	needs(" we", also("we'll |we will |we're |we are ", p(memory.FactDecision, rankDecision, false, `\bwe(?:'ll| will|'re| are) (?:go(?:ing)? with|use|using|pick|picking|ship|shipping|launch|book|booking|switch(?:ing)? to|mov(?:e|ing) to|stick(?:ing)? with|drop(?:ping)?|ditch(?:ing)?) (.+)`))),
+	// "GHA it is then", "ok Keystone it is": a choice made, said as people
+	// say it (what comes before "it is" must hold a content word: "here
+	// it is" decides nothing).
+	needs(" it is", unless(`\b(?:how|what|where|when|why|which|who|whoever|whatever|here|there|this|that|as|so|such|is|was|love|loves|like|likes|think|know|see)\b`, p(memory.FactDecision, rankDecision, false, `^(?:(?:ok|okay|right|fine|so|great|cool|alright|yes|yep|yeah|then)[,!.]? )*((?:the )?[\w&.'-]+(?: [\w&.'-]+){0,3}) it is(?: then)?[^\w]*$`))),
 	needs(" we ", p(memory.FactDecision, rankDecision, false, `\bwe (?:settled on|went with|chose|picked|opted for) (.+)`)),
 	needs("final |plan is|agreed", p(memory.FactDecision, rankDecision, false, `\b(?:final (?:decision|answer|choice) is|the plan is to|agreed[,:]? (?:we|let's|to)) (.+)`)),
 	needs("moved|rescheduled|postponed|pushed|brought forward|changed|shifted", thing(p(memory.FactDecision, rankDecision, false, `^(?:the |our |my )?(?:[a-z][\w-]*(?: [a-z][\w-]*){0,3}) (?:is |was |has been |got |have been )?(?:moved|rescheduled|postponed|pushed(?: back)?|brought forward|changed|shifted) to (.*(?:\d|\b`+months+`\b|\b`+days+`\b).*)`))),
@@ -124,7 +130,11 @@ var patterns = []pattern{
 	needs(" i | we ", past(p(memory.FactEvent, rankEvent, true, `\b(?:i|we) `+adv+`([a-z]+ .+)`))),
 }
 
-func thing(pt pattern) pattern    { pt.other = true; return pt }
+func thing(pt pattern) pattern { pt.other = true; return pt }
+func unless(re string, pt pattern) pattern {
+	pt.unless = regexp.MustCompile(`(?i)` + re)
+	return pt
+}
 func standing(pt pattern) pattern { pt.standing = true; return pt }
 
 // answerVerbs shape an answer: what a standing instruction asks of the
@@ -275,7 +285,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			continue
 		}
 		pred := s[at[len(at)-2]:at[len(at)-1]]
-		if !meaningful(pt, s[at[0]:at[1]], pred, names) {
+		if !meaningful(pt, s[at[0]:at[1]], pred, names) || (pt.unless != nil && pt.unless.MatchString(pred)) {
 			continue
 		}
 		if pt.kind == memory.FactPreference && firstWordIn(imperativeLeads, s) && role != memory.RoleUser {

@@ -36,6 +36,9 @@ func TestExtract(t *testing.T) {
 		{"puppy", "user", "I adopted a puppy last week.", memory.FactEvent, "The user adopted a puppy last week."},
 		{"we agreed", "assistant", "We agreed to ship the beta on Friday.", memory.FactDecision, "Decision: We agreed to ship the beta on Friday."},
 		{"let's go with", "user", "Let's go with the blue logo.", memory.FactDecision, "Decision: Let's go with the blue logo."},
+		{"X it is", "user", "GHA it is then 🎉", memory.FactDecision, "Decision: GHA it is then 🎉"},
+		{"we're dropping", "user", "we're dropping Buildkite.", memory.FactDecision, "Decision: We're dropping Buildkite."},
+
 		{"decision label", "user", "Decision: cutover on June 15", memory.FactDecision, "Decision: Cutover on June 15"},
 		{"named prefix", "user", "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.", memory.FactEvent, "Caroline went to a LGBTQ support group yesterday and it was so powerful."},
 		{"named assistant prefix", "assistant", "Melanie: Yeah, I painted a lake sunrise last year!", memory.FactEvent, "Melanie painted a lake sunrise last year!"},
@@ -97,6 +100,8 @@ func TestExtractRejects(t *testing.T) {
 		{"agreed alone", "user", "Maria: Agreed, John!"},
 		{"i'll check", "user", "I'll check it out, thanks!"},
 		{"only what someone said", "user", "My mom thinks I should rest more."},
+		{"here it is", "user", "ok here it is."},
+		{"what it is", "user", "That is what it is."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

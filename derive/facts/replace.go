@@ -119,27 +119,64 @@ havent hasnt cancelled canceled cancel full closed dead broken flooded flood ref
 // not in the cue sentence (a name there is the new choice, or goes with
 // it).
 func (r Replacement) Replaces(text string) (int, bool) {
-	for _, name := range Names(text) {
-		ws := nameWords(name)
-		if len(ws) == 0 || anyPhrase(r.low[r.cue], ws) {
-			continue
+	names, openers := nameCandidates(text)
+	for _, name := range names {
+		if i, ok := r.rejects(name, false); ok {
+			return i, true
 		}
-		for _, i := range r.rejected {
-			// Its first word names it: "Leah Marsh" is "leah" later,
-			// "The Velvet Hours" "velvet".
-			if lex.HasPhrase(r.low[i], ws[0]) && !addressed(r.low[i], ws[0]) {
-				return i, true
-			}
+	}
+	// A word opening a sentence of text is a name when the rejecting
+	// sentence writes it capitalised too ("Harlow is cheapest" and
+	// "Harlow wouldn't commit"): "Address is …" is not rejected by "… no
+	// address yet".
+	for _, w := range openers {
+		if i, ok := r.rejects(w, true); ok {
+			return i, true
 		}
 	}
 	return 0, false
+}
+
+// rejects finds the rejecting sentence naming name (as written, when
+// capitalised is set), not addressed there and not in the cue sentence.
+func (r Replacement) rejects(name string, capitalised bool) (int, bool) {
+	ws := nameWords(name)
+	if len(ws) == 0 || anyPhrase(r.low[r.cue], ws) {
+		return 0, false
+	}
+	for _, i := range r.rejected {
+		// Its first word names it: "Leah Marsh" is "leah" later, "The
+		// Velvet Hours" "velvet".
+		if lex.HasPhrase(r.low[i], ws[0]) && !addressed(r.low[i], ws[0]) && (!capitalised || writesCapitalised(r.sents[i], ws[0])) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// writesCapitalised: sentence holds word (lower case) with a capital first
+// letter.
+func writesCapitalised(sentence, word string) bool {
+	for _, w := range strings.Fields(sentence) {
+		if w = strings.Trim(w, `"'(“‘,.;:!?)”’`); nameWord(w) && lex.HasPhrase(strings.ToLower(w), word) {
+			return true
+		}
+	}
+	return false
 }
 
 // Names are the runs of capitalised words inside a text's sentences: a
 // word capitalised because it opens a sentence is no name, nor is a word
 // in capitals ("MOVED"), a weekday, a month or a word in markdown marks.
 func Names(text string) []string {
-	var out []string
+	names, _ := nameCandidates(text)
+	return names
+}
+
+// nameCandidates are text's Names and the capitalised words opening its
+// sentences ("Harlow is cheapest"), which may be names or not ("Address
+// is …").
+func nameCandidates(text string) (names, openers []string) {
 	for _, s := range lex.Sentences(text) {
 		if strings.HasPrefix(s, "#") {
 			continue // a heading is written in title case
@@ -148,6 +185,9 @@ func Names(text string) []string {
 		first := 0
 		if len(words) > 1 && listMark.MatchString(words[0]) {
 			first = 1 // "- Mum: up to ten" opens with "Mum"
+		}
+		if first < len(words) && nameWord(words[first]) {
+			openers = append(openers, strings.Trim(words[first], `"'(“‘,.;:!?)”’`))
 		}
 		for first+1 < len(words) && nameWord(words[first]) && nameWord(words[first+1]) && !leadWords[strings.ToLower(words[first])] {
 			first++ // "Piggin' Out quoted …": a run opening the sentence may be no name ("Let Leah know" opens with none)
@@ -161,12 +201,12 @@ func Names(text string) []string {
 				}
 			}
 			if j > i {
-				out = append(out, strings.Trim(strings.Join(words[i:j], " "), `"'(“‘,.;:!?)”’`))
+				names = append(names, strings.Trim(strings.Join(words[i:j], " "), `"'(“‘,.;:!?)”’`))
 				i = j - 1
 			}
 		}
 	}
-	return out
+	return names, openers
 }
 
 // nameWord: a word written as a name — an upper-case letter, then a

@@ -50,9 +50,12 @@ func TestReplacement(t *testing.T) {
 		{"going somewhere is no choice changed",
 			`we went to the showroom. Harlow wasn't there.`,
 			`I think we go with Harlow.`, false, ""},
-		{"a name opening its sentence is no name",
+		{"a word opening its sentence, capitalised in the rejection too",
 			`Harlow wouldn't commit. we've switched to Keystone.`,
-			`Harlow is cheapest.`, false, ""},
+			`Harlow & Sons it is: £9,850, starting 28 September.`, true, ""},
+		{"a word opening its sentence, not a name in the rejection",
+			`no address for the lodge yet. we've switched to Brookfield.`,
+			`Address is Ashgrove House.`, false, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

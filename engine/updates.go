@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ const (
 	updatePage       = 1000
 	updateScanMax    = 10000 // turns a chat's first read scans for updates
 	updateMarkChars  = 240
+	updateMarksMax   = 3 // marks under one turn
 )
 
 func (c *updateCache) drop(key memory.ChatKey) {
@@ -153,7 +155,11 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 	}
 }
 
-// markUpdate marks r when a later turn of ups updated what it says.
+// markUpdate marks r with the later turns of ups that updated what it
+// says, up to updateMarksMax of the newest: a turn stating several values
+// ("Harlow, start 28 Sept, tiles £600 provisional") may have had each
+// changed by another turn, and one mark left the others reading as
+// current.
 func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
 		return
@@ -162,12 +168,14 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		return // no update after this turn: no lower-cased copy to make
 	}
 	low := strings.ToLower(r.Content)
-	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq; j-- {
+	var marks []string
+	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq && len(marks) < updateMarksMax; j-- {
 		if m, ok := ups[j].markFor(r.Content, low); ok {
-			r.update = m
-			break
+			marks = append(marks, m)
 		}
 	}
+	slices.Reverse(marks) // in the chat's order: the newest last
+	r.update = strings.Join(marks, "\n")
 }
 
 // updates reports whether text (lower case) states what u changed: it

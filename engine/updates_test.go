@@ -187,3 +187,36 @@ func TestRetrievedTurnMarkedReplaced(t *testing.T) {
 		t.Errorf("the turn naming the new choice is marked:\n%s", res.Context)
 	}
 }
+
+// A turn stating two values that two later turns changed carries both
+// marks, in the chat's order.
+func TestRetrievedTurnMarkedTwice(t *testing.T) {
+	ctx := context.Background()
+	s := newTestService(t)
+	msgs := []InMessage{{ID: "a", Role: "user", Content: "We live in Berlin, and CI runs Postgres 13 on CircleCI."}}
+	for i := 0; i < 30; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
+	}
+	msgs = append(msgs,
+		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
+		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."})
+	for i := 0; i < 12; i++ {
+		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
+	}
+	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1}}}
+	b := 300
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "where do I live and which postgres", BudgetTokens: &b, Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "user: We live in Berlin, and CI runs Postgres 13 on CircleCI.\n(earlier; updated "
+	first, second := "turn 32: Big news: I moved from Berlin to Munich last week.)\n(earlier; updated ", "turn 33: Actually it's Postgres 15, not 13.)"
+	for _, w := range []string{want, first, second} {
+		if !strings.Contains(res.Context, w) {
+			t.Errorf("context lacks %q:\n%s", w, res.Context)
+		}
+	}
+}

@@ -41,7 +41,8 @@ type Turn struct {
 var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\-]*)?):[ \t]+`)
 
 // labels are capitalised words that end in a colon without being a
-// speaker: "Decision: cutover on June 15", "Note: ...". Role names are
+// speaker: "Decision: cutover on June 15", "Note: ...", an acknowledgement
+// opening a reply ("Noted: Brightflow Gas, Friday 13 March"). Role names are
 // labels too: "User: hi" has no speaker name, only a raw role label.
 var labels = lex.Set(`decision decisions note notes update summary question answer step todo action warning error
 example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
@@ -51,7 +52,9 @@ food diet schedule budget location address time date dates timeline weather back
 constraints requirement requirements goals preference preferences health work family travel price prices cost costs total
 next priority deadline agenda feedback correction caveat verdict conclusion recap overview idea ideas suggestion
 suggestions reason why how what when where who which update updates news info tip tips bonus side first second third
-finally also now later today tomorrow yesterday morning evening tonight day week weekend month year`)
+finally also now later today tomorrow yesterday morning evening tonight day week weekend month year
+noted updated done confirmed booked saved sorted fixed changed added removed cancelled canceled swapped switched
+understood agreed received scheduled logged recorded ready checked moved rebooked paid sent ok okay yes no sure great`)
 
 var roleLabels = lex.Set(`user assistant system tool agent bot human ai`)
 

@@ -23,6 +23,7 @@ func TestRead(t *testing.T) {
 		{"name field and a different prefix", memory.Message{Role: "user", Name: "Joanna", Content: "Nate: hi"}, "Joanna", true, "Nate: hi"},
 		{"two-word name", memory.Message{Role: "user", Content: "Mary Ann: hello"}, "Mary Ann", true, "hello"},
 		{"label is not a speaker", memory.Message{Role: "user", Content: "Decision: cutover on June 15"}, "", true, "Decision: cutover on June 15"},
+		{"acknowledgement is not a speaker", memory.Message{Role: "assistant", Content: "Updated: Flat B, Joanna Kim, £950/month."}, "", false, "Updated: Flat B, Joanna Kim, £950/month."},
 		{"a topic label is not a speaker", memory.Message{Role: "user", Content: "Food: I'm vegetarian."}, "", true, "Food: I'm vegetarian."},
 		{"raw role label is dropped", memory.Message{Role: "assistant", Content: "Assistant: done"}, "", false, "done"},
 		{"no prefix", memory.Message{Role: "user", Content: "I prefer tea: green"}, "", true, "I prefer tea: green"},

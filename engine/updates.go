@@ -20,9 +20,9 @@ import (
 // alone, it reads as the present. Each chat's update sentences
 // (facts.DetectUpdate) are kept per chat, read once and then only for the
 // turns appended since; a retrieved turn that holds an update's old value
-// (or its subject with a value) gets a mark under it quoting the newest
-// such update: "(earlier; updated Thu 5 October 2026, turn 34: I moved from
-// Berlin to Munich.)".
+// (or its subject with a value, or a name a replacement rejected) gets a
+// mark under it quoting each such update, the newest three: "(earlier;
+// updated Thu 5 October 2026, turn 34: I moved from Berlin to Munich.)".
 
 // chatUpdate is one turn's update sentence, or the choice it replaced
 // (rep), and what its mark quotes.

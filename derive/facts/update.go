@@ -74,6 +74,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off",
+	"is off", "'s off", "are off", "fell through", "fallen through",
 	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 
 // hedges mark a sentence that weighs a change rather than states one
@@ -93,6 +94,7 @@ type detector struct {
 // to running them on every sentence).
 var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off",
+		"is off", "'s off", "are off", "fell through", "fallen through",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
@@ -283,6 +285,23 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// "the kitchen refit is off for this year", "the sale fell through": a
+	// plan dropped, said of it. "is off" only of a plan ("the heating is
+	// off" is a state), "fell through" of anything named.
+	{[]string{"is off", "'s off", "are off", "fell through", "fallen through"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )([a-z0-9][\w'&-]*(?: [\w'&-]+){0,3}?) (?:(?:is|are|'s|'re)(?: now)? off\b|(?:has |have )?(?:fell|fallen) through\b)`), func(m []string) (Update, bool) {
+		if conditional.MatchString(m[1]) {
+			return Update{}, false
+		}
+		ws := strings.Fields(m[2])
+		if strings.HasSuffix(m[0], "off") && !planKinds[ws[len(ws)-1]] {
+			return Update{}, false
+		}
+		old := value(m[2])
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 || thingWords(old[0]) == nil {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -310,7 +329,8 @@ func withoutPlanKind(p string) string {
 }
 
 var planKinds = set(`gig party trip booking reservation meeting session class appointment event show concert dinner lunch
-flight order visit call tour match game ceremony`)
+flight order visit call tour match game ceremony refit renovation deal sale plan plans wedding holiday move job viewing
+workshop`)
 
 // nowNotLeft reads what comes before "now, not": the new value is what
 // follows its last preposition or copula ("night shifts start on | 28

@@ -74,7 +74,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off",
-	"is off", "'s off", "are off", "fell through", "fallen through",
+	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 
 // hedges mark a sentence that weighs a change rather than states one
@@ -94,7 +94,7 @@ type detector struct {
 // to running them on every sentence).
 var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off",
-		"is off", "'s off", "are off", "fell through", "fallen through",
+		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
@@ -302,6 +302,25 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// "buzzer's working again", "the boiler got fixed": a thing that had
+	// stopped works. What it makes stale is the thing said broken: its
+	// old values are the thing with each word that says so. "working
+	// fine" is no repair, nor "this budget is fixed" (set, not mended).
+	{[]string{"working again", "running again", "back up", "back on", "fixed", "repaired"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are|'re)(?: all)? (?:working|running|back up|back on) again\b|^(.*?\b)?(?:the |our |my |his |her |their )?([a-z][\w-]*(?: [a-z][\w-]*)?) (?:got|has been|have been|was|were) (?:fixed|repaired)\b`), func(m []string) (Update, bool) {
+		lead, thing := m[1]+m[3], m[2]+m[4]
+		if conditional.MatchString(lead) {
+			return Update{}, false
+		}
+		subj := thingWords(thing)
+		if len(subj) == 0 || len(lex.Keywords(thing)) == 0 {
+			return Update{}, false
+		}
+		var old []string
+		for _, w := range brokenWords {
+			old = append(old, strings.Join(subj, " ")+" "+w)
+		}
+		return Update{Old: old}, true
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -327,6 +346,9 @@ func withoutPlanKind(p string) string {
 	}
 	return p
 }
+
+// brokenWords say a thing does not work ("the buzzer stopped working").
+var brokenWords = []string{"stopped", "broken", "broke", "dead", "died", "faulty", "leaking"}
 
 var planKinds = set(`gig party trip booking reservation meeting session class appointment event show concert dinner lunch
 flight order visit call tour match game ceremony refit renovation deal sale plan plans wedding holiday move job viewing

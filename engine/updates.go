@@ -50,7 +50,11 @@ func (c chatUpdate) markFor(content, low string) (string, bool) {
 	case c.quote != "": // a short turn is quoted whole
 		return updateMark(c, c.quote), true
 	}
-	return updateMark(c, c.rep.Quote(i, rag.Elision)), true
+	q := c.rep.Quote(i, rag.Elision)
+	if r := []rune(q); len(r) > 2*updateMarkChars { // two sentences at most, each as an update's
+		q = string(r[:2*updateMarkChars]) + " " + rag.Elision
+	}
+	return updateMark(c, q), true
 }
 
 // updateCache keeps each hot chat's updates, valid while the chat's

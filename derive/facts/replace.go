@@ -48,9 +48,6 @@ func DetectReplacement(text string) (Replacement, bool) {
 	return r, r.cue >= 0 && len(r.rejected) > 0
 }
 
-// Sentence is the sentence saying the choice changed.
-func (r Replacement) Sentence() string { return r.sents[r.cue] }
-
 // Quote is what a mark under an older turn quotes of the replacing turn:
 // the sentence rejecting what the older turn named (rejected, from
 // Replaces) and the one saying the choice changed, in the turn's order,
@@ -121,7 +118,7 @@ havent hasnt cancelled canceled cancel full closed dead broken flooded flood ref
 func (r Replacement) Replaces(text string) (int, bool) {
 	names, openers := nameCandidates(text)
 	for _, name := range names {
-		if i, ok := r.rejects(name, false); ok {
+		if i, ok := r.rejecting(name, false); ok {
 			return i, true
 		}
 	}
@@ -130,16 +127,16 @@ func (r Replacement) Replaces(text string) (int, bool) {
 	// "Harlow wouldn't commit"): "Address is …" is not rejected by "… no
 	// address yet".
 	for _, w := range openers {
-		if i, ok := r.rejects(w, true); ok {
+		if i, ok := r.rejecting(w, true); ok {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// rejects finds the rejecting sentence naming name (as written, when
+// rejecting finds the rejecting sentence naming name (as written, when
 // capitalised is set), not addressed there and not in the cue sentence.
-func (r Replacement) rejects(name string, capitalised bool) (int, bool) {
+func (r Replacement) rejecting(name string, capitalised bool) (int, bool) {
 	ws := nameWords(name)
 	if len(ws) == 0 || anyPhrase(r.low[r.cue], ws) {
 		return 0, false

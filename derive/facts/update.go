@@ -75,6 +75,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off",
 	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
+	" back",
 	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 
 // hedges mark a sentence that weighs a change rather than states one
@@ -95,6 +96,7 @@ type detector struct {
 var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
+		" back",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
@@ -321,6 +323,23 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// "put the workshop back in", "add the dessert back on": a thing
+	// dropped is restored ("bring your focus back" is advice, not one). What it makes stale is the thing said dropped:
+	// its old values are the thing with each word that says so.
+	{[]string{" back"}, regexp.MustCompile(`^(.*?\b)?(?:put|puts|putting|add|adds|adding|added) (?:the |our |my |that |this )?([a-z][\w-]*(?: [a-z][\w-]*){0,2}) back (?:in|on|into)\b`), func(m []string) (Update, bool) {
+		if conditional.MatchString(m[1]) {
+			return Update{}, false
+		}
+		subj := thingWords(m[2])
+		if len(subj) == 0 || len(lex.Keywords(m[2])) == 0 || strings.HasPrefix(m[2], "your ") || strings.HasPrefix(m[2], "them ") {
+			return Update{}, false
+		}
+		var old []string
+		for _, w := range droppedWords {
+			old = append(old, strings.Join(subj, " ")+" "+w)
+		}
+		return Update{Old: old}, true
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -346,6 +365,9 @@ func withoutPlanKind(p string) string {
 	}
 	return p
 }
+
+// droppedWords say a thing was taken out ("I'm dropping the workshop").
+var droppedWords = []string{"dropping", "dropped", "drop", "removed", "removing", "remove", "cut", "scrapped", "scrapping", "ditched", "ditching"}
 
 // brokenWords say a thing does not work ("the buzzer stopped working").
 var brokenWords = []string{"stopped", "broken", "broke", "dead", "died", "faulty", "leaking"}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/contextd/contextd/derive/facts"
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -69,7 +70,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	sum.Decisions = memory.MergeList(current(sum.Decisions, decisionPrefix, b.fresh), b.decisions, memory.MaxListItems)
 	sum.OpenQuestions = memory.MergeList(answered(sum.OpenQuestions, req.Turns), b.questions, memory.MaxListItems)
 	sum.UserPreferences = memory.MergeList(current(sum.UserPreferences, "", b.fresh), b.preferences, memory.MaxListItems)
-	sum.Narrative = memory.JoinNarrative(sum.Narrative, b.narrative)
+	sum.Narrative = currentNarrative(memory.JoinNarrative(sum.Narrative, b.narrative), b.all)
 	narrCap := DefaultNarrativeTk
 	if req.MaxTokens > 0 {
 		narrCap = max(req.MaxTokens/2, 1)
@@ -291,12 +292,34 @@ const decisionPrefix = "Decision: "
 // does not show both. prefix is what the list trimmed from its facts'
 // texts.
 func current(prev []string, prefix string, fresh []memory.Fact) []string {
-	if len(prev) == 0 || len(fresh) == 0 {
-		return prev
-	}
 	kind := memory.FactPreference
 	if prefix == decisionPrefix {
 		kind = memory.FactDecision
+	}
+	return currentAs(prev, kind, prefix, fresh)
+}
+
+// currentNarrative drops the sentences of an earlier narrative that a
+// fact of this batch makes stale, as current does for the lists: a
+// narrative that said "Priya said: "thinking sat 14 november"" moves on
+// when the chat does ("moved to saturday 21 november"), instead of
+// quoting the old value beside the new.
+func currentNarrative(prev string, all []memory.Fact) string {
+	if prev == "" || len(all) == 0 {
+		return prev
+	}
+	sents := lex.Sentences(prev)
+	kept := currentAs(sents, memory.FactOther, "", all)
+	if len(kept) == len(sents) {
+		return prev
+	}
+	return strings.Join(kept, " ")
+}
+
+// currentAs is current for items of a kind.
+func currentAs(prev []string, kind, prefix string, fresh []memory.Fact) []string {
+	if len(prev) == 0 || len(fresh) == 0 {
+		return prev
 	}
 	old := make([]memory.Fact, len(prev))
 	for i, item := range prev { // older than every fresh fact: no time, no seq

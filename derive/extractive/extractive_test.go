@@ -504,3 +504,26 @@ func TestEntityDetailsAreCurrent(t *testing.T) {
 		t.Errorf("an older update took a newer detail: %+v", late.Entities)
 	}
 }
+
+// A narrative moves as the chat moves: an earlier sentence stating a value
+// a later turn changed is dropped, one stating the new value stays.
+func TestNarrativeDropsChangedValues(t *testing.T) {
+	s := New()
+	ctx := context.Background()
+	prev := memory.Summary{Narrative: `The user said: "We live in Berlin, near the park." The user said: "Our cat is called Miso."`}
+	turns := []memory.Message{
+		{Seq: 10, Role: memory.RoleUser, Content: "Big news: I moved from Berlin to Munich last week."},
+		{Seq: 11, Role: memory.RoleAssistant, Content: "Congratulations on the move!"},
+	}
+	res, err := s.Summarize(ctx, memory.SummarizeRequest{Prev: &prev, Turns: turns, Structured: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Summary.Narrative
+	if strings.Contains(n, "We live in Berlin") {
+		t.Errorf("narrative keeps the old home: %q", n)
+	}
+	if !strings.Contains(n, "Miso") {
+		t.Errorf("narrative lost a sentence nothing changed: %q", n)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/memory"
@@ -348,6 +349,13 @@ func nameType(sentence string, a, b int, fields []string) string {
 const maxDetails = 120
 
 // detailsAround returns a short phrase of the sentence around [a,b).
+func spaceIf(ok bool) string {
+	if ok {
+		return " "
+	}
+	return ""
+}
+
 func detailsAround(sentence string, a, b int) string {
 	const maxLen = maxDetails
 	if len(sentence) <= maxLen {
@@ -362,7 +370,15 @@ func detailsAround(sentence string, a, b int) string {
 	if len(after) > 8 {
 		after = after[:8]
 	}
-	phrase := strings.Join(append(append(before, strings.Fields(sentence[a:b])...), after...), " ")
+	// Joined with a space only where the sentence has one: the match ends
+	// before "'s" in "Marcus's family", not "Marcus 's family".
+	phrase := strings.Join(strings.Fields(sentence[a:b]), " ")
+	if len(before) > 0 {
+		phrase = strings.Join(before, " ") + spaceIf(a > 0 && unicode.IsSpace(rune(sentence[a-1]))) + phrase
+	}
+	if len(after) > 0 {
+		phrase += spaceIf(b < len(sentence) && unicode.IsSpace(rune(sentence[b]))) + strings.Join(after, " ")
+	}
 	// A window of a sentence says so: "…" where words were left out, so a
 	// fragment ("… the bell says Hansen/Meyer, and …") is not read whole.
 	if len(before) < len(strings.Fields(sentence[:a])) {

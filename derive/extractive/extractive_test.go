@@ -527,3 +527,14 @@ func TestNarrativeDropsChangedValues(t *testing.T) {
 		t.Errorf("narrative lost a sentence nothing changed: %q", n)
 	}
 }
+
+// A window of a long sentence around a name keeps the sentence's own
+// spacing: "Marcus's family", not "Marcus 's family".
+func TestDetailsKeepSpacing(t *testing.T) {
+	sentence := "I'd put the long table along the window wall, with the raffle prizes at the front for the trustees and Marcus's family, then the bar by the kitchen door so the queue does not block the fire exit at the back of the hall."
+	a := strings.Index(sentence, "Marcus")
+	got := detailsAround(sentence, a, a+len("Marcus"))
+	if !strings.Contains(got, "Marcus's family") {
+		t.Errorf("details = %q, want the sentence's own spacing", got)
+	}
+}

@@ -23,18 +23,14 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 		{ID: "e", Role: "user", Content: "My phone number is 0151 2345678, text me there."},
 		{ID: "h", Role: "user", Content: "We booked room 240 for the workshop."},
 	}
-	for i := 0; i < 40; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
-	}
+	msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 40)...)
 	msgs = append(msgs,
 		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
 		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."},
 		InMessage{ID: "u3", Role: "user", Content: "We changed the step size h to 0.25."},
 		InMessage{ID: "u4", Role: "user", Content: "My phone number changed to 0176 5551234."},
 		InMessage{ID: "u5", Role: "user", Content: "wait no, it's room 204 not 240"})
-	for i := 0; i < 12; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
-	}
+	msgs = append(msgs, filler("g", "more filler %d", 12)...)
 	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +151,11 @@ func TestRetrievedTurnMarkedReplaced(t *testing.T) {
 		{ID: "a", Role: "user", Content: "thats really helpful. I think we go with Harlow, the cheapest and earliest."},
 		{ID: "b", Role: "user", Content: "Keystone Renovations quoted £11,400 with a 5 yr warranty."},
 	}
-	for i := 0; i < 40; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
-	}
+	msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 40)...)
 	msgs = append(msgs, InMessage{ID: "u", Role: "user", Content: "ok change of heart. we're going with the second quote after all, Keystone. " +
 		"Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. plus my wife really wants the underfloor heating. " +
 		"Keystone can start 12 Oct like they said, 10 working days so done by 23 Oct"})
-	for i := 0; i < 12; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
-	}
+	msgs = append(msgs, filler("g", "more filler %d", 12)...)
 	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
@@ -194,15 +186,11 @@ func TestRetrievedTurnMarkedTwice(t *testing.T) {
 	ctx := context.Background()
 	s := newTestService(t)
 	msgs := []InMessage{{ID: "a", Role: "user", Content: "We live in Berlin, and CI runs Postgres 13 on CircleCI."}}
-	for i := 0; i < 30; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("f", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("filler turn %d about the weather and trains", i)})
-	}
+	msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 30)...)
 	msgs = append(msgs,
 		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
 		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."})
-	for i := 0; i < 12; i++ {
-		msgs = append(msgs, InMessage{ID: fmt.Sprint("g", i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf("more filler %d", i)})
-	}
+	msgs = append(msgs, filler("g", "more filler %d", 12)...)
 	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,4 +207,14 @@ func TestRetrievedTurnMarkedTwice(t *testing.T) {
 			t.Errorf("context lacks %q:\n%s", w, res.Context)
 		}
 	}
+}
+
+// filler is n turns of chatter, user and assistant in turn, with ids
+// prefix0, prefix1, … and content format (one %d, the turn's index).
+func filler(prefix, format string, n int) []InMessage {
+	out := make([]InMessage, n)
+	for i := range out {
+		out[i] = InMessage{ID: fmt.Sprint(prefix, i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf(format, i)}
+	}
+	return out
 }

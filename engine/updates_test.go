@@ -13,8 +13,6 @@ import (
 // Current values: a retrieved turn that a later turn updated carries a
 // mark quoting the update; one that no later turn changed carries none.
 func TestRetrievedTurnMarkedUpdated(t *testing.T) {
-	ctx := context.Background()
-	s := newTestService(t)
 	msgs := []InMessage{
 		{ID: "a", Role: "user", Content: "We live in Berlin, near the Tiergarten."},
 		{ID: "b", Role: "user", Content: "CI runs Postgres 13 on CircleCI."},
@@ -31,22 +29,7 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 		InMessage{ID: "u4", Role: "user", Content: "My phone number changed to 0176 5551234."},
 		InMessage{ID: "u5", Role: "user", Content: "wait no, it's room 204 not 240"})
 	msgs = append(msgs, filler("g", "more filler %d", 12)...)
-	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
-		{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1},
-		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
-		{ChatID: "c", Seq: 3, Role: "user", Content: msgs[2].Content, Score: 0.8},
-		{ChatID: "c", Seq: 4, Role: "user", Content: msgs[3].Content, Score: 0.7},
-		{ChatID: "c", Seq: 5, Role: "user", Content: msgs[4].Content, Score: 0.6},
-		{ChatID: "c", Seq: 6, Role: "user", Content: msgs[5].Content, Score: 0.5},
-	}}
-	b := 420 // the chat does not fit: the turns come back retrieved
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "where do I live now", BudgetTokens: &b, Strategy: string(StrategyRAG)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := contextOver(t, msgs, 6, "where do I live now", 420) // the chat does not fit: the turns come back retrieved
 	for _, want := range []string{
 		"user: We live in Berlin, near the Tiergarten.\n(earlier; updated ",
 		"turn 47: Big news: I moved from Berlin to Munich last week.)",
@@ -145,8 +128,6 @@ func TestUpdateQuote(t *testing.T) {
 // naming the rejected one, quoting both sentences; a turn naming only the
 // new choice is not marked.
 func TestRetrievedTurnMarkedReplaced(t *testing.T) {
-	ctx := context.Background()
-	s := newTestService(t)
 	msgs := []InMessage{
 		{ID: "a", Role: "user", Content: "thats really helpful. I think we go with Harlow, the cheapest and earliest."},
 		{ID: "b", Role: "user", Content: "Keystone Renovations quoted £11,400 with a 5 yr warranty."},
@@ -156,18 +137,7 @@ func TestRetrievedTurnMarkedReplaced(t *testing.T) {
 		"Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. plus my wife really wants the underfloor heating. " +
 		"Keystone can start 12 Oct like they said, 10 working days so done by 23 Oct"})
 	msgs = append(msgs, filler("g", "more filler %d", 12)...)
-	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{
-		{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1},
-		{ChatID: "c", Seq: 2, Role: "user", Content: msgs[1].Content, Score: 0.9},
-	}}
-	b := 300
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "which builder did we pick", BudgetTokens: &b, Strategy: string(StrategyRAG)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := contextOver(t, msgs, 2, "which builder did we pick", 300)
 	want := "I think we go with Harlow, the cheapest and earliest.\n(earlier; updated "
 	quote := "turn 43: […] we're going with the second quote after all, Keystone. Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. […])"
 	for _, w := range []string{want, quote} {
@@ -183,23 +153,13 @@ func TestRetrievedTurnMarkedReplaced(t *testing.T) {
 // A turn stating two values that two later turns changed carries both
 // marks, in the chat's order.
 func TestRetrievedTurnMarkedTwice(t *testing.T) {
-	ctx := context.Background()
-	s := newTestService(t)
 	msgs := []InMessage{{ID: "a", Role: "user", Content: "We live in Berlin, and CI runs Postgres 13 on CircleCI."}}
 	msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 30)...)
 	msgs = append(msgs,
 		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
 		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."})
 	msgs = append(msgs, filler("g", "more filler %d", 12)...)
-	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	s.vec.retriever = &fakeRetriever{turns: []rag.Turn{{ChatID: "c", Seq: 1, Role: "user", Content: msgs[0].Content, Score: 1}}}
-	b := 300
-	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: "where do I live and which postgres", BudgetTokens: &b, Strategy: string(StrategyRAG)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := contextOver(t, msgs, 1, "where do I live and which postgres", 300)
 	want := "user: We live in Berlin, and CI runs Postgres 13 on CircleCI.\n(earlier; updated "
 	first, second := "turn 32: Big news: I moved from Berlin to Munich last week.)\n(earlier; updated ", "turn 33: Actually it's Postgres 15, not 13.)"
 	for _, w := range []string{want, first, second} {
@@ -217,4 +177,26 @@ func filler(prefix, format string, n int) []InMessage {
 		out[i] = InMessage{ID: fmt.Sprint(prefix, i), Role: []string{"user", "assistant"}[i%2], Content: fmt.Sprintf(format, i)}
 	}
 	return out
+}
+
+// contextOver stores msgs as chat "c" and answers query at budget tokens
+// with the first hits turns as what retrieval found (scores falling in
+// order), so the marks under them are the update cache's.
+func contextOver(t *testing.T, msgs []InMessage, hits int, query string, budget int) *ContextResult {
+	t.Helper()
+	ctx := context.Background()
+	s := newTestService(t)
+	if _, err := s.Append(ctx, "default", "c", AppendInput{UserID: "u", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	var turns []rag.Turn
+	for i := range hits {
+		turns = append(turns, rag.Turn{ChatID: "c", Seq: int64(i + 1), Role: "user", Content: msgs[i].Content, Score: 1 - float32(i)/10})
+	}
+	s.vec.retriever = &fakeRetriever{turns: turns}
+	res, err := s.Context(ctx, "default", ContextInput{ChatID: "c", Query: query, BudgetTokens: &budget, Strategy: string(StrategyRAG)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -69,16 +69,21 @@ func (r *ranking) mostLeft() int {
 		return r.most.left
 	}
 	left := p.remaining
+	// takeVerb refunds every kept candidate of the turn (the hit and its
+	// parts, unkeepHit) and spends at least the verbatim turn's cost once,
+	// or undoes both: summed per turn, not per candidate.
+	refund := map[int]int{} // verbatim index -> the kept candidates' costs
 	for j, kept := range p.rag.keep {
 		h := p.in.RAG[j]
 		if !kept || h.ChatID != "" || h.Episode != nil || h.Fact != nil {
 			continue
 		}
 		if vi, ok := p.verb.bySeq[h.Seq]; ok && !p.verb.keep[vi] {
-			// takeVerb refunds the hit and spends at least the
-			// verbatim turn's cost, or undoes both.
-			left += max(0, p.rag.cost[j]-p.verb.cost[vi])
+			refund[vi] += p.rag.cost[j]
 		}
+	}
+	for vi, c := range refund {
+		left += max(0, c-p.verb.cost[vi])
 	}
 	r.most.remaining, r.most.tailN, r.most.left = p.remaining, p.verb.tailN, left
 	return left

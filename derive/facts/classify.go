@@ -501,10 +501,7 @@ func trimFiller(s string) string {
 	if t == "" {
 		return s
 	}
-	if c := t[0]; c < 0x80 && (c < 'a' || c > 'z') {
-		return t // already starts in upper case
-	}
-	return strings.ToUpper(t[:1]) + t[1:]
+	return prose.SentenceCase(t)
 }
 
 var (

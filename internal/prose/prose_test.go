@@ -129,3 +129,19 @@ func FuzzApostrophes(f *testing.F) {
 		}
 	})
 }
+
+func TestSentenceCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"rob will come":    "Rob will come",
+		"éclairs are done": "Éclairs are done",
+		"👍 Rob will come":  "👍 Rob will come", // upper-casing a byte of it made invalid UTF-8
+		"Already upper":    "Already upper",
+		"":                 "",
+		"42 is the answer": "42 is the answer",
+		"ßtraße":           "ßtraße", // no single upper rune: left as is
+	} {
+		if got := SentenceCase(in); got != want {
+			t.Errorf("SentenceCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

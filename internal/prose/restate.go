@@ -3,6 +3,8 @@ package prose
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
@@ -132,5 +134,11 @@ func SentenceCase(s string) string {
 	if s == "" {
 		return s
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	// The first rune, not the first byte: "👍 I'll …" upper-cased by its
+	// first byte was invalid UTF-8, and a store refuses such a fact.
+	r, n := utf8.DecodeRuneInString(s)
+	if u := unicode.ToUpper(r); u != r && r != utf8.RuneError {
+		return string(u) + s[n:]
+	}
+	return s
 }

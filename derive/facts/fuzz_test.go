@@ -1,0 +1,37 @@
+package facts
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// FuzzExtract: whatever people write, the facts drawn from it are valid
+// UTF-8 with their source turns. A fact starting "👍 I'll …" once had its
+// first byte upper-cased: the store refused it, and with it the episode
+// every later summary refresh of the chat tried to close.
+func FuzzExtract(f *testing.F) {
+	f.Add("Rob", "👍 I'll photograph it when I'm there on Saturday", "Ana", "éclairs: I'm bringing them. decision: we go with Brightwood")
+	f.Add("", "i'm vegetarian and i moved from Berlin to Munich", "", "Where do you live now?")
+	f.Fuzz(func(t *testing.T, name1, text1, name2, text2 string) {
+		if !utf8.ValidString(name1 + text1 + name2 + text2) {
+			return // the API refuses such a turn
+		}
+		turns := []memory.Message{
+			{Seq: 1, Role: memory.RoleUser, Name: name1, Content: text1},
+			{Seq: 2, Role: memory.RoleUser, Name: name2, Content: text2},
+		}
+		fs, qs := ExtractAll(turns)
+		for _, fc := range fs {
+			if !utf8.ValidString(fc.Text) || fc.Text == "" || len(fc.Seqs) == 0 {
+				t.Fatalf("fact %q (seqs %v): empty, without source or not UTF-8", fc.Text, fc.Seqs)
+			}
+		}
+		for _, q := range qs {
+			if !utf8.ValidString(q.Fact()) {
+				t.Fatalf("question %q not UTF-8", q.Fact())
+			}
+		}
+	})
+}

@@ -117,13 +117,24 @@ func TestSparseEncoder(t *testing.T) {
 
 	q := enc.EncodeQuery("Timeout timeouts? the deploy")
 	checkSorted(t, q)
-	if len(q.Indices) != 2 {
-		t.Fatalf("query terms %d, want 2", len(q.Indices))
-	}
-	for _, v := range q.Values {
-		if v != 1 {
-			t.Errorf("query weight %v, want 1", v)
+	qw := weights(q)
+	for _, term := range []string{"timeout", "deploy"} {
+		if qw[rag.TermID(term)] != 1 {
+			t.Errorf("query weight of %q %v, want 1", term, qw[rag.TermID(term)])
 		}
+	}
+	// Another word of a term's family weighs half ("deployment" for
+	// "deploy"); nothing else is in the query.
+	if w := qw[rag.TermID("deployment")]; w != 0.5 {
+		t.Errorf("query weight of the variant deployment %v, want 0.5", w)
+	}
+	for id, w := range qw {
+		if w != 1 && w != 0.5 {
+			t.Errorf("query weight %v for term %d, want 1 or 0.5", w, id)
+		}
+	}
+	if n := len(qw); n != 2+len(lex.Variants("timeout"))+len(lex.Variants("deploy")) {
+		t.Errorf("query terms %d, want the 2 terms and their variants", n)
 	}
 	if e := enc.EncodeQuery("the and of"); len(e.Indices) != 0 {
 		t.Errorf("stopword query gave %d terms", len(e.Indices))
@@ -144,7 +155,13 @@ func TestSparseEncoder(t *testing.T) {
 			want = append(want, rag.TermID(w))
 		}
 		slices.Sort(want)
-		if got := enc.EncodeQuery(tc.query).Indices; !slices.Equal(got, want) {
+		var got []uint32 // the words themselves, not their families
+		for id, w := range weights(enc.EncodeQuery(tc.query)) {
+			if w == 1 {
+				got = append(got, id)
+			}
+		}
+		if slices.Sort(got); !slices.Equal(got, want) {
 			t.Errorf("EncodeQuery(%q) terms %v, want %v (%q)", tc.query, got, want, tc.want)
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // constant (AvgLen, default 24 — a typical chat turn; a fixed value keeps a
 // point's weights independent of the rest of the index, so they can be
 // stored once). Query weights are 1 per unique term, the words about the
-// conversation or the request left out (lex.IsRequestTerm). IDF is not in either
+// conversation or the request left out (lex.IsRequestTerm), and half that
+// for each other word of a term's family (lex.Variants). IDF is not in either
 // weight: the index applies it at query time (Qdrant's sparse vectors with
 // the IDF modifier; index/embedded does the same).
 //
@@ -92,8 +93,26 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	if len(terms) == 0 {
 		return SparseVector{}
 	}
-	return build(counts(terms), func(int) float32 { return 1 })
+	tf := counts(terms)
+	for _, t := range content {
+		for _, v := range lex.Variants(t) {
+			if id := TermID(v); tf[id] == 0 && !lex.IsRequestTerm(v) {
+				tf[id] = -1 // a word of the family, not the word: half a term
+			}
+		}
+	}
+	return build(tf, func(n int) float32 {
+		if n < 0 {
+			return variantWeight
+		}
+		return 1
+	})
 }
+
+// variantWeight is a query term's weight for another word of its family
+// (lex.Variants): it meets "collecting" for "collection", below the word
+// itself.
+const variantWeight = 0.5
 
 // counts maps term ids to counts (hash collisions merge, as they would in
 // any hashed vocabulary).

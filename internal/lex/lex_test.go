@@ -1,6 +1,7 @@
 package lex
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,37 @@ func TestTermsAndKeywords(t *testing.T) {
 	}
 	if got, want := strings.Join(QueryTerms("Please tell me about the deployments"), "|"), "deployments"; got != want {
 		t.Errorf("QueryTerms = %q, want %q", got, want)
+	}
+}
+
+func TestVariants(t *testing.T) {
+	tests := []struct {
+		query, doc string // one word each, unstemmed
+		meet       bool
+	}{
+		{"collection", "collecting", true},
+		{"collecting", "collection", true},
+		{"delivery", "delivered", true},
+		{"deliveries", "deliver", true},
+		{"walker", "walks", true},
+		{"payment", "paying", true},
+		{"confirmation", "confirmed", true},
+		{"cancellation", "cancel", true},
+		{"cancelled", "cancellation", true},
+		{"arrival", "arriving", true},
+		{"attendance", "attending", true},
+		{"reservation", "reserved", true},
+		{"weekly", "weeks", true},
+		{"dinner", "dine", false},
+		{"station", "stat", true}, // the price of a family: a few false kin, at half a term's weight
+		{"market", "mark", false},
+		{"ex", "exer", false},
+	}
+	for _, tt := range tests {
+		q, d := Stem(tt.query), Stem(tt.doc)
+		meet := q == d || slices.Contains(Variants(q), d)
+		if meet != tt.meet {
+			t.Errorf("%q (%q) meets %q (%q) = %v, want %v (variants %q)", tt.query, q, tt.doc, d, meet, tt.meet, Variants(q))
+		}
 	}
 }

@@ -108,3 +108,48 @@ var termStopwords = func() map[string]bool {
 	}
 	return m
 }()
+
+// Variants are the stems of the other words of t's family (t a stemmed
+// term, as Terms gives): a question says "collection" where the chat said
+// "collecting", "delivery" where it said "delivered", "walker" where it
+// said "walks". Stem strips inflections only, so the two never met. The
+// variants are for queries (a document keeps its own terms: no reindex);
+// most name no word of the chat and match nothing. t's base is what is
+// left of it without one derivational suffix, and the family is the base
+// with each of them ("collection" → "collect", "collector", …).
+func Variants(t string) []string {
+	if len(t) < 3 || !isASCIILower(t) || strings.IndexAny(t, "0123456789") >= 0 {
+		return nil
+	}
+	var out []string
+	base := t
+	for _, suf := range derivSuffixes {
+		if b, ok := strings.CutSuffix(t, suf); ok && len(b) >= minBase(suf) && (suf != "y" || strings.HasSuffix(b, "er")) {
+			base, out = b, append(out, b)
+			if n := len(b); b[n-1] == b[n-2] && !strings.ContainsRune("aeiouy", rune(b[n-1])) {
+				out = append(out, b[:n-1]) // "cancellation" → "cancel"
+			}
+			break // the longest suffix: "confirmation" is "confirm", not "confirmat"
+		}
+	}
+	for _, suf := range derivSuffixes {
+		if v := base + suf; v != t && (suf != "y" || strings.HasSuffix(base, "er")) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// minBase is the shortest base a suffix leaves: "payment" is "pay", but
+// "early" is no "ear".
+func minBase(suf string) int {
+	if suf == "ment" || suf == "ion" || suf == "ation" {
+		return 3
+	}
+	return 4
+}
+
+// derivSuffixes turn a word into another of its family, as Stem leaves
+// them (a final "e" dropped: "attendance" is "attendanc"); the longer of
+// two that end alike first.
+var derivSuffixes = []string{"ation", "ion", "ment", "anc", "enc", "er", "or", "al", "ly", "y"}

@@ -99,6 +99,36 @@ func TestUpdatesMatch(t *testing.T) {
 	}
 }
 
+// Updates said as people say them mark the older turn that said the
+// old value, and only that one: detected from the updating turn's text,
+// matched against the older turn's.
+func TestDetectedUpdateMarks(t *testing.T) {
+	for _, tc := range []struct {
+		update, older string
+		want          bool
+	}{
+		{"first thing, she weighed her and she's actually 24.5kg not 22, so the scales are off", "rescue says she's 22kg and eats Harrington's grain free", true},
+		{"first thing, she weighed her and she's actually 24.5kg not 22, so the scales are off", "she is 2 years old and 22 inches tall", false},
+		{"sorry typo, it's £40 not 35", "tickets are £35 each incl 3 courses", true},
+		{"release pushed back to thu 11 feb, we need the time", "release is planned for tuesday 2 feb", true},
+		{"release pushed back to thu 11 feb, we need the time", "release notes are in the shared doc", false},
+		{"good news, extension approved. new deadline mon 22 march 12 noon", "deadlines: lab report due thurs 18 march 12 noon on minerva", true},
+		{"walker news: we're not using Kasia after all, she no-showed twice", "found a walker! Kasia from Happy Tails, £12 a walk", true},
+		{"hmm she won't touch the harrington's anymore", "rescue says she's 22kg and eats Harrington's grain free", true},
+		{"landlord's fixed the latch, it's a self-closing one now", "the back gate has a broken latch so she can't go out alone", true},
+		{"landlord's fixed the latch, it's a self-closing one now", "the latch is on the left of the gate", false},
+	} {
+		u, ok := facts.DetectUpdate(tc.update)
+		if !ok {
+			t.Errorf("%q: no update detected", tc.update)
+			continue
+		}
+		if got := updates(u, strings.ToLower(tc.older)); got != tc.want {
+			t.Errorf("%q marks %q = %v, want %v (update %+v)", tc.update, tc.older, got, tc.want, u)
+		}
+	}
+}
+
 // A mark quotes a short updating turn whole (the new value may be in the
 // sentence after the update's), a long one by its update sentence with
 // elision marks where the turn goes on, on one line either way.

@@ -73,10 +73,10 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
-var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", " new ", "cancel", "called off",
+var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", "new ", "cancel", "called off",
 	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 	" back",
-	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
+	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended"}
 
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
@@ -94,23 +94,24 @@ type detector struct {
 // two tests spare them the patterns (a sixth of the facts job's CPU went
 // to running them on every sentence).
 var (
-	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", " new ", "cancel", "called off",
+	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back",
-		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using"}
+		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended"}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
 
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut)`
 	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
 	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
 	{[]string{"actually"}, regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		return Update{Subject: subjectWords(m[1]), New: value(m[2]), Old: value(m[3])}, true
+		nw := value(m[2])
+		return Update{Subject: subjectWords(m[1]), New: nw, Old: withUnit(nw, value(m[3]))}, true
 	}},
 	// "i said python 3.12 earlier but staging is actually 3.11", "i said
 	// tuesday but it's actually wednesday": a correction of one's own
@@ -138,6 +139,18 @@ var detectors = []detector{
 	// Munich" moves none).
 	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\b(?:moved|move|pushed|bumped|shifted|rescheduled|reschedule|changed|change|switched)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
+		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
+	// "release pushed back to thu 11 feb", "ok standup moved to 10:30":
+	// the same, the thing first, without an article.
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) (?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]), onlyTime(m[2])
+		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
+	// "new deadline mon 22 march", "new time: 3pm": a time without a
+	// verb, after "new" and what it is the time of.
+	{[]string{"new "}, regexp.MustCompile(`\bnew (?:([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?: :| is| =| now)|([a-z][\w'-]*)) ([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,5}?)` + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]+m[2]), onlyTime(m[3])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
 	// "switched to Y" (what from is unsaid: no subject, only New)
@@ -170,9 +183,11 @@ var detectors = []detector{
 		return Update{Old: []string{was}}, true
 	}},
 	// "I no longer eat meat", "we don't use Jira anymore"
-	{[]string{"no longer", "more"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not|'s not|is not|'re not|are not) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more)?` + clauseEnd), func(m []string) (Update, bool) {
+	// "she won't touch the harrington's anymore", "we're not using Kasia
+	// after all": what stopped, or what was chosen and is not.
+	{[]string{"no longer", "more", "after all"}, regexp.MustCompile(`\b(?:no longer|don't|do not|doesn't|does not|aren't|isn't|am not|'m not|'s not|is not|'re not|are not|won't|will not|can't|cannot) ([a-z]+) (?:(?:in|at|for|with|on|as|to) )?(?:the |a |an )?` + valuePhr + `(?: any ?more| after all)?` + clauseEnd), func(m []string) (Update, bool) {
 		verb := m[1]
-		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] || (!strings.Contains(m[0], "no longer") && !strings.Contains(m[0], "more")) {
+		if notUpdateVerb[verb] || notUpdateVerb[verbLemma(verb)] || !holdsAny(m[0], []string{"no longer", "more", "after all"}) {
 			return Update{}, false
 		}
 		old := value(m[2])
@@ -309,19 +324,19 @@ var detectors = []detector{
 	// old values are the thing with each word that says so. "working
 	// fine" is no repair, nor "this budget is fixed" (set, not mended).
 	{[]string{"working again", "running again", "back up", "back on", "fixed", "repaired"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are|'re)(?: all)? (?:working|running|back up|back on) again\b|^(.*?\b)?(?:the |our |my |his |her |their )?([a-z][\w-]*(?: [a-z][\w-]*)?) (?:got|has been|have been|was|were) (?:fixed|repaired)\b`), func(m []string) (Update, bool) {
-		lead, thing := m[1]+m[3], m[2]+m[4]
-		if conditional.MatchString(lead) {
+		if conditional.MatchString(m[1] + m[3]) {
 			return Update{}, false
 		}
-		subj := thingWords(thing)
-		if len(subj) == 0 || len(lex.Keywords(thing)) == 0 {
-			return Update{}, false
+		return thingStates(m[2]+m[4], brokenWords)
+	}},
+	// "landlord's fixed the latch", "Dave mended the gate": the same, said
+	// of whoever did it. The thing has its article ("fixed the price at
+	// £20" is set, and no older turn says the price was broken).
+	{[]string{"fixed", "repaired", "mended"}, regexp.MustCompile(`^(.*?\b)?('s|'ve|[a-z]+) (?:fixed|repaired|mended) (?:the |our |my |his |her |their )([a-z][\w-]*(?: [a-z][\w-]*)??)` + clauseEnd), func(m []string) (Update, bool) {
+		if conditional.MatchString(m[1]) || askers[m[2]] {
+			return Update{}, false // "has anyone fixed the printer"
 		}
-		var old []string
-		for _, w := range brokenWords {
-			old = append(old, strings.Join(subj, " ")+" "+w)
-		}
-		return Update{Old: old}, true
+		return thingStates(m[3], brokenWords)
 	}},
 	// "put the workshop back in", "add the dessert back on": a thing
 	// dropped is restored ("bring your focus back" is advice, not one). What it makes stale is the thing said dropped:
@@ -330,15 +345,10 @@ var detectors = []detector{
 		if conditional.MatchString(m[1]) {
 			return Update{}, false
 		}
-		subj := thingWords(m[2])
-		if len(subj) == 0 || len(lex.Keywords(m[2])) == 0 || strings.HasPrefix(m[2], "your ") || strings.HasPrefix(m[2], "them ") {
+		if strings.HasPrefix(m[2], "your ") || strings.HasPrefix(m[2], "them ") {
 			return Update{}, false
 		}
-		var old []string
-		for _, w := range droppedWords {
-			old = append(old, strings.Join(subj, " ")+" "+w)
-		}
-		return Update{Old: old}, true
+		return thingStates(m[2], droppedWords)
 	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
@@ -350,6 +360,9 @@ var detectors = []detector{
 		return Update{Old: old}, true
 	}},
 }
+
+// askers before "fixed" make a question of it.
+var askers = set(`anyone anybody who somebody`)
 
 // conditional: what comes before a cancellation makes it a condition,
 // not a fact ("if the match is cancelled we go to the pub").
@@ -365,6 +378,73 @@ func withoutPlanKind(p string) string {
 	}
 	return p
 }
+
+// onlyTime is a value phrase that says a day or a clock time and nothing
+// else ("mon 22 march 12 noon", "10:30" before "from tomorrow"): "new
+// camera gear on aug 20" and "new job at 7 am" are things, not times.
+func onlyTime(v string) []string {
+	v, _, _ = strings.Cut(v, ", ") // a value's token may take the comma that ends it
+	if i := strings.Index(v+" ", " from "); i >= 0 {
+		v = v[:i]
+	}
+	if kindsIn(v) == 0 {
+		return nil
+	}
+	for _, w := range lex.Words(v) {
+		if !hasDigit(w) && !timeWords[w] {
+			return nil
+		}
+	}
+	return value(v)
+}
+
+var timeWords = set(`monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
+january february march april may june july august september october november december jan feb mar apr jun jul aug sep
+sept oct nov dec am pm noon midday midnight at on the of today tonight tomorrow morning afternoon evening night`)
+
+// thingStates is an update whose old values are the thing (a phrase
+// naming one) with each of the words that said its old state: "boiler
+// broken", "workshop dropped".
+func thingStates(thing string, stateWords []string) (Update, bool) {
+	subj := thingWords(thing)
+	if len(subj) == 0 || len(lex.Keywords(thing)) == 0 {
+		return Update{}, false
+	}
+	old := make([]string, 0, len(stateWords))
+	for _, w := range stateWords {
+		old = append(old, strings.Join(subj, " ")+" "+w)
+	}
+	return Update{Old: old}, true
+}
+
+// withUnit gives a bare old number the unit or currency of the new
+// value: "she's actually 24.5kg not 22" corrects "22kg", "£40 not 35"
+// "£35", "40 cases, not 25" "25 cases". The bare number stays among the
+// old values, for a text naming what it numbers ("the airbnb for 5").
+func withUnit(nw, old []string) []string {
+	if len(nw) != 1 || len(old) != 1 || !bareNumber.MatchString(old[0]) {
+		return old
+	}
+	m := unitAmount.FindStringSubmatch(nw[0])
+	switch {
+	case m == nil:
+		return old
+	case m[1] != "":
+		return []string{m[1] + old[0], old[0]}
+	case m[3] != "" && m[2] == "": // "24.5kg": an older "22 kg" too
+		return []string{old[0] + m[3], old[0] + " " + m[3], old[0]}
+	case m[3] != "":
+		return []string{old[0] + " " + m[3], old[0]}
+	}
+	return old
+}
+
+var (
+	bareNumber = regexp.MustCompile(`^\d+(?:[.,]\d+)*$`)
+	// unitAmount is an amount with a currency before it or a unit word
+	// after it: "£40", "24.5kg", "40 cases".
+	unitAmount = regexp.MustCompile(`^([$€£]?)\d+(?:[.,]\d+)*( ?)([a-z%]+)?$`)
+)
 
 // droppedWords say a thing was taken out ("I'm dropping the workshop").
 var droppedWords = []string{"dropping", "dropped", "drop", "removed", "removing", "remove", "cut", "scrapped", "scrapping", "ditched", "ditching"}
@@ -447,7 +527,8 @@ func hasDigit(s string) bool { return strings.IndexAny(s, "0123456789") >= 0 }
 // problem" corrects nothing).
 func numbers(nwPhrase, oldPhrase string) (nw, old []string, ok bool) {
 	nw, old = value(nwPhrase), value(oldPhrase)
-	return nw, old, len(nw) > 0 && len(old) > 0 && hasDigit(nw[0]) && hasDigit(old[0])
+	ok = len(nw) > 0 && len(old) > 0 && hasDigit(nw[0]) && hasDigit(old[0])
+	return nw, withUnit(nw, old), ok
 }
 
 // notUpdateVerb are verbs of thinking, saying or small talk: "I no longer
@@ -473,10 +554,11 @@ func verbLemma(v string) string {
 	return v
 }
 
-// value trims a value phrase of articles and end punctuation; nil when
+// value trims a value phrase of articles, end punctuation and a
+// possessive ("the harrington's" is what Harrington's makes); nil when
 // nothing is left.
 func value(v string) []string {
-	v = strings.Trim(strings.TrimSpace(v), ".,;:!?\"'")
+	v = strings.TrimSuffix(strings.Trim(strings.TrimSpace(v), ".,;:!?\"'"), "'s")
 	v = articles.ReplaceAllString(v, "")
 	if v == "" || updateStop[v] {
 		return nil

@@ -92,7 +92,7 @@ func TestDetectUpdate(t *testing.T) {
 		{"Update!! My start date got pushed to October 1 (onboarding reshuffle), so I need to move in by late September.", true, "start|date", "", "october 1"},
 		{"also small correction, i said python 3.12 earlier but staging is actually 3.11, the docker image is python:3.11-slim.", true, "", "python 3.12", "3.11"},
 		{"i said tuesday but it's actually wednesday", true, "", "tuesday", "wednesday"},
-		{"got a catering job!! so i need way more oil. make it 40 cases, not 25", true, "", "25", "40 cases"},
+		{"got a catering job!! so i need way more oil. make it 40 cases, not 25", true, "", "25 cases|25", "40 cases"},
 		{"make it a big one, not a small one", false, "", "", ""},
 		{"@assistant forget Lisbon. Flat in Porto for 4, Ribeira or Miragaia", true, "", "lisbon", ""},
 		{"also I looked at the boat properly. scrap the ferry, we just do the train both ways", true, "", "ferry", ""},
@@ -104,6 +104,27 @@ func TestDetectUpdate(t *testing.T) {
 		{"don't forget the passports", false, "", "", ""},
 		{"We removed the nightly cron job last week.", true, "", "nightly cron job", ""},
 		{"we got rid of pgbouncer in CI", true, "", "pgbouncer in ci", ""},
+		// A bare old number takes the new one's unit or currency.
+		{"first thing, she weighed her and she's actually 24.5kg not 22, so the rescue's scales must be off", true, "", "22kg|22 kg|22", "24.5kg"},
+		{"sorry typo, it's £40 not 35", true, "", "£35|35", "£40"},
+		// A time moved, the thing first without an article, or after "new".
+		{"release pushed back to thu 11 feb, we need the time for TP-1184", true, "release", "", "thu 11 feb"},
+		{"ok standup moved to 10:30 from tomorrow", true, "standup", "", "10:30"},
+		{"we pushed back to the main road", false, "", "", ""},
+		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},
+		{"new kickoff time: 3pm, same pitch", true, "kickoff", "", "3pm"},
+		{"new phone who dis", false, "", "", ""},
+		// Stopped, or chosen and not: "won't … anymore", "not … after all".
+		{"hmm she won't touch the harrington's anymore and had an upset tummy overnight.", true, "", "harrington", ""},
+		{"walker news: we're not using Kasia after all, she no-showed twice last week.", true, "", "kasia", ""},
+		{"I can't eat gluten anymore, doctor's orders", true, "", "gluten", ""},
+		{"after all, it's her birthday", false, "", "", ""},
+		{"i won't forget it anymore", false, "", "", ""},
+		// Mended, said of whoever mended it.
+		{"landlord's fixed the latch, it's a self-closing one now", true, "", "latch stopped|latch broken|latch broke|latch dead|latch died|latch faulty|latch leaking", ""},
+		{"Dave mended the gate yesterday", true, "", "gate stopped|gate broken|gate broke|gate dead|gate died|gate faulty|gate leaking", ""},
+		{"has anyone fixed the printer?", false, "", "", ""},
+		{"if he fixed the boiler we'd be fine", false, "", "", ""},
 		// Not updates.
 		{"The price dropped to 40 EUR.", false, "", "", ""}, // nobody removed anything
 		{"I dropped my phone in the sink", false, "", "", ""},

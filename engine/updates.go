@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -25,13 +26,29 @@ import (
 // updated Thu 5 October 2026, turn 34: I moved from Berlin to Munich.)".
 
 // chatUpdate is one turn's update sentence, or the choice it replaced
-// (rep), and what its mark quotes.
+// (rep), and what its mark quotes. A turn going back on an earlier change
+// (rev) names the update it undoes (revOf, its seq), and quotes revQuote.
 type chatUpdate struct {
 	seq   int64
 	at    time.Time
 	u     facts.Update
 	rep   *facts.Replacement
 	quote string
+
+	rev      *facts.Reversal
+	revOf    int64
+	revQuote string
+}
+
+// said is the sentence (or the short turn) that stated the change.
+func (c chatUpdate) said() string {
+	switch {
+	case c.rep != nil && c.quote == "":
+		return c.rep.Cue()
+	case c.rep != nil:
+		return c.quote
+	}
+	return c.u.Sentence
 }
 
 // markFor is the mark under a turn saying content (low, its lower case)
@@ -112,10 +129,8 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 			break
 		}
 		for _, m := range msgs {
-			if u, ok := facts.DetectUpdate(m.Content); ok {
-				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence)})
-			} else if r, ok := replacement(m); ok {
-				ups = append(ups, chatUpdate{seq: m.Seq, at: m.CreatedAt, rep: &r, quote: shortQuote(m.Content)})
+			if c, ok := readUpdate(m, ups); ok {
+				ups = append(ups, c)
 			}
 		}
 		e.upTo = msgs[len(msgs)-1].Seq
@@ -128,6 +143,36 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 	c.entries[key] = e
 	c.mu.Unlock()
 	return ups, nil
+}
+
+// readUpdate reads what m changed: an update sentence, a choice
+// replaced, and whether it goes back on one of the earlier ups.
+func readUpdate(m memory.Message, ups []chatUpdate) (chatUpdate, bool) {
+	c := chatUpdate{seq: m.Seq, at: m.CreatedAt}
+	if u, ok := facts.DetectUpdate(m.Content); ok {
+		c.u, c.quote = u, updateQuote(m.Content, u.Sentence)
+	} else if r, ok := replacement(m); ok {
+		c.rep, c.quote = &r, shortQuote(m.Content)
+	}
+	if rv, ok := facts.DetectReversal(m.Content); ok && m.Role == "user" { // an assistant's "switching back to print can help" is advice
+		for j := len(ups) - 1; j >= 0; j-- {
+			if ups[j].said() != "" && (rv.Reverses(ups[j].said()) || namesSubject(rv.Sentence, ups[j].u)) {
+				c.rev, c.revOf, c.revQuote = &rv, ups[j].seq, updateQuote(m.Content, rv.Sentence)
+				break
+			}
+		}
+	}
+	return c, c.u.Sentence != "" || c.rep != nil || c.rev != nil
+}
+
+// namesSubject: sentence names what u changed ("scratch the nottingham
+// price change, back to £8" after "put nottingham up to £10").
+func namesSubject(sentence string, u facts.Update) bool {
+	var ws []string
+	for _, p := range u.Subject {
+		ws = append(ws, valueWords(p)...)
+	}
+	return len(ws) > 0 && holdsAll(strings.ToLower(sentence), ws)
 }
 
 // replacement reads a user's turn that changed a choice. An assistant's
@@ -172,14 +217,44 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		return // no update after this turn: no lower-cased copy to make
 	}
 	low := strings.ToLower(r.Content)
-	var marks []string
+	var marks []updateLine
+	by := map[int64]bool{} // the updates that marked r
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq && len(marks) < updateMarksMax; j-- {
 		if m, ok := ups[j].markFor(r.Content, low); ok {
-			marks = append(marks, m)
+			marks, by[ups[j].seq] = append(marks, updateLine{ups[j].seq, m}), true
 		}
 	}
-	slices.Reverse(marks) // in the chat's order: the newest last
-	r.update = strings.Join(marks, "\n")
+	marks = append(marks, reversals(ups, r.Seq, by)...)
+	slices.SortFunc(marks, func(a, b updateLine) int { return cmp.Compare(a.seq, b.seq) }) // in the chat's order: the newest last
+	if len(marks) > updateMarksMax {
+		marks = marks[len(marks)-updateMarksMax:]
+	}
+	lines := make([]string, len(marks))
+	for i, m := range marks {
+		lines[i] = m.line
+	}
+	r.update = strings.Join(lines, "\n")
+}
+
+// updateLine is one line under a retrieved turn, and the turn it quotes.
+type updateLine struct {
+	seq  int64
+	line string
+}
+
+// reversals are the marks of the later turns that went back on a change
+// said by turn seq itself or by one of the updates that marked it (by):
+// "she's Juniper now", or "called Maple" marked by it, reads as current
+// without "we've gone back to her old name".
+func reversals(ups []chatUpdate, seq int64, by map[int64]bool) []updateLine {
+	var out []updateLine
+	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq; j-- {
+		c := ups[j]
+		if c.rev != nil && !by[c.seq] && (c.revOf == seq || by[c.revOf]) {
+			out = append(out, updateLine{c.seq, updateMark(c, c.revQuote)})
+		}
+	}
+	return out
 }
 
 // updates reports whether text (lower case) states what u changed: it

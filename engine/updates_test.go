@@ -230,3 +230,34 @@ func contextOver(t *testing.T, msgs []InMessage, hits int, query string, budget 
 	}
 	return res
 }
+
+// A change gone back on ("we've gone back to her old name") is under the
+// turn that made it and under the older turn that change marked: either
+// alone reads the undone change as current.
+func TestRetrievedTurnMarkedReversed(t *testing.T) {
+	msgs := []InMessage{
+		{ID: "a", Role: "user", Content: "The rescue matched us with a lurcher girl called Maple, pick up is sat 6 march."},
+		{ID: "b", Role: "user", Content: "we've decided on a new name. Maple doesn't feel like her, she's Juniper now, June for short"},
+	}
+	msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 30)...)
+	msgs = append(msgs, InMessage{ID: "r", Role: "user", Content: "ok this is embarrassing but we've gone back to her old name. nobody ever said June and she only answers to Maple"})
+	msgs = append(msgs, filler("g", "more filler %d", 12)...)
+	res := contextOver(t, msgs, 2, "what is the dog called", 300)
+	back := "(earlier; updated "
+	for _, w := range []string{
+		"called Maple, pick up is sat 6 march.\n" + back,                        // the older turn: the change, then its reversal
+		"turn 2: we've decided on a new name.",                                  // the change
+		"turn 33: ok this is embarrassing but we've gone back to her old name.", // the reversal
+		"June for short\n" + back + "Sun",                                       // under the change itself
+	} {
+		if !strings.Contains(res.Context, w) {
+			t.Errorf("context lacks %q:\n%s", w, res.Context)
+		}
+	}
+	if n := strings.Count(res.Context, "turn 33: ok this is embarrassing"); n != 2 {
+		t.Errorf("the reversal is under %d turns, want 2:\n%s", n, res.Context)
+	}
+	if testing.Verbose() {
+		t.Log(res.Context)
+	}
+}

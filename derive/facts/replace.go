@@ -48,6 +48,9 @@ func DetectReplacement(text string) (Replacement, bool) {
 	return r, r.cue >= 0 && len(r.rejected) > 0
 }
 
+// Cue is the sentence saying the choice changed, as written.
+func (r Replacement) Cue() string { return r.sents[r.cue] }
+
 // Quote is what a mark under an older turn quotes of the replacing turn:
 // the sentence rejecting what the older turn named (rejected, from
 // Replaces) and the one saying the choice changed, in the turn's order,

@@ -97,7 +97,7 @@ var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back",
-		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended"}
+		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to "}
 	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
 )
 
@@ -152,6 +152,13 @@ var detectors = []detector{
 	{[]string{"new "}, regexp.MustCompile(`\bnew (?:([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?: :| is| =| now)|([a-z][\w'-]*)) ([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,5}?)` + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]+m[2]), onlyTime(m[3])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
+	// "put nottingham up to £10 a ticket", "knocked the rent down to
+	// £950": an amount raised or lowered, said of the thing it is the
+	// amount of.
+	{[]string{" up to ", " down to "}, regexp.MustCompile(`\b(?:put|putting|puts|bumped|bump|bumping|knocked|knock|knocking|brought|bring|bringing|pushed|push|pushing) (?:the |our |my |their )?([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:up|down) to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, amount := thingWords(m[1]), strings.Fields(m[2])[0] // "£10", of "£10 a ticket"
+		return Update{Subject: subj, New: value(amount)}, len(subj) > 0 && hasDigit(amount)
 	}},
 	// "switched to Y" (what from is unsaid: no subject, only New)
 	{[]string{" to "}, regexp.MustCompile(`\b(?:i|we|they|he|she|you)(?:'ve| have)? (?:just |finally |now )?(?:switched|moved|changed|migrated|upgraded) (?:over )?to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {

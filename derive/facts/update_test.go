@@ -114,6 +114,10 @@ func TestDetectUpdate(t *testing.T) {
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},
 		{"new kickoff time: 3pm, same pitch", true, "kickoff", "", "3pm"},
 		{"new phone who dis", false, "", "", ""},
+		// An amount raised or lowered, said of its thing.
+		{"ok i've put nottingham up to £10 a ticket, we've got a support act now", true, "nottingham", "", "£10"},
+		{"landlord knocked the rent down to £950", true, "rent", "", "£950"},
+		{"put your hand up to ask", false, "", "", ""},
 		// Stopped, or chosen and not: "won't … anymore", "not … after all".
 		{"hmm she won't touch the harrington's anymore and had an upset tummy overnight.", true, "", "harrington", ""},
 		{"walker news: we're not using Kasia after all, she no-showed twice last week.", true, "", "kasia", ""},

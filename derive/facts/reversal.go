@@ -1,0 +1,76 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/contextd/contextd/internal/lex"
+	"github.com/contextd/contextd/internal/prose"
+)
+
+// Reversals. A change can be undone: "we've gone back to her old name",
+// "scratch the nottingham price change, back to £8", "back to mornings but
+// starting at 8". The turns that said the change ("she's Juniper now") read
+// as current unless they carry the reversal too. A reversal names what it
+// goes back to: a value ("£8", "mornings") or, for "the old/original X",
+// what had changed ("name"). The change it undoes is the newest earlier
+// update whose sentence holds those words (Reverses); a reversal that
+// undoes no update found is shown under nothing.
+
+// Reversal is a sentence going back on a change: the words of what it goes
+// back to.
+type Reversal struct {
+	Back     []string
+	Sentence string
+}
+
+// DetectReversal returns the first sentence of text that goes back to an
+// earlier value.
+func DetectReversal(text string) (Reversal, bool) {
+	if !strings.Contains(text, "back to") && !strings.Contains(text, "Back to") {
+		return Reversal{}, false
+	}
+	for _, s := range lex.Sentences(prose.Clean(text)) {
+		low := strings.ToLower(s)
+		m := backTo.FindStringSubmatch(low)
+		if m == nil || conditional.MatchString(m[1]) || (m[2] == "" && notReversal.MatchString(m[1])) {
+			continue // "the old X" says a reversal whatever the verb: "went back to the original plan"
+		}
+		var back []string
+		if m[2] != "" { // "her old name": what changed, not a value
+			back = thingWords(m[3])
+		} else if v := value(m[3]); len(v) > 0 && !notBack[strings.Fields(v[0])[0]] {
+			back = lex.Keywords(v[0])
+			if hasDigit(v[0]) {
+				back = []string{v[0]} // "back to £8", "postgres 13": the number with what it numbers
+			}
+		}
+		if len(back) > 0 {
+			return Reversal{Back: back, Sentence: s}, true
+		}
+	}
+	return Reversal{}, false
+}
+
+// Reverses reports whether the update sentence u (as written) states the
+// change r goes back on: it holds every word of what r goes back to.
+func (r Reversal) Reverses(u string) bool {
+	low := strings.ToLower(u)
+	for _, w := range r.Back {
+		if !lex.HasPhrase(low, w) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// backTo: "(we've gone) back to (her old) name", "back to £8". What
+	// comes before decides whether it is a reversal (notReversal).
+	backTo = regexp.MustCompile(`^(.*?)\bback to (?:the |her |his |our |my |their |its )?(old |original |previous |usual |first )?` + valuePhr + clauseEnd)
+	// notReversal: going somewhere or answering someone ("get back to
+	// you", "drive back to the hotel", "went back to sleep").
+	// A time "pushed back to" or "put back to" is postponed, not restored.
+	notReversal = regexp.MustCompile(`\b(?:dates|dated|dating|push|pushed|pushing|put|putting|set|moved|move|moving|bumped|get|getting|got|come|coming|came|write|writing|wrote|reply|report|drive|driving|drove|walk|walking|walked|fly|flying|flew|head|heading|headed|run|ran|take|took|bring|brought|send|sent|go|going|went|way|get|ride|rode|travel|travelled|traveled|sail)\b[^,]*$`)
+	notBack     = set(`normal work school sleep bed home basics square you me him her them us it this that there here life reality earth`)
+)

@@ -161,6 +161,9 @@ func renderRAGItem(r RAGTurn) string {
 		if r.ChatID != "" {
 			line = "[chat " + r.ChatID + "] " + line
 		}
+		if r.update != "" { // a later turn changed what its turns said
+			line += "\n" + r.update
+		}
 		return line
 	}
 	if f := r.Fact; f != nil {

@@ -210,21 +210,25 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 // changed by another turn, and one mark left the others reading as
 // current.
 func markUpdate(ups []chatUpdate, r *RAGTurn) {
-	if r.ChatID != "" || r.Episode != nil || r.Fact != nil {
+	if r.ChatID != "" || r.Fact != nil {
 		return
 	}
-	if n := len(ups); n == 0 || ups[n-1].seq <= r.Seq {
+	seq := r.Seq
+	if r.Episode != nil { // an episode's summary says what its turns said
+		seq = r.Episode.ToSeq
+	}
+	if n := len(ups); n == 0 || ups[n-1].seq <= seq {
 		return // no update after this turn: no lower-cased copy to make
 	}
 	low := strings.ToLower(r.Content)
 	var marks []updateLine
 	by := map[int64]bool{} // the updates that marked r
-	for j := len(ups) - 1; j >= 0 && ups[j].seq > r.Seq && len(marks) < updateMarksMax; j-- {
+	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq && len(marks) < updateMarksMax; j-- {
 		if m, ok := ups[j].markFor(r.Content, low); ok {
 			marks, by[ups[j].seq] = append(marks, updateLine{ups[j].seq, m}), true
 		}
 	}
-	marks = append(marks, reversals(ups, r.Seq, by)...)
+	marks = append(marks, reversals(ups, seq, by)...)
 	slices.SortFunc(marks, func(a, b updateLine) int { return cmp.Compare(a.seq, b.seq) }) // in the chat's order: the newest last
 	if len(marks) > updateMarksMax {
 		marks = marks[len(marks)-updateMarksMax:]

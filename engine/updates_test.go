@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/contextd/contextd/derive/facts"
+	"github.com/contextd/contextd/memory"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -259,5 +260,35 @@ func TestRetrievedTurnMarkedReversed(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Log(res.Context)
+	}
+}
+
+// An episode's summary says what its turns said: a later change to it is
+// marked under the episode's line as under a turn, and a change inside
+// the episode's own turns is not.
+func TestRetrievedEpisodeMarked(t *testing.T) {
+	var ups []chatUpdate
+	for _, m := range []memory.Message{
+		{Seq: 5, Role: "user", Content: "ok we go with Oakline then"},
+		{Seq: 15, Role: "user", Content: "ok change of heart on the fitter. Oakline wouldn't put the start date in writing. we're going with Brightwood after all"},
+	} {
+		if c, ok := readUpdate(m, ups); ok {
+			ups = append(ups, c)
+		}
+	}
+	ep := func(to int64) RAGTurn {
+		return RAGTurn{Seq: 1, Content: `Tunde said: "Oakline Kitchens £14,200, 3 weeks, start 6 April."`, Episode: &EpisodeRef{FromSeq: 1, ToSeq: to}}
+	}
+	before, inside := ep(6), ep(20)
+	markUpdate(ups, &before)
+	markUpdate(ups, &inside)
+	if !strings.Contains(before.update, "turn 15: ok change of heart") {
+		t.Errorf("episode of turns 1–6 not marked by turn 15: %q", before.update)
+	}
+	if inside.update != "" {
+		t.Errorf("episode of turns 1–20 marked by its own turn 15: %q", inside.update)
+	}
+	if line := renderRAGItem(before); !strings.Contains(line, "start 6 April.\"\n(earlier; updated") {
+		t.Errorf("the mark is not under the episode's line:\n%s", line)
 	}
 }

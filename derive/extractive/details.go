@@ -85,3 +85,51 @@ func pointed(fs []memory.Fact) []memory.Fact {
 	}
 	return out
 }
+
+// replacedDetails gives way, in entities' details, to a user's turn of
+// this batch that replaced a choice (facts.DetectReplacement): after "Oakline
+// wouldn't put the start date in writing … we're going with Brightwood
+// after all", "Oakline (name): I think we go with Oakline" would list the
+// old choice as the thing's detail. A part naming what the turn rejected,
+// from an earlier turn (from, as in currentDetails), becomes the turn's
+// sentence saying the choice changed.
+func replacedDetails(es []memory.Entity, from []memory.Message, turns []memory.Message) []memory.Entity {
+	var out []memory.Entity
+	for _, t := range turns {
+		if t.Role != memory.RoleUser {
+			continue // an assistant's "instead" is advice, not a choice made
+		}
+		r, ok := facts.DetectReplacement(t.Content)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(es)
+		}
+		for i, e := range out {
+			if i < len(from) && from[i].Seq >= t.Seq {
+				continue
+			}
+			out[i].Details = replacedParts(e.Details, r)
+		}
+	}
+	if out == nil {
+		return es
+	}
+	return out
+}
+
+// replacedParts is details with each part naming what r rejected given
+// way to r's sentence saying the choice changed.
+func replacedParts(details string, r facts.Replacement) string {
+	var keep []string
+	for _, part := range detailParts(details) {
+		if _, ok := r.Replaces(part); ok {
+			part = clip(r.Cue(), MaxItemChars)
+		}
+		if !slices.Contains(keep, part) {
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, "; ")
+}

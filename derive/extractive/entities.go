@@ -65,6 +65,12 @@ var (
 	personAfter  = toSet(`said says told asks asked thinks wants wrote replied agreed suggested is`)
 	placeBefore  = toSet(`in near to from visit visiting visited flying fly travel traveling travelling trip`)
 	orgBefore    = toSet(`company client customer vendor joined employer startup firm`)
+	// fromPlace: "from" names a place after going or being somewhere
+	// ("moved from Berlin", "I'm from Leeds"), not after a thing.
+	fromPlace = toSet(`moved move moving came come comes coming flew fly flying drove drive driving travelled traveled travelling traveling
+returned return returning back home i'm im am is are was were originally far away miles km`)
+	// choosing: "with" after a verb of choosing names what was chosen.
+	choosing = toSet(`go goes going went gone stick sticking stuck stay staying stayed`)
 	// nonNames are capitalised words that begin sentences or are otherwise
 	// not names by themselves.
 	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah
@@ -333,8 +339,12 @@ func nameType(sentence string, a, b int, fields []string) string {
 		return TypePerson
 	case orgBefore[prev], prev == "at" && (prev2 == "works" || prev2 == "work" || prev2 == "working"), prev == "for" && (prev2 == "work" || prev2 == "works" || prev2 == "working"):
 		return TypeOrganization
+	case prev == "from" && !fromPlace[prev2]:
+		return "" // "a skip from Hollins Hire": a supplier as often as a place
 	case placeBefore[prev]:
 		return TypePlace
+	case prev == "with" && choosing[prev2]:
+		return "" // "we go with Oakline": a choice, not a person
 	case personBefore[prev]:
 		return TypePerson
 	case personAfter[next] && next != "is":

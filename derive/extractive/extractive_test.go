@@ -505,6 +505,35 @@ func TestEntityDetailsAreCurrent(t *testing.T) {
 	}
 }
 
+// A choice replaced in another sentence ("Oakline wouldn't put the start
+// date in writing … we're going with Brightwood after all") is what the
+// rejected thing's detail says next, not the old choice; and "go with
+// Oakline" names a choice, not a person.
+func TestEntityDetailsFollowAReplacedChoice(t *testing.T) {
+	chose := "I think we go with Oakline, earliest and the showroom was lovely. Oakline can start Monday 6 April."
+	ask := "does Oakline do the worktop templating too?"
+	changed := "ok change of heart on the fitter. Oakline wouldn't put the start date in writing. we're going with Brightwood after all, they can do 20 April"
+	check := func(name string, s memory.Summary) {
+		t.Helper()
+		e, ok := entity(s.Entities, "Oakline")
+		if !ok {
+			t.Fatalf("%s: no Oakline among %+v", name, s.Entities)
+		}
+		if strings.Contains(e.Details, "I think we go with Oakline") || !strings.Contains(e.Details, "going with Brightwood after all") {
+			t.Errorf("%s: want the change for the old choice as a detail: %+v", name, e)
+		}
+		if e.Type == TypePerson {
+			t.Errorf("%s: a fitter chosen is typed a person: %+v", name, e)
+		}
+	}
+	first := summarize(t, nil, msgs(1, "user", chose, "user", ask), 0)
+	if e, _ := entity(first.Entities, "Oakline"); !strings.Contains(e.Details, "I think we go with Oakline") {
+		t.Fatalf("first batch: the choice is not a detail: %+v", first.Entities)
+	}
+	check("a later batch", summarize(t, &first, msgs(3, "user", changed), 0))
+	check("the same batch", summarize(t, nil, msgs(1, "user", chose, "user", ask, "user", changed), 0))
+}
+
 // A narrative moves as the chat moves: an earlier sentence stating a value
 // a later turn changed is dropped, one stating the new value stays.
 func TestNarrativeDropsChangedValues(t *testing.T) {

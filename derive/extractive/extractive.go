@@ -268,10 +268,12 @@ func factItems(readings []prose.Reading) (preferences, decisions, questions []st
 		if _, old := updated[f.ID]; old {
 			continue
 		}
-		switch f.Kind {
-		case memory.FactPreference, memory.FactAttribute:
+		switch {
+		case f.Kind == memory.FactAttribute && relationAttr.MatchString(f.Text):
+			continue // "Mo's car failed its MOT": a fact, no preference
+		case f.Kind == memory.FactPreference, f.Kind == memory.FactAttribute:
 			preferences = append(preferences, f.Text)
-		case memory.FactDecision:
+		case f.Kind == memory.FactDecision:
 			decisions = append(decisions, strings.TrimPrefix(f.Text, decisionPrefix))
 		default:
 			continue
@@ -285,6 +287,13 @@ func factItems(readings []prose.Reading) (preferences, decisions, questions []st
 }
 
 const decisionPrefix = "Decision: "
+
+// relationAttr is an attribute of someone's relation or possession that
+// says what happened to it ("my car failed its MOT" → "Mo's car failed
+// its MOT", "my mum has been on the phone every night"): an event, not
+// what the user is or likes. It stays a fact; the summary's preferences
+// keep the states ("Nate's sister lives in Portland", "Mo is vegetarian").
+var relationAttr = regexp.MustCompile(`^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:[a-z]+ed|was|were|had|has been|have been|got|went|broke|came|took|left|fell|lost|ran|sent|told|said)\b`)
 
 // current drops the items of an earlier summary's list that a newer fact
 // supersedes, as the facts job does for the chat's facts: "the user went

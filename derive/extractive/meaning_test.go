@@ -155,3 +155,21 @@ func cutAtWord(text, src string) bool {
 	}
 	return true
 }
+
+// The preferences list holds what the user is and likes, states of their
+// relations included ("Nate's sister lives in Portland"), not what
+// happened to them ("my car failed its MOT" is a fact, no preference).
+func TestPreferencesHoldNoEvents(t *testing.T) {
+	s := summarize(t, nil, msgs(1,
+		"user", "my car failed its MOT, garage has it till monday.",
+		"user", "my sister lives in Portland.",
+		"user", "I'm vegetarian."), 0)
+	for _, p := range s.UserPreferences {
+		if strings.Contains(p, "MOT") {
+			t.Errorf("an event among the preferences: %q", s.UserPreferences)
+		}
+	}
+	if !contains(s.UserPreferences, "sister lives in Portland") || !contains(s.UserPreferences, "vegetarian") {
+		t.Errorf("preferences %q", s.UserPreferences)
+	}
+}

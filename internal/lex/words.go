@@ -75,7 +75,8 @@ func Keywords(s string) []string {
 var filler = Set(`wow woah whoa haha hahaha lol omg yay yup ugh hmm awesome amazing cool nice glad
 sounds definitely totally absolutely exactly indeed congrats congratulations lovely wonderful fantastic
 incredible super stuff guys dear buddy cheers ttyl bye goodbye time fun blast glad happy excited
-appreciate appreciated cheering proud inspiring inspired wish hope hoping best`)
+appreciate appreciated cheering proud inspiring inspired wish hope hoping best
+pls plz thx thanx tbh idk imo imho ngl tho thru gonna wanna gotta kinda sorta dunno lemme yeah yep nah`)
 
 var stopwords = Set(`a about above after again against all almost also although always am an and
 another any anybody anyone anything anyway are aren't around as ask asked asking at away back be

@@ -310,8 +310,12 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		return candidate{kind: kind, rank: pt.rank, text: render(kind, text, sp)}, true
 	}
 	// A person saying something changed ("the meeting is now on Tuesday")
-	// states a fact that supersedes the older (supersede.go).
-	if u, ok := detectIn(s); ok && sp.Person && (len(u.Old) > 0 || len(u.Subject) > 0) && rich {
+	// states a fact that supersedes the older (supersede.go). The patterns
+	// run only for a person's rich sentence: they are a fifth of the cost.
+	if !sp.Person || !rich {
+		return candidate{}, false
+	}
+	if u, ok := detectIn(s); ok && (len(u.Old) > 0 || len(u.Subject) > 0) {
 		return candidate{kind: memory.FactOther, rank: rankEvent, text: render(memory.FactOther, s, sp)}, true
 	}
 	return candidate{}, false

@@ -41,7 +41,10 @@ func DetectUpdate(text string) (Update, bool) {
 
 // detectIn tries the update patterns on one sentence, most specific first.
 func detectIn(s string) (Update, bool) {
-	low := strings.ToLower(saidLead.ReplaceAllString(s, "")) // a fact quoting its speaker
+	if strings.Contains(s, ` said: "`) { // a fact quoting its speaker
+		s = saidLead.ReplaceAllString(s, "")
+	}
+	low := strings.ToLower(s)
 	low = strings.TrimRight(low, `.!?"' `)
 	// A colon that opens what follows ends a value ("4 nights now not 5:
 	// check-in …"); one inside a value ("8:30") does not.
@@ -49,8 +52,10 @@ func detectIn(s string) (Update, bool) {
 	if holdsAny(low, hedges) {
 		return Update{}, false
 	}
-	drops := dropped.MatchString(low) || forgotten.MatchString(low) // cues of their own: "ok no gin, …", "forget Lisbon"
-	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || changeVerbs.MatchString(low) || numberCorrection(low))) {
+	// Cues of their own: "ok no gin, …", "forget Lisbon" (each tried only
+	// when the words it starts with are there: most sentences hold none).
+	drops := strings.Contains(low, "no ") && dropped.MatchString(low) || holdsAny(low, forgetWords) && forgotten.MatchString(low)
+	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || hasChangeVerb(low) || numberCorrection(low))) {
 		return Update{}, false
 	}
 	for _, d := range detectors {
@@ -98,8 +103,31 @@ var (
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to "}
-	changeVerbs = regexp.MustCompile(`\b` + changeVerb + `\b`)
+	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
+	forgetWords = []string{"forget", "scrap", "scratch", "ditch"}
 )
+
+// hasChangeVerb reports whether low (lower case) holds one of the change
+// verbs as a word: a scan and a set, not a regular expression of thirty
+// alternatives run on every sentence holding " to " (most do).
+func hasChangeVerb(low string) bool {
+	for i := 0; i < len(low); {
+		for i < len(low) && !asciiLetter(low[i]) {
+			i++
+		}
+		j := i
+		for j < len(low) && asciiLetter(low[j]) {
+			j++
+		}
+		if j-i >= 2 && changeVerbs[low[i:j]] && (i == 0 || low[i-1] < 0x80) && (j == len(low) || low[j] < 0x80) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 const (
 	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut)`

@@ -45,10 +45,13 @@ func asker(f memory.Fact) string {
 // memory.FactAnswered (the argument SupersedeFacts takes).
 func Answered(existing []memory.Fact, turns []memory.Message) map[string]string {
 	out := map[string]string{}
-	rs := readAll(turns)
+	var rs []read // read at the first open question: most appends find none
 	for _, f := range existing {
 		if f.SupersededBy != "" || !IsOpenQuestion(f) {
 			continue
+		}
+		if rs == nil {
+			rs = readAll(turns)
 		}
 		who := asker(f)
 		for _, r := range rs {

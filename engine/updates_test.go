@@ -118,6 +118,11 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"hmm she won't touch the harrington's anymore", "rescue says she's 22kg and eats Harrington's grain free", true},
 		{"landlord's fixed the latch, it's a self-closing one now", "the back gate has a broken latch so she can't go out alone", true},
 		{"landlord's fixed the latch, it's a self-closing one now", "the latch is on the left of the gate", false},
+		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", "Eggs from Cobbs Farm, 30 dozen a week at £3.10 a dozen, delivered Saturdays.", true},
+		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", "Eggs from Cobbs Farm, 30 dozen a week at £3.10 a dozen.", false},
+		{"They've halved the apixaban to 2.5mg because of her kidney function.", "discharge meds: apixaban 5mg at 8am and 8pm, bisoprolol 2.5mg mornings", true},
+		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", "reminder subs are £6 each a game, pay on the night", true},
+		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", "flour: Hartley Mills T55, 16kg sack £17.60, 12 sacks a fortnight", true},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {

@@ -130,9 +130,13 @@ func hasChangeVerb(low string) bool {
 func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 const (
-	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut)`
-	valuePhr   = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
-	clauseEnd  = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled)`
+	// amountPhr is an amount and what follows it to the clause's end,
+	// whatever that is ("£19.10 a sack from 1 march"): leadingAmount
+	// takes the amount.
+	amountPhr = `([$€£]?\d[\w$€£.,:/%+@'-]*(?: [^,;]*)?)`
+	valuePhr  = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
+	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 var detectors = []detector{
@@ -158,7 +162,7 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
@@ -174,6 +178,12 @@ var detectors = []detector{
 	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) (?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), onlyTime(m[2])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
+	// "T55 going up to £19.10 a sack from 1 March", "rent's gone down to
+	// £950": an amount, the thing first, without an article.
+	{[]string{" up to ", " down to "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z0-9][\w'-]*(?: [a-z][\w'-]*)?) (?:is |are |'s |has |have |just )?(?:going|gone|went|goes|come|came|coming) (?:up|down) to ` + amountPhr), func(m []string) (Update, bool) {
+		subj, amount := thingWords(m[1]), leadingAmount(m[2])
+		return Update{Subject: subj, New: amount}, len(subj) > 0 && amount != nil
 	}},
 	// "new deadline mon 22 march", "new time: 3pm": a time without a
 	// verb, after "new" and what it is the time of.
@@ -283,11 +293,19 @@ var detectors = []detector{
 		}
 		return Update{Subject: subj, New: v}, len(subj) > 0
 	}},
-	// "ok so dinner is 8pm thursday now", "standup's at 10 now": a thing
-	// named without an article, at a time now.
-	{[]string{" now"}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*?)(?: is|'s| 's) (?:on |at |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
+	// "ok so dinner is 8pm thursday now", "standup's at 10 now", "… no
+	// more saturday drops, eggs are coming fridays now": a thing named
+	// without an article, first in its clause, at a time now (a verb of
+	// its schedule between: "coming", "delivered").
+	{[]string{" now"}, regexp.MustCompile(`(?:^|[,;] |\bso )(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*?)(?: is|'s| 's| are|'re) (?:[a-z]+(?:ing|ed) )?(?:on |at |for )?` + valuePhr + `,? now` + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) == 1 && nw != nil && !notNow.MatchString(m[0])
+	}},
+	// "so subs are £7 a game from now on", "rent is £950 now": a thing
+	// named without an article, first in its clause, at an amount now.
+	{[]string{" now"}, regexp.MustCompile(`(?:^|[,;] |\bso )(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update),? )*([a-z][\w'-]*?)(?: is|'s| 's| are|'re) ` + valuePhr + `,? (?:from )?now(?: on)?` + clauseEnd), func(m []string) (Update, bool) {
+		subj, amount := thingWords(m[1]), leadingAmount(m[2])
+		return Update{Subject: subj, New: amount}, len(subj) == 1 && amount != nil && !notNow.MatchString(m[0])
 	}},
 	// "ok no gin, we get her herbs then", "so no beach after all": a plan
 	// dropped, said as texting says it — "no" and the thing, first in
@@ -436,6 +454,17 @@ func onlyTime(v string) []string {
 var timeWords = set(`monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
 january february march april may june july august september october november december jan feb mar apr jun jul aug sep
 sept oct nov dec am pm noon midday midnight at on the of today tonight tomorrow morning afternoon evening night`)
+
+// leadingAmount is the amount with a unit or a currency a value phrase
+// opens with ("£19.10" of "£19.10 a sack"), nil when it opens with none.
+func leadingAmount(v string) []string {
+	w, _, _ := strings.Cut(strings.TrimSpace(v), " ")
+	w = strings.TrimRight(w, ",.;:")
+	if qs := quantitiesIn(w); len(qs) != 1 {
+		return nil
+	}
+	return value(w)
+}
 
 // thingStates is an update whose old values are the thing (a phrase
 // naming one) with each of the words that said its old state: "boiler

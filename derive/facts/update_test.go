@@ -118,6 +118,15 @@ func TestDetectUpdate(t *testing.T) {
 		{"ok i've put nottingham up to £10 a ticket, we've got a support act now", true, "nottingham", "", "£10"},
 		{"landlord knocked the rent down to £950", true, "rent", "", "£950"},
 		{"put your hand up to ask", false, "", "", ""},
+		// A schedule's day moved, the thing first in its clause.
+		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", true, "eggs", "", "fridays"},
+		{"bins are collected on mondays now", true, "bins", "", "mondays"},
+		{"we are going fridays now", false, "", "", ""},
+		// Amounts halved, going up, from now on.
+		{"Consultant ward round today. They've halved the apixaban to 2.5mg because of her kidney function.", true, "apixaban", "", "2.5mg"},
+		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", true, "t55", "", "£19.10"},
+		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", true, "subs", "", "£7"},
+		{"we are going up to the lake", false, "", "", ""},
 		// Stopped, or chosen and not: "won't … anymore", "not … after all".
 		{"hmm she won't touch the harrington's anymore and had an upset tummy overnight.", true, "", "harrington", ""},
 		{"walker news: we're not using Kasia after all, she no-showed twice last week.", true, "", "kasia", ""},

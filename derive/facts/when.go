@@ -27,8 +27,8 @@ var (
 	// clockRe: "19:30", "8pm", "8.30 am", "noon". A bare number is no
 	// clock time in a sentence ("table for 4").
 	clockRe = regexp.MustCompile(`\b(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)? ?(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)|\b(?:[01]?\d|2[0-4]):[0-5]\d\b|\b(?:noon|midday|midnight)\b`)
-	// dayRe: a weekday, "tomorrow", "the 14th", "14 May", "May 14".
-	dayRe    = regexp.MustCompile(`\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
+	// dayRe: a weekday ("fridays" too: a schedule), "tomorrow", "the 14th", "14 May", "May 14".
+	dayRe    = regexp.MustCompile(`\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
 	bareHour = regexp.MustCompile(`^(?:[1-9]|1\d|2[0-4])(?::[0-5]\d)?$`)
 )
 

@@ -537,6 +537,17 @@ func sentenceWindowEnd(text string, from, firstEnd, maxBytes int, ends []int) in
 	return max(ends[i], firstEnd)
 }
 
+// SpokenText is what a turn's point is embedded and encoded from: its
+// speaker's name, when it has one, and its text. In a group chat who said
+// it is part of what was said ("which shirt size is dan having" asks for
+// Dan's "make mine XL not L"); the point's Content stays the turn's text.
+func SpokenText(name, content string) string {
+	if name == "" {
+		return content
+	}
+	return name + ": " + content
+}
+
 // TurnPoints are a turn's points, vectors left to the caller: one for a
 // turn of at most passageTokens (<= 0: DefaultPassageTokens), else one per
 // passage (SplitPassages), the passage as Content.

@@ -119,3 +119,48 @@ func BenchmarkIndexerSQLite(b *testing.B) {
 	}
 	b.ReportMetric(float64(turns)/elapsed.Seconds(), "turns/s")
 }
+
+// A speaker's name is indexed with the turn: in a group chat "which shirt
+// size is dan having" asks for what Dan said, though his turn never
+// names him (the turns naming shirts and sizes still rank first).
+// The hit shows the turn's own text.
+func TestSpeakerNameIsIndexed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openSQLite(t, dir)
+	emb := rag.NewHashingEmbedder(128)
+	idx, err := embedded.Open(ctx, filepath.Join(dir, "vectors.db"), 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	msgs := []memory.Message{
+		{Role: memory.RoleUser, Name: "Kev", Content: "kit!! new shirts from KitShack, orange with black numbers. need sizes + numbers by friday"},
+		{Role: memory.RoleUser, Name: "Jonno", Content: "M, number 9"},
+		{Role: memory.RoleUser, Name: "Sami", Content: "L for me, number 7. what size are the shorts?"},
+		{Role: memory.RoleUser, Name: "Kev", Content: "shorts are optional, most of us have black ones"},
+		{Role: memory.RoleUser, Name: "Dan", Content: "actually make mine XL not L, i aint been to the gym since may"},
+	}
+	for i, c := range filler(20, "football") {
+		msgs = append(msgs, memory.Message{Role: memory.RoleUser, Name: []string{"Kev", "Jonno", "Sami"}[i%3], Content: c})
+	}
+	if _, err := st.Append(ctx, memory.AppendRequest{Chat: memory.ChatKey{Tenant: "t", ChatID: "c"}, Agent: "a", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&index.Indexer{Store: st, Embedder: emb, Index: idx, Owner: "it"}).DrainOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := (&rag.Retriever{Embedder: emb, Index: idx, Store: st}).Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "which shirt size is dan having", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dan *rag.Turn
+	for i := range got {
+		if got[i].Seq == 5 {
+			dan = &got[i]
+		}
+	}
+	if dan == nil || dan.Content != msgs[4].Content {
+		t.Fatalf("got %v, want Dan's turn 5 among the three best, with its own text", seqsOf(got))
+	}
+}

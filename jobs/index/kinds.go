@@ -70,7 +70,7 @@ func mapTurn(c memory.Chat, msg memory.Message, passageTokens int, m *mapped) {
 		return
 	}
 	for _, p := range rag.TurnPoints(c, msg, passageTokens) {
-		m.points, m.texts = append(m.points, p), append(m.texts, p.Content)
+		m.points, m.texts = append(m.points, p), append(m.texts, rag.SpokenText(msg.Name, p.Content))
 	}
 	m.mark.Seqs = append(m.mark.Seqs, msg.Seq)
 }

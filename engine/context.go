@@ -659,7 +659,8 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	}
 	markPairs(out)
 	s.markUpdated(ctx, p, out)
-	s.markUpdated(ctx, p, episodes) // a summary of turns a later turn changed
+	// An episode's summary says what its turns said: a later change marks it.
+	s.markUpdated(ctx, p, episodes)
 	if len(episodes) > 0 || sh.partsOffered > 0 { // episodes and parts ranked with the turns, best first
 		out = append(out, episodes...)
 		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })

@@ -95,11 +95,11 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	}
 	tf := counts(terms)
 	for _, t := range content {
-		for _, v := range lex.Variants(t) {
-			if id := TermID(v); tf[id] == 0 && !lex.IsRequestTerm(v) {
+		lex.EachVariant(t, func(base, suffix string) {
+			if id := termID2(base, suffix); tf[id] == 0 {
 				tf[id] = -1 // a word of the family, not the word: half a term
 			}
-		}
+		})
 	}
 	return build(tf, func(n int) float32 {
 		if n < 0 {

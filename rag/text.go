@@ -11,14 +11,19 @@ func fnv1a64(seed uint64, s string) uint64 {
 	return h
 }
 
-func fnv1a32(s string) uint32 {
-	h := uint32(fnvOffset32)
+func fnv1a32(s string) uint32 { return fnv1a32More(fnvOffset32, s) }
+
+// fnv1a32More goes on hashing s after h.
+func fnv1a32More(h uint32, s string) uint32 {
 	for i := 0; i < len(s); i++ {
 		h ^= uint32(s[i])
 		h *= fnvPrime32
 	}
 	return h
 }
+
+// termID2 is TermID(a + b), without the string.
+func termID2(a, b string) uint32 { return fnv1a32More(fnv1a32More(fnvOffset32, a), b) }
 
 const (
 	fnvOffset64 = 14695981039346656037

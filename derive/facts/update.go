@@ -186,8 +186,10 @@ var detectors = []detector{
 		return Update{Subject: subj, New: amount}, len(subj) > 0 && amount != nil
 	}},
 	// "new deadline mon 22 march", "new time: 3pm": a time without a
-	// verb, after "new" and what it is the time of.
-	{[]string{"new "}, regexp.MustCompile(`\bnew (?:([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?: :| is| =| now)|([a-z][\w'-]*)) ([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,5}?)` + clauseEnd), func(m []string) (Update, bool) {
+	// verb, after "new" and what it is the time of. Without a colon or
+	// "is", "new" opens its clause: "start the new job on May 1" and "the
+	// new schedule today" name a thing, not its new time.
+	{[]string{"new "}, regexp.MustCompile(`(?:\bnew ([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?: :| is| =| now)|(?:^|[,;] )new ([a-z][\w'-]*)) ([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,5}?)` + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]+m[2]), onlyTime(m[3])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},

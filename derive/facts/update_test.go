@@ -114,6 +114,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},
 		{"new kickoff time: 3pm, same pitch", true, "kickoff", "", "3pm"},
 		{"new phone who dis", false, "", "", ""},
+		{"you have a firm commitment to start the new job on May 1", false, "", "", ""},
+		{"the new deadline is friday 3 april", true, "deadline", "", "friday 3 april"},
 		// An amount raised or lowered, said of its thing.
 		{"ok i've put nottingham up to £10 a ticket, we've got a support act now", true, "nottingham", "", "£10"},
 		{"landlord knocked the rent down to £950", true, "rent", "", "£950"},

@@ -118,26 +118,33 @@ var termStopwords = func() map[string]bool {
 // left of it without one derivational suffix, and the family is the base
 // with each of them ("collection" → "collect", "collector", …).
 func Variants(t string) []string {
-	if len(t) < 3 || !isASCIILower(t) || strings.IndexAny(t, "0123456789") >= 0 {
-		return nil
-	}
 	var out []string
+	EachVariant(t, func(base, suffix string) { out = append(out, base+suffix) })
+	return out
+}
+
+// EachVariant calls f with each variant of t as a base and a suffix, in
+// Variants' order, without building the strings (a query hashes them).
+func EachVariant(t string, f func(base, suffix string)) {
+	if len(t) < 3 || !isASCIILower(t) || strings.IndexAny(t, "0123456789") >= 0 {
+		return
+	}
 	base := t
 	for _, suf := range derivSuffixes {
 		if b, ok := strings.CutSuffix(t, suf); ok && len(b) >= minBase(suf) && (suf != "y" || strings.HasSuffix(b, "er")) {
-			base, out = b, append(out, b)
+			base = b
+			f(b, "")
 			if n := len(b); b[n-1] == b[n-2] && !strings.ContainsRune("aeiouy", rune(b[n-1])) {
-				out = append(out, b[:n-1]) // "cancellation" → "cancel"
+				f(b[:n-1], "") // "cancellation" → "cancel"
 			}
 			break // the longest suffix: "confirmation" is "confirm", not "confirmat"
 		}
 	}
 	for _, suf := range derivSuffixes {
-		if v := base + suf; v != t && (suf != "y" || strings.HasSuffix(base, "er")) {
-			out = append(out, v)
+		if (suf != "y" || strings.HasSuffix(base, "er")) && !(len(base)+len(suf) == len(t) && strings.HasPrefix(t, base) && strings.HasSuffix(t, suf)) {
+			f(base, suf)
 		}
 	}
-	return out
 }
 
 // minBase is the shortest base a suffix leaves: "payment" is "pay", but

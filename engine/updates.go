@@ -97,6 +97,9 @@ const (
 	updateScanMax    = 10000 // turns a chat's first read scans for updates
 	updateMarkChars  = 240
 	updateMarksMax   = 3 // marks under one turn
+	// reversalReach: how far back a reversal looks for the change it
+	// undoes ("back to the original" undoes the newest one within it).
+	reversalReach = 200
 )
 
 func (c *updateCache) drop(key memory.ChatKey) {
@@ -155,8 +158,8 @@ func readUpdate(m memory.Message, ups []chatUpdate) (chatUpdate, bool) {
 		c.rep, c.quote = &r, shortQuote(m.Content)
 	}
 	if rv, ok := facts.DetectReversal(m.Content); ok && m.Role == "user" { // an assistant's "switching back to print can help" is advice
-		for j := len(ups) - 1; j >= 0; j-- {
-			if ups[j].said() != "" && (rv.Reverses(ups[j].said()) || namesSubject(rv.Sentence, ups[j].u)) {
+		for j := len(ups) - 1; j >= 0 && m.Seq-ups[j].seq <= reversalReach; j-- {
+			if ups[j].said() != "" && (rv.Latest || rv.Reverses(ups[j].said()) || namesSubject(rv.Sentence, ups[j].u)) {
 				c.rev, c.revOf, c.revQuote = &rv, ups[j].seq, updateQuote(m.Content, rv.Sentence)
 				break
 			}

@@ -297,3 +297,27 @@ func TestRetrievedEpisodeMarked(t *testing.T) {
 		t.Errorf("the mark is not under the episode's line:\n%s", line)
 	}
 }
+
+// "back to the original" names nothing it goes back to: it undoes the
+// newest change, and is marked under the turn that made it and the turn
+// that change marked.
+func TestReversalOfTheNewestChange(t *testing.T) {
+	var ups []chatUpdate
+	msgs := []memory.Message{
+		{Seq: 3, Role: "user", Content: "booked dinner at Luca's for saturday 7pm, table for 6"},
+		{Seq: 9, Role: "user", Content: "luca's had a double booking so we moved dinner to sunday 7pm"},
+		{Seq: 14, Role: "user", Content: "luca's again lol. they sorted it, so back to the original, saturday"},
+	}
+	for _, m := range msgs {
+		if c, ok := readUpdate(m, ups); ok {
+			ups = append(ups, c)
+		}
+	}
+	for _, m := range msgs[:2] {
+		r := RAGTurn{Seq: m.Seq, Content: m.Content}
+		markUpdate(ups, &r)
+		if !strings.Contains(r.update, "turn 14: luca's again lol. they sorted it, so back to the original, saturday") {
+			t.Errorf("turn %d lacks the reversal: %q", m.Seq, r.update)
+		}
+	}
+}

@@ -22,6 +22,9 @@ import (
 type Reversal struct {
 	Back     []string
 	Sentence string
+	// Latest: it names nothing it goes back to ("back to the original,
+	// sat 2nd", "back to plan A"): it undoes the newest change.
+	Latest bool
 }
 
 // DetectReversal returns the first sentence of text that goes back to an
@@ -45,7 +48,10 @@ func DetectReversal(text string) (Reversal, bool) {
 				back = []string{v[0]} // "back to £8", "postgres 13": the number with what it numbers
 			}
 		}
-		if len(back) > 0 {
+		switch {
+		case undoesLatest.MatchString(m[0]):
+			return Reversal{Sentence: s, Latest: true}, true
+		case len(back) > 0:
 			return Reversal{Back: back, Sentence: s}, true
 		}
 	}
@@ -72,5 +78,7 @@ var (
 	// you", "drive back to the hotel", "went back to sleep").
 	// A time "pushed back to" or "put back to" is postponed, not restored.
 	notReversal = regexp.MustCompile(`\b(?:dates|dated|dating|push|pushed|pushing|put|putting|set|moved|move|moving|bumped|get|getting|got|come|coming|came|write|writing|wrote|reply|report|drive|driving|drove|walk|walking|walked|fly|flying|flew|head|heading|headed|run|ran|take|took|bring|brought|send|sent|go|going|went|way|get|ride|rode|travel|travelled|traveled|sail)\b[^,]*$`)
-	notBack     = set(`normal work school sleep bed home basics square you me him her them us it this that there here life reality earth`)
+	// undoesLatest: going back to what was, naming nothing of it.
+	undoesLatest = regexp.MustCompile(`\bback to (?:the |our |my )?(?:original|old|previous|first|usual)(?: plan| one| idea| time| date| day| arrangement)?(?:[,.;!]|$| then| after all| again)|\bback to plan a\b`)
+	notBack      = set(`normal work school sleep bed home basics square you me him her them us it this that there here life reality earth`)
 )

@@ -21,13 +21,19 @@ func TestDetectReversal(t *testing.T) {
 		{"his ankles are back to normal now", ""},
 		{"going back to work on monday", ""},
 		{"if we go back to the old supplier it costs more", ""},
-		{"we went back to the original plan", ""}, // a plan names nothing to find
+		{"we went back to the original plan", "latest"}, // names nothing: the newest change
+		{"rafa again lol. cousin found a van after all, so back to the original, sat 2nd", "latest"},
+		{"ok back to plan A then", "latest"},
 		// Read as one; it undoes nothing unless an earlier change's
 		// sentence named all three.
 		{"consent form back to mrs okafor by friday", "mrs|okafor|friday"},
 	} {
 		r, ok := DetectReversal(tc.text)
-		if got := strings.Join(r.Back, "|"); ok != (tc.back != "") || got != tc.back {
+		got := strings.Join(r.Back, "|")
+		if r.Latest {
+			got = "latest"
+		}
+		if ok != (tc.back != "") || got != tc.back {
 			t.Errorf("DetectReversal(%q) = %q, %v; want %q", tc.text, got, ok, tc.back)
 		}
 	}

@@ -81,7 +81,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", "new ", "cancel", "called off",
 	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 	" back",
-	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended"}
+	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " off "}
 
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
@@ -102,7 +102,7 @@ var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back",
-		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to "}
+		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off "}
 	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch"}
 )
@@ -130,7 +130,7 @@ func hasChangeVerb(low string) bool {
 func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 const (
-	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled)`
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled|extended|postponed)`
 	// amountPhr is an amount and what follows it to the clause's end,
 	// whatever that is ("£19.10 a sack from 1 march"): leadingAmount
 	// takes the amount.
@@ -162,7 +162,7 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
@@ -228,6 +228,15 @@ var detectors = []detector{
 			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was
 		}
 		return Update{Old: []string{was}}, true
+	}},
+	// "van's no longer an option for the 13th", "the workshop is no
+	// longer happening": the thing itself is dropped.
+	{[]string{"no longer"}, regexp.MustCompile(`(?:^|[,;] |\bso |\bthe |\bour |\bmy )([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?:'s| is| are|'re) no longer (?:an option|available|happening|going ahead|possible|on the table|a thing)\b`), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || thingWords(old[0]) == nil || len(lex.Keywords(old[0])) == 0 {
+			return Update{}, false // "it's no longer an option"
+		}
+		return Update{Old: old}, true
 	}},
 	// "I no longer eat meat", "we don't use Jira anymore"
 	// "she won't touch the harrington's anymore", "we're not using Kasia
@@ -414,7 +423,20 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// "they've moved their whole team off Trados", "we migrated off
+	// Jenkins": what was used is no more.
+	{[]string{" off "}, regexp.MustCompile(`\b(?:moved|moving|migrated|migrating|came|come|got|gotten|getting) (?:[a-z]+ ){0,3}?off (?:of )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 || possessive.MatchString(m[1]) || notOff[strings.Fields(old[0])[0]] {
+			return Update{}, false // "got off the bus", "came off my bike"
+		}
+		return Update{Old: old}, true
+	}},
 }
+
+// notOff: what one gets or comes off is a vehicle or a call, not a
+// tool dropped.
+var notOff = set(`to the a an bus train plane tube ferry boat bike call phone work shift lightly easy cheap well badly it them`)
 
 // askers before "fixed" make a question of it.
 var askers = set(`anyone anybody who somebody`)

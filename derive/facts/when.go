@@ -73,13 +73,16 @@ func timeSubject(u Update) (string, bool) {
 			ws = append(ws, w)
 		}
 	}
+	if len(ws) == 0 && len(u.Subject) == 1 && u.Subject[0] == "deadline" {
+		ws = u.Subject // "the deadline got pushed to Friday": a thing of its own
+	}
 	if len(ws) != 1 || len(u.Subject) > 2 {
 		return "", false
 	}
 	return ws[0], true
 }
 
-var timeNouns = set(`date time day`)
+var timeNouns = set(`date time day deadline`) // "the kit deadline": when the kit is due
 
 // SaysOtherTime reports whether text (lower case) has a sentence naming
 // the thing u moved with a time of the kind u moved it to, other than
@@ -98,17 +101,65 @@ func SaysOtherTime(u Update, text string) bool {
 // MovedQuantity): the word naming it is a topic, so only a sentence
 // naming it with another value of that kind states the old one
 // (SaysOtherValue).
-func MovedValue(u Update) bool { return MovedTime(u) || MovedQuantity(u) }
+func MovedValue(u Update) bool { return MovedTime(u) || MovedQuantity(u) || MovedCode(u) }
 
 // SaysOtherValue reports whether text (lower case) names the thing u
 // moved with another value of the kind u moved it to: "dinner at 19:30"
 // after "moved dinner to 8", "our timeout is set to 10s" after "bump the
 // timeout to 30s".
 func SaysOtherValue(u Update, text string) bool {
-	if MovedTime(u) {
+	switch {
+	case MovedTime(u):
 		return SaysOtherTime(u, text)
+	case MovedCode(u):
+		return SaysOtherCode(u, text)
 	}
 	return SaysOtherQuantity(u, text)
+}
+
+// MovedCode reports whether u set one named thing to a code ("the new
+// code is WHEELS20", "the door code is 4417 now"): letters and digits in
+// one word, or four digits or more.
+func MovedCode(u Update) bool {
+	return len(u.Old) == 0 && len(u.New) == 1 && len(u.Subject) == 1 && isCode(u.New[0])
+}
+
+// SaysOtherCode reports whether text (lower case) has a sentence naming
+// the thing u changed with another code: "with the club discount code
+// RIDGE15" after "the new code is WHEELS20".
+func SaysOtherCode(u Update, text string) bool {
+	if !MovedCode(u) {
+		return false
+	}
+	return sentenceNaming(text, u.Subject[0], func(s string) bool {
+		for _, w := range strings.Fields(s) {
+			if w = strings.Trim(w, ".,;:!?()\"'"); isCode(w) && w != u.New[0] {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// isCode: one word of letters and digits both ("wheels20", "kx-4417"),
+// or of four digits or more ("4417"), not a time, an amount or a year
+// alone.
+func isCode(w string) bool {
+	if len(w) < 4 || strings.ContainsAny(w, " :.,£$€") || kindOf(w) != 0 {
+		return false
+	}
+	letters, digits := 0, 0
+	for _, r := range w {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'a' && r <= 'z':
+			letters++
+		case r != '-' && r != '_' && r != '/':
+			return false
+		}
+	}
+	return digits > 0 && (letters > 0 || digits >= 4)
 }
 
 // sentenceNaming reports whether a sentence of text (lower case) holds

@@ -134,8 +134,48 @@ func (r Replacement) Replaces(text string) (int, bool) {
 			return i, true
 		}
 	}
+	// Texting writes names in lower case: "community fibre doesnt cover our
+	// street yet … going with Zen instead" rejects what the older turn
+	// called "community fibre". The phrase before a rejecting sentence's
+	// negation names what it rejects when it names a thing.
+	low := strings.ToLower(text)
+	for _, i := range r.rejected {
+		if subj := rejectedSubject(r.low[i]); subj != "" && lex.HasPhrase(low, subj) && !lex.HasPhrase(r.low[r.cue], subj) {
+			return i, true
+		}
+	}
 	return 0, false
 }
+
+// rejectedSubject is the thing a rejecting sentence (lower case) says is
+// out, the words of its clause before the negation ("community fibre" of
+// "scratch that, community fibre doesnt cover our street"): one to three
+// words naming a thing, "" for a person, a pronoun or none.
+func rejectedSubject(low string) string {
+	ws := strings.Fields(low)
+	for j, w := range ws {
+		w = strings.Trim(w, `"'(“‘,.;:!?)”’`)
+		if !rejectWords[w] && !strings.HasSuffix(w, "n't") {
+			continue
+		}
+		from := j
+		for from > 0 && !strings.HasSuffix(ws[from-1], ",") && !strings.HasSuffix(ws[from-1], ";") && j-from < 4 {
+			from--
+		}
+		if j-from == 0 || j-from > 3 || from > 0 && !strings.HasSuffix(ws[from-1], ",") && !strings.HasSuffix(ws[from-1], ";") {
+			return "" // no subject, or more than a name's words
+		}
+		subj := strings.Trim(strings.Join(ws[from:j], " "), `"'(“‘,.;:!?)”’`)
+		subj = strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(subj, "the "), "our "), "my ")
+		if len(nameWords(subj)) == 0 || thingWords(subj) == nil || subjectPronouns[strings.Fields(subj)[0]] {
+			return ""
+		}
+		return subj
+	}
+	return ""
+}
+
+var subjectPronouns = set(`i we you he she they it that this there which who what what's that's it's there's everyone nobody`)
 
 // rejecting finds the rejecting sentence naming name (as written, when
 // capitalised is set), not addressed there and not in the cue sentence.

@@ -390,7 +390,10 @@ func judgeCut(sc *Scenario, skip map[int]bool, a *ProbeAnswer) {
 		texts := shownTexts(t)
 		s := texts[len(texts)-1]
 		hit, where := "", -1
-		if r := []rune(s); len(r) >= 30 {
+		// Another turn holding the same 30 characters (tool results of one
+		// shape, `{"vendor": "Mixpanel", "quote_…`; a reminder repeating a
+		// deadline) shows them whole: that is no cut of this one.
+		if r := []rune(s); len(r) >= 30 && !sentenceElsewhere(sc, t, string(r[:30])) {
 			if j := strings.Index(cutCtx, string(r[:30])); j >= 0 {
 				hit, where = "its first 30 characters", j
 			}

@@ -106,3 +106,29 @@ func TestJunkFacts(t *testing.T) {
 		t.Fatalf("junk %v of %d", junk, n)
 	}
 }
+
+// Two tool results of one shape begin alike: one shown whole shows the
+// other's first 30 characters, and that is no cut of the other. A short
+// turn's own start shown without the rest still is.
+func TestJudgeCutSharedStart(t *testing.T) {
+	sc := scenarioOf(t,
+		`user|{"vendor": "Mixpanel", "quote_id": "MX-Q-55821", "seats": 25, "annual_price_usd": 38400}`,
+		"user|ok thanks",
+		`user|{"vendor": "Mixpanel", "quote_id": "MX-Q-56107", "seats": 40, "annual_price_usd": 49800}`,
+		"user|Five years. I moved from Berlin to Munich last month though, and I love it.",
+	)
+	p := ScProbe{Name: "p", Query: "q", Budgets: []int{1}}
+	for _, c := range []struct {
+		ctx string
+		cut int
+	}{
+		{`[turn 3]` + "\n" + `user: {"vendor": "Mixpanel", "quote_id": "MX-Q-56107", "seats": 40, "annual_price_usd": 49800}`, 0},
+		{"[turn 4]\nuser: Five years. I moved from Berlin to Munich […]", 1},
+	} {
+		a := &ProbeAnswer{Context: c.ctx}
+		judge(sc, p, a)
+		if len(a.Cut) != c.cut {
+			t.Errorf("cut %v, want %d:\n%s", a.Cut, c.cut, c.ctx)
+		}
+	}
+}

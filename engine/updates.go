@@ -97,6 +97,7 @@ const (
 	updateScanMax    = 10000 // turns a chat's first read scans for updates
 	updateMarkChars  = 240
 	updateMarksMax   = 3 // marks under one turn
+	updatesPerTurn   = 4 // update sentences read of one turn
 	// reversalReach: how far back a reversal looks for the change it
 	// undoes ("back to the original" undoes the newest one within it).
 	reversalReach = 200
@@ -132,9 +133,7 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 			break
 		}
 		for _, m := range msgs {
-			if c, ok := readUpdate(m, ups); ok {
-				ups = append(ups, c)
-			}
+			ups = append(ups, readUpdate(m, ups)...)
 		}
 		e.upTo = msgs[len(msgs)-1].Seq
 	}
@@ -148,12 +147,14 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 	return ups, nil
 }
 
-// readUpdate reads what m changed: an update sentence, a choice
+// readUpdate reads what m changed: its update sentences (a long message
+// may state several, each its own entry quoting its sentence), a choice
 // replaced, and whether it goes back on one of the earlier ups.
-func readUpdate(m memory.Message, ups []chatUpdate) (chatUpdate, bool) {
+func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	c := chatUpdate{seq: m.Seq, at: m.CreatedAt}
-	if u, ok := facts.DetectUpdate(m.Content); ok {
-		c.u, c.quote = u, updateQuote(m.Content, u.Sentence)
+	us := facts.DetectUpdates(m.Content, updatesPerTurn)
+	if len(us) > 0 {
+		c.u, c.quote = us[0], updateQuote(m.Content, us[0].Sentence)
 	} else if r, ok := replacement(m); ok {
 		c.rep, c.quote = &r, shortQuote(m.Content)
 	}
@@ -165,7 +166,14 @@ func readUpdate(m memory.Message, ups []chatUpdate) (chatUpdate, bool) {
 			}
 		}
 	}
-	return c, c.u.Sentence != "" || c.rep != nil || c.rev != nil
+	var out []chatUpdate
+	if c.u.Sentence != "" || c.rep != nil || c.rev != nil {
+		out = append(out, c)
+	}
+	for _, u := range us[min(1, len(us)):] {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence)})
+	}
+	return out
 }
 
 // namesSubject: sentence names what u changed ("scratch the nottingham
@@ -227,8 +235,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	var marks []updateLine
 	by := map[int64]bool{} // the updates that marked r
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq && len(marks) < updateMarksMax; j-- {
-		if m, ok := ups[j].markFor(r.Content, low); ok {
-			marks, by[ups[j].seq] = append(marks, updateLine{ups[j].seq, m}), true
+		if m, ok := ups[j].markFor(r.Content, low); ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
+			marks, by[ups[j].seq] = append(marks, updateLine{ups[j].seq, m}), true // a short turn stating two updates is quoted once
 		}
 	}
 	marks = append(marks, reversals(ups, seq, by)...)

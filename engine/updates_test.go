@@ -120,6 +120,10 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"landlord's fixed the latch, it's a self-closing one now", "the latch is on the left of the gate", false},
 		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", "Eggs from Cobbs Farm, 30 dozen a week at £3.10 a dozen, delivered Saturdays.", true},
 		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", "Eggs from Cobbs Farm, 30 dozen a week at £3.10 a dozen.", false},
+		{"Velocity extended the kit deadline to Friday 28 August, so anyone dithering still has time",
+			"Kit! Velocity Kit Co are doing the new club jersey. £54 for the jersey. Order deadline Friday 21 August. Sizes come up small.", true},
+		{"Velocity extended the kit deadline to Friday 28 August, so anyone dithering still has time",
+			"Grant deadline Friday 21 August, the form is online", false},
 		{"They've halved the apixaban to 2.5mg because of her kidney function.", "discharge meds: apixaban 5mg at 8am and 8pm, bisoprolol 2.5mg mornings", true},
 		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", "reminder subs are £6 each a game, pay on the night", true},
 		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", "flour: Hartley Mills T55, 16kg sack £17.60, 12 sacks a fortnight", true},
@@ -277,9 +281,7 @@ func TestRetrievedEpisodeMarked(t *testing.T) {
 		{Seq: 5, Role: "user", Content: "ok we go with Oakline then"},
 		{Seq: 15, Role: "user", Content: "ok change of heart on the fitter. Oakline wouldn't put the start date in writing. we're going with Brightwood after all"},
 	} {
-		if c, ok := readUpdate(m, ups); ok {
-			ups = append(ups, c)
-		}
+		ups = append(ups, readUpdate(m, ups)...)
 	}
 	ep := func(to int64) RAGTurn {
 		return RAGTurn{Seq: 1, Content: `Tunde said: "Oakline Kitchens £14,200, 3 weeks, start 6 April."`, Episode: &EpisodeRef{FromSeq: 1, ToSeq: to}}
@@ -309,15 +311,42 @@ func TestReversalOfTheNewestChange(t *testing.T) {
 		{Seq: 14, Role: "user", Content: "luca's again lol. they sorted it, so back to the original, saturday"},
 	}
 	for _, m := range msgs {
-		if c, ok := readUpdate(m, ups); ok {
-			ups = append(ups, c)
-		}
+		ups = append(ups, readUpdate(m, ups)...)
 	}
 	for _, m := range msgs[:2] {
 		r := RAGTurn{Seq: m.Seq, Content: m.Content}
 		markUpdate(ups, &r)
 		if !strings.Contains(r.update, "turn 14: luca's again lol. they sorted it, so back to the original, saturday") {
 			t.Errorf("turn %d lacks the reversal: %q", m.Seq, r.update)
+		}
+	}
+}
+
+// A long message carrying several changes marks each older turn with the
+// sentence that changed it, not only its first change.
+func TestLongMessageOfSeveralUpdates(t *testing.T) {
+	var ups []chatUpdate
+	msgs := []memory.Message{
+		{Seq: 2, Role: "user", Content: "Entry £36 each with the club discount code RIDGE15, it's £45 without."},
+		{Seq: 5, Role: "user", Content: "Plan is we all meet at the club hut at 06:15 and ride over to HQ together."},
+		{Seq: 20, Role: "user", Content: "Big update, sorry it's long. Velocity extended the kit deadline to Friday 28 August, so anyone dithering still has time. " +
+			"Priyanka rang the café and they can take us at 10:15. The organisers sent a new entry code, the new code is WHEELS20. " +
+			"And because of the road closures we meet at the hut at 06:00 now, not 06:15."},
+	}
+	for _, m := range msgs {
+		ups = append(ups, readUpdate(m, ups)...)
+	}
+	for _, c := range []struct {
+		i    int
+		want string
+	}{
+		{0, "the new code is WHEELS20."},
+		{1, "we meet at the hut at 06:00 now, not 06:15."},
+	} {
+		r := RAGTurn{Seq: msgs[c.i].Seq, Content: msgs[c.i].Content}
+		markUpdate(ups, &r)
+		if !strings.Contains(r.update, c.want) {
+			t.Errorf("turn %d: mark %q lacks %q", r.Seq, r.update, c.want)
 		}
 	}
 }

@@ -39,6 +39,23 @@ func DetectUpdate(text string) (Update, bool) {
 	return Update{}, false
 }
 
+// DetectUpdates returns the updates the sentences of text state, in
+// order, at most max: a long message can carry several ("Velocity
+// extended the kit deadline to Friday 28 August … the new code is
+// WHEELS20 … we meet at the hut at 06:00 now, not 06:15").
+func DetectUpdates(text string, max int) []Update {
+	var out []Update
+	for _, s := range lex.Sentences(prose.Clean(text)) {
+		if u, ok := detectIn(s); ok {
+			u.Sentence = s
+			if out = append(out, u); len(out) == max {
+				break
+			}
+		}
+	}
+	return out
+}
+
 // detectIn tries the update patterns on one sentence, most specific first.
 func detectIn(s string) (Update, bool) {
 	if strings.Contains(s, ` said: "`) { // a fact quoting its speaker

@@ -93,7 +93,19 @@ func SaysOtherTime(u Update, text string) bool {
 		return false
 	}
 	want := kindOf(u.New[0])
-	return sentenceNaming(text, subj, func(s string) bool { return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0]) })
+	other := func(s string) bool { return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0]) }
+	if sentenceNaming(text, subj, other) {
+		return true
+	}
+	// "the kit deadline" moved: a text naming the kit, with a sentence
+	// giving its deadline another day ("Kit! … Order deadline Friday 21
+	// August."), said it too.
+	for _, w := range u.Subject {
+		if w != subj && timeNouns[w] && strings.Contains(text, subj) && hasWord(text, subj) && sentenceNaming(text, w, other) {
+			return true
+		}
+	}
+	return false
 }
 
 // MovedValue reports whether u moved one named thing to a time or to an

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -278,8 +279,8 @@ func reversals(ups []chatUpdate, seq int64, by map[int64]bool) []updateLine {
 // without u's new value.
 func updates(u facts.Update, text string) bool {
 	for _, o := range u.Old {
-		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && anchored(u, ws, text) {
-			return true
+		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
+			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}
 	}
 	if facts.MovedValue(u) { // "moved dinner to 8": a time said of dinner
@@ -318,6 +319,9 @@ func anchored(u facts.Update, old []string, text string) bool {
 	}
 	return false
 }
+
+// clockTime is a value that is a clock time alone ("9:05", "18:30").
+var clockTime = regexp.MustCompile(`^(?:[01]?\d|2[0-3]):[0-5]\d$`)
 
 func isNumber(w string) bool {
 	return strings.Trim(w, "0123456789.,") == ""

@@ -198,7 +198,7 @@ var detectors = []detector{
 	}},
 	// "T55 going up to £19.10 a sack from 1 March", "rent's gone down to
 	// £950": an amount, the thing first, without an article.
-	{[]string{" up to ", " down to "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z0-9][\w'-]*(?: [a-z][\w'-]*)?) (?:is |are |'s |has |have |just )?(?:going|gone|went|goes|come|came|coming) (?:up|down) to ` + amountPhr), func(m []string) (Update, bool) {
+	{[]string{" up to ", " down to "}, regexp.MustCompile(`(?:^|[,;] |\band |\bso )(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z0-9][\w'-]*(?: [a-z][\w'-]*)?) (?:is |are |'s |has |have |just )?(?:going|gone|went|goes|come|came|coming) (?:up|down) to ` + amountPhr), func(m []string) (Update, bool) {
 		subj, amount := thingWords(m[1]), leadingAmount(m[2])
 		return Update{Subject: subj, New: amount}, len(subj) > 0 && amount != nil
 	}},
@@ -254,6 +254,16 @@ var detectors = []detector{
 			return Update{}, false // "it's no longer an option"
 		}
 		return Update{Old: old}, true
+	}},
+	// "Mr Dale can't do it after all, the agency says it's Ms Patel now":
+	// who was to do something is out. The one dropping out is named (not
+	// "I", "she").
+	{[]string{"can't", "cannot", "can not", "won't be able"}, regexp.MustCompile(`(?:^|[,;] |\bso |\bnow )((?:mr |mrs |ms |dr )?[a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:can't|cannot|can not|won't be able to) (?:do it|make it|do the [a-z]+|come|make the [a-z]+)(?: after all| anymore| any more)?\b`), func(m []string) (Update, bool) {
+		who := value(m[1])
+		if len(who) == 0 || persons[strings.Fields(who[0])[0]] || len(lex.Keywords(who[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: who}, true
 	}},
 	// "I no longer eat meat", "we don't use Jira anymore"
 	// "she won't touch the harrington's anymore", "we're not using Kasia
@@ -373,11 +383,14 @@ var detectors = []detector{
 	// plan ("gig", "trip") is left out when a name comes before it: the
 	// older turn names the thing ("booked the band The Velvet Hours").
 	// A condition ("if the match is cancelled") is none.
-	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )?([a-z0-9][\w'&-]*(?: [\w'&-]+){0,3}?) (?:is|are|was|were|has been|have been|got|'s|'re)(?: now| just| all)? (?:cancell?ed|called off)\b`), func(m []string) (Update, bool) {
+	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`^(.*?\b)?(?:the |our |my |his |her |their )?([a-z0-9][\w'&:-]*(?: [\w'&-]+){0,3}?) (?:is|are|was|were|has been|have been|got|'s|'re)(?: now| just| all)? (?:cancell?ed|called off)\b`), func(m []string) (Update, bool) {
 		if conditional.MatchString(m[1]) {
 			return Update{}, false
 		}
 		old := value(withoutPlanKind(m[2]))
+		if len(old) == 1 && clockRe.MatchString(old[0]+" ") && len(strings.Fields(old[0])) == 1 {
+			return Update{Old: old}, true // "our 9:05 is cancelled": the train at that time
+		}
 		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 || thingWords(old[0]) == nil {
 			return Update{}, false
 		}

@@ -129,6 +129,12 @@ func TestDetectUpdate(t *testing.T) {
 		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", true, "t55", "", "£19.10"},
 		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", true, "subs", "", "£7"},
 		{"we are going up to the lake", false, "", "", ""},
+		// A train by its time cancelled; someone out; a fee gone up mid-sentence.
+		{"they just emailed, our 9:05 is cancelled. moved us to the 18:05 on 10 may", true, "", "9:05", ""},
+		{"Mr Dale can't do it after all, the agency says it's Ms Patel now. Same plan.", true, "", "mr dale", ""},
+		{"sorry i can't make it tonight", false, "", "", ""},
+		{"she can't come, she's ill", false, "", "", ""},
+		{"we've been bumped up to 50 mins, and fee went up to £320 since we're doing more", true, "fee", "", "£320"},
 		// Stopped, or chosen and not: "won't … anymore", "not … after all".
 		{"hmm she won't touch the harrington's anymore and had an upset tummy overnight.", true, "", "harrington", ""},
 		{"walker news: we're not using Kasia after all, she no-showed twice last week.", true, "", "kasia", ""},

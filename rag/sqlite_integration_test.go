@@ -25,6 +25,17 @@ func openSQLite(t testing.TB, dir string) *sqlite.Store {
 	return st
 }
 
+// openIndex opens the embedded index of dir (128 dimensions); the caller
+// closes it (a test may close and open it again).
+func openIndex(t testing.TB, dir string) *embedded.Index {
+	t.Helper()
+	idx, err := embedded.Open(context.Background(), filepath.Join(dir, "vectors.db"), 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
 func appendTurns(t testing.TB, st memory.Core, tenant, chat, user string, contents ...string) {
 	t.Helper()
 	msgs := make([]memory.Message, len(contents))
@@ -48,10 +59,7 @@ func TestWithSQLiteStore(t *testing.T) {
 	dir := t.TempDir()
 	st := openSQLite(t, dir)
 	emb := rag.NewHashingEmbedder(128)
-	idx, err := embedded.Open(ctx, filepath.Join(dir, "vectors.db"), 128)
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx := openIndex(t, dir)
 	turns := filler(30, "hiking")
 	turns[4] = "my passport number ends in 4417"
 	appendTurns(t, st, "t", "c", "u", turns...)
@@ -64,10 +72,7 @@ func TestWithSQLiteStore(t *testing.T) {
 	}
 	idx.Close()
 
-	idx, err = embedded.Open(ctx, filepath.Join(dir, "vectors.db"), 128)
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx = openIndex(t, dir)
 	defer idx.Close()
 	ret := &rag.Retriever{Embedder: emb, Index: idx, Store: st}
 	got, err := ret.Retrieve(ctx, rag.Request{Tenant: "t", ChatID: "c", Query: "what is my passport number?", K: 1, Neighbors: 1, ExcludeFromSeq: 25})
@@ -129,10 +134,7 @@ func TestSpeakerNameIsIndexed(t *testing.T) {
 	dir := t.TempDir()
 	st := openSQLite(t, dir)
 	emb := rag.NewHashingEmbedder(128)
-	idx, err := embedded.Open(ctx, filepath.Join(dir, "vectors.db"), 128)
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx := openIndex(t, dir)
 	defer idx.Close()
 	msgs := []memory.Message{
 		{Role: memory.RoleUser, Name: "Kev", Content: "kit!! new shirts from KitShack, orange with black numbers. need sizes + numbers by friday"},

@@ -234,13 +234,12 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	}
 	low := strings.ToLower(r.Content)
 	var marks []updateLine
-	by := map[int64]bool{} // the updates that marked r
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq && len(marks) < updateMarksMax; j-- {
 		if m, ok := ups[j].markFor(r.Content, low); ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
-			marks, by[ups[j].seq] = append(marks, updateLine{ups[j].seq, m}), true // a short turn stating two updates is quoted once
+			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates is quoted once
 		}
 	}
-	marks = append(marks, reversals(ups, seq, by)...)
+	marks = append(marks, reversals(ups, seq, marks)...)
 	slices.SortFunc(marks, func(a, b updateLine) int { return cmp.Compare(a.seq, b.seq) }) // in the chat's order: the newest last
 	if len(marks) > updateMarksMax {
 		marks = marks[len(marks)-updateMarksMax:]
@@ -262,11 +261,12 @@ type updateLine struct {
 // said by turn seq itself or by one of the updates that marked it (by):
 // "she's Juniper now", or "called Maple" marked by it, reads as current
 // without "we've gone back to her old name".
-func reversals(ups []chatUpdate, seq int64, by map[int64]bool) []updateLine {
+func reversals(ups []chatUpdate, seq int64, by []updateLine) []updateLine {
+	marked := func(s int64) bool { return slices.ContainsFunc(by, func(l updateLine) bool { return l.seq == s }) }
 	var out []updateLine
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq; j-- {
 		c := ups[j]
-		if c.rev != nil && !by[c.seq] && (c.revOf == seq || by[c.revOf]) {
+		if c.rev != nil && !marked(c.seq) && (c.revOf == seq || marked(c.revOf)) {
 			out = append(out, updateLine{c.seq, updateMark(c, c.revQuote)})
 		}
 	}

@@ -35,7 +35,7 @@ decided agreed did was were`)
 	// "I'd love to hear more", "I want to thank you".
 	vagueObject = set(`that this it it's its you your yours how what when those these them him her seeing hearing
 hear see know say thank tell talk chat share ask check catch let go admit mention keep be do help hearing reading
-sure glad happy sorry so too more`)
+sure glad happy sorry so too more asking saying bothering complaining nagging repeating`)
 )
 
 // A pattern matches a prose sentence; its last group is the predicate that
@@ -113,6 +113,15 @@ var patterns = []pattern{
 	// assistant's "Always back up" is advice). The verb must shape an
 	// answer, so "Never give up!" and "Always here to help" are not one.
 	standing(leads("please always never", p(memory.FactPreference, rankPreference, true, `^(?:please,? )?(?:always|never) (?:`+answerVerbs+`) .+`))),
+	// The same said in a clause of a longer sentence, or with "only",
+	// "don't ever" or "from now on": "I work from home, please only
+	// contact me by text or email", "and don't ever call before 10",
+	// "from now on reply in Spanish". After "and" a "please" or an "ever"
+	// must say it is asked: "they ... and always remind me of that day"
+	// is no instruction. Reaching the person is part of how
+	// to answer them (contactVerbs).
+	standing(needs("please|pls|plz", p(memory.FactPreference, rankPreference, true, `\b(?:and|but|so|also) (?:always|never) ((?:`+answerVerbs+`|`+contactVerbs+`)\b.*\b(?:please|pls|plz)\b.*)`))),
+	standing(needs("always|never|only|ever|from now on|going forward|in future", p(memory.FactPreference, rankPreference, true, `(?:(?:^|[,;:] )(?:(?:please|pls|plz),? )?(?:always|never|only|never ever|don't ever|do not ever) |\b(?:and|but|so|also) (?:(?:please|pls|plz),? (?:always|never|only|don't|do not) (?:ever )?|(?:don't|do not) ever )|(?:^|[,;:] )(?:from now on|going forward|in future|in the future),? (?:please,? )?)(?:`+answerVerbs+`|`+contactVerbs+`)\b(.+)`))),
 	leads("please", p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`)),
 
 	// Plans.
@@ -140,6 +149,12 @@ func standing(pt pattern) pattern { pt.standing = true; return pt }
 // answerVerbs shape an answer: what a standing instruction asks of the
 // assistant.
 const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|respond|explain|cite|mention|list|structure|present|highlight|number|summari[sz]e|label|avoid|omit|start|end|keep|put|break|follow|maintain|give me|tell me|ask me|remind me|refer|double-check|check|compare|offer|suggest|recommend|state|specify|note|clarify|link|quote|translate`
+
+// contactVerbs are how to reach a person, which a standing instruction
+// may govern too ("only contact me by text", "never call before 10am"),
+// and how to give what is asked ("always give paces in min/km"; "never
+// give up" is advice).
+const contactVerbs = `give (?:the |all |your |my )?\w+ (?:in|as|with|to me)|contact|call|ring|phone|text|email|e-mail|message|ping|cc|copy|book|schedule|bill|charge|convert|round|measure|spell|address|wake|disturb|bother`
 
 // StandingPrefix starts the text of a standing instruction's fact.
 const StandingPrefix = "Standing instruction: "
@@ -292,6 +307,9 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			continue
 		}
 		if pt.standing {
+			if role != memory.RoleUser {
+				continue // the assistant's "I'll always text you first" is a promise
+			}
 			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + prose.SentenceCase(s)}, true
 		}
 		kind, text := pt.kind, s
@@ -335,8 +353,13 @@ func beforeReport(s string, p int) (string, bool) {
 	if len(lex.Words(pred)) <= 3 && !strings.ContainsFunc(pred, unicode.IsUpper) {
 		return "", false
 	}
-	return strings.TrimRight(s[:p+m[0]], ",;:-— ") + ".", true
+	// "my friend Lucy does events, she said …": the reporter's pronoun
+	// goes with what is cut.
+	return strings.TrimRight(danglingPronoun.ReplaceAllString(s[:p+m[0]], ""), ",;:-— ") + ".", true
 }
+
+// danglingPronoun is a subject pronoun left at the end of a cut clause.
+var danglingPronoun = regexp.MustCompile(`(?i)(?:,| and| but| so)? (?:she|he|they|it|we|i)$`)
 
 var reportVerb = regexp.MustCompile(`(?i)(?:,| and| but| who)? (?:told|tells|said|says|asked|asks|thinks|thought|mentioned|recommended|suggested|texted|wrote|warned) `)
 
@@ -432,8 +455,13 @@ func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
 	if first := lex.Words(match); pt.other && len(first) > 0 && selfWords[first[0]] {
 		return false // "I moved to Denver in May" is where one lives
 	}
-	if len(ws) == 0 || vagueObject[ws[0]] || content(pred, names) < 1 {
+	// A standing instruction's predicate follows its verb: "never book
+	// that courier again" says what, whatever word comes first.
+	if len(ws) == 0 || !pt.standing && vagueObject[ws[0]] || content(pred, names) < 1 {
 		return false
+	}
+	if pt.kind == memory.FactPreference && !pt.standing && len(ws) <= 3 && pronounObject(ws[1:]) {
+		return false // "I'd love to read it": what "it" is lives in another turn
 	}
 	if pt.past {
 		v := ws[0]
@@ -455,6 +483,23 @@ func meaningful(pt pattern, match, pred string, names map[string]bool) bool {
 	}
 	return true
 }
+
+// pronounObject: ws (after a verb) name nothing but a pronoun ("to read
+// it", "see them again").
+func pronounObject(ws []string) bool {
+	n := 0
+	for _, w := range ws {
+		switch {
+		case objectPronouns[w]:
+			n++
+		case w != "to" && w != "again" && w != "too" && w != "more" && w != "one" && w != "day":
+			return false
+		}
+	}
+	return n > 0
+}
+
+var objectPronouns = set(`it that this them those these him her`)
 
 var notIdentity = set(`bit little lot fan tad sort kind mess wreck bundle sucker fool huge big part moment while way
 long few couple good great`)

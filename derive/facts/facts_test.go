@@ -47,6 +47,12 @@ func TestExtract(t *testing.T) {
 		{"set a value", "user", "Use h = 0.25 instead.", memory.FactDecision, "Decision: Use h = 0.25 instead."},
 		{"standing instruction", "user", "Always include version numbers when I ask about libraries.", memory.FactPreference, "Standing instruction: Always include version numbers when I ask about libraries."},
 		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: Please never use emojis in your answers"},
+		{"standing, in a clause", "user", "I work from home, please only contact me by text or email, never a phone call before 10am.", memory.FactPreference,
+			"Standing instruction: I work from home, please only contact me by text or email, never a phone call before 10am."},
+		{"standing, always give", "user", "Please always give paces in min/km, never miles, I get confused.", memory.FactPreference,
+			"Standing instruction: Please always give paces in min/km, never miles, I get confused."},
+		{"standing, from now on", "user", "ok from now on, reply in Spanish please", memory.FactPreference, "Standing instruction: From now on, reply in Spanish please"},
+		{"standing, don't ever", "user", "and don't ever cc my manager on these", memory.FactPreference, "Standing instruction: Don't ever cc my manager on these"},
 
 		// Preferences hold preferences: not the booking before, not a move,
 		// not an errand.
@@ -62,6 +68,7 @@ func TestExtract(t *testing.T) {
 		// What someone said is not who they are to the speaker.
 		{"reported speech", "user", "Also my running club friend Jana told me the Munich half is very crowded.", memory.FactAttribute, "The user's running club friend Jana."},
 		{"reported after a statement", "user", "My brother lives in Oslo and says hi.", memory.FactAttribute, "The user's brother lives in Oslo."},
+		{"the reporter's pronoun goes with the report", "user", "my friend Lucy does events, she said £250 for 3 hours.", memory.FactAttribute, "The user's friend Lucy does events."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,6 +109,8 @@ func TestExtractRejects(t *testing.T) {
 		{"only what someone said", "user", "My mom thinks I should rest more."},
 		{"here it is", "user", "ok here it is."},
 		{"what it is", "user", "That is what it is."},
+		{"asking is small talk", "user", "I know its annoying and I hate asking."},
+		{"a verb and a pronoun", "user", "I'd love to read it."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -225,6 +234,8 @@ func TestIsStanding(t *testing.T) {
 		{"I prefer boutique hotels.", false},
 		{"Please always answer in French.", true},
 		{"Never give up on your dreams.", false},
+		{"They were an important part of my wedding decor and always remind me of that day.", false}, // a predicate, not a request
+		{"It arrived late, so please don't ever book that courier again.", true},
 	} {
 		fs := extractOne("user", c.content)
 		got := len(fs) == 1 && IsStanding(fs[0])

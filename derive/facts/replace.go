@@ -187,7 +187,7 @@ func (r Replacement) rejecting(name string, capitalised bool) (int, bool) {
 	for _, i := range r.rejected {
 		// Its first word names it: "Leah Marsh" is "leah" later, "The
 		// Velvet Hours" "velvet".
-		if lex.HasPhrase(r.low[i], ws[0]) && !addressed(r.low[i], ws[0]) && (!capitalised || writesCapitalised(r.sents[i], ws[0])) {
+		if lex.HasPhrase(r.low[i], ws[0]) && !addressed(r.low[i], ws[0]) && !reports(r.low[i], ws[0]) && (!capitalised || writesCapitalised(r.sents[i], ws[0])) {
 			return i, true
 		}
 	}
@@ -304,6 +304,24 @@ func addressed(sentence, word string) bool {
 	before := lex.Fields(sentence[:i])
 	return (len(before) == 0 || len(before) == 1 && greetings[before[0]]) && (after == "" || strings.HasPrefix(after, ",") || strings.HasPrefix(after, "!"))
 }
+
+// reports: the name is who says what the sentence rejects ("Dev pointed
+// out we never use more than 200"), the teller, not the thing told of.
+func reports(sentence, word string) bool {
+	i := strings.Index(sentence, word)
+	if i < 0 {
+		return false
+	}
+	after := lex.Fields(sentence[i+len(word):])
+	if len(after) > 0 && (after[0] == "s" || after[0] == "also" || after[0] == "just" || after[0] == "then") {
+		after = after[1:] // "Dev's pointed out", "Dev also said"
+	}
+	return len(after) > 0 && reportVerbs[after[0]]
+}
+
+var reportVerbs = set(`said says pointed reckons reckoned thinks thought told tells mentioned mentions noticed notices explained
+suggested suggests asked asks reminded reminds confirmed confirms replied wrote writes texted emailed messaged warned warns
+figured figures found reminded argued argues insists insisted feels felt believes believed knows knew agreed agrees`)
 
 var greetings = set(`hi hey hello thanks thank sorry ok okay oh yes no dear morning night bye`)
 

@@ -36,7 +36,7 @@ func DetectReversal(text string) (Reversal, bool) {
 	for _, s := range lex.Sentences(prose.Clean(text)) {
 		low := strings.ToLower(s)
 		m := backTo.FindStringSubmatch(low)
-		if m == nil || conditional.MatchString(m[1]) || (m[2] == "" && notReversal.MatchString(m[1])) {
+		if m == nil || conditional.MatchString(m[1]) || (m[2] == "" && notReversal(m[1], m[3])) {
 			continue // "the old X" says a reversal whatever the verb: "went back to the original plan"
 		}
 		var back []string
@@ -45,7 +45,15 @@ func DetectReversal(text string) (Reversal, bool) {
 		} else if v := value(m[3]); len(v) > 0 && !notBack[strings.Fields(v[0])[0]] {
 			back = lex.Keywords(v[0])
 			if hasDigit(v[0]) {
-				back = []string{v[0]} // "back to £8", "postgres 13": the number with what it numbers
+				// "back to £8", "node 20": the number with what it
+				// numbers, each a word of the change's sentence ("Node
+				// 22 now, not 20").
+				back = back[:0]
+				for _, w := range lex.Fields(v[0]) {
+					if hasDigit(w) || !lex.IsRankStopword(w) {
+						back = append(back, w)
+					}
+				}
 			}
 		}
 		switch {
@@ -56,6 +64,17 @@ func DetectReversal(text string) (Reversal, bool) {
 		}
 	}
 	return Reversal{}, false
+}
+
+// notReversal: what comes before "back to" (before) says a way
+// somewhere, an answer or a postponement, not a return to value. Going
+// back to something numbered ("Node 20", "£8") is a return: no place is
+// said so.
+func notReversal(before, value string) bool {
+	if postponed.MatchString(before) {
+		return true
+	}
+	return travels.MatchString(before) && !(hasDigit(value) && goes.MatchString(before) && !otherWay.MatchString(before))
 }
 
 // Reverses reports whether the update sentence u (as written) states the
@@ -74,10 +93,19 @@ var (
 	// backTo: "(we've gone) back to (her old) name", "back to £8". What
 	// comes before decides whether it is a reversal (notReversal).
 	backTo = regexp.MustCompile(`^(.*?)\bback to (?:the |her |his |our |my |their |its )?(old |original |previous |usual |first )?` + valuePhr + clauseEnd)
-	// notReversal: going somewhere or answering someone ("get back to
-	// you", "drive back to the hotel", "went back to sleep").
-	// A time "pushed back to" or "put back to" is postponed, not restored.
-	notReversal = regexp.MustCompile(`\b(?:dates|dated|dating|push|pushed|pushing|put|putting|set|moved|move|moving|bumped|get|getting|got|come|coming|came|write|writing|wrote|reply|report|drive|driving|drove|walk|walking|walked|fly|flying|flew|head|heading|headed|run|ran|take|took|bring|brought|send|sent|go|going|went|way|get|ride|rode|travel|travelled|traveled|sail)\b[^,]*$`)
+	// postponed: a time "pushed back to" or "put back to" is postponed,
+	// not restored.
+	postponed = regexp.MustCompile(`\b(?:dates|dated|dating|push|pushed|pushing|put|putting|set|moved|move|moving|bumped)\b[^,]*$`)
+	// travels: going somewhere or answering someone ("get back to you",
+	// "drive back to the hotel", "went back to sleep").
+	travels = regexp.MustCompile(`\b(?:` + otherWays + `|go|going|gone|went)\b[^,]*$`)
+	// otherWays are the verbs of travels other than going.
+	otherWays = `get|getting|got|come|coming|came|write|writing|wrote|reply|report|drive|driving|drove|walk|walking|walked|fly|flying|flew|head|heading|headed|run|ran|take|took|bring|brought|send|sent|way|ride|rode|travel|travelled|traveled|sail`
+	otherWay  = regexp.MustCompile(`\b(?:` + otherWays + `)\b[^,]*$`)
+	// goes: people going back to a version or an amount as well as to a
+	// place ("we're going back to Node 20 for now"; a refund "going back
+	// to the Visa ending 4471" returns nothing).
+	goes = regexp.MustCompile(`\b(?:i|we|they|he|she|you|everyone)(?:'re|'m|'s|'ve|'ll| are| am| is| have| will)? (?:just |now |all |probably )?(?:go|going|gone|went)\b[^,]*$`)
 	// undoesLatest: going back to what was, naming nothing of it.
 	undoesLatest = regexp.MustCompile(`\bback to (?:the |our |my )?(?:original|old|previous|first|usual)(?: plan| one| idea| time| date| day| arrangement)?(?:[,.;!]|$| then| after all| again)|\bback to plan a\b`)
 	notBack      = set(`normal work school sleep bed home basics square you me him her them us it this that there here life reality earth`)

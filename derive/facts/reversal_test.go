@@ -13,7 +13,15 @@ func TestDetectReversal(t *testing.T) {
 		{"ok this is embarrassing but we've gone back to her old name. nobody ever said June", "name"},
 		{"scratch the nottingham price change, back to £8. promoter says £10 kills the walk ups", "£8"},
 		{"nah scrap that, afternoons were worse, i just napped. back to mornings but starting at 8 not 7", "mornings"},
-		{"we switched back to Postgres 13 because of the extension", "postgres 13"}, // a number with what it numbers, one phrase
+		{"we switched back to Postgres 13 because of the extension", "postgres|13"}, // a number with what it numbers
+		// Going back to a version or an amount is a return; to a place,
+		// a way, or after another verb of going, it is none.
+		{"So we're going back to Node 20 for now.", "node|20"},
+		{"we went back to £8 a head", "£8|head"},
+		{"going back to Berlin next week", ""},
+		{"the refund is $1,186.40, going back to the Visa ending 4471", ""},
+		{"we're going to drive back to hotel 5 after dinner", ""},
+		{"the release got pushed back to 3 june", ""},
 		{"it dates back to the 6th century BCE", ""},
 		{"we went back to the original supplier, the new one was late twice", "supplier"},
 		{"I'll get back to you tomorrow", ""},
@@ -36,6 +44,11 @@ func TestDetectReversal(t *testing.T) {
 		if ok != (tc.back != "") || got != tc.back {
 			t.Errorf("DetectReversal(%q) = %q, %v; want %q", tc.text, got, ok, tc.back)
 		}
+	}
+	// A numbered value is found word by word: "Node 22 now, not 20"
+	// states the change "back to Node 20" undoes.
+	if r, _ := DetectReversal("So we're going back to Node 20 for now."); !r.Reverses("So target is Node 22 now, not 20.") || r.Reverses("Node 22 is the new LTS") {
+		t.Errorf("Reverses: the move to Node 22 away from 20 is the one it undoes")
 	}
 	r, _ := DetectReversal("back to mornings but starting at 8 not 7")
 	if !r.Reverses("let's try afternoons instead of mornings for the deep work") || r.Reverses("afternoons are for calls") {

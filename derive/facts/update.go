@@ -61,6 +61,9 @@ func detectIn(s string) (Update, bool) {
 	if strings.Contains(s, ` said: "`) { // a fact quoting its speaker
 		s = saidLead.ReplaceAllString(s, "")
 	}
+	if u, ok := detectRename(s); ok {
+		return u, true
+	}
 	low := strings.ToLower(s)
 	low = strings.TrimRight(low, `.!?"' `)
 	// A colon that opens what follows ends a value ("4 nights now not 5:
@@ -88,6 +91,23 @@ func detectIn(s string) (Update, bool) {
 	return Update{}, false
 }
 
+// detectRename reads a name given in place of another: "And Duarte
+// becomes Davide Russo", "the Velvet Room is now called The Attic". Both
+// are written as names (capitalised), so "the story becomes darker" and
+// "it becomes clear" rename nothing.
+func detectRename(s string) (Update, bool) {
+	if !strings.Contains(s, "becomes ") && !strings.Contains(s, "renamed") && !strings.Contains(s, "now called") && !strings.Contains(s, "now named") {
+		return Update{}, false
+	}
+	m := renamed.FindStringSubmatch(s)
+	if m == nil || strings.EqualFold(m[1], m[2]) || notNames[strings.ToLower(m[1])] {
+		return Update{}, false
+	}
+	return Update{Old: []string{strings.ToLower(m[1])}, New: []string{strings.ToLower(m[2])}}, true
+}
+
+var renamed = regexp.MustCompile(`(?:^(?:(?i:and|so|also|then|now|fyi|btw|ok|okay),? )*|[,;:] |\b(?:and|so|also|then|now|fyi|btw|ok|okay) )(?:(?i:the|our|my) )?([A-Z][\w'-]+(?: [A-Z][\w'-]+){0,2}) (?:becomes|is renamed(?: to)?|gets renamed(?: to)?|was renamed(?: to)?|is now called|is now named) (?:(?:the|The) )?([A-Z][\w'-]+(?: [A-Z][\w'-]+){0,2})\b`)
+
 // possessive opens a phrase naming one's own thing ("my phone").
 var possessive = regexp.MustCompile(`^(?:my|our|his|her|their|your|its) `)
 
@@ -97,7 +117,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", "new ", "cancel", "called off",
 	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
-	" back",
+	" back", " instead",
 	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " off "}
 
 // hedges mark a sentence that weighs a change rather than states one
@@ -118,7 +138,7 @@ type detector struct {
 var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
-		" back",
+		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off "}
 	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch"}
@@ -168,6 +188,15 @@ var detectors = []detector{
 	// the words corrected: "Stack: Python 3.12").
 	{[]string{"actually"}, regexp.MustCompile(`\bi (?:said|wrote|told you|mentioned|put) ` + valuePhr + `(?: earlier| before| above| yesterday)?,? but (?:(.*?) (?:is|are|was|were|'s|'re|will be)|it's|it is|its) actually (?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{Old: value(m[1]), New: value(m[3])}, true // what was said is retracted, whatever it was said of
+	}},
+	// "actually make it Fibre 300 instead", "we'll take room 12 instead":
+	// a numbered thing chosen in place of the same thing under another
+	// number (MovedNumber: "let's do Fibre 500" is the old choice).
+	{[]string{" instead"}, regexp.MustCompile(`(?:^|[,;] |\b(?:make it|do|go with|go for|switch to|switching to|change it to|change to|take|book|use|get) )(?:the |a |an )?([a-z][\w-]*) (\d[\d.]*[a-z]?) instead(?: then)?(?:[.!,;]|$| after all| please| pls)`), func(m []string) (Update, bool) {
+		if countWords[m[1]] || strings.TrimRight(m[1], "0123456789") != m[1] {
+			return Update{}, false // "do 2 instead", "take 3 instead": a count, no thing
+		}
+		return Update{Subject: []string{m[1]}, New: []string{m[1] + " " + m[2]}}, true
 	}},
 	// "<subject> changed/moved … from X to Y". "go"/"going" from X to Y is
 	// a way somewhere ("she can go straight from football to swimming"),
@@ -254,6 +283,16 @@ var detectors = []detector{
 			return Update{}, false // "it's no longer an option"
 		}
 		return Update{Old: old}, true
+	}},
+	// "dale cant do tuesday so its thurs 16th now": who was to come at a
+	// time cannot, and the time moved (MovedTime: a sentence naming them
+	// with another time states the old one).
+	{[]string{"can't", "cannot", "can not", "won't be able"}, regexp.MustCompile(`(?:^|[,;] |\bso |\bnow )((?:mr |mrs |ms |dr )?[a-z][\w'-]*) (?:can't|cannot|can not|won't be able to) (?:do|make|come|manage) [^,;]*?,? (?:so |and )?(?:it's|its|it is|it'll be|it will be|now) (?:now |on |at )?` + valuePhr + `(?: now)?` + clauseEnd), func(m []string) (Update, bool) {
+		who, when := value(m[1]), onlyTime(m[2])
+		if len(who) == 0 || persons[strings.Fields(who[0])[0]] || when == nil {
+			return Update{}, false
+		}
+		return Update{Subject: who, New: when}, true
 	}},
 	// "Mr Dale can't do it after all, the agency says it's Ms Patel now":
 	// who was to do something is out. The one dropping out is named (not
@@ -632,8 +671,12 @@ var whWord = regexp.MustCompile(`^(?:what|who|where|when|why|how|which|whatever|
 
 // noInterjection: "no" and one of these is a way of speaking, not a thing
 // dropped.
+// countWords count rather than name: "the 2 of us instead".
+var countWords = set(`of one two three four five six seven eight nine ten more less fewer extra another other them those these it that`)
+
 var noInterjection = set(`worries worry problem problems prob probs way idea clue rush thanks thank kidding doubt biggie
-stress pressure offense offence joke comment wonder matter need one body thing sweat shit sir ma'am chance luck`)
+stress pressure offense offence joke comment wonder matter need one body thing sweat shit sir ma'am chance luck
+change changes difference different news issue issues`)
 
 // notNow: a "now" that dates a state rather than marks a change.
 var notNow = regexp.MustCompile(`\b(?:right|for|by|until|till|up to|just) now\b`)

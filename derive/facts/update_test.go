@@ -122,6 +122,11 @@ func TestDetectUpdate(t *testing.T) {
 		{"put your hand up to ask", false, "", "", ""},
 		// A schedule's day moved, the thing first in its clause.
 		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", true, "eggs", "", "fridays"},
+		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", true, "dale", "", "thurs 16th"},
+		{"i cant do tuesday so its thursday now", false, "", "", ""}, // who cannot is named
+		// A name given in place of another.
+		{"Combine 1 and 3, yes. And Duarte becomes Davide Russo, Carabinieri art squad (TPC).", true, "", "duarte", "davide russo"},
+		{"fyi the Velvet Room is now called The Attic", true, "", "velvet room", "attic"},
 		{"bins are collected on mondays now", true, "bins", "", "mondays"},
 		{"we are going fridays now", false, "", "", ""},
 		// Amounts halved, going up, from now on.
@@ -150,6 +155,11 @@ func TestDetectUpdate(t *testing.T) {
 		{"The price dropped to 40 EUR.", false, "", "", ""}, // nobody removed anything
 		{"I dropped my phone in the sink", false, "", "", ""},
 		{"no worries, see you then", false, "", "", ""},
+		{"No change. `DATABASE_URL=postgresql://orders@db:5432/orders` works as before.", false, "", "", ""}, // nothing changed
+		{"no difference, same as before", false, "", "", ""},
+		{"ok do 2 instead", false, "", "", ""},                        // a count names no thing
+		{"It becomes clear that the Butler lied.", false, "", "", ""}, // no name becomes another
+		{"In chapter 3 the story becomes darker.", false, "", "", ""},
 		{"No idea, ask Jana.", false, "", "", ""},
 		{"Thanks, it's fine, not a problem.", false, "", "", ""},                 // a correction needs numbers on both sides
 		{"The user moved to Denver last month.", false, "", "", ""},              // a person's move: not a thing's new value

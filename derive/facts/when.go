@@ -113,7 +113,36 @@ func SaysOtherTime(u Update, text string) bool {
 // MovedQuantity): the word naming it is a topic, so only a sentence
 // naming it with another value of that kind states the old one
 // (SaysOtherValue).
-func MovedValue(u Update) bool { return MovedTime(u) || MovedQuantity(u) || MovedCode(u) }
+func MovedValue(u Update) bool {
+	return MovedTime(u) || MovedQuantity(u) || MovedCode(u) || MovedNumber(u)
+}
+
+// MovedNumber reports whether u chose a thing under a new number ("make
+// it Fibre 300 instead"): its one subject word, then the number.
+func MovedNumber(u Update) bool {
+	return len(u.Old) == 0 && len(u.Subject) == 1 && len(u.New) == 1 && strings.HasPrefix(u.New[0], u.Subject[0]+" ")
+}
+
+// SaysOtherNumber reports whether text (lower case) names the thing u
+// numbered anew under another number: "let's do fibre 500" after "make it
+// fibre 300 instead".
+func SaysOtherNumber(u Update, text string) bool {
+	if !MovedNumber(u) {
+		return false
+	}
+	subj, nw := u.Subject[0], u.New[0]
+	if lex.HasPhrase(text, nw) {
+		return false // it names the new one too: a list of options, not the old choice
+	}
+	ws := strings.Fields(text) // "3.11" is one number, not two words
+	for i := 0; i+1 < len(ws); i++ {
+		n := strings.TrimRight(ws[i+1], ".,;:!?)\"'")
+		if strings.Trim(ws[i], "(\"'") == subj && hasDigit(n) && subj+" "+n != nw {
+			return true
+		}
+	}
+	return false
+}
 
 // SaysOtherValue reports whether text (lower case) names the thing u
 // moved with another value of the kind u moved it to: "dinner at 19:30"
@@ -125,6 +154,8 @@ func SaysOtherValue(u Update, text string) bool {
 		return SaysOtherTime(u, text)
 	case MovedCode(u):
 		return SaysOtherCode(u, text)
+	case MovedNumber(u):
+		return SaysOtherNumber(u, text)
 	}
 	return SaysOtherQuantity(u, text)
 }

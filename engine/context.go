@@ -116,6 +116,7 @@ type plan struct {
 	retrieveFrom int64
 	lags         bool             // the summary lags its trigger (summary_stale)
 	names        map[int64]string // speakers' names by seq (nil: the chat names none)
+	standing     map[int64]bool   // the standing turns offered beside the hits (standing.go)
 	rebuilding   bool             // the summary is dirty: only its clean start served (summary_rebuilding)
 	indexBehind  bool             // the chat's memory before the window lags (lag.go)
 }
@@ -642,10 +643,11 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			hits++
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Score: t.Score, CreatedAt: t.CreatedAt,
-			Neighbor: t.Neighbor}
+			Neighbor: t.Neighbor, standing: t.ChatID == p.chat.ID && p.standing[t.Seq]}
 		if t.ChatID == p.chat.ID {
 			rt.Name = sh.names[t.Seq]
 		}
+		rt.whole = len(k.content) <= wholeTurnBytes
 		if cut && sh.lazy {
 			rt.lazy, rt.floor = int32(i+1), sh.floor(i, sh.maxBytes(t.Neighbor))
 		} else {
@@ -708,18 +710,35 @@ func markPairs(rs []RAGTurn) {
 		chat string
 		seq  int64
 	}
-	hits := map[key]string{} // role of each hit
+	type hit struct {
+		role  string
+		score float32
+	}
+	hits := map[key]hit{}
 	for _, r := range rs {
 		if !r.Neighbor {
-			hits[key{r.ChatID, r.Seq}] = r.Role
+			hits[key{r.ChatID, r.Seq}] = hit{r.Role, r.Score}
 		}
 	}
 	for i, r := range rs {
-		if !r.Neighbor {
+		next, prev := hits[key{r.ChatID, r.Seq + 1}], hits[key{r.ChatID, r.Seq - 1}]
+		if r.Neighbor {
+			rs[i].pair = (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
 			continue
 		}
-		next, prev := hits[key{r.ChatID, r.Seq + 1}], hits[key{r.ChatID, r.Seq - 1}]
-		rs[i].pair = (r.Role == "user" && next == "assistant") || (r.Role == "assistant" && prev == "user")
+		// A hit that is the other half of a better hit's exchange is
+		// worth what it would be as that hit's neighbour, at least: the
+		// answer to a matched question ("set timeout-minutes: 45" after
+		// "the job timed out") matched less, yet completes it.
+		switch {
+		case !r.whole:
+			// A long turn shown as a hit is shown at length, as its
+			// neighbour it would be a window: it earns its own room.
+		case r.Role == "assistant" && prev.role == "user" && prev.score > r.Score:
+			rs[i].pairScore = prev.score
+		case r.Role == "user" && next.role == "assistant" && next.score > r.Score:
+			rs[i].pairScore = next.score
+		}
 	}
 }
 

@@ -62,6 +62,10 @@ func FuzzAssemble(f *testing.F) {
 				continue
 			case i%6 == 5: // and some are neighbours, context for the hit next to them
 				r.Neighbor = true
+			case i%7 == 6: // some state standing instructions, shown first
+				r.standing = true
+			case i%8 == 7: // some complete a better hit's exchange
+				r.whole, r.pairScore = true, r.Score+float32(words%5)
 			}
 			rag = append(rag, r)
 		}

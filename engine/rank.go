@@ -38,7 +38,12 @@ const (
 	recentDecay       = 0.8
 	blockPrior        = 0.8
 	blockShare        = 0.25
-	sizeExponent      = 0.25
+	// standingShare: the most of the budget the standing turns take
+	// before the rest is ranked (takeStanding): half what the summary's
+	// block may, so a short instruction is shown at 500 tokens and the
+	// question's own evidence keeps the rest.
+	standingShare = blockShare / 2
+	sizeExponent  = 0.25
 	// extractiveFactWeight: a fact drawn without an LLM is made of its
 	// turn's words, so it counts half against the turn itself (which also
 	// shows what was around it); an LLM's fact counts in full.
@@ -79,6 +84,7 @@ type candidate struct {
 func (p *packer) packRanked() {
 	n := min(floorTurns(p.in.FloorTurns), len(p.verb.recentIdx))
 	p.extendTail(p.in.Budget, n)
+	p.takeStanding()
 	terms := lex.QueryTerms(p.in.Query)
 	cs := p.ragCandidates()
 	// The rest of the window and the pending turns compete with a recency
@@ -126,6 +132,26 @@ func (p *packer) packRanked() {
 	}
 }
 
+// takeStanding shows the standing turns offered (standing.go) before any
+// other retrieved memory, while they fit in standingShare of the budget.
+// They govern every answer and share few words with the question, so
+// valued by relevance they lose to whatever matches it: "paces in min/km,
+// never miles" went unshown under a dozen hits for "a recovery-week plan".
+func (p *packer) takeStanding() {
+	room := int(float64(p.in.Budget) * standingShare)
+	for i, r := range p.in.RAG {
+		// Its real cost (a lazy one is cut for it: at most maxStanding
+		// are offered), so it is packed the same whether it came cut or
+		// whole.
+		if !r.standing || p.rag.keep[i] || p.costRAG(i)+p.headerCost(i) > room {
+			continue
+		}
+		before := p.remaining
+		p.takeRAG(i)
+		room -= before - p.remaining
+	}
+}
+
 // floorTurns is the floor set, or the default.
 func floorTurns(set int) int {
 	if set <= 0 {
@@ -160,6 +186,8 @@ func (p *packer) ragCandidates() []candidate {
 			rel *= pairWeight
 		case r.Neighbor:
 			rel *= neighborWeight
+		case r.pairScore > 0 && best > 0:
+			rel = max(rel, pairWeight*float64(r.pairScore/best))
 		}
 		if r.lazy != 0 { // valued by its floor until the packer reaches it
 			out = append(out, candidate{kind: candRAG, i: i, value: value(rel, r.floor+1), bound: true, rel: rel})

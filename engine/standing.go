@@ -141,6 +141,10 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 			worth = best
 		}
 		n++
+		if p.standing == nil {
+			p.standing = map[int64]bool{}
+		}
+		p.standing[m.Seq] = true
 		if j, ok := have[m.Seq]; ok {
 			// Retrieved already, maybe only as a neighbour: it is worth
 			// what a standing turn is worth, at least.

@@ -124,10 +124,21 @@ type RAGTurn struct {
 	// pair marks a neighbour that is the other half of its hit's exchange
 	// (the question before an answer, the answer after a question).
 	pair bool
+	// pairScore, when set, is the score of the better hit whose exchange
+	// this hit completes (markPairs): it is worth that hit's pair, at
+	// least.
+	pairScore float32
+	// whole: the turn is short enough to be shown whole as a neighbour
+	// would be (rag.PassageBytes).
+	whole bool
 	// part marks another matching passage of a long turn offered as a hit
 	// (rag.Turn.More): it is shown only with its turn, in the turn's line
 	// (foldParts), when it earns its room.
 	part bool
+	// standing marks a turn stating a standing instruction or a
+	// constraint of the user's (standing.go): shown first of the
+	// retrieved memory, within a share of the budget.
+	standing bool
 	// update, when set, is the mark of a later turn that updated what this
 	// turn says, shown on the line under it.
 	update string

@@ -130,6 +130,14 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"They've halved the apixaban to 2.5mg because of her kidney function.", "discharge meds: apixaban 5mg at 8am and 8pm, bisoprolol 2.5mg mornings", true},
 		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", "reminder subs are £6 each a game, pay on the night", true},
 		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", "flour: Hartley Mills T55, 16kg sack £17.60, 12 sacks a fortnight", true},
+		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", "ok gary says his repair guy (Dale, DK Appliance Repairs) can come tues 14th between 8 and 12", true},
+		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", "gary says the washer is a Beko from 2019", false},
+		// A numbered thing chosen anew: the same thing under another
+		// number is the old choice; a list naming the new one too is not.
+		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Let's do Fibre 500.", true},
+		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Fibre 300: £38 a month, Fibre 500: £45 a month", false},
+		{"ok use python 3.11 instead please", "CI runs python 3.12 on ubuntu", true},
+		{"ok use python 3.11 instead please", "we pinned python 3.11 last week", false},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rankedHits are n short retrieved turns matching a query better and
+// better, oldest first, each a sentence of its own.
+func rankedHits(n int) []RAGTurn {
+	var out []RAGTurn
+	for i := range n {
+		out = append(out, RAGTurn{Seq: int64(10 + 2*i), Role: "user", Score: float32(1 / (1 + 0.02*float64(i))),
+			Content:   fmt.Sprintf("Hit %d says the long run is on Saturday at 8am and the tempo on Thursday.", i),
+			CreatedAt: time.Date(2026, 3, 1+i, 9, 0, 0, 0, time.UTC)})
+	}
+	return out
+}
+
+// A standing instruction ("always give paces in min/km") governs the
+// answer whatever it asks, yet matches the question less than a dozen
+// hits: valued by relevance it went unshown under them. It is shown
+// first, within an eighth of the budget; one that does not fit there
+// competes as any hit does.
+func TestStandingTurnShownFirst(t *testing.T) {
+	standing := RAGTurn{Seq: 3, Role: "user", Score: 0.5, standing: true, CreatedAt: time.Date(2026, 2, 23, 9, 0, 0, 0, time.UTC),
+		Content: "Please always give paces in min/km, never miles, I get confused."}
+	for _, c := range []struct {
+		name   string
+		budget int
+		words  int // of the standing turn's extra text
+		shown  bool
+	}{
+		{"short, small budget", 400, 0, true},
+		{"short, larger budget", 900, 0, true},
+		{"longer than an eighth of the budget", 400, 60, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := standing
+			st.Content += strings.Repeat(" More about why.", c.words)
+			in := AssemblyInput{Budget: c.budget, Strategy: StrategyRAG, Ranked: true, Query: "write me a recovery week plan",
+				RAG: append(rankedHits(60), st), Verbatim: turns(100, 103, 5), MustKeepFrom: 100}
+			a := Assemble(in)
+			if got := strings.Contains(a.Context, "never miles"); got != c.shown {
+				t.Fatalf("standing turn shown = %v, want %v:\n%s", got, c.shown, a.Context)
+			}
+			in.RAG[len(in.RAG)-1].standing = false
+			if strings.Contains(Assemble(in).Context, "never miles") && c.shown {
+				t.Fatalf("without the mark the hits should crowd it out: the test no longer tests the rule")
+			}
+		})
+	}
+}
+
+// A hit that is the other half of a better hit's exchange ("The
+// reporting job timed out at the default 360 minutes??" → "set
+// timeout-minutes: 45") is worth that hit's pair at least, as it would
+// be as its neighbour: it is shown before weaker hits. A long one earns
+// its room on its own.
+func TestAnswerToAMatchedQuestionRanksAsItsPair(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	question := RAGTurn{Seq: 40, Role: "user", Score: 1, CreatedAt: at, Content: "The reporting job timed out at the default 360 minutes??"}
+	answer := RAGTurn{Seq: 41, Role: "assistant", Score: 0.3, CreatedAt: at,
+		Content: "Something is hanging, not slow. Set `timeout-minutes: 45` on the job so a hang fails fast."}
+	var others []RAGTurn
+	for i := range 12 {
+		others = append(others, RAGTurn{Seq: int64(2 + 2*i), Role: "user", Score: 0.5, CreatedAt: at,
+			Content: fmt.Sprintf("Note %d on the reporting tests and the CI platform.", i)})
+	}
+	for _, c := range []struct {
+		name  string
+		whole bool
+		shown bool
+	}{
+		{"short answer", true, true},
+		{"long answer", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := answer
+			a.whole = c.whole
+			rs := append([]RAGTurn{question, a}, others...)
+			markPairs(rs)
+			got := Assemble(AssemblyInput{Budget: 260, Strategy: StrategyRAG, Ranked: true, Query: "workflow job for the reporting tests",
+				RAG: rs, Verbatim: turns(100, 103, 3), MustKeepFrom: 100})
+			if shown := strings.Contains(got.Context, "timeout-minutes: 45"); shown != c.shown {
+				t.Fatalf("answer shown = %v, want %v:\n%s", shown, c.shown, got.Context)
+			}
+		})
+	}
+}

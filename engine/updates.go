@@ -306,8 +306,8 @@ func updates(u facts.Update, text string) bool {
 // "Postgres 15, not 13"): a word of the new value or of the subject.
 func anchored(u facts.Update, old []string, text string) bool {
 	for _, w := range old {
-		if !isNumber(w) {
-			return true
+		if !isNumber(w) || len(w) >= 5 {
+			return true // a word, or a number long enough to name itself (a phone number, a reference)
 		}
 	}
 	for _, p := range append(append([]string(nil), u.New...), u.Subject...) {

@@ -26,16 +26,22 @@ type Replacement struct {
 	sents, low []string
 	cue        int
 	rejected   []int
+	// cancelled: no choice replaced it, the cue sentence itself says what
+	// was planned is off ("Avon Van Hire rang, they double booked the
+	// minibus so that's cancelled"); the names it holds are rejected.
+	cancelled bool
 }
 
 // DetectReplacement reads a turn that changed a choice: a sentence saying
 // so, and another rejecting something. Without a rejecting sentence the
 // turn names nothing it replaced ("we're doing Porto instead"): none.
 func DetectReplacement(text string) (Replacement, bool) {
-	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, "ed ") && !strings.Contains(text, "went ") && !strings.Contains(text, "gone ") {
+	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, "ed ") && !strings.Contains(text, "went ") && !strings.Contains(text, "gone ") &&
+		!strings.Contains(text, "cancel") && !strings.Contains(text, "called off") && !strings.Contains(text, "fell through") {
 		return Replacement{}, false // no cue can match
 	}
 	r := Replacement{sents: lex.Sentences(prose.Clean(text)), cue: -1}
+	cancel := -1
 	for i, s := range r.sents {
 		low := strings.ToLower(s)
 		r.low = append(r.low, low)
@@ -44,9 +50,27 @@ func DetectReplacement(text string) (Replacement, bool) {
 		} else if rejects(low) {
 			r.rejected = append(r.rejected, i)
 		}
+		if cancel < 0 && cancels(low) {
+			cancel = i
+		}
+	}
+	if (r.cue < 0 || len(r.rejected) == 0) && cancel >= 0 {
+		r.cue, r.rejected, r.cancelled = cancel, []int{cancel}, true
 	}
 	return r, r.cue >= 0 && len(r.rejected) > 0
 }
+
+// cancels: a sentence saying what was planned is off, as done ("so
+// that's cancelled", "the booking fell through"), not weighed ("if it's
+// cancelled", "should we cancel?") nor asked for ("please cancel it").
+func cancels(low string) bool {
+	if holdsAny(low, hedges) || strings.Contains(low, "please") || strings.Contains(low, "pls") || strings.Contains(low, "if ") {
+		return false
+	}
+	return cancelledRe.MatchString(low)
+}
+
+var cancelledRe = regexp.MustCompile(`\b(?:is|are|was|were|'s|'re|been|got|get) (?:now |just |all )?(?:cancell?ed|called off)\b|\b(?:fell|fallen) through\b`)
 
 // Cue is the sentence saying the choice changed, as written.
 func (r Replacement) Cue() string { return r.sents[r.cue] }
@@ -181,7 +205,7 @@ var subjectPronouns = set(`i we you he she they it that this there which who wha
 // capitalised is set), not addressed there and not in the cue sentence.
 func (r Replacement) rejecting(name string, capitalised bool) (int, bool) {
 	ws := nameWords(name)
-	if len(ws) == 0 || anyPhrase(r.low[r.cue], ws) {
+	if len(ws) == 0 || !r.cancelled && anyPhrase(r.low[r.cue], ws) {
 		return 0, false
 	}
 	for _, i := range r.rejected {

@@ -395,12 +395,13 @@ var detectors = []detector{
 		return Update{Old: value(what)}, true
 	}},
 	// "@assistant forget Lisbon", "scrap the ferry, we take the train":
-	// a plan dropped by an order, first in the sentence. What is dropped
+	// a plan dropped by an order, first in the sentence or a clause ("my
+	// mobile changed, scratch the 07700 900481, use …"). What is dropped
 	// must name something ("forget it", "scratch that" name nothing; "forget
 	// to …" is no order to drop).
 	{[]string{"forget", "scrap", "scratch", "ditch"}, forgotten, func(m []string) (Update, bool) {
 		what := strings.TrimSpace(m[1])
-		if strings.HasPrefix(what, "to ") || whWord.MatchString(what) || len(lex.Keywords(what)) == 0 {
+		if strings.HasPrefix(what, "to ") || whWord.MatchString(what) || len(lex.Keywords(what)) == 0 && !hasDigit(what) {
 			return Update{}, false
 		}
 		return Update{Old: value(what)}, true
@@ -664,7 +665,7 @@ var dropped = regexp.MustCompile(`^(?:(?:ok|okay|so|and|then|alright|fine|right|
 // forgotten is an order to drop a thing, first in the sentence after an
 // address or an interjection: "@assistant forget Lisbon", "ok scrap the
 // ferry", "nvm, ditch the van".
-var forgotten = regexp.MustCompile(`^(?:@[\w.-]+,? )?(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait|nvm|yeah|yes|no|actually),? )*(?:forget(?: about)?|scrap|scratch|ditch) (?:the |that |this |our |my )?` + valuePhr + clauseEnd)
+var forgotten = regexp.MustCompile(`(?:^|[,;] )(?:@[\w.-]+,? )?(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait|nvm|yeah|yes|no|actually),? )*(?:forget(?: about)?|scrap|scratch|ditch) (?:the |that |this |our |my )?` + valuePhr + clauseEnd)
 
 // whWord opens a clause, not a thing: "forget what I said".
 var whWord = regexp.MustCompile(`^(?:what|who|where|when|why|how|which|whatever|it|that|this|everything|all|about)\b`)

@@ -124,6 +124,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"Cobbs Farm have lost a driver so no more Saturday drops, eggs are coming Fridays now. Same price", true, "eggs", "", "fridays"},
 		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", true, "dale", "", "thurs 16th"},
 		{"i cant do tuesday so its thursday now", false, "", "", ""}, // who cannot is named
+		{"Also please note my mobile changed, scratch the 07700 900481, use 07700 900736 from now on, the old phone was stolen.", true, "", "07700 900481", ""},
+		{"I always forget the milk", false, "", "", ""},
 		// A name given in place of another.
 		{"Combine 1 and 3, yes. And Duarte becomes Davide Russo, Carabinieri art squad (TPC).", true, "", "duarte", "davide russo"},
 		{"fyi the Velvet Room is now called The Attic", true, "", "velvet room", "attic"},

@@ -202,7 +202,31 @@ func namesNothing(name string, fields []string) bool {
 		return true
 	}
 	low := strings.ToLower(name)
-	return len(fields) == 1 && (placeWords[low] || orgWords[low])
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low]) || shouted(fields)
+}
+
+// unitWords are a company's units, named by what they do ("Finance agreed,
+// the new code is WB-2310"): a part of whoever is speaking, not a name.
+var unitWords = toSet(`finance legal hr it marketing sales ops operations security procurement accounts accounting payroll admin support engineering product design facilities compliance management`)
+
+// shouted: words in capitals for emphasis ("GIG CONFIRMED", "LETS GOOOO"),
+// not an acronym: two or more words of letters in capitals, one of six
+// letters or more, or one word of seven, or a letter held three times.
+func shouted(fields []string) bool {
+	longest := 0
+	for _, f := range fields {
+		f = strings.Trim(f, ".,!?&-'")
+		if f == "" || strings.ToUpper(f) != f || strings.ToLower(f) == f || strings.ContainsAny(f, "0123456789") {
+			return false
+		}
+		longest = max(longest, utf8.RuneCountInString(f))
+		for i := 2; i < len(f); i++ {
+			if f[i] == f[i-1] && f[i] == f[i-2] {
+				return true
+			}
+		}
+	}
+	return len(fields) >= 2 && longest >= 6 || longest >= 7
 }
 
 // ledByNonName reports whether a version match's product word is one
@@ -262,6 +286,9 @@ func dedouble(s string) string {
 // vocative reports whether the name at [a,b) calls someone out ("Wow,
 // John!", "Yeah Maria, …", "…, Caroline!"): that says nothing about them.
 func vocative(sentence string, a, b int) bool {
+	if salutation(sentence, a) {
+		return true // "Dear Parents and Carers,"
+	}
 	name := strings.TrimRight(sentence[a:b], ",.!?")
 	b = a + len(name)
 	after := strings.TrimSpace(sentence[b:])
@@ -277,6 +304,16 @@ func vocative(sentence string, a, b int) bool {
 	}
 	return strings.HasSuffix(before, ",") && (after == "" || after == "!" || after == "?" || after == ".")
 
+}
+
+// salutation: the name at a is in the letter's opening "Dear …," (up to
+// its first comma).
+func salutation(sentence string, a int) bool {
+	if len(sentence) < 5 || !strings.EqualFold(sentence[:5], "dear ") {
+		return false
+	}
+	end := strings.IndexByte(sentence, ',')
+	return end < 0 || a < end
 }
 
 var connectors = toSet(`of dos das da della del de di du la van von der and &`)

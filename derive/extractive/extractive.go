@@ -290,10 +290,11 @@ const decisionPrefix = "Decision: "
 
 // relationAttr is an attribute of someone's relation or possession that
 // says what happened to it ("my car failed its MOT" → "Mo's car failed
-// its MOT", "my mum has been on the phone every night"): an event, not
-// what the user is or likes. It stays a fact; the summary's preferences
+// its MOT", "my mum has been on the phone every night") or will do ("my
+// dad can lend the transit"): an event or a plan, not what the user is or
+// likes. It stays a fact; the summary's preferences
 // keep the states ("Nate's sister lives in Portland", "Mo is vegetarian").
-var relationAttr = regexp.MustCompile(`^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:[a-z]+ed|was|were|had|has been|have been|got|went|broke|came|took|left|fell|lost|ran|sent|told|said)\b`)
+var relationAttr = regexp.MustCompile(`^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:[a-z]+ed|was|were|had|has been|have been|got|went|broke|came|took|left|fell|lost|ran|sent|told|said|is going|is gonna|wants|needs)\b|^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:can|could|will|would|might|may|should) `)
 
 // current drops the items of an earlier summary's list that a newer fact
 // supersedes, as the facts job does for the chat's facts: "the user went

@@ -101,6 +101,7 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"verb led in a list", "A ball is thrown. (a) Find the height. (b) Find the time it takes. Q5: Find its speed. 2. Check Porto.", []string{"Porto"}},
 		{"case and possessive", "We love Tokyo. TOKYO is big. Tokyo's trains are fast.", []string{"Tokyo"}},
 		{"kept names", "Call Maria Silva tomorrow. Book Casa Amora in Lisbon.", []string{"Maria Silva", "Casa Amora", "Lisbon"}},
+		{"acronyms are names", "The NHS letter came. Ask the NHS again.", []string{"NHS"}},
 		{"particles inside a name", "The flat is on Rua da Reboleira. Book Casa del Sol in Lisbon. Can Tomás do Tuesday? Ask Tomás.", []string{"Rua da Reboleira", "Casa del Sol", "Lisbon", "Tomás"}},
 	}
 	for _, c := range cases {
@@ -130,6 +131,8 @@ func TestNoSpuriousEntities(t *testing.T) {
 		{"links", "user", "The docs are at https://example.com/docs/v2 for reference."},
 		{"markup and latex", "assistant", "## Solution\n**Step** one: \\[ \\frac{A}{B} = \\sin x \\]\n| Col | Row |\n|---|---|\n```go\nfunc Main() { Println(X) }\n```"},
 		{"greetings and speakers", "assistant", "Maria: Wow, John! Yeah John, it really made a difference for schools. Glad you enjoyed it, John!"},
+		{"shouting", "user", "ok team GIG CONFIRMED for sat 12 sept. LETS GOOOO. Honestly AMAZING news."},
+		{"a company's unit", "user", "Finance agreed the new budget code. Legal signed it off. Ask Legal again tomorrow."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -565,5 +568,21 @@ func TestDetailsKeepSpacing(t *testing.T) {
 	got := detailsAround(sentence, a, a+len("Marcus"))
 	if !strings.Contains(got, "Marcus's family") {
 		t.Errorf("details = %q, want the sentence's own spacing", got)
+	}
+}
+
+// A letter's opening names whom it is written to, as a vocative does.
+func TestSalutation(t *testing.T) {
+	s := "Dear Parents and Carers, the trip with Mrs Hughes is on 23 October."
+	for _, c := range []struct {
+		word string
+		want bool
+	}{{"Parents", true}, {"Carers", true}, {"Hughes", false}} {
+		if got := salutation(s, strings.Index(s, c.word)); got != c.want {
+			t.Errorf("salutation at %q = %v, want %v", c.word, got, c.want)
+		}
+	}
+	if salutation("Parents and Carers are welcome.", 0) {
+		t.Errorf("no letter opens a plain sentence")
 	}
 }

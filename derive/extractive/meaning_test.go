@@ -162,14 +162,16 @@ func cutAtWord(text, src string) bool {
 func TestPreferencesHoldNoEvents(t *testing.T) {
 	s := summarize(t, nil, msgs(1,
 		"user", "my car failed its MOT, garage has it till monday.",
+		"user", "my dad can lend the transit, i'll drive that instead.",
 		"user", "my sister lives in Portland.",
+		"user", "my son can't eat nuts.",
 		"user", "I'm vegetarian."), 0)
 	for _, p := range s.UserPreferences {
-		if strings.Contains(p, "MOT") {
+		if strings.Contains(p, "MOT") || strings.Contains(p, "transit") {
 			t.Errorf("an event among the preferences: %q", s.UserPreferences)
 		}
 	}
-	if !contains(s.UserPreferences, "sister lives in Portland") || !contains(s.UserPreferences, "vegetarian") {
+	if !contains(s.UserPreferences, "sister lives in Portland") || !contains(s.UserPreferences, "vegetarian") || !contains(s.UserPreferences, "eat nuts") {
 		t.Errorf("preferences %q", s.UserPreferences)
 	}
 }

@@ -100,6 +100,11 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 				tf[id] = -1 // a word of the family, not the word: half a term
 			}
 		})
+		lex.EachClipping(t, func(prefix string) {
+			if id := TermID(prefix); tf[id] == 0 {
+				tf[id] = -1 // the word clipped ("physio"): as a word of the family
+			}
+		})
 	}
 	return build(tf, func(n int) float32 {
 		if n < 0 {

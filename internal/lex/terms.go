@@ -147,6 +147,25 @@ func EachVariant(t string, f func(base, suffix string)) {
 	}
 }
 
+// EachClipping calls f with each clipped form t may stand for in a chat:
+// its prefixes from four letters (five for a term under ten) to three
+// short of it. People text the clipped word ("physio", "config", "info",
+// "exam") where a question says it whole ("physiotherapist",
+// "configuration", "information", "examination"). For queries only; most
+// prefixes name no word of the chat and match nothing.
+func EachClipping(t string, f func(prefix string)) {
+	if len(t) < 8 || !isASCIILower(t) {
+		return
+	}
+	from := 5
+	if len(t) >= 10 {
+		from = 4
+	}
+	for n := from; n <= len(t)-3; n++ {
+		f(t[:n])
+	}
+}
+
 // minBase is the shortest base a suffix leaves: "payment" is "pay", but
 // "early" is no "ear".
 func minBase(suf string) int {

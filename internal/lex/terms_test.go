@@ -1,0 +1,32 @@
+package lex
+
+import "testing"
+
+// A question says the word whole where a chat texts it clipped.
+func TestEachClipping(t *testing.T) {
+	for _, c := range []struct {
+		term string
+		want []string // among the prefixes
+		not  []string
+	}{
+		{"physiotherapist", []string{"physio"}, []string{"phy", "physiotherapi"}},
+		{"configuration", []string{"config"}, nil},
+		{"information", []string{"info"}, nil},
+		{"breakfast", []string{"break"}, []string{"brea"}}, // a term under ten clips to five letters at least
+		{"physio", nil, []string{"phys"}},                  // too short to be clipped
+		{"h2o-based", nil, []string{"h2o-b"}},              // not a word of letters
+	} {
+		got := map[string]bool{}
+		EachClipping(c.term, func(p string) { got[p] = true })
+		for _, w := range c.want {
+			if !got[w] {
+				t.Errorf("%s: no clipping %q in %v", c.term, w, got)
+			}
+		}
+		for _, w := range c.not {
+			if got[w] {
+				t.Errorf("%s: clipping %q", c.term, w)
+			}
+		}
+	}
+}

@@ -120,8 +120,13 @@ var patterns = []pattern{
 	// must say it is asked: "they ... and always remind me of that day"
 	// is no instruction. Reaching the person is part of how
 	// to answer them (contactVerbs).
-	standing(needs("please|pls|plz", p(memory.FactPreference, rankPreference, true, `\b(?:and|but|so|also) (?:always|never) ((?:`+answerVerbs+`|`+contactVerbs+`)\b.*\b(?:please|pls|plz)\b.*)`))),
-	standing(needs("always|never|only|ever|from now on|going forward|in future", p(memory.FactPreference, rankPreference, true, `(?:(?:^|[,;:] )(?:(?:please|pls|plz),? )?(?:always|never|only|never ever|don't ever|do not ever) |\b(?:and|but|so|also) (?:(?:please|pls|plz),? (?:always|never|only|don't|do not) (?:ever )?|(?:don't|do not) ever )|(?:^|[,;:] )(?:from now on|going forward|in future|in the future),? (?:please,? )?)(?:`+answerVerbs+`|`+contactVerbs+`)\b(.+)`))),
+	standing(needs(" and always | and never | but always | but never | so always | so never | also always | also never ", also("please|pls|plz", p(memory.FactPreference, rankPreference, true, `\b(?:and|but|so|also) (?:always|never) ((?:`+answerVerbs+`|`+contactVerbs+`)\b.*\b(?:please|pls|plz)\b.*)`)))),
+	standing(needs(" always | never | ever | from now on | going forward | in future | in the future | please only | pls only | plz only ", p(memory.FactPreference, rankPreference, true, `(?:(?:^|[,;:] )(?:(?:please|pls|plz),? )?(?:always|never|only|never ever|don't ever|do not ever) |\b(?:and|but|so|also) (?:(?:please|pls|plz),? (?:always|never|only|don't|do not) (?:ever )?|(?:don't|do not) ever )|(?:^|[,;:] )(?:from now on|going forward|in future|in the future),? (?:please,? )?)(?:`+answerVerbs+`|`+contactVerbs+`)\b(.+)`))),
+	// "Only contact me by email.", "I work from home, only text me":
+	// "only" opening a sentence or a clause (a word too common to try the
+	// whole pattern on every sentence holding it).
+	standing(leads("only", p(memory.FactPreference, rankPreference, true, `^only ((?:`+answerVerbs+`|`+contactVerbs+`)\b.+)`))),
+	standing(needs(" only ", also(", only |; only |: only ", p(memory.FactPreference, rankPreference, true, `[,;:] only ((?:`+answerVerbs+`|`+contactVerbs+`)\b.+)`)))),
 	leads("please", p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`)),
 
 	// Plans.

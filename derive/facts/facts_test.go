@@ -236,6 +236,9 @@ func TestIsStanding(t *testing.T) {
 		{"Never give up on your dreams.", false},
 		{"They were an important part of my wedding decor and always remind me of that day.", false}, // a predicate, not a request
 		{"It arrived late, so please don't ever book that courier again.", true},
+		{"Only contact me by email.", true},
+		{"I work from home, only text me after 6.", true},
+		{"The only thing I need is a quiet room.", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := len(fs) == 1 && IsStanding(fs[0])

@@ -69,17 +69,18 @@ func detectIn(s string) (Update, bool) {
 	// A colon that opens what follows ends a value ("4 nights now not 5:
 	// check-in …"); one inside a value ("8:30") does not.
 	low = strings.ReplaceAll(low, ": ", " : ")
-	if holdsAny(low, hedges) {
+	m := cueMemo{low: low}
+	if m.anyOf(cueIDs.hedges) {
 		return Update{}, false
 	}
 	// Cues of their own: "ok no gin, …", "forget Lisbon" (each tried only
 	// when the words it starts with are there: most sentences hold none).
-	drops := strings.Contains(low, "no ") && dropped.MatchString(low) || holdsAny(low, forgetWords) && forgotten.MatchString(low)
-	if !drops && (!holdsAny(low, updateCues) || !(holdsAny(low, strongCues) || hasChangeVerb(low) || numberCorrection(low))) {
+	drops := strings.Contains(low, "no ") && dropped.MatchString(low) || m.anyOf(cueIDs.forget) && forgotten.MatchString(low)
+	if !drops && (!m.anyOf(cueIDs.update) || !(m.anyOf(cueIDs.strong) || hasChangeVerb(low) || numberCorrection(low))) {
 		return Update{}, false
 	}
-	for _, d := range detectors {
-		if !holdsAny(low, d.need) {
+	for i, d := range detectors {
+		if !m.anyOf(cueIDs.detectors[i]) {
 			continue // its regular expression cannot match: not run
 		}
 		if m := d.re.FindStringSubmatch(low); m != nil {
@@ -124,6 +125,69 @@ var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
 // Munich?").
 var hedges = []string{"whether", "should we", "should i", "if we", "if i", "could we", "would we", "?"}
+
+// cueTable numbers every string the cue lists and the detectors need, so
+// that a sentence is searched for each at most once: the lists share
+// many (" to ", "now", "no longer"), and searching each list in turn was a
+// third of update detection.
+type cueTable struct {
+	hedges, forget, update, strong []int
+	detectors                      [][]int
+	strings                        []string // by number
+}
+
+// maxCues bounds the distinct cue strings (a cueMemo's array).
+const maxCues = 192
+
+var cueIDs = func() cueTable {
+	ids := map[string]int{}
+	var strs []string
+	number := func(words []string) []int {
+		out := make([]int, len(words))
+		for i, w := range words {
+			id, ok := ids[w]
+			if !ok {
+				id = len(ids)
+				ids[w] = id
+				strs = append(strs, w)
+			}
+			out[i] = id
+		}
+		return out
+	}
+	t := cueTable{hedges: number(hedges), forget: number(forgetWords), update: number(updateCues), strong: number(strongCues)}
+	for _, d := range detectors {
+		t.detectors = append(t.detectors, number(d.need))
+	}
+	if len(ids) > maxCues {
+		panic("facts: more cue strings than maxCues")
+	}
+	t.strings = strs
+	return t
+}()
+
+// cueMemo remembers which cue strings one sentence (low) holds.
+type cueMemo struct {
+	low  string
+	seen [maxCues]uint8 // 0 not looked for, 1 absent, 2 present
+}
+
+// anyOf reports whether the sentence holds one of the cues ids (true for
+// none, as holdsAny).
+func (m *cueMemo) anyOf(ids []int) bool {
+	for _, id := range ids {
+		if m.seen[id] == 0 {
+			m.seen[id] = 1
+			if strings.Contains(m.low, cueIDs.strings[id]) {
+				m.seen[id] = 2
+			}
+		}
+		if m.seen[id] == 2 {
+			return true
+		}
+	}
+	return len(ids) == 0
+}
 
 type detector struct {
 	need []string // one of these must be in the sentence for re to match

@@ -168,15 +168,16 @@ func value(rel float64, cost int) float64 {
 // ragCandidates values every retrieved candidate by its score relative to
 // the best one.
 func (p *packer) ragCandidates() []candidate {
-	best := float32(0)
+	newer := newerFirst(p.in.Query, p.in.RAG)
+	best := 0.0
 	for _, r := range p.in.RAG {
-		best = max(best, r.Score)
+		best = max(best, float64(r.Score)*newer(r))
 	}
 	out := make([]candidate, 0, len(p.in.RAG)+len(p.in.Verbatim)+2)
 	for i, r := range p.in.RAG {
 		rel := 1.0
 		if best > 0 {
-			rel = float64(max(r.Score, 0) / best)
+			rel = max(float64(r.Score)*newer(r), 0) / best
 		}
 		if r.Fact != nil && !p.in.LLMEpisodes {
 			rel *= extractiveFactWeight
@@ -187,7 +188,7 @@ func (p *packer) ragCandidates() []candidate {
 		case r.Neighbor:
 			rel *= neighborWeight
 		case r.pairScore > 0 && best > 0:
-			rel = max(rel, pairWeight*float64(r.pairScore/best))
+			rel = max(rel, pairWeight*float64(r.pairScore)*newer(r)/best)
 		}
 		if r.lazy != 0 { // valued by its floor until the packer reaches it
 			out = append(out, candidate{kind: candRAG, i: i, value: value(rel, r.floor+1), bound: true, rel: rel})
@@ -196,6 +197,35 @@ func (p *packer) ragCandidates() []candidate {
 		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
 	}
 	return out
+}
+
+// newerFirst weighs a retrieved candidate by how late it was said, when
+// the question asks how things stand now ("which photographer is doing
+// the day in the end?", "is Tom still riding the 108?"): the newest of the
+// candidates counts in full, the oldest half. A chat's opening turns match
+// a topic's words as well as the turn that settled it ("changed my mind
+// on the photographer … we went with Ollie Brandt"); for such a question
+// the later one is the answer. Other questions weigh all alike.
+func newerFirst(query string, rag []RAGTurn) func(RAGTurn) float64 {
+	if !lex.AsksCurrent(query) || len(rag) < 2 {
+		return func(RAGTurn) float64 { return 1 }
+	}
+	lo, hi := rag[0].CreatedAt, rag[0].CreatedAt
+	for _, r := range rag[1:] {
+		if r.CreatedAt.Before(lo) {
+			lo = r.CreatedAt
+		}
+		if r.CreatedAt.After(hi) {
+			hi = r.CreatedAt
+		}
+	}
+	span := hi.Sub(lo)
+	if span <= 0 {
+		return func(RAGTurn) float64 { return 1 }
+	}
+	return func(r RAGTurn) float64 {
+		return 0.5 + 0.5*float64(r.CreatedAt.Sub(lo))/float64(span)
+	}
 }
 
 // takeVerb shows verbatim candidate i, the next of the tail, when it

@@ -90,3 +90,29 @@ func TestAnswerToAMatchedQuestionRanksAsItsPair(t *testing.T) {
 		})
 	}
 }
+
+// A question about how things stand now ("… in the end?") weighs the
+// candidates by how late they were said: the turn that settled a choice
+// beats the chat's opening turn that matched the topic's words better.
+// Any other question weighs them alike.
+func TestCurrentQuestionPrefersNewer(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 9, 0, 0, 0, time.UTC) }
+	rag := []RAGTurn{
+		{Seq: 2, Role: "assistant", Score: 1, CreatedAt: day(1),
+			Content: "The big bookings go venue first, then caterer, photographer and music, all for the day itself."},
+		{Seq: 35, Role: "user", Score: 0.7, CreatedAt: day(28),
+			Content: "changed my mind on the photographer, we went with Ollie Brandt, £1,650 all in."},
+	}
+	for _, c := range []struct {
+		query, want, not string
+	}{
+		{"which photographer is doing the day in the end?", "Ollie Brandt", "venue first"},
+		{"which photographer is doing the day?", "venue first", "Ollie Brandt"},
+	} {
+		a := Assemble(AssemblyInput{Budget: 75, Strategy: StrategyRAG, Ranked: true, Query: c.query,
+			RAG: append([]RAGTurn(nil), rag...), Verbatim: turns(100, 101, 1), MustKeepFrom: 100, FloorTurns: 1})
+		if !strings.Contains(a.Context, c.want) || strings.Contains(a.Context, c.not) {
+			t.Errorf("%q: want %q and not %q in\n%s", c.query, c.want, c.not, a.Context)
+		}
+	}
+}

@@ -147,6 +147,23 @@ func EachVariant(t string, f func(base, suffix string)) {
 	}
 }
 
+// AsksCurrent reports whether a question asks how things stand now, after
+// any change: "in the end", "still", "now", "currently", "latest", "ended
+// up", "final", "anymore".
+func AsksCurrent(q string) bool {
+	low := " " + strings.Join(Fields(q), " ") + " "
+	for _, c := range currentCues {
+		if strings.Contains(low, c) {
+			return true
+		}
+	}
+	return false
+}
+
+var currentCues = []string{" in the end ", " end up ", " ended up ", " ending up ", " final ", " finally ", " now ", " still ",
+	" currently ", " current ", " latest ", " anymore ", " any more ", " these days ", " at the moment ", " nowadays ",
+	" most recent ", " settled on ", " went with ", " going with ", " decided on "}
+
 // EachClipping calls f with each clipped form t may stand for in a chat:
 // its prefixes from four letters (five for a term under ten) to three
 // short of it. People text the clipped word ("physio", "config", "info",

@@ -30,3 +30,17 @@ func TestEachClipping(t *testing.T) {
 		}
 	}
 }
+
+func TestAsksCurrent(t *testing.T) {
+	for q, want := range map[string]bool{
+		"which photographer is doing the day in the end?": true,
+		"is Tom still riding the 108?":                    true,
+		"What's the current node version?":                true,
+		"when was the repair man first coming?":           false,
+		"what did the physio prescribe?":                  false,
+	} {
+		if got := AsksCurrent(q); got != want {
+			t.Errorf("AsksCurrent(%q) = %v, want %v", q, got, want)
+		}
+	}
+}

@@ -112,6 +112,7 @@ func sentenceEnds(text string, f func(end, next int)) {
 // and windows are cut.
 func SentenceBreaks(t string, from int) []int {
 	var out []int
+	start := from // where the sentence being read began
 	for i := from; i < len(t); {
 		if c := t[i]; c < utf8.RuneSelf && c != '.' && c != '!' && c != '?' && c != '\n' {
 			i++ // most bytes: no terminator, no decoding
@@ -131,10 +132,32 @@ func SentenceBreaks(t string, from int) []int {
 			}
 			j += s2
 		}
-		if j > i || cjk || r == '\n' || j == len(t) {
+		if (j > i || cjk || r == '\n' || j == len(t)) && !enumerator(t[start:i]) {
 			out = append(out, j)
-			i = j
+			i, start = j, j
 		}
 	}
 	return out
+}
+
+// enumerator: a list item's label alone ("1.", "2)", "b.", "-"), which
+// opens the item after it rather than ending a sentence: a window ending
+// on "1." shows the label and none of its item.
+func enumerator(s string) bool {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "" || len(s) > 4:
+		return false
+	case s == "-" || s == "*" || s == "•":
+		return true
+	}
+	last := s[len(s)-1]
+	if last != '.' && last != ')' {
+		return false
+	}
+	body := s[:len(s)-1]
+	if len(body) == 1 && body[0] >= 'a' && body[0] <= 'z' {
+		return true
+	}
+	return body != "" && strings.Trim(body, "0123456789") == ""
 }

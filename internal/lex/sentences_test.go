@@ -3,6 +3,7 @@ package lex
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -35,4 +36,24 @@ func FuzzSentenceEnds(f *testing.F) {
 			t.Fatalf("sentenceEnds(%q) = %v, want %v", s, got, want)
 		}
 	})
+}
+
+// A list item's label opens its item: no break after "1." or "-".
+func TestSentenceBreaksKeepLabelsWithTheirItems(t *testing.T) {
+	text := "Closer than the prices suggest:\n\n1.\nHollins is dry hire. 2) Ashcombe has a bar.\n- Fran runs it."
+	var got []string
+	from := 0
+	for _, b := range SentenceBreaks(text, 0) {
+		got = append(got, text[from:b])
+		from = b
+	}
+	for _, s := range got {
+		switch strings.TrimSpace(s) {
+		case "1.", "2)", "-":
+			t.Errorf("a label alone between breaks: %q (all %q)", s, got)
+		}
+	}
+	if len(got) < 3 {
+		t.Errorf("too few breaks: %q", got)
+	}
 }

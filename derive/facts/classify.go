@@ -122,6 +122,12 @@ var patterns = []pattern{
 	// to answer them (contactVerbs).
 	standing(needs(" and always | and never | but always | but never | so always | so never | also always | also never ", also("please|pls|plz", p(memory.FactPreference, rankPreference, true, `\b(?:and|but|so|also) (?:always|never) ((?:`+answerVerbs+`|`+contactVerbs+`)\b.*\b(?:please|pls|plz)\b.*)`)))),
 	standing(needs(" always | never | ever | from now on | going forward | in future | in the future | please only | pls only | plz only ", p(memory.FactPreference, rankPreference, true, `(?:(?:^|[,;:] )(?:(?:please|pls|plz),? )?(?:always|never|only|never ever|don't ever|do not ever) |\b(?:and|but|so|also) (?:(?:please|pls|plz),? (?:always|never|only|don't|do not) (?:ever )?|(?:don't|do not) ever )|(?:^|[,;:] )(?:from now on|going forward|in future|in the future),? (?:please,? )?)(?:`+answerVerbs+`|`+contactVerbs+`)\b(.+)`))),
+	// "and cc bea on every invoice email pls", "put every receipt in the
+	// blue folder": an order about every one of a kind is a standing one.
+	// The order opens its clause (not "I'll put every effort in").
+	standing(needs(" every ", p(memory.FactPreference, rankPreference, true, `(?:^|[,;:] )(?:(?:and|also|so|but) )?(?:(?:please|pls|plz),? )?((?:cc|bcc|copy|put|keep|send|file|save|log|add|attach|include|email|text|message|remind|check|mention|label|tag|forward|book|use|tell me|ask me|show me|give me)\b[^.?]*?\bevery\b.+)`))),
+	// "pnpm pls. never npm in this repo": a thing never to use somewhere.
+	standing(leads("please pls plz never", p(memory.FactPreference, rankPreference, true, `^(?:(?:please|pls|plz),? )?never ((?:use )?[a-z0-9@._-]+(?: [a-z0-9@._-]+)? (?:in|on|for|with|at) (?:this|these|the|our|my|any) .+)`))),
 	// "Only contact me by email.", "I work from home, only text me":
 	// "only" opening a sentence or a clause (a word too common to try the
 	// whole pattern on every sentence holding it).

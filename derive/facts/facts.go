@@ -12,6 +12,7 @@
 package facts
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/contextd/contextd/internal/lex"
@@ -71,6 +72,11 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 				cs = append(cs, c)
 			}
 		}
+		if m.Role == memory.RoleUser && t.Speaker.Person {
+			if s, ok := emphasised(t.Body); ok {
+				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + prose.SentenceCase(s)})
+			}
+		}
 		for _, q := range open[m.Seq] {
 			cs = append(cs, candidate{kind: memory.FactOther, text: q.Fact(), rank: rankQuestion})
 		}
@@ -89,6 +95,27 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	}
 	return out
 }
+
+// emphasised is the sentence of body a sentence of its own makes a
+// standing instruction: "… in the blue folder in the kitchen drawer.
+// ALWAYS." ("always", "every time", "from now on" alone, after it).
+func emphasised(body string) (string, bool) {
+	if !strings.Contains(body, "lways") && !strings.Contains(body, "LWAYS") && !strings.Contains(body, "very time") &&
+		!strings.Contains(body, "now on") && !strings.Contains(body, "forward") {
+		return "", false
+	}
+	sents := lex.Sentences(prose.Clean(body))
+	for i := 1; i < len(sents); i++ {
+		if emphasis.MatchString(strings.TrimSpace(sents[i])) && prose.IsProse(sents[i-1]) && !strings.HasSuffix(sents[i-1], "?") {
+			return sents[i-1], true
+		}
+	}
+	return "", false
+}
+
+// emphasis is a sentence that is only "always" or "every time" (or "from
+// now on").
+var emphasis = regexp.MustCompile(`(?i)^(?:always|every (?:single )?time|from now on|going forward)[.!]*$`)
 
 // ForChat binds facts to their chat: it sets ChatID and recomputes each ID
 // with the chat's key, so the same fact of the same chat always gets the

@@ -239,6 +239,13 @@ func TestIsStanding(t *testing.T) {
 		{"Only contact me by email.", true},
 		{"I work from home, only text me after 6.", true},
 		{"The only thing I need is a quiet room.", false},
+		{"and cc bea on every invoice email pls, bea@ledgerlane.co.uk, she does my books", true},
+		{"I'll put every effort into the launch.", false},
+		{"I'll also keep her updated and plan to check in every Wednesday.", false},
+		{"pnpm pls. never npm in this repo, it wrecks the lockfile", true},
+		{"never mind, found it", false},
+		{"can we start putting every receipt for house stuff in the blue folder in the kitchen drawer. ALWAYS.", true},
+		{"we went to the beach. always fun.", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := len(fs) == 1 && IsStanding(fs[0])

@@ -271,7 +271,7 @@ func TestRetrievedTurnMarkedReversed(t *testing.T) {
 		"called Maple, pick up is sat 6 march.\n" + back,                        // the older turn: the change, then its reversal
 		"turn 2: we've decided on a new name.",                                  // the change
 		"turn 33: ok this is embarrassing but we've gone back to her old name.", // the reversal
-		"June for short\n" + back + "Sun",                                       // under the change itself
+		"June for short\n" + back,                                               // under the change itself
 	} {
 		if !strings.Contains(res.Context, w) {
 			t.Errorf("context lacks %q:\n%s", w, res.Context)

@@ -633,11 +633,15 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	// Hits seen, best first: the best rag_k are shown as retrieved, the
 	// rest and neighbours cut.
 	hits := 0
+	asks := askingHits(turns, ks, p.chat.ID)
 	for i, k := range ks {
 		if i == queryAt {
 			continue
 		}
 		t := &turns[k.i]
+		if t.Neighbor && !asks[t.Seq-1] && acknowledgement(k.content) {
+			continue // "👍" beside a hit says nothing (ack.go)
+		}
 		cut := t.Neighbor || hits >= p.policy.RAGK
 		if !t.Neighbor {
 			hits++

@@ -67,8 +67,13 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	for _, r := range rs {
 		m, t := r.Msg, r.Turn
 		var cs []candidate
-		for _, s := range r.Sents {
+		for i, s := range r.Sents {
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
+				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && len(lex.Words(r.Sents[i-1])) <= 3 {
+					// "pnpm pls. never npm in this repo": a fragment just
+					// before the instruction is its first half.
+					c.text = StandingPrefix + prose.SentenceCase(r.Sents[i-1]+" "+s)
+				}
 				cs = append(cs, c)
 			}
 		}

@@ -30,11 +30,14 @@ type Reversal struct {
 // DetectReversal returns the first sentence of text that goes back to an
 // earlier value.
 func DetectReversal(text string) (Reversal, bool) {
-	if !strings.Contains(text, "back to") && !strings.Contains(text, "Back to") {
+	if !strings.Contains(text, "back to") && !strings.Contains(text, "Back to") && !strings.Contains(text, "after all") {
 		return Reversal{}, false
 	}
 	for _, s := range lex.Sentences(prose.Clean(text)) {
 		low := strings.ToLower(s)
+		if r, ok := wantedAfterAll(s, low); ok {
+			return r, true
+		}
 		m := backTo.FindStringSubmatch(low)
 		if m == nil || conditional.MatchString(m[1]) || (m[2] == "" && notReversal(m[1], m[3])) {
 			continue // "the old X" says a reversal whatever the verb: "went back to the original plan"
@@ -65,6 +68,27 @@ func DetectReversal(text string) (Reversal, bool) {
 	}
 	return Reversal{}, false
 }
+
+// wantedAfterAll reads a thing wanted or done after all, once dropped:
+// "marketing wants reviews after all", "the Tuesday Crew CAN do sunday
+// after all". What it goes back to is the thing named; "not … after all"
+// drops it (an update), and a condition or a question weighs it.
+func wantedAfterAll(s, low string) (Reversal, bool) {
+	m := afterAll.FindStringSubmatch(low)
+	if m == nil || conditional.MatchString(low) || strings.Contains(low, "?") || negated.MatchString(m[1]) {
+		return Reversal{}, false
+	}
+	back := lex.Keywords(m[3])
+	if len(back) == 0 {
+		return Reversal{}, false
+	}
+	return Reversal{Back: back, Sentence: s}, true
+}
+
+var (
+	afterAll = regexp.MustCompile(`^(.*?)\b(wants?|wanted|needs?|needed|can do|can make|can come|is on|are on|'s on|is back on|are back on|is happening|are happening) (?:the |our |my )?([\w'-]+(?: [\w'-]+){0,2}?) after all\b`)
+	negated  = regexp.MustCompile(`\b(?:not|no|never|don't|doesn't|didn't|can't|cannot|won't|isn't|aren't)\b`)
+)
 
 // notReversal: what comes before "back to" (before) says a way
 // somewhere, an answer or a postponement, not a return to value. Going

@@ -22,6 +22,11 @@ func TestDetectReversal(t *testing.T) {
 		{"the refund is $1,186.40, going back to the Visa ending 4471", ""},
 		{"we're going to drive back to hotel 5 after dinner", ""},
 		{"the release got pushed back to 3 june", ""},
+		// Wanted or done after all, once dropped: the thing named.
+		{"ugh marketing wants reviews after all for the new product pages", "reviews"},
+		{"ok the Tuesday Crew CAN do sunday after all", "sunday"},
+		{"we don't need the van after all", ""}, // dropped, not wanted
+		{"does he want the tickets after all?", ""},
 		{"it dates back to the 6th century BCE", ""},
 		{"we went back to the original supplier, the new one was late twice", "supplier"},
 		{"I'll get back to you tomorrow", ""},

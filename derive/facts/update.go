@@ -205,7 +205,7 @@ var (
 		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off "}
 	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
-	forgetWords = []string{"forget", "scrap", "scratch", "ditch"}
+	forgetWords = []string{"forget", "scrap", "scratch", "ditch", "skip"}
 )
 
 // hasChangeVerb reports whether low (lower case) holds one of the change
@@ -463,8 +463,10 @@ var detectors = []detector{
 	// mobile changed, scratch the 07700 900481, use …"). What is dropped
 	// must name something ("forget it", "scratch that" name nothing; "forget
 	// to …" is no order to drop).
-	{[]string{"forget", "scrap", "scratch", "ditch"}, forgotten, func(m []string) (Update, bool) {
-		what := strings.TrimSpace(m[1])
+	{[]string{"forget", "scrap", "scratch", "ditch", "skip"}, forgotten, func(m []string) (Update, bool) {
+		// What is dropped ends at its clause: "skip reviews, nobody reads
+		// them" drops reviews (a value's word may carry its comma).
+		what, _, _ := strings.Cut(strings.TrimSpace(m[1]), ", ")
 		if strings.HasPrefix(what, "to ") || whWord.MatchString(what) || len(lex.Keywords(what)) == 0 && !hasDigit(what) {
 			return Update{}, false
 		}
@@ -729,7 +731,7 @@ var dropped = regexp.MustCompile(`^(?:(?:ok|okay|so|and|then|alright|fine|right|
 // forgotten is an order to drop a thing, first in the sentence after an
 // address or an interjection: "@assistant forget Lisbon", "ok scrap the
 // ferry", "nvm, ditch the van".
-var forgotten = regexp.MustCompile(`(?:^|[,;] )(?:@[\w.-]+,? )?(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait|nvm|yeah|yes|no|actually),? )*(?:forget(?: about)?|scrap|scratch|ditch) (?:the |that |this |our |my )?` + valuePhr + clauseEnd)
+var forgotten = regexp.MustCompile(`(?:^|[,;] )(?:@[\w.-]+,? )?(?:(?:ok|okay|so|and|then|alright|fine|right|well|oh|ah|hmm|wait|nvm|yeah|yes|no|actually),? )*(?:forget(?: about)?|scrap|scratch|ditch|(?:(?:and|oh|ok|okay|so|let's|lets),? )skip) (?:the |that |this |our |my )?` + valuePhr + clauseEnd)
 
 // whWord opens a clause, not a thing: "forget what I said".
 var whWord = regexp.MustCompile(`^(?:what|who|where|when|why|how|which|whatever|it|that|this|everything|all|about)\b`)

@@ -126,6 +126,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"i cant do tuesday so its thursday now", false, "", "", ""}, // who cannot is named
 		{"Also please note my mobile changed, scratch the 07700 900481, use 07700 900736 from now on, the old phone was stolen.", true, "", "07700 900481", ""},
 		{"I always forget the milk", false, "", "", ""},
+		{"oh and skip reviews, nobody reads them", true, "", "reviews", ""},
+		{"skip included.", false, "", "", ""}, // a skip (the bin) in a list, no order
 		// A name given in place of another.
 		{"Combine 1 and 3, yes. And Duarte becomes Davide Russo, Carabinieri art squad (TPC).", true, "", "duarte", "davide russo"},
 		{"fyi the Velvet Room is now called The Attic", true, "", "velvet room", "attic"},

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/rag"
 )
 
@@ -33,14 +34,8 @@ func acknowledgement(text string) bool {
 	return true
 }
 
-var acking = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`ok okay k kk thanks thank you thx ty ta cheers cool great nice sure yes yep yeah ya
-legend perfect lol haha np noted done sounds good brilliant amazing awesome fab x xx love it lovely wow omg yay`) {
-		m[w] = true
-	}
-	return m
-}()
+var acking = lex.Set(`ok okay k kk thanks thank you thx ty ta cheers cool great nice sure yes yep yeah ya
+legend perfect lol haha np noted done sounds good brilliant amazing awesome fab x xx love it lovely wow omg yay`)
 
 // askingHits are the seqs of this chat's retrieved hits that ask a
 // question: the acknowledgement after one is its answer.

@@ -670,3 +670,38 @@ func TestIndexerPending(t *testing.T) {
 		t.Error("the index down: not pending")
 	}
 }
+
+// A question asking for a kind of value (lex.AskedKinds) meets the turn
+// holding one, though they share no word: "what's the best number to call
+// Olu on?" is answered by "sorry typo, its 07836 551 240 not 204".
+func TestAskedKindMeetsItsValue(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	for _, c := range []string{
+		"Olu starts on tuesday, can you set up his laptop",
+		"Olu needs the finance build and a docking station",
+		"Olu's manager is Dana, she approves the mailbox",
+		"Olu will call you when he gets in",
+		"his old number was 07836 551 204",
+		"sorry typo, its 07836 551 240 not 204",
+		"the laptop is a ThinkPad, the best one we have",
+		"Olu can collect it from the 3rd floor",
+		"Olu asked about the VPN too, call me if it breaks",
+	} {
+		e.store.add("t", "c", "u", "a", c)
+	}
+	e.drain(t)
+	enc := rag.NewSparseEncoder()
+	for _, c := range []struct{ query, want string }{
+		{"what's the best number to call Olu on?", "07836 551 2"},
+		{"is Olu's laptop a ThinkPad?", "ThinkPad"}, // no kind asked: the words decide
+	} {
+		hits, err := e.index.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Sparse: enc.EncodeQuery(c.query), Limit: 1})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%q: %v %v", c.query, hits, err)
+		}
+		if !strings.Contains(hits[0].Content, c.want) {
+			t.Errorf("%q: best hit %q, want the turn holding %q", c.query, hits[0].Content, c.want)
+		}
+	}
+}

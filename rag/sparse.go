@@ -61,7 +61,10 @@ func (s *SparseEncoder) params() (k1, b, avg float64) {
 // TermID is the sparse index of a (stemmed) term.
 func TermID(term string) uint32 { return fnv1a32(term) }
 
-// EncodeDocument returns text's BM25-saturated term weights.
+// EncodeDocument returns text's BM25-saturated term weights. The kinds
+// of value text holds (lex.ValueKinds: a phone number, a code, a time …)
+// are terms too, each counted once and not in the length: a question
+// asking for that kind meets them (EncodeQuery).
 func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 	terms := lex.Terms(text)
 	if len(terms) == 0 {
@@ -69,6 +72,9 @@ func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 	}
 	k1, b, avg := s.params()
 	tf := counts(terms)
+	for _, k := range lex.ValueKinds(text) {
+		tf[TermID(k)] = 1
+	}
 	norm := k1 * (1 - b + b*float64(len(terms))/avg)
 	return build(tf, func(n int) float32 {
 		f := float64(n)
@@ -78,7 +84,8 @@ func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 
 // EncodeQuery returns weight 1 for each unique term of text, leaving out
 // the words that point at the conversation or phrase the request rather
-// than name its subject (lex.IsRequestTerm), unless nothing else is left.
+// than name its subject (lex.IsRequestTerm), unless nothing else is left,
+// and 1 for each kind of value it asks for (lex.AskedKinds).
 func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	terms := lex.Terms(text)
 	content := make([]string, 0, len(terms))
@@ -94,6 +101,9 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 		return SparseVector{}
 	}
 	tf := counts(terms)
+	for _, k := range lex.AskedKinds(text) {
+		tf[TermID(k)] = 1 // the kind of value asked for, as a word
+	}
 	for _, t := range content {
 		lex.EachVariant(t, func(base, suffix string) {
 			if id := termID2(base, suffix); tf[id] == 0 {

@@ -1,0 +1,104 @@
+package lex
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestValueKinds(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want string // kinds joined by spaces
+	}{
+		{"sorry typo, its 07836 551 240 not 204", "#phone"},
+		{"call me on +44 20 7946 0958 after 6", "#phone"},
+		{"the US office is 555-123-4567", "#phone"},
+		{"ok changed it, it's 2803 now", "#code"},
+		{"PP-7731-MH. and i need a packed lunch that day, no nuts", "#code"},
+		{"logged it as INC-0048812, priority P3", "#code"},
+		{"yes same acc, sort 30-94-57 acc ending 4417, ref LARK14 like always", "#code"},
+		{"it's £1,895 not £1,920. agent gave me the wrong figure", "#money"},
+		{"max 180 euro a night pls", "#money"},
+		{"From 5 February: Thursdays 18:30, same Zoom.", "#time #day"},
+		{"dont ring me after 9pm unless its an actual emergency", "#time"},
+		{"visiting is 10am-8pm", "#time"},
+		{"we've been moved to saturday 21 november, same time", "#day"},
+		{"release pushed back to thu 11 feb", "#day"},
+		{"a wedding reception pencilled in on the 14th before us", "#day"},
+		{"new url is rediss://default:<token>@eu1-sharp-owl-31337.upstash.io:6379. now on boot", "#host"},
+		{"host db-shop-pg-do-user-1184-0.b.db.ondigitalocean.com port 25060, db shop", "#host #code"},
+		{"I'll add ap-invoices@harrowvale.co.uk once Dana's approval is on the ticket", "#email"},
+		{"drop off at 14 Larch Close before 2pm", "#time #address"},
+		{"Unit 4, Coldharbour Yard, Leeds LS9 8AB", "#address"},
+		{"we live at 41 mercer street now", "#address"},
+		// None.
+		{"order history p95 went from 420ms to 35ms lol", ""},
+		{"she's 24.5kg now, on 2.5mg twice a day", ""},
+		{"set primary_region in fly.toml; version 4.2.2 is out", ""},
+		{"we have 2 close friends coming", ""},
+		{"back in 2026 we had 3 of them", ""},
+		{"Yes, each machine runs its own node-cron.", ""},
+		{"26 119 rows copied", ""},
+	} {
+		got := strings.Join(ValueKinds(c.text), " ")
+		if got != c.want {
+			t.Errorf("ValueKinds(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func TestAskedKinds(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		want  string
+	}{
+		{"what's the best number to call Olu on?", "#phone"},
+		{"the new carer can't get in, what's the code for the key box", "#code"},
+		{"did the museum trip get paid? school wants the reference", "#code #money"},
+		{"how much do we owe each month from april and which account does it go to?", "#money"},
+		{"remind me what day and time our weekly lesson is now?", "#time #day"},
+		{"when is baba seeing the surgeon and who's driving him", "#time #day"},
+		{"which evening do the bins have to go out now?", "#day"},
+		{"give me the connection details for the new database", "#host"},
+		{"which shared inbox does Olu need set up?", "#email"},
+		{"what's the delivery address for the market stall?", "#address"},
+		{"the market wants my insurance policy number again", "#code"},
+		{"what time is the ceremony now?", "#time"},
+		{"is the fundraiser still on the 14th, and what date is the raffle?", "#day"},
+		// None.
+		{"how many miles were on it when I took it home?", ""},
+		{"what did Caroline think of the support group?", ""},
+		{"which postgres user should the application log in with now?", ""},
+	} {
+		got := strings.Join(AskedKinds(c.query), " ")
+		if got != c.want {
+			t.Errorf("AskedKinds(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}
+
+// A kind is no word: no run of any text is one.
+func TestKindsMeetNoWord(t *testing.T) {
+	for _, k := range kindNames {
+		if slices.Contains(Runs(k), k) || len(Terms(k)) > 0 && Terms(k)[0] == k {
+			t.Errorf("%s is a term of text", k)
+		}
+	}
+}
+
+// BenchmarkValueKinds: the cost each indexed turn pays (the sparse
+// encoder calls it once per document).
+func BenchmarkValueKinds(b *testing.B) {
+	turns := []string{
+		"ok couple of things before tuesday so you have it all. first, excel in citrix is fine for small stuff but the big consolidation workbook crashes it",
+		"sorry typo, its 07836 551 240 not 204",
+		"Yes, each machine runs its own node-cron. Either pin it to one machine via `FLY_MACHINE_ID`, or take a Redis lock with `SET NX EX` and skip if it's held.",
+		"I went to a LGBTQ support group yesterday and it was so powerful.",
+		"Fracture clinic rang. The 9th is off, consultant's away. They've moved her to Thursday 11 June at 9:50am, same place.",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ValueKinds(turns[i%len(turns)])
+	}
+}

@@ -652,6 +652,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			rt.Name = sh.names[t.Seq]
 		}
 		rt.whole = len(k.content) <= wholeTurnBytes
+		rt.asks = asksQuestion(k.content)
 		if cut && sh.lazy {
 			rt.lazy, rt.floor = int32(i+1), sh.floor(i, sh.maxBytes(t.Neighbor))
 		} else {
@@ -719,21 +720,31 @@ func markPairs(rs []RAGTurn) {
 		score float32
 	}
 	hits := map[key]hit{}
+	questions := map[key]float32{} // a turn asking a question, hit or neighbour: its score
 	for _, r := range rs {
 		if !r.Neighbor {
 			hits[key{r.ChatID, r.Seq}] = hit{r.Role, r.Score}
+		}
+		if r.asks {
+			questions[key{r.ChatID, r.Seq}] = r.Score
 		}
 	}
 	for i, r := range rs {
 		next, prev := hits[key{r.ChatID, r.Seq + 1}], hits[key{r.ChatID, r.Seq - 1}]
 		if r.Neighbor {
-			rs[i].pair = (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
+			_, answers := hits[key{r.ChatID, r.Seq - 1}]
+			answers = answers && questions[key{r.ChatID, r.Seq - 1}] > 0 // the answer to a hit asking a question
+			rs[i].pair = answers || (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
 			continue
 		}
 		// A hit that is the other half of a better hit's exchange is
 		// worth what it would be as that hit's neighbour, at least: the
 		// answer to a matched question ("set timeout-minutes: 45" after
-		// "the job timed out") matched less, yet completes it.
+		// "the job timed out") matched less, yet completes it. So is the
+		// turn answering a better-scored question between people ("same
+		// price to move it?" → "Hollins said £25 to move it … £335 all
+		// in"), the question a hit or a neighbour.
+		asked := questions[key{r.ChatID, r.Seq - 1}]
 		switch {
 		case !r.whole:
 			// A long turn shown as a hit is shown at length, as its
@@ -742,8 +753,15 @@ func markPairs(rs []RAGTurn) {
 			rs[i].pairScore = prev.score
 		case r.Role == "user" && next.role == "assistant" && next.score > r.Score:
 			rs[i].pairScore = next.score
+		case asked > r.Score:
+			rs[i].pairScore = asked
 		}
 	}
+}
+
+// asksQuestion: a turn that ends with a question.
+func asksQuestion(content string) bool {
+	return strings.HasSuffix(strings.TrimRight(content, " \t\n\r"), "?")
 }
 
 // chatIDIfOther names the chat only for hits from another chat, keeping

@@ -91,6 +91,54 @@ func TestAnswerToAMatchedQuestionRanksAsItsPair(t *testing.T) {
 	}
 }
 
+// Between people (every turn the user's), the turn right after a question
+// answers it: a weak hit there is worth what it would be as the
+// question's pair ("same price to move it?" → "… £335 all in"), and a
+// neighbour after a hit asking a question is its pair. A turn after a
+// statement gets neither.
+func TestAnswerToAQuestionBetweenPeopleRanksAsItsPair(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		asks  bool
+		shown bool
+	}{
+		{"after a question", true, true},
+		{"after a statement", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := []RAGTurn{
+				{Seq: 28, Role: "user", Name: "Ada", Score: 1, CreatedAt: at, Content: "skip is still the 3rd tho", whole: true},
+				{Seq: 29, Role: "user", Name: "Tunde", Score: 1, CreatedAt: at, Content: "same price to move it", Neighbor: true, whole: true, asks: c.asks},
+				{Seq: 30, Role: "user", Name: "Ada", Score: 0.3, CreatedAt: at, Content: "Hollins said £25 to move it to 16 April, so £335 all in", whole: true},
+			}
+			for i := range 12 {
+				rs = append(rs, RAGTurn{Seq: int64(2 + 2*i), Role: "user", Score: 0.5, CreatedAt: at,
+					Content: fmt.Sprintf("Quote %d for the kitchen: £%d,000 fitted.", i, 10+i)})
+			}
+			markPairs(rs)
+			got := Assemble(AssemblyInput{Budget: 260, Strategy: StrategyRAG, Ranked: true, Query: "how much is the skip now",
+				RAG: rs, Verbatim: turns(100, 103, 3), MustKeepFrom: 100})
+			if shown := strings.Contains(got.Context, "£335 all in"); shown != c.shown {
+				t.Fatalf("answer shown = %v, want %v:\n%s", shown, c.shown, got.Context)
+			}
+		})
+	}
+	hit := RAGTurn{Seq: 56, Role: "user", Score: 1, Content: "can't do Thursday mornings. Sunita?", asks: true}
+	for _, c := range []struct {
+		name string
+		asks bool
+	}{{"asking hit", true}, {"stating hit", false}} {
+		h := hit
+		h.asks = c.asks
+		rs := []RAGTurn{h, {Seq: 57, Role: "user", Score: 1, Neighbor: true, Content: "I'll take her, no problem."}}
+		markPairs(rs)
+		if rs[1].pair != c.asks {
+			t.Errorf("%s: neighbour after it marked pair = %v, want %v", c.name, rs[1].pair, c.asks)
+		}
+	}
+}
+
 // A question about how things stand now ("… in the end?") weighs the
 // candidates by how late they were said: the turn that settled a choice
 // beats the chat's opening turn that matched the topic's words better.

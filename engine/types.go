@@ -131,6 +131,9 @@ type RAGTurn struct {
 	// whole: the turn is short enough to be shown whole as a neighbour
 	// would be (rag.PassageBytes).
 	whole bool
+	// asks: the turn ends with a question (its answer completes it:
+	// markPairs).
+	asks bool
 	// part marks another matching passage of a long turn offered as a hit
 	// (rag.Turn.More): it is shown only with its turn, in the turn's line
 	// (foldParts), when it earns its room.

@@ -140,6 +140,12 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Fibre 300: £38 a month, Fibre 500: £45 a month", false},
 		{"ok use python 3.11 instead please", "CI runs python 3.12 on ubuntu", true},
 		{"ok use python 3.11 instead please", "we pinned python 3.11 last week", false},
+		// A plan called off is on again; a drug stopped is taken again.
+		{"UPDATE forecast changed, wind dropping by sat. rang them and kayaking is back on!!", "kayak company emailed 😭 forecast says 40mph gusts saturday, they've cancelled the 9:30 trip. refund coming to my card", true},
+		{"ok good news, the migration is back on for saturday", "ok cancel the file migration, we run out of time", true},
+		{"ok good news, the migration is back on for saturday", "the migration took 40 minutes on staging", false},
+		{"she's back on apixaban but 2.5mg twice a day", "they've stopped her apixaban because of the surgery", true},
+		{"she's back on apixaban but 2.5mg twice a day", "apixaban 5mg at 8am and 8pm", false},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {

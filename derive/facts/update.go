@@ -407,6 +407,12 @@ var detectors = []detector{
 		nw, old, ok := numbers(m[1], m[2])
 		return Update{New: nw, Old: old}, ok
 	}},
+	// "same ref DWK-7752 but now 11am not 9:30": "now" and a number
+	// correcting another, without a verb; both values hold a digit.
+	{[]string{" not "}, regexp.MustCompile(`(?:^|[,;] |\bbut |\bso |\band )now (?:at |on |the )?` + valuePhr + `,? not (?:at |on |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		nw, old, ok := numbers(m[1], m[2])
+		return Update{New: nw, Old: old}, ok
+	}},
 	// The same correction after a comma, without a verb: "make the
 	// brother older, 34 not 28". The clause before the comma names what
 	// changed; both values must hold a digit.
@@ -537,6 +543,31 @@ var detectors = []detector{
 			return Update{}, false // "has anyone fixed the printer"
 		}
 		return thingStates(m[3], brokenWords)
+	}},
+	// "migration is back on", "UPDATE … kayaking is back on!!": a plan
+	// called off is on again. What it makes stale is the thing said
+	// called off. "X is back on again" is a repair (above); "it's back
+	// on" names nothing.
+	{[]string{" back on"}, regexp.MustCompile(`(?:^|[,;.!] |\bso |\band |\bbut |\bok |\byes )(?:the |our |my |their )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are|'re)(?: now| officially| definitely| all)? back on\b(?: again)?(?:[!.,;]|$| for | then| after all| tho| though| btw)`), func(m []string) (Update, bool) {
+		if strings.HasSuffix(m[0], "again") {
+			return Update{}, false
+		}
+		u, ok := thingStates(m[1], calledOffWords)
+		if stem := lex.Stem(m[1]); ok && strings.HasSuffix(m[1], "ing") && !strings.Contains(m[1], " ") && stem != m[1] {
+			v, _ := thingStates(stem, calledOffWords) // "kayaking is back on": the kayak trip was called off
+			u.Old = append(u.Old, v.Old...)
+		}
+		return u, ok
+	}},
+	// "she's back on apixaban but 2.5mg twice a day", "dad's back on the
+	// night tablets": what was stopped is taken again. Said of a person
+	// (a name or a pronoun); what it makes stale is the thing said
+	// stopped.
+	{[]string{" back on "}, regexp.MustCompile(`\b(?:she|he|they|we|i|[a-z]+)(?:'s|'re|'m| is| are| am) back on (?:the |her |his |their |my |our )?([a-z][\w-]*)`), func(m []string) (Update, bool) {
+		if notBackOn[m[1]] {
+			return Update{}, false // "she's back on track", "we're back on monday"
+		}
+		return thingStates(m[1], stoppedWords)
 	}},
 	// "put the workshop back in", "add the dessert back on": a thing
 	// dropped is restored ("bring your focus back" is advice, not one). What it makes stale is the thing said dropped:
@@ -672,6 +703,17 @@ var (
 
 // droppedWords say a thing was taken out ("I'm dropping the workshop").
 var droppedWords = []string{"dropping", "dropped", "drop", "removed", "removing", "remove", "cut", "scrapped", "scrapping", "ditched", "ditching"}
+
+// calledOffWords say a plan was called off ("they've cancelled the 9:30
+// trip", "cancel the file migration").
+var calledOffWords = []string{"cancelled", "canceled", "cancel", "cancelling", "called off", "off"}
+
+// stoppedWords say a thing taken was stopped ("they've stopped her
+// apixaban").
+var stoppedWords = []string{"stopped", "stopping", "stop", "paused", "off"}
+
+// notBackOn: what one is "back on" that is no thing taken.
+var notBackOn = lex.Set(`track form top board line schedule course duty shift call site the a an it its this that monday tuesday wednesday thursday friday saturday sunday tomorrow today tonight again`)
 
 // brokenWords say a thing does not work ("the buzzer stopped working").
 var brokenWords = []string{"stopped", "broken", "broke", "dead", "died", "faulty", "leaking"}

@@ -165,6 +165,16 @@ func TestSparseEncoder(t *testing.T) {
 			t.Errorf("EncodeQuery(%q) terms %v, want %v (%q)", tc.query, got, want, tc.want)
 		}
 	}
+	// The halves of contractions are no words of a query ("re" would meet
+	// every "we're"); a word's written short forms weigh half ("ref" for
+	// "reference").
+	qw = weights(enc.EncodeQuery("the booking reference for the place we're staying"))
+	if _, ok := qw[rag.TermID("re")]; ok {
+		t.Error(`query keeps "re" of "we're"`)
+	}
+	if w := qw[rag.TermID("ref")]; w != 0.5 {
+		t.Errorf(`query weight of "ref" for "reference" %v, want 0.5`, w)
+	}
 	if d := enc.EncodeDocument("we discussed the summary"); len(d.Indices) != 2 {
 		t.Errorf("a document keeps discuss and summary: %d terms", len(d.Indices))
 	}

@@ -84,13 +84,14 @@ func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 
 // EncodeQuery returns weight 1 for each unique term of text, leaving out
 // the words that point at the conversation or phrase the request rather
-// than name its subject (lex.IsRequestTerm), unless nothing else is left,
+// than name its subject (lex.IsRequestTerm) and the halves of
+// contractions (lex.IsContractionHalf), unless nothing else is left,
 // and 1 for each kind of value it asks for (lex.AskedKinds).
 func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	terms := lex.Terms(text)
 	content := make([]string, 0, len(terms))
 	for _, t := range terms {
-		if !lex.IsRequestTerm(t) {
+		if !lex.IsRequestTerm(t) && !lex.IsContractionHalf(t) {
 			content = append(content, t)
 		}
 	}
@@ -108,6 +109,11 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 		lex.EachVariant(t, func(base, suffix string) {
 			if id := termID2(base, suffix); tf[id] == 0 {
 				tf[id] = -1 // a word of the family, not the word: half a term
+			}
+		})
+		lex.EachAbbreviation(t, func(form string) {
+			if id := TermID(form); tf[id] == 0 {
+				tf[id] = -1 // "ref" for "reference": as a word of the family
 			}
 		})
 		lex.EachClipping(t, func(prefix string) {

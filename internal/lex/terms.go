@@ -33,6 +33,15 @@ func IsTermStopword(w string) bool { return termStopwords[w] }
 // keep them, so no reindex.
 func IsRequestTerm(t string) bool { return requestTerms[t] }
 
+// IsContractionHalf reports whether the term t is what Runs leaves of a
+// contraction and never a word of its own: "re" of "we're", "ve" of
+// "I've", "ll" of "we'll", "isn" of "isn't". Documents keep them (Terms
+// does not change without a rebuild of every index); a query leaves them
+// out, or "the place we're staying" meets every turn saying "we're".
+func IsContractionHalf(t string) bool { return contractionHalves[t] }
+
+var contractionHalves = Set(`re ve ll isn aren wasn weren didn doesn hasn haven hadn couldn wouldn shouldn mustn needn`)
+
 var requestTerms = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`conversation chat discuss discussed discussion mention mentioned talk talked
@@ -182,6 +191,33 @@ func EachClipping(t string, f func(prefix string)) {
 		f(t[:n])
 	}
 }
+
+// EachAbbreviation calls f with the other spellings of t (a stemmed
+// term) that people write for the same word and that neither the stemmer
+// nor EachClipping meets: "ref" for "reference", "appt" for
+// "appointment", "tmrw" for "tomorrow", "bday" for "birthday", and the
+// other way round. For queries only (no reindex).
+func EachAbbreviation(t string, f func(form string)) {
+	for _, form := range abbreviations[t] {
+		f(form)
+	}
+}
+
+// abbreviations: each line a word and its common written short forms.
+var abbreviations = func() map[string][]string {
+	m := map[string][]string{}
+	for _, line := range strings.Split(`reference ref|appointment appt|tomorrow tmrw tmr tmrow tomoz|birthday bday|telephone tel|number num|message msg|manager mgr|department dept|approximately approx|picture pic|photo pic|document doc|temperature temp|university uni|veterinarian vet|administrator admin|application app|password pwd|account acct|quantity qty|weekend wkend|week wk|hour hr|minute min|second sec|kilometre km|kilometer km|mile mi|kilogram kg|pound lb|because bc cos|tonight tonite|thanks thx ty|please pls plz`, "|") {
+		ws := strings.Fields(line)
+		for _, w := range ws {
+			for _, o := range ws {
+				if o != w {
+					m[Stem(w)] = append(m[Stem(w)], Stem(o))
+				}
+			}
+		}
+	}
+	return m
+}()
 
 // minBase is the shortest base a suffix leaves: "payment" is "pay", but
 // "early" is no "ear".

@@ -167,7 +167,9 @@ const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|resp
 // give up" is advice).
 const contactVerbs = `give (?:the |all |your |my )?\w+ (?:in|as|with|to me)|contact|call|ring|phone|text|email|e-mail|message|ping|cc|copy|book|schedule|bill|charge|convert|round|measure|spell|address|wake|disturb|bother`
 
-// StandingPrefix starts the text of a standing instruction's fact.
+// StandingPrefix starts the text of a standing instruction's fact. The
+// instruction follows in the user's own words, case and all: "pnpm pls.
+// never npm in this repo", not "Pnpm pls." (a tool's name).
 const StandingPrefix = "Standing instruction: "
 
 // IsStanding reports whether f is a standing instruction: the user's
@@ -321,7 +323,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			if role != memory.RoleUser {
 				continue // the assistant's "I'll always text you first" is a promise
 			}
-			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + prose.SentenceCase(s)}, true
+			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + s}, true
 		}
 		kind, text := pt.kind, s
 		if kind == memory.FactAttribute {

@@ -72,14 +72,14 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && len(lex.Words(r.Sents[i-1])) <= 3 {
 					// "pnpm pls. never npm in this repo": a fragment just
 					// before the instruction is its first half.
-					c.text = StandingPrefix + prose.SentenceCase(r.Sents[i-1]+" "+s)
+					c.text = StandingPrefix + r.Sents[i-1] + " " + s
 				}
 				cs = append(cs, c)
 			}
 		}
 		if m.Role == memory.RoleUser && t.Speaker.Person {
 			if s, ok := emphasised(t.Body); ok {
-				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + prose.SentenceCase(s)})
+				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + s})
 			}
 		}
 		for _, q := range open[m.Seq] {

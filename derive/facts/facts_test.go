@@ -53,7 +53,7 @@ func TestExtract(t *testing.T) {
 			"Standing instruction: Please always give paces in min/km, never miles, I get confused."},
 		{"standing, from now on", "user", "ok from now on, reply in Spanish please", memory.FactPreference, "Standing instruction: From now on, reply in Spanish please"},
 		{"standing, with the fragment before it", "user", "pnpm pls. never npm in this repo, it wrecks the lockfile", memory.FactPreference,
-			"Standing instruction: Pnpm pls. never npm in this repo, it wrecks the lockfile"},
+			"Standing instruction: pnpm pls. never npm in this repo, it wrecks the lockfile"},
 		{"standing, don't ever", "user", "and don't ever cc my manager on these", memory.FactPreference, "Standing instruction: Don't ever cc my manager on these"},
 
 		// Preferences hold preferences: not the booking before, not a move,

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
@@ -293,6 +294,7 @@ func (v *view) mayMatch(i int) bool {
 // classify matches one prose sentence against the patterns; the first
 // pattern whose predicate carries content wins.
 func classify(s string, sp prose.Speaker, role memory.Role, names map[string]bool) (candidate, bool) {
+	written := s
 	s = trimFiller(s)
 	if strings.HasSuffix(s, "?") {
 		return candidate{}, false
@@ -323,7 +325,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			if role != memory.RoleUser {
 				continue // the assistant's "I'll always text you first" is a promise
 			}
-			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + s}, true
+			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + asWritten(s, written)}, true
 		}
 		kind, text := pt.kind, s
 		if kind == memory.FactAttribute {
@@ -564,6 +566,22 @@ func trimFiller(s string) string {
 		return s
 	}
 	return prose.SentenceCase(t)
+}
+
+// asWritten undoes trimFiller's capital: a standing instruction is quoted
+// in the user's own words, case and all ("cc bea on every invoice
+// email", "pnpm pls"), the capital of a name or a tool's name being the
+// user's to give.
+func asWritten(t, orig string) string {
+	r, n := utf8.DecodeRuneInString(t)
+	if rest := t[n:]; strings.HasSuffix(orig, rest) {
+		if i := len(orig) - len(rest); i > 0 {
+			if o, _ := utf8.DecodeLastRuneInString(orig[:i]); unicode.ToUpper(o) == r {
+				return string(o) + rest
+			}
+		}
+	}
+	return t
 }
 
 var (

@@ -46,15 +46,15 @@ func TestExtract(t *testing.T) {
 		{"we went", "user", "Melanie: We went camping in the mountains last weekend.", memory.FactEvent, `Melanie said: "We went camping in the mountains last weekend."`},
 		{"set a value", "user", "Use h = 0.25 instead.", memory.FactDecision, "Decision: Use h = 0.25 instead."},
 		{"standing instruction", "user", "Always include version numbers when I ask about libraries.", memory.FactPreference, "Standing instruction: Always include version numbers when I ask about libraries."},
-		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: Please never use emojis in your answers"},
+		{"standing, please never", "user", "please never use emojis in your answers", memory.FactPreference, "Standing instruction: please never use emojis in your answers"},
 		{"standing, in a clause", "user", "I work from home, please only contact me by text or email, never a phone call before 10am.", memory.FactPreference,
 			"Standing instruction: I work from home, please only contact me by text or email, never a phone call before 10am."},
 		{"standing, always give", "user", "Please always give paces in min/km, never miles, I get confused.", memory.FactPreference,
 			"Standing instruction: Please always give paces in min/km, never miles, I get confused."},
-		{"standing, from now on", "user", "ok from now on, reply in Spanish please", memory.FactPreference, "Standing instruction: From now on, reply in Spanish please"},
+		{"standing, from now on", "user", "ok from now on, reply in Spanish please", memory.FactPreference, "Standing instruction: from now on, reply in Spanish please"},
 		{"standing, with the fragment before it", "user", "pnpm pls. never npm in this repo, it wrecks the lockfile", memory.FactPreference,
 			"Standing instruction: pnpm pls. never npm in this repo, it wrecks the lockfile"},
-		{"standing, don't ever", "user", "and don't ever cc my manager on these", memory.FactPreference, "Standing instruction: Don't ever cc my manager on these"},
+		{"standing, don't ever", "user", "and don't ever cc my manager on these", memory.FactPreference, "Standing instruction: don't ever cc my manager on these"},
 
 		// Preferences hold preferences: not the booking before, not a move,
 		// not an errand.

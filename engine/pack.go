@@ -563,6 +563,16 @@ func (p *packer) packSummary() {
 	}
 	capTokens := min(int(float64(p.in.Budget)*p.sh.summary)-p.profileSpent(), p.remaining)
 	s, text, trimmed := fitSummary(*p.in.Summary, capTokens-p.titleCost(titleSummary), p.tok)
+	if terms := lex.QueryTerms(p.in.Query); trimmed && len(terms) > 0 {
+		// Trimmed for a question: the items least related to it go
+		// first, not the oldest ("cc bea on every invoice email" kept for
+		// "doing an invoice for a new shop"), shown in their own order.
+		s, text, trimmed = fitSummary(byRelevance(*p.in.Summary, terms), capTokens-p.titleCost(titleSummary), p.tok)
+		if text != "" {
+			s = inOrderOf(s, *p.in.Summary)
+			text = RenderSummary(s)
+		}
+	}
 	if text != "" && p.spend(p.tok.Count(text)+p.titleCost(titleSummary)) {
 		p.shown.summaryText, p.shown.summary, p.shown.summaryTrimmed = text, &s, trimmed
 	}

@@ -23,10 +23,13 @@ package engine
 // contract's order (retrieved memory, summary, recent turns).
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
@@ -290,12 +293,15 @@ func (p *packer) rankedProfile(terms []string) (string, *memory.Profile) {
 }
 
 // byRelevance orders each list of s least related to the query first, so
-// that fitSummary, which trims from the front, drops those first.
+// that fitSummary, which trims from the front, drops those first. A
+// standing instruction counts as related to every question: it governs
+// every answer.
 func byRelevance(s memory.Summary, terms []string) memory.Summary {
 	out := s.Clone()
 	for _, l := range out.Lists() {
 		sortByCoverage(*l, terms, func(x string) string { return x })
 	}
+	standingLast(out.UserPreferences)
 	sortByCoverage(out.Entities, terms, func(e memory.Entity) string { return e.Name + " " + e.Details })
 	return out
 }
@@ -318,6 +324,50 @@ func sortByCoverage[T any](xs []T, terms []string, text func(T) string) {
 	for i, it := range items {
 		xs[i] = it.x
 	}
+}
+
+// standingLast moves the standing instructions among prefs to its end
+// (kept longest), keeping the order of each part.
+func standingLast(prefs []string) {
+	slices.SortStableFunc(prefs, func(a, b string) int {
+		return cmp.Compare(b2i(strings.HasPrefix(a, facts.StandingPrefix)), b2i(strings.HasPrefix(b, facts.StandingPrefix)))
+	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// inOrderOf is fitted (a trimmed copy of orig, its lists reordered) with
+// each list and the entities back in orig's order.
+func inOrderOf(fitted, orig memory.Summary) memory.Summary {
+	out := fitted.Clone()
+	kept, from := out.Lists(), orig.Lists()
+	for i, l := range kept {
+		*l = keepOrder(*from[i], *l, func(x string) string { return x })
+	}
+	out.Entities = keepOrder(orig.Entities, out.Entities, func(e memory.Entity) string { return e.Name + "\x00" + e.Type + "\x00" + e.Details })
+	return out
+}
+
+// keepOrder is the items of all that are among some (as many times as
+// they are there), in all's order.
+func keepOrder[T any](all, some []T, key func(T) string) []T {
+	n := map[string]int{}
+	for _, x := range some {
+		n[key(x)]++
+	}
+	out := make([]T, 0, len(some))
+	for _, x := range all {
+		if k := key(x); n[k] > 0 {
+			n[k]--
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // mostRelatedFirst reverses the lists byRelevance ordered.

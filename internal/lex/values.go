@@ -62,13 +62,19 @@ const (
 	kAddress
 )
 
-// mayHoldValue is a cheap first look: every kind but a weekday needs a
-// digit, an '@' or "://", and a weekday is looked for only when a letter
-// run could be one.
+// mayHoldValue is a cheap first look: every kind but a weekday or a host
+// needs a digit or an '@', and those two are looked for only when a
+// letter run could be one ("…day", "://", ".com").
 func mayHoldValue(text string) bool {
-	return strings.ContainsAny(text, "0123456789@") || strings.Contains(text, "day") ||
-		strings.Contains(text, "tues") || strings.Contains(text, "thurs") || strings.Contains(text, "weds") ||
-		strings.Contains(text, "://")
+	if strings.ContainsAny(text, "0123456789@") {
+		return true
+	}
+	for _, w := range valueParts { // monday … sunday, tues, thurs, weds ("holiday" too: a look, not a test), a host
+		if strings.Contains(text, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueTokens splits on white space and trims the punctuation around a
@@ -397,6 +403,8 @@ var streetWords = Set(`street st road rd lane ln close avenue ave way yard drive
 
 var plainStreetWords = Set(`street st road rd lane avenue ave crescent terrace`)
 
+var valueParts = []string{"nday", "sday", "iday", "rday", "tues", "thurs", "weds", "NDAY", "SDAY", "IDAY", "RDAY", "://", ".com", ".io", ".net", ".org", ".dev", ".co"}
+
 var weekdays = Set(`monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays tues thurs weds`)
 
 var shortWeekdays = Set(`mon tue wed thu fri sat sun`)
@@ -412,7 +420,10 @@ var months = Set(`january february march april may june july august september oc
 // for none returns nil.
 func AskedKinds(query string) []string {
 	low := " " + strings.Join(strings.Fields(strings.ToLower(query)), " ") + " "
-	ws := Set(strings.Join(Runs(query), " "))
+	ws := map[string]bool{}
+	for _, w := range Runs(query) {
+		ws[w] = true
+	}
 	has := func(s ...string) bool {
 		for _, x := range s {
 			if ws[x] {
@@ -438,11 +449,13 @@ func AskedKinds(query string) []string {
 	if has("cost", "costs", "price", "prices", "owe", "fee", "fees", "charge", "charged", "budget", "pay", "paying", "paid", "refund", "quote", "rent", "deposit", "total") || strings.Contains(low, "how much ") {
 		out = append(out, KindMoney)
 	}
-	when := asksWhen.MatchString(low)
-	if when || asksTime.MatchString(low) {
+	// The regular expressions only where their words are: a query is
+	// encoded on every request.
+	when := ws["when"] && asksWhen.MatchString(low)
+	if when || has("time", "times", "late", "early", "hour", "clock") && asksTime.MatchString(low) {
 		out = append(out, KindTime)
 	}
-	if when || asksDay.MatchString(low) || has("deadline", "due") {
+	if when || has("deadline", "due") || has("day", "days", "date", "dates", "night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons", "weekend", "weekends") && asksDay.MatchString(low) {
 		out = append(out, KindDay)
 	}
 	if has("address", "postcode", "zip") && !has("email") {

@@ -29,6 +29,8 @@ func TestValueKinds(t *testing.T) {
 		{"new url is rediss://default:<token>@eu1-sharp-owl-31337.upstash.io:6379. now on boot", "#host"},
 		{"host db-shop-pg-do-user-1184-0.b.db.ondigitalocean.com port 25060, db shop", "#host #code"},
 		{"I'll add ap-invoices@harrowvale.co.uk once Dana's approval is on the ticket", "#email"},
+		{"the api is on api.example.com now", "#host"},
+		{"see you Thursday!", "#day"},
 		{"drop off at 14 Larch Close before 2pm", "#time #address"},
 		{"Unit 4, Coldharbour Yard, Leeds LS9 8AB", "#address"},
 		{"we live at 41 mercer street now", "#address"},

@@ -40,7 +40,7 @@ func DetectReplacement(text string) (Replacement, bool) {
 		!strings.Contains(text, "cancel") && !strings.Contains(text, "called off") && !strings.Contains(text, "fell through") {
 		return Replacement{}, false // no cue can match
 	}
-	r := Replacement{sents: lex.Sentences(prose.Clean(text)), cue: -1}
+	r := Replacement{sents: splitRejectingClause(lex.Sentences(prose.Clean(text))), cue: -1}
 	cancel := -1
 	for i, s := range r.sents {
 		low := strings.ToLower(s)
@@ -58,6 +58,32 @@ func DetectReplacement(text string) (Replacement, bool) {
 		r.cue, r.rejected, r.cancelled = cancel, []int{cancel}, true
 	}
 	return r, r.cue >= 0 && len(r.rejected) > 0
+}
+
+// splitRejectingClause splits a sentence saying a choice changed at the
+// comma before its "instead" when the clause before it rejects something:
+// "Felix is off sick all week, Grace is reviewing #4821 instead" rejects
+// Felix in its first clause and names the new choice in its second (a
+// name in the cue sentence is taken for the new choice). The clause must
+// name someone or something by a name: "parents can't wait poolside,
+// there's a viewing gallery upstairs instead" rejects no choice.
+func splitRejectingClause(sents []string) []string {
+	out := make([]string, 0, len(sents))
+	for _, s := range sents {
+		low := strings.ToLower(s)
+		i := strings.Index(low, "instead")
+		if i < 0 || strings.HasPrefix(low[i:], "instead of") {
+			out = append(out, s)
+			continue
+		}
+		j := strings.LastIndex(low[:i], ", ")
+		if j <= 0 || !rejects(low[:j]) || !choiceCue(low[j+2:]) || len(Names(s[:j])) == 0 {
+			out = append(out, s)
+			continue
+		}
+		out = append(out, s[:j+1], s[j+2:])
+	}
+	return out
 }
 
 // cancels: a sentence saying what was planned is off, as done ("so

@@ -140,6 +140,10 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Fibre 300: £38 a month, Fibre 500: £45 a month", false},
 		{"ok use python 3.11 instead please", "CI runs python 3.12 on ubuntu", true},
 		{"ok use python 3.11 instead please", "we pinned python 3.11 last week", false},
+		// Who was booked withdrew.
+		{"Not great news I'm afraid: The Velvet Hours have double-booked the 19th (their agent's mistake) and have cancelled on us.", "The Velvet Hours are booked for the 19th, £600 deposit paid", true},
+		{"bad news, Spice Route have pulled out, they're short staffed", "i've asked Spice Route on Market St for a quote", true},
+		{"bad news, Spice Route have pulled out, they're short staffed", "the route to the venue is via Market St", false},
 		// A plan called off is on again; a drug stopped is taken again.
 		{"UPDATE forecast changed, wind dropping by sat. rang them and kayaking is back on!!", "kayak company emailed 😭 forecast says 40mph gusts saturday, they've cancelled the 9:30 trip. refund coming to my card", true},
 		{"ok good news, the migration is back on for saturday", "ok cancel the file migration, we run out of time", true},

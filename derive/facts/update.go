@@ -119,7 +119,8 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", "new ", "cancel", "called off",
 	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 	" back", " instead",
-	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " off "}
+	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " off ",
+	"pulled out", "backed out"}
 
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
@@ -203,7 +204,8 @@ var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back", " instead",
-		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off "}
+		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off ",
+		"pulled out", "backed out"}
 	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch", "skip"}
 )
@@ -586,6 +588,16 @@ var detectors = []detector{
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		old := value(m[1])
 		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 {
+			return Update{}, false
+		}
+		return Update{Old: old}, true
+	}},
+	// "Spice Route have pulled out", "The Velvet Hours have double-booked
+	// the 19th … and have cancelled on us": who was booked withdrew. Said
+	// of them by name (not "they", "we", "i").
+	{[]string{"pulled out", "dropped out", "backed out", "cancelled on", "canceled on"}, regexp.MustCompile(`(?:^|[,;:.!] |\bso |\band |\bbut )(?:the )?([a-z][\w'&-]*(?: [a-z][\w'&-]*){0,3}?) (?:have|has|'ve|'s)(?: just| now| also| both)? (?:[^,;.?]*? and (?:have |has )?)?(?:pulled out|dropped out|backed out|cancell?ed on (?:us|me|you|them|him|her))\b`), func(m []string) (Update, bool) {
+		old := value(m[1])
+		if len(old) == 0 || subjectPronouns[strings.Fields(old[0])[0]] || persons[strings.Fields(old[0])[0]] || len(lex.Keywords(old[0])) == 0 || thingWords(old[0]) == nil {
 			return Update{}, false
 		}
 		return Update{Old: old}, true

@@ -140,6 +140,10 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Fibre 300: £38 a month, Fibre 500: £45 a month", false},
 		{"ok use python 3.11 instead please", "CI runs python 3.12 on ubuntu", true},
 		{"ok use python 3.11 instead please", "we pinned python 3.11 last week", false},
+		// A grade set anew: the same letters with another number.
+		{"downgrading to SEV2, error rate flat for 30 min. handing IC to Ravi", "bumping severity to SEV1, checkout is basically down for EU", true},
+		{"downgrading to SEV2, error rate flat for 30 min. handing IC to Ravi", "the SEV2 runbook is in notion", false},
+		{"I'm escalating to second line and raising it to P2 because of the month end close.", "I've logged it as INC-0048812, priority P3.", true},
 		// Who was booked withdrew.
 		{"Not great news I'm afraid: The Velvet Hours have double-booked the 19th (their agent's mistake) and have cancelled on us.", "The Velvet Hours are booked for the 19th, £600 deposit paid", true},
 		{"bad news, Spice Route have pulled out, they're short staffed", "i've asked Spice Route on Market St for a quote", true},

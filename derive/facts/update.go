@@ -205,7 +205,7 @@ var (
 		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
 		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off ",
-		"pulled out", "backed out"}
+		"pulled out", "backed out", "downgrading to", "upgrading to", "escalating to", "bumping", "raising it to", "lowering it to"}
 	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch", "skip"}
 )
@@ -311,6 +311,16 @@ var detectors = []detector{
 	{[]string{" up to ", " down to "}, regexp.MustCompile(`\b(?:put|putting|puts|bumped|bump|bumping|knocked|knock|knocking|brought|bring|bringing|pushed|push|pushing) (?:the |our |my |their )?([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:up|down) to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, amount := thingWords(m[1]), strings.Fields(m[2])[0] // "£10", of "£10 a ticket"
 		return Update{Subject: subj, New: value(amount)}, len(subj) > 0 && hasDigit(amount)
+	}},
+	// "downgrading to SEV2", "raising it to P2", "bumping severity to
+	// SEV1": a grade set anew, letters and a number (MovedGrade: a
+	// sentence naming the same letters with another number states the
+	// old one).
+	{[]string{" to "}, regexp.MustCompile(`\b(?:bump|bumping|bumped|raise|raising|raised|lower|lowering|lowered|downgrade|downgrading|downgraded|upgrade|upgrading|upgraded|escalate|escalating|escalated|drop|dropping|dropped|move|moving|moved|set|setting|change|changing|changed)(?: it| this| that| the [a-z]+| severity| priority)? to ([a-z]{1,4})-?(\d{1,2})\b`), func(m []string) (Update, bool) {
+		if notGrade[m[1]] {
+			return Update{}, false // "moved to at 5", "set to on 2"
+		}
+		return Update{Subject: []string{m[1]}, New: []string{m[1] + m[2]}}, true
 	}},
 	// "switched to Y" (what from is unsaid: no subject, only New)
 	{[]string{" to "}, regexp.MustCompile(`\b(?:i|we|they|he|she|you)(?:'ve| have)? (?:just |finally |now )?(?:switched|moved|changed|migrated|upgraded) (?:over )?to ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -612,6 +622,11 @@ var detectors = []detector{
 		return Update{Old: old}, true
 	}},
 }
+
+// notGrade: words before a number that make no grade ("to at 5"); "v"
+// is a version's ("moving to v2 of the api"), and "v8", "node v18" in an
+// older turn name other things.
+var notGrade = set(`a an at on in by the to of and or for from is it its no we us me my our v`)
 
 // notOff: what one gets or comes off is a vehicle or a call, not a
 // tool dropped.

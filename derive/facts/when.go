@@ -114,7 +114,38 @@ func SaysOtherTime(u Update, text string) bool {
 // naming it with another value of that kind states the old one
 // (SaysOtherValue).
 func MovedValue(u Update) bool {
-	return MovedTime(u) || MovedQuantity(u) || MovedCode(u) || MovedNumber(u)
+	return MovedTime(u) || MovedQuantity(u) || MovedGrade(u) || MovedCode(u) || MovedNumber(u)
+}
+
+// MovedGrade reports whether u set a grade anew ("downgrading to SEV2",
+// "raising it to P2"): one word of letters and a number of one or two
+// digits, its subject the letters.
+func MovedGrade(u Update) bool {
+	if len(u.Old) != 0 || len(u.Subject) != 1 || len(u.New) != 1 {
+		return false
+	}
+	rest, ok := strings.CutPrefix(u.New[0], u.Subject[0])
+	return ok && isGradeNumber(rest)
+}
+
+func isGradeNumber(s string) bool {
+	return len(s) >= 1 && len(s) <= 2 && strings.Trim(s, "0123456789") == ""
+}
+
+// SaysOtherGrade reports whether text (lower case) names the grade u set
+// with another number: "logged it as INC-0048812, priority P3" after
+// "raising it to P2", "bumping severity to SEV1" after "downgrading to
+// SEV2".
+func SaysOtherGrade(u Update, text string) bool {
+	if !MovedGrade(u) {
+		return false
+	}
+	for _, w := range lex.Words(text) {
+		if rest, ok := strings.CutPrefix(w, u.Subject[0]); ok && isGradeNumber(rest) && w != u.New[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // MovedNumber reports whether u chose a thing under a new number ("make
@@ -152,6 +183,8 @@ func SaysOtherValue(u Update, text string) bool {
 	switch {
 	case MovedTime(u):
 		return SaysOtherTime(u, text)
+	case MovedGrade(u):
+		return SaysOtherGrade(u, text)
 	case MovedCode(u):
 		return SaysOtherCode(u, text)
 	case MovedNumber(u):

@@ -160,7 +160,7 @@ func standing(pt pattern) pattern { pt.standing = true; return pt }
 
 // answerVerbs shape an answer: what a standing instruction asks of the
 // assistant.
-const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|respond|explain|cite|mention|list|structure|present|highlight|number|summari[sz]e|label|avoid|omit|start|end|keep|put|break|follow|maintain|give me|tell me|ask me|remind me|refer|double-check|check|compare|offer|suggest|recommend|state|specify|note|clarify|link|quote|translate`
+const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|respond|explain|cite|mention|list|structure|present|highlight|number|summari[sz]e|label|avoid|omit|start|end|keep|put|break|follow|maintain|give me|tell me|ask me|remind me|refer|double-check|check|compare|offer|suggest|recommend|state|specify|note|clarify|link|quote|translate|plan|arrange|organi[sz]e|confirm|assume|send`
 
 // contactVerbs are how to reach a person, which a standing instruction
 // may govern too ("only contact me by text", "never call before 10am"),

@@ -104,3 +104,23 @@ func BenchmarkValueKinds(b *testing.B) {
 		ValueKinds(turns[i%len(turns)])
 	}
 }
+
+// FuzzValueKinds: any text gives known kinds, each once, in order, and
+// never panics (every indexed turn is read for values).
+func FuzzValueKinds(f *testing.F) {
+	for _, s := range []string{"sorry typo, its 07836 551 240 not 204", "From 5 February: Thursdays 18:30", "£1,895 at 14 Larch Close", "a@b.co rediss://x:1@h.upstash.io:6379", "+44 ( 0) 20", "the 1st", "1/", "HG2 0LS", "12:6", "-£", "5p", "2026-11-0", "Street", "9 Street", "é日本 12 november"} {
+		f.Add(s, "what's the number to call on, and when?")
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		for _, ks := range [][]string{ValueKinds(text), AskedKinds(query)} {
+			last := -1
+			for _, k := range ks {
+				i := slices.Index(kindNames[:], k)
+				if i < 0 || i <= last {
+					t.Fatalf("kinds %q: unknown, repeated or out of order", ks)
+				}
+				last = i
+			}
+		}
+	})
+}

@@ -71,6 +71,12 @@ func splitRejectingClause(sents []string) []string {
 	out := make([]string, 0, len(sents))
 	for _, s := range sents {
 		low := strings.ToLower(s)
+		if len(low) != len(s) {
+			// Lower case changed the bytes' count ("Ⱥ", invalid UTF-8):
+			// its offsets would cut s in the wrong place. Left whole.
+			out = append(out, s)
+			continue
+		}
 		i := strings.Index(low, "instead")
 		if i < 0 || strings.HasPrefix(low[i:], "instead of") {
 			out = append(out, s)

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +42,9 @@ func TestReplacement(t *testing.T) {
 		{"a clause before instead without a name rejects no choice",
 			`while the work's on, parents can't wait poolside, there's a viewing gallery upstairs instead, and the lockers need a £1 coin`,
 			`hi all! made this group for the 4B parents doing the swim carpool`, false, ""},
+		{"a sentence whose lower case is longer is left whole (no panic)",
+			"change of plan: " + strings.Repeat("Ⱥ", 32) + " Felix is off, Grace instead",
+			`Felix is reviewing the PR`, false, ""},
 		{"a pronoun before the negation names nothing",
 			`it doesnt matter, we're going with the museum instead`,
 			`it is raining, the park is wet`, false, ""},

@@ -14,6 +14,7 @@ import (
 func FuzzExtract(f *testing.F) {
 	f.Add("Rob", "👍 I'll photograph it when I'm there on Saturday", "Ana", "éclairs: I'm bringing them. decision: we go with Brightwood")
 	f.Add("", "i'm vegetarian and i moved from Berlin to Munich", "", "Where do you live now?")
+	f.Add("", "Felix is reviewing the PR", "", "change of plan: ȺȺȺȺȺȺȺȺȺȺȺȺ Felix is off sick, Grace is reviewing instead")
 	f.Fuzz(func(t *testing.T, name1, text1, name2, text2 string) {
 		if !utf8.ValidString(name1 + text1 + name2 + text2) {
 			return // the API refuses such a turn
@@ -31,6 +32,15 @@ func FuzzExtract(f *testing.F) {
 		for _, q := range qs {
 			if !utf8.ValidString(q.Fact()) {
 				t.Fatalf("question %q not UTF-8", q.Fact())
+			}
+		}
+		// The read path's detectors run on every turn of a chat: none
+		// may panic ("Ⱥ" grows when lower-cased).
+		DetectUpdates(text2, 4)
+		DetectReversal(text2)
+		if r, ok := DetectReplacement(text2); ok {
+			if i, ok := r.Replaces(text1); ok {
+				_ = r.Quote(i, "[…]")
 			}
 		}
 	})

@@ -64,7 +64,10 @@ func TermID(term string) uint32 { return fnv1a32(term) }
 // EncodeDocument returns text's BM25-saturated term weights. The kinds
 // of value text holds (lex.ValueKinds: a phone number, a code, a time …)
 // are terms too, each counted once and not in the length: a question
-// asking for that kind meets them (EncodeQuery).
+// asking for that kind meets them (EncodeQuery). A fact's text starts
+// with its date (FactText), so every dated fact holds a day: rightly, it
+// answers "when" (with the date left out, held-out chats showed 3 more
+// stale values and missed 2 more).
 func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 	terms := lex.Terms(text)
 	if len(terms) == 0 {

@@ -35,10 +35,10 @@ func ValueKinds(text string) []string {
 	if !mayHoldValue(text) {
 		return nil
 	}
-	toks := valueTokens(text)
+	toks, ends := valueTokens(text)
 	var have [8]bool
 	for i := 0; i < len(toks); {
-		i += kindsAt(toks, i, &have)
+		i += kindsAt(toks, ends, i, &have)
 	}
 	var out []string
 	for k, ok := range have {
@@ -78,23 +78,37 @@ func mayHoldValue(text string) bool {
 }
 
 // valueTokens splits on white space and trims the punctuation around a
-// token, keeping what is inside it ("£1,895", "18:30", "a@b.co").
-func valueTokens(text string) []string {
+// token, keeping what is inside it ("£1,895", "18:30", "a@b.co"); ends
+// says which tokens end a clause (punctuation trimmed after them, or the
+// text's last).
+func valueTokens(text string) (toks []string, ends []bool) {
 	fs := strings.Fields(text)
-	out := fs[:0]
+	toks, ends = fs[:0], make([]bool, 0, len(fs))
 	for _, f := range fs {
-		f = strings.Trim(f, "()[]{}\"'`*,;!?“”‘’")
-		f = strings.TrimRight(f, ".:")
-		if f != "" {
-			out = append(out, f)
+		t := strings.TrimLeft(f, "([{\"'`*“‘")
+		t = strings.TrimRight(t, ")]}\"'`*,;!?“”‘’.:")
+		if t != "" {
+			toks = append(toks, t)
+			ends = append(ends, len(t) < len(f) && strings.ContainsAny(f[len(f)-1:], ",;!?.:)"))
 		}
 	}
-	return out
+	if len(ends) > 0 {
+		ends[len(ends)-1] = true
+	}
+	return toks, ends
+}
+
+// lowAt is toks[i] in lower case, "" past either end.
+func lowAt(toks []string, i int) string {
+	if i < 0 || i >= len(toks) {
+		return ""
+	}
+	return strings.ToLower(toks[i])
 }
 
 // kindsAt marks the kinds the value at toks[i] is of, and says how many
 // tokens it took (a phone number's groups are one value).
-func kindsAt(toks []string, i int, have *[8]bool) int {
+func kindsAt(toks []string, ends []bool, i int, have *[8]bool) int {
 	t := toks[i]
 	low := strings.ToLower(t)
 	switch {
@@ -110,7 +124,9 @@ func kindsAt(toks []string, i int, have *[8]bool) int {
 		have[kHost] = true
 		return 1
 	}
-	if weekdays[low] || shortWeekdays[low] && i+1 < len(toks) && startsDigit(toks[i+1]) {
+	// "thu 11 feb", "sun 8th": a short weekday is one before a date, not
+	// "sat 4 hours".
+	if weekdays[low] || shortWeekdays[low] && isDayNumber(lowAt(toks, i+1)) && (ordinal(lowAt(toks, i+1)) || months[lowAt(toks, i+2)]) {
 		have[kDay] = true
 	}
 	if !strings.ContainsAny(t, "0123456789") {
@@ -131,15 +147,35 @@ func kindsAt(toks []string, i int, have *[8]bool) int {
 		have[kMoney] = true
 	case isClock(low) || i+1 < len(toks) && isNumber(t) && (toks[i+1] == "am" || toks[i+1] == "pm"):
 		have[kTime] = true
-	case isDate(toks, i, low):
+	case isDate(toks, ends, i, low):
 		have[kDay] = true
 	case isPostcode(toks, i):
 		have[kAddress] = true
-	case isCode(t):
+	case isCode(t) && (!allDigits(t) || standsAlone(toks, ends, i)):
 		have[kCode] = true
 	}
 	return 1
 }
+
+// standsAlone: a bare number that counts nothing after it ("it's 2803
+// now", "2803 noted", "port 25060, db shop"), not "10000 steps" or "1500
+// words" (a plural: what it counts).
+func standsAlone(toks []string, ends []bool, i int) bool {
+	next := lowAt(toks, i+1)
+	return ends[i] || clauseWords[next] || !isLetters(next) || !(len(next) > 3 && next[len(next)-1] == 's' && next[len(next)-2] != 's')
+}
+
+func isLetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// clauseWords may follow a value that numbers nothing ("it's 2803 now").
+var clauseWords = Set(`now and or but then so if pls please btw is was not instead too thanks thx ta`)
 
 func startsDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
@@ -170,15 +206,25 @@ var topDomains = Set(`com io net org dev app co uk de eu ai cloud info biz us fr
 // (a national or international number), or is grouped 3-3-4. It returns
 // the number of tokens the number takes, 0 when none starts there.
 func phoneAt(toks []string, i int) int {
-	digits, groups, j := 0, 0, i
-	for ; j < len(toks) && isDigitGroup(toks[j]) && digits < 16; j++ {
-		digits += countDigits(toks[j])
-		groups += 1 + strings.Count(toks[j], "-") + strings.Count(toks[j], ".")
+	var lens []int // the digit groups' lengths
+	j := i
+	for digits := 0; j < len(toks) && isDigitGroup(toks[j]) && digits < 16; j++ {
+		for _, g := range strings.FieldsFunc(strings.TrimPrefix(toks[j], "+"), func(r rune) bool { return r == '-' || r == '.' }) {
+			lens = append(lens, len(g))
+			digits += len(g)
+		}
+	}
+	digits := 0
+	for k, n := range lens {
+		if n < 2 && !(k == 0 && toks[i][0] == '+') {
+			return 0 // a phone's groups are two digits or more ("0.05 0.01" is none), a country code aside ("+1")
+		}
+		digits += n
 	}
 	if digits < 9 || digits > 15 {
 		return 0
 	}
-	if c := toks[i][0]; c == '0' || c == '+' || groups >= 3 && digits == 10 {
+	if c := toks[i][0]; c == '0' || c == '+' || len(lens) == 3 && lens[0] == 3 && lens[1] == 3 && lens[2] == 4 {
 		return j - i
 	}
 	return 0
@@ -239,7 +285,7 @@ func isMoney(t string) bool {
 		}
 	}
 	if rest, ok := strings.CutSuffix(t, "p"); ok {
-		return allDigits(rest) && len(rest) <= 3
+		return allDigits(rest) && len(rest) <= 2 // "50p"; "720p" is a video's
 	}
 	return false
 }
@@ -268,30 +314,41 @@ func isClock(low string) bool {
 	return false
 }
 
-// isDate: a day and a month ("21 november", "5 may", "11 feb"), a day of
-// the month ("the 14th"), a numeric date ("12/06", "2026-11-02").
-func isDate(toks []string, i int, low string) bool {
-	next := ""
-	if i+1 < len(toks) {
-		next = strings.ToLower(toks[i+1])
-	}
+// isDate: a day and a month ("21 november", "5 may 2026", "11 feb"), a
+// day of the month said as one ("on the 14th", "the 14th, not the
+// 12th"), a numeric date with its year ("12/06/2026", "2026-11-02") or
+// after a word that dates it ("by 12/06"). Not "the 2 may conflict",
+// "the 2nd one", "24/7", "9/10", "3/4 cup".
+func isDate(toks []string, ends []bool, i int, low string) bool {
+	next, prev := lowAt(toks, i+1), lowAt(toks, i-1)
 	switch {
-	case isDayNumber(low) && months[next]:
+	case isDayNumber(low) && months[next] && (next != "may" || ends[i+1] || isYear(lowAt(toks, i+2))):
 		return true
-	case i > 0 && months[strings.ToLower(toks[i-1])] && strings.ToLower(toks[i-1]) != "may" && isDayNumber(low):
+	case months[prev] && prev != "may" && isDayNumber(low):
 		return true
-	case ordinal(low) && (i > 0 && strings.EqualFold(toks[i-1], "the") || months[next] || next == "of"):
+	case ordinal(low) && (months[next] || next == "of" || prev == "the" && (ends[i] || clauseWords[next] || dateAfter[next])):
 		return true
 	case len(low) >= 10 && allDigits(low[:4]) && low[4] == '-' && allDigits(low[5:7]) && low[7] == '-' && allDigits(low[8:10]):
 		return true
 	}
-	d, m, ok := strings.Cut(low, "/")
-	if !ok || !allDigits(d) || len(d) > 2 || d == "0" || d > "31" && len(d) == 2 {
+	d, rest, ok := strings.Cut(low, "/")
+	if !ok || !isDayNumber(d) {
 		return false
 	}
-	m, _, _ = strings.Cut(m, "/")
-	return allDigits(m) && len(m) <= 2 && (len(m) == 1 || m <= "12")
+	m, y, hasYear := strings.Cut(rest, "/")
+	if !allDigits(m) || len(m) > 2 || m == "0" || m == "00" || len(m) == 2 && m > "12" {
+		return false
+	}
+	return hasYear && (len(y) == 2 || len(y) == 4) && allDigits(y) || datingWords[prev]
 }
+
+func isYear(t string) bool { return len(t) == 4 && allDigits(t) && (t[:2] == "19" || t[:2] == "20") }
+
+// dateAfter may follow a day of the month ("on the 14th before us").
+var dateAfter = Set(`at before after from until till by for works suits`)
+
+// datingWords before a numeric day/month make it a date ("by 12/06").
+var datingWords = Set(`on by from until till before after since due deadline monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thur thurs fri sat sun`)
 
 // isDayNumber: 1 to 31, maybe with its ordinal ("21", "21st").
 func isDayNumber(t string) bool {
@@ -403,7 +460,16 @@ var streetWords = Set(`street st road rd lane ln close avenue ave way yard drive
 
 var plainStreetWords = Set(`street st road rd lane avenue ave crescent terrace`)
 
-var valueParts = []string{"nday", "sday", "iday", "rday", "tues", "thurs", "weds", "NDAY", "SDAY", "IDAY", "RDAY", "://", ".com", ".io", ".net", ".org", ".dev", ".co"}
+var valueParts = func() []string {
+	ps := []string{"://"}
+	for _, w := range strings.Fields("nday sday iday rday tues thurs weds") {
+		ps = append(ps, w, strings.ToUpper(w), strings.ToUpper(w[:1])+w[1:])
+	}
+	for d := range topDomains {
+		ps = append(ps, "."+d)
+	}
+	return ps
+}()
 
 var weekdays = Set(`monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays tues thurs weds`)
 
@@ -437,7 +503,7 @@ func AskedKinds(query string) []string {
 	if phone {
 		out = append(out, KindPhone)
 	}
-	if has("email", "inbox", "mailbox") || strings.Contains(low, " e-mail ") {
+	if has("email", "emails", "inbox", "mailbox") || strings.Contains(low, " e-mail ") {
 		out = append(out, KindEmail)
 	}
 	if has("host", "hostname", "url", "endpoint", "domain", "website", "dsn") || strings.Contains(low, " connection string") || strings.Contains(low, " connection details") {
@@ -446,7 +512,9 @@ func AskedKinds(query string) []string {
 	if has("code", "codes", "reference", "ref", "pin", "ticket", "booking", "confirmation", "tracking", "serial", "id") || has("number") && !phone {
 		out = append(out, KindCode)
 	}
-	if has("cost", "costs", "price", "prices", "owe", "fee", "fees", "charge", "charged", "budget", "pay", "paying", "paid", "refund", "quote", "rent", "deposit", "total") || strings.Contains(low, "how much ") {
+	money := has("cost", "costs", "price", "prices", "owe", "fee", "fees", "charged", "budget", "pay", "paying", "paid", "refund", "quote", "rent", "deposit", "total") ||
+		has("charge") && !strings.Contains(low, " in charge") || strings.Contains(low, "how much ") && !howMuchOf.MatchString(low)
+	if money {
 		out = append(out, KindMoney)
 	}
 	// The regular expressions only where their words are: a query is
@@ -455,7 +523,7 @@ func AskedKinds(query string) []string {
 	if when || has("time", "times", "late", "early", "hour", "clock") && asksTime.MatchString(low) {
 		out = append(out, KindTime)
 	}
-	if when || has("deadline", "due") || has("day", "days", "date", "dates", "night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons", "weekend", "weekends") && asksDay.MatchString(low) {
+	if when || has("deadline") || has("due") && !strings.Contains(low, " due to ") || has("day", "days", "date", "dates", "night", "nights", "evening", "evenings", "morning", "mornings", "afternoon", "afternoons", "weekend", "weekends") && asksDay.MatchString(low) {
 		out = append(out, KindDay)
 	}
 	if has("address", "postcode", "zip") && !has("email") {
@@ -468,5 +536,7 @@ var (
 	// asksWhen: "when" opening the question or a clause of it.
 	asksWhen = regexp.MustCompile(`(?:^ |[,;?.!] |\b(?:and|so|but|ok|okay|remind me|tell me|know) )when(?:'s| is| are| was| were| do| does| did| will| can| should| shall| would| has| have)?\b`)
 	asksTime = regexp.MustCompile(`\b(?:what|which|wat)(?: \w+)? times?\b|\band time\b|\bhow (?:late|early)\b|\bwhat hour\b|o'clock`)
-	asksDay  = regexp.MustCompile(`\b(?:what|which|wat)(?: \w+)? (?:days?|dates?|nights?|evenings?|mornings?|afternoons?|weekends?)\b|\bdue date\b`)
+	// howMuchOf: "how much time", "how much longer": no amount of money.
+	howMuchOf = regexp.MustCompile(`\bhow much (?:time|longer|later|earlier|space|room|data|memory|ram|disk|storage|water|sleep|weight|work|of|more time|further|notice)\b`)
+	asksDay   = regexp.MustCompile(`\b(?:what|which|wat)(?: \w+)? (?:days?|dates?|nights?|evenings?|mornings?|afternoons?|weekends?)\b|\bdue date\b`)
 )

@@ -42,6 +42,20 @@ func TestValueKinds(t *testing.T) {
 		{"back in 2026 we had 3 of them", ""},
 		{"Yes, each machine runs its own node-cron.", ""},
 		{"26 119 rows copied", ""},
+		// Found in review: fractions, ratings, ordinals, counts, sizes, a
+		// video's lines, a man who sat.
+		{"open 24/7, rate it 9/10, add 3/4 cup", ""},
+		{"the 2nd one is better, on the 3rd floor, the 1st attempt", ""},
+		{"I sat 4 hours in traffic", ""},
+		{"the 2 may conflict", ""},
+		{"walked 10000 steps and wrote 1500 words", ""},
+		{"sizes 10 12 14 16 18, p 0.05 0.01 0.001", ""},
+		{"watch it in 720p", ""},
+		// And what the first look missed.
+		{"see you Thurs", "#day"},
+		{"it's on gov.uk", "#host"},
+		{"due 12/06, or on the 14th.", "#day"},
+		{"+1 555 123 4567", "#phone"},
 	} {
 		got := strings.Join(ValueKinds(c.text), " ")
 		if got != c.want {
@@ -70,6 +84,9 @@ func TestAskedKinds(t *testing.T) {
 		{"is the fundraiser still on the 14th, and what date is the raffle?", "#day"},
 		// None.
 		{"how many miles were on it when I took it home?", ""},
+		{"what did we cancel due to the rain", ""},
+		{"who's in charge of the kids", ""},
+		{"how much time do we need", ""},
 		{"what did Caroline think of the support group?", ""},
 		{"which postgres user should the application log in with now?", ""},
 	} {

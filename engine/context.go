@@ -741,9 +741,10 @@ func markPairs(rs []RAGTurn) {
 		// worth what it would be as that hit's neighbour, at least: the
 		// answer to a matched question ("set timeout-minutes: 45" after
 		// "the job timed out") matched less, yet completes it. So is the
-		// turn answering a better-scored question between people ("same
-		// price to move it?" → "Hollins said £25 to move it … £335 all
-		// in"), the question a hit or a neighbour.
+		// turn after any better-scored question, whoever asks it: between
+		// people in a group chat ("same price to move it?" → "Hollins said
+		// £25 to move it … £335 all in"), or the user's answer to the
+		// assistant's question; the question a hit or a neighbour.
 		asked := questions[key{r.ChatID, r.Seq - 1}]
 		switch {
 		case !r.whole:

@@ -148,6 +148,8 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Not great news I'm afraid: The Velvet Hours have double-booked the 19th (their agent's mistake) and have cancelled on us.", "The Velvet Hours are booked for the 19th, £600 deposit paid", true},
 		{"bad news, Spice Route have pulled out, they're short staffed", "i've asked Spice Route on Market St for a quote", true},
 		{"bad news, Spice Route have pulled out, they're short staffed", "the route to the venue is via Market St", false},
+		{"downgrading to SEV2, all quiet", "sev-1 declared at 02:10, checkout down", true},
+		{"I'm raising it to P2 because of the month end close.", "take the p45 form to HR", false},
 		// A plan called off is on again; a drug stopped is taken again.
 		{"UPDATE forecast changed, wind dropping by sat. rang them and kayaking is back on!!", "kayak company emailed 😭 forecast says 40mph gusts saturday, they've cancelled the 9:30 trip. refund coming to my card", true},
 		{"ok good news, the migration is back on for saturday", "ok cancel the file migration, we run out of time", true},

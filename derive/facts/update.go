@@ -317,8 +317,8 @@ var detectors = []detector{
 	// sentence naming the same letters with another number states the
 	// old one).
 	{[]string{" to "}, regexp.MustCompile(`\b(?:bump|bumping|bumped|raise|raising|raised|lower|lowering|lowered|downgrade|downgrading|downgraded|upgrade|upgrading|upgraded|escalate|escalating|escalated|drop|dropping|dropped|move|moving|moved|set|setting|change|changing|changed)(?: it| this| that| the [a-z]+| severity| priority)? to ([a-z]{1,4})-?(\d{1,2})\b`), func(m []string) (Update, bool) {
-		if notGrade[m[1]] {
-			return Update{}, false // "moved to at 5", "set to on 2"
+		if notGrade[m[1]] || len(m[1]) == 1 && len(m[2]) > 1 {
+			return Update{}, false // "moved to at 5"; "p45" is a form, a one-letter grade has one digit
 		}
 		return Update{Subject: []string{m[1]}, New: []string{m[1] + m[2]}}, true
 	}},
@@ -605,7 +605,7 @@ var detectors = []detector{
 	// "Spice Route have pulled out", "The Velvet Hours have double-booked
 	// the 19th … and have cancelled on us": who was booked withdrew. Said
 	// of them by name (not "they", "we", "i").
-	{[]string{"pulled out", "dropped out", "backed out", "cancelled on", "canceled on"}, regexp.MustCompile(`(?:^|[,;:.!] |\bso |\band |\bbut )(?:the )?([a-z][\w'&-]*(?: [a-z][\w'&-]*){0,3}?) (?:have|has|'ve|'s)(?: just| now| also| both)? (?:[^,;.?]*? and (?:have |has )?)?(?:pulled out|dropped out|backed out|cancell?ed on (?:us|me|you|them|him|her))\b`), func(m []string) (Update, bool) {
+	{[]string{"pulled out", "dropped out", "backed out", "cancelled on", "canceled on"}, regexp.MustCompile(`(?:^|[,;:.!] |\bso |\band |\bbut )(?:the )?([a-z][\w'&-]*(?: [a-z][\w'&-]*){0,3}?)(?: have| has|'ve|'s)(?: just| now| also| both)? (?:[^,;.?]*? and (?:have |has )?)?(?:pulled out|dropped out|backed out|cancell?ed on (?:us|me|you|them|him|her))(?:\s*[,;.!—–(:]|$| - | of | after all| too| btw| last minute| at the last minute| on us| on me| because| as | so )`), func(m []string) (Update, bool) {
 		old := value(m[1])
 		if len(old) == 0 || subjectPronouns[strings.Fields(old[0])[0]] || persons[strings.Fields(old[0])[0]] || len(lex.Keywords(old[0])) == 0 || thingWords(old[0]) == nil {
 			return Update{}, false
@@ -740,7 +740,7 @@ var calledOffWords = []string{"cancelled", "canceled", "cancel", "cancelling", "
 var stoppedWords = []string{"stopped", "stopping", "stop", "paused", "off"}
 
 // notBackOn: what one is "back on" that is no thing taken.
-var notBackOn = lex.Set(`track form top board line schedule course duty shift call site the a an it its this that monday tuesday wednesday thursday friday saturday sunday tomorrow today tonight again`)
+var notBackOn = lex.Set(`track form top board line schedule course duty shift call site the a an it its this that monday tuesday wednesday thursday friday saturday sunday tomorrow today tonight again feet foot sale speaking air stream land earth`)
 
 // brokenWords say a thing does not work ("the buzzer stopped working").
 var brokenWords = []string{"stopped", "broken", "broke", "dead", "died", "faulty", "leaking"}

@@ -140,8 +140,14 @@ func SaysOtherGrade(u Update, text string) bool {
 	if !MovedGrade(u) {
 		return false
 	}
-	for _, w := range lex.Words(text) {
-		if rest, ok := strings.CutPrefix(w, u.Subject[0]); ok && isGradeNumber(rest) && w != u.New[0] {
+	ws := lex.Words(text)
+	for i, w := range ws {
+		if i+1 < len(ws) && w == u.Subject[0] && isGradeNumber(ws[i+1]) { // "sev-1", "p 3"
+			w += ws[i+1]
+		}
+		rest, ok := strings.CutPrefix(w, u.Subject[0])
+		rest = strings.TrimPrefix(rest, "-") // "sev-1"
+		if ok && isGradeNumber(rest) && (len(u.Subject[0]) > 1 || len(rest) == 1) && w != u.New[0] {
 			return true
 		}
 	}

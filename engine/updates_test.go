@@ -140,6 +140,9 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Actually make it Fibre 300 instead. Dev pointed out we never use more than about 200 anyway.", "Fibre 300: £38 a month, Fibre 500: £45 a month", false},
 		{"ok use python 3.11 instead please", "CI runs python 3.12 on ubuntu", true},
 		{"ok use python 3.11 instead please", "we pinned python 3.11 last week", false},
+		// A thing introduced, its time in the next sentence.
+		{"Moved for you, the engineer is now Thursday 26 March, 1pm–6pm instead of the Tuesday.", "Canal Wharf needs a new line activated, so an engineer has to visit. The earliest slot is Tuesday 24 March, 8am–1pm. Your order is MOV-339201.", true},
+		{"Moved for you, the engineer is now Thursday 26 March, 1pm–6pm instead of the Tuesday.", "an engineer has to visit. Your bill is due on Tuesday 24 March.", false},
 		// A grade set anew: the same letters with another number.
 		{"downgrading to SEV2, error rate flat for 30 min. handing IC to Ravi", "bumping severity to SEV1, checkout is basically down for EU", true},
 		{"downgrading to SEV2, error rate flat for 30 min. handing IC to Ravi", "the SEV2 runbook is in notion", false},

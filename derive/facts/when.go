@@ -94,7 +94,7 @@ func SaysOtherTime(u Update, text string) bool {
 	}
 	want := kindOf(u.New[0])
 	other := func(s string) bool { return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0]) }
-	if sentenceNaming(text, subj, other) {
+	if sentenceNaming(text, subj, other) || nextSentenceGives(text, subj, other) {
 		return true
 	}
 	// "the kit deadline" moved: a text naming the kit, with a sentence
@@ -257,6 +257,28 @@ func sentenceNaming(text, subj string, other func(sentence string) bool) bool {
 	}
 	return false
 }
+
+// nextSentenceGives reports whether the sentence right after one naming
+// subj says what other looks for, and names no other thing with a
+// subject of its own before it: "so an engineer has to visit. The
+// earliest slot is Tuesday 24 March" gives the engineer's time, the way
+// people introduce a thing and then its time.
+func nextSentenceGives(text, subj string, other func(sentence string) bool) bool {
+	if !strings.Contains(text, subj) {
+		return false
+	}
+	ss := lex.Sentences(text)
+	for i := 0; i+1 < len(ss); i++ {
+		if hasWord(ss[i], subj) && !other(ss[i]) && slotLead.MatchString(ss[i+1]) && other(ss[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// slotLead: a sentence that gives a time of what was just named, by what
+// it calls it ("the earliest slot is", "it's booked for", "that's on").
+var slotLead = regexp.MustCompile(`^(?:the (?:earliest |first |next |only |new )?(?:slot|appointment|visit|date|time|window|booking)|it's|it is|it'll be|it will be|that's|that is|they're|they are|they'll|booked for|scheduled for|planned for)\b`)
 
 // hasWord: s holds w as a whole word, or its plural or verb forms
 // ("dinners", "starting", "started").

@@ -652,7 +652,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			rt.Name = sh.names[t.Seq]
 		}
 		rt.whole = len(k.content) <= wholeTurnBytes
-		rt.asks = asksQuestion(k.content)
+		rt.asks = lex.EndsWithQuestion(k.content)
 		if cut && sh.lazy {
 			rt.lazy, rt.floor = int32(i+1), sh.floor(i, sh.maxBytes(t.Neighbor))
 		} else {
@@ -758,11 +758,6 @@ func markPairs(rs []RAGTurn) {
 			rs[i].pairScore = asked
 		}
 	}
-}
-
-// asksQuestion: a turn that ends with a question.
-func asksQuestion(content string) bool {
-	return strings.HasSuffix(strings.TrimRight(content, " \t\n\r"), "?")
 }
 
 // chatIDIfOther names the chat only for hits from another chat, keeping

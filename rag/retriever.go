@@ -808,18 +808,13 @@ func (r *Retriever) readNeighbors(ctx context.Context, src Neighbors, req Reques
 			have[turnRef{chat, m.Seq}] = true
 			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
 				CreatedAt: m.CreatedAt, Score: score, Neighbor: true})
-			if next := m.Seq + 1; round == 0 && asks(m.Content) && have[turnRef{chat, m.Seq - 1}] && !have[turnRef{chat, next}] && !excluded(chat, next) {
+			if next := m.Seq + 1; round == 0 && lex.EndsWithQuestion(m.Content) && have[turnRef{chat, m.Seq - 1}] && !have[turnRef{chat, next}] && !excluded(chat, next) {
 				answers[next] = score
 			}
 		}
 		want = answers
 	}
 	return hits, nil
-}
-
-// asks: a turn that ends with a question.
-func asks(content string) bool {
-	return strings.HasSuffix(strings.TrimRight(content, " \t\n\r"), "?")
 }
 
 // inTime reports whether t is within the request's since/until (zero:

@@ -161,3 +161,10 @@ func enumerator(s string) bool {
 	}
 	return body != "" && strings.Trim(body, "0123456789") == ""
 }
+
+// EndsWithQuestion reports whether text ends with a question mark (white
+// space after it aside): a turn asking something, whose next turn
+// answers it.
+func EndsWithQuestion(text string) bool {
+	return strings.HasSuffix(strings.TrimRight(text, " \t\n\r"), "?")
+}

@@ -108,22 +108,17 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	for _, k := range lex.AskedKinds(text) {
 		tf[TermID(k)] = 1 // the kind of value asked for, as a word
 	}
+	// kin adds a word of a term's family, not the word: half a term
+	// (unless the query says it itself).
+	kin := func(id uint32) {
+		if tf[id] == 0 {
+			tf[id] = -1
+		}
+	}
 	for _, t := range content {
-		lex.EachVariant(t, func(base, suffix string) {
-			if id := termID2(base, suffix); tf[id] == 0 {
-				tf[id] = -1 // a word of the family, not the word: half a term
-			}
-		})
-		lex.EachAbbreviation(t, func(form string) {
-			if id := TermID(form); tf[id] == 0 {
-				tf[id] = -1 // "ref" for "reference": as a word of the family
-			}
-		})
-		lex.EachClipping(t, func(prefix string) {
-			if id := TermID(prefix); tf[id] == 0 {
-				tf[id] = -1 // the word clipped ("physio"): as a word of the family
-			}
-		})
+		lex.EachVariant(t, func(base, suffix string) { kin(termID2(base, suffix)) })
+		lex.EachAbbreviation(t, func(form string) { kin(TermID(form)) }) // "ref" for "reference"
+		lex.EachClipping(t, func(prefix string) { kin(TermID(prefix)) }) // "physio" for "physiotherapist"
 	}
 	return build(tf, func(n int) float32 {
 		if n < 0 {

@@ -740,7 +740,7 @@ var calledOffWords = []string{"cancelled", "canceled", "cancel", "cancelling", "
 var stoppedWords = []string{"stopped", "stopping", "stop", "paused", "off"}
 
 // notBackOn: what one is "back on" that is no thing taken.
-var notBackOn = lex.Set(`track form top board line schedule course duty shift call site the a an it its this that monday tuesday wednesday thursday friday saturday sunday tomorrow today tonight again feet foot sale speaking air stream land earth`)
+var notBackOn = set(`track form top board line schedule course duty shift call site the a an it its this that monday tuesday wednesday thursday friday saturday sunday tomorrow today tonight again feet foot sale speaking air stream land earth`)
 
 // brokenWords say a thing does not work ("the buzzer stopped working").
 var brokenWords = []string{"stopped", "broken", "broke", "dead", "died", "faulty", "leaking"}

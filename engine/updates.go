@@ -35,6 +35,10 @@ type chatUpdate struct {
 	u     facts.Update
 	rep   *facts.Replacement
 	quote string
+	// names are the words the turn writes its new value after ("built
+	// on spark 3.5.1 … so it's 3.5.1 not 3.4": spark), for an update
+	// whose sentence names nothing but numbers (valueNames).
+	names []string
 
 	rev      *facts.Reversal
 	revOf    int64
@@ -56,7 +60,7 @@ func (c chatUpdate) said() string {
 // when the update changed what it says.
 func (c chatUpdate) markFor(content, low string) (string, bool) {
 	if c.rep == nil {
-		if !updates(c.u, low) {
+		if !updates(c.u, low) && !namedOld(c.u, c.names, low) {
 			return "", false
 		}
 		return updateMark(c, c.quote), true
@@ -155,7 +159,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	c := chatUpdate{seq: m.Seq, at: m.CreatedAt}
 	us := facts.DetectUpdates(m.Content, updatesPerTurn)
 	if len(us) > 0 {
-		c.u, c.quote = us[0], updateQuote(m.Content, us[0].Sentence)
+		c.u, c.quote, c.names = us[0], updateQuote(m.Content, us[0].Sentence), valueNames(m.Content, us[0])
 	} else if r, ok := replacement(m); ok {
 		c.rep, c.quote = &r, shortQuote(m.Content)
 	}
@@ -172,7 +176,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		out = append(out, c)
 	}
 	for _, u := range us[min(1, len(us)):] {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence)})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, u)})
 	}
 	return out
 }
@@ -299,6 +303,45 @@ func updates(u facts.Update, text string) bool {
 		}
 	}
 	return true
+}
+
+// valueNames are the words content writes right before u's new value,
+// when u changes a bare number and its sentence names nothing else: "the
+// image is actually built on spark 3.5.1 … so it's 3.5.1 not 3.4" names
+// spark, so "spark 3.4" is what it changed and "3.4 GB" is not.
+func valueNames(content string, u facts.Update) []string {
+	if len(u.Subject) > 0 || len(u.Old) == 0 || !slices.ContainsFunc(u.Old, func(o string) bool { return isNumber(o) && o != "" }) {
+		return nil
+	}
+	ws := strings.Fields(strings.ToLower(content)) // "3.5.1" is one value: lex.Fields would split it
+	for i, w := range ws {
+		ws[i] = strings.TrimRight(strings.TrimLeft(w, `("'`+"`"), `.,;:!?)"'`+"`")
+	}
+	var out []string
+	for i := 1; i < len(ws); i++ {
+		w := ws[i-1]
+		if !slices.Contains(u.New, ws[i]) || len(w) < 3 || isNumber(w) || lex.IsRankStopword(w) || trailing[w] || slices.Contains(out, w) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// namedOld: text writes a bare old number of u right after a word the
+// updating turn wrote its new value after ("spark 3.4": valueNames).
+func namedOld(u facts.Update, names []string, text string) bool {
+	for _, o := range u.Old {
+		if !isNumber(o) {
+			continue
+		}
+		for _, n := range names {
+			if lex.HasPhrase(text, n+" "+o) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // anchored: an old value of numbers alone ("13") says nothing unless the

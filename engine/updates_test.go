@@ -171,6 +171,28 @@ func TestDetectedUpdateMarks(t *testing.T) {
 	}
 }
 
+// An update of a bare number whose sentence names nothing ("so it's 3.5.1
+// not 3.4") names it by the word the turn writes its new value after
+// ("built on spark 3.5.1"): "spark 3.4" is marked, another 3.4 is not.
+func TestUpdateNamesItsBareNumber(t *testing.T) {
+	update := "oh wait, the sparkVersion field says 3.4.1 but the image is actually built on spark 3.5.1, we bumped it in feb and nobody updated the field. so it's 3.5.1 not 3.4"
+	for _, tc := range []struct {
+		older string
+		want  bool
+	}{
+		{"spark-operator, spark 3.4, image registry.halden.io/etl/orders-etl:2.14.3, namespace data-pipelines", true},
+		{"the nodes have 3.4 GB free after the daemonsets", false},
+		{"helm chart 3.4 is what we pinned", false},
+	} {
+		ups := readUpdate(memory.Message{Seq: 10, Role: "user", Content: update}, nil)
+		r := RAGTurn{Seq: 3, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := strings.Contains(r.update, "3.5.1 not 3.4"); got != tc.want {
+			t.Errorf("%q marked = %v (%q), want %v", tc.older, got, r.update, tc.want)
+		}
+	}
+}
+
 // A mark quotes a short updating turn whole (the new value may be in the
 // sentence after the update's), a long one by its update sentence with
 // elision marks where the turn goes on, on one line either way.

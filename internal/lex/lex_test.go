@@ -70,6 +70,9 @@ func TestVariants(t *testing.T) {
 		{"attendance", "attending", true},
 		{"reservation", "reserved", true},
 		{"weekly", "weeks", true},
+		{"allergies", "allergic", true},
+		{"allergic", "allergy", true},
+		{"economic", "economy", true},
 		{"dinner", "dine", false},
 		{"station", "stat", true}, // the price of a family: a few false kin, at half a term's weight
 		{"market", "mark", false},
@@ -81,5 +84,20 @@ func TestVariants(t *testing.T) {
 		if meet != tt.meet {
 			t.Errorf("%q (%q) meets %q (%q) = %v, want %v (variants %q)", tt.query, q, tt.doc, d, meet, tt.meet, Variants(q))
 		}
+	}
+}
+
+// A question spells out what code writes in camelCase: its adjacent
+// words, joined, are the identifier's term.
+func TestEachCompound(t *testing.T) {
+	var got []string
+	EachCompound("What Spark version is the fetch weather data on?", func(term string) { got = append(got, term) })
+	for _, want := range []string{Terms("sparkVersion")[0], Terms("fetchWeatherData")[0], Terms("weatherData")[0]} {
+		if !slices.Contains(got, want) {
+			t.Errorf("compounds %q lack %q", got, want)
+		}
+	}
+	if slices.Contains(got, "versionis") || slices.Contains(got, "isthe") {
+		t.Errorf("compounds %q join a function word", got)
 	}
 }

@@ -154,6 +154,13 @@ func EachVariant(t string, f func(base, suffix string)) {
 			f(base, suf)
 		}
 	}
+	// A noun in -y and its adjective in -ic: "allergies" / "allergic",
+	// "economy" / "economic".
+	if b, ok := strings.CutSuffix(t, "ic"); ok && len(b) >= 4 {
+		f(b, "y")
+	} else if b, ok := strings.CutSuffix(t, "y"); ok && len(b) >= 5 && !strings.HasSuffix(b, "l") {
+		f(b, "ic")
+	}
 }
 
 // AsksCurrent reports whether a question asks how things stand now, after
@@ -189,6 +196,26 @@ func EachClipping(t string, f func(prefix string)) {
 	}
 	for n := from; n <= len(t)-3; n++ {
 		f(t[:n])
+	}
+}
+
+// EachCompound calls f with the stemmed terms two or three adjacent
+// words of text make written as one ("spark version" → "sparkversion",
+// "fetch weather data" → "fetchweatherdata"): code writes a thing's name
+// in camelCase ("sparkVersion", "fetchWeatherData"), which Runs keeps as
+// one word, where a question spells it out. For queries only (no
+// reindex); most compounds name no word of the chat and match nothing.
+func EachCompound(text string, f func(term string)) {
+	ws := Runs(text)
+	ok := func(w string) bool { return len(w) >= 2 && isLetters(w) && !termStopwords[w] }
+	for i := 0; i+1 < len(ws); i++ {
+		if !ok(ws[i]) || !ok(ws[i+1]) {
+			continue
+		}
+		f(Stem(ws[i] + ws[i+1]))
+		if i+2 < len(ws) && ok(ws[i+2]) {
+			f(Stem(ws[i] + ws[i+1] + ws[i+2]))
+		}
 	}
 }
 

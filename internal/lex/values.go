@@ -456,9 +456,10 @@ func houseNumberBefore(toks []string, i int, capital bool) bool {
 	return false
 }
 
-var streetWords = Set(`street st road rd lane ln close avenue ave way yard drive court place crescent terrace gardens square row mews grove walk`)
+var streetWords = Set(`street st road rd lane ln close avenue ave way yard drive court place crescent terrace gardens square row mews grove walk
+	parade quay wharf boulevard blvd parkway esplanade promenade embankment hill highway hwy circus broadway`)
 
-var plainStreetWords = Set(`street st road rd lane avenue ave crescent terrace`)
+var plainStreetWords = Set(`street st road rd lane avenue ave crescent terrace boulevard blvd`)
 
 var valueParts = func() []string {
 	ps := []string{"://"}

@@ -34,6 +34,10 @@ func TestValueKinds(t *testing.T) {
 		{"drop off at 14 Larch Close before 2pm", "#time #address"},
 		{"Unit 4, Coldharbour Yard, Leeds LS9 8AB", "#address"},
 		{"we live at 41 mercer street now", "#address"},
+		{"Seaview House, 14 Marine Parade, sleeps 8", "#address"},
+		{"office is at 350 Fifth Avenue", "#address"},
+		{"the flat is 12 Primrose Hill, top bell", "#address"},
+		{"we walked up 2 hills before lunch", ""},
 		// None.
 		{"order history p95 went from 420ms to 35ms lol", ""},
 		{"she's 24.5kg now, on 2.5mg twice a day", ""},

@@ -44,9 +44,10 @@ var patterns = []struct {
 	may  func(string) bool
 	re   *regexp.Regexp
 }{
-	// A booking reference or ticket code ("FLX-4K7P2", "AB12CD") is one
-	// name, digits and dashes included: cut at its first digit it is junk.
-	{TypeCode, digits, nil, regexp.MustCompile(`\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]{2,})+\b|\b[A-Z]{2,}[0-9][A-Z0-9]{2,}\b`)},
+	// A booking reference or ticket code ("FLX-4K7P2", "AB12CD",
+	// "TAT0613-7") is one name, digits and dashes included: cut at its
+	// first digit or its last dash it is junk.
+	{TypeCode, digits, nil, regexp.MustCompile(`\b[A-Z]{2,}[A-Z0-9]*(?:-[A-Z0-9]{2,})+(?:-[0-9])?\b|\b[A-Z]{2,}[0-9][A-Z0-9]{2,}(?:-[A-Z0-9]+)*\b`)},
 	{TypeEmail, "@", nil, regexp.MustCompile(`\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`)},
 	{TypeURL, ":", nil, regexp.MustCompile(`\bhttps?://[^\s<>"'()]+[^\s<>"'().,;:!?]`)},
 	{TypeDate, digits, mayHoldDate, regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b` + months + `\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?` + months + `(?: \d{4})?\b`)},

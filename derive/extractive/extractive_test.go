@@ -427,7 +427,7 @@ func TestNarrativeMovesWithTheChat(t *testing.T) {
 // A code is one entity, digits and dashes included; a details window says
 // where it cut.
 func TestCodesAndDetailsWindows(t *testing.T) {
-	sum := summarize(t, nil, msgs(1, "user", "booked 19:00 friday, 2 seats, 39,98. booking code FLX-4K7P2. ill send u half later",
+	sum := summarize(t, nil, msgs(1, "user", "booked 19:00 friday, 2 seats, 39,98. booking code FLX-4K7P2. ill send u half later. table ref TAT0613-7",
 		"user", "so first she says the sofa bed is broken now, her flatmate sat on it wrong or whatever, and this is the important bit, her address is Große Bergstraße 212, 2nd floor, the bell says Hansen/Meyer, and the key thing is we have to ring twice bc the bell is weird."), 2000)
 	var names []string
 	for _, e := range sum.Entities {
@@ -439,8 +439,10 @@ func TestCodesAndDetailsWindows(t *testing.T) {
 			t.Errorf("details cut mid-sentence without a mark: %q", e.Details)
 		}
 	}
-	if !slices.Contains(names, "FLX-4K7P2") {
-		t.Errorf("entities %v lack the booking code", names)
+	for _, code := range []string{"FLX-4K7P2", "TAT0613-7"} {
+		if !slices.Contains(names, code) {
+			t.Errorf("entities %v lack the booking code %s", names, code)
+		}
 	}
 }
 

@@ -120,7 +120,6 @@ func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 		lex.EachAbbreviation(t, func(form string) { kin(TermID(form)) }) // "ref" for "reference"
 		lex.EachClipping(t, func(prefix string) { kin(TermID(prefix)) }) // "physio" for "physiotherapist"
 	}
-	lex.EachCompound(text, func(term string) { kin(TermID(term)) }) // "sparkVersion" for "spark version"
 
 	return build(tf, func(n int) float32 {
 		if n < 0 {

@@ -86,18 +86,3 @@ func TestVariants(t *testing.T) {
 		}
 	}
 }
-
-// A question spells out what code writes in camelCase: its adjacent
-// words, joined, are the identifier's term.
-func TestEachCompound(t *testing.T) {
-	var got []string
-	EachCompound("What Spark version is the fetch weather data on?", func(term string) { got = append(got, term) })
-	for _, want := range []string{Terms("sparkVersion")[0], Terms("fetchWeatherData")[0], Terms("weatherData")[0]} {
-		if !slices.Contains(got, want) {
-			t.Errorf("compounds %q lack %q", got, want)
-		}
-	}
-	if slices.Contains(got, "versionis") || slices.Contains(got, "isthe") {
-		t.Errorf("compounds %q join a function word", got)
-	}
-}

@@ -199,26 +199,6 @@ func EachClipping(t string, f func(prefix string)) {
 	}
 }
 
-// EachCompound calls f with the stemmed terms two or three adjacent
-// words of text make written as one ("spark version" → "sparkversion",
-// "fetch weather data" → "fetchweatherdata"): code writes a thing's name
-// in camelCase ("sparkVersion", "fetchWeatherData"), which Runs keeps as
-// one word, where a question spells it out. For queries only (no
-// reindex); most compounds name no word of the chat and match nothing.
-func EachCompound(text string, f func(term string)) {
-	ws := Runs(text)
-	ok := func(w string) bool { return len(w) >= 2 && isLetters(w) && !termStopwords[w] }
-	for i := 0; i+1 < len(ws); i++ {
-		if !ok(ws[i]) || !ok(ws[i+1]) {
-			continue
-		}
-		f(Stem(ws[i] + ws[i+1]))
-		if i+2 < len(ws) && ok(ws[i+2]) {
-			f(Stem(ws[i] + ws[i+1] + ws[i+2]))
-		}
-	}
-}
-
 // EachAbbreviation calls f with the other spellings of t (a stemmed
 // term) that people write for the same word and that neither the stemmer
 // nor EachClipping meets: "ref" for "reference", "appt" for

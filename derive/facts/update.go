@@ -238,13 +238,23 @@ const (
 	// whatever that is ("£19.10 a sack from 1 march"): leadingAmount
 	// takes the amount.
 	amountPhr = `([$€£]?\d[\w$€£.,:/%+@'-]*(?: [^,;]*)?)`
-	valuePhr  = `([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,3}?)`
+	// A comma is part of a value only between digits ("£1,200"): "1.28,
+	// we upgraded last month" is the value 1.28 and a clause.
+	valuePhr  = `([\w$€£.:/%+@'-]+(?:,\d[\w$€£.:/%+@'-]*)*(?: [\w$€£.:/%+@'-]+(?:,\d[\w$€£.:/%+@'-]*)*){0,3}?)`
 	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
+
+// asksBetween: what stands between "actually" and the values holds a
+// clause break and a question ("… - can you help me understand why this
+// triangle is scalene and not isosceles"): the values are asked about.
+var asksBetween = regexp.MustCompile(`(?: - |—|–|[.;?] ).*\b(?:why|whether|how come|understand|explain)\b`)
 
 var detectors = []detector{
 	// "actually it's Y, not X"; "actually, the meeting is on Tuesday not Monday"
 	{[]string{"actually"}, regexp.MustCompile(`\bactually,? (?:(.*?) (?:is|are|was|were|'s|'re|will be) (?:on |at |in )?|it's |it is |(?:on |at |in )?)` + valuePhr + `,? (?:and )?not (?:on |at |in |the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		if asksBetween.MatchString(m[1]) {
+			return Update{}, false // "actually it's scalene … can you help me understand why this triangle is scalene and not isosceles" asks
+		}
 		nw := value(m[2])
 		return Update{Subject: subjectWords(m[1]), New: nw, Old: withUnit(nw, value(m[3]))}, true
 	}},

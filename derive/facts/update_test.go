@@ -236,3 +236,16 @@ func TestDetectUpdateHedgesAndDashes(t *testing.T) {
 		}
 	}
 }
+
+// The values after a question in the same sentence are asked about, not
+// changed: "actually it's scalene … - can you help me understand why this
+// triangle is scalene and not isosceles".
+func TestDetectUpdateSkipsAQuestionAfterActually(t *testing.T) {
+	s := "I made a mistake and thought it was isosceles, when actually it's scalene because all sides are of different lengths - can you help me understand why this triangle is scalene and not isosceles, I mean, what's the definition again?"
+	if u, ok := DetectUpdate(s); ok {
+		t.Errorf("%q: update %+v, want none", s, u)
+	}
+	if _, ok := DetectUpdate("actually, the meeting is on Tuesday not Monday"); !ok {
+		t.Error("a plain correction after actually not detected")
+	}
+}

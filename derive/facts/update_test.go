@@ -19,6 +19,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"I set the learning rate to 0.001 for the run.", true, "learning|rate", "", "0.001"},
 		{"The cutover moved from June 15 to June 22.", true, "", "june 15", "june 22"},
 		{"We switched from Jira to Linear.", true, "", "jira", "linear"},
+		{"correction btw, the cluster is on 1.29, not 1.28, we upgraded last month.", true, "cluster", "1.28", "1.29"},
+		{"So the atorvastatin I switched from mornings to evenings, starting tonight.", true, "", "mornings", "evenings"},
 		{"We switched to Linear last week.", true, "", "", "linear"},
 		{"The meeting is now on Tuesday.", true, "meeting", "", "tuesday"},
 		{"The budget is now $60 a seat.", true, "budget", "", "$60 a seat"},

@@ -39,6 +39,9 @@ type chatUpdate struct {
 	// on spark 3.5.1 … so it's 3.5.1 not 3.4": spark), for an update
 	// whose sentence names nothing but numbers (valueNames).
 	names []string
+	// set is a setting the turn writes as code or config ("maxReplicas:
+	// 12"): it changes the same key set to another value before.
+	set *facts.Assignment
 
 	rev      *facts.Reversal
 	revOf    int64
@@ -175,6 +178,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if c.u.Sentence != "" || c.rep != nil || c.rev != nil {
 		out = append(out, c)
 	}
+	for _, a := range facts.Assignments(m.Content) {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: a.Line})
+	}
 	for _, u := range us[min(1, len(us)):] {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, u)})
 	}
@@ -238,7 +244,14 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	}
 	low := strings.ToLower(r.Content)
 	var marks []updateLine
+	var sets turnSettings
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq && len(marks) < updateMarksMax; j-- {
+		if ups[j].set != nil {
+			if m, ok := sets.changed(r.Content, ups[j]); ok {
+				marks = append(marks, updateLine{ups[j].seq, m})
+			}
+			continue
+		}
 		if m, ok := ups[j].markFor(r.Content, low); ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
 			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates is quoted once
 		}
@@ -253,6 +266,34 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		lines[i] = m.line
 	}
 	r.update = strings.Join(lines, "\n")
+}
+
+// turnSettings are the settings a retrieved turn writes (read once, when a
+// later turn writes one) and the keys a newer turn has set since: only a
+// key's newest setting speaks for it ("max_conns: 5", then 50, then 5
+// again is current).
+type turnSettings struct {
+	read bool
+	own  []facts.Assignment
+	seen []string
+}
+
+// changed is the mark under a turn saying content when c, a later
+// setting, set one of its keys to another value.
+func (s *turnSettings) changed(content string, c chatUpdate) (string, bool) {
+	if slices.Contains(s.seen, c.set.Key) {
+		return "", false
+	}
+	s.seen = append(s.seen, c.set.Key)
+	if !s.read {
+		s.own, s.read = facts.Assignments(content), true
+	}
+	for _, a := range s.own {
+		if a.Key == c.set.Key {
+			return updateMark(c, c.quote), !facts.SameValue(a.Value, c.set.Value)
+		}
+	}
+	return "", false
 }
 
 // updateLine is one line under a retrieved turn, and the turn it quotes.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -401,6 +402,40 @@ func TestLongMessageOfSeveralUpdates(t *testing.T) {
 		markUpdate(ups, &r)
 		if !strings.Contains(r.update, c.want) {
 			t.Errorf("turn %d: mark %q lacks %q", r.Seq, r.update, c.want)
+		}
+	}
+}
+
+// A setting written again with another value ("maxReplicas: 8", later
+// "maxReplicas: 12") changed it; only the key's newest setting speaks.
+func TestSettingChangedMarks(t *testing.T) {
+	older := "```yaml\nautoscaling:\n  minReplicas: 3\n  maxReplicas: 8\n  targetCPUUtilizationPercentage: 70\n```"
+	for _, tc := range []struct {
+		name  string
+		later []string
+		want  []string // marked lines, in order
+	}{
+		{"changed", []string{"```yaml\nautoscaling:\n  maxReplicas: 12\n```"}, []string{"maxReplicas: 12"}},
+		{"two keys changed", []string{"bump it: `maxReplicas: 12`", "```yaml\n  targetCPUUtilizationPercentage: 60   # averageUtilization: 60\n```"},
+			[]string{"maxReplicas: 12", "targetCPUUtilizationPercentage: 60"}},
+		{"same value", []string{"```yaml\n  maxReplicas: 8\n```"}, nil},
+		{"changed and back", []string{"```yaml\n  maxReplicas: 12\n```", "ok revert, `maxReplicas: 8` again"}, nil},
+		{"another key", []string{"```yaml\n  maxSurge: 2\n```"}, nil},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "assistant", Content: older}, nil)
+		for i, l := range tc.later {
+			ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 2), Role: "user", Content: l}, ups)...)
+		}
+		r := RAGTurn{Seq: 1, Content: older}
+		markUpdate(ups, &r)
+		var got []string
+		for _, line := range strings.Split(r.update, "\n") {
+			if _, q, ok := strings.Cut(line, ": "); ok {
+				got = append(got, strings.TrimSuffix(q, ")"))
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: marks %q, want %q", tc.name, r.update, tc.want)
 		}
 	}
 }

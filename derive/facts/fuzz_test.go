@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -42,6 +43,22 @@ func FuzzExtract(f *testing.F) {
 			if i, ok := r.Replaces(text1); ok {
 				_ = r.Quote(i, "[…]")
 			}
+		}
+	})
+}
+
+// FuzzAssignments: whatever a turn holds, its settings are one per key,
+// each a key of lower case read from a line it holds, with a value.
+func FuzzAssignments(f *testing.F) {
+	f.Add("```yaml\nautoscaling:\n  maxReplicas: 12   # was 8\n```\nPut `DB_POOL_SIZE=10` in the env.")
+	f.Add("dev:\n  max_conns: 5\nprod:\n  max_conns: 50\nconst apiKey = 'YOUR_KEY';")
+	f.Fuzz(func(t *testing.T, text string) {
+		seen := map[string]bool{}
+		for _, a := range Assignments(text) {
+			if a.Key == "" || a.Value == "" || a.Line == "" || seen[a.Key] || a.Key != strings.ToLower(a.Key) {
+				t.Fatalf("Assignments(%q): bad %+v", text, a)
+			}
+			seen[a.Key] = true
 		}
 	})
 }

@@ -1,0 +1,40 @@
+package facts
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAssignments(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want string // "key=value|…", in order
+	}{
+		{"```yaml\nautoscaling:\n  enabled: true\n  maxReplicas: 12\n  targetCPUUtilizationPercentage: 60\n```", "maxreplicas=12|targetcpuutilizationpercentage=60"},
+		{"DB_POOL_SIZE=10\nexport FLASK_ENV=production", "db_pool_size=10|flask_env=production"},
+		{"class Settings(BaseSettings):\n    ledger_timeout_seconds: float = 30.0", "ledger_timeout_seconds=30.0"},
+		{`    schedule_interval="30 3 * * *",`, "schedule_interval=30 3 * * *"},
+		{"autoscaling:\n  targetCPUUtilizationPercentage: 60   # averageUtilization: 60", "targetcpuutilizationpercentage=60"},
+		{"Put it in settings as `LEDGER_TIMEOUT_SECONDS: float = 15.0` so ops can change it.", "ledger_timeout_seconds=15.0"},
+		{"alerts go to\n  slack_channel: #dp-alerts", "slack_channel=#dp-alerts"},
+		{"      - uses: actions/setup-node@v4\n        with:\n          node-version: 20", "node_version=20"},
+		{"  annotations:\n    cert-manager.io/cluster-issuer: le-prod-dns01", "cert_manager.io/cluster_issuer=le-prod-dns01"},
+		// Plain words, identifiers, placeholders, CSS and prose are no settings.
+		{"name: orders\nimage: registry/x:1.2\nnote: we moved it", ""},
+		{"this.maxSize = maxSize;\nconst apiKey = process.env.WEATHER_KEY;", ""},
+		{"const apiKey = 'YOUR_API_KEY';", ""},
+		{"const apiEndpoint = 'https://api.example.org/geo/1.0/direct';\nlistItem.textContent = 'No results found';\nconst url = `${base}/x`", ""},
+		{".card {\n  border-radius: 4px;\n}", ""},
+		{"the maxReplicas value is 8 for now", ""},
+		// One key set twice to two values: which one changes is not known.
+		{"dev:\n  max_conns: 5\nprod:\n  max_conns: 50\n  pool_timeout: 30s", "pool_timeout=30s"},
+	} {
+		var got []string
+		for _, a := range Assignments(tc.text) {
+			got = append(got, a.Key+"="+a.Value)
+		}
+		if g := strings.Join(got, "|"); g != tc.want {
+			t.Errorf("Assignments(%q) = %q, want %q", tc.text, g, tc.want)
+		}
+	}
+}

@@ -179,7 +179,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		out = append(out, c)
 	}
 	for _, a := range facts.Assignments(m.Content) {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: a.Line})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: updateQuote(m.Content, a.Line)})
 	}
 	for _, u := range us[min(1, len(us)):] {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, u)})

@@ -28,14 +28,19 @@ type Assignment struct {
 // declared, a property written, a template), and CSS declarations: the
 // same property of another selector is no change.
 func Assignments(text string) []Assignment {
-	if !strings.ContainsAny(text, ":=") {
+	if !strings.ContainsAny(text, ":=") && !strings.Contains(text, " to ") {
 		return nil
 	}
 	var out []Assignment
 	dup := map[string]bool{}
+	var read []Assignment
 	for _, line := range settingLines(text) {
-		a, ok := assignment(line)
-		if !ok || dup[a.Key] {
+		if a, ok := assignment(line); ok {
+			read = append(read, a)
+		}
+	}
+	for _, a := range append(read, proseSettings(text)...) {
+		if dup[a.Key] {
 			continue
 		}
 		if prev := assigned(out, a.Key); prev.Key != "" {
@@ -73,7 +78,29 @@ func settingLines(text string) []string {
 	return lines
 }
 
+// proseSettings are the settings a sentence gives a key by name
+// ("bumped DB_POOL_SIZE up to 10, overflow stays at 10"), each with the
+// words that set it as its line. The key reads as an identifier and the
+// value holds a digit: "moved the party to 8" sets nothing.
+func proseSettings(text string) []Assignment {
+	if !strings.Contains(text, " to ") {
+		return nil
+	}
+	var out []Assignment
+	for _, m := range proseSetting.FindAllStringSubmatch(text, -1) {
+		if !identKey.MatchString(m[1]) {
+			continue
+		}
+		if a, ok := assignment(m[1] + "=" + strings.TrimRight(m[2], ".,;:")); ok {
+			a.Line = strings.TrimRight(m[0], ".,;:")
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 var (
+	proseSetting    = regexp.MustCompile("`?\\b([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])`? (?:(?:up|down|back) )?to `?([-+]?\\d[\\w.,:%]*)")
 	trailingComment = regexp.MustCompile(`\s+(?:#|//)\s.*$`)
 	inlineCode      = regexp.MustCompile("(?:^|[^`])`([^`\n]+)`(?:[^`]|$)")
 	assignLine      = regexp.MustCompile(`^\s*(?:[-*]\s+)?(?:export\s+)?["'` + "`" + `]?([A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_])["'` + "`" + `]?\s*(?::\s*[A-Za-z]+\s*=|:|=)\s*(.+?)\s*[,;]?\s*$`)

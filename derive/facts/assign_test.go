@@ -26,6 +26,8 @@ func TestAssignments(t *testing.T) {
 		{"const apiEndpoint = 'https://api.example.org/geo/1.0/direct';\nlistItem.textContent = 'No results found';\nconst url = `${base}/x`", ""},
 		{".card {\n  border-radius: 4px;\n}", ""},
 		{"the maxReplicas value is 8 for now", ""},
+		{"went with 6 workers in the end, p95 is down to 180ms. and bumped DB_POOL_SIZE up to 10, overflow stays at 10", "db_pool_size=10"},
+		{"moved the party to 8 and the budget to 400", ""},
 		// One key set twice to two values: which one changes is not known.
 		{"dev:\n  max_conns: 5\nprod:\n  max_conns: 50\n  pool_timeout: 30s", "pool_timeout=30s"},
 	} {

@@ -34,11 +34,11 @@ func Assignments(text string) []Assignment {
 	var out []Assignment
 	dup := map[string]bool{}
 	var read []Assignment
-	for _, line := range settingLines(text) {
+	eachSettingLine(text, func(line string) {
 		if a, ok := assignment(line); ok {
 			read = append(read, a)
 		}
-	}
+	})
 	for _, a := range append(read, proseSettings(text)...) {
 		if dup[a.Key] {
 			continue
@@ -61,21 +61,40 @@ func Assignments(text string) []Assignment {
 	return kept
 }
 
-// settingLines are text's lines, each without a trailing comment ("60
-// # averageUtilization: 60"), and its inline code spans ("Put it in
+// eachSettingLine calls f with each line of text that may set something
+// (a ':' or '=' in it), without a trailing comment ("60   #
+// averageUtilization: 60"), and with each inline code span ("Put it in
 // settings as `LEDGER_TIMEOUT_SECONDS: float = 15.0` so ops can change
 // it").
-func settingLines(text string) []string {
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		lines[i] = trailingComment.ReplaceAllString(l, "")
-	}
-	if strings.Count(text, "`") >= 2 {
-		for _, m := range inlineCode.FindAllStringSubmatch(text, -1) {
-			lines = append(lines, m[1])
+func eachSettingLine(text string, f func(string)) {
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if !strings.ContainsAny(line, ":=") {
+			continue
 		}
+		if strings.Contains(line, " #") || strings.Contains(line, " //") {
+			line = trailingComment.ReplaceAllString(line, "")
+		}
+		f(line)
 	}
-	return lines
+	for rest := text; ; {
+		i := strings.IndexByte(rest, '`')
+		if i < 0 {
+			return
+		}
+		if strings.HasPrefix(rest[i:], "```") { // a fence: its lines were read above
+			rest = rest[i+3:]
+			continue
+		}
+		j := strings.IndexAny(rest[i+1:], "`\n")
+		if j < 0 {
+			return
+		}
+		if span := rest[i+1 : i+1+j]; rest[i+1+j] == '`' && strings.ContainsAny(span, ":=") {
+			f(span)
+		}
+		rest = rest[i+2+j:]
+	}
 }
 
 // proseSettings are the settings a sentence gives a key by name
@@ -83,24 +102,40 @@ func settingLines(text string) []string {
 // words that set it as its line. The key reads as an identifier and the
 // value holds a digit: "moved the party to 8" sets nothing.
 func proseSettings(text string) []Assignment {
-	if !strings.Contains(text, " to ") {
-		return nil
-	}
 	var out []Assignment
-	for _, m := range proseSetting.FindAllStringSubmatch(text, -1) {
-		if !identKey.MatchString(m[1]) {
+	for rest, at := text, 0; ; rest = rest[at+4:] {
+		if at = strings.Index(rest, " to "); at < 0 {
+			return out
+		}
+		// What follows is a value with a digit, what comes before a key
+		// (an "up", "down" or "back" between them): a scan, as " to " is
+		// in most sentences and an identifier in few.
+		after := rest[at+4:]
+		tick := len(after) - len(strings.TrimPrefix(after, "`"))
+		v := after[tick:]
+		if i := strings.IndexAny(v, " \n\t"); i >= 0 {
+			v = v[:i]
+		}
+		if v == "" || !startsNumber(v) {
 			continue
 		}
-		if a, ok := assignment(m[1] + "=" + strings.TrimRight(m[2], ".,;:")); ok {
-			a.Line = strings.TrimRight(m[0], ".,;:")
+		before := rest[:at]
+		for _, w := range []string{" up", " down", " back"} {
+			before = strings.TrimSuffix(before, w)
+		}
+		from := strings.LastIndexAny(before, " \n(") + 1
+		key := strings.Trim(before[from:], "`")
+		if key == "" || !identKey.MatchString(key) {
+			continue
+		}
+		if a, ok := assignment(key + "=" + strings.TrimRight(strings.Trim(v, "`"), ".,;:)")); ok {
+			a.Line = strings.TrimRight(rest[from:at+4+tick+len(v)], ".,;:)")
 			out = append(out, a)
 		}
 	}
-	return out
 }
 
 var (
-	proseSetting    = regexp.MustCompile("`?\\b([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])`? (?:(?:up|down|back) )?to `?([-+]?\\d[\\w.,:%]*)")
 	trailingComment = regexp.MustCompile(`\s+(?:#|//)\s.*$`)
 	inlineCode      = regexp.MustCompile("(?:^|[^`])`([^`\n]+)`(?:[^`]|$)")
 	assignLine      = regexp.MustCompile(`^\s*(?:[-*]\s+)?(?:export\s+)?["'` + "`" + `]?([A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_])["'` + "`" + `]?\s*(?::\s*[A-Za-z]+\s*=|:|=)\s*(.+?)\s*[,;]?\s*$`)
@@ -112,7 +147,7 @@ var (
 
 // assignment reads one line as a setting.
 func assignment(line string) (Assignment, bool) {
-	if len(line) > 200 || !strings.ContainsAny(line, ":=") {
+	if len(line) > 200 || !mayAssign(line) {
 		return Assignment{}, false
 	}
 	m := assignLine.FindStringSubmatch(line)
@@ -149,6 +184,38 @@ func placeholder(v string) bool {
 		}
 	}
 	return false
+}
+
+// mayAssign: line opens with a key that reads as an identifier, then
+// ':' or '=' — the regular expression runs only where a scan finds it
+// may match (most lines holding a colon are prose: "Note: …", "8:30").
+func mayAssign(line string) bool {
+	l := strings.TrimLeft(line, " \t")
+	for _, p := range []string{"- ", "* ", "export "} {
+		l = strings.TrimPrefix(l, p)
+	}
+	l = strings.TrimLeft(l, "\"'`")
+	i, ident := 0, false
+	for ; i < len(l); i++ {
+		c := l[i]
+		switch {
+		case c == '_' || c == '.' || c == '/' || c == '-':
+			ident = ident || i > 0
+		case c >= 'A' && c <= 'Z':
+			ident = ident || i > 0 && l[i-1] >= 'a' && l[i-1] <= 'z'
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+		default:
+			rest := strings.TrimLeft(l[i:], "\"'` \t")
+			return ident && rest != "" && (rest[0] == ':' || rest[0] == '=')
+		}
+	}
+	return false
+}
+
+// startsNumber: v opens with a digit, or a sign and a digit.
+func startsNumber(v string) bool {
+	v = strings.TrimLeft(v, "+-")
+	return v != "" && v[0] >= '0' && v[0] <= '9'
 }
 
 func isBool(v string) bool {

@@ -51,6 +51,7 @@ func FuzzExtract(f *testing.F) {
 // each a key of lower case read from a line it holds, with a value.
 func FuzzAssignments(f *testing.F) {
 	f.Add("```yaml\nautoscaling:\n  maxReplicas: 12   # was 8\n```\nPut `DB_POOL_SIZE=10` in the env.")
+	f.Add("bumped DB_POOL_SIZE up to 10, overflow stays at 10; set `maxRetries` to `3`. moved it to 8")
 	f.Add("dev:\n  max_conns: 5\nprod:\n  max_conns: 50\nconst apiKey = 'YOUR_KEY';")
 	f.Fuzz(func(t *testing.T, text string) {
 		seen := map[string]bool{}

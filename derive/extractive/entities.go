@@ -317,7 +317,7 @@ func salutation(sentence string, a int) bool {
 	return end < 0 || a < end
 }
 
-var connectors = toSet(`of dos das da della del de di du la van von der and &`)
+var connectors = toSet(`of dos das da della del des de di du la les le aux au à van von der and &`)
 
 // tokIn reports whether the token t of sentence, trimmed of ",.&-" and
 // lowercased, is in set (lowered without allocating when it is short

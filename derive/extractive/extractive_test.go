@@ -60,6 +60,7 @@ func TestEntities(t *testing.T) {
 		{"Please write to bob.smith@example.org when ready.", "bob.smith@example.org", TypeEmail, "write to"},
 		{"Reserve Shigetsu for dinner on Oct 2.", "Shigetsu", TypeName, "Reserve Shigetsu"},
 		{"Booked Casa Amora for May 3-7.", "Casa Amora", TypeName, "Booked"},
+		{"Booked Terre à Terre instead, sat 8:30pm table for 5.", "Terre à Terre", TypeName, "Booked"},
 		{"The script raised KeyError on the third row.", "KeyError", TypeCode, "raised"},
 		{"I met NullPointerException in the logs.", "NullPointerException", TypeCode, "logs"},
 		{"Upgrade the client to v2.3.1 first.", "v2.3.1", TypeVersion, "Upgrade"},

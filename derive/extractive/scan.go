@@ -72,12 +72,13 @@ func nameWordEnd(s string, i int) int {
 }
 
 // nameConnectors join capitalised words into one name ("Bank of
-// America", "Miles & More", "Rua da Reboleira", "Leonardo da Vinci"). Not
-// "and": "Maren and Duarte", "Outlook and Microsoft" are two names; not
-// "do", an English verb before a name ("can Tom do Tuesday").
-var nameConnectors = []string{"of", "dos", "das", "da", "della", "del", "de", "di", "du", "la", "van", "von", "der", "&"}
+// America", "Miles & More", "Rua da Reboleira", "Leonardo da Vinci",
+// "Terre à Terre", "Café des Amis"). Not "and": "Maren and Duarte",
+// "Outlook and Microsoft" are two names; not "do", an English verb before
+// a name ("can Tom do Tuesday").
+var nameConnectors = []string{"of", "dos", "das", "da", "della", "del", "des", "de", "di", "du", "la", "les", "le", "aux", "au", "à", "van", "von", "der", "&"}
 
-// nextNameWord matches `\s+(?:of|dos|das|da|della|del|de|di|du|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*`
+// nextNameWord matches `\s+(?:of|dos|das|da|della|del|des|de|di|du|la|les|le|aux|au|à|van|von|der|&)?\s*[A-Z][\p{L}&\-]*`
 // at e and reports where it ends.
 func nextNameWord(s string, e int) (int, bool) {
 	p := e

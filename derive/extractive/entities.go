@@ -349,6 +349,13 @@ func tokIn(set map[string]bool, sentence string, t [2]int) bool {
 	return set[string(buf[:len(w)])]
 }
 
+// quoted: sentence[a:b] is written in quotes.
+func quoted(sentence string, a, b int) bool {
+	open, _ := utf8.DecodeLastRuneInString(sentence[:a])
+	end, _ := utf8.DecodeRuneInString(sentence[b:])
+	return strings.ContainsRune(`'"‘“`, open) && strings.ContainsRune(`'"’”`, end)
+}
+
 // nameType guesses what kind of thing a capitalised name is from words in
 // the name and around it; "" when nothing hints.
 func nameType(sentence string, a, b int, fields []string) string {
@@ -358,6 +365,9 @@ func nameType(sentence string, a, b int, fields []string) string {
 	}
 	if placeWords[last] {
 		return TypePlace
+	}
+	if quoted(sentence, a, b) {
+		return "" // "renamed the tab from 'draft' to 'FINAL'": a label, whatever "to" says
 	}
 	before := lastWords(sentence[:a], 2)
 	after := firstWords(sentence[b:], 2)

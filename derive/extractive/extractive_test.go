@@ -87,6 +87,16 @@ func TestEntities(t *testing.T) {
 
 // TestEntitiesAreNames: dates are no entities, a verb opening the sentence
 // is no part of a name, and one name said in several forms is one entity.
+// A name in quotes is a label: "to 'FINAL'" is no place.
+func TestQuotedNameIsNoPlace(t *testing.T) {
+	sum := summarize(t, nil, msgs(1, "user", "btw i renamed the spreadsheet tab from 'draft' to 'FINAL', ignore the old tabs. we fly to Lisbon on friday"), 2000)
+	for _, e := range sum.Entities {
+		if e.Type == TypePlace && e.Name != "Lisbon" {
+			t.Errorf("a quoted label read as a place: %+v", e)
+		}
+	}
+}
+
 func TestEntitiesAreNames(t *testing.T) {
 	cases := []struct {
 		name, text string

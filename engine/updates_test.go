@@ -159,6 +159,11 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"ok good news, the migration is back on for saturday", "the migration took 40 minutes on staging", false},
 		{"she's back on apixaban but 2.5mg twice a day", "they've stopped her apixaban because of the surgery", true},
 		{"she's back on apixaban but 2.5mg twice a day", "apixaban 5mg at 8am and 8pm", false},
+		// An amount moving, said of its thing.
+		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "fixed costs: rent £950, council tax £128, phone £12", true},
+		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "paid the £950 deposit today", false},
+		{"the rent is now £1,010 a month", "fixed costs: rent £950, council tax £128", true},
+		{"your balance is now £89.37 in credit.", "so your balance is now £83.02 in credit", true},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {

@@ -51,7 +51,14 @@ func movedQuantity(u Update) (quantity, bool) {
 		return quantity{}, false
 	}
 	qs := quantitiesIn(u.New[0])
-	if len(qs) != 1 || len(lex.Words(u.New[0])) > 2 {
+	if len(qs) != 1 {
+		return quantity{}, false
+	}
+	// The amount alone ("30s"), or an amount of money opening a short
+	// value: "£1,010 a month", "£89.37 in credit", "£14 each".
+	n := len(lex.Words(u.New[0]))
+	money := strings.ContainsAny(qs[0].unit, "$€£") && strings.IndexAny(u.New[0], "$€£") == 0
+	if n > 2 && !(money && len(strings.Fields(u.New[0])) <= 4) {
 		return quantity{}, false
 	}
 	return qs[0], true

@@ -244,6 +244,10 @@ const (
 	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
+// amountMoves: a thing (its subject, m[1]) whose amount moves (up or
+// down, m[2]) to an amount (m[3]).
+var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? (?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b| ?[a-z]+)?)`)
+
 // asksBetween: what stands between "actually" and the values holds a
 // clause break and a question ("… - can you help me understand why this
 // triangle is scalene and not isosceles"): the values are asked about.
@@ -314,6 +318,18 @@ var detectors = []detector{
 	{[]string{"new "}, regexp.MustCompile(`(?:\bnew ([a-z][\w'-]*(?: [a-z][\w'-]*)?)(?: :| is| =| now)|(?:^|[,;] )new ([a-z][\w'-]*)) ([\w$€£.,:/%+@'-]+(?: [\w$€£.,:/%+@'-]+){0,5}?)` + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]+m[2]), onlyTime(m[3])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
+	// "rent's going up to £1,010 from 1 December", "the rent is bumped
+	// up to £1,395", "Rent goes to £1,395 from 1 June": a thing's amount
+	// moving, said of the thing. The amount has a currency, a percent or
+	// a unit, or the move says up or down: "the kids are going to 3
+	// parties" moves nothing.
+	{[]string{" to "}, amountMoves, func(m []string) (Update, bool) {
+		subj, amount := thingWords(m[1]), strings.Fields(m[3])[0]
+		if len(subj) == 0 || !(m[2] != "" || strings.ContainsAny(amount, "$€£%") || len(quantitiesIn(amount)) > 0) {
+			return Update{}, false
+		}
+		return Update{Subject: subj, New: value(amount)}, true
 	}},
 	// "put nottingham up to £10 a ticket", "knocked the rent down to
 	// £950": an amount raised or lowered, said of the thing it is the

@@ -17,8 +17,10 @@ func FuzzExtract(f *testing.F) {
 	f.Add("", "i'm vegetarian and i moved from Berlin to Munich", "", "Where do you live now?")
 	f.Add("", "Felix is reviewing the PR", "", "change of plan: ȺȺȺȺȺȺȺȺȺȺȺȺ Felix is off sick, Grace is reviewing instead")
 	f.Fuzz(func(t *testing.T, name1, text1, name2, text2 string) {
-		if !utf8.ValidString(name1 + text1 + name2 + text2) {
-			return // the API refuses such a turn
+		for _, s := range []string{name1, text1, name2, text2} {
+			if !utf8.ValidString(s) {
+				return // the API refuses such a turn (each string: "\xd6" and "\x8d" are invalid apart, "Ö" together)
+			}
 		}
 		turns := []memory.Message{
 			{Seq: 1, Role: memory.RoleUser, Name: name1, Content: text1},

@@ -163,6 +163,8 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "fixed costs: rent £950, council tax £128, phone £12", true},
 		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "paid the £950 deposit today", false},
 		{"the rent is now £1,010 a month", "fixed costs: rent £950, council tax £128", true},
+		{"Westcombe have written to say butter goes up to £6.95/kg from March.", "Butter is Westcombe Dairy, £6.40/kg, 25kg a week.", true},
+		{"Westcombe have written to say butter goes up to £6.95/kg from March.", "That's £160 a week on butter and £93 on eggs.", false}, // money per kilo is no money a week
 		{"your balance is now £89.37 in credit.", "so your balance is now £83.02 in credit", true},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)

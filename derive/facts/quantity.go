@@ -24,24 +24,67 @@ var unitWords = map[string]string{"sec": "s", "secs": "s", "second": "s", "secon
 	"minutes": "min", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "day": "d", "days": "d", "week": "w", "weeks": "w",
 	"millisecond": "ms", "milliseconds": "ms", "eur": "€", "euro": "€", "euros": "€", "usd": "$", "dollars": "$", "gbp": "£"}
 
-type quantity struct{ number, unit string }
+// quantity is an amount: its number and unit, and for money the rate
+// it is per, when said ("£6.95/kg" per kg, "£160 a week" per week).
+type quantity struct{ number, unit, per string }
+
+// sameUnit: a and b are amounts of one thing. Money per kilo is a price
+// of each kilo: only another price per kilo is one ("£160 a week on
+// butter and £93 on eggs" holds none). Other rates may be alike ("rent
+// £950", "£1,010 a month"; "£6 each", "£7 a game").
+func (a quantity) sameUnit(b quantity) bool {
+	switch {
+	case a.unit != b.unit:
+		return false
+	case a.per == b.per:
+		return true
+	case perItem[a.per] || perItem[b.per]:
+		return false
+	}
+	return true // "£6 each a game" and "£7 a game"
+}
+
+// perItem are the rates that price one of something, not a stretch of
+// time.
+var perItem = map[string]bool{"kg": true, "g": true, "lb": true, "litre": true, "liter": true, "l": true, "ml": true, "m": true, "km": true,
+	"mile": true, "unit": true, "item": true, "piece": true, "bottle": true, "sack": true, "dozen": true, "ticket": true, "seat": true,
+	"night": true, "room": true, "bag": true, "box": true, "case": true}
+
+// moneyRate reads the rate after an amount of money: "/kg", " a week",
+// " per night", " each", " pp", " pcm".
+var moneyRate = regexp.MustCompile(`^(?:/ ?([a-z]+)|\s(?:a|an|per) ([a-z]+)|\s(each|pp|pcm|pw|pa)\b)`)
 
 // quantitiesIn are the amounts with a unit that s (lower case) says.
 func quantitiesIn(s string) []quantity {
 	var out []quantity
-	for _, m := range quantityRe.FindAllStringSubmatch(s, -1) {
-		unit := m[3]
+	for _, ix := range quantityRe.FindAllStringSubmatchIndex(s, -1) {
+		cur, num, unit := sub(s, ix, 1), sub(s, ix, 2), sub(s, ix, 3)
 		if u, ok := unitWords[unit]; ok {
 			unit = u
 		}
-		if m[1] != "" {
-			unit = m[1]
+		if cur != "" {
+			unit = cur
 		}
-		if unit != "" && (len(unit) <= 3 || m[1] != "" || unitWords[m[3]] != "") {
-			out = append(out, quantity{strings.ReplaceAll(m[2], ",", ""), unit})
+		if unit == "" || !(len(unit) <= 3 || cur != "" || unitWords[sub(s, ix, 3)] != "") {
+			continue
 		}
+		q := quantity{number: strings.ReplaceAll(num, ",", ""), unit: unit}
+		if cur != "" {
+			if m := moneyRate.FindStringSubmatch(s[ix[5]:]); m != nil {
+				q.per = m[1] + m[2] + m[3]
+			}
+		}
+		out = append(out, q)
 	}
 	return out
+}
+
+// sub is submatch i of the match ix in s ("" when it took no part).
+func sub(s string, ix []int, i int) string {
+	if ix[2*i] < 0 {
+		return ""
+	}
+	return s[ix[2*i]:ix[2*i+1]]
 }
 
 // movedQuantity is u's new value when u set one named thing to one
@@ -82,7 +125,7 @@ func SaysOtherQuantity(u Update, text string) bool {
 	}
 	return sentenceNaming(text, u.Subject[0], func(s string) bool {
 		for _, q := range quantitiesIn(s) {
-			if q.unit == nw.unit && q.number != nw.number {
+			if q.sameUnit(nw) && q.number != nw.number {
 				return true
 			}
 		}

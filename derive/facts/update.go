@@ -245,8 +245,8 @@ const (
 )
 
 // amountMoves: a thing (its subject, m[1]) whose amount moves (up or
-// down, m[2]) to an amount (m[3]).
-var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? (?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b| ?[a-z]+)?)`)
+// down, m[2]) to an amount (m[3]), per a rate (m[4]) or in a unit (m[5]).
+var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? (?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
 
 // asksBetween: what stands between "actually" and the values holds a
 // clause break and a question ("… - can you help me understand why this
@@ -325,7 +325,10 @@ var detectors = []detector{
 	// a unit, or the move says up or down: "the kids are going to 3
 	// parties" moves nothing.
 	{[]string{" to "}, amountMoves, func(m []string) (Update, bool) {
-		subj, amount := thingWords(m[1]), strings.Fields(m[3])[0]
+		subj, amount := thingWords(m[1]), m[3]+m[4] // "£6.95/kg", "£1,010 a month"
+		if m[4] == "" && len(quantitiesIn(m[3])) == 0 && len(quantitiesIn(m[3]+m[5])) > 0 {
+			amount = m[3] + m[5] // "30s", "2 GB"
+		}
 		if len(subj) == 0 || !(m[2] != "" || strings.ContainsAny(amount, "$€£%") || len(quantitiesIn(amount)) > 0) {
 			return Update{}, false
 		}

@@ -177,7 +177,7 @@ func TestDetectUpdate(t *testing.T) {
 		{"has anyone fixed the printer?", false, "", "", ""},
 		{"if he fixed the boiler we'd be fine", false, "", "", ""},
 		// Not updates.
-		{"The price dropped to 40 EUR.", false, "", "", ""}, // nobody removed anything
+		{"The price dropped to 40 EUR.", true, "price", "", "40 eur"}, // an amount moving: nothing removed
 		{"I dropped my phone in the sink", false, "", "", ""},
 		{"no worries, see you then", false, "", "", ""},
 		{"No change. `DATABASE_URL=postgresql://orders@db:5432/orders` works as before.", false, "", "", ""}, // nothing changed

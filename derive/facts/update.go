@@ -2,7 +2,9 @@ package facts
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/prose"
@@ -30,11 +32,8 @@ type Update struct {
 
 // DetectUpdate returns the first update that a sentence of text states.
 func DetectUpdate(text string) (Update, bool) {
-	for _, s := range lex.Sentences(prose.Clean(text)) {
-		if u, ok := detectIn(s); ok {
-			u.Sentence = s
-			return u, true
-		}
+	if us := DetectUpdates(text, 1); len(us) == 1 {
+		return us[0], true
 	}
 	return Update{}, false
 }
@@ -45,15 +44,60 @@ func DetectUpdate(text string) (Update, bool) {
 // WHEELS20 … we meet at the hut at 06:00 now, not 06:15").
 func DetectUpdates(text string, max int) []Update {
 	var out []Update
-	for _, s := range lex.Sentences(prose.Clean(text)) {
-		if u, ok := detectIn(s); ok {
-			u.Sentence = s
-			if out = append(out, u); len(out) == max {
-				break
+	for _, sentence := range lex.Sentences(prose.Clean(text)) {
+		for _, s := range emojiClauses(sentence) {
+			if u, ok := detectIn(s); ok {
+				u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"
+				if out = append(out, u); len(out) == max {
+					return out
+				}
 			}
 		}
 	}
 	return out
+}
+
+// availability: the verbs of someone's being there ("can't make the
+// 12th", "can't do tuesday anymore"): said of a day, they change who
+// comes, not what else the chat said of that day.
+var availability = set(`make do attend come`)
+
+// isDay: v names a day or date and nothing else ("12th", "the 12th",
+// "tuesday", "sat 14 march").
+func isDay(v string) bool {
+	return slices.Equal(lex.ValueKinds(v), []string{lex.KindDay}) || ordinalDay.MatchString(v)
+}
+
+var ordinalDay = regexp.MustCompile(`^(?:the )?(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)$`)
+
+// emojiClauses splits a sentence where texting ends a clause with an
+// emoji and goes on without a stop: "YES old man is back on 🥾 tarn hows
+// as plan b if it turns" states the walk back on, and the "if" is the
+// plan B's. Without one, the sentence is itself.
+func emojiClauses(s string) []string {
+	var out []string
+	start := 0
+	for i, r := range s {
+		if !isEmoji(r) {
+			continue
+		}
+		if c := strings.TrimSpace(s[start:i]); c != "" {
+			out = append(out, c)
+		}
+		start = i + utf8.RuneLen(r)
+	}
+	if start == 0 {
+		return []string{s}
+	}
+	if c := strings.TrimSpace(s[start:]); c != "" {
+		out = append(out, c)
+	}
+	return out
+}
+
+// isEmoji: a pictograph or symbol texting uses as punctuation.
+func isEmoji(r rune) bool {
+	return r >= 0x1F300 && r <= 0x1FAFF || r >= 0x2600 && r <= 0x27BF
 }
 
 // detectIn tries the update patterns on one sentence, most specific first.
@@ -421,6 +465,9 @@ var detectors = []detector{
 		if len(old) == 0 || len(lex.Keywords(old[0])) == 0 {
 			return Update{}, false
 		}
+		if availability[verb] && isDay(old[0]) {
+			return Update{}, false // "Ana can't make the 12th anymore": hers, not the 12th's
+		}
 		return Update{Old: old}, true // what stopped is its object: "meat"
 	}},
 	// "<subject> <verb> Y now, not X": "night shifts start on 28
@@ -589,7 +636,7 @@ var detectors = []detector{
 	// called off is on again. What it makes stale is the thing said
 	// called off. "X is back on again" is a repair (above); "it's back
 	// on" names nothing.
-	{[]string{" back on"}, regexp.MustCompile(`(?:^|[,;.!] |\bso |\band |\bbut |\bok |\byes )(?:the |our |my |their )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are|'re)(?: now| officially| definitely| all)? back on\b(?: again)?(?:[!.,;]|$| for | then| after all| tho| though| btw)`), func(m []string) (Update, bool) {
+	{[]string{" back on"}, regexp.MustCompile(`(?:^|[,;.!] |\bso |\band |\bbut |\bok |\byes )(?:the |our |my |their )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are|'re)(?: now| officially| definitely| all)? back on\b(?: again)?(?:[!.,;]|$| for | then| after all| tho| though| btw| [^\w\s])`), func(m []string) (Update, bool) {
 		if strings.HasSuffix(m[0], "again") {
 			return Update{}, false
 		}

@@ -24,6 +24,11 @@ func TestDetectUpdate(t *testing.T) {
 		{`and i quote, "due to rising costs" the rent is bumped up to £1,395 from june.`, true, "rent", "", "£1,395"},
 		{"council tax is going up to £128 a month", true, "council|tax", "", "£128"},
 		{"the kids are going to 3 parties this weekend", false, "", "", ""},
+		// An emoji ends a clause: the "if" is the next clause's.
+		{"YES old man is back on 🥾 tarn hows as plan b if it turns.", true, "", "old man cancelled|old man canceled|old man cancel|old man cancelling|old man called off|old man off", ""},
+		{"we cancel the boat if it rains 🌧️", false, "", "", ""},
+		// Someone's availability is theirs, not the day's.
+		{"bad news guys. Ana can't make the 12th anymore 😭 I've got a client workshop", false, "", "", ""},
 		{"So the atorvastatin I switched from mornings to evenings, starting tonight.", true, "", "mornings", "evenings"},
 		{"We switched to Linear last week.", true, "", "", "linear"},
 		{"The meeting is now on Tuesday.", true, "meeting", "", "tuesday"},

@@ -159,6 +159,9 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"ok good news, the migration is back on for saturday", "the migration took 40 minutes on staging", false},
 		{"she's back on apixaban but 2.5mg twice a day", "they've stopped her apixaban because of the surgery", true},
 		{"she's back on apixaban but 2.5mg twice a day", "apixaban 5mg at 8am and 8pm", false},
+		// A thing dropped, on again.
+		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "Oh. In that case forget the courtesy car, I'll borrow my sister's car.", true},
+		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "The courtesy car is a Fiesta or similar.", false},
 		// An amount moving, said of its thing.
 		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "fixed costs: rent £950, council tax £128, phone £12", true},
 		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", "paid the £950 deposit today", false},

@@ -161,7 +161,7 @@ var saidLead = regexp.MustCompile(`^[^"]{1,80} said: "`)
 // updateCues are the words one of which every pattern needs: a cheap test
 // before the regular expressions.
 var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "actually", " not ", "anymore", "any more", "new ", "cancel", "called off",
-	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
+	"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired", "reinstate", "restored",
 	" back", " instead",
 	"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " off ",
 	"pulled out", "backed out"}
@@ -246,7 +246,7 @@ type detector struct {
 // to running them on every sentence).
 var (
 	strongCues = []string{"actually", "instead of", "now", "no longer", "anymore", "any more", "new ", "cancel", "called off",
-		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired",
+		"is off", "'s off", "are off", "fell through", "fallen through", "working again", "running again", "back up", "back on", "fixed", "repaired", "reinstate", "restored",
 		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off ",
 		"pulled out", "backed out", "downgrading to", "upgrading to", "escalating to", "bumping", "raising it to", "lowering it to"}
@@ -669,6 +669,17 @@ var detectors = []detector{
 		}
 		return thingStates(m[2], droppedWords)
 	}},
+	// "courtesy car reinstated", "the 6pm visit has been restored",
+	// "reinstated the courtesy car": a thing dropped or called off is on
+	// again. Its old values are the thing with each word that dropped it
+	// ("forget the courtesy car").
+	{[]string{"reinstate", "restored"}, regexp.MustCompile(`(?:^|[,;:.!] |\band |\bso |\bbut )(?:the |our |my |your |her |his |their )?([a-z0-9][\w-]*(?: [a-z][\w-]*){0,2})(?: (?:is|are|has been|have been|was|were|got))? (?:reinstated|restored)\b|\b(?:reinstated|restored|reinstating) (?:the |our |my |your |her |his |their )?([a-z][\w-]*(?: [a-z][\w-]*){0,2})`), func(m []string) (Update, bool) {
+		thing := m[1] + m[2]
+		if notRestored[strings.Fields(thing)[0]] || m[2] != "" && preposition[strings.Fields(m[2])[0]] {
+			return Update{}, false
+		}
+		return thingStates(thing, append(append(append([]string{}, calledOffWords...), droppedWords...), forgetWords...))
+	}},
 	// "we cancelled the trip to Lisbon", "they called off the match": what
 	// was planned is no more (done: "please cancel my order" is a request).
 	{[]string{"cancelled", "canceled", "called off"}, regexp.MustCompile(`\b(?:cancell?ed|called off) (?:the |our |my |his |her |their )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -803,6 +814,12 @@ var (
 	// after it: "£40", "24.5kg", "40 cases".
 	unitAmount = regexp.MustCompile(`^([$€£]?)\d+(?:[.,]\d+)*( ?)([a-z%]+)?$`)
 )
+
+// notRestored: what is restored that was never dropped ("power
+// restored", "service restored" are repairs; "it"/"that" name nothing).
+var notRestored = set(`it that this power service connection access everything all`)
+
+var preposition = set(`from to on at in by for after since with until before`)
 
 // droppedWords say a thing was taken out ("I'm dropping the workshop").
 var droppedWords = []string{"dropping", "dropped", "drop", "removed", "removing", "remove", "cut", "scrapped", "scrapping", "ditched", "ditching"}

@@ -27,6 +27,10 @@ func TestDetectUpdate(t *testing.T) {
 		// An emoji ends a clause: the "if" is the next clause's.
 		{"YES old man is back on 🥾 tarn hows as plan b if it turns.", true, "", "old man cancelled|old man canceled|old man cancel|old man cancelling|old man called off|old man off", ""},
 		{"we cancel the boat if it rains 🌧️", false, "", "", ""},
+		// A thing dropped, on again.
+		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", true, "", "courtesy car cancelled|courtesy car canceled|courtesy car cancel|courtesy car cancelling|courtesy car called off|courtesy car off|courtesy car dropping|courtesy car dropped|courtesy car drop|courtesy car removed|courtesy car removing|courtesy car remove|courtesy car cut|courtesy car scrapped|courtesy car scrapping|courtesy car ditched|courtesy car ditching|courtesy car forget|courtesy car scrap|courtesy car scratch|courtesy car ditch|courtesy car skip", ""},
+		{"power restored at 3pm", false, "", "", ""},
+		{"restored from backup last night", false, "", "", ""},
 		// Someone's availability is theirs, not the day's.
 		{"bad news guys. Ana can't make the 12th anymore 😭 I've got a client workshop", false, "", "", ""},
 		{"So the atorvastatin I switched from mornings to evenings, starting tonight.", true, "", "mornings", "evenings"},

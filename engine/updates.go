@@ -389,6 +389,9 @@ func namedOld(u facts.Update, names []string, text string) bool {
 // text also names what it numbers ("Postgres 13", when the update says
 // "Postgres 15, not 13"): a word of the new value or of the subject.
 func anchored(u facts.Update, old []string, text string) bool {
+	if amountOnly(old) && len(u.Subject) > 0 {
+		return namesAny(text, u.Subject) // "deposit £200 not £150" changed the deposit's £150, not the train's
+	}
 	for _, w := range old {
 		if !isNumber(w) || len(w) >= 5 {
 			return true // a word, or a number long enough to name itself (a phone number, a reference)
@@ -406,6 +409,22 @@ func anchored(u facts.Update, old []string, text string) bool {
 
 // clockTime is a value that is a clock time alone ("9:05", "18:30").
 var clockTime = regexp.MustCompile(`^(?:[01]?\d|2[0-3]):[0-5]\d$`)
+
+// amountOnly: the old value is an amount of money and nothing else
+// ("£150").
+func amountOnly(old []string) bool {
+	return len(old) == 1 && strings.ContainsAny(old[0], "$€£") && strings.Trim(old[0], "$€£0123456789.,k") == ""
+}
+
+// namesAny: text names one of the words.
+func namesAny(text string, words []string) bool {
+	for _, w := range words {
+		if lex.HasPhrase(text, w) {
+			return true
+		}
+	}
+	return false
+}
 
 func isNumber(w string) bool {
 	return strings.Trim(w, "0123456789.,") == ""

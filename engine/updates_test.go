@@ -159,6 +159,9 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"ok good news, the migration is back on for saturday", "the migration took 40 minutes on staging", false},
 		{"she's back on apixaban but 2.5mg twice a day", "they've stopped her apixaban because of the surgery", true},
 		{"she's back on apixaban but 2.5mg twice a day", "apixaban 5mg at 8am and 8pm", false},
+		// A thing's number corrected without a verb.
+		{"deposit £200 not £150 – misread the email before coffee", "paid the deposit, £150, ref BFB-30417", true},
+		{"deposit £200 not £150 – misread the email before coffee", "the train is £150 return", false},
 		// A thing dropped, on again.
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "Oh. In that case forget the courtesy car, I'll borrow my sister's car.", true},
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "The courtesy car is a Fiesta or similar.", false},

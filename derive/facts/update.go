@@ -489,6 +489,14 @@ var detectors = []detector{
 		nw, old, ok := numbers(m[2], m[3])
 		return Update{Subject: subjectWords(m[1]), New: nw, Old: old}, ok
 	}},
+	// "deposit £200 not £150 – misread the email", "room 204 not 240":
+	// a thing and its number corrected, without a verb. Both values hold a
+	// digit, and the thing opens its clause.
+	{[]string{" not "}, regexp.MustCompile(`(?:^|[,;:.!] |\b(?:so|and|but|ok|sorry|oops|correction|update)\b,? )(?:the |our |my |their |your )?([a-z][\w-]*(?: [a-z][\w-]*)?) ` + valuePhr + `,? not ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := thingWords(m[1])
+		nw, old, ok := numbers(m[2], m[3])
+		return Update{Subject: subj, New: nw, Old: old}, ok && len(subj) > 0
+	}},
 	// "make it 40 cases, not 25", "actually make that 8pm not 7": an
 	// order correcting one number by another; both values hold a digit.
 	{[]string{" not "}, regexp.MustCompile(`\bmake (?:it|that|this|them) ` + valuePhr + `,? (?:and )?not (?:the )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {

@@ -27,6 +27,9 @@ func TestDetectUpdate(t *testing.T) {
 		// An emoji ends a clause: the "if" is the next clause's.
 		{"YES old man is back on 🥾 tarn hows as plan b if it turns.", true, "", "old man cancelled|old man canceled|old man cancel|old man cancelling|old man called off|old man off", ""},
 		{"we cancel the boat if it rains 🌧️", false, "", "", ""},
+		// A thing's number corrected without a verb.
+		{"deposit £200 not £150 – misread the email before coffee", true, "deposit", "£150", "£200"},
+		{"wait no, room 204 not 240", true, "room", "240", "204"},
 		// A thing dropped, on again.
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", true, "", "courtesy car cancelled|courtesy car canceled|courtesy car cancel|courtesy car cancelling|courtesy car called off|courtesy car off|courtesy car dropping|courtesy car dropped|courtesy car drop|courtesy car removed|courtesy car removing|courtesy car remove|courtesy car cut|courtesy car scrapped|courtesy car scrapping|courtesy car ditched|courtesy car ditching|courtesy car forget|courtesy car scrap|courtesy car scratch|courtesy car ditch|courtesy car skip", ""},
 		{"power restored at 3pm", false, "", "", ""},

@@ -42,6 +42,11 @@ type chatUpdate struct {
 	// set is a setting the turn writes as code or config ("maxReplicas:
 	// 12"): it changes the same key set to another value before.
 	set *facts.Assignment
+	// meant is the value a user's "sorry, I meant 07700 900 481"
+	// corrects to, and meantKinds its kinds (lex.ValueKinds): it corrects
+	// the value of that kind said just before (meantReach).
+	meant      string
+	meantKinds []string
 
 	rev      *facts.Reversal
 	revOf    int64
@@ -178,6 +183,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if c.u.Sentence != "" || c.rep != nil || c.rev != nil {
 		out = append(out, c)
 	}
+	if v, ok := meantValue(m); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
+	}
 	for _, a := range facts.Assignments(m.Content) {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: updateQuote(m.Content, a.Line)})
 	}
@@ -252,6 +260,12 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			}
 			continue
 		}
+		if ups[j].meant != "" {
+			if ups[j].seq-seq <= ups[j].meantReach() && ups[j].corrects(r.Content, low) {
+				marks = append(marks, updateLine{ups[j].seq, updateMark(ups[j], ups[j].quote)})
+			}
+			continue
+		}
 		if m, ok := ups[j].markFor(r.Content, low); ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
 			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates is quoted once
 		}
@@ -266,6 +280,54 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		lines[i] = m.line
 	}
 	r.update = strings.Join(lines, "\n")
+}
+
+// meantReach is how many turns back a "sorry, I meant …" reaches for the
+// value it corrects: the slip is just before it. A phone number, an
+// email, a code, a host or an address is one of its kind in a chat's
+// stretch, so a little further; a day, a time or an amount is said of
+// many things, so the turn or two before.
+func (c chatUpdate) meantReach() int64 {
+	for _, k := range c.meantKinds {
+		switch k {
+		case lex.KindDay, lex.KindTime, lex.KindMoney:
+			return 2
+		}
+	}
+	return 4
+}
+
+// iMeant reads a user's correction of a value just said: "Sorry, I meant
+// 07700 900 481 — swapped the last two digits", "i meant friday 🤦".
+var iMeant = regexp.MustCompile(`(?i)(?:^|[.!?,;] |\b(?:sorry|oops|no|wait|typo)\b,? )i meant,? ([^,.!?;—–\n]{1,40})`)
+
+// meantValue is the value a user's turn says they meant, when it is one
+// of a kind (a phone number, a date, an amount …): "i meant can fionn
+// come" corrects no value.
+func meantValue(m memory.Message) (string, bool) {
+	if m.Role != memory.RoleUser || !strings.Contains(strings.ToLower(m.Content), "meant") {
+		return "", false
+	}
+	g := iMeant.FindStringSubmatch(m.Content)
+	if g == nil || len(lex.ValueKinds(g[1])) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(g[1]), true
+}
+
+// corrects: content (low, its lower case) says a value of a kind c meant
+// corrects, and not the value meant.
+func (c chatUpdate) corrects(content, low string) bool {
+	if strings.Contains(low, strings.ToLower(c.meant)) {
+		return false
+	}
+	ks := lex.ValueKinds(content)
+	for _, k := range c.meantKinds {
+		if slices.Contains(ks, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // turnSettings are the settings a retrieved turn writes (read once, when a

@@ -453,3 +453,27 @@ func TestSettingChangedMarks(t *testing.T) {
 		}
 	}
 }
+
+// "Sorry, I meant …" corrects the value of its kind said just before.
+func TestIMeantCorrects(t *testing.T) {
+	for _, tc := range []struct {
+		older string
+		gap   int64
+		meant string
+		want  bool
+	}{
+		{"Updated your mobile to 07700 900 418.", 2, "Sorry, I meant 07700 900 481 — swapped the last two digits, it's been a long day.", true},
+		{"Updated your mobile to 07700 900 418.", 9, "Sorry, I meant 07700 900 481 — swapped the last two digits.", false}, // too far back
+		{"The claim reference is CLM-26-048812.", 2, "Sorry, I meant 07700 900 481.", false},                               // another kind
+		{"see you thursday at the pub", 1, "i meant friday 🤦", true},
+		{"see you thursday at the pub", 3, "i meant friday 🤦", false},    // a day is said of many things: the turn or two before
+		{"can mam come?", 1, "i meant can fionn AND my mam come", false}, // no value meant
+	} {
+		ups := readUpdate(memory.Message{Seq: 10 + tc.gap, Role: "user", Content: tc.meant}, nil)
+		r := RAGTurn{Seq: 10, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.want {
+			t.Errorf("%q after %q (%d turns): marked %v (%q), want %v", tc.meant, tc.older, tc.gap, got, r.update, tc.want)
+		}
+	}
+}

@@ -47,6 +47,10 @@ type chatUpdate struct {
 	// the value of that kind said just before (meantReach).
 	meant      string
 	meantKinds []string
+	// email is an address a turn gives as the one to use from now on
+	// ("Please use claire.whitfield@protonmail.com from now on"): it
+	// replaces the same person's other address (movedEmail).
+	email string
 
 	rev      *facts.Reversal
 	revOf    int64
@@ -183,6 +187,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if c.u.Sentence != "" || c.rep != nil || c.rev != nil {
 		out = append(out, c)
 	}
+	if e, ok := movedEmail(m.Content); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, email: e, quote: updateQuote(m.Content, emailSentence(m.Content, e))})
+	}
 	if v, ok := meantValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
 	}
@@ -260,6 +267,12 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			}
 			continue
 		}
+		if ups[j].email != "" {
+			if replacesEmail(ups[j].email, r.Content) {
+				marks = append(marks, updateLine{ups[j].seq, updateMark(ups[j], ups[j].quote)})
+			}
+			continue
+		}
 		if ups[j].meant != "" {
 			if ups[j].seq-seq <= ups[j].meantReach() && ups[j].corrects(r.Content, low) {
 				marks = append(marks, updateLine{ups[j].seq, updateMark(ups[j], ups[j].quote)})
@@ -280,6 +293,56 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		lines[i] = m.line
 	}
 	r.update = strings.Join(lines, "\n")
+}
+
+// emailAddr is an email address as people write one (submatch 1), its
+// domain ending in letters: "npm/@popperjs/core@2.9.2" is a package.
+var emailAddr = regexp.MustCompile(`(?:^|[^/\w.%+-])([a-zA-Z0-9._%+-]+@[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,})\b`)
+
+// emailMoved says an address is the one to use now: "from now on",
+// "going forward", "instead", "new", "changed", "changing", "updated",
+// "switch".
+var emailMoved = regexp.MustCompile(`(?i)\b(?:from now on|going forward|instead|new|changed|changing|updated|switch(?:ed|ing)?|now)\b`)
+
+// movedEmail is the address a turn gives as the one to use from now on:
+// one address, in a turn that says it moved ("my email is changing …
+// Please use claire.whitfield@protonmail.com from now on").
+func movedEmail(content string) (string, bool) {
+	if !strings.Contains(content, "@") {
+		return "", false
+	}
+	es := emailAddr.FindAllStringSubmatch(content, 3)
+	if len(es) != 1 || !emailMoved.MatchString(content) {
+		return "", false
+	}
+	return strings.ToLower(es[0][1]), true
+}
+
+// emailSentence is the sentence of content holding the address e.
+func emailSentence(content, e string) string {
+	for _, s := range lex.Sentences(content) {
+		if strings.Contains(strings.ToLower(s), e) {
+			return s
+		}
+	}
+	return content
+}
+
+// replacesEmail: content gives the same person's other address: the
+// part before the @ is e's ("claire.whitfield@northmail.co.uk" for
+// "claire.whitfield@protonmail.com"). Another person's address is not.
+func replacesEmail(e, content string) bool {
+	if !strings.Contains(content, "@") {
+		return false
+	}
+	local, _, _ := strings.Cut(e, "@")
+	for _, m := range emailAddr.FindAllStringSubmatch(content, -1) {
+		o := strings.ToLower(m[1])
+		if l, _, _ := strings.Cut(o, "@"); l == local && o != e {
+			return true
+		}
+	}
+	return false
 }
 
 // meantReach is how many turns back a "sorry, I meant …" reaches for the

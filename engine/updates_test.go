@@ -477,3 +477,24 @@ func TestIMeantCorrects(t *testing.T) {
 		}
 	}
 }
+
+// An address given as the one to use from now on replaces the same
+// person's other address, not anyone else's.
+func TestEmailMoved(t *testing.T) {
+	update := "Fine for a one-off. Also my email is changing, the northmail account is closing. Please use claire.whitfield@protonmail.com from now on."
+	for _, tc := range []struct {
+		older string
+		want  bool
+	}{
+		{"The email I have is claire.whitfield@northmail.co.uk - is that still right?", true},
+		{"cc bea@ledgerlane.co.uk on every invoice please", false},
+		{"I've emailed a copy to claire.whitfield@protonmail.com.", false},
+	} {
+		ups := readUpdate(memory.Message{Seq: 20, Role: "user", Content: update}, nil)
+		r := RAGTurn{Seq: 5, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := strings.Contains(r.update, "protonmail"); got != tc.want {
+			t.Errorf("%q marked %v (%q), want %v", tc.older, got, r.update, tc.want)
+		}
+	}
+}

@@ -292,6 +292,9 @@ const (
 // down, m[2]) to an amount (m[3]), per a rate (m[4]) or in a unit (m[5]).
 var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? (?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
 
+// clauseWord opens a clause inside what a value phrase took.
+var clauseWord = regexp.MustCompile(`\b(?:but|and|now|so|then)\b`)
+
 // asksBetween: what stands between "actually" and the values holds a
 // clause break and a question ("… - can you help me understand why this
 // triangle is scalene and not isosceles"): the values are asked about.
@@ -494,6 +497,9 @@ var detectors = []detector{
 	// digit, and the thing opens its clause.
 	{[]string{" not "}, regexp.MustCompile(`(?:^|[,;:.!] |\b(?:so|and|but|ok|sorry|oops|correction|update)\b,? )(?:the |our |my |their |your )?([a-z][\w-]*(?: [a-z][\w-]*)?) ` + valuePhr + `,? not ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := thingWords(m[1])
+		if clauseWord.MatchString(m[2]) {
+			return Update{}, false // "same ref DWK-7752 but now 11am not 9:30": the value is the last clause's
+		}
 		nw, old, ok := numbers(m[2], m[3])
 		return Update{Subject: subj, New: nw, Old: old}, ok && len(subj) > 0
 	}},

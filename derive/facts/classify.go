@@ -87,6 +87,14 @@ var patterns = []pattern{
 
 	// Attributes.
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|c(?:o)?eliac|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
+	// A diet said as texting says it ("im veggie", "i'm plant-based"), or
+	// of someone named ("and tom is dairy free", "gran is coeliac"): a
+	// constraint (IsConstraint) on every later food suggestion. The other
+	// person opens a clause; "the soup is dairy free" and "which is vegan"
+	// are dishes.
+	needs(" im | i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am|m) `+adv+`(`+diets+`|lactose[- ]intolerant|c(?:o)?eliac)\b`)),
+	needs("vegetarian|veggie|vegan|pescatarian|plant|gluten|dairy|nut|lactose|halal|kosher|coeliac|celiac|allergic", unless(`^(?:which|who|that|it|this|there|everything|all|food|menu|dish|place|restaurant|cafe|option|one|it's|what)\b`,
+		p(memory.FactAttribute, rankAttribute, false, `(?:^|[,;:.!?] |\band |\bbut |\bso |\balso |\bplus )((?:my |our )?[a-z]+ (?:is|'s) (?:also |fully |strictly )?(?:`+diets+`|c(?:o)?eliac|celiac|lactose[- ]intolerant|allergic to [^,.;!?]+))\b`))),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
 	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),
 	needs("live|grew up|born| come from| came from", p(memory.FactAttribute, rankAttribute, true, `\b(?:i|we)(?: |'ve | have )`+adv+`(?:live|lived|grew up|was born|come from|came from) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
@@ -205,7 +213,7 @@ func IsAboutFood(q string) bool { return foodRe.MatchString(q) }
 var foodRe = regexp.MustCompile(`(?i)\b(?:eat|eats|eating|ate|food|foods|snack|snacks|meal|meals|breakfast|brunch|lunch|dinner|supper|dessert|recipe|recipes|cook|cooking|bake|baking|restaurant|restaurants|cafe|café|menu|dish|dishes|drink|drinks|grocery|groceries|ingredient|ingredients|cuisine|kaiseki|takeaway|takeout|catering|fuel|fueling|fuelling|nutrition|protein)\b`)
 
 // diets are the ways of eating one is or becomes ("vegan", "gluten-free").
-const diets = `vegetarian|vegan|pescatarian|gluten[- ]free|dairy[- ]free|nut[- ]free|halal|kosher`
+const diets = `vegetarian|veggie|vegan|pescatarian|plant[- ]based|gluten[- ]free|dairy[- ]free|nut[- ]free|lactose[- ]free|halal|kosher`
 
 var becameRe = regexp.MustCompile(`(?i)\b(?:went|gone|became|become|turned|going) (?:fully |completely |strictly )?(?:` + diets + `)\b`)
 

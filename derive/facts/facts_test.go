@@ -201,6 +201,11 @@ func TestIsConstraint(t *testing.T) {
 		{"I went vegan last week.", true},
 		{"heads up for restaurants - I'm coeliac, so proper gluten-free", true},
 		{"i am celiac btw", true},
+		// As texting says it, and of someone named.
+		{"also reminder for whoever does food: im veggie and tom is dairy free", true},
+		{"my gran is coeliac so no bread", true},
+		{"the soup is dairy free", false},
+		{"they do a risotto which is vegan", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := false

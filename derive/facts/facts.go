@@ -81,6 +81,9 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 			if s, ok := emphasised(t.Body); ok {
 				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + s})
 			}
+			if s, ok := ruleList(lex.Sentences(fenced.ReplaceAllString(t.Body, "\n"))); ok { // as written outside code blocks: a rule may be a phrase IsProse refuses ("No `version:` key")
+				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + s})
+			}
 		}
 		for _, q := range open[m.Seq] {
 			cs = append(cs, candidate{kind: memory.FactOther, text: q.Fact(), rank: rankQuestion})
@@ -100,6 +103,37 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	}
 	return out
 }
+
+// ruleList is what a turn lays down as rules: the sentences after a
+// label saying so ("Ground rules: always `docker compose` (the v2
+// plugin), never `docker-compose`. No `version:` key … Bind mounts under
+// /srv …"), joined, up to MaxChars. Each rule may be a bare phrase no
+// instruction pattern reads ("No `version:` key"); the label says they
+// all stand.
+func ruleList(sents []string) (string, bool) {
+	for i, s := range sents {
+		m := rulesLabel.FindStringIndex(s)
+		if m == nil {
+			continue
+		}
+		rules := strings.TrimSpace(s[m[1]:])
+		for _, next := range sents[i+1:] {
+			if len(rules)+len(next) > MaxChars {
+				break
+			}
+			rules = strings.TrimSpace(rules + " " + next)
+		}
+		return rules, rules != ""
+	}
+	return "", false
+}
+
+// fenced is a code block: its "rules: {" is code.
+var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
+
+// rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
+// "house rules for this chat:".
+var rulesLabel = regexp.MustCompile(`(?i)^(?:(?:ok|so|also|and|right|btw),? )?(?:(?:a )?(?:couple of|few|some|my|our|the|two|three)\s+)?(?:ground |house |basic |standing )?rules(?: (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?\s*[:\-–—]\s*`)
 
 // emphasised is the sentence of body a sentence of its own makes a
 // standing instruction: "… in the blue folder in the kitchen drawer.

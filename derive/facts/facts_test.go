@@ -239,6 +239,10 @@ func TestIsStanding(t *testing.T) {
 	}{
 		{"Always cite the source when I ask about statistics.", true},
 		{"I prefer boutique hotels.", false},
+		// Rules laid down as a list, each a bare phrase.
+		{"Ground rules: always `docker compose` (the v2 plugin), never `docker-compose`. No `version:` key at the top of compose files. Bind mounts under /srv, no named volumes.", true},
+		{"I've tried:\n```javascript\nmodule.exports = {\n  rules: {\n    'type-enum': ['feat'],\n  },\n};\n```\nBut I'm not sure", false}, // code
+		{"Rules of the game are simple", false},
 		{"Please always answer in French.", true},
 		{"Never give up on your dreams.", false},
 		{"They were an important part of my wedding decor and always remind me of that day.", false}, // a predicate, not a request

@@ -159,6 +159,8 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"ok good news, the migration is back on for saturday", "the migration took 40 minutes on staging", false},
 		{"she's back on apixaban but 2.5mg twice a day", "they've stopped her apixaban because of the surgery", true},
 		{"she's back on apixaban but 2.5mg twice a day", "apixaban 5mg at 8am and 8pm", false},
+		// An amount set, the verb before its thing.
+		{"On the positive side finance agreed to stretch the budget to $48,000 a year given the extra seats.", "Roughly 25 seats. Budget tops out at $40,000 a year.", true},
 		// A thing's number corrected without a verb.
 		{"deposit £200 not £150 – misread the email before coffee", "paid the deposit, £150, ref BFB-30417", true},
 		{"deposit £200 not £150 – misread the email before coffee", "the train is £150 return", false},

@@ -277,7 +277,7 @@ func hasChangeVerb(low string) bool {
 func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 const (
-	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled|extended|postponed)`
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled|extended|postponed|stretch|stretched|stretching|upped|lifted|capped)`
 	// amountPhr is an amount and what follows it to the clause's end,
 	// whatever that is ("£19.10 a sack from 1 march"): leadingAmount
 	// takes the amount.
@@ -294,6 +294,32 @@ var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|
 
 // clauseWord opens a clause inside what a value phrase took.
 var clauseWord = regexp.MustCompile(`\b(?:but|and|now|so|then)\b`)
+
+// amountSet: an amount set (up or down, m[3]) to an amount (m[4], its
+// rate m[5], its unit m[6]), the verb before the thing (m[2]), what comes
+// before it m[1]. The thing is ours, mine, theirs or the: "increase
+// your contributions to $300" is advice.
+var amountSet = regexp.MustCompile(`^(.*?)\b(?:stretch|stretched|stretching|raise|raised|raising|increase|increased|increasing|lift|lifted|lifting|cut|cutting|reduce|reduced|reducing|lower|lowered|lowering|extend|extended|extending|up|upped|upping|cap|capped|capping) (?:the |our |my |their |his |her )([a-z][\w-]*(?: [a-z][\w-]*)?)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
+
+// advised: what comes before a verb setting an amount makes it advice or
+// a wish, not a change ("Consider increasing the block to 4 hours", "you
+// should be able to increase the coverage to 90%").
+var advised = regexp.MustCompile(`\b(?:consider|considering|try|trying|could|should|can|might|may|would|able to|if|want to|wants to|recommend|suggest|aim to|plan to|planning to|need to|needs to|helps? to|ways? to|how to)\b`)
+
+// amountUpdate is the update of a thing's amount: its subject, whether
+// it moved up or down, the amount, its rate and the word after it. The
+// amount has a currency, a percent or a unit, or the move says up or
+// down: "the kids are going to 3 parties" moves nothing.
+func amountUpdate(thing, upDown, number, rate, after string) (Update, bool) {
+	subj, amount := thingWords(thing), number+rate // "£6.95/kg", "£1,010 a month"
+	if rate == "" && len(quantitiesIn(number)) == 0 && len(quantitiesIn(number+after)) > 0 {
+		amount = number + after // "30s", "2 GB"
+	}
+	if len(subj) == 0 || !(upDown != "" || strings.ContainsAny(amount, "$€£%") || len(quantitiesIn(amount)) > 0) {
+		return Update{}, false
+	}
+	return Update{Subject: subj, New: value(amount)}, true
+}
 
 // asksBetween: what stands between "actually" and the values holds a
 // clause break and a question ("… - can you help me understand why this
@@ -372,14 +398,15 @@ var detectors = []detector{
 	// a unit, or the move says up or down: "the kids are going to 3
 	// parties" moves nothing.
 	{[]string{" to "}, amountMoves, func(m []string) (Update, bool) {
-		subj, amount := thingWords(m[1]), m[3]+m[4] // "£6.95/kg", "£1,010 a month"
-		if m[4] == "" && len(quantitiesIn(m[3])) == 0 && len(quantitiesIn(m[3]+m[5])) > 0 {
-			amount = m[3] + m[5] // "30s", "2 GB"
-		}
-		if len(subj) == 0 || !(m[2] != "" || strings.ContainsAny(amount, "$€£%") || len(quantitiesIn(amount)) > 0) {
+		return amountUpdate(m[1], m[2], m[3], m[4], m[5])
+	}},
+	// "finance agreed to stretch the budget to $48,000 a year", "we've
+	// cut the float to £150": an amount set, the verb before its thing.
+	{[]string{" to "}, amountSet, func(m []string) (Update, bool) {
+		if advised.MatchString(m[1]) {
 			return Update{}, false
 		}
-		return Update{Subject: subj, New: value(amount)}, true
+		return amountUpdate(m[2], m[3], m[4], m[5], m[6])
 	}},
 	// "put nottingham up to £10 a ticket", "knocked the rent down to
 	// £950": an amount raised or lowered, said of the thing it is the

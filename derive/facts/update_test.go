@@ -27,6 +27,10 @@ func TestDetectUpdate(t *testing.T) {
 		// An emoji ends a clause: the "if" is the next clause's.
 		{"YES old man is back on 🥾 tarn hows as plan b if it turns.", true, "", "old man cancelled|old man canceled|old man cancel|old man cancelling|old man called off|old man off", ""},
 		{"we cancel the boat if it rains 🌧️", false, "", "", ""},
+		// An amount set, the verb before its thing; advice sets nothing.
+		{"On the positive side finance agreed to stretch the budget to $48,000 a year given the extra seats.", true, "budget", "", "$48,000 a year"},
+		{"Consider increasing the block length to 4 hours.", false, "", "", ""},
+		{"Increase your monthly contributions to $300 or more.", false, "", "", ""},
 		// A thing's number corrected without a verb.
 		{"deposit £200 not £150 – misread the email before coffee", true, "deposit", "£150", "£200"},
 		{"wait no, room 204 not 240", true, "room", "240", "204"},

@@ -397,12 +397,12 @@ var detectors = []detector{
 	// moving, said of the thing. The amount has a currency, a percent or
 	// a unit, or the move says up or down: "the kids are going to 3
 	// parties" moves nothing.
-	{[]string{" to "}, amountMoves, func(m []string) (Update, bool) {
+	{[]string{" up to ", " down to ", "goes to ", "going to ", "went to ", "gone to ", "rising to ", "rose to ", "risen to ", "rises to ", "increas", "dropp", "drops to ", "falling to ", "fell to ", "falls to ", "bumped to ", "raised to ", "reduced to ", "lowered to ", "cut to ", "climbed to ", "jumped to ", "pushed to "}, amountMoves, func(m []string) (Update, bool) {
 		return amountUpdate(m[1], m[2], m[3], m[4], m[5])
 	}},
 	// "finance agreed to stretch the budget to $48,000 a year", "we've
 	// cut the float to £150": an amount set, the verb before its thing.
-	{[]string{" to "}, amountSet, func(m []string) (Update, bool) {
+	{[]string{"stretch", "raise", "increas", "lift", "cut ", "reduc", "lower", "extend", "up ", "upped", "upping", "cap "}, amountSet, func(m []string) (Update, bool) {
 		if advised.MatchString(m[1]) {
 			return Update{}, false
 		}

@@ -115,6 +115,10 @@ const (
 	updateMarkChars  = 240
 	updateMarksMax   = 3 // marks under one turn
 	updatesPerTurn   = 4 // update sentences read of one turn
+	// settingsPerTurn: a turn setting more keys than this is a config
+	// dump (a whole values file), read as no change: marking it costs a
+	// quote per key, and what it changes is not said.
+	settingsPerTurn = 20
 	// reversalReach: how far back a reversal looks for the change it
 	// undoes ("back to the original" undoes the newest one within it).
 	reversalReach = 200
@@ -193,8 +197,15 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if v, ok := meantValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
 	}
-	for _, a := range facts.Assignments(m.Content) {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: updateQuote(m.Content, a.Line)})
+	if sets := facts.Assignments(m.Content); len(sets) <= settingsPerTurn { // more is a config dump, not a change
+		short := shortQuote(m.Content) // once: a turn's settings share it
+		for _, a := range sets {
+			q := short
+			if q == "" {
+				q = settingQuote(m.Content, a.Line)
+			}
+			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: q})
+		}
 	}
 	for _, u := range us[min(1, len(us)):] {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, u)})
@@ -261,26 +272,20 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 	var marks []updateLine
 	var sets turnSettings
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq && len(marks) < updateMarksMax; j-- {
-		if ups[j].set != nil {
-			if m, ok := sets.changed(r.Content, ups[j]); ok {
-				marks = append(marks, updateLine{ups[j].seq, m})
-			}
-			continue
+		var m string
+		ok := false
+		switch u := ups[j]; {
+		case u.set != nil:
+			m, ok = sets.changed(r.Content, u)
+		case u.email != "":
+			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
+		case u.meant != "":
+			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Content, low)
+		default:
+			m, ok = u.markFor(r.Content, low)
 		}
-		if ups[j].email != "" {
-			if replacesEmail(ups[j].email, r.Content) {
-				marks = append(marks, updateLine{ups[j].seq, updateMark(ups[j], ups[j].quote)})
-			}
-			continue
-		}
-		if ups[j].meant != "" {
-			if ups[j].seq-seq <= ups[j].meantReach() && ups[j].corrects(r.Content, low) {
-				marks = append(marks, updateLine{ups[j].seq, updateMark(ups[j], ups[j].quote)})
-			}
-			continue
-		}
-		if m, ok := ups[j].markFor(r.Content, low); ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
-			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates is quoted once
+		if ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
+			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates (or setting two keys) is quoted once
 		}
 	}
 	marks = append(marks, reversals(ups, seq, marks)...)
@@ -400,16 +405,19 @@ func (c chatUpdate) corrects(content, low string) bool {
 type turnSettings struct {
 	read bool
 	own  []facts.Assignment
-	seen []string
+	seen map[string]bool
 }
 
 // changed is the mark under a turn saying content when c, a later
 // setting, set one of its keys to another value.
 func (s *turnSettings) changed(content string, c chatUpdate) (string, bool) {
-	if slices.Contains(s.seen, c.set.Key) {
+	if s.seen[c.set.Key] {
 		return "", false
 	}
-	s.seen = append(s.seen, c.set.Key)
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[c.set.Key] = true
 	if !s.read {
 		s.own, s.read = facts.Assignments(content), true
 	}
@@ -607,6 +615,22 @@ func updateQuote(content, sentence string) string {
 		sentence += " " + rag.Elision
 	}
 	return sentence
+}
+
+// settingQuote is a setting's line quoted as an excerpt of its long turn
+// ("[…] maxReplicas: 12 […]"), without reading the whole turn again.
+func settingQuote(content, line string) string {
+	q := strings.Join(strings.Fields(line), " ")
+	if r := []rune(q); len(r) > updateMarkChars {
+		q = string(r[:updateMarkChars])
+	}
+	if !strings.HasPrefix(strings.TrimSpace(content), line) {
+		q = rag.Elision + " " + q
+	}
+	if !strings.HasSuffix(strings.TrimSpace(content), line) {
+		q += " " + rag.Elision
+	}
+	return q
 }
 
 // shortQuote is a short turn on one line (a mark is a parenthesis under a

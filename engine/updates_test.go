@@ -433,6 +433,7 @@ func TestSettingChangedMarks(t *testing.T) {
 		{"two keys changed", []string{"bump it: `maxReplicas: 12`", "```yaml\n  targetCPUUtilizationPercentage: 60   # averageUtilization: 60\n```"},
 			[]string{"maxReplicas: 12", "targetCPUUtilizationPercentage: 60"}},
 		{"same value", []string{"```yaml\n  maxReplicas: 8\n```"}, nil},
+		{"two keys in one short turn", []string{"```yaml\n  minReplicas: 4\n  maxReplicas: 12\n```"}, []string{"maxReplicas: 12"}}, // quoted once
 		{"changed and back", []string{"```yaml\n  maxReplicas: 12\n```", "ok revert, `maxReplicas: 8` again"}, nil},
 		{"another key", []string{"```yaml\n  maxSurge: 2\n```"}, nil},
 	} {
@@ -453,6 +454,18 @@ func TestSettingChangedMarks(t *testing.T) {
 		if !ok {
 			t.Errorf("%s: marks %q, want one quoting each of %q", tc.name, r.update, tc.want)
 		}
+	}
+}
+
+// A turn setting more keys than settingsPerTurn is a config dump: no
+// change read, and no quote built per key (a 100 KB dump took seconds).
+func TestConfigDumpIsNoChange(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < settingsPerTurn+1; i++ {
+		fmt.Fprintf(&b, "key_%d: %d\n", i, i)
+	}
+	if ups := readUpdate(memory.Message{Seq: 2, Role: "assistant", Content: b.String()}, nil); len(ups) != 0 {
+		t.Errorf("a dump of %d settings read as %d updates", settingsPerTurn+1, len(ups))
 	}
 }
 

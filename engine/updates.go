@@ -307,7 +307,7 @@ var emailAddr = regexp.MustCompile(`(?:^|[^/\w.%+-])([a-zA-Z0-9._%+-]+@[a-zA-Z0-
 // emailMoved says an address is the one to use now: "from now on",
 // "going forward", "instead", "new", "changed", "changing", "updated",
 // "switch".
-var emailMoved = regexp.MustCompile(`(?i)\b(?:from now on|going forward|instead|new|changed|changing|updated|switch(?:ed|ing)?|now)\b`)
+var emailMoved = regexp.MustCompile(`(?i)\b(?:from now on|going forward|instead|changed|changing|updated|switch(?:ed|ing)?|(?:my|our) new (?:email|address|e-mail))\b`)
 
 // movedEmail is the address a turn gives as the one to use from now on:
 // one address, in a turn that says it moved ("my email is changing …
@@ -317,11 +317,22 @@ func movedEmail(content string) (string, bool) {
 		return "", false
 	}
 	es := emailAddr.FindAllStringSubmatch(content, 3)
-	if len(es) != 1 || !emailMoved.MatchString(content) {
+	if len(es) != 1 {
 		return "", false
 	}
-	return strings.ToLower(es[0][1]), true
+	e := strings.ToLower(es[0][1])
+	local, _, _ := strings.Cut(e, "@")
+	if roleMailbox[local] || !emailMoved.MatchString(emailSentence(content, e)) {
+		return "", false
+	}
+	return e, true
 }
+
+// roleMailbox: a mailbox many places have ("info@…", "accounts@…"): the
+// part before the @ names no one.
+var roleMailbox = map[string]bool{"info": true, "admin": true, "accounts": true, "account": true, "support": true, "hello": true, "contact": true,
+	"sales": true, "office": true, "team": true, "enquiries": true, "inquiries": true, "billing": true, "noreply": true, "no-reply": true,
+	"bookings": true, "booking": true, "reception": true, "hr": true, "help": true, "mail": true, "invoices": true, "orders": true}
 
 // emailSentence is the sentence of content holding the address e.
 func emailSentence(content, e string) string {
@@ -367,7 +378,7 @@ func (c chatUpdate) meantReach() int64 {
 
 // iMeant reads a user's correction of a value just said: "Sorry, I meant
 // 07700 900 481 — swapped the last two digits", "i meant friday 🤦".
-var iMeant = regexp.MustCompile(`(?i)(?:^|[.!?,;] |\b(?:sorry|oops|no|wait|typo)\b,? )i meant,? ([^,.!?;—–\n]{1,40})`)
+var iMeant = regexp.MustCompile(`(?i)(?:^|[.!?,;] |\b(?:sorry|oops|no|wait|typo)\b,? )i meant,? ((?:[^,.!?;—–\n]|[.,]\d){1,40})`)
 
 // meantValue is the value a user's turn says they meant, when it is one
 // of a kind (a phone number, a date, an amount …): "i meant can fionn
@@ -456,6 +467,11 @@ func reversals(ups []chatUpdate, seq int64, by []updateLine) []updateLine {
 // alone — "image", "psycopg" — is a topic, not a statement of the value)
 // without u's new value.
 func updates(u facts.Update, text string) bool {
+	for _, n := range u.New {
+		if len(u.Old) > 0 && isNumber(n) && lex.HasPhrase(text, n) { // a bare number: "2.5mg" beside "5mg" may be another drug's dose
+			return false // it names the new value beside the old: a choice among both ("room 240 is the quiet one, room 204 has the balcony")
+		}
+	}
 	for _, o := range u.Old {
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
@@ -542,6 +558,8 @@ func anchored(u facts.Update, old []string, text string) bool {
 
 // clockTime is a value that is a clock time alone ("9:05", "18:30").
 var clockTime = regexp.MustCompile(`^(?:[01]?\d|2[0-3]):[0-5]\d$`)
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
 // amountOnly: the old value is an amount of money and nothing else
 // ("£150").

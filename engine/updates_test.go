@@ -164,6 +164,7 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// A thing's number corrected without a verb.
 		{"deposit £200 not £150 – misread the email before coffee", "paid the deposit, £150, ref BFB-30417", true},
 		{"deposit £200 not £150 – misread the email before coffee", "the train is £150 return", false},
+		{"ok room 204 not 240 then, I want the balcony", "room 240 is the quiet one, room 204 has the balcony", false}, // both named: a choice
 		// A thing dropped, on again.
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "Oh. In that case forget the courtesy car, I'll borrow my sister's car.", true},
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", "The courtesy car is a Fiesta or similar.", false},
@@ -489,6 +490,21 @@ func TestIMeantCorrects(t *testing.T) {
 		markUpdate(ups, &r)
 		if got := r.update != ""; got != tc.want {
 			t.Errorf("%q after %q (%d turns): marked %v (%q), want %v", tc.meant, tc.older, tc.gap, got, r.update, tc.want)
+		}
+	}
+}
+
+// A role mailbox names no one, and "new" elsewhere moves no address.
+func TestEmailNotMoved(t *testing.T) {
+	for _, tc := range []struct{ update, older string }{
+		{"my bakery finally has a website! new email is info@janesbakes.com", "the venue contact is info@grandhall.co.uk"},
+		{"send the new invoice to accounts@cafeluna.co.uk please", "supplier invoices come from accounts@brewco.com"},
+	} {
+		ups := readUpdate(memory.Message{Seq: 20, Role: "user", Content: tc.update}, nil)
+		r := RAGTurn{Seq: 5, Content: tc.older}
+		markUpdate(ups, &r)
+		if r.update != "" {
+			t.Errorf("%q marked %q: %q", tc.update, tc.older, r.update)
 		}
 	}
 }

@@ -34,8 +34,8 @@ func Assignments(text string) []Assignment {
 	var out []Assignment
 	dup := map[string]bool{}
 	var read []Assignment
-	eachSettingLine(text, func(line string) {
-		if a, ok := assignment(line); ok {
+	eachSettingLine(text, func(line string, code bool) {
+		if a, ok := assignment(line, code); ok {
 			read = append(read, a)
 		}
 	})
@@ -66,16 +66,21 @@ func Assignments(text string) []Assignment {
 // averageUtilization: 60"), and with each inline code span ("Put it in
 // settings as `LEDGER_TIMEOUT_SECONDS: float = 15.0` so ops can change
 // it").
-func eachSettingLine(text string, f func(string)) {
+func eachSettingLine(text string, f func(line string, code bool)) {
+	fence := false
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fence = !fence
+			continue
+		}
 		if !strings.ContainsAny(line, ":=") {
 			continue
 		}
 		if strings.Contains(line, " #") || strings.Contains(line, " //") {
 			line = trailingComment.ReplaceAllString(line, "")
 		}
-		f(line)
+		f(line, fence)
 	}
 	for rest := text; ; {
 		i := strings.IndexByte(rest, '`')
@@ -91,7 +96,7 @@ func eachSettingLine(text string, f func(string)) {
 			return
 		}
 		if span := rest[i+1 : i+1+j]; rest[i+1+j] == '`' && strings.ContainsAny(span, ":=") {
-			f(span)
+			f(span, true)
 		}
 		rest = rest[i+2+j:]
 	}
@@ -125,10 +130,10 @@ func proseSettings(text string) []Assignment {
 		}
 		from := strings.LastIndexAny(before, " \n(") + 1
 		key := strings.Trim(before[from:], "`")
-		if key == "" || !identKey.MatchString(key) {
+		if key == "" || !strongKey.MatchString(key) || asked(rest, at) {
 			continue
 		}
-		if a, ok := assignment(key + "=" + strings.TrimRight(strings.Trim(v, "`"), ".,;:)")); ok {
+		if a, ok := assignment(key+"="+strings.TrimRight(strings.Trim(v, "`"), ".,;:)"), false); ok {
 			a.Line = strings.TrimRight(rest[from:at+4+tick+len(v)], ".,;:)")
 			out = append(out, a)
 		}
@@ -141,12 +146,16 @@ var (
 	assignLine      = regexp.MustCompile(`^\s*(?:[-*]\s+)?(?:export\s+)?["'` + "`" + `]?([A-Za-z_][A-Za-z0-9_.\-/]*[A-Za-z0-9_])["'` + "`" + `]?\s*(?::\s*[A-Za-z]+\s*=|:|=)\s*(.+?)\s*[,;]?\s*$`)
 	literal         = regexp.MustCompile(`^(?:"[^"]*"|'[^']*'|` + "`[^`]*`" + `|[-+]?\d[\d.,]*\s*[A-Za-z%]*|[A-Za-z0-9_.:/@#\-^~*+]+)$`)
 	identKey        = regexp.MustCompile(`[_./-]|[a-z][A-Z]`)
+	strongKey       = regexp.MustCompile(`[_./]|[a-z][A-Z]`) // an identifier outside code: no English word is one
 	cssProp         = regexp.MustCompile(`^[a-z]+(?:-[a-z]+)+$`)
 	bareIdent       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 )
 
-// assignment reads one line as a setting.
-func assignment(line string) (Assignment, bool) {
+// assignment reads one line as a setting; code says it is written as
+// code (in a fence or an inline span). A key joined by a dash alone
+// ("node-version") is one only there: "Check-in: 3pm", "Mon-Fri: 9am-5pm"
+// and "T-shirt: M" are English.
+func assignment(line string, code bool) (Assignment, bool) {
 	if len(line) > 200 || !mayAssign(line) {
 		return Assignment{}, false
 	}
@@ -155,18 +164,18 @@ func assignment(line string) (Assignment, bool) {
 		return Assignment{}, false
 	}
 	key, v := m[1], m[2]
-	if len(v) > 80 || !literal.MatchString(v) || placeholder(v) {
+	if len(v) > 80 || !literal.MatchString(v) || placeholder(v) || !code && !strongKey.MatchString(key) && !nestedKey(line, key) {
 		return Assignment{}, false
 	}
 	statement := strings.HasSuffix(strings.TrimSpace(line), ";")
-	code := statement || strings.HasSuffix(strings.TrimSpace(line), ",")
+	ends := statement || strings.HasSuffix(strings.TrimSpace(line), ",") // a program's line, or a list's item
 	switch {
-	case code && cssProp.MatchString(key):
+	case ends && cssProp.MatchString(key):
 		return Assignment{}, false // "border-radius: 4px;": a declaration of one selector
 	case statement && strings.Contains(key, "."), strings.Contains(v, "${"):
 		return Assignment{}, false // "listItem.textContent = 'No results';", a template: a program's state, not a setting
 	}
-	if bareIdent.MatchString(v) && !isBool(v) && (code || strings.Contains(v, ".")) {
+	if bareIdent.MatchString(v) && !isBool(v) && (ends || strings.Contains(v, ".")) {
 		return Assignment{}, false // "this.maxSize = maxSize;", "apiKey = process.env.KEY": an identifier
 	}
 	v = strings.Trim(v, "\"'`")
@@ -210,6 +219,24 @@ func mayAssign(line string) bool {
 		}
 	}
 	return false
+}
+
+// asked: the sentence around rest[at] asks or advises rather than says
+// ("could we push DB_POOL_SIZE to 20?", "you could set MAX_CONN to 50").
+func asked(rest string, at int) bool {
+	start := strings.LastIndexAny(rest[:at], ".!?\n") + 1
+	end := strings.IndexAny(rest[at:], ".!?\n")
+	if end < 0 {
+		end = len(rest) - at
+	}
+	return end < len(rest)-at && rest[at+end] == '?' || advised.MatchString(strings.ToLower(rest[start:at]))
+}
+
+// nestedKey: a lower-case key indented under another, as a config file
+// nests it ("        node-version: 20" under "with:"), not a bullet.
+func nestedKey(line, key string) bool {
+	indent := len(line) - len(strings.TrimLeft(line, " \t"))
+	return indent >= 2 && key == strings.ToLower(key) && !strings.HasPrefix(strings.TrimSpace(line), "- ")
 }
 
 // startsNumber: v opens with a digit, or a sign and a digit.

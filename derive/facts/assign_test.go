@@ -26,6 +26,11 @@ func TestAssignments(t *testing.T) {
 		{"const apiEndpoint = 'https://api.example.org/geo/1.0/direct';\nlistItem.textContent = 'No results found';\nconst url = `${base}/x`", ""},
 		{".card {\n  border-radius: 4px;\n}", ""},
 		{"the maxReplicas value is 8 for now", ""},
+		// English with a dash is no key outside code; a request is no setting.
+		{"Aria Hotel, Shoreditch:\n- Check-in: 3pm\n- £140/night\nMon-Fri: 9am-5pm\nT-shirt: M", ""},
+		{"```yaml\nnode-version: 20\n```", "node_version=20"},
+		{"could we push DB_POOL_SIZE to 20? if not 10 is fine", ""},
+		{"I'm going from part-time to 40 hours", ""},
 		{"went with 6 workers in the end, p95 is down to 180ms. and bumped DB_POOL_SIZE up to 10, overflow stays at 10", "db_pool_size=10"},
 		{"moved the party to 8 and the budget to 400", ""},
 		// One key set twice to two values: which one changes is not known.

@@ -90,10 +90,10 @@ var patterns = []pattern{
 	// A diet said as texting says it ("im veggie", "i'm plant-based"), or
 	// of someone named ("and tom is dairy free", "gran is coeliac"): a
 	// constraint (IsConstraint) on every later food suggestion. The other
-	// person opens a clause; "the soup is dairy free" and "which is vegan"
-	// are dishes.
+	// person opens a clause; "the soup is dairy free", "which is vegan",
+	// "bread is vegan" and "mine is vegan" are dishes.
 	needs(" im | i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am|m) `+adv+`(`+diets+`|lactose[- ]intolerant|c(?:o)?eliac)\b`)),
-	needs("vegetarian|veggie|vegan|pescatarian|plant|gluten|dairy|nut|lactose|halal|kosher|coeliac|celiac|allergic", unless(`^(?:which|who|that|it|this|there|everything|all|food|menu|dish|place|restaurant|cafe|option|one|it's|what)\b`,
+	needs("vegetarian|veggie|vegan|pescatarian|plant|gluten|dairy|nut|lactose|halal|kosher|coeliac|celiac|allergic", unless(`^(?:which|who|that|it|this|there|everything|all|food|menu|dish|place|restaurant|cafe|option|one|it's|what|mine|yours|ours|theirs|his|hers|rest|soup|bread|pizza|curry|cake|pasta|salad|sauce|dessert|pudding|starter|main|meal|burger|sandwich|wrap|pie|risotto|stew|chilli|chili|lasagne|lasagna|noodles|rice|milk|cheese|chocolate|icecream|biscuit|cookie|muffin|brownie|bar|snack|drink|wine|beer|coffee|tea|recipe|version|option|kitchen|bakery|range|batch|loaf)\b`,
 		p(memory.FactAttribute, rankAttribute, false, `(?:^|[,;:.!?] |\band |\bbut |\bso |\balso |\bplus )((?:my |our )?[a-z]+ (?:is|'s) (?:also |fully |strictly )?(?:`+diets+`|c(?:o)?eliac|celiac|lactose[- ]intolerant|allergic to [^,.;!?]+))\b`))),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
 	needs("work", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'m |'ve | am | have )`+adv+`(?:work|worked|working|been working) (?:as|at|for|in|on) (.+)`)),

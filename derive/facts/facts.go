@@ -118,12 +118,12 @@ func ruleList(sents []string) (string, bool) {
 		}
 		rules := strings.TrimSpace(s[m[1]:])
 		for _, next := range sents[i+1:] {
-			if len(rules)+len(next) > MaxChars {
-				break
+			if len(rules)+len(next) > MaxChars || strings.HasSuffix(strings.TrimSpace(next), "?") || strings.Contains(next, "\n\n") {
+				break // a question or a new paragraph is no rule ("some rules: … Who usually wins?")
 			}
 			rules = strings.TrimSpace(rules + " " + next)
 		}
-		return rules, rules != ""
+		return rules, rules != "" && !strings.HasSuffix(rules, "?")
 	}
 	return "", false
 }

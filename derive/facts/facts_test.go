@@ -206,6 +206,9 @@ func TestIsConstraint(t *testing.T) {
 		{"my gran is coeliac so no bread", true},
 		{"the soup is dairy free", false},
 		{"they do a risotto which is vegan", false},
+		{"soup is dairy free, bread is vegan, the rest has butter", false},
+		{"and pizza is vegan there, and curry is gluten free", false},
+		{"so mine is vegan", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := false
@@ -243,6 +246,7 @@ func TestIsStanding(t *testing.T) {
 		{"Ground rules: always `docker compose` (the v2 plugin), never `docker-compose`. No `version:` key at the top of compose files. Bind mounts under /srv, no named volumes.", true},
 		{"I've tried:\n```javascript\nmodule.exports = {\n  rules: {\n    'type-enum': ['feat'],\n  },\n};\n```\nBut I'm not sure", false}, // code
 		{"Rules of the game are simple", false},
+		{"some rules: where should I park after 6pm?", false},
 		{"Please always answer in French.", true},
 		{"Never give up on your dreams.", false},
 		{"They were an important part of my wedding decor and always remind me of that day.", false}, // a predicate, not a request

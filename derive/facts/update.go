@@ -169,7 +169,7 @@ var updateCues = []string{" from ", " to ", " now", "no longer", "instead of", "
 // hedges mark a sentence that weighs a change rather than states one
 // ("whether to upgrade psycopg from 3.1.18 to 3.2", "should we move to
 // Munich?").
-var hedges = []string{"whether", "should we", "should i", "if we", "if i", "could we", "would we", "?"}
+var hedges = []string{"whether", "should we", "should i", "if we", "if i", "could we", "would we", "maybe we ", "perhaps we ", "?"}
 
 // cueTable numbers every string the cue lists and the detectors need, so
 // that a sentence is searched for each at most once: the lists share
@@ -285,7 +285,7 @@ const (
 	// A comma is part of a value only between digits ("£1,200"): "1.28,
 	// we upgraded last month" is the value 1.28 and a clause.
 	valuePhr  = `([\w$€£.:/%+@'-]+(?:,\d[\w$€£.:/%+@'-]*)*(?: [\w$€£.:/%+@'-]+(?:,\d[\w$€£.:/%+@'-]*)*){0,3}?)`
-	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
+	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|please|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
 // amountMoves: a thing (its subject, m[1]) whose amount moves (up or
@@ -305,6 +305,22 @@ var amountSet = regexp.MustCompile(`^(.*?)\b(?:stretch|stretched|stretching|rais
 // a wish, not a change ("Consider increasing the block to 4 hours", "you
 // should be able to increase the coverage to 90%").
 var advised = regexp.MustCompile(`\b(?:consider|considering|try|trying|could|should|can|might|may|would|able to|if|want to|wants to|recommend|suggest|aim to|plan to|planning to|need to|needs to|helps? to|ways? to|how to)\b`)
+
+// modals say what may be, not what is.
+var modals = set(`can could may might would should must will`)
+
+// isMoney: v is an amount of money or a share ("£1,010", "40 eur", "5%").
+func isMoney(v string) bool {
+	if strings.ContainsAny(v, "$€£%") {
+		return true
+	}
+	for _, q := range quantitiesIn(v) {
+		if strings.ContainsAny(q.unit, "$€£") {
+			return true
+		}
+	}
+	return false
+}
 
 // amountUpdate is the update of a thing's amount: its subject, whether
 // it moved up or down, the amount, its rate and the word after it. The
@@ -398,7 +414,14 @@ var detectors = []detector{
 	// a unit, or the move says up or down: "the kids are going to 3
 	// parties" moves nothing.
 	{[]string{" up to ", " down to ", "goes to ", "going to ", "went to ", "gone to ", "rising to ", "rose to ", "risen to ", "rises to ", "increas", "dropp", "drops to ", "falling to ", "fell to ", "falls to ", "bumped to ", "raised to ", "reduced to ", "lowered to ", "cut to ", "climbed to ", "jumped to ", "pushed to "}, amountMoves, func(m []string) (Update, bool) {
-		return amountUpdate(m[1], m[2], m[3], m[4], m[5])
+		if w := strings.Fields(m[1]); modals[w[len(w)-1]] {
+			return Update{}, false // "tickets can go up to £300 at the door": what may be
+		}
+		u, ok := amountUpdate(m[1], m[2], m[3], m[4], m[5])
+		if ok && !isMoney(u.New[0]) {
+			return Update{}, false // "heart rate went up to 165 bpm on the hill", "the limit goes down to 20mph outside the school": a reading or a place's, not a price
+		}
+		return u, ok
 	}},
 	// "finance agreed to stretch the budget to $48,000 a year", "we've
 	// cut the float to £150": an amount set, the verb before its thing.
@@ -714,7 +737,7 @@ var detectors = []detector{
 	// "reinstated the courtesy car": a thing dropped or called off is on
 	// again. Its old values are the thing with each word that dropped it
 	// ("forget the courtesy car").
-	{[]string{"reinstate", "restored"}, regexp.MustCompile(`(?:^|[,;:.!] |\band |\bso |\bbut )(?:the |our |my |your |her |his |their )?([a-z0-9][\w-]*(?: [a-z][\w-]*){0,2})(?: (?:is|are|has been|have been|was|were|got))? (?:reinstated|restored)\b|\b(?:reinstated|restored|reinstating) (?:the |our |my |your |her |his |their )?([a-z][\w-]*(?: [a-z][\w-]*){0,2})`), func(m []string) (Update, bool) {
+	{[]string{"reinstate", "restored"}, regexp.MustCompile(`(?:^|[,;:.!] |\band |\bso |\bbut )(?:the |our |my |your |her |his |their )?([a-z0-9][\w-]*(?: [a-z][\w-]*){0,2})(?: (?:is|are|has been|have been|was|were|got))? (?:reinstated|restored)(?:[,.;:!?]|$| from | on | for | at | by | today| yesterday| now| again| too| and | but )|\b(?:reinstated|restored|reinstating) (?:the |our |my |your |her |his |their )([a-z][\w-]*(?: [a-z][\w-]*){0,2})`), func(m []string) (Update, bool) {
 		thing := m[1] + m[2]
 		if notRestored[strings.Fields(thing)[0]] || m[2] != "" && preposition[strings.Fields(m[2])[0]] {
 			return Update{}, false

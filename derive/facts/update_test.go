@@ -24,6 +24,8 @@ func TestDetectUpdate(t *testing.T) {
 		{`and i quote, "due to rising costs" the rent is bumped up to £1,395 from june.`, true, "rent", "", "£1,395"},
 		{"council tax is going up to £128 a month", true, "council|tax", "", "£128"},
 		{"the kids are going to 3 parties this weekend", false, "", "", ""},
+		{"tickets can go up to £300 at the door", false, "", "", ""},
+		{"heart rate went up to 165 bpm on the last hill!", false, "", "", ""},
 		// An emoji ends a clause: the "if" is the next clause's.
 		{"YES old man is back on 🥾 tarn hows as plan b if it turns.", true, "", "old man cancelled|old man canceled|old man cancel|old man cancelling|old man called off|old man off", ""},
 		{"we cancel the boat if it rains 🌧️", false, "", "", ""},
@@ -37,6 +39,7 @@ func TestDetectUpdate(t *testing.T) {
 		// A thing dropped, on again.
 		{"Done: repairer switched to Kennet Bodyworks and courtesy car reinstated.", true, "", "courtesy car cancelled|courtesy car canceled|courtesy car cancel|courtesy car cancelling|courtesy car called off|courtesy car off|courtesy car dropping|courtesy car dropped|courtesy car drop|courtesy car removed|courtesy car removing|courtesy car remove|courtesy car cut|courtesy car scrapped|courtesy car scrapping|courtesy car ditched|courtesy car ditching|courtesy car forget|courtesy car scrap|courtesy car scratch|courtesy car ditch|courtesy car skip", ""},
 		{"power restored at 3pm", false, "", "", ""},
+		{"good news, the museum restored the 1920s carriage", false, "", "", ""}, // restoring a thing is no thing back on
 		{"restored from backup last night", false, "", "", ""},
 		// Someone's availability is theirs, not the day's.
 		{"bad news guys. Ana can't make the 12th anymore 😭 I've got a client workshop", false, "", "", ""},

@@ -484,6 +484,7 @@ func TestIMeantCorrects(t *testing.T) {
 		{"see you thursday at the pub", 1, "i meant friday 🤦", true},
 		{"see you thursday at the pub", 3, "i meant friday 🤦", false},    // a day is said of many things: the turn or two before
 		{"can mam come?", 1, "i meant can fionn AND my mam come", false}, // no value meant
+		{"parking was £12.99", 1, "sorry, I meant £12.50", true},         // the decimals kept: "£12" is in "£12.99"
 	} {
 		ups := readUpdate(memory.Message{Seq: 10 + tc.gap, Role: "user", Content: tc.meant}, nil)
 		r := RAGTurn{Seq: 10, Content: tc.older}

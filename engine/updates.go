@@ -559,7 +559,6 @@ func anchored(u facts.Update, old []string, text string) bool {
 // clockTime is a value that is a clock time alone ("9:05", "18:30").
 var clockTime = regexp.MustCompile(`^(?:[01]?\d|2[0-3]):[0-5]\d$`)
 
-
 // amountOnly: the old value is an amount of money and nothing else
 // ("£150").
 func amountOnly(old []string) bool {

@@ -47,6 +47,9 @@ type chatUpdate struct {
 	// the value of that kind said just before (meantReach).
 	meant      string
 	meantKinds []string
+	// meantUnit is the word a quick correction counts ("wait no, 36
+	// candles"): it corrects that count said just before (quickFix).
+	meantUnit string
 	// email is an address a turn gives as the one to use from now on
 	// ("Please use claire.whitfield@protonmail.com from now on"): it
 	// replaces the same person's other address (movedEmail).
@@ -70,9 +73,9 @@ func (c chatUpdate) said() string {
 
 // markFor is the mark under a turn saying content (low, its lower case)
 // when the update changed what it says.
-func (c chatUpdate) markFor(content, low string) (string, bool) {
+func (c chatUpdate) markFor(content, low string, near bool) (string, bool) {
 	if c.rep == nil {
-		if !updates(c.u, low) && !namedOld(c.u, c.names, low) {
+		if !updates(c.u, low) && !namedOld(c.u, c.names, low) && !(near && justSaid(c.u, low)) {
 			return "", false
 		}
 		return updateMark(c, c.quote), true
@@ -196,6 +199,8 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	}
 	if v, ok := meantValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
+	} else if v, unit, ok := quickFixOf(m.Content); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
 	if sets := facts.Assignments(m.Content); len(sets) <= settingsPerTurn { // more is a config dump, not a change
 		short := shortQuote(m.Content) // once: a turn's settings share it
@@ -282,7 +287,7 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		case u.meant != "":
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Content, low)
 		default:
-			m, ok = u.markFor(r.Content, low)
+			m, ok = u.markFor(r.Content, low, u.seq-seq <= justSaidReach)
 		}
 		if ok && !slices.ContainsFunc(marks, func(l updateLine) bool { return l.line == m }) {
 			marks = append(marks, updateLine{ups[j].seq, m}) // a short turn stating two updates (or setting two keys) is quoted once
@@ -367,6 +372,9 @@ func replacesEmail(e, content string) bool {
 // stretch, so a little further; a day, a time or an amount is said of
 // many things, so the turn or two before.
 func (c chatUpdate) meantReach() int64 {
+	if c.meantUnit != "" {
+		return 2
+	}
 	for _, k := range c.meantKinds {
 		switch k {
 		case lex.KindDay, lex.KindTime, lex.KindMoney:
@@ -394,11 +402,57 @@ func meantValue(m memory.Message) (string, bool) {
 	return strings.TrimSpace(g[1]), true
 }
 
+// quickFix is a person's correction of a count just said, opened by an
+// interjection and ending its clause: "wait no, 36 candles. 12 of the
+// 48 are seconds", "sorry, 3 bags". "sorry 2 mins late" goes on past
+// its count: an apology, not a correction.
+var quickFix = regexp.MustCompile(`(?i)^\s*(?:(?:wait|sorry|soz|sry|oops|no|nope|correction|typo|my bad|scratch that|scrap that)\b[,.!:;]* *){1,3}(?:it's |its |it is |make it |that's |thats |i meant |i mean )?(\d[\d.,]*) ([a-z]{3,})(?:\s*$|[,.!;)]| not\b| [-—–]|\s*[^\x00-\x7F])`)
+
+// quickFixOf is the count a quick correction gives ("36 candles") and the
+// word it counts.
+func quickFixOf(content string) (string, string, bool) {
+	g := quickFix.FindStringSubmatch(content)
+	if g == nil || lex.IsRankStopword(strings.ToLower(g[2])) {
+		return "", "", false
+	}
+	return g[1] + " " + strings.ToLower(g[2]), strings.ToLower(g[2]), true
+}
+
+// countsOther: text (lower case) counts the unit with another number
+// than the value v ("48 candles" for "36 candles").
+func countsOther(text, v, unit string) bool {
+	stem := strings.TrimSuffix(unit, "s")
+	ws := strings.Fields(text)
+	for i := 0; i+1 < len(ws); i++ {
+		n := strings.TrimLeft(ws[i], "(~")
+		u := strings.TrimRight(ws[i+1], ".,;:!?)")
+		if n == "" || n[0] < '0' || n[0] > '9' || strings.TrimSuffix(u, "s") != stem {
+			continue
+		}
+		if n+" "+unit != v && n+" "+u != v {
+			return true
+		}
+	}
+	return false
+}
+
+// firstSentence is the first sentence of content, the one a quick
+// correction is in.
+func firstSentence(content string) string {
+	if ss := lex.Sentences(content); len(ss) > 0 {
+		return ss[0]
+	}
+	return content
+}
+
 // corrects: content (low, its lower case) says a value of a kind c meant
 // corrects, and not the value meant.
 func (c chatUpdate) corrects(content, low string) bool {
 	if strings.Contains(low, strings.ToLower(c.meant)) {
 		return false
+	}
+	if c.meantUnit != "" {
+		return countsOther(low, c.meant, c.meantUnit)
 	}
 	ks := lex.ValueKinds(content)
 	for _, k := range c.meantKinds {
@@ -476,6 +530,9 @@ func updates(u facts.Update, text string) bool {
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}
+		if sameDayStated(u, o, text) {
+			return true // "scrap the 13th" for "Saturday 13 June", "not weds" for "Wednesday 16th"
+		}
 	}
 	if facts.MovedValue(u) { // "moved dinner to 8": a time said of dinner
 		return facts.SaysOtherValue(u, text)
@@ -493,6 +550,28 @@ func updates(u facts.Update, text string) bool {
 		}
 	}
 	return true
+}
+
+// justSaidReach is how far back a correction of a bare number reaches
+// without naming what it numbers: "wait sorry, 11.2 not 9.2" two turns
+// after "walls + floor comes to 9.2 sqm" corrects that 9.2; further
+// back, "9.2" alone could be anything's.
+const justSaidReach = 2
+
+// justSaid: text (lower case) holds one of u's old numbers and none of
+// its new values.
+func justSaid(u facts.Update, text string) bool {
+	for _, n := range u.New {
+		if lex.HasPhrase(text, n) {
+			return false
+		}
+	}
+	for _, o := range u.Old {
+		if strings.IndexAny(o, "0123456789") >= 0 && lex.HasPhrase(text, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueNames are the words content writes right before u's new value,
@@ -666,4 +745,47 @@ func updateMark(c chatUpdate, quote string) string {
 		when = c.at.UTC().Format(DayLayout) + ", "
 	}
 	return "(earlier; updated " + when + "turn " + strconv.FormatInt(c.seq, 10) + ": " + quote + ")"
+}
+
+// sameDayStated: a sentence of text names the old day o, written
+// otherwise, and a word of the update's sentence ("water" in "the
+// water's going off Thursday 17th now, not weds" for "Water will be off
+// Wednesday 16th"), without the new day: a chat names many Wednesdays,
+// and only the one said of the same thing is the one changed.
+func sameDayStated(u facts.Update, o, text string) bool {
+	if !facts.SameDay(o, text) {
+		return false
+	}
+	for _, s := range lex.Sentences(text) {
+		if facts.SameDay(o, s) && !saysNewDay(u, s) && sharesWord(s, strings.ToLower(u.Sentence)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharesWord: a and b (lower case) share a word naming a thing: not a
+// function word, a number, a weekday or a month.
+func sharesWord(a, b string) bool {
+	bs := lex.Words(b)
+	for _, w := range lex.Words(a) {
+		if len(w) < 3 || lex.IsRankStopword(w) || trailing[w] || lex.IsWeekday(w) || strings.IndexAny(w, "0123456789") >= 0 || lex.IsMonth(w) {
+			continue
+		}
+		if slices.Contains(bs, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// saysNewDay: text names u's new day too ("the 13th or the 20th?"), a
+// choice among both rather than the old day alone.
+func saysNewDay(u facts.Update, text string) bool {
+	for _, n := range u.New {
+		if lex.HasPhrase(text, n) || facts.SameDay(n, text) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/memory"
@@ -175,6 +176,16 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Westcombe have written to say butter goes up to £6.95/kg from March.", "Butter is Westcombe Dairy, £6.40/kg, 25kg a week.", true},
 		{"Westcombe have written to say butter goes up to £6.95/kg from March.", "That's £160 a week on butter and £93 on eggs.", false}, // money per kilo is no money a week
 		{"your balance is now £89.37 in credit.", "so your balance is now £83.02 in credit", true},
+		// A day written otherwise: its date (and month), else its weekday,
+		// said of the same thing.
+		{"ugh. farm just rang, they've got a wedding in the big barn that weekend 🙄 scrap the 13th, they can only do the 20th.", "I've pencilled in Cotswold Farm Park for Saturday 13 June, they do a group rate", true},
+		{"ugh. farm just rang, they've got a wedding in the big barn that weekend 🙄 scrap the 13th, they can only do the 20th.", "my dentist is on 13 June", false}, // another thing's day
+		{"Also heads up the water's going off Thursday 17th now, not weds.", "Water will be off Wednesday 16th from 9 till about 3. Thursday 17th: build the false wall.", true},
+		{"Also heads up the water's going off Thursday 17th now, not weds.", "bin day is wednesday", false},
+		// A thing moved, said as a plan; a time of day by its name.
+		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday not a work day.", "methotrexate 15 mg once a week, on Mondays.", true},
+		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday not a work day.", "methotrexate makes me tired", false},
+		{"went to the GP about my ankles. she's switched the amlodipine to night time, same 5 mg", "and amlodipine 5 mg every morning for my blood pressure", true},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {
@@ -527,6 +538,36 @@ func TestEmailMoved(t *testing.T) {
 		markUpdate(ups, &r)
 		if got := strings.Contains(r.update, "protonmail"); got != tc.want {
 			t.Errorf("%q marked %v (%q), want %v", tc.older, got, r.update, tc.want)
+		}
+	}
+}
+
+// A correction right after a number reaches it without naming it: "wait
+// sorry, 11.2 not 9.2" two turns after "comes to 9.2 sqm". Further back,
+// "9.2" alone could be anything's.
+func TestCorrectionOfANumberJustSaid(t *testing.T) {
+	at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	msgs := []memory.Message{
+		{Seq: 1, Role: memory.RoleUser, Content: "the shower tray is 9.2 kg", CreatedAt: at},
+		{Seq: 2, Role: memory.RoleUser, Content: "tile measurements done: walls + floor comes to 9.2 sqm", CreatedAt: at},
+		{Seq: 3, Role: memory.RoleUser, Content: "brill ta", CreatedAt: at},
+		{Seq: 4, Role: memory.RoleUser, Content: "wait sorry, 11.2 not 9.2, forgot the niche", CreatedAt: at},
+		{Seq: 5, Role: memory.RoleUser, Content: "stock check: we've got 48 candles", CreatedAt: at},
+		{Seq: 6, Role: memory.RoleUser, Content: "and 20 plants", CreatedAt: at},
+		{Seq: 7, Role: memory.RoleUser, Content: "wait no, 36 candles. 12 of the 48 are seconds", CreatedAt: at},
+		{Seq: 8, Role: memory.RoleUser, Content: "we sold 30 candles last week", CreatedAt: at},
+		{Seq: 9, Role: memory.RoleUser, Content: "sorry 2 mins late", CreatedAt: at},
+	}
+	var ups []chatUpdate
+	for _, m := range msgs {
+		ups = append(ups, readUpdate(m, ups)...)
+	}
+	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false} {
+		m := msgs[seq-1]
+		r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != want {
+			t.Errorf("turn %d %q marked = %v (%q), want %v", seq, m.Content, got, r.update, want)
 		}
 	}
 }

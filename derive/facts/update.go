@@ -388,6 +388,14 @@ var detectors = []detector{
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
+	// The same as a plan said in the present: "ok new plan, moving
+	// methotrexate to saturdays", "we're moving standup to 10". After
+	// "try" or "consider" it is advice ("you might try moving the
+	// exercise to 8:00 AM"), so it opens its clause or follows its doer.
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`(?:^|[,;:] |\b(?:so|and|now|then|ok|okay)\b,? |\b(?:i'm|we're|i am|we are|they're|they are|she's|he's) (?:now |just )?)(?:moving|pushing|bumping|shifting|rescheduling|changing|switching)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
+		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
+	}},
 	// "release pushed back to thu 11 feb", "ok standup moved to 10:30":
 	// the same, the thing first, without an article.
 	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) (?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
@@ -579,7 +587,7 @@ var detectors = []detector{
 	}},
 	// "<subject> changed to Y", "the deadline got pushed to Friday", "the
 	// party moved to saturday", "price went up to 52 EUR".
-	{[]string{" to ", " until ", " till "}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:got |was |were |has been |have been |is being |just )?(?:changed|moved|pushed(?: back)?|postponed|rescheduled|bumped|shifted|raised|lowered|increased|decreased|reduced|went (?:up|down)|has gone (?:up|down)) (?:to|until|till) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " until ", " till "}, regexp.MustCompile(`\b(?:the|our|my|its|his|her|their) ([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:got |was |were |has been |have been |is being |is |are |just )?(?:changed|moved|pushed(?: back)?|postponed|rescheduled|bumped|shifted|raised|lowered|increased|decreased|reduced|went (?:up|down)|has gone (?:up|down)) (?:to|until|till) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := thingWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,10 @@ type timeKind uint8
 const (
 	clockTime timeKind = 1 << iota
 	dayTime
+	// partTime is a time of day by its name ("every morning", "night
+	// time"): another such name is another time, a clock time may be
+	// within it ("dinner in the evening" is no other time than 8).
+	partTime
 )
 
 var (
@@ -28,8 +33,12 @@ var (
 	// clock time in a sentence ("table for 4").
 	clockRe = regexp.MustCompile(`\b(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)? ?(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)|\b(?:[01]?\d|2[0-4]):[0-5]\d\b|\b(?:noon|midday|midnight)\b`)
 	// dayRe: a weekday ("fridays" too: a schedule), "tomorrow", "the 14th", "14 May", "May 14".
-	dayRe    = regexp.MustCompile(`\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
-	bareHour = regexp.MustCompile(`^(?:[1-9]|1\d|2[0-4])(?::[0-5]\d)?$`)
+	dayRe = regexp.MustCompile(`\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
+	// partOfDay: a time of day by its name ("switched the amlodipine to
+	// night time" after "amlodipine 5 mg every morning"). "3 nights" is
+	// a stay, not a time.
+	partOfDay = regexp.MustCompile(`\b(?:morning|evening|afternoon|night ?time|bedtime|lunchtime|teatime)s?\b`)
+	bareHour  = regexp.MustCompile(`^(?:[1-9]|1\d|2[0-4])(?::[0-5]\d)?$`)
 )
 
 // kindOf is the kind of time a value phrase (lower case) is; 0 for none.
@@ -48,6 +57,9 @@ func kindsIn(s string) timeKind {
 	var k timeKind
 	if clockRe.MatchString(s) {
 		k |= clockTime
+	}
+	if partOfDay.MatchString(s) {
+		k |= partTime
 	}
 	if dayRe.MatchString(s) {
 		k |= dayTime
@@ -306,4 +318,91 @@ func timeValue(v []string) []string {
 		return nil
 	}
 	return v
+}
+
+// Days said otherwise. "scrap the 13th, they can only do the 20th" makes
+// stale "Cotswold Farm Park for Saturday 13 June"; "water's going off
+// Thursday 17th now, not weds" makes stale "Water will be off Wednesday
+// 16th". People name one day in several writings, so an old value that
+// is a day is compared as a day: its day of the month (and month, when
+// both say one), else its weekday.
+
+// monthDayRe is a day of the month: "13 june", "13th of june", "june 13",
+// "the 13th" (submatches: day, month; month, day; day alone).
+var monthDayRe = regexp.MustCompile(`\b(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? (jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* (\d{1,2})(?:st|nd|rd|th)?|(\d{1,2})(?:st|nd|rd|th))\b`)
+
+var monthNo = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+
+// date is a day of the month, and its month when said (0 when not).
+type date struct{ day, month int }
+
+// datesIn are the days of the month a text (lower case) names.
+func datesIn(s string) []date {
+	var out []date
+	for _, m := range monthDayRe.FindAllStringSubmatch(s, -1) {
+		var d date
+		switch {
+		case m[1] != "":
+			d = date{atoi(m[1]), monthNo[m[2]]}
+		case m[4] != "":
+			d = date{atoi(m[4]), monthNo[m[3]]}
+		default:
+			d = date{day: atoi(m[5])}
+		}
+		if d.day >= 1 && d.day <= 31 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// weekdaysIn are the weekdays a text (lower case) names, by their first
+// three letters ("weds", "wednesdays" and "wed" are "wed").
+func weekdaysIn(s string) []string {
+	var out []string
+	for _, w := range lex.Words(s) {
+		if len(w) >= 3 && lex.IsWeekday(w) {
+			out = append(out, w[:3])
+		}
+	}
+	return out
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// onlyDay: every word of v names a day ("sat 13th", "the 13th of june",
+// "weds"): a value that is a day and nothing else.
+func onlyDay(v string) bool {
+	for _, w := range lex.Words(v) {
+		if w == "the" || w == "of" || lex.IsWeekday(w) || monthNo[w[:min(3, len(w))]] != 0 && len(w) >= 3 {
+			continue
+		}
+		if n := strings.TrimRight(w, "stndrh"); n != "" && strings.Trim(n, "0123456789") == "" {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// SameDay reports whether text (lower case) names the day the value v
+// names, written otherwise: "13 june" or "saturday 13th" for "13th",
+// "wednesday 16th" for "weds". Its day of the month decides when v says
+// one (and its month, when both say one), else its weekday.
+func SameDay(v, text string) bool {
+	if !onlyDay(v) {
+		return false
+	}
+	if ds := datesIn(v); len(ds) == 1 {
+		for _, t := range datesIn(text) {
+			if t.day == ds[0].day && (ds[0].month == 0 || t.month == 0 || t.month == ds[0].month) {
+				return true
+			}
+		}
+		return false
+	}
+	if ws := weekdaysIn(v); len(ws) == 1 {
+		return slices.Contains(weekdaysIn(text), ws[0])
+	}
+	return false
 }

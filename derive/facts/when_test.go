@@ -31,3 +31,24 @@ func TestSaysOtherTime(t *testing.T) {
 		}
 	}
 }
+
+func TestSameDay(t *testing.T) {
+	for _, tc := range []struct {
+		v, text string
+		want    bool
+	}{
+		{"13th", "cotswold farm park for saturday 13 june", true},
+		{"13th", "june 13 works", true},
+		{"13th", "13 kids are coming", false},
+		{"13 june", "the 13th", true},
+		{"13 june", "13 july", false},
+		{"weds", "water will be off wednesday 16th", true},
+		{"weds", "water will be off thursday 17th", false},
+		{"the plumber", "the plumber on wednesday", false}, // no day
+		{"sat 13th", "saturday the 13th", true},
+	} {
+		if got := SameDay(tc.v, tc.text); got != tc.want {
+			t.Errorf("SameDay(%q, %q) = %v, want %v", tc.v, tc.text, got, tc.want)
+		}
+	}
+}

@@ -541,3 +541,10 @@ var (
 	howMuchOf = regexp.MustCompile(`\bhow much (?:time|longer|later|earlier|space|room|data|memory|ram|disk|storage|water|sleep|weight|work|of|more time|further|notice)\b`)
 	asksDay   = regexp.MustCompile(`\b(?:what|which|wat)(?: \w+)? (?:days?|dates?|nights?|evenings?|mornings?|afternoons?|weekends?)\b|\bdue date\b`)
 )
+
+// IsWeekday: w (lower case) names a weekday, whole ("wednesday",
+// "fridays") or short ("weds", "thu").
+func IsWeekday(w string) bool { return weekdays[w] || shortWeekdays[w] }
+
+// IsMonth: w (lower case) names a month, whole or short ("sept").
+func IsMonth(w string) bool { return months[w] }

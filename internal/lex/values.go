@@ -26,6 +26,7 @@ const (
 	KindTime    = "#time"
 	KindDay     = "#day"
 	KindAddress = "#address"
+	KindColour  = "#colour"
 )
 
 // ValueKinds returns the kinds of value text holds, each once, in a fixed
@@ -36,7 +37,7 @@ func ValueKinds(text string) []string {
 		return nil
 	}
 	toks, ends := valueTokens(text)
-	var have [8]bool
+	var have [9]bool
 	for i := 0; i < len(toks); {
 		i += kindsAt(toks, ends, i, &have)
 	}
@@ -49,7 +50,7 @@ func ValueKinds(text string) []string {
 	return out
 }
 
-var kindNames = [8]string{KindPhone, KindEmail, KindHost, KindCode, KindMoney, KindTime, KindDay, KindAddress}
+var kindNames = [9]string{KindPhone, KindEmail, KindHost, KindCode, KindMoney, KindTime, KindDay, KindAddress, KindColour}
 
 const (
 	kPhone = iota
@@ -60,13 +61,14 @@ const (
 	kTime
 	kDay
 	kAddress
+	kColour
 )
 
 // mayHoldValue is a cheap first look: every kind but a weekday or a host
 // needs a digit or an '@', and those two are looked for only when a
 // letter run could be one ("…day", "://", ".com").
 func mayHoldValue(text string) bool {
-	if strings.ContainsAny(text, "0123456789@") {
+	if strings.ContainsAny(text, "0123456789@#") {
 		return true
 	}
 	for _, w := range valueParts { // monday … sunday, tues, thurs, weds ("holiday" too: a look, not a test), a host
@@ -108,7 +110,7 @@ func lowAt(toks []string, i int) string {
 
 // kindsAt marks the kinds the value at toks[i] is of, and says how many
 // tokens it took (a phone number's groups are one value).
-func kindsAt(toks []string, ends []bool, i int, have *[8]bool) int {
+func kindsAt(toks []string, ends []bool, i int, have *[9]bool) int {
 	t := toks[i]
 	low := strings.ToLower(t)
 	switch {
@@ -122,6 +124,9 @@ func kindsAt(toks []string, ends []bool, i int, have *[8]bool) int {
 		return 1
 	case isHostName(low):
 		have[kHost] = true
+		return 1
+	case isHexColour(t):
+		have[kColour] = true
 		return 1
 	}
 	// "thu 11 feb", "sun 8th": a short weekday is one before a date, not
@@ -530,6 +535,9 @@ func AskedKinds(query string) []string {
 	if has("address", "postcode", "zip") && !has("email") {
 		out = append(out, KindAddress)
 	}
+	if has("hex", "colour", "colours", "color", "colors", "palette") {
+		out = append(out, KindColour)
+	}
 	return out
 }
 
@@ -548,3 +556,13 @@ func IsWeekday(w string) bool { return weekdays[w] || shortWeekdays[w] }
 
 // IsMonth: w (lower case) names a month, whole or short ("sept").
 func IsMonth(w string) bool { return months[w] }
+
+// isHexColour: a colour as designers write it, "#2E4A3F" or "#0af"
+// (three letters without a digit are a hashtag: "#bad").
+func isHexColour(t string) bool {
+	h, ok := strings.CutPrefix(t, "#")
+	if !ok || len(h) != 6 && (len(h) != 3 || !strings.ContainsAny(h, "0123456789")) {
+		return false
+	}
+	return strings.Trim(h, "0123456789abcdefABCDEF") == ""
+}

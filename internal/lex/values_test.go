@@ -12,6 +12,8 @@ func TestValueKinds(t *testing.T) {
 		want string // kinds joined by spaces
 	}{
 		{"sorry typo, its 07836 551 240 not 204", "#phone"},
+		{"brand colours are forest green #2E4A3F and cream #F3E9DC", "#colour"},
+		{"that was #bad of them #fail", ""},
 		{"call me on +44 20 7946 0958 after 6", "#phone"},
 		{"the US office is 555-123-4567", "#phone"},
 		{"ok changed it, it's 2803 now", "#code"},
@@ -74,6 +76,7 @@ func TestAskedKinds(t *testing.T) {
 		want  string
 	}{
 		{"what's the best number to call Olu on?", "#phone"},
+		{"what hex codes should the design use", "#code #colour"},
 		{"the new carer can't get in, what's the code for the key box", "#code"},
 		{"did the museum trip get paid? school wants the reference", "#code #money"},
 		{"how much do we owe each month from april and which account does it go to?", "#money"},

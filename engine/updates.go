@@ -48,8 +48,11 @@ type chatUpdate struct {
 	meant      string
 	meantKinds []string
 	// meantUnit is the word a quick correction counts ("wait no, 36
-	// candles"): it corrects that count said just before (quickFix).
+	// candles"): it corrects that count said just before (quickFix);
+	// bareNumber for a number alone ("Correction, it's 16"), which
+	// corrects a number the same speaker's turn just before said.
 	meantUnit string
+	meantRole memory.Role
 	// email is an address a turn gives as the one to use from now on
 	// ("Please use claire.whitfield@protonmail.com from now on"): it
 	// replaces the same person's other address (movedEmail).
@@ -200,7 +203,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if v, ok := meantValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, quote: updateQuote(m.Content, firstSentence(m.Content))})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, meantRole: m.Role, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
 	if sets := facts.Assignments(m.Content); len(sets) <= settingsPerTurn { // more is a config dump, not a change
 		short := shortQuote(m.Content) // once: a turn's settings share it
@@ -285,7 +288,7 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		case u.email != "":
 			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
 		case u.meant != "":
-			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Content, low)
+			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
 		default:
 			m, ok = u.markFor(r.Content, low, u.seq-seq <= justSaidReach)
 		}
@@ -408,14 +411,35 @@ func meantValue(m memory.Message) (string, bool) {
 // its count: an apology, not a correction.
 var quickFix = regexp.MustCompile(`(?i)^\s*(?:(?:wait|sorry|soz|sry|oops|no|nope|correction|typo|my bad|scratch that|scrap that)\b[,.!:;]* *){1,3}(?:it's |its |it is |make it |that's |thats |i meant |i mean )?(\d[\d.,]*) ([a-z]{3,})(?:\s*$|[,.!;)]| not\b| [-—–]|\s*[^\x00-\x7F])`)
 
+// quickFixBare is the same correction of a number alone: "Correction,
+// it's 16, we upgraded in January" after "We're on Postgres 14".
+var quickFixBare = regexp.MustCompile(`(?i)^\s*(?:(?:wait|sorry|soz|sry|oops|no|nope|correction|typo|my bad)\b[,.!:;]* *){1,3}(?:it's|its|it is|it was|that's|thats) (\d[\d.,]*)(?:\s*$|[,.!;])`)
+
+// bareNumber is the meantUnit of a number corrected alone.
+const bareNumber = "#"
+
 // quickFixOf is the count a quick correction gives ("36 candles") and the
-// word it counts.
+// word it counts (bareNumber for a number alone).
 func quickFixOf(content string) (string, string, bool) {
-	g := quickFix.FindStringSubmatch(content)
-	if g == nil || lex.IsRankStopword(strings.ToLower(g[2])) {
-		return "", "", false
+	if g := quickFix.FindStringSubmatch(content); g != nil && !lex.IsRankStopword(strings.ToLower(g[2])) {
+		return g[1] + " " + strings.ToLower(g[2]), strings.ToLower(g[2]), true
 	}
-	return g[1] + " " + strings.ToLower(g[2]), strings.ToLower(g[2]), true
+	if g := quickFixBare.FindStringSubmatch(content); g != nil {
+		return strings.TrimRight(g[1], ".,"), bareNumber, true
+	}
+	return "", "", false
+}
+
+// saysOtherNumber: text (lower case) holds a number other than v, as a
+// word of its own ("postgres 14" for "16"; not "v2.14.3").
+func saysOtherNumber(text, v string) bool {
+	for _, w := range strings.Fields(text) {
+		w = strings.TrimRight(w, ".,;:!?)")
+		if w != "" && w != v && strings.Trim(w, "0123456789.") == "" && strings.IndexAny(w, "0123456789") >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // countsOther: text (lower case) counts the unit with another number
@@ -447,11 +471,15 @@ func firstSentence(content string) string {
 
 // corrects: content (low, its lower case) says a value of a kind c meant
 // corrects, and not the value meant.
-func (c chatUpdate) corrects(content, low string) bool {
+func (c chatUpdate) corrects(role, content, low string) bool {
 	if strings.Contains(low, strings.ToLower(c.meant)) {
 		return false
 	}
-	if c.meantUnit != "" {
+	switch c.meantUnit {
+	case "":
+	case bareNumber:
+		return role == string(c.meantRole) && saysOtherNumber(low, c.meant)
+	default:
 		return countsOther(low, c.meant, c.meantUnit)
 	}
 	ks := lex.ValueKinds(content)

@@ -186,6 +186,14 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday not a work day.", "methotrexate 15 mg once a week, on Mondays.", true},
 		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday not a work day.", "methotrexate makes me tired", false},
 		{"went to the GP about my ankles. she's switched the amlodipine to night time, same 5 mg", "and amlodipine 5 mg every morning for my blood pressure", true},
+		// A code changed, the thing's name beside the word "code".
+		{"FYI there was a break-in at the garage two doors down, so I changed our garage code to 2580.", "garage keypad is 1937", true},
+		{"FYI there was a break-in at the garage two doors down, so I changed our garage code to 2580.", "the garage is full of bikes", false},
+		// A time moved, the thing named by two words said in one sentence.
+		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "Oh and trash + recycling go out tuesday night, pickup is early wed.", true},
+		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "the trash bags are under the sink. pickup the keys tuesday", false},
+		// Someone new in a role, said without "the".
+		{"fyi janine's moved to another branch. new coordinator at brightwater is Mark, direct line 0118 496 0799", "from Brightwater Care. coordinator is janine, 0118 496 0732", true},
 	} {
 		u, ok := facts.DetectUpdate(tc.update)
 		if !ok {
@@ -557,12 +565,15 @@ func TestCorrectionOfANumberJustSaid(t *testing.T) {
 		{Seq: 7, Role: memory.RoleUser, Content: "wait no, 36 candles. 12 of the 48 are seconds", CreatedAt: at},
 		{Seq: 8, Role: memory.RoleUser, Content: "we sold 30 candles last week", CreatedAt: at},
 		{Seq: 9, Role: memory.RoleUser, Content: "sorry 2 mins late", CreatedAt: at},
+		{Seq: 10, Role: memory.RoleUser, Content: "We're on Postgres 14 btw if that changes anything for sslmode.", CreatedAt: at},
+		{Seq: 11, Role: memory.RoleAssistant, Content: "Use sslmode=require; it works on 12, 13 and 14.", CreatedAt: at},
+		{Seq: 12, Role: memory.RoleUser, Content: "Correction, it's 16, we upgraded in January.", CreatedAt: at},
 	}
 	var ups []chatUpdate
 	for _, m := range msgs {
 		ups = append(ups, readUpdate(m, ups)...)
 	}
-	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false} {
+	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false} {
 		m := msgs[seq-1]
 		r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
 		markUpdate(ups, &r)

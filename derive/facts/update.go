@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/lex"
@@ -127,7 +128,11 @@ func detectIn(s string) (Update, bool) {
 		if !m.anyOf(cueIDs.detectors[i]) {
 			continue // its regular expression cannot match: not run
 		}
-		if m := d.re.FindStringSubmatch(low); m != nil {
+		in := low
+		if d.cased() {
+			in = s
+		}
+		if m := d.re.FindStringSubmatch(in); m != nil {
 			if u, ok := d.read(m); ok && (len(u.Old) > 0 || len(u.New) > 0) {
 				return u, true
 			}
@@ -239,6 +244,10 @@ type detector struct {
 	re   *regexp.Regexp
 	read func(m []string) (Update, bool)
 }
+
+// cased: a detector's expression that reads the sentence as written (it
+// opens with "(?i)"), not lower-cased.
+func (d detector) cased() bool { return strings.HasPrefix(d.re.String(), "(?i)") }
 
 // strongCues say a change without a change verb; every other pattern
 // needs one of changeVerbs. Most sentences hold " to " or " from ": the
@@ -584,6 +593,16 @@ var detectors = []detector{
 	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := thingWords(m[1])
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// The same opening a sentence without "the": "new coordinator at
+	// brightwater is Mark, direct line …". Read in the sentence's own case:
+	// "New Balance sneakers are …" names a brand.
+	{[]string{"new "}, regexp.MustCompile(`(?i)^(?:(?:ok|okay|so|and|fyi|btw|also|update),? )*(new) ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		if m[1] == "New" && m[2] != "" && unicode.IsUpper(rune(m[2][0])) {
+			return Update{}, false
+		}
+		subj := thingWords(strings.ToLower(m[2]))
+		return Update{Subject: subj, New: value(strings.ToLower(m[3]))}, len(subj) > 0
 	}},
 	// "<subject> changed to Y", "the deadline got pushed to Friday", "the
 	// party moved to saturday", "price went up to 52 EUR".

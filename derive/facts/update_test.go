@@ -13,6 +13,11 @@ func TestDetectUpdate(t *testing.T) {
 		subject, old, new_ string // "|"-joined; "" = none
 	}{
 		{"I moved from Berlin to Munich last month.", true, "", "berlin", "munich"},
+		{"Plumber pushed to Fri 6/12, 8-10am, their Wed guy is out sick.", true, "plumber", "", "fri 6/12"},
+		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday", true, "methotrexate", "", "saturdays"},
+		{"you might try moving the exercise to 8:00 AM, right before your first meeting.", false, "", "", ""},
+		{"new coordinator at brightwater is Mark, direct line 0118 496 0799", true, "coordinator|brightwater", "", "mark"},
+		{"New Balance shoe is great for walking", false, "", "", ""},
 		{"We relocated from Austin to Denver in May.", true, "", "austin", "denver"},
 		{"We changed the step size h from 0.5 to 0.25.", true, "step|size|h", "0.5", "0.25"},
 		{"We changed the step size h to 0.25.", true, "step|size|h", "", "0.25"},

@@ -33,7 +33,9 @@ var (
 	// clock time in a sentence ("table for 4").
 	clockRe = regexp.MustCompile(`\b(?:[01]?\d|2[0-4])(?:[:.][0-5]\d)? ?(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)|\b(?:[01]?\d|2[0-4]):[0-5]\d\b|\b(?:noon|midday|midnight)\b`)
 	// dayRe: a weekday ("fridays" too: a schedule), "tomorrow", "the 14th", "14 May", "May 14".
-	dayRe = regexp.MustCompile(`\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|tues|thurs|today|tonight|tomorrow)\b|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
+	// A short weekday is a day before a number ("Fri 6/12", "sat 14th"),
+	// not in "the sun is out".
+	dayRe = regexp.MustCompile(`\b(?:(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?|tues|thurs|today|tonight|tomorrow)\b|\b(?:mon|tue|wed|weds|thu|fri|sat|sun)\.? \d|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b`)
 	// partOfDay: a time of day by its name ("switched the amlodipine to
 	// night time" after "amlodipine 5 mg every morning"). "3 nights" is
 	// a stay, not a time.
@@ -88,10 +90,23 @@ func timeSubject(u Update) (string, bool) {
 	if len(ws) == 0 && len(u.Subject) == 1 && u.Subject[0] == "deadline" {
 		ws = u.Subject // "the deadline got pushed to Friday": a thing of its own
 	}
-	if len(ws) != 1 || len(u.Subject) > 2 {
+	if len(ws) == 0 || len(ws) > 2 || len(u.Subject) > 3 {
 		return "", false
 	}
 	return ws[0], true
+}
+
+// timeSubjectRest are the subject's other word naming the thing whose
+// time moved, if any: "trash pickup" moved is said of both words ("trash
+// … go out tuesday night, pickup is early wed").
+func timeSubjectRest(u Update) []string {
+	var ws []string
+	for _, w := range u.Subject {
+		if !timeNouns[w] {
+			ws = append(ws, w)
+		}
+	}
+	return ws[min(1, len(ws)):]
 }
 
 var timeNouns = set(`date time day deadline`) // "the kit deadline": when the kit is due
@@ -104,8 +119,15 @@ func SaysOtherTime(u Update, text string) bool {
 	if !MovedTime(u) {
 		return false
 	}
-	want := kindOf(u.New[0])
-	other := func(s string) bool { return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0]) }
+	want, rest := kindOf(u.New[0]), timeSubjectRest(u)
+	other := func(s string) bool {
+		for _, w := range rest {
+			if !hasWord(s, w) {
+				return false
+			}
+		}
+		return kindsIn(s)&want != 0 && !lex.HasPhrase(s, u.New[0])
+	}
 	if sentenceNaming(text, subj, other) || nextSentenceGives(text, subj, other) {
 		return true
 	}
@@ -215,8 +237,32 @@ func SaysOtherValue(u Update, text string) bool {
 // code is WHEELS20", "the door code is 4417 now"): letters and digits in
 // one word, or four digits or more.
 func MovedCode(u Update) bool {
-	return len(u.Old) == 0 && len(u.New) == 1 && len(u.Subject) == 1 && isCode(u.New[0])
+	_, ok := codeSubject(u)
+	return ok && len(u.Old) == 0 && len(u.New) == 1 && isCode(u.New[0])
 }
+
+// codeSubject is the one word naming the thing whose code changed: "our
+// garage code" is the garage's (a word naming the kind of value — code,
+// pin, password, number — says what changed of it, as "date" does of a
+// time).
+func codeSubject(u Update) (string, bool) {
+	var ws []string
+	all := strings.Fields(strings.Join(u.Subject, " ")) // "garage code" may come as one phrase
+	for _, w := range all {
+		if !codeNouns[w] {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 && len(all) == 1 {
+		ws = all // "the new code is WHEELS20": the code itself
+	}
+	if len(ws) != 1 || len(all) > 2 {
+		return "", false
+	}
+	return ws[0], true
+}
+
+var codeNouns = set(`code codes pin password passcode combination number ref reference`)
 
 // SaysOtherCode reports whether text (lower case) has a sentence naming
 // the thing u changed with another code: "with the club discount code
@@ -225,7 +271,8 @@ func SaysOtherCode(u Update, text string) bool {
 	if !MovedCode(u) {
 		return false
 	}
-	return sentenceNaming(text, u.Subject[0], func(s string) bool {
+	subj, _ := codeSubject(u)
+	return sentenceNaming(text, subj, func(s string) bool {
 		for _, w := range strings.Fields(s) {
 			if w = strings.Trim(w, ".,;:!?()\"'"); isCode(w) && w != u.New[0] {
 				return true

@@ -23,7 +23,9 @@ func TestSaysOtherTime(t *testing.T) {
 		{"a clock time is not a day", day, "the deadline review is at 10:00.", false},
 		{"a date moved: what starts", Update{Subject: []string{"start", "date"}, New: []string{"october 1"}}, "i'm relocating to toronto for a new job starting september 1 and need a flat.", true},
 		{"a date moved: the new date", Update{Subject: []string{"start", "date"}, New: []string{"october 1"}}, "the job is starting october 1 now.", false},
-		{"two things named besides the date", Update{Subject: []string{"job", "start", "date"}, New: []string{"october 1"}}, "the job is starting september 1.", false},
+		{"two words name the thing: both said", Update{Subject: []string{"job", "start", "date"}, New: []string{"october 1"}}, "the job is starting september 1.", true},
+		{"two words name the thing: one said", Update{Subject: []string{"trash", "pickup"}, New: []string{"thursdays"}}, "the trash is full again, tuesday night.", false},
+		{"two words name the thing, one sentence", Update{Subject: []string{"trash", "pickup"}, New: []string{"thursdays"}}, "oh and trash + recycling go out tuesday night, pickup is early wed.", true},
 		{"not a moved time", Update{Subject: []string{"budget"}, New: []string{"5000"}}, "the budget was 3000 at 10:00.", false},
 	} {
 		if got := SaysOtherTime(tc.u, tc.text); got != tc.want {

@@ -162,9 +162,54 @@ func enumerator(s string) bool {
 	return body != "" && strings.Trim(body, "0123456789") == ""
 }
 
-// EndsWithQuestion reports whether text ends with a question mark (white
-// space after it aside): a turn asking something, whose next turn
-// answers it.
+// EndsWithQuestion reports whether text ends with a question: a turn
+// asking something, whose next turn answers it. A question mark ends one
+// (white space after it aside); so does a short last sentence that asks
+// by its first word, as people texting write it without one ("whats the
+// house account details again", "anyone got the wifi pw", "is the
+// plumber still coming thurs").
 func EndsWithQuestion(text string) bool {
-	return strings.HasSuffix(strings.TrimRight(text, " \t\n\r"), "?")
+	t := strings.TrimRight(text, " \t\n\r")
+	if strings.HasSuffix(t, "?") {
+		return true
+	}
+	ss := Sentences(t)
+	if len(ss) == 0 || strings.Contains(t[max(0, len(t)-2):], ".") {
+		return false // a sentence closed by a full stop states
+	}
+	return asksByItsWords(ss[len(ss)-1])
 }
+
+// asksByItsWords: a sentence of two to fourteen words opening (after a
+// filler such as "ok" or "also") with a question word, or with an
+// auxiliary before its subject ("do you", "is the").
+func asksByItsWords(sentence string) bool {
+	ws := Words(sentence)
+	if len(ws) < 2 || len(ws) > 14 {
+		return false
+	}
+	i := 0
+	for i < len(ws)-1 && askFillers[ws[i]] {
+		i++
+	}
+	w, next := ws[i], ""
+	if i+1 < len(ws) {
+		next = ws[i+1]
+	}
+	switch {
+	case whOpeners[w]:
+		return next != "a" && next != "an" // "what a day" exclaims
+	case auxOpeners[w]:
+		return askSubjects[next] || (w == "is" || w == "are" || w == "was" || w == "were" || w == "has" || w == "does" || w == "did") && next == "the"
+	case w == "any" || w == "anyone" || w == "anybody":
+		return true
+	}
+	return false
+}
+
+var (
+	askFillers  = Set(`ok okay so and also btw hey hi um hmm oh sorry quick guys lads all`)
+	whOpeners   = Set(`what whats where wheres when whens who whos why how hows which`)
+	auxOpeners  = Set(`is isnt are arent was were do does did didnt can cant could would will wont should shall has have hasnt havent`)
+	askSubjects = Set(`you u ya we i they he she it anyone anybody someone somebody there this that everyone`)
+)

@@ -57,3 +57,25 @@ func TestSentenceBreaksKeepLabelsWithTheirItems(t *testing.T) {
 		t.Errorf("too few breaks: %q", got)
 	}
 }
+
+func TestEndsWithQuestion(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Would it not make sense for the website to be Shopify too?", true},
+		{"whats the house account details again", true},
+		{"ok so is the plumber still coming thurs", true},
+		{"anyone got the wifi pw", true},
+		{"do you know where the spare key went", true},
+		{"do the first one", false},             // an order
+		{"what a day 😅", false},                 // an exclamation
+		{"Where we live it rains a lot.", false}, // a full stop states
+		{"sent ✅", false},
+		{"I'll send the invoice tomorrow", false},
+	} {
+		if got := EndsWithQuestion(c.text); got != c.want {
+			t.Errorf("EndsWithQuestion(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}

@@ -68,8 +68,8 @@ func TestEndsWithQuestion(t *testing.T) {
 		{"ok so is the plumber still coming thurs", true},
 		{"anyone got the wifi pw", true},
 		{"do you know where the spare key went", true},
-		{"do the first one", false},             // an order
-		{"what a day 😅", false},                 // an exclamation
+		{"do the first one", false},              // an order
+		{"what a day 😅", false},                  // an exclamation
 		{"Where we live it rains a lot.", false}, // a full stop states
 		{"sent ✅", false},
 		{"I'll send the invoice tomorrow", false},

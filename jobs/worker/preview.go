@@ -54,6 +54,14 @@ func (p *Previewer) Preview(ctx context.Context, chat memory.Chat, head *memory.
 		return nil, nil
 	}
 	pk := previewKey{created: chat.CreatedAt, cursor: cursor, dirty: chat.DirtyMark}
+	// A kept preview fewer than a trigger's turns behind is served as is:
+	// the turns after it are shown verbatim (its covered_to_seq says
+	// which), as they are after a stored head that lags by less. Extending
+	// it on every read made each read after an append (the AI SDK's call)
+	// analyse and merge the new turn: a tenth of that call's CPU.
+	if rec, ok := p.keptWithin(chat.Key(), pk, upTo, int64(max(1, s.TriggerTurns))); ok {
+		return rec, nil
+	}
 	prev, from := p.previewBase(chat.Key(), pk, head)
 	if from >= upTo {
 		return p.previewAt(chat.Key(), pk, upTo)
@@ -147,6 +155,20 @@ func (p *Previewer) previewAt(key memory.ChatKey, pk previewKey, upTo int64) (*m
 	out := pv.rec
 	out.Summary = pv.rec.Summary.Clone()
 	return &out, nil
+}
+
+// keptWithin returns the kept preview when it was computed from the same
+// state and covers all but fewer than lag turns up to upTo.
+func (p *Previewer) keptWithin(key memory.ChatKey, pk previewKey, upTo, lag int64) (*memory.SummaryRecord, bool) {
+	p.mu.Lock()
+	pv, ok := p.previews[key]
+	p.mu.Unlock()
+	if !ok || !pv.key.same(pk) || upTo-pv.rec.ToSeq >= lag {
+		return nil, false
+	}
+	out := pv.rec
+	out.Summary = pv.rec.Summary.Clone()
+	return &out, true
 }
 
 func (p *Previewer) keepPreview(key memory.ChatKey, pk previewKey, rec memory.SummaryRecord) {

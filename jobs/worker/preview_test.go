@@ -76,13 +76,16 @@ func TestPreviewFollowsTheChat(t *testing.T) {
 	}{
 		{"lagging", func() {}, 20},
 		{"same state again", func() {}, 20},
-		{"new turns extend it", func() { appendTurns(t, st, chatKey, 7) }, 27},
+		// Fewer new turns than a trigger's: the kept preview, those turns
+		// shown verbatim after it.
+		{"a few new turns keep it", func() { appendTurns(t, st, chatKey, 7) }, 20},
+		{"a trigger's new turns extend it", func() { appendTurns(t, st, chatKey, 3) }, 30},
 		{"the worker caught up", func() {
 			if err := w.Drain(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}, 0},
-		{"lagging past the head", func() { appendTurns(t, st, chatKey, 12) }, 39},
+		{"lagging past the head", func() { appendTurns(t, st, chatKey, 12) }, 42},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.before()

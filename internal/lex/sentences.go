@@ -173,12 +173,18 @@ func EndsWithQuestion(text string) bool {
 	if strings.HasSuffix(t, "?") {
 		return true
 	}
-	ss := Sentences(t)
-	if len(ss) == 0 || strings.Contains(t[max(0, len(t)-2):], ".") {
+	if t == "" || strings.HasSuffix(t, ".") {
 		return false // a sentence closed by a full stop states
 	}
-	return asksByItsWords(ss[len(ss)-1])
+	// The last sentence only, found from the end: this runs on every
+	// retrieved turn, and a long turn's other sentences ask nothing here.
+	last := t[strings.LastIndexAny(t, ".!?\n")+1:]
+	return len(last) <= maxAskBytes && asksByItsWords(last)
 }
+
+// maxAskBytes bounds the sentence asksByItsWords reads: fourteen words
+// are fewer bytes.
+const maxAskBytes = 160
 
 // asksByItsWords: a sentence of two to fourteen words opening (after a
 // filler such as "ok" or "also") with a question word, or with an

@@ -57,6 +57,9 @@ type chatUpdate struct {
 	// ("Please use claire.whitfield@protonmail.com from now on"): it
 	// replaces the same person's other address (movedEmail).
 	email string
+	// restated is a person's sentence stating a value anew in words no
+	// update pattern reads (restated.go).
+	restated *restatement
 
 	rev      *facts.Reversal
 	revOf    int64
@@ -205,6 +208,12 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, meantRole: m.Role, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
+	if m.Role == memory.RoleUser {
+		for _, sentence := range restatementsOf(m.Content) {
+			r := sentence.r
+			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, restated: &r, quote: updateQuote(m.Content, sentence.text)})
+		}
+	}
 	if sets := facts.Assignments(m.Content); len(sets) <= settingsPerTurn { // more is a config dump, not a change
 		short := shortQuote(m.Content) // once: a turn's settings share it
 		for _, a := range sets {
@@ -287,6 +296,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = sets.changed(r.Content, u)
 		case u.email != "":
 			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
+		case u.restated != nil:
+			m, ok = updateMark(u, u.quote), u.restated.restatedIn(r.Content)
 		case u.meant != "":
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
 		default:

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/contextd/contextd/internal/lex"
+)
+
+// Values restated. The update patterns (facts.DetectUpdate) read the
+// phrasings they know; people have more ("nurse says folic acid on
+// Wednesdays now", "they can only do 7:15 for the rehearsal dinner now,
+// same back room"). What such a sentence has in common with the one it
+// changes is not its phrasing but its shape: a person states, with a word
+// of change, a value of a kind the older sentence also states (a day, a
+// time, an amount, a code …), about the same thing — two of its naming
+// words are the older sentence's ("folic acid", "back room") — and the
+// value is another. A retrieved turn holding such an older sentence is
+// marked with the later one, as an update's mark.
+
+// restatement is a person's sentence stating a value with a word of
+// change: its value kinds (lex.ValueKinds), its values and its naming
+// words.
+type restatement struct {
+	kinds, vals, words []string
+}
+
+// restatedMax bounds the sentences of one turn read as restatements, and
+// restatedWords a sentence's length: a long sentence names too much to
+// say which thing it changed.
+const (
+	restatedMax   = 2
+	restatedWords = 30
+)
+
+// restatedSentence is a sentence of a turn and what it restates.
+type restatedSentence struct {
+	text string
+	r    restatement
+}
+
+// restatementsOf are the sentences of a person's turn (content) that may
+// restate a value.
+func restatementsOf(content string) []restatedSentence {
+	var out []restatedSentence
+	for _, s := range lex.Sentences(content) {
+		low := strings.ToLower(s)
+		if !restates(low) {
+			continue
+		}
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low)}
+		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < 2 {
+			continue
+		}
+		if out = append(out, restatedSentence{s, r}); len(out) == restatedMax {
+			break
+		}
+	}
+	return out
+}
+
+// restates: a sentence (lower case) that states a change: a word of change,
+// not a question, not one weighing the present ("for now", "not sure").
+func restates(low string) bool {
+	if strings.Contains(low, "?") || len(strings.Fields(low)) > restatedWords || asksFirst.MatchString(low) || weighs.MatchString(low) {
+		return false
+	}
+	for _, c := range changeWords {
+		if lex.HasPhrase(low, c) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	changeWords = []string{"now", "instead", "changed", "moved", "moving", "actually", "update", "updated", "correction", "scrap", "nvm",
+		"after all", "switched", "no longer", "anymore", "cancelled", "canceled", "pushed", "bumped", "postponed", "rescheduled",
+		"going up", "gone up", "went up", "increased", "raised", "extended"}
+	asksFirst = regexp.MustCompile(`^(?:what|what's|whats|where|when|who|why|how|which|is|are|do|does|did|can|could|would|will|should)\b`)
+	weighs    = regexp.MustCompile(`\b(?:right|for|just|until|till|by) now\b|\bnot sure\b|\bworried\b|\bwondering\b`)
+)
+
+// valueTokens are the words of a sentence (lower case) that are values:
+// holding a digit, an '@' or a '#', or naming a weekday.
+func valueTokens(low string) []string {
+	var out []string
+	for _, w := range strings.Fields(low) {
+		w = strings.Trim(w, ".,;:!?()\"'")
+		if strings.ContainsAny(w, "0123456789@#") || lex.IsWeekday(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// namingWords are the words of a sentence (lower case) that may name a
+// thing: four letters or more, no function word, no day, month or number.
+func namingWords(low string) []string {
+	var out []string
+	for _, w := range lex.Words(low) {
+		if len(w) >= 4 && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) && !trailing[w] &&
+			strings.IndexAny(w, "0123456789") < 0 && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// restatedIn: a sentence of content states a value of one of r's kinds
+// about the same thing (two naming words in common) where r states
+// another value.
+func (r restatement) restatedIn(content string) bool {
+	for _, s := range lex.Sentences(content) {
+		low := strings.ToLower(s)
+		if shared(r.words, low) < 2 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) {
+			continue
+		}
+		ks := lex.ValueKinds(s)
+		if slices.ContainsFunc(r.kinds, func(k string) bool { return slices.Contains(ks, k) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// shared counts the words of ws that low holds.
+func shared(ws []string, low string) int {
+	n := 0
+	for _, w := range ws {
+		if lex.HasPhrase(low, w) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// A value stated anew in words no update pattern reads marks the older
+// statement of the same thing: a person's sentence with a word of change,
+// a value of a kind the older sentence states, two of its naming words.
+func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name, older, later string
+		role               memory.Role
+		want               bool
+	}{
+		{"a day", "folic acid 5 mg on Thursdays. and amlodipine 5 mg every morning", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, true},
+		{"a time", "and rehearsal dinner is booked! fri 19th, 6:30 at Bridgewater Bistro, back room, up to 30 ppl",
+			"bad news from the bistro, they double booked the early slot. they can only do 7:15 for the rehearsal dinner now, same back room. sorry guys", memory.RoleUser, true},
+		{"a date and time", "booked the first blood test at the surgery, Tuesday 14 April at 9:10",
+			"and the surgery rang, they had a cancellation so my blood test is moved to Friday 10 April at 8:40, earlier is better anyway", memory.RoleUser, true},
+		{"another thing", "my dentist is on Thursday at 9:10", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
+		{"the same value", "folic acid 5 mg on Wednesdays", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
+		{"no value of its kind", "folic acid makes me feel sick", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
+		{"a question", "folic acid 5 mg on Thursdays", "should folic acid go on Wednesdays now?", memory.RoleUser, false},
+		{"weighing, not changing", "the budget for the pilot is $5,000", "I'm not sure the pilot budget of $6,000 is enough for now", memory.RoleUser, false},
+		{"the assistant's advice", "folic acid 5 mg on Thursdays", "Folic acid on Wednesdays now would keep it apart from the methotrexate.", memory.RoleAssistant, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := []memory.Message{
+				{Seq: 1, Role: memory.RoleUser, Content: tc.older, CreatedAt: at},
+				{Seq: 2, Role: tc.role, Content: tc.later, CreatedAt: at.Add(time.Hour)},
+			}
+			var ups []chatUpdate
+			for _, m := range msgs {
+				ups = append(ups, readUpdate(m, ups)...)
+			}
+			r := RAGTurn{Seq: 1, Role: "user", Content: tc.older, CreatedAt: at}
+			markUpdate(ups, &r)
+			if got := r.update != ""; got != tc.want {
+				t.Errorf("marked = %v (%q), want %v", got, r.update, tc.want)
+			}
+		})
+	}
+}

@@ -205,6 +205,8 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	}
 	if v, ok := meantValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
+	} else if v, kinds, ok := retractedValue(m); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: kinds, quote: updateQuote(m.Content, m.Content)})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, meantRole: m.Role, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
@@ -414,6 +416,30 @@ func meantValue(m memory.Message) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(g[1]), true
+}
+
+// retraction opens a turn taking back what was just said: "scrap that,
+// clubhouse has the juniors presentation night. it's the 9th now, same
+// time".
+var retraction = regexp.MustCompile(`(?i)^\s*(?:(?:ok|okay|oh|and|wait|sorry|no|nope|ugh|argh)\b[,.!]*\s*)*(?:scrap|scratch|ignore|forget|disregard) (?:that|this|what i (?:just )?said)\b`)
+
+// retractedValue is the value a person's retraction gives in place of
+// what was just said, and its kinds: it corrects the value of those
+// kinds said just before (meantReach), as "sorry, I meant" does.
+func retractedValue(m memory.Message) (string, []string, bool) {
+	if m.Role != memory.RoleUser {
+		return "", nil, false
+	}
+	loc := retraction.FindStringIndex(m.Content)
+	if loc == nil {
+		return "", nil, false
+	}
+	rest := m.Content[loc[1]:]
+	kinds, vals := lex.ValueKinds(rest), valueTokens(strings.ToLower(rest))
+	if len(kinds) == 0 || len(vals) == 0 {
+		return "", nil, false
+	}
+	return vals[0], kinds, true
 }
 
 // quickFix is a person's correction of a count just said, opened by an

@@ -582,3 +582,28 @@ func TestCorrectionOfANumberJustSaid(t *testing.T) {
 		}
 	}
 }
+
+// "scrap that" takes back the value of its kind said just before: "it's
+// the 9th now" under "scrap that" marks "meeting is tues 16th".
+func TestRetractionMarksTheValueJustSaid(t *testing.T) {
+	at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	msgs := []memory.Message{
+		{Seq: 1, Role: memory.RoleUser, Content: "the juniors final is on the 2nd", CreatedAt: at},
+		{Seq: 2, Role: memory.RoleUser, Content: "bring the first aid kit", CreatedAt: at},
+		{Seq: 3, Role: memory.RoleUser, Content: "reminder, next committee meeting is tues 16th at the clubhouse, 7:30", CreatedAt: at},
+		{Seq: 4, Role: memory.RoleUser, Content: "scrap that, clubhouse has the juniors presentation night. it's the 9th now, same time, same place", CreatedAt: at},
+		{Seq: 5, Role: memory.RoleUser, Content: "forget that, i'll bring it", CreatedAt: at}, // no value: takes back nothing marked
+	}
+	var ups []chatUpdate
+	for _, m := range msgs {
+		ups = append(ups, readUpdate(m, ups)...)
+	}
+	for seq, want := range map[int64]bool{1: false, 2: false, 3: true} {
+		m := msgs[seq-1]
+		r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != want {
+			t.Errorf("turn %d %q marked = %v (%q), want %v", seq, m.Content, got, r.update, want)
+		}
+	}
+}

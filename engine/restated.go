@@ -30,8 +30,9 @@ type restatement struct {
 // restatedWords a sentence's length: a long sentence names too much to
 // say which thing it changed.
 const (
-	restatedMax   = 2
-	restatedWords = 30
+	restatedMax           = 2
+	restatedWords         = 30
+	restatedTurnSentences = 3
 )
 
 // restatedSentence is a sentence of a turn and what it restates.
@@ -44,7 +45,14 @@ type restatedSentence struct {
 // restate a value.
 func restatementsOf(content string) []restatedSentence {
 	var out []restatedSentence
-	for _, s := range lex.Sentences(content) {
+	ss := lex.Sentences(content)
+	if len(ss) > 1 && len(ss) <= restatedTurnSentences {
+		// A short turn is read whole too: its word of change and its value
+		// may be in two sentences ("Changed the key safe btw … new code:
+		// 7312").
+		ss = append([]string{strings.Join(strings.Fields(content), " ")}, ss...)
+	}
+	for _, s := range ss {
 		low := strings.ToLower(s)
 		if !restates(low) {
 			continue

@@ -22,6 +22,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 			"bad news from the bistro, they double booked the early slot. they can only do 7:15 for the rehearsal dinner now, same back room. sorry guys", memory.RoleUser, true},
 		{"a date and time", "booked the first blood test at the surgery, Tuesday 14 April at 9:10",
 			"and the surgery rang, they had a cancellation so my blood test is moved to Friday 10 April at 8:40, earlier is better anyway", memory.RoleUser, true},
+		{"a short turn read whole: the change in one sentence, the value in the next", "key safe code 4096, its by the side door",
+			"Changed the key safe btw - the old code was written on a card in the hall which isn't ideal. new code: 7312", memory.RoleUser, true},
 		{"another thing", "my dentist is on Thursday at 9:10", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
 		{"the same value", "folic acid 5 mg on Wednesdays", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
 		{"no value of its kind", "folic acid makes me feel sick", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},

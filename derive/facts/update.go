@@ -799,6 +799,34 @@ var detectors = []detector{
 		}
 		return Update{Old: old}, true
 	}},
+	// Last: one value put in place of another of the same shape, however
+	// the sentence goes around it: "so it'd be £345 instead of £295",
+	// "should have been £25, not £15", "split 5 = £35 each not 30",
+	// "they want to leave 8.15 not 8.45". Both are numbers, the old one
+	// bare or with the new one's currency.
+	{[]string{" not ", "instead of", "rather than"}, regexp.MustCompile(`(?:^|[\s(=])([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?: (each|a head|per [a-z]+|a [a-z]+))?,? (?:not|instead of|rather than) (?:the )?([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
+		nw, od := strings.TrimRight(m[1], ".,:"), strings.TrimRight(m[3], ".,:")
+		if nw == od || !sameShape(nw, od) {
+			return Update{}, false
+		}
+		return Update{New: []string{nw}, Old: withUnit([]string{nw}, []string{od})}, true
+	}},
+}
+
+// sameShape: two values written alike, so one can stand for the other:
+// the same currency or the old one bare, both clock times or neither
+// ("8.15" and "8.45"; "£35" and "30"; not "£25" and "€15", "9:30" and "4").
+func sameShape(nw, old string) bool {
+	cur := func(v string) string {
+		if r, n := utf8.DecodeRuneInString(v); strings.ContainsRune("$€£", r) {
+			return v[:n]
+		}
+		return ""
+	}
+	if c := cur(old); c != "" && c != cur(nw) {
+		return false
+	}
+	return strings.Contains(nw, ":") == strings.Contains(old, ":")
 }
 
 // notGrade: words before a number that make no grade ("to at 5"); "v"

@@ -18,6 +18,11 @@ func TestDetectUpdate(t *testing.T) {
 		{"you might try moving the exercise to 8:00 AM, right before your first meeting.", false, "", "", ""},
 		{"new coordinator at brightwater is Mark, direct line 0118 496 0799", true, "coordinator|brightwater", "", "mark"},
 		{"New Balance shoe is great for walking", false, "", "", ""},
+		// One value put in place of another of its shape, however the
+		// sentence goes around it.
+		{"An outfit change adds £50, so it'd be £345 instead of £295", true, "", "£295", "£345"},
+		{"the credit you chose should have been £25, not £15, as a standard", true, "", "£15", "£25"},
+		{"they want to leave 8.15 not 8.45 bc of the roadworks", true, "", "8.45", "8.15"},
 		{"We relocated from Austin to Denver in May.", true, "", "austin", "denver"},
 		{"We changed the step size h from 0.5 to 0.25.", true, "step|size|h", "0.5", "0.25"},
 		{"We changed the step size h to 0.25.", true, "step|size|h", "", "0.25"},
@@ -277,5 +282,22 @@ func TestDetectUpdateSkipsAQuestionAfterActually(t *testing.T) {
 	}
 	if _, ok := DetectUpdate("actually, the meeting is on Tuesday not Monday"); !ok {
 		t.Error("a plain correction after actually not detected")
+	}
+}
+
+func TestSameShape(t *testing.T) {
+	for _, c := range []struct {
+		nw, old string
+		want    bool
+	}{
+		{"£345", "£295", true},
+		{"£35", "30", true},
+		{"8.15", "8.45", true},
+		{"€25", "£15", false},
+		{"9:30", "4", false},
+	} {
+		if got := sameShape(c.nw, c.old); got != c.want {
+			t.Errorf("sameShape(%q, %q) = %v, want %v", c.nw, c.old, got, c.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/contextd/contextd/internal/lex"
@@ -255,6 +256,7 @@ func (p *packer) keep(i, c int) {
 	p.verb.titlePaid = true
 	p.verb.keep[i] = true
 	p.verb.tailN++
+	p.refundMarks(p.in.Verbatim[i].Seq)
 }
 
 // dayCost is what showing verbatim candidate i, the next (older) of the
@@ -370,10 +372,11 @@ func (p *packer) packRAG() {
 
 // takeRAG shows retrieved candidate i when it fits and adds something.
 func (p *packer) takeRAG(i int) {
-	r := p.in.RAG[i]
 	if p.rag.keep[i] {
 		return
 	}
+	p.dropShownMark(i)
+	r := p.in.RAG[i]
 	if vi, ok := p.verb.bySeq[r.Seq]; ok && r.ChatID == "" && r.Episode == nil && r.Fact == nil &&
 		(p.verb.keep[vi] || !p.in.Ranked && p.in.Verbatim[vi].Seq >= p.in.MustKeepFrom) {
 		// Shown in the tail already, or a recent-window turn the window's
@@ -420,8 +423,66 @@ func (p *packer) takeRAG(i int) {
 	p.rag.keep[i] = true
 	if r.Episode == nil && r.Fact == nil && !r.part {
 		p.rag.kept[turnKey2{r.ChatID, r.Seq}] = true
+		if r.ChatID == "" {
+			p.refundMarks(r.Seq)
+		}
 		p.takeParts(r.ChatID, r.Seq)
 		p.takeBeside(r.ChatID, r.Seq)
+	}
+}
+
+// A mark repeats its updating turns. Once they are themselves shown (a
+// retrieved turn, or in the recent tail), the model reads each update
+// where it was said, dated, and the mark only takes room: it is left
+// out, and what it was charged is given back.
+
+// seqShown: turn seq of this chat is shown, retrieved or in the tail.
+func (p *packer) seqShown(seq int64) bool {
+	if p.rag.kept[turnKey2{"", seq}] {
+		return true
+	}
+	vi, ok := p.verb.bySeq[seq]
+	return ok && p.verb.keep[vi]
+}
+
+// marksShown: every turn r's mark quotes is shown.
+func (p *packer) marksShown(r *RAGTurn) bool {
+	if r.update == "" || len(r.updateSeqs) == 0 || r.ChatID != "" {
+		return false
+	}
+	for _, s := range r.updateSeqs {
+		if !p.seqShown(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropShownMark leaves out candidate i's mark, not yet charged, when the
+// turns it quotes are shown.
+func (p *packer) dropShownMark(i int) {
+	if r := &p.in.RAG[i]; p.marksShown(r) {
+		r.update, r.updateSeqs = "", nil
+		p.rag.cost[i] = 0
+	}
+}
+
+// refundMarks gives back the marks of the kept candidates that turn seq,
+// now shown, completes: their cost was their text's, their mark's and two
+// (markCost); the refund leaves one of those two.
+func (p *packer) refundMarks(seq int64) {
+	for j := range p.in.RAG {
+		r := &p.in.RAG[j]
+		if !p.rag.keep[j] || r.Tokens == 0 || !slices.Contains(r.updateSeqs, seq) || !p.marksShown(r) {
+			continue
+		}
+		refund := p.rag.cost[j] - (r.Tokens + 2)
+		if refund <= 0 {
+			continue
+		}
+		p.rag.cost[j] -= refund
+		p.remaining += refund
+		r.update, r.updateSeqs = "", nil
 	}
 }
 

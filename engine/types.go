@@ -145,6 +145,9 @@ type RAGTurn struct {
 	// update, when set, is the mark of a later turn that updated what this
 	// turn says, shown on the line under it.
 	update string
+	// updateSeqs are the turns update quotes (dropped with it once they
+	// are shown: packer.refundMarks).
+	updateSeqs []int64
 	// Tokens, when set, is the cost of the rendered turn (a hint from the
 	// engine's cache; 0 = count it).
 	Tokens int `json:"-"`

@@ -315,8 +315,10 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		marks = marks[len(marks)-updateMarksMax:]
 	}
 	lines := make([]string, len(marks))
+	r.updateSeqs = r.updateSeqs[:0]
 	for i, m := range marks {
 		lines[i] = m.line
+		r.updateSeqs = append(r.updateSeqs, m.seq)
 	}
 	r.update = strings.Join(lines, "\n")
 }

@@ -30,7 +30,7 @@ func TestRetrievedTurnMarkedUpdated(t *testing.T) {
 		InMessage{ID: "u3", Role: "user", Content: "We changed the step size h to 0.25."},
 		InMessage{ID: "u4", Role: "user", Content: "My phone number changed to 0176 5551234."},
 		InMessage{ID: "u5", Role: "user", Content: "wait no, it's room 204 not 240"})
-	msgs = append(msgs, filler("g", "more filler %d", 12)...)
+	msgs = append(msgs, filler("g", "more filler %d", 60)...)
 	res := contextOver(t, msgs, 6, "where do I live now", 420) // the chat does not fit: the turns come back retrieved
 	for _, want := range []string{
 		"user: We live in Berlin, near the Tiergarten.\n(earlier; updated ",
@@ -265,7 +265,7 @@ func TestRetrievedTurnMarkedReplaced(t *testing.T) {
 	msgs = append(msgs, InMessage{ID: "u", Role: "user", Content: "ok change of heart. we're going with the second quote after all, Keystone. " +
 		"Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. plus my wife really wants the underfloor heating. " +
 		"Keystone can start 12 Oct like they said, 10 working days so done by 23 Oct"})
-	msgs = append(msgs, filler("g", "more filler %d", 12)...)
+	msgs = append(msgs, filler("g", "more filler %d", 60)...)
 	res := contextOver(t, msgs, 2, "which builder did we pick", 300)
 	want := "I think we go with Harlow, the cheapest and earliest.\n(earlier; updated "
 	quote := "turn 43: […] we're going with the second quote after all, Keystone. Harlow wouldn't commit to the 2yr warranty in writing and the guy got shirty when I asked. […])"
@@ -287,7 +287,7 @@ func TestRetrievedTurnMarkedTwice(t *testing.T) {
 	msgs = append(msgs,
 		InMessage{ID: "u1", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."},
 		InMessage{ID: "u2", Role: "user", Content: "Actually it's Postgres 15, not 13."})
-	msgs = append(msgs, filler("g", "more filler %d", 12)...)
+	msgs = append(msgs, filler("g", "more filler %d", 60)...)
 	res := contextOver(t, msgs, 1, "where do I live and which postgres", 300)
 	want := "user: We live in Berlin, and CI runs Postgres 13 on CircleCI.\n(earlier; updated "
 	first, second := "turn 32: Big news: I moved from Berlin to Munich last week.)\n(earlier; updated ", "turn 33: Actually it's Postgres 15, not 13.)"
@@ -605,5 +605,37 @@ func TestRetractionMarksTheValueJustSaid(t *testing.T) {
 		if got := r.update != ""; got != want {
 			t.Errorf("turn %d %q marked = %v (%q), want %v", seq, m.Content, got, r.update, want)
 		}
+	}
+}
+
+// A mark repeats its updating turn: when that turn is shown too (here in
+// the recent tail), the older turn is shown beside it without the mark;
+// when it is not, the mark is there.
+func TestMarkLeftOutBesideItsUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		trailing int
+		marked   bool
+	}{
+		{"the update in the tail", 4, false},
+		{"the update out of the context", 80, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := []InMessage{{ID: "a", Role: "user", Content: "We live in Berlin, near the Tiergarten."}}
+			msgs = append(msgs, filler("f", "filler turn %d about the weather and trains", 40)...)
+			msgs = append(msgs, InMessage{ID: "u", Role: "user", Content: "Big news: I moved from Berlin to Munich last week."})
+			msgs = append(msgs, filler("g", "more filler %d", tc.trailing)...)
+			res := contextOver(t, msgs, 1, "where do I live now", 300)
+			older, update := "user: We live in Berlin, near the Tiergarten.", "user: Big news: I moved from Berlin to Munich last week."
+			if !strings.Contains(res.Context, older) {
+				t.Fatalf("the older turn is not shown:\n%s", res.Context)
+			}
+			if got := strings.Contains(res.Context, older+"\n(earlier; updated "); got != tc.marked {
+				t.Errorf("marked = %v, want %v:\n%s", got, tc.marked, res.Context)
+			}
+			if !tc.marked && !strings.Contains(res.Context, update) {
+				t.Errorf("neither the mark nor its update is shown:\n%s", res.Context)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/lex"
 )
 
@@ -24,6 +25,7 @@ import (
 // words.
 type restatement struct {
 	kinds, vals, words []string
+	low                string // the sentence, lower case
 }
 
 // restatedMax bounds the sentences of one turn read as restatements, and
@@ -57,7 +59,7 @@ func restatementsOf(content string) []restatedSentence {
 		if !restates(low) {
 			continue
 		}
-		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low)}
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low}
 		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < 2 {
 			continue
 		}
@@ -122,7 +124,8 @@ func namingWords(low string) []string {
 func (r restatement) restatedIn(content string) bool {
 	for _, s := range lex.Sentences(content) {
 		low := strings.ToLower(s)
-		if shared(r.words, low) < 2 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) {
+		if shared(r.words, low) < 2 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
+			!slices.ContainsFunc(valueTokens(low), r.replaces) {
 			continue
 		}
 		ks := lex.ValueKinds(s)
@@ -131,6 +134,14 @@ func (r restatement) restatedIn(content string) bool {
 		}
 	}
 	return false
+}
+
+// replaces: the restatement does not state the older value v (as
+// written, or as the same day): a list restating it beside other values
+// ("Updated: methotrexate Saturday 8pm, folic acid Wednesday 8pm") leaves
+// "folic acid on Wednesdays now" current.
+func (r restatement) replaces(v string) bool {
+	return !lex.HasPhrase(r.low, v) && !facts.SameDay(v, r.low)
 }
 
 // shared counts the words of ws that low holds.

@@ -27,6 +27,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 		{"another thing", "my dentist is on Thursday at 9:10", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
 		{"the same value", "folic acid 5 mg on Wednesdays", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
 		{"no value of its kind", "folic acid makes me feel sick", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},
+		{"a list restating the older value beside others", "nurse says folic acid on Wednesdays now, so the middle of the week",
+			"ok so now the reminders: methotrexate Saturday 8pm, folic acid Wednesday 8pm", memory.RoleUser, false},
 		{"a question", "folic acid 5 mg on Thursdays", "should folic acid go on Wednesdays now?", memory.RoleUser, false},
 		{"weighing, not changing", "the budget for the pilot is $5,000", "I'm not sure the pilot budget of $6,000 is enough for now", memory.RoleUser, false},
 		{"the assistant's advice", "folic acid 5 mg on Thursdays", "Folic acid on Wednesdays now would keep it apart from the methotrexate.", memory.RoleAssistant, false},

@@ -154,3 +154,14 @@ func shared(ws []string, low string) int {
 	}
 	return n
 }
+
+// confirmation opens an assistant's turn that reports a change made, not
+// one it advises: "Updated: Chloe Barnes (Flat A) is now on 07412 558
+// 903", "Done, moved you to Sat 30 May", "Corrected: …". An assistant's
+// other sentences are left out: "you could move it to 8:00" advises.
+var confirmation = regexp.MustCompile(`^(?:updated|done|moved|changed|corrected|rebooked|switched)\b[:,.!—–-]`)
+
+// confirmsChange: content opens as a confirmation of a change.
+func confirmsChange(content string) bool {
+	return confirmation.MatchString(strings.ToLower(strings.TrimSpace(content)))
+}

@@ -31,6 +31,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 			"ok so now the reminders: methotrexate Saturday 8pm, folic acid Wednesday 8pm", memory.RoleUser, false},
 		{"a question", "folic acid 5 mg on Thursdays", "should folic acid go on Wednesdays now?", memory.RoleUser, false},
 		{"weighing, not changing", "the budget for the pilot is $5,000", "I'm not sure the pilot budget of $6,000 is enough for now", memory.RoleUser, false},
+		{"the assistant's confirmation of a change", "Flat A is the ground floor, tenant Chloe Barnes (07958 210 447)",
+			"Updated: Chloe Barnes (Flat A) is now on 07412 558 903. I'll use that number from now on.", memory.RoleAssistant, true},
 		{"the assistant's advice", "folic acid 5 mg on Thursdays", "Folic acid on Wednesdays now would keep it apart from the methotrexate.", memory.RoleAssistant, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -210,7 +210,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, meantRole: m.Role, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
-	if m.Role == memory.RoleUser {
+	if m.Role == memory.RoleUser || confirmsChange(m.Content) {
 		for _, sentence := range restatementsOf(m.Content) {
 			r := sentence.r
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, restated: &r, quote: updateQuote(m.Content, sentence.text)})

@@ -40,14 +40,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 				{Seq: 1, Role: memory.RoleUser, Content: tc.older, CreatedAt: at},
 				{Seq: 2, Role: tc.role, Content: tc.later, CreatedAt: at.Add(time.Hour)},
 			}
-			var ups []chatUpdate
-			for _, m := range msgs {
-				ups = append(ups, readUpdate(m, ups)...)
-			}
-			r := RAGTurn{Seq: 1, Role: "user", Content: tc.older, CreatedAt: at}
-			markUpdate(ups, &r)
-			if got := r.update != ""; got != tc.want {
-				t.Errorf("marked = %v (%q), want %v", got, r.update, tc.want)
+			if mark := markedAfter(msgs, 1); (mark != "") != tc.want {
+				t.Errorf("marked %q, want marked = %v", mark, tc.want)
 			}
 		})
 	}

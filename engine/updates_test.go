@@ -569,18 +569,24 @@ func TestCorrectionOfANumberJustSaid(t *testing.T) {
 		{Seq: 11, Role: memory.RoleAssistant, Content: "Use sslmode=require; it works on 12, 13 and 14.", CreatedAt: at},
 		{Seq: 12, Role: memory.RoleUser, Content: "Correction, it's 16, we upgraded in January.", CreatedAt: at},
 	}
+	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false} {
+		if mark := markedAfter(msgs, seq); (mark != "") != want {
+			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
+		}
+	}
+}
+
+// markedAfter is the mark turn seq of msgs (seq i at index i-1) carries,
+// its chat's updates read from msgs as the update cache reads them.
+func markedAfter(msgs []memory.Message, seq int64) string {
 	var ups []chatUpdate
 	for _, m := range msgs {
 		ups = append(ups, readUpdate(m, ups)...)
 	}
-	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false} {
-		m := msgs[seq-1]
-		r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != want {
-			t.Errorf("turn %d %q marked = %v (%q), want %v", seq, m.Content, got, r.update, want)
-		}
-	}
+	m := msgs[seq-1]
+	r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
+	markUpdate(ups, &r)
+	return r.update
 }
 
 // "scrap that" takes back the value of its kind said just before: "it's
@@ -594,16 +600,9 @@ func TestRetractionMarksTheValueJustSaid(t *testing.T) {
 		{Seq: 4, Role: memory.RoleUser, Content: "scrap that, clubhouse has the juniors presentation night. it's the 9th now, same time, same place", CreatedAt: at},
 		{Seq: 5, Role: memory.RoleUser, Content: "forget that, i'll bring it", CreatedAt: at}, // no value: takes back nothing marked
 	}
-	var ups []chatUpdate
-	for _, m := range msgs {
-		ups = append(ups, readUpdate(m, ups)...)
-	}
 	for seq, want := range map[int64]bool{1: false, 2: false, 3: true} {
-		m := msgs[seq-1]
-		r := RAGTurn{Seq: m.Seq, Role: string(m.Role), Content: m.Content, CreatedAt: m.CreatedAt}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != want {
-			t.Errorf("turn %d %q marked = %v (%q), want %v", seq, m.Content, got, r.update, want)
+		if mark := markedAfter(msgs, seq); (mark != "") != want {
+			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
 		}
 	}
 }

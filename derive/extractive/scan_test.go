@@ -9,7 +9,7 @@ import (
 
 // The regular expressions the scanners replaced: the oracles.
 var (
-	properRef = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|dos|das|da|della|del|de|di|du|la|van|von|der|&)?\s*[A-Z][\p{L}&\-]*)*`)
+	properRef = regexp.MustCompile(`\b[A-Z][\p{L}&\-]*(?:\s+(?:of|dos|das|da|della|del|des|de|di|du|la|les|le|aux|au|à|van|von|der|&)?\s*[A-Z][\p{L}&\-]*)*`)
 	tokRef    = regexp.MustCompile(`\S+`)
 	clauseRef = regexp.MustCompile(`[,;:()]|\s[-–—]\s`)
 )

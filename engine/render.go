@@ -167,7 +167,11 @@ func renderRAGItem(r RAGTurn) string {
 		return line
 	}
 	if f := r.Fact; f != nil {
-		return renderFactLine(r.ChatID, f, r.Content)
+		line := renderFactLine(r.ChatID, f, r.Content)
+		if r.update != "" { // a later turn changed what its turns said
+			line += "\n" + r.update
+		}
+		return line
 	}
 	var b strings.Builder
 	writeRAGTurn(&b, &r)

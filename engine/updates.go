@@ -277,12 +277,17 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 // changed by another turn, and one mark left the others reading as
 // current.
 func markUpdate(ups []chatUpdate, r *RAGTurn) {
-	if r.ChatID != "" || r.Fact != nil {
+	if r.ChatID != "" {
 		return
 	}
 	seq := r.Seq
-	if r.Episode != nil { // an episode's summary says what its turns said
+	switch { // an episode's summary, or a fact, says what its turns said
+	case r.Episode != nil:
 		seq = r.Episode.ToSeq
+	case r.Fact != nil && len(r.Fact.Seqs) > 0:
+		seq = slices.Max(r.Fact.Seqs)
+	case r.Fact != nil:
+		return // no turn to date it by
 	}
 	if n := len(ups); n == 0 || ups[n-1].seq <= seq {
 		return // no update after this turn: no lower-cased copy to make

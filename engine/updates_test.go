@@ -638,3 +638,25 @@ func TestMarkLeftOutBesideItsUpdate(t *testing.T) {
 		})
 	}
 }
+
+// A retrieved fact says what its turns said: a later turn that changed it
+// marks it as it marks a turn ("The user booked the blood test for
+// Tuesday 14 April at 9:10" under "it is 14 April at 9:30 not 9:10").
+func TestRetrievedFactMarked(t *testing.T) {
+	ups := readUpdate(memory.Message{Seq: 7, Role: "user", Content: "wait sorry, it is 14 April at 9:30 not 9:10"}, nil)
+	fact := func(seq int64) RAGTurn {
+		return RAGTurn{Seq: seq, Content: "The user booked the blood test for Tuesday 14 April at 9:10", Fact: &FactRef{Seqs: []int64{seq}}}
+	}
+	before, after := fact(3), fact(9)
+	markUpdate(ups, &before)
+	markUpdate(ups, &after)
+	if !strings.Contains(before.update, "turn 7: wait sorry, it is 14 April at 9:30 not 9:10") {
+		t.Errorf("fact of turn 3 not marked by turn 7: %q", before.update)
+	}
+	if after.update != "" {
+		t.Errorf("fact of turn 9 marked by the older turn 7: %q", after.update)
+	}
+	if line := renderRAGItem(before); !strings.Contains(line, "(turn 3)\n(earlier; updated") {
+		t.Errorf("the mark is not under the fact's line:\n%s", line)
+	}
+}

@@ -87,7 +87,7 @@ func restates(low string) bool {
 var (
 	changeWords = []string{"now", "instead", "changed", "moved", "moving", "actually", "update", "updated", "correction", "scrap", "nvm",
 		"after all", "switched", "no longer", "anymore", "cancelled", "canceled", "pushed", "bumped", "postponed", "rescheduled",
-		"going up", "gone up", "went up", "increased", "raised", "extended"}
+		"going up", "gone up", "went up", "increased", "raised", "extended", "make it", "change it to", "changing"}
 	asksFirst = regexp.MustCompile(`^(?:what|what's|whats|where|when|who|why|how|which|is|are|do|does|did|can|could|would|will|should)\b`)
 	weighs    = regexp.MustCompile(`\b(?:right|for|just|until|till|by) now\b|\bnot sure\b|\bworried\b|\bwondering\b`)
 )
@@ -110,6 +110,7 @@ func valueTokens(low string) []string {
 func namingWords(low string) []string {
 	var out []string
 	for _, w := range lex.Words(low) {
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s") // "door code's been changed" names the door code
 		if len(w) >= 4 && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) && !trailing[w] &&
 			strings.IndexAny(w, "0123456789") < 0 && !slices.Contains(out, w) {
 			out = append(out, w)

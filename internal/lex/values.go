@@ -400,6 +400,9 @@ func isUpperAlnum(t string) bool {
 // of four to eight digits that is not a year ("2803", "25060"). A
 // measurement ("420ms", "2.5mg", "24.5kg") is none.
 func isCode(t string) bool {
+	if d, ok := strings.CutSuffix(t, "#"); ok && len(d) >= 3 && len(d) <= 8 && allDigits(d) {
+		return true // a keypad's code, entered with '#' ("1966#"), whatever its digits
+	}
 	if allDigits(t) {
 		return len(t) >= 4 && len(t) <= 8 && !(len(t) == 4 && (t[:2] == "19" || t[:2] == "20"))
 	}

@@ -17,6 +17,8 @@ func TestValueKinds(t *testing.T) {
 		{"call me on +44 20 7946 0958 after 6", "#phone"},
 		{"the US office is 555-123-4567", "#phone"},
 		{"ok changed it, it's 2803 now", "#code"},
+		{"The barrier code for the rear car park is 1966# and it changes every quarter", "#code"},
+		{"press 12# for the lift", ""},
 		{"PP-7731-MH. and i need a packed lunch that day, no nuts", "#code"},
 		{"logged it as INC-0048812, priority P3", "#code"},
 		{"yes same acc, sort 30-94-57 acc ending 4417, ref LARK14 like always", "#code"},

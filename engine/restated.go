@@ -106,12 +106,13 @@ func valueTokens(low string) []string {
 }
 
 // namingWords are the words of a sentence (lower case) that may name a
-// thing: four letters or more, no function word, no day, month or number.
+// thing: four letters or more, no function word, no word of change ("changed"
+// names nothing changed), no day, month or number.
 func namingWords(low string) []string {
 	var out []string
 	for _, w := range lex.Words(low) {
 		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s") // "door code's been changed" names the door code
-		if len(w) >= 4 && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) && !trailing[w] &&
+		if len(w) >= 4 && !slices.Contains(changeWords, w) && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) && !trailing[w] &&
 			strings.IndexAny(w, "0123456789") < 0 && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
@@ -123,18 +124,32 @@ func namingWords(low string) []string {
 // about the same thing (two naming words in common) where r states
 // another value.
 func (r restatement) restatedIn(content string) bool {
-	for _, s := range lex.Sentences(content) {
-		low := strings.ToLower(s)
-		if shared(r.words, low) < 2 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
-			!slices.ContainsFunc(valueTokens(low), r.replaces) {
-			continue
-		}
-		ks := lex.ValueKinds(s)
-		if slices.ContainsFunc(r.kinds, func(k string) bool { return slices.Contains(ks, k) }) {
+	ss := lex.Sentences(content)
+	for _, s := range ss {
+		if r.statedIn(s, 2) {
 			return true
 		}
 	}
-	return false
+	// A short turn is read whole too, as a restatement is, when the
+	// sentence stating the value names the thing once: "Home carers: the
+	// agency is Brightwater … Coordinator is Sue, 0113 496 0725" names its
+	// coordinator's agency in another sentence.
+	if len(ss) < 2 || len(ss) > restatedTurnSentences || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
+		return false
+	}
+	return slices.ContainsFunc(ss, func(s string) bool { return r.statedIn(s, 1) })
+}
+
+// statedIn: sentence s states a value of one of r's kinds where r states
+// another, and holds at least n of r's naming words.
+func (r restatement) statedIn(s string, n int) bool {
+	low := strings.ToLower(s)
+	if shared(r.words, low) < n || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
+		!slices.ContainsFunc(valueTokens(low), r.replaces) {
+		return false
+	}
+	ks := lex.ValueKinds(s)
+	return slices.ContainsFunc(r.kinds, func(k string) bool { return slices.Contains(ks, k) })
 }
 
 // replaces: the restatement does not state the older value v (as

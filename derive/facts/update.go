@@ -473,6 +473,11 @@ var detectors = []detector{
 	{[]string{"instead of"}, regexp.MustCompile(`^(?:.*\b(?:use|using|take|taking|book|booking|pick|picking|go with|going with|choose|choosing|chose|want|prefer|try|do|did|get|got) )?(?:the |a |an )?([\w$€£.,:/%+'-]+(?: [\w$€£.,:/%+'-]+){0,3}?) instead of (?:the |a |an )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		return Update{New: value(m[1]), Old: value(m[2])}, true
 	}},
+	// "… wear our yellow away kit instead of the home blues": what was
+	// replaced, named in two or three words after "the", "our" or "my".
+	{[]string{"instead of"}, regexp.MustCompile(`\binstead of (?:the|our|my) ([a-z][\w'-]*(?: [a-z][\w'-]*){1,2}?)` + clauseEnd), func(m []string) (Update, bool) {
+		return Update{Old: []string{m[1]}}, len(lex.Keywords(m[1])) >= 2
+	}},
 	// "<subject> is now Y"
 	{[]string{" now", " moved", " changed"}, regexp.MustCompile(`^(?:.*?\b)?(?:the |our |my |its )?([a-z][\w'-]*(?: [\w'-]+){0,3}) (?:is|are|has been|have been)(?: now| moved| changed)+ (?:to |on |at |in |for )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1])

@@ -23,6 +23,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"An outfit change adds £50, so it'd be £345 instead of £295", true, "", "£295", "£345"},
 		{"the credit you chose should have been £25, not £15, as a standard", true, "", "£15", "£25"},
 		{"they want to leave 8.15 not 8.45 bc of the roadworks", true, "", "8.45", "8.15"},
+		{"the organisers have asked us to wear our yellow away kit for the whole day instead of the home blues, so please dig out the yellow shirts", true, "", "home blues", ""},
+		{"so we all went down to the beach for the day instead of the usual, which was lovely", false, "", "", ""},
 		{"We relocated from Austin to Denver in May.", true, "", "austin", "denver"},
 		{"We changed the step size h from 0.5 to 0.25.", true, "step|size|h", "0.5", "0.25"},
 		{"We changed the step size h to 0.25.", true, "step|size|h", "", "0.25"},

@@ -118,3 +118,32 @@ func TestLLMEpisodeKeptBesideItsTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodeQuotingShownTurnsLeftOut: an extractive episode line ranked
+// above its own turns stays while it says what they do not, and is left
+// out (its tokens given back) once every turn it quotes is shown beside
+// it: the line would only repeat them.
+func TestEpisodeQuotingShownTurnsLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		quote string
+		want  bool // the episode line shown
+	}{
+		{"quotes a shown turn", `The user said: "Home carers: the agency is Brightwater Home Care."`, false},
+		{"quotes a turn not shown", `The user said: "Coordinator is Sue, 0113 496 0725."`, true},
+		{"quotes nothing", "They planned the Lisbon move and booked movers for the 20th.", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := episodeCandidates()
+			c[0].Content = tc.quote
+			c[1].Content = "Home carers: the agency is Brightwater Home Care. They come twice a day."
+			a := Assemble(AssemblyInput{Budget: 4000, Strategy: StrategyRAG, RAG: []RAGTurn{c[0], c[1], c[3]}, Verbatim: turns(200, 209, 5), MustKeepFrom: 200})
+			if shown := strings.Contains(a.Context, "turns 120–141]"); shown != tc.want || !strings.Contains(a.Context, "They come twice a day") {
+				t.Fatalf("episode shown %v, want %v:\n%s", shown, tc.want, a.Context)
+			}
+			if len(a.Sections.Episodes)+len(a.Sections.RAG)+a.RAGDropped != 3 {
+				t.Errorf("sections %d + %d, dropped %d", len(a.Sections.Episodes), len(a.Sections.RAG), a.RAGDropped)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -426,6 +427,7 @@ func (p *packer) takeRAG(i int) {
 		if r.ChatID == "" {
 			p.refundMarks(r.Seq)
 		}
+		p.dropEpisodesOf(r.ChatID, r.Seq)
 		p.takeParts(r.ChatID, r.Seq)
 		p.takeBeside(r.ChatID, r.Seq)
 	}
@@ -606,6 +608,45 @@ func (p *packer) episodeShown(e RAGTurn) bool {
 	}
 	return false
 }
+
+// dropEpisodesOf leaves out an extractive episode line kept before a turn
+// of its range (same chat), now shown, when the line only repeats shown
+// turns: each sentence it quotes is in a kept turn of the range. It gives
+// back the line's cost. (The header it may have paid for stays paid:
+// fewer tokens used, never more.)
+func (p *packer) dropEpisodesOf(chat string, seq int64) {
+	if p.in.LLMEpisodes {
+		return
+	}
+	for j := range p.in.RAG {
+		e := &p.in.RAG[j]
+		if !p.rag.keep[j] || e.Episode == nil || e.ChatID != chat || seq < e.Episode.FromSeq || seq > e.Episode.ToSeq || !p.quotesShown(e) {
+			continue
+		}
+		p.rag.keep[j] = false
+		p.remaining += p.rag.cost[j]
+	}
+}
+
+// quotesShown: every quote of extractive episode line e ("The user said:
+// \"…\"") is in a turn of its range kept whole or in part; false for a
+// line quoting nothing.
+func (p *packer) quotesShown(e *RAGTurn) bool {
+	qs := quoted.FindAllStringSubmatch(e.Content, -1)
+	for _, q := range qs {
+		in := strings.TrimSuffix(strings.TrimSpace(q[1]), "…")
+		if !slices.ContainsFunc(p.in.RAG, func(r RAGTurn) bool {
+			return r.Episode == nil && r.Fact == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq &&
+				p.rag.kept[turnKey2{r.ChatID, r.Seq}] && strings.Contains(r.Content, in)
+		}) {
+			return false
+		}
+	}
+	return len(qs) > 0
+}
+
+// quoted is a quote of an extractive episode line.
+var quoted = regexp.MustCompile(`"([^"]+)"`)
 
 // packRecent takes the recent window, newest first, up to its share (all
 // of it when there is nothing else to show).

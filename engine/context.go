@@ -669,6 +669,9 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 	// An episode's summary says what its turns said: a later change marks it.
 	s.markUpdated(ctx, p, episodes)
 	if len(episodes) > 0 || sh.partsOffered > 0 { // episodes and parts ranked with the turns, best first
+		if !s.conf.llmEpisodes {
+			belowOwnTurns(episodes, out)
+		}
 		out = append(out, episodes...)
 		bigsort.Stable(out, func(a, b *RAGTurn) int { return cmp.Compare(b.Score, a.Score) })
 		out = topEpisodesOnly(out, p.policy.RAGK)

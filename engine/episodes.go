@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/contextd/contextd/memory"
@@ -63,6 +64,29 @@ func ragEpisode(t rag.Turn, chatID string) RAGTurn {
 	e := t.Episode
 	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, chatID), Seq: e.FromSeq, Content: t.Content, Score: t.Score, CreatedAt: e.EndedAt,
 		Episode: &EpisodeRef{ID: e.ID, FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
+}
+
+// belowOwnTurns ranks an extractive episode no higher than the short
+// turns among the candidates that it quotes: its line is their first words,
+// the turn says them whole, and once it is shown the line stands aside for
+// it (packer.take). A turn it does not quote (a drilled "ur a star"), or a
+// long turn's passage, leaves its rank alone: the line may say what they
+// do not.
+func belowOwnTurns(episodes, turns []RAGTurn) {
+	for i := range episodes {
+		e := &episodes[i]
+		if e.Episode == nil {
+			continue
+		}
+		qs := quoted.FindAllStringSubmatch(e.Content, -1)
+		for _, r := range turns {
+			if r.Episode != nil || r.Fact != nil || r.Neighbor || r.part || !r.whole || r.ChatID != e.ChatID ||
+				r.Seq < e.Episode.FromSeq || r.Seq > e.Episode.ToSeq || !slices.ContainsFunc(qs, func(q []string) bool { return quotes(r.Content, q[1]) }) {
+				continue
+			}
+			e.Score = min(e.Score, r.Score) // equal scores keep the turn first (a stable sort, turns before episodes)
+		}
+	}
 }
 
 // topEpisodesOnly keeps the episodes ranked among the first k candidates

@@ -634,10 +634,9 @@ func (p *packer) dropEpisodesOf(chat string, seq int64) {
 func (p *packer) quotesShown(e *RAGTurn) bool {
 	qs := quoted.FindAllStringSubmatch(e.Content, -1)
 	for _, q := range qs {
-		in := strings.TrimSuffix(strings.TrimSpace(q[1]), "…")
 		if !slices.ContainsFunc(p.in.RAG, func(r RAGTurn) bool {
 			return r.Episode == nil && r.Fact == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq &&
-				p.rag.kept[turnKey2{r.ChatID, r.Seq}] && strings.Contains(r.Content, in)
+				p.rag.kept[turnKey2{r.ChatID, r.Seq}] && quotes(r.Content, q[1])
 		}) {
 			return false
 		}
@@ -647,6 +646,12 @@ func (p *packer) quotesShown(e *RAGTurn) bool {
 
 // quoted is a quote of an extractive episode line.
 var quoted = regexp.MustCompile(`"([^"]+)"`)
+
+// quotes: content holds quote q of an episode line (cut or not).
+func quotes(content, q string) bool {
+	q = strings.TrimSuffix(strings.TrimSpace(q), "…")
+	return q != "" && strings.Contains(content, q)
+}
 
 // packRecent takes the recent window, newest first, up to its share (all
 // of it when there is nothing else to show).

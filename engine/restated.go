@@ -35,6 +35,7 @@ const (
 	restatedMax           = 2
 	restatedWords         = 30
 	restatedTurnSentences = 3
+	restatedTurnWords     = 40 // an older turn read whole: a note or a list of a few lines ("Saved: - Brightwater … - Coordinator Sue, 0113 …")
 )
 
 // restatedSentence is a sentence of a turn and what it restates.
@@ -130,11 +131,11 @@ func (r restatement) restatedIn(content string) bool {
 			return true
 		}
 	}
-	// A short turn is read whole too, as a restatement is, when the
-	// sentence stating the value names the thing once: "Home carers: the
-	// agency is Brightwater … Coordinator is Sue, 0113 496 0725" names its
-	// coordinator's agency in another sentence.
-	if len(ss) < 2 || len(ss) > restatedTurnSentences || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
+	// A short turn (three sentences, or a few lines) is read whole too, as
+	// a restatement is, when the sentence stating the value names the thing
+	// once: "Home carers: the agency is Brightwater … Coordinator is Sue,
+	// 0113 496 0725" names its coordinator's agency in another sentence.
+	if len(ss) < 2 || len(ss) > restatedTurnSentences && len(strings.Fields(content)) > restatedTurnWords || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
 		return false
 	}
 	return slices.ContainsFunc(ss, func(s string) bool { return r.statedIn(s, 1) })

@@ -32,6 +32,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 			"agreed, make it £7 a week each from november. same account", memory.RoleUser, true},
 		{"a short turn naming the thing in another sentence", "Home carers: the agency is Brightwater Home Care, reablement for 6 weeks, free. They come twice a day, 08:00 and 19:00. Coordinator is Sue, 0113 496 0725.",
 			"Update from Brightwater: Sue has left. The new coordinator is Joanne and the new number is 0113 496 0833.", memory.RoleUser, true},
+		{"a few lines naming the thing in another line", "Saved:\n- Brightwater Home Care, reablement, 6 weeks, free\n- Visits 08:00 and 19:00\n- Coordinator Sue, 0113 496 0725",
+			"Update from Brightwater: Sue has left. The new coordinator is Joanne and the new number is 0113 496 0833.", memory.RoleUser, true},
 		{"a word of change names nothing changed", "physio just rang, they had a cancellation so they've moved me to this Thursday at 8am instead",
 			"email from the organisers, they've moved the orange wave to 9:20, some road closure thing", memory.RoleUser, false},
 		{"another thing", "my dentist is on Thursday at 9:10", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, false},

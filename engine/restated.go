@@ -121,10 +121,13 @@ func namingWords(low string) []string {
 	return out
 }
 
-// restatedIn: a sentence of content states a value of one of r's kinds
+// restatedIn: a sentence of content (low: in lower case) states a value of one of r's kinds
 // about the same thing (two naming words in common) where r states
 // another value.
-func (r restatement) restatedIn(content string) bool {
+func (r restatement) restatedIn(content, low string) bool {
+	if shared(r.words, low) < 2 {
+		return false // no sentence of it, nor the whole, names the thing: the common case, read without splitting
+	}
 	ss := lex.Sentences(content)
 	for _, s := range ss {
 		if r.statedIn(s, 2) {

@@ -304,7 +304,7 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		case u.email != "":
 			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
 		case u.restated != nil:
-			m, ok = updateMark(u, u.quote), u.restated.restatedIn(r.Content)
+			m, ok = updateMark(u, u.quote), u.restated.restatedIn(r.Content, low)
 		case u.meant != "":
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
 		default:

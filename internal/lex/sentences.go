@@ -14,6 +14,9 @@ func Sentences(text string) []string {
 	var out []string
 	last := 0
 	sentenceEnds(text, func(end, next int) {
+		if abbreviated(text[last:end], text[end:next], text[next:]) {
+			return // "neighbour jean at no. 16 has a spare key", "with Dr. Okonkwo": one sentence
+		}
 		if s := strings.TrimSpace(text[last:end]); s != "" {
 			out = append(out, s)
 		}
@@ -23,6 +26,25 @@ func Sentences(text string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// abbreviated: sentence ends in an abbreviation the rest of the text goes
+// on from, on the same line: a number's ("no.", "nr.", "tel.", "approx.")
+// before a digit, a title ("Dr.", "Mr.", "Mrs.", "Ms.", "St.") before a
+// capital.
+func abbreviated(sentence, gap, rest string) bool {
+	if rest == "" || !strings.HasSuffix(sentence, ".") || strings.Contains(gap, "\n") {
+		return false
+	}
+	i := strings.LastIndexAny(sentence[:len(sentence)-1], " \t\n(")
+	word := strings.ToLower(sentence[i+1 : len(sentence)-1])
+	switch c := rest[0]; {
+	case c >= '0' && c <= '9':
+		return word == "no" || word == "nr" || word == "tel" || word == "approx"
+	case c >= 'A' && c <= 'Z':
+		return word == "dr" || word == "mr" || word == "mrs" || word == "ms" || word == "st"
+	}
+	return false
 }
 
 // A hand-written scanner for the regular expression that ran on every

@@ -79,3 +79,23 @@ func TestEndsWithQuestion(t *testing.T) {
 		}
 	}
 }
+
+// An abbreviation the sentence goes on from does not end it.
+func TestSentencesKeepAbbreviations(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"my neighbour jean at no. 16 has a spare key. ring her", 2},
+		{"cardiology with Dr. Okonkwo March 12. bring the log", 2},
+		{"St. Mark's hall is booked. Mrs. Patel has the keys", 2},
+		{"is it a yes or a no. 16 people said no", 1}, // the reading accepted: "no." before a digit numbers it
+		{"that's a no.\n16 people came", 2},
+		{"I said no. Then left", 2},
+	} {
+		got := Sentences(c.text)
+		if len(got) != c.want {
+			t.Errorf("Sentences(%q) = %q, want %d sentences", c.text, got, c.want)
+		}
+	}
+}

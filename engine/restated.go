@@ -26,6 +26,7 @@ import (
 type restatement struct {
 	kinds, vals, words []string
 	low                string // the sentence, lower case
+	whole              bool   // a short turn read whole, not one sentence
 }
 
 // restatedMax bounds the sentences of one turn read as restatements, and
@@ -49,19 +50,20 @@ type restatedSentence struct {
 func restatementsOf(content string) []restatedSentence {
 	var out []restatedSentence
 	ss := lex.Sentences(content)
-	if len(ss) > 1 && len(ss) <= restatedTurnSentences {
+	whole := len(ss) > 1 && len(ss) <= restatedTurnSentences
+	if whole {
 		// A short turn is read whole too: its word of change and its value
 		// may be in two sentences ("Changed the key safe btw … new code:
 		// 7312").
 		ss = append([]string{strings.Join(strings.Fields(content), " ")}, ss...)
 	}
-	for _, s := range ss {
+	for i, s := range ss {
 		low := strings.ToLower(s)
 		if !restates(low) {
 			continue
 		}
-		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low}
-		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < 2 {
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, whole: whole && i == 0}
+		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < r.naming(r.kinds) {
 			continue
 		}
 		if out = append(out, restatedSentence{s, r}); len(out) == restatedMax {
@@ -74,7 +76,7 @@ func restatementsOf(content string) []restatedSentence {
 // restates: a sentence (lower case) that states a change: a word of change,
 // not a question, not one weighing the present ("for now", "not sure").
 func restates(low string) bool {
-	if strings.Contains(low, "?") || len(strings.Fields(low)) > restatedWords || asksFirst.MatchString(low) || weighs.MatchString(low) {
+	if strings.Contains(low, "?") || looksLikeCode(low) || len(strings.Fields(low)) > restatedWords || asksFirst.MatchString(low) || weighs.MatchString(low) {
 		return false
 	}
 	for _, c := range changeWords {
@@ -83,6 +85,13 @@ func restates(low string) bool {
 		}
 	}
 	return false
+}
+
+// looksLikeCode: a line of a program, whose "now" is Date.now() and whose
+// numbers are its constants.
+func looksLikeCode(s string) bool {
+	return strings.ContainsAny(s, "{}") || strings.Contains(s, "&&") || strings.Contains(s, "||") || strings.Contains(s, "=>") ||
+		strings.Contains(s, "==") || strings.Contains(s, "();") || strings.Contains(s, "()")
 }
 
 var (
@@ -125,7 +134,7 @@ func namingWords(low string) []string {
 // about the same thing (two naming words in common) where r states
 // another value.
 func (r restatement) restatedIn(content, low string) bool {
-	if shared(r.words, low) < 2 {
+	if shared(r.words, low) < r.naming(r.kinds) {
 		return false // no sentence of it, nor the whole, names the thing: the common case, read without splitting
 	}
 	ss := lex.Sentences(content)
@@ -138,7 +147,11 @@ func (r restatement) restatedIn(content, low string) bool {
 	// a restatement is, when the sentence stating the value names the thing
 	// once: "Home carers: the agency is Brightwater … Coordinator is Sue,
 	// 0113 496 0725" names its coordinator's agency in another sentence.
-	if len(ss) < 2 || len(ss) > restatedTurnSentences && len(strings.Fields(content)) > restatedTurnWords || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
+	// Not when the restatement is itself a turn read whole: two wholes
+	// share words and kinds by chance ("Tamsin said yes to £13! … 36
+	// small mugs now" is no change of "Ordered 100 from Kite … large
+	// mugs … £84.99").
+	if r.whole || len(ss) < 2 || len(ss) > restatedTurnSentences && len(strings.Fields(content)) > restatedTurnWords || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
 		return false
 	}
 	return slices.ContainsFunc(ss, func(s string) bool { return r.statedIn(s, 1) })
@@ -148,12 +161,44 @@ func (r restatement) restatedIn(content, low string) bool {
 // another, and holds at least n of r's naming words.
 func (r restatement) statedIn(s string, n int) bool {
 	low := strings.ToLower(s)
-	if shared(r.words, low) < n || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
+	in := shared(r.words, low)
+	if in == 0 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
 		!slices.ContainsFunc(valueTokens(low), r.replaces) {
 		return false
 	}
 	ks := lex.ValueKinds(s)
-	return slices.ContainsFunc(r.kinds, func(k string) bool { return slices.Contains(ks, k) })
+	both := slices.DeleteFunc(slices.Clone(r.kinds), func(k string) bool { return !slices.Contains(ks, k) })
+	if len(both) == 0 {
+		return false
+	}
+	if in >= n {
+		return true
+	}
+	// One naming word for an identifier, when it names the thing, not the
+	// identifier's kind ("number", "code": Dale's number is not Chloe's).
+	if r.naming(both) > 1 {
+		return false
+	}
+	ws := namingWords(low) // whole words: "house" is not named in "Chonk_2G_house"
+	return slices.ContainsFunc(r.words, func(w string) bool { return !kindNouns[w] && slices.Contains(ws, w) })
+}
+
+// kindNouns name a kind of identifier, not the thing it identifies.
+var kindNouns = map[string]bool{"number": true, "numbers": true, "code": true, "codes": true, "phone": true, "mobile": true,
+	"email": true, "address": true, "account": true, "line": true, "reference": true, "details": true, "contact": true}
+
+// naming is how many naming words a restatement of values of these kinds
+// shares with the sentence it changes: two, or one for an identifier (an
+// address, a phone number, an email, a code: "The printer is
+// 192.168.10.40 now" names the printer of "IP 192.168.1.40"), which no
+// other thing shares by chance as it shares a day, a time or an amount.
+func (restatement) naming(kinds []string) int {
+	for _, k := range kinds {
+		if k == lex.KindHost || k == lex.KindEmail || k == lex.KindPhone || k == lex.KindCode {
+			return 1
+		}
+	}
+	return 2
 }
 
 // replaces: the restatement does not state the older value v (as

@@ -213,7 +213,7 @@ func EachAbbreviation(t string, f func(form string)) {
 // abbreviations: each line a word and its common written short forms.
 var abbreviations = func() map[string][]string {
 	m := map[string][]string{}
-	for _, line := range strings.Split(`reference ref|appointment appt|tomorrow tmrw tmr tmrow tomoz|birthday bday|telephone tel|number num|message msg|manager mgr|department dept|approximately approx|picture pic|photo pic|document doc|temperature temp|university uni|veterinarian vet|administrator admin|application app|password pwd|account acct|quantity qty|weekend wkend|week wk|hour hr|minute min|second sec|kilometre km|kilometer km|mile mi|kilogram kg|pound lb|because bc cos|tonight tonite|thanks thx ty|please pls plz`, "|") {
+	for _, line := range strings.Split(`reference ref|appointment appt|tomorrow tmrw tmr tmrow tomoz|birthday bday|telephone tel|number num|message msg|manager mgr|department dept|approximately approx|picture pic|photo pic|document doc|temperature temp|university uni|veterinarian vet|administrator admin|application app|password pwd|account acct|quantity qty|weekend wkend|week wk|hour hr|minute min|second sec|kilometre km|kilometer km|mile mi|kilogram kg|pound lb|because bc cos|tonight tonite|thanks thx ty|please pls plz|medication med meds|prescription script`, "|") {
 		ws := strings.Fields(line)
 		for _, w := range ws {
 			for _, o := range ws {

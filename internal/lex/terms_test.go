@@ -44,3 +44,18 @@ func TestAsksCurrent(t *testing.T) {
 		}
 	}
 }
+
+// A question says the word whole where a chat texts its short form, and
+// the other way round: "what's dad's current medication" meets "send me a
+// photo of the med plan".
+func TestEachAbbreviation(t *testing.T) {
+	for _, c := range []struct{ term, want string }{
+		{"medication", "med"}, {"meds", "medication"}, {"appointment", "appt"}, {"prescription", "script"},
+	} {
+		found := false
+		EachAbbreviation(Stem(c.term), func(form string) { found = found || form == Stem(c.want) })
+		if !found {
+			t.Errorf("%s: no form %q", c.term, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req memory.SummarizeRequest)
 	}
 	b := analyse(req.Turns)
 
-	sum.Topics = memory.MergeList(sum.Topics, b.topics, memory.MaxListItems)
+	sum.Topics = oneForm(memory.MergeList(sum.Topics, b.topics, memory.MaxListItems))
 	prev := replacedDetails(currentDetails(withoutDetails(sum.Entities), nil, b.all), nil, req.Turns)
 	fresh := replacedDetails(currentDetails(b.entities, b.entityFrom, b.all), b.entityFrom, req.Turns)
 	sum.Entities = memory.MergeEntities(prev, fresh, memory.MaxListItems)
@@ -409,6 +410,25 @@ func (ts *termStats) freq(w string) int {
 		return x.freq
 	}
 	return 0
+}
+
+// oneForm keeps one form of each topic, the newest (the list ends with
+// it): "walk" and "walks" are one topic.
+func oneForm(topics []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(topics))
+	for i := len(topics) - 1; i >= 0; i-- {
+		var key []string
+		for _, w := range strings.Fields(strings.ToLower(topics[i])) {
+			key = append(key, lex.Stem(w))
+		}
+		if k := strings.Join(key, " "); !seen[k] {
+			seen[k] = true
+			out = append(out, topics[i])
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // topics picks the batch's salient keywords and bigrams: frequency at least

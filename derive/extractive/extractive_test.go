@@ -599,3 +599,12 @@ func TestSalutation(t *testing.T) {
 		t.Errorf("no letter opens a plain sentence")
 	}
 }
+
+// A topic is listed in one form, the newest: "walk" and "walks" are one.
+func TestTopicsInOneForm(t *testing.T) {
+	got := oneForm([]string{"walk", "group", "walks", "dog walks", "dog walk", "morning"})
+	want := []string{"group", "walks", "dog walk", "morning"}
+	if !slices.Equal(got, want) {
+		t.Errorf("oneForm = %q, want %q", got, want)
+	}
+}

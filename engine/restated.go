@@ -16,8 +16,9 @@ import (
 // changes is not its phrasing but its shape: a person states, with a word
 // of change, a value of a kind the older sentence also states (a day, a
 // time, an amount, a code …), about the same thing — two of its naming
-// words are the older sentence's ("folic acid", "back room") — and the
-// value is another. A retrieved turn holding such an older sentence is
+// words are the older sentence's ("folic acid", "back room"), or one for
+// an identifier ("the printer is 192.168.10.40 now") — and the value is
+// another. A retrieved turn holding such an older sentence is
 // marked with the later one, as an update's mark.
 
 // restatement is a person's sentence stating a value with a word of
@@ -130,9 +131,9 @@ func namingWords(low string) []string {
 	return out
 }
 
-// restatedIn: a sentence of content (low: in lower case) states a value of one of r's kinds
-// about the same thing (two naming words in common) where r states
-// another value.
+// restatedIn: a sentence of content (low: the same in lower case) states
+// a value of one of r's kinds about the same thing (naming words in
+// common) where r states another value.
 func (r restatement) restatedIn(content, low string) bool {
 	if shared(r.words, low) < r.naming(r.kinds) {
 		return false // no sentence of it, nor the whole, names the thing: the common case, read without splitting
@@ -151,14 +152,16 @@ func (r restatement) restatedIn(content, low string) bool {
 	// share words and kinds by chance ("Tamsin said yes to £13! … 36
 	// small mugs now" is no change of "Ordered 100 from Kite … large
 	// mugs … £84.99").
-	if r.whole || len(ss) < 2 || len(ss) > restatedTurnSentences && len(strings.Fields(content)) > restatedTurnWords || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
+	short := len(ss) <= restatedTurnSentences || len(strings.Fields(content)) <= restatedTurnWords
+	if r.whole || len(ss) < 2 || !short || !r.statedIn(strings.Join(strings.Fields(content), " "), 2) {
 		return false
 	}
 	return slices.ContainsFunc(ss, func(s string) bool { return r.statedIn(s, 1) })
 }
 
 // statedIn: sentence s states a value of one of r's kinds where r states
-// another, and holds at least n of r's naming words.
+// another, and holds at least n of r's naming words (or one naming its
+// thing, for an identifier: naming).
 func (r restatement) statedIn(s string, n int) bool {
 	low := strings.ToLower(s)
 	in := shared(r.words, low)

@@ -72,6 +72,12 @@ var (
 returned return returning back home i'm im am is are was were originally far away miles km`)
 	// choosing: "with" after a verb of choosing names what was chosen.
 	choosing = toSet(`go goes going went gone stick sticking stuck stay staying stayed`)
+	// dealing: "insured with PetPlan", "booked with Hertz", "banks with
+	// Monzo": a business dealt with, not a person met.
+	dealing = toSet(`insured insure booked book banks bank banking registered signed contract subscribed`)
+	// thingCalled: "its called Masseria Ulivo Bianco", "an app called
+	// Tandem": a thing's name, not a person's.
+	thingCalled = toSet(`it its it's place app shop company agency house villa thing one restaurant cafe pub hotel site website`)
 	// nonNames are capitalised words that begin sentences or are otherwise
 	// not names by themselves.
 	nonNames = toSet(`i i'm i've i'd i'll the a an this that these those we you he she it they my our your his her their hi hello hey thanks thank please yes no ok okay sure great good so but and or if then when what why how who where which also can could would should will shall may might do does did is are was were let let's here there just now well also after before today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december user assistant note update done sorry oh ah
@@ -393,6 +399,8 @@ func nameType(sentence string, a, b int, fields []string) string {
 		return TypePlace
 	case prev == "with" && choosing[prev2]:
 		return "" // "we go with Oakline": a choice, not a person
+	case prev == "with" && dealing[prev2], prev == "called" && thingCalled[prev2]:
+		return "" // a business or a thing, not a person
 	case personBefore[prev]:
 		return TypePerson
 	case personAfter[next] && next != "is":

@@ -608,3 +608,27 @@ func TestTopicsInOneForm(t *testing.T) {
 		t.Errorf("oneForm = %q, want %q", got, want)
 	}
 }
+
+// A business dealt with ("insured with PetPlan") or a thing named ("its
+// called Masseria Ulivo Bianco") is not typed a person; someone met is.
+func TestEntityNotAPersonWhenDealtWithOrCalled(t *testing.T) {
+	for _, tc := range []struct {
+		text, name string
+		person     bool
+	}{
+		{"she's insured with PetPlan, policy number PP-7730-4419", "PetPlan", false},
+		{"its called Masseria Ulivo Bianco, via the agency", "Masseria Ulivo Bianco", false},
+		{"had a long chat with Deborah about the rota", "Deborah", true},
+		{"the new coordinator is called Joanne Whitfield", "Joanne Whitfield", true},
+	} {
+		s := summarize(t, nil, msgs(1, "user", tc.text, "user", "ok thanks, "+tc.name+" again later"), 0)
+		e, ok := entity(s.Entities, tc.name)
+		if !ok {
+			t.Errorf("%q: no %s among %+v", tc.text, tc.name, s.Entities)
+			continue
+		}
+		if (e.Type == TypePerson) != tc.person {
+			t.Errorf("%q: %s typed %q", tc.text, tc.name, e.Type)
+		}
+	}
+}

@@ -66,6 +66,12 @@ func ragEpisode(t rag.Turn, chatID string) RAGTurn {
 		Episode: &EpisodeRef{ID: e.ID, FromSeq: e.FromSeq, ToSeq: e.ToSeq, StartedAt: e.StartedAt, EndedAt: e.EndedAt}}
 }
 
+// holds: r is a turn (not an episode or a fact) of e's chat inside
+// episode e's range of turns.
+func (e *RAGTurn) holds(r *RAGTurn) bool {
+	return r.Episode == nil && r.Fact == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq
+}
+
 // belowOwnTurns ranks an extractive episode no higher than the short
 // turns among the candidates that it quotes: its line is their first words,
 // the turn says them whole, and once it is shown the line stands aside for
@@ -79,9 +85,9 @@ func belowOwnTurns(episodes, turns []RAGTurn) {
 			continue
 		}
 		qs := quoted.FindAllStringSubmatch(e.Content, -1)
-		for _, r := range turns {
-			if r.Episode != nil || r.Fact != nil || r.Neighbor || r.part || !r.whole || r.ChatID != e.ChatID ||
-				r.Seq < e.Episode.FromSeq || r.Seq > e.Episode.ToSeq || !slices.ContainsFunc(qs, func(q []string) bool { return quotes(r.Content, q[1]) }) {
+		for i := range turns {
+			r := &turns[i]
+			if r.Neighbor || r.part || !r.whole || !e.holds(r) || !slices.ContainsFunc(qs, func(q []string) bool { return quotes(r.Content, q[1]) }) {
 				continue
 			}
 			e.Score = min(e.Score, r.Score) // equal scores keep the turn first (a stable sort, turns before episodes)

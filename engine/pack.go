@@ -427,7 +427,7 @@ func (p *packer) takeRAG(i int) {
 		if r.ChatID == "" {
 			p.refundMarks(r.Seq)
 		}
-		p.dropEpisodesOf(r.ChatID, r.Seq)
+		p.dropEpisodesOf(&p.in.RAG[i])
 		p.takeParts(r.ChatID, r.Seq)
 		p.takeBeside(r.ChatID, r.Seq)
 	}
@@ -601,26 +601,26 @@ func (p *packer) ragTurnAt(chat string, seq int64) int {
 // episodeShown reports whether a retrieved turn inside the episode's range
 // (same chat) is already kept: an episode stands in for turns that are not.
 func (p *packer) episodeShown(e RAGTurn) bool {
-	for i, r := range p.in.RAG {
-		if p.rag.keep[i] && r.Episode == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq {
+	for i := range p.in.RAG {
+		if p.rag.keep[i] && e.holds(&p.in.RAG[i]) {
 			return true
 		}
 	}
 	return false
 }
 
-// dropEpisodesOf leaves out an extractive episode line kept before a turn
-// of its range (same chat), now shown, when the line only repeats shown
+// dropEpisodesOf leaves out an extractive episode line kept before turn t
+// of its range, now shown, when the line only repeats shown
 // turns: each sentence it quotes is in a kept turn of the range. It gives
 // back the line's cost. (The header it may have paid for stays paid:
 // fewer tokens used, never more.)
-func (p *packer) dropEpisodesOf(chat string, seq int64) {
+func (p *packer) dropEpisodesOf(t *RAGTurn) {
 	if p.in.LLMEpisodes {
 		return
 	}
 	for j := range p.in.RAG {
 		e := &p.in.RAG[j]
-		if !p.rag.keep[j] || e.Episode == nil || e.ChatID != chat || seq < e.Episode.FromSeq || seq > e.Episode.ToSeq || !p.quotesShown(e) {
+		if !p.rag.keep[j] || e.Episode == nil || !e.holds(t) || !p.quotesShown(e) {
 			continue
 		}
 		p.rag.keep[j] = false
@@ -635,8 +635,7 @@ func (p *packer) quotesShown(e *RAGTurn) bool {
 	qs := quoted.FindAllStringSubmatch(e.Content, -1)
 	for _, q := range qs {
 		if !slices.ContainsFunc(p.in.RAG, func(r RAGTurn) bool {
-			return r.Episode == nil && r.Fact == nil && r.ChatID == e.ChatID && r.Seq >= e.Episode.FromSeq && r.Seq <= e.Episode.ToSeq &&
-				p.rag.kept[turnKey2{r.ChatID, r.Seq}] && quotes(r.Content, q[1])
+			return e.holds(&r) && p.rag.kept[turnKey2{r.ChatID, r.Seq}] && quotes(r.Content, q[1])
 		}) {
 			return false
 		}

@@ -156,26 +156,25 @@ func writeRAGTurn(b *strings.Builder, r *RAGTurn) {
 // renderRAGItem is one line of the RAG section: a turn, or an episode's
 // short summary under its dates and range.
 func renderRAGItem(r RAGTurn) string {
-	if e := r.Episode; e != nil {
-		line := renderEpisodeLine(e.StartedAt, e.EndedAt, e.FromSeq, e.ToSeq, r.Content)
+	var line string
+	switch {
+	case r.Episode != nil:
+		e := r.Episode
+		line = renderEpisodeLine(e.StartedAt, e.EndedAt, e.FromSeq, e.ToSeq, r.Content)
 		if r.ChatID != "" {
 			line = "[chat " + r.ChatID + "] " + line
 		}
-		if r.update != "" { // a later turn changed what its turns said
-			line += "\n" + r.update
-		}
-		return line
+	case r.Fact != nil:
+		line = renderFactLine(r.ChatID, r.Fact, r.Content)
+	default:
+		var b strings.Builder
+		writeRAGTurn(&b, &r) // the turn's line, its mark under it
+		return b.String()
 	}
-	if f := r.Fact; f != nil {
-		line := renderFactLine(r.ChatID, f, r.Content)
-		if r.update != "" { // a later turn changed what its turns said
-			line += "\n" + r.update
-		}
-		return line
+	if r.update != "" { // a later turn changed what its turns said
+		line += "\n" + r.update
 	}
-	var b strings.Builder
-	writeRAGTurn(&b, &r)
-	return b.String()
+	return line
 }
 
 // renderFactLine is one fact: "[24 March 2022] Nate has had his turtles

@@ -375,17 +375,24 @@ func TestRetrievedEpisodeMarked(t *testing.T) {
 	ep := func(to int64) RAGTurn {
 		return RAGTurn{Seq: 1, Content: `Tunde said: "Oakline Kitchens £14,200, 3 weeks, start 6 April."`, Episode: &EpisodeRef{FromSeq: 1, ToSeq: to}}
 	}
-	before, inside := ep(6), ep(20)
+	markedBeforeOnly(t, ups, ep(6), ep(20), "turn 15: ok change of heart", "start 6 April.\"\n(earlier; updated")
+}
+
+// markedBeforeOnly: derived line before, made from turns older than the
+// update, is marked by it, with the mark quoting want under its line
+// (under); after, which holds the update's turn, is not marked.
+func markedBeforeOnly(t *testing.T, ups []chatUpdate, before, after RAGTurn, want, under string) {
+	t.Helper()
 	markUpdate(ups, &before)
-	markUpdate(ups, &inside)
-	if !strings.Contains(before.update, "turn 15: ok change of heart") {
-		t.Errorf("episode of turns 1–6 not marked by turn 15: %q", before.update)
+	markUpdate(ups, &after)
+	if !strings.Contains(before.update, want) {
+		t.Errorf("%q not marked with %q: %q", before.Content, want, before.update)
 	}
-	if inside.update != "" {
-		t.Errorf("episode of turns 1–20 marked by its own turn 15: %q", inside.update)
+	if after.update != "" {
+		t.Errorf("%q, not older than the update, marked: %q", after.Content, after.update)
 	}
-	if line := renderRAGItem(before); !strings.Contains(line, "start 6 April.\"\n(earlier; updated") {
-		t.Errorf("the mark is not under the episode's line:\n%s", line)
+	if line := renderRAGItem(before); !strings.Contains(line, under) {
+		t.Errorf("the mark is not under the line:\n%s", line)
 	}
 }
 
@@ -647,16 +654,5 @@ func TestRetrievedFactMarked(t *testing.T) {
 	fact := func(seq int64) RAGTurn {
 		return RAGTurn{Seq: seq, Content: "The user booked the blood test for Tuesday 14 April at 9:10", Fact: &FactRef{Seqs: []int64{seq}}}
 	}
-	before, after := fact(3), fact(9)
-	markUpdate(ups, &before)
-	markUpdate(ups, &after)
-	if !strings.Contains(before.update, "turn 7: wait sorry, it is 14 April at 9:30 not 9:10") {
-		t.Errorf("fact of turn 3 not marked by turn 7: %q", before.update)
-	}
-	if after.update != "" {
-		t.Errorf("fact of turn 9 marked by the older turn 7: %q", after.update)
-	}
-	if line := renderRAGItem(before); !strings.Contains(line, "(turn 3)\n(earlier; updated") {
-		t.Errorf("the mark is not under the fact's line:\n%s", line)
-	}
+	markedBeforeOnly(t, ups, fact(3), fact(9), "turn 7: wait sorry, it is 14 April at 9:30 not 9:10", "(turn 3)\n(earlier; updated")
 }

@@ -40,18 +40,22 @@ func get() *counter {
 // memo remembers recent whole-string counts. Counting is a pure function and
 // the same turns are counted on every /v1/context call of a chat, so a small
 // two-generation cache (an LRU approximation without per-hit bookkeeping)
-// skips even the scan for them. A generation rotates at max entries or
-// maxBytes of keys, so the memo holds at most 2×maxBytes of text.
+// skips even the scan for them. A generation rotates at max entries.
 //
 // It is split in shards by a hash of the string computed before any lock is
-// taken, and each shard is keyed by that hash (the string is kept to check
-// the hit, outside the lock): with one lock and string keys, every request
-// and the background summariser hashed kilobytes of text while holding it,
-// and under load the lock was the read path's largest wait (16 s blocked in
-// 9 s of a churn run's block profile).
+// taken, and each shard is keyed by that hash: with one lock and string
+// keys, every request and the background summariser hashed kilobytes of
+// text while holding it, and under load the lock was the read path's
+// largest wait (16 s blocked in 9 s of a churn run's block profile).
+//
+// A hit is checked by a second, independent 64-bit hash of the string, not
+// by the string: keeping the strings to compare took 8–9 MB of a
+// 1,000-chat server's live heap (docs/performance.md, "Thirty-second
+// pass"), and two strings agree on both hashes (128 bits) with a chance of
+// about 1e-38 a pair, far below that of a memory error.
 type memo struct {
-	seed   maphash.Seed
-	shards [memoShards]memoShard
+	seed, check maphash.Seed
+	shards      [memoShards]memoShard
 }
 
 const memoShards = 32
@@ -59,25 +63,22 @@ const memoShards = 32
 type memoShard struct {
 	mu        sync.Mutex
 	cur, prev map[uint64]memoEntry
-	curBytes  int
 	max       int
-	maxBytes  int
 }
 
 type memoEntry struct {
-	s string
-	n int
+	check uint64 // the string's second hash
+	n     int
 }
 
-// memoMaxKey: longer strings are counted every time (rare, and keeping them
-// would take a large share of the memo).
+// memoMaxKey: longer strings are counted every time (rare: a context is
+// counted line by line).
 const memoMaxKey = 16 << 10
 
 func newMemo() *memo {
-	m := &memo{seed: maphash.MakeSeed()}
+	m := &memo{seed: maphash.MakeSeed(), check: maphash.MakeSeed()}
 	for i := range m.shards {
-		m.shards[i] = memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{},
-			max: 16384 / memoShards, maxBytes: (4 << 20) / memoShards}
+		m.shards[i] = memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 16384 / memoShards}
 	}
 	return m
 }
@@ -89,15 +90,16 @@ func (m *memo) shard(s string) (*memoShard, uint64) {
 
 func (m *memo) get(s string) (int, bool) {
 	sh, h := m.shard(s)
+	check := maphash.String(m.check, s)
 	sh.mu.Lock()
 	e, ok := sh.cur[h]
 	if !ok {
-		if e, ok = sh.prev[h]; ok && e.s == s {
+		if e, ok = sh.prev[h]; ok && e.check == check {
 			sh.putLocked(h, e)
 		}
 	}
 	sh.mu.Unlock()
-	if !ok || e.s != s { // a hash collision is a miss
+	if !ok || e.check != check { // one hash alike, the other not: another string
 		return 0, false
 	}
 	return e.n, true
@@ -105,8 +107,7 @@ func (m *memo) get(s string) (int, bool) {
 
 func (m *memo) put(s string, n int) {
 	sh, h := m.shard(s)
-	// Keys are cloned: s may be a substring pinning a larger buffer.
-	e := memoEntry{s: strings.Clone(s), n: n}
+	e := memoEntry{check: maphash.String(m.check, s), n: n}
 	sh.mu.Lock()
 	sh.putLocked(h, e)
 	sh.mu.Unlock()
@@ -116,12 +117,10 @@ func (sh *memoShard) putLocked(h uint64, e memoEntry) {
 	if _, ok := sh.cur[h]; ok {
 		return
 	}
-	if len(sh.cur) >= sh.max || sh.curBytes+len(e.s) > sh.maxBytes {
+	if len(sh.cur) >= sh.max {
 		sh.prev, sh.cur = sh.cur, make(map[uint64]memoEntry, len(sh.cur))
-		sh.curBytes = 0
 	}
 	sh.cur[h] = e
-	sh.curBytes += len(e.s)
 }
 
 // Count returns the number of cl100k tokens in s. Invalid UTF-8 counts as

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"testing"
@@ -34,26 +35,26 @@ func TestCount(t *testing.T) {
 }
 
 func TestMemoEvicts(t *testing.T) {
-	sh := &memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 2, maxBytes: 1 << 10}
-	for i, s := range []string{"a", "b", "c"} { // the third rotates: prev={a,b}, cur={c}
-		sh.putLocked(uint64(i), memoEntry{s: s, n: i})
+	sh := &memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 2}
+	for i := range 3 { // the third rotates: prev={0,1}, cur={2}
+		sh.putLocked(uint64(i), memoEntry{check: uint64(100 + i), n: i})
 	}
-	if e, ok := sh.prev[0]; !ok || e.s != "a" {
-		t.Fatalf("a should survive one rotation")
+	if e, ok := sh.prev[0]; !ok || e.check != 100 {
+		t.Fatalf("the first entry should survive one rotation")
 	}
-	for i, s := range []string{"d", "e", "f"} {
-		sh.putLocked(uint64(10+i), memoEntry{s: s, n: i})
+	for i := range 3 {
+		sh.putLocked(uint64(10+i), memoEntry{check: uint64(110 + i), n: i})
 	}
 	if _, ok := sh.cur[1]; ok {
-		t.Fatalf("b should have been evicted")
+		t.Fatalf("the second entry should have been evicted")
 	}
 	if _, ok := sh.prev[1]; ok {
-		t.Fatalf("b should have been evicted")
+		t.Fatalf("the second entry should have been evicted")
 	}
 }
 
 // TestMemoChecksTheString: a hit is a hit on the same string, never on
-// another one with the same hash.
+// another one with the same first hash.
 func TestMemoChecksTheString(t *testing.T) {
 	m := newMemo()
 	m.put("hello world", 2)
@@ -61,9 +62,13 @@ func TestMemoChecksTheString(t *testing.T) {
 		t.Fatalf("get = %d, %v", n, ok)
 	}
 	sh, h := m.shard("hello world")
-	sh.cur[h] = memoEntry{s: "another string", n: 9} // as a collision would
+	sh.cur[h] = memoEntry{check: maphash.String(m.check, "another string"), n: 9} // as a collision would
 	if _, ok := m.get("hello world"); ok {
 		t.Fatal("a colliding entry must be a miss")
+	}
+	sh.prev[h], sh.cur = sh.cur[h], map[uint64]memoEntry{} // in the older generation too
+	if _, ok := m.get("hello world"); ok {
+		t.Fatal("a colliding entry in the older generation must be a miss")
 	}
 }
 
@@ -110,22 +115,6 @@ func TestConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
-	}
-}
-
-func TestMemoByteBound(t *testing.T) {
-	sh := &memoShard{cur: map[uint64]memoEntry{}, prev: map[uint64]memoEntry{}, max: 1000, maxBytes: 100}
-	for i := range 50 {
-		sh.putLocked(uint64(i), memoEntry{s: strings.Repeat("x", 30) + fmt.Sprint(i), n: i})
-		if sh.curBytes > sh.maxBytes {
-			t.Fatalf("generation holds %d bytes > %d", sh.curBytes, sh.maxBytes)
-		}
-	}
-	if e, ok := sh.cur[49]; !ok || e.n != 49 {
-		t.Fatalf("latest entry missing")
-	}
-	if _, ok := sh.prev[0]; ok {
-		t.Fatalf("oldest entry should have been evicted")
 	}
 }
 

@@ -20,12 +20,14 @@ import (
 const defaultMemoryLimit = 320 << 20
 
 // defaultGCPercent is serve's GOGC when GOGC is not set and the live heap
-// is large: the heap may grow to 1.8 times the live set between
-// collections, not Go's 2. At 1,000 chats × 200 turns that took peak RSS
-// from 292–304 MB to 269–271 MB at the same CPU per request (2.38–2.60 ms
-// against 2.31–2.86 ms): with a live heap of ~100 MB the collector's extra
-// cycles are a small share of the CPU (docs/performance.md, "Ninth pass").
-const defaultGCPercent = 80
+// is large (over minHeapHeadroom*100/defaultGCPercent, 128 MB): the heap
+// may grow to 1.5 times the live set between collections, not Go's 2.
+// Most of a large live heap is the embedded index's pointer-free columns
+// and bounded caches, which a collection marks quickly, so collecting
+// more often costs little: at 1,000 chats × 1,000 turns 50 took peak RSS
+// from 364 to 316 MB at no measurable CPU per request (80 before;
+// docs/performance.md, "Ninth pass" and "Thirty-second pass").
+const defaultGCPercent = 50
 
 // minHeapHeadroom is the least the heap may grow between collections. A
 // ratio alone makes a small live heap collect very often: at 200 chats

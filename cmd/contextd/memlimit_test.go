@@ -39,7 +39,8 @@ func TestGCPercent(t *testing.T) {
 		{"a few MB: the cap", 4 << 20, maxGCPercent},
 		{"small heap: the headroom binds", 32 << 20, 200},
 		{"rounded up", 48 << 20, 134},
-		{"80% of live is the headroom", 80 << 20, defaultGCPercent},
+		{"the floor binds up to 128 MB", 100 << 20, 64},
+		{"half of live is the headroom", 128 << 20, defaultGCPercent},
 		{"large heap: the default", 400 << 20, defaultGCPercent},
 	} {
 		if got := gcPercent(tc.live); got != tc.want {

@@ -25,7 +25,7 @@ const defaultMemoryLimit = 320 << 20
 // Most of a large live heap is the embedded index's pointer-free columns
 // and bounded caches, which a collection marks quickly, so collecting
 // more often costs little: at 1,000 chats × 1,000 turns 50 took peak RSS
-// from 364 to 316 MB at no measurable CPU per request (80 before;
+// from 364 to 316–325 MB at no measurable CPU per request (80 before;
 // docs/performance.md, "Ninth pass" and "Thirty-second pass").
 const defaultGCPercent = 50
 

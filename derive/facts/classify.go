@@ -143,6 +143,21 @@ var patterns = []pattern{
 	standing(leads("only", p(memory.FactPreference, rankPreference, true, `^only ((?:`+answerVerbs+`|`+contactVerbs+`)\b.+)`))),
 	standing(needs(" only ", also(", only |; only |: only ", p(memory.FactPreference, rankPreference, true, `[,;:] only ((?:`+answerVerbs+`|`+contactVerbs+`)\b.+)`)))),
 	leads("please", p(memory.FactPreference, rankPreference, true, `^please (?:always|never) (.+)`)),
+	// Rules announced for the whole of the work: "Ground rules for the
+	// whole project: Arduino framework under PlatformIO …", "A few rules
+	// for the whole process please.", "Standing rules for everything we
+	// do: …", "Also a standing request: please give me all prices
+	// including VAT." The speaker says what follows holds throughout, in
+	// whatever words the rules themselves take ("no emojis anywhere",
+	// "give me diffs instead of whole files"). A heading opening its
+	// sentence (a colon, a dash or the sentence's end after it): ground or
+	// standing rules (a few words after them before a colon or a dash:
+	// "Some standing rules before we go further:"), or rules for the whole
+	// or all of a thing.
+	// "The rules of the game are simple", "the rules for the whole league
+	// changed" and a holiday let's "house rules" are not the person's
+	// instructions.
+	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) (?:rules?|requests?|instructions?)(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:rules?|requests?|instructions?|conventions?)(?: for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job)))(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),

@@ -246,6 +246,18 @@ func TestIsStanding(t *testing.T) {
 		{"Ground rules: always `docker compose` (the v2 plugin), never `docker-compose`. No `version:` key at the top of compose files. Bind mounts under /srv, no named volumes.", true},
 		{"I've tried:\n```javascript\nmodule.exports = {\n  rules: {\n    'type-enum': ['feat'],\n  },\n};\n```\nBut I'm not sure", false}, // code
 		{"Rules of the game are simple", false},
+		// Rules announced for the whole of the work, in whatever words
+		// the rules then take.
+		{"Ground rules first: everything in TypeScript on the JS side, no plain JS.", true},
+		{"A few rules for the whole process please. British spelling.", true},
+		{"Standing rules for everything we do: invoices are bilingual, German first, then English underneath.", true},
+		{"standing rule for this chat pls - no voice notes, I'm on the ward all day", true},
+		{"Not listed, not conservation. Also a standing request: please give me all prices including VAT.", true},
+		{"A few ground rules for the whole time, please: quiz me one question at a time.", true},
+		{"Some standing rules before we go further: British spelling throughout.", true},
+		{"Ground rules are the same as the last club's, I think.", false},
+		{"I read the rules for the whole competition last night and they are strict.", false},
+		{"The rules for the whole league changed in May.", false},
 		{"some rules: where should I park after 6pm?", false},
 		{"Please always answer in French.", true},
 		{"Never give up on your dreams.", false},

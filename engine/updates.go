@@ -28,11 +28,13 @@ import (
 
 // chatUpdate is one turn's update sentence, or the choice it replaced
 // (rep), and what its mark quotes. A turn going back on an earlier change
-// (rev) names the update it undoes (revOf, its seq), and quotes revQuote.
+// (rev) names the update it undoes. Each kind's own fields are behind a
+// pointer: a hot chat keeps every update of its turns (the update cache),
+// and inline they made an entry 304 bytes.
 type chatUpdate struct {
 	seq   int64
 	at    time.Time
-	u     facts.Update
+	u     *facts.Update // nil: no update sentence
 	rep   *facts.Replacement
 	quote string
 	// names are the words the turn writes its new value after ("built
@@ -42,17 +44,8 @@ type chatUpdate struct {
 	// set is a setting the turn writes as code or config ("maxReplicas:
 	// 12"): it changes the same key set to another value before.
 	set *facts.Assignment
-	// meant is the value a user's "sorry, I meant 07700 900 481"
-	// corrects to, and meantKinds its kinds (lex.ValueKinds): it corrects
-	// the value of that kind said just before (meantReach).
-	meant      string
-	meantKinds []string
-	// meantUnit is the word a quick correction counts ("wait no, 36
-	// candles"): it corrects that count said just before (quickFix);
-	// bareNumber for a number alone ("Correction, it's 16"), which
-	// corrects a number the same speaker's turn just before said.
-	meantUnit string
-	meantRole memory.Role
+	// meant is a correction of a value just said.
+	meant *correction
 	// email is an address a turn gives as the one to use from now on
 	// ("Please use claire.whitfield@protonmail.com from now on"): it
 	// replaces the same person's other address (movedEmail).
@@ -60,10 +53,28 @@ type chatUpdate struct {
 	// restated is a person's sentence stating a value anew in words no
 	// update pattern reads (restated.go).
 	restated *restatement
+	rev      *reversedUpdate
+}
 
-	rev      *facts.Reversal
-	revOf    int64
-	revQuote string
+// correction is the value a user's "sorry, I meant 07700 900 481"
+// corrects to (v), and its kinds (lex.ValueKinds): it corrects the value
+// of that kind said just before (meantReach). unit is the word a quick
+// correction counts ("wait no, 36 candles"): it corrects that count said
+// just before (quickFix); bareNumber for a number alone ("Correction,
+// it's 16"), which corrects a number the same speaker's turn (role) just
+// before said.
+type correction struct {
+	v     string
+	kinds []string
+	unit  string
+	role  memory.Role
+}
+
+// reversedUpdate is the update a turn goes back on (of, its seq) and what
+// the mark quotes.
+type reversedUpdate struct {
+	of    int64
+	quote string
 }
 
 // said is the sentence (or the short turn) that stated the change.
@@ -74,6 +85,9 @@ func (c chatUpdate) said() string {
 	case c.rep != nil:
 		return c.quote
 	}
+	if c.u == nil {
+		return ""
+	}
 	return c.u.Sentence
 }
 
@@ -81,7 +95,7 @@ func (c chatUpdate) said() string {
 // when the update changed what it says.
 func (c chatUpdate) markFor(content, low string, near bool) (string, bool) {
 	if c.rep == nil {
-		if !updates(c.u, low) && !namedOld(c.u, c.names, low) && !(near && justSaid(c.u, low)) {
+		if c.u == nil || !updates(*c.u, low) && !namedOld(*c.u, c.names, low) && !(near && justSaid(*c.u, low)) {
 			return "", false
 		}
 		return updateMark(c, c.quote), true
@@ -184,31 +198,31 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	c := chatUpdate{seq: m.Seq, at: m.CreatedAt}
 	us := facts.DetectUpdates(m.Content, updatesPerTurn)
 	if len(us) > 0 {
-		c.u, c.quote, c.names = us[0], updateQuote(m.Content, us[0].Sentence), valueNames(m.Content, us[0])
+		c.u, c.quote, c.names = &us[0], updateQuote(m.Content, us[0].Sentence), valueNames(m.Content, us[0])
 	} else if r, ok := replacement(m); ok {
 		c.rep, c.quote = &r, shortQuote(m.Content)
 	}
 	if rv, ok := facts.DetectReversal(m.Content); ok && m.Role == "user" { // an assistant's "switching back to print can help" is advice
 		for j := len(ups) - 1; j >= 0 && m.Seq-ups[j].seq <= reversalReach; j-- {
-			if ups[j].said() != "" && (rv.Latest || rv.Reverses(ups[j].said()) || namesSubject(rv.Sentence, ups[j].u)) {
-				c.rev, c.revOf, c.revQuote = &rv, ups[j].seq, updateQuote(m.Content, rv.Sentence)
+			if ups[j].said() != "" && (rv.Latest || rv.Reverses(ups[j].said()) || ups[j].u != nil && namesSubject(rv.Sentence, *ups[j].u)) {
+				c.rev = &reversedUpdate{of: ups[j].seq, quote: updateQuote(m.Content, rv.Sentence)}
 				break
 			}
 		}
 	}
 	var out []chatUpdate
-	if c.u.Sentence != "" || c.rep != nil || c.rev != nil {
+	if c.u != nil || c.rep != nil || c.rev != nil {
 		out = append(out, c)
 	}
 	if e, ok := movedEmail(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, email: e, quote: updateQuote(m.Content, emailSentence(m.Content, e))})
 	}
 	if v, ok := meantValue(m); ok {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: lex.ValueKinds(v), quote: shortQuote(m.Content)})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: lex.ValueKinds(v)}, quote: shortQuote(m.Content)})
 	} else if v, kinds, ok := retractedValue(m); ok {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantKinds: kinds, quote: updateQuote(m.Content, m.Content)})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, m.Content)})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: v, meantUnit: unit, meantRole: m.Role, quote: updateQuote(m.Content, firstSentence(m.Content))})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, unit: unit, role: m.Role}, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	}
 	if m.Role == memory.RoleUser || confirmsChange(m.Content) {
 		for _, sentence := range restatementsOf(m.Content) {
@@ -226,8 +240,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, set: &a, quote: q})
 		}
 	}
-	for _, u := range us[min(1, len(us)):] {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, u)})
+	for i := 1; i < len(us); i++ {
+		u := &us[i]
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, u: u, quote: updateQuote(m.Content, u.Sentence), names: valueNames(m.Content, *u)})
 	}
 	return out
 }
@@ -305,7 +320,7 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
 		case u.restated != nil:
 			m, ok = updateMark(u, u.quote), u.restated.restatedIn(r.Content, low)
-		case u.meant != "":
+		case u.meant != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
 		default:
 			m, ok = u.markFor(r.Content, low, u.seq-seq <= justSaidReach)
@@ -395,10 +410,10 @@ func replacesEmail(e, content string) bool {
 // stretch, so a little further; a day, a time or an amount is said of
 // many things, so the turn or two before.
 func (c chatUpdate) meantReach() int64 {
-	if c.meantUnit != "" {
+	if c.meant.unit != "" {
 		return 2
 	}
-	for _, k := range c.meantKinds {
+	for _, k := range c.meant.kinds {
 		switch k {
 		case lex.KindDay, lex.KindTime, lex.KindMoney:
 			return 2
@@ -516,18 +531,19 @@ func firstSentence(content string) string {
 // corrects: content (low, its lower case) says a value of a kind c meant
 // corrects, and not the value meant.
 func (c chatUpdate) corrects(role, content, low string) bool {
-	if strings.Contains(low, strings.ToLower(c.meant)) {
+	m := c.meant
+	if strings.Contains(low, strings.ToLower(m.v)) {
 		return false
 	}
-	switch c.meantUnit {
+	switch m.unit {
 	case "":
 	case bareNumber:
-		return role == string(c.meantRole) && saysOtherNumber(low, c.meant)
+		return role == string(m.role) && saysOtherNumber(low, m.v)
 	default:
-		return countsOther(low, c.meant, c.meantUnit)
+		return countsOther(low, m.v, m.unit)
 	}
 	ks := lex.ValueKinds(content)
-	for _, k := range c.meantKinds {
+	for _, k := range m.kinds {
 		if slices.Contains(ks, k) {
 			return true
 		}
@@ -581,8 +597,8 @@ func reversals(ups []chatUpdate, seq int64, by []updateLine) []updateLine {
 	var out []updateLine
 	for j := len(ups) - 1; j >= 0 && ups[j].seq > seq; j-- {
 		c := ups[j]
-		if c.rev != nil && !marked(c.seq) && (c.revOf == seq || marked(c.revOf)) {
-			out = append(out, updateLine{c.seq, updateMark(c, c.revQuote)})
+		if c.rev != nil && !marked(c.seq) && (c.rev.of == seq || marked(c.rev.of)) {
+			out = append(out, updateLine{c.seq, updateMark(c, c.rev.quote)})
 		}
 	}
 	return out

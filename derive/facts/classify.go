@@ -157,7 +157,7 @@ var patterns = []pattern{
 	// "The rules of the game are simple", "the rules for the whole league
 	// changed" and a holiday let's "house rules" are not the person's
 	// instructions.
-	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) (?:rules?|requests?|instructions?)(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:rules?|requests?|instructions?|conventions?)(?: for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job)))(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
+	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
@@ -184,6 +184,14 @@ func standing(pt pattern) pattern { pt.standing = true; return pt }
 // answerVerbs shape an answer: what a standing instruction asks of the
 // assistant.
 const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|respond|explain|cite|mention|list|structure|present|highlight|number|summari[sz]e|label|avoid|omit|start|end|keep|put|break|follow|maintain|give me|tell me|ask me|remind me|refer|double-check|check|compare|offer|suggest|recommend|state|specify|note|clarify|link|quote|translate|plan|arrange|organi[sz]e|confirm|assume|send`
+
+// ruleNouns name what a heading announces ("ground rules", "a standing
+// request"), and ruleScope says it holds for the whole of the work ("for
+// the whole project", "for everything we do", "for this chat").
+const (
+	ruleNouns = `(?:rules?|requests?|instructions?)`
+	ruleScope = ` for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job))`
+)
 
 // contactVerbs are how to reach a person, which a standing instruction
 // may govern too ("only contact me by text", "never call before 10am"),

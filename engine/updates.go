@@ -68,6 +68,10 @@ type correction struct {
 	kinds []string
 	unit  string
 	role  memory.Role
+	// announced: the turn says in words that it corrects what was said
+	// ("Small correction, … it's 164 sq ft not what I said"), so it
+	// reaches further back than a slip's quick fix (announcedFixReach).
+	announced bool
 }
 
 // reversedUpdate is the update a turn goes back on (of, its seq) and what
@@ -223,6 +227,8 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, m.Content)})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, unit: unit, role: m.Role}, quote: updateQuote(m.Content, firstSentence(m.Content))})
+	} else if v, unit, sentence, ok := announcedFixOf(m); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, unit: unit, role: m.Role, announced: true}, quote: updateQuote(m.Content, sentence)})
 	}
 	if m.Role == memory.RoleUser || confirmsChange(m.Content) {
 		for _, sentence := range restatementsOf(m.Content) {
@@ -410,7 +416,10 @@ func replacesEmail(e, content string) bool {
 // stretch, so a little further; a day, a time or an amount is said of
 // many things, so the turn or two before.
 func (c chatUpdate) meantReach() int64 {
-	if c.meant.unit != "" {
+	switch {
+	case c.meant.announced:
+		return announcedFixReach
+	case c.meant.unit != "":
 		return 2
 	}
 	for _, k := range c.meant.kinds {
@@ -473,6 +482,39 @@ var quickFix = regexp.MustCompile(`(?i)^\s*(?:(?:wait|sorry|soz|sry|oops|no|nope
 // quickFixBare is the same correction of a number alone: "Correction,
 // it's 16, we upgraded in January" after "We're on Postgres 14".
 var quickFixBare = regexp.MustCompile(`(?i)^\s*(?:(?:wait|sorry|soz|sry|oops|no|nope|correction|typo|my bad)\b[,.!:;]* *){1,3}(?:it's|its|it is|it was|that's|thats) (\d[\d.,]*)(?:\s*$|[,.!;])`)
+
+// announcedFix is a sentence saying in words that it corrects what its
+// speaker said: "Small correction, I measured the studio properly …, it's
+// 164 sq ft not what I said", "I was wrong earlier, the room is 14 m2".
+var announcedFix = regexp.MustCompile(`(?i)\b(?:correction|i was wrong|i got (?:that|it|this) wrong|not what i (?:said|wrote|told you|put)|i misspoke|my mistake|i mis(?:read|typed|measured|counted))\b`)
+
+// announcedValue is the count such a sentence gives, after the verb that
+// states it: "it's 164 sq ft", "the room is 14 m2", "make it 36 chairs".
+var announcedValue = regexp.MustCompile(`(?i)\b(?:it's|its|it is|that's|thats|is|are|make it|it was actually|is actually) (\d[\d.,]*) ?([a-z]{2,})\b`)
+
+// announcedFixReach is how many turns back an announced correction
+// reaches for the count it corrects: it names its unit and says it goes
+// back on something said, so a few exchanges; further back, another
+// thing's count of the same unit is as likely.
+const announcedFixReach = 8
+
+// announcedFixOf is the count a person's announced correction gives, the
+// word it counts and its sentence.
+func announcedFixOf(m memory.Message) (string, string, string, bool) {
+	if m.Role != memory.RoleUser || !announcedFix.MatchString(m.Content) {
+		return "", "", "", false
+	}
+	for _, s := range lex.Sentences(m.Content) {
+		if !announcedFix.MatchString(s) {
+			continue
+		}
+		if g := announcedValue.FindStringSubmatch(s); g != nil && !lex.IsRankStopword(strings.ToLower(g[2])) {
+			unit := strings.ToLower(g[2])
+			return g[1] + " " + unit, unit, s, true
+		}
+	}
+	return "", "", "", false
+}
 
 // bareNumber is the meantUnit of a number corrected alone.
 const bareNumber = "#"

@@ -127,6 +127,11 @@ func TestDetectedUpdateMarks(t *testing.T) {
 			"Grant deadline Friday 21 August, the form is online", false},
 		{"they just emailed, our 9:05 is cancelled. moved us to the 18:05 on 10 may", "Venice: Frecciarossa 9:05 Milano Centrale, coach 6", true},
 		{"Mr Dale can't do it after all, the agency says it's Ms Patel now.", "The agency is sending Mr Dale for Thursday and Friday", true},
+		{"PROBLEM. hotel rang, double booking on the 15th. they moved us to saturday 22nd nov, same room same price", "saturday 15th nov it is. venue ideas?", true},
+		{"PROBLEM. hotel rang, double booking on the 15th. they moved us to saturday 22nd nov, same room same price", "the cake is ordered for the 3rd", false},
+		{"the committee can't do 4 June anymore. They moved it to 10 June, same room. Deadline stays at 22 May.", "Review meeting 4 June, 13:15, room 2:114", true},
+		{"the committee can't do 4 June anymore. They moved it to 10 June, same room. Deadline stays at 22 May.", "New deadline for the draft: 22 May", false},
+
 		{"we've been bumped up to 50 mins, and fee went up to £320 since we're doing more", "fee is £240 for the night, split four ways", true},
 		{"They've halved the apixaban to 2.5mg because of her kidney function.", "discharge meds: apixaban 5mg at 8am and 8pm, bisoprolol 2.5mg mornings", true},
 		{"heads up the league fee went up so subs are £7 a game from now on, sorry lads.", "reminder subs are £6 each a game, pay on the night", true},
@@ -579,6 +584,40 @@ func TestCorrectionOfANumberJustSaid(t *testing.T) {
 	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false} {
 		if mark := markedAfter(msgs, seq); (mark != "") != want {
 			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
+		}
+	}
+}
+
+// A correction announced in words ("Small correction, … it's 164 sq ft
+// not what I said") reaches a few exchanges back for the count of its
+// unit; an assistant's "correction" is no person's going back on a value.
+func TestAnnouncedCorrection(t *testing.T) {
+	at := time.Date(2026, 9, 1, 9, 0, 0, 0, time.UTC)
+	msgs := []memory.Message{
+		{Seq: 1, Role: memory.RoleUser, Content: "the flat is 700 sq ft, bought in 2019", CreatedAt: at},
+		{Seq: 2, Role: memory.RoleUser, Content: "Home office question. My apartment is 1,150 sq ft and my studio room is 180 sq ft. Can I deduct that?", CreatedAt: at},
+		{Seq: 3, Role: memory.RoleAssistant, Content: "Simplified method: 180 × $5.00 = $900.00.", CreatedAt: at},
+		{Seq: 4, Role: memory.RoleUser, Content: "My rent is $2,150/month.", CreatedAt: at},
+		{Seq: 5, Role: memory.RoleAssistant, Content: "Rent: $25,800.00 a year.", CreatedAt: at},
+		{Seq: 6, Role: memory.RoleAssistant, Content: "Correction: the limit is 300 sq ft.", CreatedAt: at}, // not a person's
+		{Seq: 7, Role: memory.RoleUser, Content: "thanks", CreatedAt: at},
+		{Seq: 8, Role: memory.RoleUser, Content: "ok", CreatedAt: at},
+		{Seq: 9, Role: memory.RoleUser, Content: "fine", CreatedAt: at},
+		{Seq: 10, Role: memory.RoleUser, Content: "Small correction, I measured the studio properly this weekend with a real tape measure, it's 164 sq ft not what I said. The closet doesn't count.", CreatedAt: at},
+	}
+	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 4: false} {
+		if mark := markedAfter(msgs, seq); (mark != "") != want {
+			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
+		}
+	}
+	for _, content := range []string{
+		"Correction: the limit is 300 sq ft.",       // an assistant's
+		"small correction on the address, it's flat 4", // no count: "flat" is no unit counted
+		"I was wrong about the venue",              // no value
+	} {
+		m := memory.Message{Seq: 1, Role: memory.RoleAssistant, Content: content}
+		if _, _, _, ok := announcedFixOf(m); ok {
+			t.Errorf("announcedFixOf(assistant %q) = ok", content)
 		}
 	}
 }

@@ -45,9 +45,14 @@ func DetectUpdate(text string) (Update, bool) {
 // WHEELS20 … we meet at the hut at 06:00 now, not 06:15").
 func DetectUpdates(text string, max int) []Update {
 	var out []Update
-	for _, sentence := range lex.Sentences(prose.Clean(text)) {
+	clean := prose.Clean(text)
+	for _, sentence := range lex.Sentences(clean) {
 		for _, s := range emojiClauses(sentence) {
-			if u, ok := detectIn(s); ok {
+			u, ok := detectIn(s)
+			if !ok {
+				u, ok = movedOnto(s, clean)
+			}
+			if ok {
 				u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"
 				if out = append(out, u); len(out) == max {
 					return out
@@ -56,6 +61,60 @@ func DetectUpdates(text string, max int) []Update {
 		}
 	}
 	return out
+}
+
+// movedUs: someone moved the speakers (or "it", "everything") to a day
+// or a time, the thing unnamed: "they moved us to saturday 22nd nov,
+// same room same price".
+var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? (?:to|till|until|onto) ` + valuePhr + clauseEnd)
+
+// movedOnto reads movedUs in sentence s: what moved is not named, so the
+// old value is the turn's (text's) other day, or other clock time, of the
+// new value's kind: "double booking on the 15th … they moved us to
+// saturday 22nd nov" changed the 15th. Without one it is no update: a
+// move whose old value nobody can find marks nothing. Only a day or a
+// time of the month is an old value here: "can't do thursday" could be
+// any Thursday's.
+func movedOnto(s, text string) (Update, bool) {
+	low := strings.ToLower(s)
+	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") {
+		return Update{}, false
+	}
+	m := movedUs.FindStringSubmatch(low)
+	if m == nil {
+		return Update{}, false
+	}
+	nw := onlyTime(m[1])
+	if nw == nil {
+		return Update{}, false
+	}
+	var old []string
+	// The old value is said before the move ("can't do 4 June anymore …
+	// they moved it to 10 June"); one said after it is another thing's
+	// ("… deadline stays at 22 May").
+	lowText := strings.ToLower(text)
+	if i := strings.Index(lowText, low); i >= 0 {
+		lowText = lowText[:i+strings.Index(low, m[0])]
+	}
+	switch k := kindsIn(nw[0]); {
+	case k&dayTime != 0:
+		for _, d := range monthDayRe.FindAllString(lowText, -1) {
+			if !SameDay(d, nw[0]) && !strings.Contains(nw[0], d) && !slices.Contains(old, d) {
+				old = append(old, d)
+			}
+		}
+	case k&clockTime != 0:
+		for _, t := range clockRe.FindAllString(lowText, -1) {
+			t = strings.TrimSpace(strings.TrimRight(t, ".,;:!?)"))
+			if !strings.Contains(nw[0], t) && !slices.Contains(old, t) {
+				old = append(old, t)
+			}
+		}
+	}
+	if len(old) == 0 || len(old) > 2 { // more than two: which one moved is not said
+		return Update{}, false
+	}
+	return Update{Old: old, New: nw}, true
 }
 
 // availability: the verbs of someone's being there ("can't make the

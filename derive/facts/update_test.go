@@ -13,6 +13,13 @@ func TestDetectUpdate(t *testing.T) {
 		subject, old, new_ string // "|"-joined; "" = none
 	}{
 		{"I moved from Berlin to Munich last month.", true, "", "berlin", "munich"},
+		// Moved, the thing unnamed: the old day is the turn's other one
+		// said before the move; without one, or with a time said only
+		// after it, no update.
+		{"double booking on the 15th. they moved us to saturday 22nd nov, same room same price", true, "", "15th", "saturday 22nd nov"},
+		{"they moved us to saturday 22nd nov, same room", false, "", "", ""},
+		{"they moved it to 10 June, same room. Deadline stays at 22 May.", false, "", "", ""},
+		{"the 6pm slot was full so they moved us to 7:30pm", true, "", "6pm", "7:30pm"},
 		{"Plumber pushed to Fri 6/12, 8-10am, their Wed guy is out sick.", true, "plumber", "", "fri 6/12"},
 		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday", true, "methotrexate", "", "saturdays"},
 		{"you might try moving the exercise to 8:00 AM, right before your first meeting.", false, "", "", ""},

@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -761,7 +762,11 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request
 		if !isTurn(h) {
 			continue // an episode or a fact has no neighbouring turns of its own
 		}
-		for d := int64(-n); d <= int64(n); d++ {
+		last := int64(n)
+		if asksGroup(h.Content) {
+			last = max(last, groupAnswers) // the answers of several people
+		}
+		for d := int64(-n); d <= last; d++ {
 			s := h.Seq + d
 			if d == 0 || s < 1 || have[turnRef{h.ChatID, s}] || excluded(h.ChatID, s) {
 				continue
@@ -789,6 +794,23 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request
 		}
 	}
 	return hits, nil
+}
+
+// groupAnswers is how many turns after a question asked of a group a
+// hit brings: several people answer it, one after another ("ok whats
+// everyone's new address for the deposit form", then three addresses).
+const groupAnswers = 3
+
+// askedOfGroup: a question put to everyone in a chat.
+var askedOfGroup = regexp.MustCompile(`(?i)\b(?:everyone|everybody|every1|you all|all of you|each of you|y'all|yall|you guys)\b`)
+
+// asksGroup: content ends with a question put to a group.
+func asksGroup(content string) bool {
+	if !lex.EndsWithQuestion(content) {
+		return false
+	}
+	t := strings.TrimRight(content, " \t\n\r")
+	return askedOfGroup.MatchString(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
 }
 
 // readNeighbors reads one chat's neighbours (seq → score) and appends them

@@ -267,6 +267,32 @@ func TestNeighbourQuestionBringsItsAnswer(t *testing.T) {
 	}
 }
 
+// A question put to everyone brings the turns after it, where the group
+// answers one after another; a question to one person brings one.
+func TestGroupQuestionBringsItsAnswers(t *testing.T) {
+	e := newEnv(t, nil)
+	turns := filler(20, "cooking")
+	turns[9] = "ok whats everyone's new forwarding address for the deposit form"
+	turns[10] = "mine is 22 Birch Lane, Didsbury"
+	turns[11] = "back at my mums for a bit. 7 Hollins Close, Bury"
+	turns[12] = "flat 3, 118 Stockport Road"
+	turns[15] = "whats your new forwarding address for the tax form"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	for _, tc := range []struct{ query, want string }{
+		{"everyone forwarding address deposit", "c/9n c/10 c/11n c/12n c/13n"},
+		{"forwarding address tax form", "c/15n c/16 c/17n"},
+	} {
+		got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: tc.query, K: 1, Neighbors: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.Join(seqsOf(got), " "); s != tc.want {
+			t.Errorf("%q: got %s, want %s", tc.query, s, tc.want)
+		}
+	}
+}
+
 func TestRetrieveErrorsWrapSentinels(t *testing.T) {
 	e := newEnv(t, nil)
 	e.store.add("t", "c", "u", "a", "hello world")

@@ -157,7 +157,7 @@ var patterns = []pattern{
 	// "The rules of the game are simple", "the rules for the whole league
 	// changed" and a holiday let's "house rules" are not the person's
 	// instructions.
-	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
+	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:,? (?:please|pls|plz|first))?(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),

@@ -253,6 +253,8 @@ func TestIsStanding(t *testing.T) {
 		{"Standing rules for everything we do: invoices are bilingual, German first, then English underneath.", true},
 		{"standing rule for this chat pls - no voice notes, I'm on the ward all day", true},
 		{"Not listed, not conservation. Also a standing request: please give me all prices including VAT.", true},
+		{"A few ground rules please. Number every step and tell me exactly where to click.", true},
+		{"Ground rules please, we have none at the club yet.", false},
 		{"A few ground rules for the whole time, please: quiz me one question at a time.", true},
 		{"Some standing rules before we go further: British spelling throughout.", true},
 		{"Ground rules are the same as the last club's, I think.", false},

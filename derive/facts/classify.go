@@ -87,12 +87,13 @@ var patterns = []pattern{
 
 	// Attributes.
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(vegetarian|vegan|pescatarian|lactose[- ]intolerant|gluten[- ]free|c(?:o)?eliac|diabetic|pregnant|married|engaged|single|divorced|retired|widowed|left-handed|colou?r-?blind|allergic to .+|intolerant to .+|\d{1,3} years old.*|from .+|based in .+|originally from .+)`)),
-	// A diet said as texting says it ("im veggie", "i'm plant-based"), or
+	// A diet said as texting says it ("im veggie", "i'm plant-based", "we're
+	// both vegetarian": the person's own, with whoever they plan for), or
 	// of someone named ("and tom is dairy free", "gran is coeliac"): a
 	// constraint (IsConstraint) on every later food suggestion. The other
 	// person opens a clause; "the soup is dairy free", "which is vegan",
 	// "bread is vegan" and "mine is vegan" are dishes.
-	needs(" im | i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am|m) `+adv+`(`+diets+`|lactose[- ]intolerant|c(?:o)?eliac)\b`)),
+	needs(" im | i'm | i am | we're | we are ", p(memory.FactAttribute, rankAttribute, true, `\b(?:i(?:'m| am|m)|we(?:'re| are)(?: both| all)?) `+adv+`(`+diets+`|lactose[- ]intolerant|c(?:o)?eliac)\b`)),
 	needs("vegetarian|veggie|vegan|pescatarian|plant|gluten|dairy|nut|lactose|halal|kosher|coeliac|celiac|allergic", unless(`^(?:which|who|that|it|this|there|everything|all|food|menu|dish|place|restaurant|cafe|option|one|it's|what|mine|yours|ours|theirs|his|hers|rest|soup|bread|pizza|curry|cake|pasta|salad|sauce|dessert|pudding|starter|main|meal|burger|sandwich|wrap|pie|risotto|stew|chilli|chili|lasagne|lasagna|noodles|rice|milk|cheese|chocolate|icecream|biscuit|cookie|muffin|brownie|bar|snack|drink|wine|beer|coffee|tea|recipe|version|option|kitchen|bakery|range|batch|loaf)\b`,
 		p(memory.FactAttribute, rankAttribute, false, `(?:^|[,;:.!?] |\band |\bbut |\bso |\balso |\bplus )((?:my |our )?[a-z]+ (?:is|'s) (?:also |fully |strictly )?(?:`+diets+`|c(?:o)?eliac|celiac|lactose[- ]intolerant|allergic to [^,.;!?]+))\b`))),
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`((?:a|an) [a-z\- ]+)`)),
@@ -157,7 +158,7 @@ var patterns = []pattern{
 	// "The rules of the game are simple", "the rules for the whole league
 	// changed" and a holiday let's "house rules" are not the person's
 	// instructions.
-	standing(needs("rule|request|instruction|convention", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:,? (?:please|pls|plz|first))?(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
+	standing(needs("rule|request|instruction|convention|in mind|remember", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:,? (?:please|pls|plz|first))?(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?|things to (?:keep|bear) in mind|things to remember)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),

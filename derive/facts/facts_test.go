@@ -209,6 +209,9 @@ func TestIsConstraint(t *testing.T) {
 		{"soup is dairy free, bread is vegan, the rest has butter", false},
 		{"and pizza is vegan there, and curry is gluten free", false},
 		{"so mine is vegan", false},
+		{"Metric units please. We're both vegetarian.", true},
+		{"we are all vegan btw", true},
+		{"we're out of vegan sausages", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := false
@@ -255,6 +258,8 @@ func TestIsStanding(t *testing.T) {
 		{"Not listed, not conservation. Also a standing request: please give me all prices including VAT.", true},
 		{"A few ground rules please. Number every step and tell me exactly where to click.", true},
 		{"Ground rules please, we have none at the club yet.", false},
+		{"A few things to keep in mind for all of this: Jonas had knee surgery last year, so avoid long steep descents.", true},
+		{"Things to keep in mind when buying a used car.", false},
 		{"A few ground rules for the whole time, please: quiz me one question at a time.", true},
 		{"Some standing rules before we go further: British spelling throughout.", true},
 		{"Ground rules are the same as the last club's, I think.", false},

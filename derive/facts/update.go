@@ -68,6 +68,9 @@ func DetectUpdates(text string, max int) []Update {
 // same room same price".
 var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? (?:to|till|until|onto) ` + valuePhr + clauseEnd)
 
+// movedUsVerbs: one of them is in every sentence movedUs matches.
+var movedUsVerbs = []string{"moved ", "switched ", "changed ", "pushed ", "bumped ", "shifted ", "rescheduled ", "put "}
+
 // movedOnto reads movedUs in sentence s: what moved is not named, so the
 // old value is the turn's (text's) other day, or other clock time, of the
 // new value's kind: "double booking on the 15th … they moved us to
@@ -77,8 +80,9 @@ var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have|
 // any Thursday's.
 func movedOnto(s, text string) (Update, bool) {
 	low := strings.ToLower(s)
-	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") {
-		return Update{}, false
+	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
+		!slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
+		return Update{}, false // most sentences: the expression is not run
 	}
 	m := movedUs.FindStringSubmatch(low)
 	if m == nil {

@@ -68,6 +68,9 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 		m, t := r.Msg, r.Turn
 		var cs []candidate
 		for i, s := range r.Sents {
+			if i == len(r.Sents)-1 && bareHeading.MatchString(s) {
+				continue // "… Some ground rules first." ends its turn: the rules come in a later one
+			}
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
 				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && len(lex.Words(r.Sents[i-1])) <= 3 {
 					// "pnpm pls. never npm in this repo": a fragment just
@@ -130,6 +133,11 @@ func ruleList(sents []string) (string, bool) {
 
 // fenced is a code block: its "rules: {" is code.
 var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
+
+// bareHeading is a heading announcing rules and nothing else: "Some
+// ground rules first.", "A few standing rules for this project:". Ending a
+// turn, it lays down nothing; the turn that follows with the rules does.
+var bareHeading = regexp.MustCompile(`(?i)^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?(?:ground |standing |house |basic )?(?:rules?|requests?|instructions?|things to (?:keep|bear) in mind|things to remember)(?: [^:.!?]{1,40}?)?(?:,? (?:please|pls|plz|first))?\s*[.!:–—-]?\s*$`)
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
 // "house rules for this chat:".

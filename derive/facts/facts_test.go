@@ -258,6 +258,7 @@ func TestIsStanding(t *testing.T) {
 		{"Not listed, not conservation. Also a standing request: please give me all prices including VAT.", true},
 		{"A few ground rules please. Number every step and tell me exactly where to click.", true},
 		{"Ground rules please, we have none at the club yet.", false},
+		{"I'd like your help with my invoices. Some ground rules first.", false}, // the rules come in the next turn
 		{"A few things to keep in mind for all of this: Jonas had knee surgery last year, so avoid long steep descents.", true},
 		{"Things to keep in mind when buying a used car.", false},
 		{"A few ground rules for the whole time, please: quiz me one question at a time.", true},

@@ -130,6 +130,11 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"PROBLEM. hotel rang, double booking on the 15th. they moved us to saturday 22nd nov, same room same price", "saturday 15th nov it is. venue ideas?", true},
 		{"PROBLEM. hotel rang, double booking on the 15th. they moved us to saturday 22nd nov, same room same price", "the cake is ordered for the 3rd", false},
 		{"the committee can't do 4 June anymore. They moved it to 10 June, same room. Deadline stays at 22 May.", "Review meeting 4 June, 13:15, room 2:114", true},
+		// The move's quote runs from the sentence naming the old day, so
+		// the older turn's day is matched with what it was said of.
+		{"bad news. il glicine called, they double-booked the terrace with a wedding on the 12th. they moved us to sunday 13 sept, same time, 12:30", "called il glicine. they can do sat 12 sept lunch, 12:30 start, on the garden terrace", true},
+		{"bad news. il glicine called, they double-booked the terrace with a wedding on the 12th. they moved us to sunday 13 sept, same time, 12:30", "their actual anniversary is 12 september, that's a saturday this year", false},
+
 		{"the committee can't do 4 June anymore. They moved it to 10 June, same room. Deadline stays at 22 May.", "New deadline for the draft: 22 May", false},
 
 		{"we've been bumped up to 50 mins, and fee went up to £320 since we're doing more", "fee is £240 for the night, split four ways", true},
@@ -611,9 +616,9 @@ func TestAnnouncedCorrection(t *testing.T) {
 		}
 	}
 	for _, content := range []string{
-		"Correction: the limit is 300 sq ft.",       // an assistant's
+		"Correction: the limit is 300 sq ft.",          // an assistant's
 		"small correction on the address, it's flat 4", // no count: "flat" is no unit counted
-		"I was wrong about the venue",              // no value
+		"I was wrong about the venue",                  // no value
 	} {
 		m := memory.Message{Seq: 1, Role: memory.RoleAssistant, Content: content}
 		if _, _, _, ok := announcedFixOf(m); ok {

@@ -53,7 +53,9 @@ func DetectUpdates(text string, max int) []Update {
 				u, ok = movedOnto(s, clean)
 			}
 			if ok {
-				u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"
+				if u.Sentence == "" {
+					u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"
+				}
 				if out = append(out, u); len(out) == max {
 					return out
 				}
@@ -118,7 +120,26 @@ func movedOnto(s, text string) (Update, bool) {
 	if len(old) == 0 || len(old) > 2 { // more than two: which one moved is not said
 		return Update{}, false
 	}
-	return Update{Old: old, New: nw}, true
+	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// movedSpan is what an unnamed move says, quoted: from the sentence of
+// text naming an old value to the move's sentence s ("il glicine called,
+// they double-booked the terrace with a wedding on the 12th. they moved us
+// to sunday 13 sept"), so that what was moved is named in it.
+func movedSpan(text, s string, old []string) string {
+	ss := lex.Sentences(text)
+	end := slices.IndexFunc(ss, func(x string) bool { return strings.Contains(x, s) })
+	if end < 0 {
+		return ""
+	}
+	for i := 0; i < end; i++ {
+		low := strings.ToLower(ss[i])
+		if slices.ContainsFunc(old, func(o string) bool { return strings.Contains(low, o) }) {
+			return strings.Join(ss[i:end+1], " ")
+		}
+	}
+	return ss[end]
 }
 
 // availability: the verbs of someone's being there ("can't make the

@@ -134,6 +134,8 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// the older turn's day is matched with what it was said of.
 		{"bad news. il glicine called, they double-booked the terrace with a wedding on the 12th. they moved us to sunday 13 sept, same time, 12:30", "called il glicine. they can do sat 12 sept lunch, 12:30 start, on the garden terrace", true},
 		{"bad news. il glicine called, they double-booked the terrace with a wedding on the 12th. they moved us to sunday 13 sept, same time, 12:30", "their actual anniversary is 12 september, that's a saturday this year", false},
+		{"rosie's bakes called, they can't do the friday pickup anymore. they moved it to saturday the 12th at 10am", "cake sorted! order number RB-2290. pickup friday 11th at 4pm", true},
+		{"rosie's bakes called, they can't do the friday pickup anymore. they moved it to saturday the 12th at 10am", "friday 11th: the band arrives at 6", false},
 
 		{"the committee can't do 4 June anymore. They moved it to 10 June, same room. Deadline stays at 22 May.", "New deadline for the draft: 22 May", false},
 

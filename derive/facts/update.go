@@ -68,7 +68,7 @@ func DetectUpdates(text string, max int) []Update {
 // movedUs: someone moved the speakers (or "it", "everything") to a day
 // or a time, the thing unnamed: "they moved us to saturday 22nd nov,
 // same room same price".
-var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? (?:to|till|until|onto) ` + valuePhr + clauseEnd)
+var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? (?:to|till|until|onto) ([\w$€£.:/%+@'-]+(?: [\w$€£.:/%+@'-]+){0,5}?)` + clauseEnd) // a day and its time: "saturday the 12th at 10am"
 
 // movedUsVerbs: one of them is in every sentence movedUs matches.
 var movedUsVerbs = []string{"moved ", "switched ", "changed ", "pushed ", "bumped ", "shifted ", "rescheduled ", "put "}
@@ -109,6 +109,9 @@ func movedOnto(s, text string) (Update, bool) {
 				old = append(old, d)
 			}
 		}
+		if len(old) == 0 {
+			old = weekdayThings(lowText, nw[0])
+		}
 	case k&clockTime != 0:
 		for _, t := range clockRe.FindAllString(lowText, -1) {
 			t = strings.TrimSpace(strings.TrimRight(t, ".,;:!?)"))
@@ -121,6 +124,30 @@ func movedOnto(s, text string) (Update, bool) {
 		return Update{}, false
 	}
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// weekdayThing: a weekday naming what happens on it ("the friday
+// pickup"): the thing is named with its day.
+var weekdayThing = regexp.MustCompile(`\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:'s)? ([a-z]{3,})\b`)
+
+// weekdayThings are the old values of an unnamed move when the turn says
+// no date: a weekday with the thing it names ("can't do the friday pickup
+// anymore … they moved it to saturday the 12th" changed "friday pickup",
+// so "pickup friday 11th at 4pm" is marked and a friday said of anything
+// else is not). A weekday alone ("can't do thursday anymore") names no
+// thing and is no old value.
+func weekdayThings(lowText, nw string) []string {
+	var out []string
+	for _, m := range weekdayThing.FindAllStringSubmatch(lowText, -1) {
+		w := m[2]
+		if strings.Contains(nw, m[1]) || lex.IsRankStopword(w) || lex.IsWeekday(w) || lex.IsMonth(w) || timeWords[w] || w == "anymore" || hasDigit(w) {
+			continue
+		}
+		if v := m[1] + " " + w; !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // movedSpan is what an unnamed move says, quoted: from the sentence of

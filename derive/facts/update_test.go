@@ -20,6 +20,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"they moved us to saturday 22nd nov, same room", false, "", "", ""},
 		{"they moved it to 10 June, same room. Deadline stays at 22 May.", false, "", "", ""},
 		{"the 6pm slot was full so they moved us to 7:30pm", true, "", "6pm", "7:30pm"},
+		{"they can't do the friday pickup anymore, some staff thing. they moved it to saturday the 12th at 10am", true, "", "friday pickup", "saturday the 12th at 10am"},
+		{"she can't do thursday anymore. they moved it to saturday the 12th", false, "", "", ""}, // a weekday alone names no thing
 		{"Plumber pushed to Fri 6/12, 8-10am, their Wed guy is out sick.", true, "plumber", "", "fri 6/12"},
 		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday", true, "methotrexate", "", "saturdays"},
 		{"you might try moving the exercise to 8:00 AM, right before your first meeting.", false, "", "", ""},

@@ -48,14 +48,20 @@ func newTokenCache(size int) *tokenCache {
 	return &tokenCache{seed: maphash.MakeSeed(), keys: make([]uint64, n), vals: make([]int32, n), mask: uint64(n-1) &^ 1}
 }
 
-// hash is k's identity in the cache.
-func (c *tokenCache) hash(k turnKey) uint64 {
+// hash is k's identity in the cache, and the set it goes in. A whole
+// turn's set follows from its chat and seq (the chat's hash plus twice the
+// seq), so a request counting a run of consecutive turns reads a few
+// adjacent cache lines of the arrays, not a random line a turn: most of
+// this cache's cost was those misses (docs/performance.md, "Thirty-third
+// pass"). A snippet's set is drawn from its whole identity.
+func (c *tokenCache) hash(k turnKey) (set, key uint64) {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	for _, s := range [...]string{k.tok, k.tenant, k.chat} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
+	chat := h.Sum64()
 	var b [16]byte
 	put := func(x, y int64) {
 		for i := range 8 {
@@ -69,7 +75,11 @@ func (c *tokenCache) hash(k turnKey) uint64 {
 	for _, pa := range k.passages {
 		put(int64(pa.From), int64(pa.To))
 	}
-	return max(h.Sum64(), 1) // 0 marks an empty way
+	key = max(h.Sum64(), 1) // 0 marks an empty way
+	if len(k.passages) > 0 {
+		return key & c.mask, key
+	}
+	return (chat + 2*uint64(k.seq)) & c.mask, key
 }
 
 // cost returns the tokens of t's rendering (renderTurn); k names it. The
@@ -85,23 +95,29 @@ func (c *tokenCache) memo(k turnKey, count func() int) int {
 	if c == nil {
 		return count()
 	}
-	key := c.hash(k)
+	set, key := c.hash(k)
 	c.mu.Lock()
-	n, ok := c.get(key)
+	n, ok := c.getAt(set, key)
 	c.mu.Unlock()
 	if ok {
 		return int(n)
 	}
 	v := count()
 	c.mu.Lock()
-	c.put(key, int32(v))
+	c.putAt(set, key, int32(v))
 	c.mu.Unlock()
 	return v
 }
 
-// get finds k in its set and makes it the set's newest.
-func (c *tokenCache) get(k uint64) (int32, bool) {
-	i := k & c.mask
+// get finds k in the set its own bits choose (getAt).
+func (c *tokenCache) get(k uint64) (int32, bool) { return c.getAt(k&c.mask, k) }
+
+// put puts k in the set its own bits choose (putAt).
+func (c *tokenCache) put(k uint64, n int32) { c.putAt(k&c.mask, k, n) }
+
+// getAt finds k in the set whose first way is i and makes it the set's
+// newest.
+func (c *tokenCache) getAt(i, k uint64) (int32, bool) {
 	switch k {
 	case c.keys[i]:
 		return c.vals[i], true
@@ -113,9 +129,9 @@ func (c *tokenCache) get(k uint64) (int32, bool) {
 	return 0, false
 }
 
-// put makes k its set's newest entry; the set's older one goes.
-func (c *tokenCache) put(k uint64, n int32) {
-	i := k & c.mask
+// putAt makes k the newest entry of the set whose first way is i; the
+// set's older one goes.
+func (c *tokenCache) putAt(i, k uint64, n int32) {
 	if c.keys[i] != k {
 		c.keys[i+1], c.vals[i+1] = c.keys[i], c.vals[i]
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/contextd/contextd/internal/tokens"
@@ -59,6 +60,42 @@ func TestTokenCacheKeepsASetsTwoNewest(t *testing.T) {
 	for _, k := range []uint64{4, 12, 2} {
 		if _, ok := c.get(k); !ok {
 			t.Errorf("key %d missing after a put in the other set", k)
+		}
+	}
+}
+
+// A chat's consecutive whole turns sit in adjacent sets, so a request
+// counting a run of turns reads adjacent memory; a snippet's set is drawn
+// from its whole identity, and another chat's run starts elsewhere.
+func TestTokenCacheLaysRunsOfTurnsSideBySide(t *testing.T) {
+	c := newTokenCache(1 << 10)
+	key := func(chat string, seq int64, ps []PassageRef) turnKey {
+		return turnKey{tok: "cl100k", tenant: "t", chat: chat, seq: seq, n: 40, passages: ps}
+	}
+	s1, k1 := c.hash(key("a", 7, nil))
+	s2, k2 := c.hash(key("a", 8, nil))
+	if s2 != (s1+2)&c.mask || k1 == k2 {
+		t.Errorf("seqs 7 and 8: sets %d and %d, keys equal %v; want adjacent sets, distinct keys", s1, s2, k1 == k2)
+	}
+	if s, _ := c.hash(key("b", 8, nil)); s == s2 {
+		t.Errorf("chat b's seq 8 in chat a's set %d", s)
+	}
+	sp, kp := c.hash(key("a", 7, []PassageRef{{From: 0, To: 30, Len: 900}}))
+	if kp == k1 || sp != kp&c.mask {
+		t.Errorf("a snippet of seq 7: set %d key %d; want its own key, its set from its key", sp, kp)
+	}
+	// Counts still come back as counted, whatever set they went in.
+	tok := tokens.CL100K
+	for seq := int64(1); seq <= 40; seq++ {
+		tu := Turn{Role: "user", Content: strings.Repeat("word ", int(seq))}
+		if got, want := c.cost(tok, turnKey{tenant: "t", chat: "a", seq: seq, n: len(tu.Content)}, tu), tok.Count(renderTurn(tu)); got != want {
+			t.Fatalf("seq %d: %d tokens, want %d", seq, got, want)
+		}
+	}
+	for seq := int64(1); seq <= 40; seq++ {
+		tu := Turn{Role: "user", Content: strings.Repeat("word ", int(seq))}
+		if got, want := c.cost(tok, turnKey{tenant: "t", chat: "a", seq: seq, n: len(tu.Content)}, Turn{Content: "ignored"}), tok.Count(renderTurn(tu)); got != want {
+			t.Errorf("seq %d cached: %d tokens, want %d", seq, got, want)
 		}
 	}
 }

@@ -75,11 +75,9 @@ var movedUsVerbs = []string{"moved ", "switched ", "changed ", "pushed ", "bumpe
 
 // movedOnto reads movedUs in sentence s: what moved is not named, so the
 // old value is the turn's (text's) other day, or other clock time, of the
-// new value's kind: "double booking on the 15th … they moved us to
-// saturday 22nd nov" changed the 15th. Without one it is no update: a
-// move whose old value nobody can find marks nothing. Only a day or a
-// time of the month is an old value here: "can't do thursday" could be
-// any Thursday's.
+// new value's kind (movedFrom): "double booking on the 15th … they moved
+// us to saturday 22nd nov" changed the 15th. Without one it is no update:
+// a move whose old value nobody can find marks nothing.
 func movedOnto(s, text string) (Update, bool) {
 	low := strings.ToLower(s)
 	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
@@ -94,36 +92,44 @@ func movedOnto(s, text string) (Update, bool) {
 	if nw == nil {
 		return Update{}, false
 	}
-	var old []string
 	// The old value is said before the move ("can't do 4 June anymore …
 	// they moved it to 10 June"); one said after it is another thing's
 	// ("… deadline stays at 22 May").
-	lowText := strings.ToLower(text)
-	if i := strings.Index(lowText, low); i >= 0 {
-		lowText = lowText[:i+strings.Index(low, m[0])]
+	before := strings.ToLower(text)
+	if i := strings.Index(before, low); i >= 0 {
+		before = before[:i+strings.Index(low, m[0])]
 	}
-	switch k := kindsIn(nw[0]); {
-	case k&dayTime != 0:
-		for _, d := range monthDayRe.FindAllString(lowText, -1) {
-			if !SameDay(d, nw[0]) && !strings.Contains(nw[0], d) && !slices.Contains(old, d) {
-				old = append(old, d)
-			}
-		}
-		if len(old) == 0 {
-			old = weekdayThings(lowText, nw[0])
-		}
-	case k&clockTime != 0:
-		for _, t := range clockRe.FindAllString(lowText, -1) {
-			t = strings.TrimSpace(strings.TrimRight(t, ".,;:!?)"))
-			if !strings.Contains(nw[0], t) && !slices.Contains(old, t) {
-				old = append(old, t)
-			}
-		}
-	}
+	old := movedFrom(before, nw[0])
 	if len(old) == 0 || len(old) > 2 { // more than two: which one moved is not said
 		return Update{}, false
 	}
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// movedFrom are the values of new's kind that before (lower case) names
+// other than new: the dates of the month, or, where it names none, the
+// weekday things (weekdayThings); the clock times for a time.
+func movedFrom(before, nw string) []string {
+	var old []string
+	switch k := kindsIn(nw); {
+	case k&dayTime != 0:
+		for _, d := range monthDayRe.FindAllString(before, -1) {
+			if !SameDay(d, nw) && !strings.Contains(nw, d) && !slices.Contains(old, d) {
+				old = append(old, d)
+			}
+		}
+		if len(old) == 0 {
+			old = weekdayThings(before, nw)
+		}
+	case k&clockTime != 0:
+		for _, t := range clockRe.FindAllString(before, -1) {
+			t = strings.TrimSpace(strings.TrimRight(t, ".,;:!?)"))
+			if !strings.Contains(nw, t) && !slices.Contains(old, t) {
+				old = append(old, t)
+			}
+		}
+	}
+	return old
 }
 
 // weekdayThing: a weekday naming what happens on it ("the friday

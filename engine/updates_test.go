@@ -588,11 +588,7 @@ func TestCorrectionOfANumberJustSaid(t *testing.T) {
 		{Seq: 11, Role: memory.RoleAssistant, Content: "Use sslmode=require; it works on 12, 13 and 14.", CreatedAt: at},
 		{Seq: 12, Role: memory.RoleUser, Content: "Correction, it's 16, we upgraded in January.", CreatedAt: at},
 	}
-	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false} {
-		if mark := markedAfter(msgs, seq); (mark != "") != want {
-			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
-		}
-	}
+	wantMarked(t, msgs, map[int64]bool{1: false, 2: true, 3: false, 5: true, 6: false, 8: false, 10: true, 11: false})
 }
 
 // A correction announced in words ("Small correction, … it's 164 sq ft
@@ -612,11 +608,7 @@ func TestAnnouncedCorrection(t *testing.T) {
 		{Seq: 9, Role: memory.RoleUser, Content: "fine", CreatedAt: at},
 		{Seq: 10, Role: memory.RoleUser, Content: "Small correction, I measured the studio properly this weekend with a real tape measure, it's 164 sq ft not what I said. The closet doesn't count.", CreatedAt: at},
 	}
-	for seq, want := range map[int64]bool{1: false, 2: true, 3: false, 4: false} {
-		if mark := markedAfter(msgs, seq); (mark != "") != want {
-			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
-		}
-	}
+	wantMarked(t, msgs, map[int64]bool{1: false, 2: true, 3: false, 4: false})
 	for _, content := range []string{
 		"Correction: the limit is 300 sq ft.",          // an assistant's
 		"small correction on the address, it's flat 4", // no count: "flat" is no unit counted
@@ -625,6 +617,17 @@ func TestAnnouncedCorrection(t *testing.T) {
 		m := memory.Message{Seq: 1, Role: memory.RoleAssistant, Content: content}
 		if _, _, _, ok := announcedFixOf(m); ok {
 			t.Errorf("announcedFixOf(assistant %q) = ok", content)
+		}
+	}
+}
+
+// wantMarked checks which turns of msgs (seq i at index i-1) carry a mark
+// (markedAfter): want[seq] says whether turn seq does.
+func wantMarked(t *testing.T, msgs []memory.Message, want map[int64]bool) {
+	t.Helper()
+	for seq, w := range want {
+		if mark := markedAfter(msgs, seq); (mark != "") != w {
+			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, w)
 		}
 	}
 }
@@ -653,11 +656,7 @@ func TestRetractionMarksTheValueJustSaid(t *testing.T) {
 		{Seq: 4, Role: memory.RoleUser, Content: "scrap that, clubhouse has the juniors presentation night. it's the 9th now, same time, same place", CreatedAt: at},
 		{Seq: 5, Role: memory.RoleUser, Content: "forget that, i'll bring it", CreatedAt: at}, // no value: takes back nothing marked
 	}
-	for seq, want := range map[int64]bool{1: false, 2: false, 3: true} {
-		if mark := markedAfter(msgs, seq); (mark != "") != want {
-			t.Errorf("turn %d %q marked %q, want marked = %v", seq, msgs[seq-1].Content, mark, want)
-		}
-	}
+	wantMarked(t, msgs, map[int64]bool{1: false, 2: false, 3: true})
 }
 
 // A mark repeats its updating turn: when that turn is shown too (here in

@@ -158,7 +158,7 @@ var patterns = []pattern{
 	// "The rules of the game are simple", "the rules for the whole league
 	// changed" and a holiday let's "house rules" are not the person's
 	// instructions.
-	standing(needs("rule|request|instruction|convention|in mind|remember", p(memory.FactPreference, rankPreference, true, `^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?((?:(?:ground|standing) `+ruleNouns+`(?:,? (?:please|pls|plz|first))?(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?|things to (?:keep|bear) in mind|things to remember)`+ruleScope+`(?:,? (?:please|pls|plz|first))?\s*(?:[:.!–—-]|$)).*)`))),
+	standing(needs("rule|request|instruction|convention|in mind|remember", p(memory.FactPreference, rankPreference, true, `^`+headingLead+`((?:(?:ground|standing) `+ruleNouns+headingAsk+`(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?|`+mindNouns+`)`+ruleScope+headingAsk+`\s*(?:[:.!–—-]|$)).*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
@@ -189,9 +189,16 @@ const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|resp
 // ruleNouns name what a heading announces ("ground rules", "a standing
 // request"), and ruleScope says it holds for the whole of the work ("for
 // the whole project", "for everything we do", "for this chat").
+// headingLead opens a heading ("and a few", "ok some"), mindNouns are
+// the things to keep in mind one announces like rules, and headingAsk is
+// the word of asking that may follow the heading ("please", "first").
+// bareHeading (facts.go) reads the same headings.
 const (
-	ruleNouns = `(?:rules?|requests?|instructions?)`
-	ruleScope = ` for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job))`
+	ruleNouns   = `(?:rules?|requests?|instructions?)`
+	ruleScope   = ` for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job))`
+	headingLead = `(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?`
+	mindNouns   = `things to (?:keep|bear) in mind|things to remember`
+	headingAsk  = `(?:,? (?:please|pls|plz|first))?`
 )
 
 // contactVerbs are how to reach a person, which a standing instruction

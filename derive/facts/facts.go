@@ -137,7 +137,7 @@ var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
 // bareHeading is a heading announcing rules and nothing else: "Some
 // ground rules first.", "A few standing rules for this project:". Ending a
 // turn, it lays down nothing; the turn that follows with the rules does.
-var bareHeading = regexp.MustCompile(`(?i)^(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?(?:ground |standing |house |basic )?(?:rules?|requests?|instructions?|things to (?:keep|bear) in mind|things to remember)(?: [^:.!?]{1,40}?)?(?:,? (?:please|pls|plz|first))?\s*[.!:–—-]?\s*$`)
+var bareHeading = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |standing |house |basic )?(?:` + ruleNouns + `|` + mindNouns + `)(?: [^:.!?]{1,40}?)?` + headingAsk + `\s*[.!:–—-]?\s*$`)
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
 // "house rules for this chat:".

@@ -109,12 +109,6 @@ func (c *tokenCache) memo(k turnKey, count func() int) int {
 	return v
 }
 
-// get finds k in the set its own bits choose (getAt).
-func (c *tokenCache) get(k uint64) (int32, bool) { return c.getAt(k&c.mask, k) }
-
-// put puts k in the set its own bits choose (putAt).
-func (c *tokenCache) put(k uint64, n int32) { c.putAt(k&c.mask, k, n) }
-
 // getAt finds k in the set whose first way is i and makes it the set's
 // newest.
 func (c *tokenCache) getAt(i, k uint64) (int32, bool) {

@@ -37,28 +37,28 @@ func TestTokenCacheTellsSnippetsApart(t *testing.T) {
 // newest, and a third key evicts the one used least recently.
 func TestTokenCacheKeepsASetsTwoNewest(t *testing.T) {
 	c := newTokenCache(4) // two sets of two ways; keys 4, 8 and 12 share set 0, key 2 is in the other
-	c.put(4, 40)
-	c.put(8, 80)
+	c.putAt(4&c.mask, 4, 40)
+	c.putAt(8&c.mask, 8, 80)
 	for _, k := range []uint64{8, 4} { // 4 read last: the newest
-		if _, ok := c.get(k); !ok {
+		if _, ok := c.getAt(k&c.mask, k); !ok {
 			t.Fatalf("key %d missing from a set holding two", k)
 		}
 	}
-	c.put(12, 120)
+	c.putAt(12&c.mask, 12, 120)
 	for _, e := range []struct {
 		k    uint64
 		want int32
 	}{{4, 40}, {12, 120}} {
-		if n, ok := c.get(e.k); !ok || n != e.want {
+		if n, ok := c.getAt(e.k&c.mask, e.k); !ok || n != e.want {
 			t.Errorf("key %d: %d, %v; want %d", e.k, n, ok, e.want)
 		}
 	}
-	if _, ok := c.get(8); ok {
+	if _, ok := c.getAt(8&c.mask, 8); ok {
 		t.Error("key 8, the least recently used, was kept over a newer one")
 	}
-	c.put(2, 20) // the other set (its first way is slot 2)
+	c.putAt(2&c.mask, 2, 20) // the other set (its first way is slot 2)
 	for _, k := range []uint64{4, 12, 2} {
-		if _, ok := c.get(k); !ok {
+		if _, ok := c.getAt(k&c.mask, k); !ok {
 			t.Errorf("key %d missing after a put in the other set", k)
 		}
 	}

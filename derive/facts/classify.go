@@ -192,11 +192,11 @@ const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|resp
 // headingLead opens a heading ("and a few", "ok some"), mindNouns are
 // the things to keep in mind one announces like rules, and headingAsk is
 // the word of asking that may follow the heading ("please", "first").
-// bareHeading (facts.go) reads the same headings.
+// bareHeading and rulesLabel (facts.go) read the same headings.
 const (
 	ruleNouns   = `(?:rules?|requests?|instructions?)`
 	ruleScope   = ` for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job))`
-	headingLead = `(?:(?:and|also|so|but|ok|okay|right),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?`
+	headingLead = `(?:(?:and|also|so|but|ok|okay|right|btw),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?`
 	mindNouns   = `things to (?:keep|bear) in mind|things to remember`
 	headingAsk  = `(?:,? (?:please|pls|plz|first))?`
 )

@@ -85,7 +85,7 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + s})
 			}
 			if s, ok := ruleList(lex.Sentences(fenced.ReplaceAllString(t.Body, "\n"))); ok { // as written outside code blocks: a rule may be a phrase IsProse refuses ("No `version:` key")
-				cs = append(cs, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + s})
+				cs = withRules(cs, s)
 			}
 		}
 		for _, q := range open[m.Seq] {
@@ -131,6 +131,26 @@ func ruleList(sents []string) (string, bool) {
 	return "", false
 }
 
+// withRules adds a turn's rule list to its candidates, once: a standing
+// sentence already holding the list ("Ground rules first: everything in
+// TypeScript …" read by its heading) keeps it, and standing sentences the
+// list holds give way to it, so the rules are not offered twice.
+func withRules(cs []candidate, rules string) []candidate {
+	var out []candidate
+	for _, c := range cs {
+		body := strings.TrimPrefix(c.text, StandingPrefix)
+		switch {
+		case body == c.text: // not standing
+		case strings.Contains(body, rules):
+			return cs
+		case strings.Contains(rules, body):
+			continue
+		}
+		out = append(out, c)
+	}
+	return append(out, candidate{kind: memory.FactPreference, rank: rankPreference, text: StandingPrefix + rules})
+}
+
 // fenced is a code block: its "rules: {" is code.
 var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
 
@@ -140,8 +160,8 @@ var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
 var bareHeading = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |standing |house |basic )?(?:` + ruleNouns + `|` + mindNouns + `)(?: [^:.!?]{1,40}?)?` + headingAsk + `\s*[.!:–—-]?\s*$`)
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
-// "house rules for this chat:".
-var rulesLabel = regexp.MustCompile(`(?i)^(?:(?:ok|so|also|and|right|btw),? )?(?:(?:a )?(?:couple of|few|some|my|our|the|two|three)\s+)?(?:ground |house |basic |standing )?rules(?: (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?\s*[:\-–—]\s*`)
+// "house rules for this chat:", "Standing rules please:".
+var rulesLabel = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |house |basic |standing )?rules(?: (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?` + headingAsk + `\s*[:\-–—]\s*`)
 
 // emphasised is the sentence of body a sentence of its own makes a
 // standing instruction: "… in the blue folder in the kitchen drawer.

@@ -264,6 +264,11 @@ func TestIsStanding(t *testing.T) {
 		{"A few ground rules for the whole time, please: quiz me one question at a time.", true},
 		{"Some standing rules before we go further: British spelling throughout.", true},
 		{"Ground rules are the same as the last club's, I think.", false},
+		// A list under a heading with its asking word: the sentence with
+		// code in it no pattern reads, the label says it stands.
+		{"Standing rules please: tidyverse style and the native pipe |> everywhere, never %>%. Report p-values to three decimals.", true},
+		{"btw house rules pls: no calls after 9, texts are fine", true},
+		{"some rules please: where should I park after 6pm?", false},
 		{"I read the rules for the whole competition last night and they are strict.", false},
 		{"The rules for the whole league changed in May.", false},
 		{"some rules: where should I park after 6pm?", false},

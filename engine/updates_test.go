@@ -145,6 +145,10 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		{"Hartley Mills email. T55 going up to £19.10 a sack from 1 March.", "flour: Hartley Mills T55, 16kg sack £17.60, 12 sacks a fortnight", true},
 		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", "ok gary says his repair guy (Dale, DK Appliance Repairs) can come tues 14th between 8 and 12", true},
 		{"bad news. gary just texted, dale cant do tuesday so its thurs 16th now, same 8-12", "gary says the washer is a Beko from 2019", false},
+		// The thing named in another form: "the launch" is what "the shop
+		// launches" said; another thing on that day is not.
+		{"I'm pushing the launch a week to Saturday 21 November, same time.", "Dates: the shop launches Saturday 14 November at 10:00, and the newsletter goes out the same morning.", true},
+		{"I'm pushing the launch a week to Saturday 21 November, same time.", "The market is Saturday 14 November, stall B14.", false},
 		{"Also please note my mobile changed, scratch the 07700 900481, use 07700 900736 from now on", "My mobile is 07700 900481.", true},
 		{"actually it's Postgres 15, not 13", "we have 13 services in CI", false}, // a short number alone names nothing
 		// A numbered thing chosen anew: the same thing under another

@@ -68,7 +68,19 @@ func DetectUpdates(text string, max int) []Update {
 // movedUs: someone moved the speakers (or "it", "everything") to a day
 // or a time, the thing unnamed: "they moved us to saturday 22nd nov,
 // same room same price".
-var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? (?:to|till|until|onto) ([\w$€£.:/%+@'-]+(?: [\w$€£.:/%+@'-]+){0,5}?)` + clauseEnd) // a day and its time: "saturday the 12th at 10am"
+var movedUs = regexp.MustCompile(`\b(?:they|he|she|we|you|i|[a-z]+)(?:'ve| have| had)?(?: just| now| kindly| already| have)? (?:moved|switched|changed|pushed|bumped|shifted|rescheduled|put) (?:us|me|it|them|everything|things|the whole thing)(?: back| forward| over)? ` + moveBy + `(?:to|till|until|onto) ([\w$€£.:/%+@'-]+(?: [\w$€£.:/%+@'-]+){0,5}?)` + clauseEnd) // a day and its time: "saturday the 12th at 10am"
+
+// planVerbs move a thing as a plan said in the present ("I'm pushing
+// the launch a week to …"); the change-verb gate admits them too.
+const planVerbs = `moving pushing bumping shifting rescheduling changing switching`
+
+// moveBy is how far a move went, said between the thing and its new
+// value: "pushing the launch a week to Saturday 21 November", "moved it
+// back by two days to the 14th".
+const (
+	moveDist = `(?:back |forward )?(?:by )?(?:a|an|one|two|three|four|a couple of|\d+) (?:days?|weeks?|months?|hours?|fortnight)`
+	moveBy   = `(?:` + moveDist + ` )?`
+)
 
 // movedUsVerbs: one of them is in every sentence movedUs matches.
 var movedUsVerbs = []string{"moved ", "switched ", "changed ", "pushed ", "bumped ", "shifted ", "rescheduled ", "put "}
@@ -376,7 +388,7 @@ var (
 		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off ",
 		"pulled out", "backed out", "downgrading to", "upgrading to", "escalating to", "bumping", "raising it to", "lowering it to"}
-	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb))
+	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb) + " " + planVerbs)
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch", "skip"}
 )
 
@@ -510,7 +522,7 @@ var detectors = []detector{
 	// "moved dinner to 8", "pushed standup to 10:30": a thing named
 	// without an article, moved to a time (timeValue: "moved house to
 	// Munich" moves none).
-	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\b(?:moved|move|pushed|bumped|shifted|rescheduled|reschedule|changed|change|switched)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\b(?:moved|move|pushed|bumped|shifted|rescheduled|reschedule|changed|change|switched)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
@@ -518,13 +530,13 @@ var detectors = []detector{
 	// methotrexate to saturdays", "we're moving standup to 10". After
 	// "try" or "consider" it is advice ("you might try moving the
 	// exercise to 8:00 AM"), so it opens its clause or follows its doer.
-	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`(?:^|[,;:] |\b(?:so|and|now|then|ok|okay)\b,? |\b(?:i'm|we're|i am|we are|they're|they are|she's|he's) (?:now |just )?)(?:moving|pushing|bumping|shifting|rescheduling|changing|switching)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`(?:^|[,;:] |\b(?:so|and|now|then|ok|okay)\b,? |\b(?:i'm|we're|i am|we are|they're|they are|she's|he's) (?:now |just )?)(?:` + strings.ReplaceAll(planVerbs, " ", "|") + `)(?: back| forward)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
 	// "release pushed back to thu 11 feb", "ok standup moved to 10:30":
 	// the same, the thing first, without an article.
-	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) (?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) ` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), onlyTime(m[2])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
@@ -1110,6 +1122,9 @@ func nowNotLeft(left string) (subject, nw []string) {
 // subject's words, and "the user moved to Denver" must not make stale
 // every fact about the user.
 func thingWords(p string) []string {
+	if howFar.MatchString(p) {
+		return nil // "pushed back a week to the 14th": how far, not what
+	}
 	ws := subjectWords(p)
 	for _, w := range ws {
 		if persons[w] {
@@ -1118,6 +1133,8 @@ func thingWords(p string) []string {
 	}
 	return ws
 }
+
+var howFar = regexp.MustCompile(`^` + moveDist + `$`)
 
 var persons = set(`user assistant i we you he she they it everyone everybody someone somebody people`)
 

@@ -25,6 +25,11 @@ func TestDetectUpdate(t *testing.T) {
 		{"Plumber pushed to Fri 6/12, 8-10am, their Wed guy is out sick.", true, "plumber", "", "fri 6/12"},
 		{"ok new plan, moving methotrexate to saturdays so the bad day is sunday", true, "methotrexate", "", "saturdays"},
 		{"you might try moving the exercise to 8:00 AM, right before your first meeting.", false, "", "", ""},
+		// A move said with how far it went, by any verb of a plan.
+		{"I'm pushing the launch a week to Saturday 21 November, same time.", true, "launch", "", "saturday 21 november"},
+		{"we're shifting standup by two days to thursday", true, "standup", "", "thursday"},
+		{"dentist pushed back a week to the 14th", true, "dentist", "", "14th"},
+		{"they pushed it back a week to saturday the 12th", false, "", "", ""}, // unnamed, and no old day said
 		{"new coordinator at brightwater is Mark, direct line 0118 496 0799", true, "coordinator|brightwater", "", "mark"},
 		{"New Balance shoe is great for walking", false, "", "", ""},
 		// One value put in place of another of its shape, however the

@@ -340,10 +340,10 @@ func nextSentenceGives(text, subj string, other func(sentence string) bool) bool
 var slotLead = regexp.MustCompile(`^(?:the (?:earliest |first |next |only |new )?(?:slot|appointment|visit|date|time|window|booking)|it's|it is|it'll be|it will be|that's|that is|they're|they are|they'll|booked for|scheduled for|planned for)\b`)
 
 // hasWord: s holds w as a whole word, or its plural or verb forms
-// ("dinners", "starting", "started").
+// ("dinners", "launches", "starting", "started").
 func hasWord(s, w string) bool {
 	for _, x := range lex.Words(s) {
-		if x == w || x == w+"s" || x == w+"ing" || x == w+"ed" {
+		if x == w || x == w+"s" || x == w+"es" || x == w+"ing" || x == w+"ed" {
 			return true
 		}
 	}

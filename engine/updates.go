@@ -660,6 +660,9 @@ func updates(u facts.Update, text string) bool {
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}
+		if namesItself(o) && lex.HasPhrase(text, o) {
+			return true // "192.168.178.50", "anna@old.de": a value no other thing has
+		}
 		if sameDayStated(u, o, text) {
 			return true // "scrap the 13th" for "Saturday 13 June", "not weds" for "Wednesday 16th"
 		}
@@ -760,6 +763,21 @@ func anchored(u facts.Update, old []string, text string) bool {
 			if !isNumber(w) && lex.HasPhrase(text, w) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// namesItself: v is one token of a kind no two things share (a host or
+// an address on a network, an email): where it is written, it is the
+// thing that moved off it.
+func namesItself(v string) bool {
+	if strings.ContainsAny(v, " \t") {
+		return false
+	}
+	for _, k := range lex.ValueKinds(v) {
+		if k == lex.KindHost || k == lex.KindEmail {
+			return true
 		}
 	}
 	return false

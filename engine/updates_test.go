@@ -149,6 +149,10 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// launches" said; another thing on that day is not.
 		{"I'm pushing the launch a week to Saturday 21 November, same time.", "Dates: the shop launches Saturday 14 November at 10:00, and the newsletter goes out the same morning.", true},
 		{"I'm pushing the launch a week to Saturday 21 November, same time.", "The market is Saturday 14 November, stall B14.", false},
+		// A host or an email names itself, wherever it is written.
+		{"it turns out the printer had 192.168.178.50 set statically. I'm moving the Pi to 192.168.178.60 instead.", "Pi-hole is up, dashboard works at http://192.168.178.50:8081/admin.", true},
+		{"it turns out the printer had 192.168.178.50 set statically. I'm moving the Pi to 192.168.178.60 instead.", "the router is 192.168.178.1", false},
+		{"Then update the server address in Drive Client on every computer from 192.168.1.40 to 192.168.1.50.", "Found it, it's on 192.168.1.40. The setup wizard is running now.", true},
 		{"Also please note my mobile changed, scratch the 07700 900481, use 07700 900736 from now on", "My mobile is 07700 900481.", true},
 		{"actually it's Postgres 15, not 13", "we have 13 services in CI", false}, // a short number alone names nothing
 		// A numbered thing chosen anew: the same thing under another

@@ -52,6 +52,9 @@ func DetectUpdates(text string, max int) []Update {
 			if !ok {
 				u, ok = movedOnto(s, clean)
 			}
+			if !ok {
+				u, ok = movedValueOnto(s, clean)
+			}
 			if ok {
 				if u.Sentence == "" {
 					u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"
@@ -116,6 +119,53 @@ func movedOnto(s, text string) (Update, bool) {
 		return Update{}, false
 	}
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// movedThing: a named thing moved onto a value that is no time ("I'm
+// moving the Pi to 192.168.178.60 instead", "switched the invoices to
+// billing@kestrel.io").
+var movedThing = regexp.MustCompile(`\b(?:moved|moving|switched|switching|changed|changing)(?: the| our| my| his| her| their)? ([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:over )?to ([\w$€£.:/%+@'-]*\d[\w$€£.:/%+@'-]*|[\w.+-]+@[\w.-]+)(?: instead| now)?` + clauseEnd)
+
+// movedValueOnto reads movedThing in sentence s. The old value is the one
+// value of the new one's kinds (lex.ValueKinds) the turn (text) names
+// before the move: "… it had 192.168.178.50 set statically on the
+// printer … I'm moving the Pi to 192.168.178.60 instead" changed
+// 192.168.178.50. With none, or more than one, nobody can say which value
+// moved, and it is no update; a day or a time is movedOnto's.
+func movedValueOnto(s, text string) (Update, bool) {
+	low := strings.TrimRight(strings.ToLower(s), `.!?"' `)
+	if !strings.Contains(low, " to ") || !hasChangeVerb(low) {
+		return Update{}, false
+	}
+	m := movedThing.FindStringSubmatch(low)
+	if m == nil || kindsIn(m[2]) != 0 {
+		return Update{}, false
+	}
+	nw := strings.TrimRight(m[2], ".,:")
+	kinds := lex.ValueKinds(nw)
+	subj := thingWords(m[1]) // may be none: "the pi" is too short to name a thing by
+	if len(kinds) == 0 || persons[m[1]] {
+		return Update{}, false
+	}
+	before := strings.ToLower(text)
+	if i := strings.Index(before, low); i >= 0 {
+		before = before[:i+strings.Index(low, m[0])]
+	}
+	var old string
+	for _, f := range strings.Fields(before) {
+		v := strings.Trim(f, "()[]\"'`,;:!?.")
+		if v == nw || v == old || !slices.Equal(lex.ValueKinds(v), kinds) {
+			continue
+		}
+		if old != "" {
+			return Update{}, false // two: which one moved is not said
+		}
+		old = v
+	}
+	if old == "" {
+		return Update{}, false
+	}
+	return Update{Subject: subj, Old: []string{old}, New: []string{nw}}, true
 }
 
 // movedFrom are the values of new's kind that before (lower case) names

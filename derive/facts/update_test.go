@@ -30,6 +30,12 @@ func TestDetectUpdate(t *testing.T) {
 		{"we're shifting standup by two days to thursday", true, "standup", "", "thursday"},
 		{"dentist pushed back a week to the 14th", true, "dentist", "", "14th"},
 		{"they pushed it back a week to saturday the 12th", false, "", "", ""}, // unnamed, and no old day said
+		// A thing moved onto a value no time: the old value is the one of
+		// its kinds the turn said before the move.
+		{"it turns out the printer had 192.168.178.50 set statically. I'm moving the Pi to 192.168.178.60 instead.", true, "", "192.168.178.50", "192.168.178.60"},
+		{"I'm moving the Pi to 192.168.178.60 instead.", false, "", "", ""},
+		{"the nas is on 192.168.1.40 and the printer on 192.168.1.41, moving the pi to 192.168.1.60", false, "", "", ""}, // two: which moved is not said
+		{"port 8080 clashes with the UniFi controller. I moved Nextcloud to 8088 instead.", true, "nextcloud", "8080", "8088"},
 		{"new coordinator at brightwater is Mark, direct line 0118 496 0799", true, "coordinator|brightwater", "", "mark"},
 		{"New Balance shoe is great for walking", false, "", "", ""},
 		// One value put in place of another of its shape, however the

@@ -259,6 +259,9 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 		if hits, err = r.addNeighbors(ctx, src, req, hits, excluded); err != nil {
 			return nil, err
 		}
+		if hits, err = r.addChosen(ctx, src, req, hits, excluded); err != nil {
+			return nil, err
+		}
 	}
 	bigsort.Stable(hits, func(a, b *Turn) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ChatID, b.ChatID), cmp.Compare(a.Seq, b.Seq),

@@ -731,3 +731,31 @@ func TestAskedKindMeetsItsValue(t *testing.T) {
 		}
 	}
 }
+
+// A turn making a choice brings the turn, a few before it, that first
+// named what it chose: "going with the crown" needs "The Crown at
+// Pangbourne … fits 55, £40 a head". A choice of nothing named before
+// brings nothing more.
+func TestChoiceBringsWhatWasChosen(t *testing.T) {
+	e := newEnv(t, nil)
+	turns := filler(24, "cooking")
+	turns[5] = "the boathouse have double booked the room, ringing round all afternoon"
+	turns[6] = "The Crown at Pangbourne has a function room that fits 55, £40 a head"
+	turns[7] = "the crown is lovely, we went there for owen's birthday"
+	turns[8] = "ok we're going with the crown then. booked it, same plan, 7pm start"
+	turns[15] = "fine, lemon drizzle it is, order placed for the party"
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	for _, tc := range []struct{ query, want string }{
+		{"booked same plan 7pm start", "c/7n c/8n c/9 c/10n"},
+		{"lemon drizzle order placed party", "c/15n c/16 c/17n"},
+	} {
+		got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: tc.query, K: 1, Neighbors: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.Join(seqsOf(got), " "); s != tc.want {
+			t.Errorf("%q: got %s, want %s", tc.query, s, tc.want)
+		}
+	}
+}

@@ -258,37 +258,52 @@ func TestNeighbourQuestionBringsItsAnswer(t *testing.T) {
 	turns[8] = "did anyone hear from gary?"
 	e.store.add("t", "c", "u", "a", turns...)
 	e.drain(t)
-	got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: "football back on mondays", K: 1, Neighbors: 1})
+	if s := neighbourhood(t, e, "football back on mondays"); s != "c/9n c/10 c/11n c/12n" {
+		t.Fatalf("got %s, want c/9n c/10 c/11n c/12n (the answer to 11's question, nothing after it)", s)
+	}
+}
+
+// neighbourhood is what chat c of tenant t retrieves for query: its best
+// hit and the turns that hit brings (one neighbour each side, and more
+// where the rules say so), as seqsOf writes them.
+func neighbourhood(t *testing.T, e *env, query string) string {
+	t.Helper()
+	got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: query, K: 1, Neighbors: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := strings.Join(seqsOf(got), " "); s != "c/9n c/10 c/11n c/12n" {
-		t.Fatalf("got %s, want c/9n c/10 c/11n c/12n (the answer to 11's question, nothing after it)", s)
-	}
+	return strings.Join(seqsOf(got), " ")
 }
 
 // A question put to everyone brings the turns after it, where the group
 // answers one after another; a question to one person brings one.
 func TestGroupQuestionBringsItsAnswers(t *testing.T) {
+	checkNeighbourhoods(t, map[int]string{
+		9:  "ok whats everyone's new forwarding address for the deposit form",
+		10: "mine is 22 Birch Lane, Didsbury",
+		11: "back at my mums for a bit. 7 Hollins Close, Bury",
+		12: "flat 3, 118 Stockport Road",
+		15: "whats your new forwarding address for the tax form",
+	}, map[string]string{
+		"everyone forwarding address deposit": "c/9n c/10 c/11n c/12n c/13n",
+		"forwarding address tax form":         "c/15n c/16 c/17n",
+	})
+}
+
+// checkNeighbourhoods stores a 24-turn chat of filler with the turns
+// given (by index) and checks what each query's neighbourhood is.
+func checkNeighbourhoods(t *testing.T, set map[int]string, want map[string]string) {
+	t.Helper()
 	e := newEnv(t, nil)
-	turns := filler(20, "cooking")
-	turns[9] = "ok whats everyone's new forwarding address for the deposit form"
-	turns[10] = "mine is 22 Birch Lane, Didsbury"
-	turns[11] = "back at my mums for a bit. 7 Hollins Close, Bury"
-	turns[12] = "flat 3, 118 Stockport Road"
-	turns[15] = "whats your new forwarding address for the tax form"
+	turns := filler(24, "cooking")
+	for i, c := range set {
+		turns[i] = c
+	}
 	e.store.add("t", "c", "u", "a", turns...)
 	e.drain(t)
-	for _, tc := range []struct{ query, want string }{
-		{"everyone forwarding address deposit", "c/9n c/10 c/11n c/12n c/13n"},
-		{"forwarding address tax form", "c/15n c/16 c/17n"},
-	} {
-		got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: tc.query, K: 1, Neighbors: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := strings.Join(seqsOf(got), " "); s != tc.want {
-			t.Errorf("%q: got %s, want %s", tc.query, s, tc.want)
+	for query, w := range want {
+		if s := neighbourhood(t, e, query); s != w {
+			t.Errorf("%q: got %s, want %s", query, s, w)
 		}
 	}
 }
@@ -737,25 +752,14 @@ func TestAskedKindMeetsItsValue(t *testing.T) {
 // Pangbourne … fits 55, £40 a head". A choice of nothing named before
 // brings nothing more.
 func TestChoiceBringsWhatWasChosen(t *testing.T) {
-	e := newEnv(t, nil)
-	turns := filler(24, "cooking")
-	turns[5] = "the boathouse have double booked the room, ringing round all afternoon"
-	turns[6] = "The Crown at Pangbourne has a function room that fits 55, £40 a head"
-	turns[7] = "the crown is lovely, we went there for owen's birthday"
-	turns[8] = "ok we're going with the crown then. booked it, same plan, 7pm start"
-	turns[15] = "fine, lemon drizzle it is, order placed for the party"
-	e.store.add("t", "c", "u", "a", turns...)
-	e.drain(t)
-	for _, tc := range []struct{ query, want string }{
-		{"booked same plan 7pm start", "c/7n c/8n c/9 c/10n"},
-		{"lemon drizzle order placed party", "c/15n c/16 c/17n"},
-	} {
-		got, err := e.ret.Retrieve(context.Background(), rag.Request{Tenant: "t", ChatID: "c", Query: tc.query, K: 1, Neighbors: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := strings.Join(seqsOf(got), " "); s != tc.want {
-			t.Errorf("%q: got %s, want %s", tc.query, s, tc.want)
-		}
-	}
+	checkNeighbourhoods(t, map[int]string{
+		5:  "the boathouse have double booked the room, ringing round all afternoon",
+		6:  "The Crown at Pangbourne has a function room that fits 55, £40 a head",
+		7:  "the crown is lovely, we went there for owen's birthday",
+		8:  "ok we're going with the crown then. booked it, same plan, 7pm start",
+		15: "fine, lemon drizzle it is, order placed for the party",
+	}, map[string]string{
+		"booked same plan 7pm start":       "c/7n c/8n c/9 c/10n",
+		"lemon drizzle order placed party": "c/15n c/16 c/17n",
+	})
 }

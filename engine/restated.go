@@ -98,7 +98,9 @@ func looksLikeCode(s string) bool {
 var (
 	changeWords = []string{"now", "instead", "changed", "moved", "moving", "actually", "update", "updated", "correction", "scrap", "nvm",
 		"after all", "switched", "no longer", "anymore", "cancelled", "canceled", "pushed", "bumped", "postponed", "rescheduled",
-		"going up", "gone up", "went up", "increased", "raised", "extended", "make it", "change it to", "changing"}
+		"going up", "gone up", "went up", "increased", "raised", "extended", "make it", "change it to", "changing",
+		// a new identifier, said of its kind: "new number is 07700 914 583"
+		"new number", "new mobile", "new phone", "new code", "new email", "new address", "new iban", "new account number"}
 	asksFirst = regexp.MustCompile(`^(?:what|what's|whats|where|when|who|why|how|which|is|are|do|does|did|can|could|would|will|should)\b`)
 	weighs    = regexp.MustCompile(`\b(?:right|for|just|until|till|by) now\b|\bnot sure\b|\bworried\b|\bwondering\b`)
 )

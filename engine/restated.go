@@ -122,6 +122,9 @@ func valueTokens(low string) []string {
 // thing: four letters or more, no function word, no word of change ("changed"
 // names nothing changed), no day, month or number.
 func namingWords(low string) []string {
+	if strings.Contains(low, "@") {
+		low = withoutMailboxes(low) // "info@janesbakes.com" names janesbakes, not its "info"
+	}
 	var out []string
 	for _, w := range lex.Words(low) {
 		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s") // "door code's been changed" names the door code
@@ -131,6 +134,18 @@ func namingWords(low string) []string {
 		}
 	}
 	return out
+}
+
+// withoutMailboxes is low with each email's mailbox left out: "info",
+// "hello", "accounts" are every firm's; the domain names the firm.
+func withoutMailboxes(low string) string {
+	fs := strings.Fields(low)
+	for i, f := range fs {
+		if _, domain, ok := strings.Cut(f, "@"); ok {
+			fs[i] = domain
+		}
+	}
+	return strings.Join(fs, " ")
 }
 
 // restatedIn: a sentence of content (low: the same in lower case) states

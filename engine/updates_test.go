@@ -149,6 +149,11 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// launches" said; another thing on that day is not.
 		{"I'm pushing the launch a week to Saturday 21 November, same time.", "Dates: the shop launches Saturday 14 November at 10:00, and the newsletter goes out the same morning.", true},
 		{"I'm pushing the launch a week to Saturday 21 November, same time.", "The market is Saturday 14 November, stall B14.", false},
+		// A price is no time, whatever unit it is by; a rate of a thing
+		// named in two words is said of the thing at the same rate.
+		{"Heads up!! Hampton emailed, they upped the block rate to $149/night for everyone, the 139 is gone.", "Hampton Inn Westbrook has a block for us, code LIGHT26, $139/night incl breakfast. Book by May 1", true},
+		{"And since I'm updating everything, bump the mugs to £24 from Friday.", "Stock update: I sold 15 of the speckled mugs at the Hackney Downs market on Saturday, plus 2 bud vases.", false},
+		{"Also the speckled buff has gone up to £17.20 a bag.", "The speckled stoneware mugs are finally here, £28 each, from a buff clay flecked with iron.", false},
 		// A host or an email names itself, wherever it is written.
 		{"it turns out the printer had 192.168.178.50 set statically. I'm moving the Pi to 192.168.178.60 instead.", "Pi-hole is up, dashboard works at http://192.168.178.50:8081/admin.", true},
 		{"it turns out the printer had 192.168.178.50 set statically. I'm moving the Pi to 192.168.178.60 instead.", "the router is 192.168.178.1", false},

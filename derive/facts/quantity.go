@@ -90,12 +90,12 @@ func sub(s string, ix []int, i int) string {
 // movedQuantity is u's new value when u set one named thing to one
 // amount with a unit without saying what it was.
 func movedQuantity(u Update) (quantity, bool) {
-	if len(u.New) != 1 || len(u.Old) != 0 || len(u.Subject) != 1 {
+	if len(u.New) != 1 || len(u.Old) != 0 || len(u.Subject) == 0 || len(u.Subject) > 2 {
 		return quantity{}, false
 	}
 	qs := quantitiesIn(u.New[0])
-	if len(qs) != 1 {
-		return quantity{}, false
+	if len(qs) != 1 || len(u.Subject) == 2 && qs[0].per == "" {
+		return quantity{}, false // two words name a rate's thing ("the block rate to $149/night"), no other amount's
 	}
 	// The amount alone ("30s"), or an amount of money opening a short
 	// value: "£1,010 a month", "£89.37 in credit", "£14 each".
@@ -123,12 +123,29 @@ func SaysOtherQuantity(u Update, text string) bool {
 	if !ok {
 		return false
 	}
-	return sentenceNaming(text, u.Subject[0], func(s string) bool {
-		for _, q := range quantitiesIn(s) {
-			if q.sameUnit(nw) && q.number != nw.number {
-				return true
+	other := func(per bool) func(string) bool {
+		return func(s string) bool {
+			for _, q := range quantitiesIn(s) {
+				if q.sameUnit(nw) && q.number != nw.number && (!per || q.per == nw.per) {
+					return true
+				}
 			}
+			return false
 		}
-		return false
-	})
+	}
+	if len(u.Subject) == 1 {
+		return sentenceNaming(text, u.Subject[0], other(false))
+	}
+	// A rate of a thing named in two words ("upped the block rate to
+	// $149/night") is said of it by the word naming the thing, with the
+	// same rate: "a block for us, … $139/night".
+	for _, w := range u.Subject {
+		if len(w) >= 4 && !rateNouns[w] && sentenceNaming(text, w, other(true)) {
+			return true
+		}
+	}
+	return false
 }
+
+// rateNouns name a price, not what it is the price of.
+var rateNouns = set(`rate price cost fee charge`)

@@ -73,7 +73,8 @@ func kindsIn(s string) timeKind {
 // saying what it was ("moved dinner to 8", "standup is at 10:30 now").
 func MovedTime(u Update) bool {
 	_, ok := timeSubject(u)
-	return ok && len(u.Old) == 0 && len(u.New) == 1 && kindOf(u.New[0]) != 0
+	return ok && len(u.Old) == 0 && len(u.New) == 1 && kindOf(u.New[0]) != 0 &&
+		!strings.ContainsAny(u.New[0], "$€£") // "$149/night" is a price, by the night
 }
 
 // timeSubject is the one word naming the thing whose time moved: the

@@ -513,3 +513,39 @@ func TestFactRepeatingItsShownTurnIsLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// The floor of newest turns takes at most half a small budget beyond the
+// newest turn: four long recent turns at 480 tokens left no room for the
+// older turn that answers the question. The newest turn is shown whole
+// whatever it costs; at a budget the floor fits in, all four are shown.
+func TestFloorTakesAtMostHalfTheBudget(t *testing.T) {
+	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	verb := turns(100, 103, 100) // ~105 tokens each
+	for i := range verb {
+		verb[i].CreatedAt = at
+	}
+	rag := []RAGTurn{{Seq: 20, Role: "user", Content: "I switched banks last week, the Sparkasse account closes at the end of March and " +
+		"everything goes to GLS Bank from now on. My IBAN for the invoices is DE12 4306 0967 1187 5543 00, BIC GENODEM1GLS, " +
+		"account name Lena Vogt Übersetzungen. Please put it on every invoice from INV-2026-014 on, and tell Nordlicht.", Score: 1, CreatedAt: at}}
+	for _, tc := range []struct {
+		budget    int
+		wantFloor []int64
+	}{
+		{480, []int64{102, 103}},
+		{2000, []int64{100, 101, 102, 103}},
+	} {
+		a := Assemble(AssemblyInput{Budget: tc.budget, Strategy: StrategyRAG, Ranked: true, Query: "what IBAN goes on my invoices",
+			RAG: append([]RAGTurn(nil), rag...), Verbatim: append([]Turn(nil), verb...), MustKeepFrom: 100, FloorTurns: 4})
+		if !strings.Contains(a.Context, "DE12 4306 0967 1187 5543 00") {
+			t.Errorf("@%d: the answering turn is not shown:\n%s", tc.budget, a.Context)
+		}
+		for _, s := range tc.wantFloor {
+			if !strings.Contains(a.Context, fmt.Sprintf("turn %d ", s)) {
+				t.Errorf("@%d: recent turn %d is not shown:\n%s", tc.budget, s, a.Context)
+			}
+		}
+		if a.Usage.TotalTokens > tc.budget {
+			t.Errorf("@%d: %d tokens used", tc.budget, a.Usage.TotalTokens)
+		}
+	}
+}

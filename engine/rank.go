@@ -4,8 +4,9 @@ package engine
 // of Assemble spend the budget on text the question may not need: a
 // summary about other things, the profile, the whole recent window. Here a
 // floor of the newest turns is shown first (a follow-up such as "ok, do
-// the second one" needs them); then every other candidate competes for the
-// rest by relevance per token:
+// the second one" needs them), at most floorShare of the budget beyond the
+// newest turn; then every other candidate competes for the rest by
+// relevance per token:
 //
 //   - retrieved facts, episodes, turns and passages: their fused retrieval
 //     score, relative to the best hit's (an extractive fact's at half);
@@ -35,12 +36,16 @@ import (
 )
 
 const (
-	// DefaultFloorTurns: the last two exchanges are always shown.
+	// DefaultFloorTurns: the last two exchanges are shown first.
 	DefaultFloorTurns = 4
-	recentPrior       = 0.25
-	recentDecay       = 0.8
-	blockPrior        = 0.8
-	blockShare        = 0.25
+	// floorShare: the most of the budget the floor takes beyond the
+	// newest turn. Four long recent turns would take all of 400 tokens,
+	// and the older turn the question asks for would not be shown.
+	floorShare  = 0.5
+	recentPrior = 0.25
+	recentDecay = 0.8
+	blockPrior  = 0.8
+	blockShare  = 0.25
 	// standingShare: the most of the budget the standing turns take
 	// before the rest is ranked (takeStanding): half what the summary's
 	// block may, so a short instruction is shown at 500 tokens and the
@@ -86,7 +91,9 @@ type candidate struct {
 // packRanked packs the floor, then every candidate by value.
 func (p *packer) packRanked() {
 	n := min(floorTurns(p.in.FloorTurns), len(p.verb.recentIdx))
-	p.extendTail(p.in.Budget, n)
+	p.extendTail(p.in.Budget, 1)
+	p.extendTail(int(float64(p.in.Budget)*floorShare)-p.verb.spent, n)
+	n = p.verb.tailN // the floor's turns left out compete with the rest of the window
 	p.takeStanding()
 	terms := lex.QueryTerms(p.in.Query)
 	cs := p.ragCandidates()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,42 +59,63 @@ func choice(content string) (string, bool) {
 
 // addChosen adds, for each retrieved turn that makes a choice, the turn
 // within chosenReach before it that first named what it chose, unless
-// that turn is there already.
+// that turn is there already. A chat's windows are read in one call.
 func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
-	have := turnsIn(hits)
-	n := len(hits)
-	for i := 0; i < n; i++ {
-		h := hits[i]
+	choices := map[string][]chosenHit{} // chat -> its turns that choose
+	for i, h := range hits {
 		if !isTurn(h) || h.Seq <= 1 {
 			continue
 		}
-		what, ok := choice(h.Content)
-		if !ok {
-			continue
+		if what, ok := choice(h.Content); ok {
+			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, what})
 		}
+	}
+	if len(choices) == 0 {
+		return hits, nil
+	}
+	have := turnsIn(hits)
+	for _, chat := range slices.Sorted(maps.Keys(choices)) {
 		var seqs []int64
-		for s := max(1, h.Seq-chosenReach); s < h.Seq; s++ {
-			seqs = append(seqs, s)
+		for _, c := range choices[chat] {
+			for s := max(1, hits[c.i].Seq-chosenReach); s < hits[c.i].Seq; s++ {
+				seqs = append(seqs, s)
+			}
 		}
-		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: req.Tenant, ChatID: h.ChatID}, seqs)
+		slices.Sort(seqs)
+		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: req.Tenant, ChatID: chat}, slices.Compact(seqs))
 		if errors.Is(err, memory.ErrNotFound) {
-			continue
+			continue // chat deleted meanwhile
 		}
 		if err != nil {
-			return nil, fmt.Errorf("retrieve: the option chosen in chat %s: %w", h.ChatID, err)
+			return nil, fmt.Errorf("retrieve: the option chosen in chat %s: %w", chat, err)
 		}
 		slices.SortFunc(msgs, func(a, b memory.Message) int { return cmp.Compare(a.Seq, b.Seq) })
-		for _, m := range msgs { // oldest first: the turn that put it forward
-			if !lex.HasPhrase(strings.ToLower(m.Content), what) {
-				continue
-			}
-			if k := (turnRef{h.ChatID, m.Seq}); !have[k] && !excluded(h.ChatID, m.Seq) && req.inTime(m.CreatedAt) {
+		for _, c := range choices[chat] {
+			h := hits[c.i]
+			m, ok := firstNaming(msgs, h.Seq, c.what)
+			if k := (turnRef{chat, m.Seq}); ok && !have[k] && !excluded(chat, m.Seq) && req.inTime(m.CreatedAt) {
 				have[k] = true
-				hits = append(hits, Turn{ChatID: h.ChatID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+				hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
 					CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true})
 			}
-			break
 		}
 	}
 	return hits, nil
+}
+
+// chosenHit is a retrieved turn (its index in the hits) that chose what.
+type chosenHit struct {
+	i    int
+	what string
+}
+
+// firstNaming is the oldest of msgs (oldest first) within chosenReach
+// before seq that names what: the turn that put it forward.
+func firstNaming(msgs []memory.Message, seq int64, what string) (memory.Message, bool) {
+	for _, m := range msgs {
+		if m.Seq >= seq-chosenReach && m.Seq < seq && lex.HasPhrase(strings.ToLower(m.Content), what) {
+			return m, true
+		}
+	}
+	return memory.Message{}, false
 }

@@ -107,18 +107,23 @@ func movedOnto(s, text string) (Update, bool) {
 	if nw == nil {
 		return Update{}, false
 	}
-	// The old value is said before the move ("can't do 4 June anymore …
-	// they moved it to 10 June"); one said after it is another thing's
-	// ("… deadline stays at 22 May").
-	before := strings.ToLower(text)
-	if i := strings.Index(before, low); i >= 0 {
-		before = before[:i+strings.Index(low, m[0])]
-	}
-	old := movedFrom(before, nw[0])
+	old := movedFrom(saidBefore(text, low, m[0]), nw[0])
 	if len(old) == 0 || len(old) > 2 { // more than two: which one moved is not said
 		return Update{}, false
 	}
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// saidBefore is text (lower case) up to the move matched in its sentence
+// low: the old value is said before the move ("can't do 4 June anymore …
+// they moved it to 10 June"); one said after it is another thing's ("…
+// deadline stays at 22 May").
+func saidBefore(text, low, move string) string {
+	before := strings.ToLower(text)
+	if i := strings.Index(before, low); i >= 0 {
+		before = before[:i+strings.Index(low, move)]
+	}
+	return before
 }
 
 // movedThing: a named thing moved onto a value that is no time ("I'm
@@ -147,12 +152,8 @@ func movedValueOnto(s, text string) (Update, bool) {
 	if len(kinds) == 0 || persons[m[1]] {
 		return Update{}, false
 	}
-	before := strings.ToLower(text)
-	if i := strings.Index(before, low); i >= 0 {
-		before = before[:i+strings.Index(low, m[0])]
-	}
 	var old string
-	for _, f := range strings.Fields(before) {
+	for _, f := range strings.Fields(saidBefore(text, low, m[0])) {
 		v := strings.Trim(f, "()[]\"'`,;:!?.")
 		if v == nw || v == old || !slices.Equal(lex.ValueKinds(v), kinds) {
 			continue

@@ -216,6 +216,13 @@ func asksByItsWords(sentence string) bool {
 	if len(ws) < 2 || len(ws) > 14 {
 		return false
 	}
+	// Words keeps a straight apostrophe inside a word ("what's", "isn't")
+	// and splits at a curly one: the openers are spelt without it.
+	for i, w := range ws[:min(len(ws), 4)] {
+		if strings.IndexByte(w, '\'') >= 0 {
+			ws[i] = strings.ReplaceAll(w, "'", "")
+		}
+	}
 	i := 0
 	for i < len(ws)-1 && askFillers[ws[i]] {
 		i++
@@ -228,7 +235,7 @@ func asksByItsWords(sentence string) bool {
 	case whOpeners[w]:
 		return next != "a" && next != "an" // "what a day" exclaims
 	case auxOpeners[w]:
-		return askSubjects[next] || (w == "is" || w == "are" || w == "was" || w == "were" || w == "has" || w == "does" || w == "did") && next == "the"
+		return askSubjects[next] || next == "the" && theOpeners[strings.TrimSuffix(w, "nt")]
 	case w == "any" || w == "anyone" || w == "anybody":
 		return true
 	}
@@ -238,6 +245,7 @@ func asksByItsWords(sentence string) bool {
 var (
 	askFillers  = Set(`ok okay so and also btw hey hi um hmm oh sorry quick guys lads all`)
 	whOpeners   = Set(`what whats where wheres when whens who whos why how hows which`)
-	auxOpeners  = Set(`is isnt are arent was were do does did didnt can cant could would will wont should shall has have hasnt havent`)
+	auxOpeners  = Set(`is isnt are arent was wasnt were werent do does doesnt did didnt can cant could would will wont should shall has have hasnt havent`)
+	theOpeners  = Set(`is are was were has does did`) // "is the", "didn't the"
 	askSubjects = Set(`you u ya we i they he she it anyone anybody someone somebody there this that everyone`)
 )

@@ -68,6 +68,10 @@ func TestEndsWithQuestion(t *testing.T) {
 		{"ok so is the plumber still coming thurs", true},
 		{"anyone got the wifi pw", true},
 		{"do you know where the spare key went", true},
+		{"what's the address so i can look at parking", true}, // a straight apostrophe
+		{"what’s the address so i can look at parking", true}, // a curly one
+		{"isn't the hall booked till 5", true},
+		{"who's bringing the speaker", true},
 		{"do the first one", false},              // an order
 		{"what a day 😅", false},                  // an exclamation
 		{"Where we live it rains a lot.", false}, // a full stop states

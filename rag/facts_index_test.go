@@ -221,3 +221,30 @@ func TestNearDuplicatesDropped(t *testing.T) {
 		t.Fatalf("switched off: %d copies in %v, want 3", dups, seqsOf(got))
 	}
 }
+
+// Of two near-copies in one chat, the later one holds ("Speckled mug,
+// £28.00 …", then after a price rise the same listing at £32.00): it is
+// the one shown, in the place the better-ranked older copy earned.
+func TestLaterNearCopyStandsIn(t *testing.T) {
+	e := newEnv(t, nil)
+	listing := "Thrown on the wheel in our studio, this mug holds 350 ml, glazed in Marsh Grey with iron speckles, dishwasher and microwave safe."
+	turns := filler(12, "gardening")
+	turns[1] = "Speckled mug, handmade, £28.00. " + listing
+	turns[8] = "Speckled mug, £32.00. " + listing
+	e.store.add("t", "c", "u", "a", turns...)
+	e.drain(t)
+	req := rag.Request{Tenant: "t", ChatID: "c", Query: "the handmade speckled mug listing", K: 3}
+	got, err := e.ret.Retrieve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copies []int64
+	for _, tr := range got {
+		if strings.Contains(tr.Content, "Speckled mug") {
+			copies = append(copies, tr.Seq)
+		}
+	}
+	if len(copies) != 1 || copies[0] != 9 {
+		t.Fatalf("copies of the listing shown: %v in %v, want the later one (9) alone", copies, seqsOf(got))
+	}
+}

@@ -574,6 +574,9 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Tu
 				continue
 			}
 			dup = true
+			if laterCopy(t, kept[i]) {
+				kept[i], terms[i], sketches[i] = withScore(t, kept[i].Score), ts, sk
+			}
 			break
 		}
 		if !dup {
@@ -583,6 +586,22 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Tu
 		}
 	}
 	return kept
+}
+
+// laterCopy: t is a later turn of the chat of o, a near-copy of it. A
+// chat that says nearly the same thing twice has changed something in
+// between ("Speckled mug, £28.00 …" then, after a price rise, "Speckled
+// mug, £32.00 …"; a draft sent again with an edit): the later copy is
+// the one that holds, so it stands in the place the better-ranked copy
+// earned.
+func laterCopy(t, o Turn) bool {
+	return isTurn(t) && isTurn(o) && t.ChatID == o.ChatID && t.Seq > o.Seq
+}
+
+// withScore is t with score s.
+func withScore(t Turn, s float32) Turn {
+	t.Score = s
+	return t
 }
 
 // termSketch is a 256-bit set of a term set's hashed terms. Every bit set

@@ -670,6 +670,9 @@ func updates(u facts.Update, text string) bool {
 	if facts.MovedValue(u) { // "moved dinner to 8": a time said of dinner
 		return facts.SaysOtherValue(u, text)
 	}
+	if givenAnew(u) && statesValueOf(text, secretOf(u), u.New) {
+		return true
+	}
 	var subject []string
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)
@@ -683,6 +686,71 @@ func updates(u facts.Update, text string) bool {
 		}
 	}
 	return true
+}
+
+// givenAnew: u gives a secret a new value in so many words ("the new
+// password is yellow kite", "the wifi password is now sunflower22"). A
+// secret's value is any words, of no kind a pattern knows, and it is
+// replaced whole: the old one stops working.
+func givenAnew(u facts.Update) bool {
+	if len(u.New) == 0 || len(u.Subject) == 0 {
+		return false
+	}
+	w := secretOf(u) // "wifi password": the password
+	if !secrets[w] {
+		return false
+	}
+	low := strings.ToLower(u.Sentence)
+	return strings.Contains(low, "new "+w+" is") || strings.Contains(low, "new "+w+":") || strings.Contains(low, w+" is now")
+}
+
+// secretOf is the secret u gives anew (givenAnew).
+func secretOf(u facts.Update) string {
+	w := u.Subject[len(u.Subject)-1]
+	return w[strings.LastIndexByte(w, ' ')+1:]
+}
+
+// secrets are the things whose value is a secret word: a password said
+// aloud at the school gate is "blue heron".
+var secrets = lex.Set(`password passcode passphrase passwort pw`)
+
+// statesValueOf: a sentence of text (lower case) gives thing a value in
+// the same shape, not one of nw: the word, at most five words, then "is"
+// or a colon and the value ("the school pickup password for this term
+// is blue heron"). A question about it ("what's the password again?")
+// gives none.
+func statesValueOf(text, thing string, nw []string) bool {
+	for _, n := range nw {
+		if lex.HasPhrase(text, n) {
+			return false
+		}
+	}
+	for _, s := range lex.Sentences(text) {
+		if strings.Contains(s, "?") || !lex.HasPhrase(s, thing) {
+			continue
+		}
+		if givesValue(strings.Fields(s), thing) {
+			return true
+		}
+	}
+	return false
+}
+
+// givesValue: among ws, thing is followed within six words by "is" or a
+// colon and then a value ("password for this term is blue heron", "wifi
+// password: sunflower").
+func givesValue(ws []string, thing string) bool {
+	for i, w := range ws {
+		if strings.TrimRight(w, ":,") != thing {
+			continue
+		}
+		for j := i; j < min(len(ws)-1, i+6); j++ {
+			if ws[j+1] == "is" && j+2 < len(ws) || strings.HasSuffix(ws[j], ":") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // justSaidReach is how far back a correction of a bare number reaches

@@ -217,6 +217,14 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// A time moved, the thing named by two words said in one sentence.
 		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "Oh and trash + recycling go out tuesday night, pickup is early wed.", true},
 		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "the trash bags are under the sink. pickup the keys tuesday", false},
+		// A secret given anew: its value is words of no kind, and the old
+		// one stops working; a question about it, or another thing's
+		// value, is not it.
+		{"ugh sorry, they changed it after the half term, the new password is yellow kite.", "the school pickup password for this term is blue heron", true},
+		{"the wifi password is now sunflower22", "wifi password: bluebird7, the router is under the stairs", true},
+		{"ugh sorry, they changed it after the half term, the new password is yellow kite.", "what's the pickup password again?", false},
+		{"ugh sorry, they changed it after the half term, the new password is yellow kite.", "the new term starts on monday, the gate is open from 8", false},
+		{"ugh sorry, they changed it after the half term, the new password is yellow kite.", "i forgot my password for the school app so i reset it", false},
 		// Someone new in a role, said without "the".
 		{"fyi janine's moved to another branch. new coordinator at brightwater is Mark, direct line 0118 496 0799", "from Brightwater Care. coordinator is janine, 0118 496 0732", true},
 	} {

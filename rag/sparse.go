@@ -87,14 +87,18 @@ func (s *SparseEncoder) EncodeDocument(text string) SparseVector {
 
 // EncodeQuery returns weight 1 for each unique term of text, leaving out
 // the words that point at the conversation or phrase the request rather
-// than name its subject (lex.IsRequestTerm) and the halves of
-// contractions (lex.IsContractionHalf), unless nothing else is left,
+// than name its subject (lex.IsRequestTerm), the halves of contractions
+// (lex.IsContractionHalf) and words that stem to a stopword ("whats"),
+// unless nothing else is left,
 // and 1 for each kind of value it asks for (lex.AskedKinds).
 func (s *SparseEncoder) EncodeQuery(text string) SparseVector {
 	terms := lex.Terms(text)
 	content := make([]string, 0, len(terms))
 	for _, t := range terms {
-		if !lex.IsRequestTerm(t) && !lex.IsContractionHalf(t) {
+		// A word that stems to a stopword is one written without its
+		// apostrophe ("whats", "thats", "wheres"): it names nothing, and
+		// met every turn asking "whats the address again".
+		if !lex.IsRequestTerm(t) && !lex.IsContractionHalf(t) && !lex.IsTermStopword(t) {
 			content = append(content, t)
 		}
 	}

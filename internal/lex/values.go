@@ -509,7 +509,8 @@ func AskedKinds(query string) []string {
 	}
 	var out []string
 	phone := has("phone", "mobile", "landline", "whatsapp") || has("number") && has("call", "ring", "text", "reach", "contact")
-	if phone {
+	someones := !phone && ws["number"] && someonesNumber(query)
+	if phone || someones {
 		out = append(out, KindPhone)
 	}
 	if has("email", "emails", "inbox", "mailbox") || strings.Contains(low, " e-mail ") {
@@ -519,6 +520,7 @@ func AskedKinds(query string) []string {
 		out = append(out, KindHost)
 	}
 	if has("code", "codes", "reference", "ref", "pin", "ticket", "booking", "confirmation", "tracking", "serial", "id") || has("number") && !phone {
+		// Someone's number may still be a customer number: both kinds.
 		out = append(out, KindCode)
 	}
 	money := has("cost", "costs", "price", "prices", "owe", "fee", "fees", "charged", "budget", "pay", "paying", "paid", "refund", "quote", "rent", "deposit", "total") ||
@@ -543,6 +545,21 @@ func AskedKinds(query string) []string {
 	}
 	return out
 }
+
+// someonesNumber: the query asks for a number as someone's ("the vet's
+// number", "her number"): a person's or a business's number is the one
+// to ring, where "the PO number" or "the chip number" is a code.
+func someonesNumber(query string) bool {
+	rs := Runs(query)
+	for i := 1; i < len(rs); i++ {
+		if rs[i] == "number" && (rs[i-1] == "s" || possessives[rs[i-1]]) {
+			return true
+		}
+	}
+	return false
+}
+
+var possessives = Set(`his her their your ur my our`)
 
 var (
 	// asksWhen: "when" opening the question or a clause of it.

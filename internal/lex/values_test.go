@@ -89,6 +89,9 @@ func TestAskedKinds(t *testing.T) {
 		{"which shared inbox does Olu need set up?", "#email"},
 		{"what's the delivery address for the market stall?", "#address"},
 		{"the market wants my insurance policy number again", "#code"},
+		{"biscuit is limping, whats the vet's number?", "#phone #code"}, // someone's number: one to ring
+		{"what’s her number", "#phone #code"},
+		{"what's the PO number for the invoice", "#code"},
 		{"what time is the ceremony now?", "#time"},
 		{"is the fundraiser still on the 14th, and what date is the raffle?", "#day"},
 		// None.

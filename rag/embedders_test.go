@@ -149,6 +149,7 @@ func TestSparseEncoder(t *testing.T) {
 		{"List the items I mentioned earlier", []string{"list", "item", "mention", "earlier"}},
 		{"summarize my walk", []string{"walk"}},
 		{"the summary of the invoice", []string{"invoic"}},
+		{"whats the vet's number", []string{"vet", "number", "#phone", "#code"}}, // "whats" stems to a stopword; the kinds asked
 	} {
 		want := make([]uint32, 0, len(tc.want))
 		for _, w := range tc.want {

@@ -183,3 +183,41 @@ func TestJoinPassages(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// A hit holding no value of the kind the question asks for counts
+// kindlessWeight of its match: the turn with the address outranks one
+// matching as many words that holds none. A question asking when counts
+// "yesterday" as its kind (the block's header dates it); a question
+// asking for no kind changes nothing.
+func TestKindlessHitsCountLess(t *testing.T) {
+	hit := func(seq int64, content string, sparse float32) Hit {
+		return Hit{Point: Point{Tenant: "t", ChatID: "c", Seq: seq, Content: content}, SparseScore: sparse}
+	}
+	hits := func() []Hit {
+		return []Hit{
+			hit(50, "perfect. and someone needs to get milk in at the new flat", 10),
+			hit(1, "Linden Court confirmed Mum's flat! Flat 12, Linden Court, 48 Harrogate Road, Ilkley LS29 8EN", 9),
+			hit(7, "I went to the support group yesterday, it was powerful", 8),
+		}
+	}
+	var r Retriever
+	for _, tc := range []struct {
+		query string
+		first int64
+		score map[int64]float32
+	}{
+		{"whats Mum's full new address, the bank needs it", 1, map[int64]float32{50: 0.75, 1: 0.9, 7: 0.8 * 0.75}},
+		{"when did she go to the support group?", 7, map[int64]float32{50: 0.75, 1: 0.9 * 0.75, 7: 0.8}},
+		{"who is going to the flat", 50, map[int64]float32{50: 1, 1: 0.9, 7: 0.8}},
+	} {
+		got, _ := r.rank(hits(), 3, nil, rankOpts{relevance: true, kinds: askedKindsOf(tc.query)})
+		for _, h := range got {
+			if math.Abs(float64(h.Score-tc.score[h.Seq])) > 1e-6 {
+				t.Errorf("%q: seq %d scores %v, want %v", tc.query, h.Seq, h.Score, tc.score[h.Seq])
+			}
+		}
+		if got[0].Seq != tc.first {
+			t.Errorf("%q: first hit %d, want %d", tc.query, got[0].Seq, tc.first)
+		}
+	}
+}

@@ -657,6 +657,14 @@ func updates(u facts.Update, text string) bool {
 		}
 	}
 	for _, o := range u.Old {
+		if bareOrdinal.MatchString(o) {
+			// "the 3rd" written so, as a day ("Tuesday 3rd March", not "a
+			// 3rd man"), or the same day said of the same thing.
+			if holdsAll(text, valueWords(o)) && facts.SameDay(o, text) || sameDayStated(u, o, text) {
+				return true
+			}
+			continue
+		}
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}
@@ -850,6 +858,9 @@ func namesItself(v string) bool {
 	}
 	return false
 }
+
+// bareOrdinal is a day said by its ordinal alone ("the 3rd", "15th").
+var bareOrdinal = regexp.MustCompile(`^(?:the )?\d{1,2}(?:st|nd|rd|th)$`)
 
 // clockTime is a value that is a clock time alone ("9:05", "18:30").
 var clockTime = regexp.MustCompile(`^(?:[01]?\d|2[0-3]):[0-5]\d$`)

@@ -217,6 +217,9 @@ func TestDetectedUpdateMarks(t *testing.T) {
 		// A time moved, the thing named by two words said in one sentence.
 		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "Oh and trash + recycling go out tuesday night, pickup is early wed.", true},
 		{"Also heads up the city moved our trash pickup to Thursdays starting June 18", "the trash bags are under the sink. pickup the keys tuesday", false},
+		// An ordinal counting a thing is no day.
+		{"Brookes rang. They double-booked the 3rd so they've moved us to Thursday the 5th, 8am start. Same crew, same price", "Brookes & Sons quoted £780 for a 2-man team, move date Tuesday 3rd March", true},
+		{"Brookes rang. They double-booked the 3rd so they've moved us to Thursday the 5th, 8am start. Same crew, same price", "the wardrobe won't fit in the lift so Brookes need a 3rd man to carry it up the stairs", false},
 		// A secret given anew: its value is words of no kind, and the old
 		// one stops working; a question about it, or another thing's
 		// value, is not it.

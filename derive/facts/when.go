@@ -387,15 +387,23 @@ type date struct{ day, month int }
 // datesIn are the days of the month a text (lower case) names.
 func datesIn(s string) []date {
 	var out []date
-	for _, m := range monthDayRe.FindAllStringSubmatch(s, -1) {
+	for _, ix := range monthDayRe.FindAllStringSubmatchIndex(s, -1) {
+		m := func(g int) string {
+			if ix[2*g] < 0 {
+				return ""
+			}
+			return s[ix[2*g]:ix[2*g+1]]
+		}
 		var d date
 		switch {
-		case m[1] != "":
-			d = date{atoi(m[1]), monthNo[m[2]]}
-		case m[4] != "":
-			d = date{atoi(m[4]), monthNo[m[3]]}
+		case m(1) != "":
+			d = date{atoi(m(1)), monthNo[m(2)]}
+		case m(4) != "":
+			d = date{atoi(m(4)), monthNo[m(3)]}
+		case countsThing(s[ix[1]:]):
+			continue // "a 3rd man to carry it", "the 2nd floor": an ordinal, no day
 		default:
-			d = date{day: atoi(m[5])}
+			d = date{day: atoi(m(5))}
 		}
 		if d.day >= 1 && d.day <= 31 {
 			out = append(out, d)
@@ -403,6 +411,17 @@ func datesIn(s string) []date {
 	}
 	return out
 }
+
+// countsThing: the text after a bare ordinal starts with a thing it
+// counts ("man", "floor", "time"), so the ordinal is no day.
+func countsThing(after string) bool {
+	ws := lex.Words(after[:min(len(after), 24)])
+	return len(ws) > 0 && strings.HasPrefix(after, " ") && ordinalThings[ws[0]]
+}
+
+var ordinalThings = lex.Set(`man men woman person people time times place round draft year years grade edition
+	generation attempt try option choice quarter week weeks month months day days birthday anniversary one ones
+	child kid son daughter row seat item line page chapter version floor level course dose shot coat half`)
 
 // weekdaysIn are the weekdays a text (lower case) names, by their first
 // three letters ("weds", "wednesdays" and "wed" are "wed").

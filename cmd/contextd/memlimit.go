@@ -35,21 +35,33 @@ const defaultGCPercent = 50
 // 230 MB/s of garbage that was twenty collections a second, each with
 // write barriers on for a fifth of the time and allocating goroutines
 // parked at its start. With this floor a small server collects about
-// four times a second and a large one (over 80 MB live) paces as before,
-// so its peak RSS is unchanged (docs/performance.md, "Eleventh pass").
+// four times a second and a large one paces as before (docs/performance.md,
+// "Eleventh pass"); floorGoal bounds the floor between the two.
 const minHeapHeadroom = 64 << 20
 
 // maxGCPercent bounds gcPercent for a nearly empty heap; the soft memory
 // limit bounds the heap in any case.
 const maxGCPercent = 1000
 
+// floorGoal bounds what the headroom floor may make the heap goal: a
+// live heap of 64–128 MB (1,000 chats × 1,000 turns holds ~100 MB) grew
+// by the whole 64 MB floor, 50–100% of itself, and the peak RSS with it
+// (docs/performance.md, "Thirty-fifth pass"). A heap that reaches it
+// collects four times as seldom as a 22 MB one at the floor did.
+const floorGoal = 2 * minHeapHeadroom
+
 // gcPercent is the GOGC that lets a live heap of live bytes grow by
-// defaultGCPercent or by minHeapHeadroom, whichever is more.
+// defaultGCPercent, or by minHeapHeadroom as long as that keeps the goal
+// within floorGoal, whichever is more.
 func gcPercent(live uint64) int {
 	if live == 0 {
 		return maxGCPercent
 	}
-	return min(maxGCPercent, max(defaultGCPercent, int((minHeapHeadroom*100+live-1)/live)))
+	room := uint64(minHeapHeadroom)
+	if live+room > floorGoal {
+		room = floorGoal - min(live, floorGoal)
+	}
+	return min(maxGCPercent, max(defaultGCPercent, int((room*100+live-1)/live)))
 }
 
 // memoryLimitFloor is the limit for a live heap of live bytes: the default,

@@ -39,7 +39,8 @@ func TestGCPercent(t *testing.T) {
 		{"a few MB: the cap", 4 << 20, maxGCPercent},
 		{"small heap: the headroom binds", 32 << 20, 200},
 		{"rounded up", 48 << 20, 134},
-		{"the floor binds up to 128 MB", 100 << 20, 64},
+		{"the floor binds up to a 128 MB goal", 80 << 20, 60},
+		{"over it, the default", 100 << 20, defaultGCPercent},
 		{"half of live is the headroom", 128 << 20, defaultGCPercent},
 		{"large heap: the default", 400 << 20, defaultGCPercent},
 	} {
@@ -47,7 +48,7 @@ func TestGCPercent(t *testing.T) {
 			t.Errorf("%s: gcPercent(%d) = %d, want %d", tc.name, tc.live, got, tc.want)
 		}
 		if tc.live > 0 {
-			if room := tc.live * uint64(gcPercent(tc.live)) / 100; gcPercent(tc.live) < maxGCPercent && room < min(minHeapHeadroom, tc.live*defaultGCPercent/100) {
+			if room := tc.live * uint64(gcPercent(tc.live)) / 100; gcPercent(tc.live) < maxGCPercent && room < min(minHeapHeadroom, floorGoal-min(tc.live, floorGoal), tc.live*defaultGCPercent/100) {
 				t.Errorf("%s: the heap may grow %d bytes, under the floor", tc.name, room)
 			}
 		}

@@ -471,6 +471,7 @@ const kindlessWeight = 0.75
 type askedKinds struct {
 	kinds []string
 	ids   []uint32 // sorted
+	when  bool     // a day or a time asked
 }
 
 func askedKindsOf(query string) askedKinds {
@@ -478,7 +479,12 @@ func askedKindsOf(query string) askedKinds {
 	for _, k := range a.kinds {
 		a.ids = append(a.ids, TermID(k))
 		if k == lex.KindDay || k == lex.KindTime {
-			a.ids = append(a.ids, relativeWhen...)
+			a.when = true
+		}
+	}
+	if a.when {
+		for w := range relativeWhen {
+			a.ids = append(a.ids, TermID(lex.Stem(w)))
 		}
 	}
 	slices.Sort(a.ids)
@@ -486,34 +492,28 @@ func askedKindsOf(query string) askedKinds {
 	return a
 }
 
-// relativeWhen are the sparse ids of the words that say when relative to
-// a turn's date.
-var relativeWhen = func() []uint32 {
-	var out []uint32
-	for _, t := range lex.Terms(`yesterday today tonight tomorrow ago last next week weekend month year morning afternoon evening night`) {
-		out = append(out, TermID(t))
-	}
-	return out
-}()
+// relativeWhen are the words that say when relative to a turn's date.
+var relativeWhen = lex.Set(`yesterday today tonight tomorrow ago last next week weeks weekend weekends month months
+	year years morning mornings afternoon afternoons evening evenings night nights`)
 
-// heldBy: the hit holds a value of an asked kind. Turn hits carry their
-// sparse ids (the kinds among them); other hits are read.
+// heldBy: the hit holds a value of an asked kind. A turn hit carries its
+// sparse ids (the kinds among them); another is read, its words only
+// when a day or a time is asked.
 func (a askedKinds) heldBy(h Hit) bool {
-	ts := h.Terms
-	if ts == nil {
-		for _, k := range lex.ValueKinds(h.Content) {
-			if slices.Contains(a.kinds, k) {
+	if h.Terms != nil {
+		for _, id := range a.ids {
+			if _, ok := slices.BinarySearch(h.Terms, id); ok {
 				return true
 			}
 		}
-		ts = termSet(h.Content)
+		return false
 	}
-	for _, id := range a.ids {
-		if _, ok := slices.BinarySearch(ts, id); ok {
+	for _, k := range lex.ValueKinds(h.Content) {
+		if slices.Contains(a.kinds, k) {
 			return true
 		}
 	}
-	return false
+	return a.when && slices.ContainsFunc(lex.Runs(h.Content), func(w string) bool { return relativeWhen[w] })
 }
 
 // belowKindless scores the hits holding no value of an asked kind at

@@ -229,11 +229,11 @@ func TestLaterNearCopyStandsIn(t *testing.T) {
 	e := newEnv(t, nil)
 	listing := "Thrown on the wheel in our studio, this mug holds 350 ml, glazed in Marsh Grey with iron speckles, dishwasher and microwave safe."
 	turns := filler(12, "gardening")
-	turns[1] = "Speckled mug, handmade, £28.00. " + listing
-	turns[8] = "Speckled mug, £32.00. " + listing
+	turns[1] = "Speckled mug, £28.00. " + listing
+	turns[8] = "Understood, updated: Speckled mug, £32.00. " + listing // longer: it matches a little less
 	e.store.add("t", "c", "u", "a", turns...)
 	e.drain(t)
-	req := rag.Request{Tenant: "t", ChatID: "c", Query: "the handmade speckled mug listing", K: 3}
+	req := rag.Request{Tenant: "t", ChatID: "c", Query: "a caption for the speckled mug", K: 3}
 	got, err := e.ret.Retrieve(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -246,5 +246,20 @@ func TestLaterNearCopyStandsIn(t *testing.T) {
 	}
 	if len(copies) != 1 || copies[0] != 9 {
 		t.Fatalf("copies of the listing shown: %v in %v, want the later one (9) alone", copies, seqsOf(got))
+	}
+	// A later copy without a word the query found in the earlier one is
+	// another answer: the better match stays.
+	req.Query = "the mug at £28.00"
+	if got, err = e.ret.Retrieve(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	copies = copies[:0]
+	for _, tr := range got {
+		if strings.Contains(tr.Content, "Speckled mug") {
+			copies = append(copies, tr.Seq)
+		}
+	}
+	if len(copies) != 1 || copies[0] != 2 {
+		t.Fatalf("asked for £28.00: copies %v in %v, want the earlier one (2) alone", copies, seqsOf(got))
 	}
 }

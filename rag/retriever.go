@@ -240,6 +240,7 @@ func (r *Retriever) Retrieve(ctx context.Context, req Request) ([]Turn, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.query = slices.Sorted(slices.Values(q.sparse.Indices))
 	hits, complete, err := r.search(ctx, f, q, k, req.Threshold, excluded, o)
 	if err != nil || len(hits) == 0 {
 		return hits, err
@@ -414,7 +415,7 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, o
 	if len(hits) > 0 {
 		tenant = hits[0].Tenant // one query, one tenant
 	}
-	kept := r.dropNearDuplicates(tenant, out, k)
+	kept := r.dropNearDuplicates(tenant, out, k, o.query)
 	return kept, len(out) - len(kept)
 }
 
@@ -424,6 +425,10 @@ func (r *Retriever) rank(hits []Hit, k int, excluded func(string, int64) bool, o
 type rankOpts struct {
 	adjacent, relevance bool
 	kinds               askedKinds // relevance: hits holding none count less (belowKindless)
+	// query is the query's sparse ids, sorted: a context's, where a later
+	// near-copy stands in for an earlier one (laterCopy). Nil (a search):
+	// the better-ranked copy is kept.
+	query []uint32
 }
 
 // relevance scores each hit by how well it matched: each side's own score
@@ -623,7 +628,7 @@ func JoinPassages(ps []Passage, turnBytes int) string {
 // dropNearDuplicates keeps up to k results (best first), skipping each one
 // whose term set has a Jaccard similarity of at least the threshold with
 // one already kept.
-func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Turn {
+func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int, query []uint32) []Turn {
 	limit := r.NearDuplicate
 	if limit == 0 {
 		limit = DefaultNearDuplicate
@@ -653,7 +658,7 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Tu
 				continue
 			}
 			dup = true
-			if laterCopy(t, kept[i]) {
+			if query != nil && laterCopy(t, kept[i]) && holdsMatched(ts, o, query) {
 				kept[i], terms[i], sketches[i] = withScore(t, kept[i].Score), ts, sk
 			}
 			break
@@ -667,14 +672,43 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int) []Tu
 	return kept
 }
 
-// laterCopy: t is a later turn of the chat of o, a near-copy of it. A
-// chat that says nearly the same thing twice has changed something in
-// between ("Speckled mug, £28.00 …" then, after a price rise, "Speckled
-// mug, £32.00 …"; a draft sent again with an edit): the later copy is
+// laterCopy: t is a later turn of the chat of o, a near-copy of it
+// with another value. A chat that says nearly the same thing twice with
+// a value changed has changed it in between ("Speckled mug, £28.00 …"
+// then, after a price rise, "Speckled mug, £32.00 …"): the later copy is
 // the one that holds, so it stands in the place the better-ranked copy
 // earned.
 func laterCopy(t, o Turn) bool {
-	return isTurn(t) && isTurn(o) && t.ChatID == o.ChatID && t.Seq > o.Seq
+	return isTurn(t) && isTurn(o) && t.ChatID == o.ChatID && t.Seq > o.Seq && !slices.Equal(numbersIn(t.Content), numbersIn(o.Content))
+}
+
+// numbersIn are the words of content holding a digit, sorted: what a
+// later copy changed, where it changed a value ("£28.00" → "£32.00"). Two
+// copies differing in their words only say the same thing again.
+func numbersIn(content string) []string {
+	var out []string
+	for _, w := range strings.Fields(content) {
+		if strings.IndexAny(w, "0123456789") >= 0 {
+			out = append(out, strings.Trim(w, ".,;:!?()\"'"))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holdsMatched: the term set ts holds every query term that o holds. A
+// later copy that lacks a word the query found in the earlier one is not
+// the same answer ("Turn m1122 …" asked for, "Turn m3077 …" the later
+// copy).
+func holdsMatched(ts, o, query []uint32) bool {
+	for _, id := range query {
+		if _, in := slices.BinarySearch(o, id); in {
+			if _, ok := slices.BinarySearch(ts, id); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // withScore is t with score s.

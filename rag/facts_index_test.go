@@ -238,13 +238,7 @@ func TestLaterNearCopyStandsIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var copies []int64
-	for _, tr := range got {
-		if strings.Contains(tr.Content, "Speckled mug") {
-			copies = append(copies, tr.Seq)
-		}
-	}
-	if len(copies) != 1 || copies[0] != 9 {
+	if copies := seqsHolding(got, "Speckled mug"); len(copies) != 1 || copies[0] != 9 {
 		t.Fatalf("copies of the listing shown: %v in %v, want the later one (9) alone", copies, seqsOf(got))
 	}
 	// A later copy without a word the query found in the earlier one is
@@ -253,13 +247,18 @@ func TestLaterNearCopyStandsIn(t *testing.T) {
 	if got, err = e.ret.Retrieve(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	copies = copies[:0]
-	for _, tr := range got {
-		if strings.Contains(tr.Content, "Speckled mug") {
-			copies = append(copies, tr.Seq)
-		}
-	}
-	if len(copies) != 1 || copies[0] != 2 {
+	if copies := seqsHolding(got, "Speckled mug"); len(copies) != 1 || copies[0] != 2 {
 		t.Fatalf("asked for £28.00: copies %v in %v, want the earlier one (2) alone", copies, seqsOf(got))
 	}
+}
+
+// seqsHolding are the seqs of the retrieved turns whose content holds s.
+func seqsHolding(got []rag.Turn, s string) []int64 {
+	var out []int64
+	for _, tr := range got {
+		if strings.Contains(tr.Content, s) {
+			out = append(out, tr.Seq)
+		}
+	}
+	return out
 }

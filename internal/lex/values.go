@@ -495,8 +495,9 @@ var months = Set(`january february march april may june july august september oc
 // for none returns nil.
 func AskedKinds(query string) []string {
 	low := " " + strings.Join(strings.Fields(strings.ToLower(query)), " ") + " "
+	runs := Runs(query)
 	ws := map[string]bool{}
-	for _, w := range Runs(query) {
+	for _, w := range runs {
 		ws[w] = true
 	}
 	has := func(s ...string) bool {
@@ -509,7 +510,7 @@ func AskedKinds(query string) []string {
 	}
 	var out []string
 	phone := has("phone", "mobile", "landline", "whatsapp") || has("number") && has("call", "ring", "text", "reach", "contact")
-	someones := !phone && ws["number"] && someonesNumber(query)
+	someones := !phone && ws["number"] && someonesNumber(runs)
 	if phone || someones {
 		out = append(out, KindPhone)
 	}
@@ -546,11 +547,11 @@ func AskedKinds(query string) []string {
 	return out
 }
 
-// someonesNumber: the query asks for a number as someone's ("the vet's
-// number", "her number"): a person's or a business's number is the one
-// to ring, where "the PO number" or "the chip number" is a code.
-func someonesNumber(query string) bool {
-	rs := Runs(query)
+// someonesNumber: the query (its runs, rs) asks for a number as
+// someone's ("the vet's number", "her number"): a person's or a
+// business's number is the one to ring, where "the PO number" or "the
+// chip number" is a code.
+func someonesNumber(rs []string) bool {
 	for i := 1; i < len(rs); i++ {
 		if rs[i] == "number" && (rs[i-1] == "s" || possessives[rs[i-1]]) {
 			return true

@@ -16,8 +16,12 @@ func FuzzSummarize(f *testing.F) {
 	f.Add("Rob", "👍 I'll photograph it when I'm there on Saturday. Éclairs from Ça Va Bakery, £3.20 each", "Ana", "ok change of heart. Oakline wouldn't put it in writing. we're going with Brightwood after all")
 	f.Add("", "ünïcödé everywhere: Zürich, São Paulo, Kraków — 12 € each", "", "decision: we go with Münchner Freiheit")
 	f.Fuzz(func(t *testing.T, name1, text1, name2, text2 string) {
-		if !utf8.ValidString(name1 + text1 + name2 + text2) {
-			return // the API refuses such a turn
+		for _, x := range []string{name1, text1, name2, text2} {
+			// Each field on its own: "0"+"\xcf"+"\x9e" is valid joined, yet
+			// "\xcf" is a text the API refuses (a CI failure).
+			if !utf8.ValidString(x) {
+				return // the API refuses such a turn
+			}
 		}
 		turns := []memory.Message{
 			{Seq: 1, Role: memory.RoleUser, Name: name1, Content: text1},

@@ -439,9 +439,19 @@ var (
 		" back", " instead",
 		"removed", "dropped", "scrapped", "ditched", "got rid of", "turned off", "disabled", "stopped using", "after all", "mended", " up to ", " down to ", " off ",
 		"pulled out", "backed out", "downgrading to", "upgrading to", "escalating to", "bumping", "raising it to", "lowering it to"}
-	changeVerbs = set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb) + " " + planVerbs)
+	changeVerbs = gateVerbs()
 	forgetWords = []string{"forget", "scrap", "scratch", "ditch", "skip"}
 )
+
+// gateVerbs are the change verbs, the plan verbs and the verbs moving an
+// amount, but "up": "up the float to £150" is rare, and "up" is in most
+// sentences with " to " ("pick her up to …"), each of which the gate
+// would then send through every pattern.
+func gateVerbs() map[string]bool {
+	vs := set(strings.NewReplacer("(?:", "", ")", "", "|", " ").Replace(changeVerb+" "+amountMoveVerb+" "+amountSetVerb) + " " + planVerbs)
+	delete(vs, "up")
+	return vs
+}
 
 // hasChangeVerb reports whether low (lower case) holds one of the change
 // verbs as a word: a scan and a set, not a regular expression of thirty
@@ -477,9 +487,18 @@ const (
 	clauseEnd = `(?:\s*(?:,|;| :|—|–| - | \(| and | but | because | since | so | for | last | next | this | in (?:the )?(?:\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|\s(?:yesterday|today|tomorrow|tonight|again|too|instead|actually|after all|soon|completely|entirely|altogether|for good|please|on foot|by (?:train|car|bus|plane|bike|ferry))\b|$)`
 )
 
+// amountMoveVerb and amountSetVerb move an amount (amountMoves,
+// amountSet); the change-verb gate (changeVerbs) admits each of them:
+// "the balance drops to $1,740" had its pattern, and the gate kept it
+// from being tried.
+const (
+	amountMoveVerb = `(?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)`
+	amountSetVerb  = `(?:stretch|stretched|stretching|raise|raised|raising|increase|increased|increasing|lift|lifted|lifting|cut|cutting|reduce|reduced|reducing|lower|lowered|lowering|extend|extended|extending|up|upped|upping|cap|capped|capping)`
+)
+
 // amountMoves: a thing (its subject, m[1]) whose amount moves (up or
 // down, m[2]) to an amount (m[3]), per a rate (m[4]) or in a unit (m[5]).
-var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? (?:going|gone|went|goes|go|rising|rose|risen|rises|increased|increasing|increases|dropped|dropping|drops|falling|fell|falls|bumped|raised|reduced|lowered|cut|climbed|jumped|pushed)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
+var amountMoves = regexp.MustCompile(`(?:^|[^\w\s'] |\b(?:and|but|so|says?|said|now|that) )(?:the |our |my |their |your |his |her )?([a-z][\w-]*(?: [a-z][\w-]*)?)(?:'s| is| are| was| were| has| have| will| 'll)?(?: been| be)? ` + amountMoveVerb + `(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
 
 // clauseWord opens a clause inside what a value phrase took.
 var clauseWord = regexp.MustCompile(`\b(?:but|and|now|so|then)\b`)
@@ -488,7 +507,7 @@ var clauseWord = regexp.MustCompile(`\b(?:but|and|now|so|then)\b`)
 // rate m[5], its unit m[6]), the verb before the thing (m[2]), what comes
 // before it m[1]. The thing is ours, mine, theirs or the: "increase
 // your contributions to $300" is advice.
-var amountSet = regexp.MustCompile(`^(.*?)\b(?:stretch|stretched|stretching|raise|raised|raising|increase|increased|increasing|lift|lifted|lifting|cut|cutting|reduce|reduced|reducing|lower|lowered|lowering|extend|extended|extending|up|upped|upping|cap|capped|capping) (?:the |our |my |their |his |her )([a-z][\w-]*(?: [a-z][\w-]*)?)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
+var amountSet = regexp.MustCompile(`^(.*?)\b` + amountSetVerb + ` (?:the |our |my |their |his |her )([a-z][\w-]*(?: [a-z][\w-]*)?)(?: (up|down))? to ([$€£]?\d[\d,.]*(?:%|k\b)?)(/ ?[a-z]+|\s(?:a|an|per) [a-z]+|\s(?:each|pp|pcm|pw|pa)\b)?( ?[a-z]+)?`)
 
 // advised: what comes before a verb setting an amount makes it advice or
 // a wish, not a change ("Consider increasing the block to 4 hours", "you
@@ -566,8 +585,8 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )(.+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		subj := subjectWords(m[1])
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )([^,;:]+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj := subjectWords(m[1]) // a thing named without a clause break: "extend the life of your shoes, ensuring they continue to provide …" changes nothing
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
 	// "moved dinner to 8", "pushed standup to 10:30": a thing named

@@ -55,6 +55,12 @@ func TestDetectUpdate(t *testing.T) {
 		{"letter from the landlord 😩 rent's going up to £1,010 from 1 December", true, "rent", "", "£1,010"},
 		{`and i quote, "due to rising costs" the rent is bumped up to £1,395 from june.`, true, "rent", "", "£1,395"},
 		{"council tax is going up to £128 a month", true, "council|tax", "", "£128"},
+		// Every verb of the amount's patterns passes the change-verb gate.
+		{"i told dana 29 guests and she says the balance drops to $1,740", true, "balance", "", "$1,740"},
+		{"the deposit rose to £400 this week", true, "deposit", "", "£400"},
+		{"their quote fell to €2,150 after the survey", true, "quote", "", "€2,150"},
+		{"we're extending the budget to $48,000 a year", true, "budget", "", "$48,000 a year"},
+		{"sprays can extend the life of your shoes, ensuring they continue to provide the support", false, "", "", ""},
 		{"the kids are going to 3 parties this weekend", false, "", "", ""},
 		{"tickets can go up to £300 at the door", false, "", "", ""},
 		{"heart rate went up to 165 bpm on the last hill!", false, "", "", ""},

@@ -27,6 +27,7 @@ import (
 type restatement struct {
 	kinds, vals, words []string
 	low                string // the sentence, lower case
+	turn               string // its turn, lower case (namesOld)
 	whole              bool   // a short turn read whole, not one sentence
 }
 
@@ -58,12 +59,13 @@ func restatementsOf(content string) []restatedSentence {
 		// 7312").
 		ss = append([]string{strings.Join(strings.Fields(content), " ")}, ss...)
 	}
+	turn := strings.ToLower(content)
 	for i, s := range ss {
 		low := strings.ToLower(s)
 		if !restates(low) {
 			continue
 		}
-		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, whole: whole && i == 0}
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, turn: turn, whole: whole && i == 0}
 		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < r.naming(r.kinds) {
 			continue
 		}
@@ -152,7 +154,7 @@ func withoutMailboxes(low string) string {
 // a value of one of r's kinds about the same thing (naming words in
 // common) where r states another value.
 func (r restatement) restatedIn(content, low string) bool {
-	if shared(r.words, low) < r.naming(r.kinds) {
+	if in := shared(r.words, low); in < r.naming(r.kinds) && (in == 0 || !r.namesOld(low)) {
 		return false // no sentence of it, nor the whole, names the thing: the common case, read without splitting
 	}
 	ss := lex.Sentences(content)
@@ -191,7 +193,7 @@ func (r restatement) statedIn(s string, n int) bool {
 	if len(both) == 0 {
 		return false
 	}
-	if in >= n {
+	if in >= n || r.namesOld(low) {
 		return true
 	}
 	// One naming word for an identifier, when it names the thing, not the
@@ -201,6 +203,26 @@ func (r restatement) statedIn(s string, n int) bool {
 	}
 	ws := namingWords(low) // whole words: "house" is not named in "Chonk_2G_house"
 	return slices.ContainsFunc(r.words, func(w string) bool { return !kindNouns[w] && slices.Contains(ws, w) })
+}
+
+// namesOld: the restatement's turn names, outside the restatement, the
+// number of a value of the older sentence (low) that it replaces, a value
+// of a kind it restates: "it's 68€ now for members at all four huts. the
+// 62 was last year's list" names the "62€ for members" it changes, one
+// naming word in common ("members") where an amount needs two. A number
+// of one digit names nothing this way (a count, a day of the month), nor
+// one of no kind restated ("2016 Toyota Yaris … €9,950" is not named by
+// "worth it for a 2016 car?").
+func (r restatement) namesOld(low string) bool {
+	for _, v := range valueTokens(low) {
+		n := strings.Trim(v, "$€£%")
+		if len(n) < 2 || !r.replaces(v) || lex.HasPhrase(r.low, n) || !lex.HasPhrase(r.turn, n) ||
+			!slices.ContainsFunc(lex.ValueKinds(v), func(k string) bool { return slices.Contains(r.kinds, k) }) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // kindNouns name a kind of identifier, not the thing it identifies.

@@ -639,8 +639,8 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			continue
 		}
 		t := &turns[k.i]
-		if t.Neighbor && !asks[t.Seq-1] && acknowledgement(k.content) {
-			continue // "👍" beside a hit says nothing (ack.go)
+		if !asks[t.Seq-1] && acknowledgement(k.content) {
+			continue // "👍" beside a hit, or found for its speaker's name, says nothing (ack.go)
 		}
 		cut := t.Neighbor || hits >= p.policy.RAGK
 		if !t.Neighbor {

@@ -301,7 +301,7 @@ func detectIn(s string) (Update, bool) {
 	// Cues of their own: "ok no gin, …", "forget Lisbon" (each tried only
 	// when the words it starts with are there: most sentences hold none).
 	drops := strings.Contains(low, "no ") && dropped.MatchString(low) || m.anyOf(cueIDs.forget) && forgotten.MatchString(low)
-	if !drops && (!m.anyOf(cueIDs.update) || !(m.anyOf(cueIDs.strong) || hasChangeVerb(low) || numberCorrection(low))) {
+	if !drops && (!m.anyOf(cueIDs.update) || !(m.anyOf(cueIDs.strong) || hasChangeVerb(low) || numberCorrection(low) || nameCorrection(s))) {
 		return Update{}, false
 	}
 	for i, d := range detectors {
@@ -1015,6 +1015,28 @@ var detectors = []detector{
 		}
 		return Update{New: []string{nw}, Old: withUnit([]string{nw}, []string{od})}, true
 	}},
+	// One name put in place of another, said of what a thing is: "they're
+	// on AQA not Edexcel", "it's Nationwide, not Halifax", "the contact
+	// there is Rafael not Sam". An explanation contrasting two ("all our
+	// changes happen in Cloudflare, not GoDaddy") says what is, not what
+	// changed. Both are written with a capital (a
+	// name, a code), neither opens its sentence, neither is a word that
+	// only a sentence's start capitalises; a question ("is it Leeds not
+	// York?") changes nothing.
+	{[]string{" not "}, regexp.MustCompile(`(?i)(?:'s|'re|’s|’re|\bis|\bare|\bwas|\bwere|\bits)(?: on| at| in| with| called| named)? (?:[a-z][\w&'-]+ )?([a-z][\w&'-]+),? not ([a-z][\w&'-]+)(?:[\s,.;:!)][^?]*)?$`), func(m []string) (Update, bool) {
+		if !namedValue(m[1]) || !namedValue(m[2]) || strings.EqualFold(m[1], m[2]) {
+			return Update{}, false
+		}
+		return Update{New: []string{strings.ToLower(m[1])}, Old: []string{strings.ToLower(m[2])}}, true
+	}},
+}
+
+// namedValue: a word written as a name or a code ("AQA", "Edexcel",
+// "Nationwide"), two letters or more, not "I" nor a word of a sentence's
+// shape ("Not", "The").
+func namedValue(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return len(w) >= 2 && unicode.IsUpper(r) && !lex.IsRankStopword(strings.ToLower(w))
 }
 
 // sameShape: two values written alike, so one can stand for the other:
@@ -1212,6 +1234,14 @@ var persons = set(`user assistant i we you he she they it everyone everybody som
 // 5k, not 3k"), worth the patterns without a change verb.
 func numberCorrection(low string) bool {
 	return strings.Contains(low, " not ") && strings.IndexAny(low, "0123456789") >= 0
+}
+
+// nameCorrection: a sentence (as written) that may put one name in place
+// of another ("they're on AQA not Edexcel"), worth the patterns without
+// a change verb.
+func nameCorrection(s string) bool {
+	i := strings.Index(s, " not ")
+	return i > 0 && strings.IndexFunc(s[i+5:], unicode.IsUpper) >= 0 && strings.IndexFunc(s[:i], unicode.IsUpper) >= 0
 }
 
 // dropped is a sentence that drops a thing: "ok no gin, …", "so no beach

@@ -139,6 +139,9 @@ func withRules(cs []candidate, rules string) []candidate {
 	var out []candidate
 	for _, c := range cs {
 		body := strings.TrimPrefix(c.text, StandingPrefix)
+		if m := rulesLabel.FindStringIndex(body); m != nil && body != c.text {
+			body = body[m[1]:] // "Ground rules first: keep answers short …" holds the list's first rule
+		}
 		switch {
 		case body == c.text: // not standing
 		case strings.Contains(body, rules):

@@ -253,6 +253,9 @@ func TestIsStanding(t *testing.T) {
 		// the rules then take.
 		{"Ground rules first: everything in TypeScript on the JS side, no plain JS.", true},
 		{"A few rules for the whole process please. British spelling.", true},
+		// One fact: the list's first sentence, its heading left aside, is
+		// in the list (it was a second standing fact beside it).
+		{"Ground rules first: keep answers short and in bullet points, always use 24-hour times. If something is urgent I'll call the vet.", true},
 		{"Standing rules for everything we do: invoices are bilingual, German first, then English underneath.", true},
 		{"standing rule for this chat pls - no voice notes, I'm on the ward all day", true},
 		{"Not listed, not conservation. Also a standing request: please give me all prices including VAT.", true},

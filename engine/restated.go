@@ -248,8 +248,38 @@ func (restatement) naming(kinds []string) int {
 // ("Updated: methotrexate Saturday 8pm, folic acid Wednesday 8pm") leaves
 // "folic acid on Wednesdays now" current.
 func (r restatement) replaces(v string) bool {
-	return !lex.HasPhrase(r.low, v) && !facts.SameDay(v, r.low)
+	if lex.HasPhrase(r.low, v) {
+		return retired(r.low, v)
+	}
+	return !facts.SameDay(v, r.low)
 }
+
+// retired: sentence low names value v as the one going ("new number is
+// 555-0193 for anything post-op, the 555-0148 line is only for scheduling
+// now", "under a new reference, RF-31377 (the old one, RF-30918, has been
+// cancelled)"): the clause holding v — back to a comma, on to the end of
+// its sentence or bracket — says it no longer holds.
+func retired(low, v string) bool {
+	i := strings.Index(low, v)
+	if i < 0 {
+		return false
+	}
+	from := strings.LastIndexAny(low[:i], ",;(") + 1
+	to := len(low)
+	for _, end := range []string{";", ")", ". ", "! ", "? "} {
+		if j := strings.Index(low[i+len(v):], end); j >= 0 {
+			to = min(to, i+len(v)+j)
+		}
+	}
+	clause := low[from:to]
+	return slices.ContainsFunc(retiring, func(c string) bool { return lex.HasPhrase(clause, c) })
+}
+
+// retiring says a value no longer holds.
+// ("the old …" says it of the value replaced or of the one replacing it:
+// "DRV-20688 replaces the old booking").
+var retiring = []string{"cancelled", "canceled", "going away", "goes away", "no longer", "doesn't work", "does not work",
+	"dead", "only for", "anymore", "any more", "stopped", "closed", "scrapped", "expired"}
 
 // shared counts the words of ws that low holds.
 func shared(ws []string, low string) int {

@@ -104,7 +104,7 @@ var patterns = []pattern{
 	needs("moved|relocated", p(memory.FactEvent, rankAttribute, true, `\b(?:i|we)(?: |'ve | have )`+adv+`(?:moved|relocated) (?:back )?(?:in|to|from|near|with|out of) (.+)`)),
 	needs("moving|relocating", p(memory.FactPlan, rankAttribute, true, `\b(?:i|we)(?:'m| am|'re| are) `+adv+`(?:moving|relocating) (?:back )?(?:to|from) (.+)`)),
 	needs(" have | got |'ve got", p(memory.FactAttribute, rankAttribute, true, `\bi(?: |'ve )`+adv+`(?:have|got|have got) ((?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:[\w-]+ ){0,2}?`+owned+`\b.*)`)),
-	leads("and but so also oh well plus btw my", p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b.+)`)),
+	leads("and but so also oh well plus btw my", p(memory.FactAttribute, rankAttribute, true, `^(?:(?:and|but|so|also|oh|well|plus|btw),? )?my ((?:[\w-]+ ){0,2}?`+mine+`\b(?:\W+\w+){2,}.*)`)), // two words or more after it: "well my mum did" says nothing of her
 	needs(" i'm | i am ", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:studying|learning|training|majoring|enrolled|volunteering|pursuing|taking|doing|working on|writing|building|raising) (.+)`)),
 
 	needs("lucky|blessed|grateful|thankful|fortunate", p(memory.FactAttribute, rankAttribute, true, `\bi(?:'m| am) `+adv+`(?:so |very |super |pretty )?(?:lucky|blessed|grateful|thankful|fortunate) to have (.+)`)),

@@ -113,6 +113,7 @@ func TestExtractRejects(t *testing.T) {
 		{"what it is", "user", "That is what it is."},
 		{"asking is small talk", "user", "I know its annoying and I hate asking."},
 		{"a verb and a pronoun", "user", "I'd love to read it."},
+		{"an elided verb", "user", "me, washed them. well my mum did"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

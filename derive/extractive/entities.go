@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -170,7 +171,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		if typ == "" {
 			// A lone capitalised word with no context: keep it only when
 			// it is not the sentence's first word and recurs in the batch.
-			if len(fields) == 1 && !verbed && (a == 0 || count[strings.ToLower(name)] < 2) {
+			if len(fields) == 1 && !verbed && (a == 0 || afterColon(sentence, a) || count[strings.ToLower(name)] < 2) {
 				continue
 			}
 			typ = TypeName
@@ -203,13 +204,20 @@ func nameSpan(sentence string, m [2]int) (a, b int, verbed, ok bool) {
 
 // namesNothing: one letter ("vitamin B 12", "plan B"), or a bare place or
 // organisation word ("Mount a tmpfs", "Bank"), is the kind of a name, not
-// one.
+// one; a common word in capitals is emphasis ("hip is bruised, NOT
+// broken").
 func namesNothing(name string, fields []string) bool {
 	if utf8.RuneCountInString(strings.Trim(name, ".,")) < 2 {
 		return true
 	}
 	low := strings.ToLower(name)
-	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low]) || shouted(fields)
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields)
+}
+
+// afterColon: the word at a follows a colon, where a capital starts a
+// line's value ("Action: Allow."), not a name.
+func afterColon(sentence string, a int) bool {
+	return strings.HasSuffix(strings.TrimRight(sentence[:a], " "), ":")
 }
 
 // unitWords are a company's units, named by what they do ("Finance agreed,

@@ -144,6 +144,8 @@ func TestNoSpuriousEntities(t *testing.T) {
 		{"greetings and speakers", "assistant", "Maria: Wow, John! Yeah John, it really made a difference for schools. Glad you enjoyed it, John!"},
 		{"shouting", "user", "ok team GIG CONFIRMED for sat 12 sept. LETS GOOOO. Honestly AMAZING news."},
 		{"a company's unit", "user", "Finance agreed the new budget code. Legal signed it off. Ask Legal again tomorrow."},
+		{"a common word in capitals", "user", "hip is bruised, NOT broken, x-ray clear. she is NOT to climb stairs yet."},
+		{"a line's value after a colon", "assistant", "Rule one. Action: Allow. Rule two. Action: Allow."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -645,5 +645,11 @@ func answered(open []string, turns []memory.Message) []string {
 }
 
 var (
-	actionRe = regexp.MustCompile(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|already\s+|also\s+|successfully\s+)?(?:created|updated|sent|fixed|added|removed|deleted|deployed|scheduled|booked|wrote|written|set up|configured|installed|merged|opened|closed|filed|submitted|renamed|moved|changed|implemented|refactored|ran|tested|generated|uploaded|published|released|reverted|restarted|cancell?ed|ordered|paid|emailed|called|saved|completed|finished|resolved|migrated|built|made|drafted|prepared|shared|posted|reserved|applied|enabled|disabled|upgraded|rolled back)\b|\b(?:done|deployed|completed|finished|all set)\b`)
+	actionRe = regexp.MustCompile(`(?i)\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|now\s+|already\s+|also\s+|successfully\s+)?(?:created|updated|sent|fixed|added|removed|deleted|deployed|scheduled|booked|wrote|written|set up|configured|installed|merged|opened|closed|filed|submitted|renamed|moved|changed|implemented|refactored|ran|tested|generated|uploaded|published|released|reverted|restarted|cancell?ed|ordered|paid|emailed|called|saved|completed|finished|resolved|migrated|built|made|drafted|prepared|shared|posted|reserved|applied|enabled|disabled|upgraded|rolled back)\b|^(?:(?:ok|okay|right|great|all)[,!. ]+)?(?:done|deployed|completed|finished|all set)\b|\b(?:is|are|'s|'re|was|were|has been|have been|now) (?:all |now )?(?:done|deployed|completed|finished|set up)\b`)
 )
+
+// An action is a report of something done: said by "I" or "we" with its
+// verb, opened by "Done" or "All set", or said of a thing that "is done"
+// now. "done" or "finished" elsewhere is a plan or a state ("so finished
+// around Friday 19 September", "£22,750, fully finished", "we can get a
+// full draft done over a week").

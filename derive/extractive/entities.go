@@ -148,7 +148,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 			continue
 		}
 		for _, m := range p.re.FindAllStringIndex(sentence, -1) {
-			if !claim(m[0], m[1]) || dropTypes[p.typ] || p.typ == TypeVersion && ledByNonName(sentence[m[0]:m[1]]) {
+			if inToken(sentence, m[0], m[1]) || !claim(m[0], m[1]) || dropTypes[p.typ] || p.typ == TypeVersion && ledByNonName(sentence[m[0]:m[1]]) {
 				continue
 			}
 			out = append(out, found{memory.Entity{Name: strings.TrimSpace(sentence[m[0]:m[1]]), Type: p.typ, Details: details(m[0], m[1])}, m[0]})
@@ -161,7 +161,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		}
 		fields := strings.Fields(sentence[a:b])
 		name := strings.Join(fields, " ")
-		if namesNothing(name, fields) || !claim(a, b) {
+		if inToken(sentence, a, b) || namesNothing(name, fields) || !claim(a, b) {
 			continue
 		}
 		typ := nameType(sentence, a, b, fields)
@@ -212,6 +212,20 @@ func namesNothing(name string, fields []string) bool {
 	}
 	low := strings.ToLower(name)
 	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields)
+}
+
+// inToken: sentence[a:b] is part of a longer token, joined to it by a
+// hyphen, or by a hyphen or a dot before a digit: "Mango" of the password
+// "kettle-Mango-88", "K-" of "K-5521", "192.168.178" of the address
+// 192.168.178.23 name nothing of their own. A dash after a name
+// ("California- a gorgeous sunset") is punctuation.
+func inToken(sentence string, a, b int) bool {
+	name := strings.TrimRight(sentence[a:b], " -")
+	if a > 0 && sentence[a-1] == '-' {
+		return true
+	}
+	b = a + len(name)
+	return b+1 < len(sentence) && (sentence[b] == '-' || sentence[b] == '.') && sentence[b+1] >= '0' && sentence[b+1] <= '9'
 }
 
 // afterColon: the word at a follows a colon, where a capital starts a

@@ -146,6 +146,7 @@ func TestNoSpuriousEntities(t *testing.T) {
 		{"a company's unit", "user", "Finance agreed the new budget code. Legal signed it off. Ask Legal again tomorrow."},
 		{"a common word in capitals", "user", "hip is bruised, NOT broken, x-ray clear. she is NOT to climb stairs yet."},
 		{"a line's value after a colon", "assistant", "Rule one. Action: Allow. Rule two. Action: Allow."},
+		{"a part of a token", "user", "the password is kettle-Mango-88 and the Pi is at 192.168.178.23 now. Inspection done, report number K-5521."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

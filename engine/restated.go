@@ -275,9 +275,9 @@ func retired(low, v string) bool {
 	return slices.ContainsFunc(retiring, func(c string) bool { return lex.HasPhrase(clause, c) })
 }
 
-// retiring says a value no longer holds.
-// ("the old …" says it of the value replaced or of the one replacing it:
-// "DRV-20688 replaces the old booking").
+// retiring says a value no longer holds. "the old …" is not among them:
+// it is said of the value replaced or of the one replacing it
+// ("DRV-20688 replaces the old booking").
 var retiring = []string{"cancelled", "canceled", "going away", "goes away", "no longer", "doesn't work", "does not work",
 	"dead", "only for", "anymore", "any more", "stopped", "closed", "scrapped", "expired"}
 

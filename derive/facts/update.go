@@ -1019,10 +1019,9 @@ var detectors = []detector{
 	// on AQA not Edexcel", "it's Nationwide, not Halifax", "the contact
 	// there is Rafael not Sam". An explanation contrasting two ("all our
 	// changes happen in Cloudflare, not GoDaddy") says what is, not what
-	// changed. Both are written with a capital (a
-	// name, a code), neither opens its sentence, neither is a word that
-	// only a sentence's start capitalises; a question ("is it Leeds not
-	// York?") changes nothing.
+	// changed. Both are written with a capital (a name, a code), neither
+	// is a word only a sentence's start capitalises, and a question ("is
+	// it Leeds not York?") changes nothing.
 	{[]string{" not "}, regexp.MustCompile(`(?i)(?:'s|'re|’s|’re|\bis|\bare|\bwas|\bwere|\bits)(?: on| at| in| with| called| named)? (?:[a-z][\w&'-]+ )?([a-z][\w&'-]+),? not ([a-z][\w&'-]+)(?:[\s,.;:!)][^?]*)?$`), func(m []string) (Update, bool) {
 		if !namedValue(m[1]) || !namedValue(m[2]) || strings.EqualFold(m[1], m[2]) {
 			return Update{}, false

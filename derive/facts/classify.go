@@ -366,7 +366,7 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 			}
 			return candidate{kind: pt.kind, rank: pt.rank, text: StandingPrefix + asWritten(s, written)}, true
 		}
-		kind, text := pt.kind, s
+		kind, text, matched := pt.kind, s, s[at[0]:at[1]]
 		if kind == memory.FactAttribute {
 			var ok bool
 			if s, ok = beforeReport(s, at[len(at)-2]); !ok {
@@ -375,8 +375,8 @@ func classify(s string, sp prose.Speaker, role memory.Role, names map[string]boo
 		}
 		if kind == memory.FactPreference || kind == memory.FactAttribute {
 			text = aboutClause(s, at[0], at[len(at)-2])
-			if isPlan(pred) {
-				kind = memory.FactPlan // "I'd like to book Casa Amora"
+			if isPlan(pred) || wouldDo.MatchString(matched) {
+				kind = memory.FactPlan // "I'd like to book Casa Amora", "I'd love to illustrate the sequel"
 			}
 		}
 		return candidate{kind: kind, rank: pt.rank, text: render(kind, text, sp)}, true
@@ -488,6 +488,11 @@ func isPlan(pred string) bool {
 	}
 	return len(ws) > 0 && errandVerbs[ws[0]]
 }
+
+// wouldDo is wanting to do something ("I'd like to propose a fee of
+// £225", "Greg would like to renew for 12 months"): a plan or an offer,
+// not a taste ("I love to cook", "I'd rather not fly" are).
+var wouldDo = regexp.MustCompile(`(?i)\b(?:'d|would) (?:\w+ )?(?:love|like) to\b`)
 
 var errandVerbs = set(`book reserve order schedule buy purchase pay cancel rebook confirm rent hire move relocate sign register
 apply submit send email call text add remove check`)

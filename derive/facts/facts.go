@@ -110,7 +110,8 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 // ruleList is what a turn lays down as rules: the sentences after a
 // label saying so ("Ground rules: always `docker compose` (the v2
 // plugin), never `docker-compose`. No `version:` key … Bind mounts under
-// /srv …"), joined, up to MaxChars. Each rule may be a bare phrase no
+// /srv …"), joined, up to MaxChars with the fact's prefix (a rule the
+// clip would cut off is left to its own sentence's fact). Each rule may be a bare phrase no
 // instruction pattern reads ("No `version:` key"); the label says they
 // all stand.
 func ruleList(sents []string) (string, bool) {
@@ -121,7 +122,7 @@ func ruleList(sents []string) (string, bool) {
 		}
 		rules := strings.TrimSpace(s[m[1]:])
 		for _, next := range sents[i+1:] {
-			if len(rules)+len(next) > MaxChars || strings.HasSuffix(strings.TrimSpace(next), "?") || strings.Contains(next, "\n\n") {
+			if len(StandingPrefix)+len(rules)+1+len(next) > MaxChars || strings.HasSuffix(strings.TrimSpace(next), "?") || strings.Contains(next, "\n\n") {
 				break // a question or a new paragraph is no rule ("some rules: … Who usually wins?")
 			}
 			rules = strings.TrimSpace(rules + " " + next)
@@ -144,10 +145,10 @@ func withRules(cs []candidate, rules string) []candidate {
 		}
 		switch {
 		case body == c.text: // not standing
+		case strings.Contains(rules, body): // the list holds it, without the heading
+			continue
 		case strings.Contains(body, rules):
 			return cs
-		case strings.Contains(rules, body):
-			continue
 		}
 		out = append(out, c)
 	}
@@ -163,8 +164,11 @@ var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
 var bareHeading = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |standing |house |basic )?(?:` + ruleNouns + `|` + mindNouns + `)(?: [^:.!?]{1,40}?)?` + headingAsk + `\s*[.!:–—-]?\s*$`)
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
-// "house rules for this chat:", "Standing rules please:".
-var rulesLabel = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |house |basic |standing )?rules(?: (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?` + headingAsk + `\s*[:\-–—]\s*`)
+// "house rules for this chat:", "Standing rules please:", "Ground rules
+// for the whole project:" (the scope the standing pattern reads, so a
+// list it cannot read as prose — "never use delay() in loop()" — is still
+// laid down).
+var rulesLabel = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |house |basic |standing )?rules(?:` + ruleScope + `| (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?` + headingAsk + `\s*[:\-–—]\s*`)
 
 // emphasised is the sentence of body a sentence of its own makes a
 // standing instruction: "… in the blue folder in the kitchen drawer.

@@ -28,6 +28,10 @@ func TestExtract(t *testing.T) {
 		{"vegetarian", "user", "I am vegetarian, so no meat please.", memory.FactAttribute, "The user is vegetarian, so no meat please."},
 		{"allergy", "user", "I'm allergic to caffeine.", memory.FactAttribute, "The user is allergic to caffeine."},
 		{"prefers", "user", "I prefer boutique hotels.", memory.FactPreference, "The user prefers boutique hotels."},
+		// Wanting to do a thing is a plan or an offer, not a taste.
+		{"would like to", "user", "I would like to propose a fee of £225 per illustration.", memory.FactPlan, "The user would like to propose a fee of £225 per illustration."},
+		{"would love to", "user", "Femi: I would love to take the Yaris in August.", memory.FactPlan, "Femi would love to take the Yaris in August."},
+		{"would rather", "user", "I'd rather not carry cash on the trail.", memory.FactPreference, "The user would rather not carry cash on the trail."},
 		{"sister", "user", "My sister lives in Lyon.", memory.FactAttribute, "The user's sister lives in Lyon."},
 		{"job", "user", "I work as a nurse at the city hospital.", memory.FactAttribute, "The user works as a nurse at the city hospital."},
 		{"kids", "user", "I have two kids.", memory.FactAttribute, "The user has two kids."},
@@ -295,6 +299,42 @@ func TestIsStanding(t *testing.T) {
 		got := len(fs) == 1 && IsStanding(fs[0])
 		if got != c.want {
 			t.Errorf("%q: standing %v (facts %+v), want %v", c.content, got, fs, c.want)
+		}
+	}
+}
+
+// A rule list is one fact that holds every rule it can, in the user's
+// words, without its heading: the heading "for the whole project" is the
+// scope the standing pattern reads, so a list that is not prose to it
+// ("never call sleep() in tick()") is still laid down; and a rule the
+// fact's clip would cut is left to a fact of its own, not lost.
+func TestRuleListFacts(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    []string // each in one standing fact
+	}{
+		{"Hi, I'm Ola and I'm writing a game loop in C. Ground rules for the whole project: plain C99 with SDL2, one file game.c, and never call sleep() in tick(), frames must not block. SI units only, please.",
+			[]string{"never call sleep() in tick()", "one file game.c", "SI units only"}},
+		{"I bill 21% VAT. Some standing rules for everything we do: quotes are always in Dutch, English copy below. Amounts written Dutch-style, like 1.250,00 €. And never put my hourly rate in anything a client sees, I quote per job. Sign emails \"Groet, Bram\".",
+			[]string{"quotes are always in Dutch", "never put my hourly rate in anything a client sees"}},
+	} {
+		var standing []string
+		for _, f := range extractOne("user", c.content) {
+			if IsStanding(f) {
+				standing = append(standing, f.Text)
+				if strings.Contains(f.Text, "rules for") || strings.HasSuffix(f.Text, "…") {
+					t.Errorf("%q: fact %q keeps its heading or is cut", c.content, f.Text)
+				}
+			}
+		}
+		for _, w := range c.want {
+			found := false
+			for _, s := range standing {
+				found = found || strings.Contains(s, w)
+			}
+			if !found {
+				t.Errorf("%q: no standing fact holds %q (standing: %q)", c.content, w, standing)
+			}
 		}
 	}
 }

@@ -42,7 +42,9 @@ var speakerRe = regexp.MustCompile(`^\s*([A-Z][\p{L}'’\-]*(?: [A-Z][\p{L}'’\
 
 // labels are capitalised words that end in a colon without being a
 // speaker: "Decision: cutover on June 15", "Note: ...", an acknowledgement
-// opening a reply ("Noted: Brightflow Gas, Friday 13 March"). Role names are
+// opening a reply ("Noted: Brightflow Gas, Friday 13 March"), an email's
+// header ("Subject: Invoice 014", "To: ap@…": the "I" of a drafted email
+// is not a person named Subject). Role names are
 // labels too: "User: hi" has no speaker name, only a raw role label.
 var labels = lex.Set(`decision decisions note notes update summary question answer step todo action warning error
 example solution result results important reminder plan goal status tip hint ps re fyi tldr edit output input
@@ -54,7 +56,8 @@ next priority deadline agenda feedback correction caveat verdict conclusion reca
 suggestions reason why how what when where who which update updates news info tip tips bonus side first second third
 finally also now later today tomorrow yesterday morning evening tonight day week weekend month year
 noted updated done confirmed booked saved sorted fixed changed added removed cancelled canceled swapped switched
-understood agreed received scheduled logged recorded ready checked moved rebooked paid sent ok okay yes no sure great`)
+understood agreed received scheduled logged recorded ready checked moved rebooked paid sent ok okay yes no sure great
+subject from to cc bcc fwd attachment attachments`)
 
 var roleLabels = lex.Set(`user assistant system tool agent bot human ai`)
 

@@ -25,6 +25,8 @@ func TestRead(t *testing.T) {
 		{"label is not a speaker", memory.Message{Role: "user", Content: "Decision: cutover on June 15"}, "", true, "Decision: cutover on June 15"},
 		{"acknowledgement is not a speaker", memory.Message{Role: "assistant", Content: "Updated: Flat B, Joanna Kim, £950/month."}, "", false, "Updated: Flat B, Joanna Kim, £950/month."},
 		{"a topic label is not a speaker", memory.Message{Role: "user", Content: "Food: I'm vegetarian."}, "", true, "Food: I'm vegetarian."},
+		{"an email's header is not a speaker", memory.Message{Role: "assistant", Content: "Subject: Invoice 014, overdue\n\nDear Ana, I have attached it again."}, "", false, "Subject: Invoice 014, overdue\n\nDear Ana, I have attached it again."},
+		{"nor is its addressee line", memory.Message{Role: "assistant", Content: "To: ap@northwind.example\nI would love to continue."}, "", false, "To: ap@northwind.example\nI would love to continue."},
 		{"raw role label is dropped", memory.Message{Role: "assistant", Content: "Assistant: done"}, "", false, "done"},
 		{"no prefix", memory.Message{Role: "user", Content: "I prefer tea: green"}, "", true, "I prefer tea: green"},
 		{"lowercase is not a name", memory.Message{Role: "user", Content: "note: x"}, "", true, "note: x"},

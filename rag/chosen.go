@@ -57,6 +57,17 @@ func choice(content string) (string, bool) {
 	return m[1], true
 }
 
+// chosenWord is what choice returns, kept per hit (Retriever.choices).
+type chosenWord struct {
+	what string
+	ok   bool
+}
+
+func readChoice(content string) chosenWord {
+	what, ok := choice(content)
+	return chosenWord{what, ok}
+}
+
 // addChosen adds, for each retrieved turn that makes a choice, the turn
 // within chosenReach before it that first named what it chose, unless
 // that turn is there already. A chat's windows are read in one call.
@@ -66,8 +77,8 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		if !isTurn(h) || h.Seq <= 1 {
 			continue
 		}
-		if what, ok := choice(h.Content); ok {
-			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, what})
+		if c := r.choices.get(req.Tenant, h, readChoice); c.ok {
+			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what})
 		}
 	}
 	if len(choices) == 0 {

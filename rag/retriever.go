@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -44,7 +42,8 @@ type Retriever struct {
 	// negative: keep near-duplicates).
 	NearDuplicate float64
 
-	terms termCache // hits' term sets, by hit identity and length
+	terms   hitCache[[]uint32]   // hits' term sets, by hit identity and length
+	choices hitCache[chosenWord] // what the hits choose, the same way
 }
 
 // Ranking parameters (docs/retrieval.md).
@@ -645,7 +644,7 @@ func (r *Retriever) dropNearDuplicates(tenant string, ranked []Turn, k int, quer
 		}
 		ts := t.terms
 		if ts == nil {
-			ts = r.terms.get(tenant, t)
+			ts = r.terms.get(tenant, t, termSet)
 		}
 		sk := sketchOf(ts)
 		dup := false
@@ -745,55 +744,6 @@ func (s termSketch) farFrom(o termSketch, n int, t float64) bool {
 	// The margin keeps it conservative where float rounding meets a pair
 	// exactly at t (0.2 is not exact in binary).
 	return float64(d)*(1+t) > (1-t)*float64(n)+1e-6
-}
-
-// termCache keeps hits' term sets: the same turns come back query after
-// query, and tokenising them was a fifth of a rag_augmented request's CPU.
-// Bounded; past termCacheSize it starts over. Entries are keyed by a
-// 64-bit hash of the termKey (four strings and three integers: ~110 bytes
-// a map slot, 32 hashed; ~11 MB of a 1,000-chat server's live heap, most
-// of it keys). Two of 50,000 entries share a hash with a chance of about
-// 1e-10, and a wrong term set can only change which of two hits is
-// called a near-duplicate.
-type termCache struct {
-	mu   sync.Mutex
-	seed maphash.Seed
-	m    map[uint64][]uint32
-}
-
-type termKey struct {
-	tenant, chat    string
-	id              string
-	kind            string
-	seq             int64
-	passage, length int
-}
-
-const termCacheSize = 50_000
-
-func (c *termCache) get(tenant string, t Turn) []uint32 {
-	k := termKey{tenant: tenant, chat: t.ChatID, id: t.id(), kind: t.Kind, seq: t.Seq, length: len(t.Content)}
-	if len(t.Passages) > 0 {
-		k.passage = t.Passages[0].From
-	}
-	c.mu.Lock()
-	if c.m == nil {
-		c.seed, c.m = maphash.MakeSeed(), make(map[uint64][]uint32, 1024)
-	}
-	h := maphash.Comparable(c.seed, k)
-	ts, ok := c.m[h]
-	c.mu.Unlock()
-	if ok {
-		return ts
-	}
-	ts = termSet(t.Content)
-	c.mu.Lock()
-	if len(c.m) >= termCacheSize {
-		c.m = make(map[uint64][]uint32, 1024)
-	}
-	c.m[h] = ts
-	c.mu.Unlock()
-	return ts
 }
 
 // termSet is text's term ids (as in its sparse vector), sorted and unique.

@@ -151,6 +151,7 @@ type caches struct {
 	profiles *profileCache
 	standing *standingCache
 	updates  *updateCache
+	marks    *markMemo
 }
 
 // New builds the service from d; it panics when a required collaborator
@@ -172,7 +173,7 @@ func New(d Deps) *Service {
 		cache: caches{tokens: newTokenCache(1 << 18), turns: newTurnCache(defaultTurnCacheBytes),
 			heads:    &headCache{m: map[memory.ChatKey]*memory.SummaryRecord{}},
 			profiles: &profileCache{m: map[[2]string]cachedProfile{}},
-			standing: &standingCache{}, updates: &updateCache{}},
+			standing: &standingCache{}, updates: &updateCache{}, marks: newMarkMemo()},
 		full: d.Full,
 	}
 	if s.full == nil {

@@ -110,5 +110,5 @@ func (sh *shaper) shape(r *RAGTurn) {
 		sh.ups, _ = sh.s.cache.updates.get(sh.ctx, sh.s.store, sh.p.chat)
 		sh.upsRead = true
 	}
-	markUpdate(sh.ups, r)
+	sh.s.cache.marks.mark(sh.p.chat, sh.ups, r)
 }

@@ -287,7 +287,7 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 	}
 	for i := range rs {
 		if rs[i].lazy == 0 { // a lazy turn is marked when it is cut (shaper)
-			markUpdate(ups, &rs[i])
+			s.cache.marks.mark(p.chat, ups, &rs[i])
 		}
 	}
 }
@@ -298,20 +298,9 @@ func (s *Service) markUpdated(ctx context.Context, p *plan, rs []RAGTurn) {
 // changed by another turn, and one mark left the others reading as
 // current.
 func markUpdate(ups []chatUpdate, r *RAGTurn) {
-	if r.ChatID != "" {
+	seq, ok := markedAt(ups, r)
+	if !ok {
 		return
-	}
-	seq := r.Seq
-	switch { // an episode's summary, or a fact, says what its turns said
-	case r.Episode != nil:
-		seq = r.Episode.ToSeq
-	case r.Fact != nil && len(r.Fact.Seqs) > 0:
-		seq = slices.Max(r.Fact.Seqs)
-	case r.Fact != nil:
-		return // no turn to date it by
-	}
-	if n := len(ups); n == 0 || ups[n-1].seq <= seq {
-		return // no update after this turn: no lower-cased copy to make
 	}
 	low := strings.ToLower(r.Content)
 	var marks []updateLine
@@ -347,6 +336,28 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 		r.updateSeqs = append(r.updateSeqs, m.seq)
 	}
 	r.update = strings.Join(lines, "\n")
+}
+
+// markedAt is the seq r is dated by (an episode's summary, or a fact,
+// says what its turns said), and whether a later update may mark it: a
+// turn of this chat, with an update after it.
+func markedAt(ups []chatUpdate, r *RAGTurn) (int64, bool) {
+	if r.ChatID != "" {
+		return 0, false
+	}
+	seq := r.Seq
+	switch {
+	case r.Episode != nil:
+		seq = r.Episode.ToSeq
+	case r.Fact != nil && len(r.Fact.Seqs) > 0:
+		seq = slices.Max(r.Fact.Seqs)
+	case r.Fact != nil:
+		return 0, false // no turn to date it by
+	}
+	if n := len(ups); n == 0 || ups[n-1].seq <= seq {
+		return 0, false // no update after this turn: no lower-cased copy to make
+	}
+	return seq, true
 }
 
 // emailAddr is an email address as people write one (submatch 1), its

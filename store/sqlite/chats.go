@@ -107,6 +107,7 @@ func (s *Store) Append(ctx context.Context, req memory.AppendRequest) (memory.Ap
 				chat.LastSeq, micros(now), micros(now), pk); err != nil {
 				return fmt.Errorf("update chat: %w", err)
 			}
+			s.rows.moved(pk, chat.LastSeq, fromMicros(micros(now)))
 		}
 		res.Chat = chat
 		res.LastSeq = chat.LastSeq

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"sync"
+	"time"
 
 	"github.com/contextd/contextd/memory"
 	msqlite "modernc.org/sqlite"
@@ -51,10 +52,23 @@ type rowEntry struct {
 }
 
 // changed names what a write transaction changed: chat row ids, or all
-// chats (a profile, which many chats' rows carry).
+// chats (a profile, which many chats' rows carry), and the appends' new
+// last seq and time for the rows they moved (moved).
 type changed struct {
-	pks []int64
-	all bool
+	pks   []int64
+	all   bool
+	moved []movedRow
+}
+
+// movedRow is what an append wrote to its chat's row: the only columns of
+// the cached row it changes. A chat row whose every change in a committed
+// transaction is an append's keeps its cached entry with them (carry),
+// so the read that follows an append — the AI SDK's append and context,
+// one request — costs no query.
+type movedRow struct {
+	pk      int64
+	lastSeq int64
+	at      time.Time
 }
 
 // rowCacheSize bounds the entries: a chat row is ~200 bytes.
@@ -70,7 +84,11 @@ func newChatRows(h handles, max int) *chatRows {
 func (r *chatRows) hook(d msqlite.SQLitePreUpdateData) {
 	switch d.TableName {
 	case "chats":
-		r.note(d.OldRowID, d.NewRowID)
+		if d.OldRowID == d.NewRowID {
+			r.note(d.OldRowID) // once a statement: carried counts them
+		} else {
+			r.note(d.OldRowID, d.NewRowID)
+		}
 	case "conversation_summaries": // its second column is the chat's row id
 		// Old and New store each value in the slice itself (not through
 		// pointers in it); a value they cannot give drops every entry.
@@ -114,6 +132,16 @@ func (r *chatRows) noteAll() {
 	r.pmu.Unlock()
 }
 
+// moved notes that the open write transaction's last statement set chat
+// pk's last_seq and updated_at (an append), and nothing else of its row.
+func (r *chatRows) moved(pk, lastSeq int64, at time.Time) {
+	r.pmu.Lock()
+	if r.cur != nil {
+		r.cur.moved = append(r.cur.moved, movedRow{pk, lastSeq, at})
+	}
+	r.pmu.Unlock()
+}
+
 // begin starts noting the changes of a write transaction that has just
 // begun: until it ends, it alone runs statements on the writer connection.
 func (r *chatRows) begin() *changed {
@@ -143,10 +171,15 @@ func (r *chatRows) end(c *changed) changed {
 
 // invalidate drops the entries c names, after the transaction that changed
 // them has committed (or rolled back), and moves the epoch so that reads
-// that started before cannot put their rows back.
-func (r *chatRows) invalidate(c changed) {
+// that started before cannot put their rows back. Once committed, an entry
+// whose row only appends changed is carried instead (movedRow).
+func (r *chatRows) invalidate(c changed, committed bool) {
 	if len(c.pks) == 0 && !c.all {
 		return
+	}
+	carry := map[int64]movedRow{}
+	if committed && !c.all {
+		carry = carried(c)
 	}
 	r.mu.Lock()
 	r.epoch++
@@ -155,12 +188,47 @@ func (r *chatRows) invalidate(c changed) {
 		clear(r.byPK)
 	}
 	for _, pk := range c.pks {
-		if key, ok := r.byPK[pk]; ok {
-			delete(r.m, key)
-			delete(r.byPK, pk)
+		key, ok := r.byPK[pk]
+		if !ok {
+			continue
 		}
+		if mv, ok := carry[pk]; ok {
+			e := r.m[key]
+			e.row.LastSeq, e.row.UpdatedAt = mv.lastSeq, mv.at
+			r.m[key] = e
+			continue
+		}
+		delete(r.m, key)
+		delete(r.byPK, pk)
 	}
 	r.mu.Unlock()
+}
+
+// carried are the rows of c every change of which was an append's: as
+// many changes noted by the hook as appends that moved the row, whose
+// newest (the highest last seq: a row's appends in one transaction each
+// see the one before) is what the row now holds.
+func carried(c changed) map[int64]movedRow {
+	if len(c.moved) == 0 {
+		return nil
+	}
+	notes := map[int64]int{}
+	for _, pk := range c.pks {
+		notes[pk]++
+	}
+	out := map[int64]movedRow{}
+	for _, mv := range c.moved {
+		notes[mv.pk]--
+		if cur, ok := out[mv.pk]; !ok || mv.lastSeq > cur.lastSeq {
+			out[mv.pk] = mv
+		}
+	}
+	for pk := range out {
+		if notes[pk] != 0 {
+			delete(out, pk) // another statement changed the row too
+		}
+	}
+	return out
 }
 
 // get returns key's row when it is cached and current, and otherwise the

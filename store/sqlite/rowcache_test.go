@@ -152,7 +152,7 @@ func TestChatRowsRacingReadDoesNotPutBack(t *testing.T) {
 	// A write to chat row 1 commits while the read is under way.
 	c := r.begin()
 	r.note(1)
-	r.invalidate(r.end(c))
+	r.invalidate(r.end(c), true)
 	r.put(k, 1, memory.Chat{LastSeq: 1}, epoch)
 	if _, _, ok := r.get(k); ok {
 		t.Fatal("the racing read's row was kept")
@@ -230,5 +230,69 @@ func TestChatRowsBounded(t *testing.T) {
 		if r.byPK[e.pk] != k || e.row.ID != k.ChatID {
 			t.Fatalf("entry %v does not match its row id %d", k, e.pk)
 		}
+	}
+}
+
+// An append carries its chat's cached row: the read that follows serves
+// the row a query would read (last seq and time moved, head and profile
+// kept), however many appends the group held; a row something else
+// changed in the same transaction is dropped, as is one whose
+// transaction rolled back.
+func TestChatRowsCarriedAcrossAppends(t *testing.T) {
+	ctx := context.Background()
+	s := openFile(t, filepath.Join(t.TempDir(), "c.db"))
+	k := memory.ChatKey{Tenant: "t", ChatID: "c"}
+	appendN := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := s.Append(ctx, memory.AppendRequest{Chat: k, UserID: "u", Messages: []memory.Message{
+					{Role: memory.RoleUser, Content: fmt.Sprintf("turn %d", i)}}}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	appendN(1)
+	if _, err := memory.AppendSummary(ctx, s, k, 0, summaryRec("one", 1)); err != nil {
+		t.Fatal(err)
+	}
+	mustChatRow(t, s, k)
+	for _, n := range []int{1, 8} {
+		appendN(n)
+		if !cached(s, k) {
+			t.Fatalf("%d appends dropped the row", n)
+		}
+		got := mustChatRow(t, s, k)
+		_, want, err := s.readChat(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("after %d appends: served %+v, the row is %+v", n, got, want)
+		}
+	}
+
+	r := newChatRows(alwaysAlone{}, 8)
+	r.put(k, 1, memory.Chat{LastSeq: 3}, 0)
+	for _, tc := range []struct {
+		name      string
+		notes     int
+		committed bool
+	}{{"another change to the row", 2, true}, {"rolled back", 1, false}} {
+		c := r.begin()
+		for range tc.notes {
+			r.note(1)
+		}
+		r.moved(1, 4, time.Unix(9, 0))
+		r.invalidate(r.end(c), tc.committed)
+		if _, _, ok := r.get(k); ok {
+			t.Errorf("%s: the row was carried", tc.name)
+		}
+		r.put(k, 1, memory.Chat{LastSeq: 3}, r.epoch)
 	}
 }

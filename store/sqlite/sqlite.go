@@ -307,14 +307,14 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (s *Store) commit(tx *sql.Tx, c *changed) error {
 	ch := s.rows.end(c)
 	err := tx.Commit()
-	s.rows.invalidate(ch)
+	s.rows.invalidate(ch, err == nil)
 	return err
 }
 
 func (s *Store) rollback(tx *sql.Tx, c *changed) {
 	ch := s.rows.end(c)
 	_ = tx.Rollback()
-	s.rows.invalidate(ch)
+	s.rows.invalidate(ch, false)
 }
 
 // Ping checks the database answers.

@@ -21,6 +21,10 @@ import (
 //     conversation_summaries and profiles (the tables Chat's query reads)
 //     that a transaction changes; write and tryGroup collect those names
 //     (begin, end) and drop the entries just after the commit (invalidate).
+//   - An append is the exception: it notes the last seq and time it wrote
+//     (moved), and a row whose every change in the committed transaction
+//     was an append's keeps its entry with those (carried), so the read
+//     after an append costs no query.
 //   - A read that raced such a commit does not put its row back: put
 //     compares the epoch the read started at with the current one, which
 //     every invalidation moves.

@@ -37,7 +37,11 @@ func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 // index of the unindexed rows (messages_unindexed, episodes_unindexed,
 // facts_unindexed), so it costs the same however long the chat is.
 func (s *Store) ChatLag(ctx context.Context, key memory.ChatKey, before int64) (memory.ChatLag, error) {
-	rows, err := s.query(ctx, `SELECT c.last_seq, c.facts_cursor,
+	l, epoch, ok := s.rows.getLag(key, before)
+	if ok {
+		return l, nil // kept: nothing of the chat's was written since (lagcache.go)
+	}
+	rows, err := s.query(ctx, `SELECT c.id, c.last_seq, c.facts_cursor,
 		COALESCE((SELECT min(seq) FROM messages WHERE chat = c.id AND indexed = 0), 0),
 		EXISTS (SELECT 1 FROM episodes WHERE chat = c.id AND indexed = 0 AND from_seq < ?1),
 		EXISTS (SELECT 1 FROM facts WHERE chat = c.id AND indexed = 0 AND first_seq < ?1)
@@ -52,9 +56,10 @@ func (s *Store) ChatLag(ctx context.Context, key memory.ChatKey, before int64) (
 		}
 		return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", memory.ErrNotFound)
 	}
-	var l memory.ChatLag
-	if err := rows.Scan(&l.LastSeq, &l.FactsCursor, &l.FirstUnindexed, &l.UnindexedEpisodes, &l.UnindexedFacts); err != nil {
+	var pk int64
+	if err := rows.Scan(&pk, &l.LastSeq, &l.FactsCursor, &l.FirstUnindexed, &l.UnindexedEpisodes, &l.UnindexedFacts); err != nil {
 		return memory.ChatLag{}, fmt.Errorf("sqlite: chat lag: %w", err)
 	}
+	s.rows.putLag(key, pk, before, l, epoch)
 	return l, nil
 }

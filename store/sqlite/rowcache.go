@@ -41,6 +41,7 @@ type chatRows struct {
 	byPK  map[int64]memory.ChatKey
 	epoch uint64 // moved by every invalidation
 	gen   uint64 // handles' generation the entries were read under
+	lags  chatLags
 
 	// pmu guards cur, the open write transaction's changes, which the
 	// hook notes; stray says a change came outside any (never expected: it
@@ -62,6 +63,7 @@ type changed struct {
 	pks   []int64
 	all   bool
 	moved []movedRow
+	lags  []int64 // chats whose turns, facts or episodes changed (lagcache.go)
 }
 
 // movedRow is what an append wrote to its chat's row: the only columns of
@@ -80,7 +82,7 @@ const rowCacheSize = 8192
 
 func newChatRows(h handles, max int) *chatRows {
 	return &chatRows{handles: h, max: max,
-		m: make(map[memory.ChatKey]rowEntry), byPK: make(map[int64]memory.ChatKey)}
+		m: make(map[memory.ChatKey]rowEntry), byPK: make(map[int64]memory.ChatKey), lags: newChatLags()}
 }
 
 // hook is the writer connection's pre-update hook. It runs inside the
@@ -105,6 +107,10 @@ func (r *chatRows) hook(d msqlite.SQLitePreUpdateData) {
 		}
 	case "profiles":
 		r.noteAll()
+	case "messages", "facts": // their first column is the chat's row id
+		r.noteLag(d, 0)
+	case "episodes": // its second
+		r.noteLag(d, 1)
 	}
 }
 
@@ -178,7 +184,7 @@ func (r *chatRows) end(c *changed) changed {
 // that started before cannot put their rows back. Once committed, an entry
 // whose row only appends changed is carried instead (movedRow).
 func (r *chatRows) invalidate(c changed, committed bool) {
-	if len(c.pks) == 0 && !c.all {
+	if len(c.pks) == 0 && len(c.lags) == 0 && !c.all {
 		return
 	}
 	carry := map[int64]movedRow{}
@@ -187,6 +193,7 @@ func (r *chatRows) invalidate(c changed, committed bool) {
 	}
 	r.mu.Lock()
 	r.epoch++
+	r.lags.drop(c)
 	if c.all {
 		clear(r.m)
 		clear(r.byPK)
@@ -244,17 +251,25 @@ func (r *chatRows) get(key memory.ChatKey) (memory.Chat, uint64, bool) {
 	gen, alone := r.handles.state()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if gen != r.gen {
-		clear(r.m)
-		clear(r.byPK)
-		r.gen = gen
-		r.epoch++
-	}
+	r.syncGenLocked(gen)
 	if !alone {
 		return memory.Chat{}, r.epoch, false
 	}
 	e, ok := r.m[key]
 	return e.row, r.epoch, ok
+}
+
+// syncGenLocked empties the entries read under another generation of the
+// file (another handle came and went meanwhile).
+func (r *chatRows) syncGenLocked(gen uint64) {
+	if gen == r.gen {
+		return
+	}
+	clear(r.m)
+	clear(r.byPK)
+	r.lags.clear()
+	r.gen = gen
+	r.epoch++
 }
 
 // put keeps row, read by a query that started at epoch, unless a write

@@ -86,7 +86,9 @@ returned return returning back home i'm im am is are was were originally far awa
 	wow woah whoa yeah yep yup nope haha lol omg glad sounds definitely totally absolutely exactly congrats congratulations cool nice awesome amazing
 	wonderful lovely great love loving agreed agree true right indeed anyway btw same sweet dear cheers bye goodbye welcome
 	instead maybe perhaps however actually still even only
-	mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec`)
+	honestly frankly basically seriously literally apparently hopefully luckily unfortunately fortunately obviously clearly personally ideally otherwise meanwhile
+	mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec
+	mondays tuesdays wednesdays thursdays fridays saturdays sundays`)
 
 	// dropTypes are matched only to claim their span (the digits of an
 	// amount are not a quantity) and never listed as entities: an amount,
@@ -210,9 +212,22 @@ func namesNothing(name string, fields []string) bool {
 	if utf8.RuneCountInString(strings.Trim(name, ".,")) < 2 {
 		return true
 	}
-	low := strings.ToLower(name)
-	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields)
+	low := strings.TrimSuffix(strings.ToLower(name), ".")
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] ||
+		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields)
 }
+
+// A title alone ("Dr", "Mrs": personTitle), the word for a numbered part
+// whose number or letter is not part of the name ("Table 2", "Unit 4A",
+// "Section 3.1") and a demonym ("Irish spelling", "in German first") name
+// no one and nothing: the kind of a name, or a language or a people, not
+// an entity of the chat.
+var (
+	partWords = toSet(`table figure fig section appendix chapter page unit group step option phase stage part item flat room floor block gate platform terminal`)
+	demonyms  = toSet(`english british irish scottish welsh american canadian australian european german french spanish italian dutch
+	portuguese polish swedish danish norwegian finnish greek turkish russian ukrainian chinese japanese korean indian brazilian mexican
+	austrian swiss belgian czech hungarian romanian`)
+)
 
 // inToken: sentence[a:b] is part of a longer token, joined to it by a
 // hyphen, or by a hyphen or a dot before a digit: "Mango" of the password

@@ -107,7 +107,11 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"in full and in part", "I switched to the Asics Novablast. The Novablast is comfy. My old Brooks Ghost is done. The Ghost lasted.", []string{"Asics Novablast", "Brooks Ghost"}},
 		{"two names, kinds, no product", "Can Maren and Duarte meet? Maren waits. Duarte is late. Mount a tmpfs there. Is 3.2 safe?", []string{"Maren", "Duarte"}},
 		{"part first", "The Novablast is comfy, I love the Novablast. I switched to the Asics Novablast.", []string{"Asics Novablast"}},
-		{"adverb led, one letter", "Instead of Greek yogurt: soy yogurt. Greek yogurt is out. Watch vitamin B 12 and plan B.", []string{"Greek"}},
+		{"adverb led, one letter", "Instead of Alpro yogurt: soy yogurt. Alpro yogurt is out. Watch vitamin B 12 and plan B.", []string{"Alpro"}},
+		// A people or a language, a title alone, a day said as a habit:
+		// no entity. The title before a name stays with it.
+		{"demonyms, titles, days", "Use British spelling, German first. The Dr said Thursdays are fine, and Dr Amara Osei agreed. British and German again, Thursdays again, the Dr again.", []string{"Dr Amara Osei"}},
+		{"a numbered part", "The means are in Table 2, the keys at Flat 3. Table 2 again, and Flat 3 again.", nil},
 		{"verb led", "Reserve Shigetsu for dinner. Reserved Shigetsu works. Booking Shigetsu again later.", []string{"Shigetsu"}},
 		{"verb led in a list", "A ball is thrown. (a) Find the height. (b) Find the time it takes. Q5: Find its speed. 2. Check Porto.", []string{"Porto"}},
 		{"case and possessive", "We love Tokyo. TOKYO is big. Tokyo's trains are fast.", []string{"Tokyo"}},

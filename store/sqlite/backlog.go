@@ -35,7 +35,8 @@ func (s *Store) BacklogSizes(ctx context.Context) (memory.Backlog, error) {
 
 // ChatLag reads one chat's lag in one statement, each part off a partial
 // index of the unindexed rows (messages_unindexed, episodes_unindexed,
-// facts_unindexed), so it costs the same however long the chat is.
+// facts_unindexed), so it costs the same however long the chat is; the
+// answer is kept until something of the chat is written (lagcache.go).
 func (s *Store) ChatLag(ctx context.Context, key memory.ChatKey, before int64) (memory.ChatLag, error) {
 	l, epoch, ok := s.rows.getLag(key, before)
 	if ok {

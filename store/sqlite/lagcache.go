@@ -94,24 +94,9 @@ func (r *chatRows) getLag(key memory.ChatKey, before int64) (memory.ChatLag, uin
 // putLag keeps lag, read by a query that started at epoch, unless a write
 // may have changed it meanwhile.
 func (r *chatRows) putLag(key memory.ChatKey, pk, before int64, lag memory.ChatLag, epoch uint64) {
-	if r.handles == nil {
+	if !r.lockCurrent(epoch) {
 		return
 	}
-	gen, alone := r.handles.state()
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !alone || gen != r.gen || epoch != r.epoch {
-		return
-	}
-	if old, ok := r.lags.m[key]; ok {
-		delete(r.lags.byPK, old.pk)
-	} else if len(r.lags.m) >= r.max {
-		for k, e := range r.lags.m {
-			delete(r.lags.m, k)
-			delete(r.lags.byPK, e.pk)
-			break
-		}
-	}
-	r.lags.m[key] = lagEntry{pk: pk, before: before, lag: lag}
-	r.lags.byPK[pk] = key
+	putBounded(r.lags.m, r.lags.byPK, key, lagEntry{pk: pk, before: before, lag: lag}, func(e lagEntry) int64 { return e.pk }, r.max)
 }

@@ -275,26 +275,43 @@ func (r *chatRows) syncGenLocked(gen uint64) {
 // put keeps row, read by a query that started at epoch, unless a write
 // may have changed it meanwhile.
 func (r *chatRows) put(key memory.ChatKey, pk int64, row memory.Chat, epoch uint64) {
-	if r.handles == nil {
+	if !r.lockCurrent(epoch) {
 		return
+	}
+	defer r.mu.Unlock()
+	putBounded(r.m, r.byPK, key, rowEntry{pk: pk, row: row}, func(e rowEntry) int64 { return e.pk }, r.max)
+}
+
+// lockCurrent locks r when an entry read at epoch may be kept: this is
+// the only handle on the file, of the generation and epoch the read
+// started at. The caller unlocks.
+func (r *chatRows) lockCurrent(epoch uint64) bool {
+	if r.handles == nil {
+		return false
 	}
 	gen, alone := r.handles.state()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !alone || gen != r.gen || epoch != r.epoch {
-		return
+		r.mu.Unlock()
+		return false
 	}
-	if old, ok := r.m[key]; ok {
-		delete(r.byPK, old.pk)
-	} else if len(r.m) >= r.max {
-		for k, e := range r.m { // any one: Go's map order is random enough
-			delete(r.m, k)
-			delete(r.byPK, e.pk)
+	return true
+}
+
+// putBounded puts e (of chat row pk) under key in m and byPK, dropping
+// the entry it replaces, or any one when m holds max.
+func putBounded[E any](m map[memory.ChatKey]E, byPK map[int64]memory.ChatKey, key memory.ChatKey, e E, pkOf func(E) int64, max int) {
+	if old, ok := m[key]; ok {
+		delete(byPK, pkOf(old))
+	} else if len(m) >= max {
+		for k, o := range m { // any one: Go's map order is random enough
+			delete(m, k)
+			delete(byPK, pkOf(o))
 			break
 		}
 	}
-	r.m[key] = rowEntry{pk: pk, row: row}
-	r.byPK[pk] = key
+	m[key] = e
+	byPK[pkOf(e)] = key
 }
 
 // handles tells whether this Store is the only handle open on its file, and

@@ -55,6 +55,9 @@ func DetectUpdates(text string, max int) []Update {
 			if !ok {
 				u, ok = movedValueOnto(s, clean)
 			}
+			if ok && len(u.Old) > 0 && slices.Equal(u.Old, u.New) {
+				ok = false // "they change it from time to time": nothing changed
+			}
 			if ok {
 				if u.Sentence == "" {
 					u.Sentence = sentence // quoted whole: "… is cancelled 😞 the nurse said we can do a video call instead"

@@ -13,6 +13,7 @@ func TestDetectUpdate(t *testing.T) {
 		subject, old, new_ string // "|"-joined; "" = none
 	}{
 		{"I moved from Berlin to Munich last month.", true, "", "berlin", "munich"},
+		{"Check the exact rate in your account, as they change it from time to time.", false, "", "", ""}, // from a value to itself: nothing changed
 		// Moved, the thing unnamed: the old day is the turn's other one
 		// said before the move; without one, or with a time said only
 		// after it, no update.

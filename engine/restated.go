@@ -27,7 +27,11 @@ import (
 type restatement struct {
 	kinds, vals, words []string
 	low                string // the sentence, lower case
-	turn               string // its turn, lower case (namesOld)
+	// turnVals are the fields of its turn (lower case) that may hold a
+	// value namesOld looks for: a hot chat's update cache keeps every
+	// restatement, and the whole turn in each was 7 MB of a 1,000-chat
+	// server's live heap (turnValueFields).
+	turnVals string
 	whole              bool   // a short turn read whole, not one sentence
 }
 
@@ -59,13 +63,16 @@ func restatementsOf(content string) []restatedSentence {
 		// 7312").
 		ss = append([]string{strings.Join(strings.Fields(content), " ")}, ss...)
 	}
-	turn := strings.ToLower(content)
+	var turn string // read once, when a sentence restates
 	for i, s := range ss {
 		low := strings.ToLower(s)
 		if !restates(low) {
 			continue
 		}
-		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, turn: turn, whole: whole && i == 0}
+		if turn == "" {
+			turn = turnValueFields(strings.ToLower(content))
+		}
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, turnVals: turn, whole: whole && i == 0}
 		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < r.naming(r.kinds) {
 			continue
 		}
@@ -74,6 +81,39 @@ func restatementsOf(content string) []restatedSentence {
 		}
 	}
 	return out
+}
+
+// turnValueFields are the fields (between ASCII spaces) of a turn (lower
+// case) that hold a digit, '@' or '#', or a weekday's stem, joined by
+// spaces. namesOld asks whether the turn names a value token (one of
+// those, without spaces) as a phrase: every such match lies within one
+// field, and a space is no word byte, so asking these fields answers as
+// asking the whole turn.
+func turnValueFields(low string) string {
+	var b strings.Builder
+	for _, f := range strings.FieldsFunc(low, asciiSpace) { // a non-ASCII space is a word byte to lex.HasPhrase
+		if !strings.ContainsAny(f, "0123456789@#") && !holdsWeekdayStem(f) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+func asciiSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' }
+
+// holdsWeekdayStem: f holds the start every way of writing a weekday
+// begins with (lex.IsWeekday: "weds", "thurs", "saturdays").
+func holdsWeekdayStem(f string) bool {
+	for _, d := range [...]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
+		if strings.Contains(f, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // restates: a sentence (lower case) that states a change: a word of change,
@@ -216,7 +256,7 @@ func (r restatement) statedIn(s string, n int) bool {
 func (r restatement) namesOld(low string) bool {
 	for _, v := range valueTokens(low) {
 		n := strings.Trim(v, "$€£%")
-		if len(n) < 2 || !r.replaces(v) || lex.HasPhrase(r.low, n) || !lex.HasPhrase(r.turn, n) ||
+		if len(n) < 2 || !r.replaces(v) || lex.HasPhrase(r.low, n) || !lex.HasPhrase(r.turnVals, n) ||
 			!slices.ContainsFunc(lex.ValueKinds(v), func(k string) bool { return slices.Contains(r.kinds, k) }) {
 			continue
 		}

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
 
@@ -79,4 +81,28 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTurnValueFields: the fields a restatement keeps of its turn answer
+// namesOld's question, whether the turn names a value token, as the whole
+// turn does.
+func FuzzTurnValueFields(f *testing.F) {
+	f.Add("booked! sat 29th at 10:30, booking ref NH-20931. paid £100 deposit, rest (£320) cash on the day", "rest £320 on sat 29th, ref nh-20931")
+	f.Add("The printer is 192.168.10.40 now (was 192.168.1.40); mail ops@kestrel.io, #ops", "IP 192.168.1.40, ops@kestrel.io")
+	f.Add("we train wednesdays from now on, 17:30–19:00, weds/thurs", "tuesdays 17:00–18:30, Weds")
+	f.Add("x-sat and 2nd-floor, mon.", "sat 2nd mon")
+	f.Add("rest\u00a0320 on\u2003the 5th", "320 5th")
+	f.Fuzz(func(t *testing.T, turn, other string) {
+		low := strings.ToLower(turn)
+		kept := turnValueFields(low)
+		for _, v := range valueTokens(strings.ToLower(other)) {
+			n := strings.Trim(v, "$€£%")
+			if n == "" {
+				continue
+			}
+			if got, want := lex.HasPhrase(kept, n), lex.HasPhrase(low, n); got != want {
+				t.Fatalf("%q in %q: the kept fields %q say %v, the turn %v", n, low, kept, got, want)
+			}
+		}
+	})
 }

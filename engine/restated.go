@@ -32,7 +32,7 @@ type restatement struct {
 	// restatement, and the whole turn in each was 7 MB of a 1,000-chat
 	// server's live heap (turnValueFields).
 	turnVals string
-	whole              bool   // a short turn read whole, not one sentence
+	whole    bool // a short turn read whole, not one sentence
 }
 
 // restatedMax bounds the sentences of one turn read as restatements, and
@@ -103,7 +103,9 @@ func turnValueFields(low string) string {
 	return b.String()
 }
 
-func asciiSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' }
+func asciiSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+}
 
 // holdsWeekdayStem: f holds the start every way of writing a weekday
 // begins with (lex.IsWeekday: "weds", "thurs", "saturdays").

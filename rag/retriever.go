@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -886,16 +885,46 @@ func (r *Retriever) addNeighbors(ctx context.Context, src Neighbors, req Request
 // everyone's new address for the deposit form", then three addresses).
 const groupAnswers = 3
 
-// askedOfGroup: a question put to everyone in a chat.
-var askedOfGroup = regexp.MustCompile(`(?i)\b(?:everyone|everybody|every1|you all|all of you|each of you|y'all|yall|you guys)\b`)
+// groupWords put a question to everyone in a chat.
+var groupWords = [...]string{"everyone", "everybody", "every1", "you all", "all of you", "each of you", "y'all", "yall", "you guys"}
 
-// asksGroup: content ends with a question put to a group.
+// asksGroup: content ends with a question put to a group. It runs on
+// every hit, and a regular expression over the question was 2% of a
+// rag_augmented request's CPU: the words are looked for as whole words
+// (between bytes that are not ASCII letters, digits or '_', as a
+// regular expression's \b), in any case.
 func asksGroup(content string) bool {
 	if !lex.EndsWithQuestion(content) {
 		return false
 	}
 	t := strings.TrimRight(content, " \t\n\r")
-	return askedOfGroup.MatchString(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
+	q := strings.ToLower(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
+	for _, w := range groupWords {
+		if hasWholeWord(q, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWholeWord: w is in s with no ASCII word byte either side.
+func hasWholeWord(s, w string) bool {
+	for from := 0; ; {
+		i := strings.Index(s[from:], w)
+		if i < 0 {
+			return false
+		}
+		i += from
+		if end := i + len(w); (i == 0 || !reWordByte(s[i-1])) && (end == len(s) || !reWordByte(s[end])) {
+			return true
+		}
+		from = i + 1
+	}
+}
+
+// reWordByte: c is a word byte to a regular expression's \b.
+func reWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // readNeighbors reads one chat's neighbours (seq → score) and appends them

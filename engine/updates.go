@@ -54,6 +54,9 @@ type chatUpdate struct {
 	// update pattern reads (restated.go).
 	restated *restatement
 	rev      *reversedUpdate
+	// still is a value asked after ("still £320?") that the answer gave
+	// anew (stillasked.go).
+	still *stillAnswer
 }
 
 // correction is the value a user's "sorry, I meant 07700 900 481"
@@ -131,6 +134,7 @@ type updateEntry struct {
 	mark    int64
 	upTo    int64        // turns read up to this seq
 	ups     []chatUpdate // oldest first
+	asked   *stillAsked  // the turn at upTo asks whether a value still holds
 }
 
 // updateCacheChats bounds the entries (cleared when full); updatePage is
@@ -181,7 +185,7 @@ func (c *updateCache) get(ctx context.Context, st memory.ChatReader, chat memory
 			break
 		}
 		for _, m := range msgs {
-			ups = append(ups, readUpdate(m, ups)...)
+			ups, e.asked = readUpdates(ups, e.asked, m)
 		}
 		e.upTo = msgs[len(msgs)-1].Seq
 	}
@@ -315,6 +319,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), replacesEmail(u.email, r.Content)
 		case u.restated != nil:
 			m, ok = updateMark(u, u.quote), u.restated.restatedIn(r.Content, low)
+		case u.still != nil:
+			m, ok = updateMark(u, u.quote), u.still.changes(low)
 		case u.meant != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
 		default:

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/contextd/contextd/internal/lex"
+	"github.com/contextd/contextd/memory"
+)
+
+// A value asked after and answered with another. "wait is it still £320
+// now they moved the day?" answered "oh no they knocked £20 off for the
+// hassle. so £300 on the day" changed the £320 said before, in words no
+// update pattern reads: the question names the old value, the answer
+// gives another of its kind. Read only when the question asks whether
+// the value still holds ("still"), names one value that names itself
+// (an amount, a clock time, a dated day, a code; not a bare number or a
+// weekday, which many things share), and the next turn is another
+// person's, states a value of that kind, does not repeat the old one and
+// does not open by agreeing ("yes, Thursday 9 April" is the 9th said
+// again). Every earlier turn stating the old value is marked.
+
+// stillAsked is a turn asking whether a value still holds: its seq and
+// speaker, the value (lower case) and its kind.
+type stillAsked struct {
+	seq        int64
+	role, name string
+	old, kind  string
+}
+
+// stillAnswer is what an answer changed: old to new.
+type stillAnswer struct {
+	old, new string
+}
+
+// asksStill reads m as a question whether one value still holds.
+func asksStill(m memory.Message) (*stillAsked, bool) {
+	if !strings.Contains(m.Content, "?") || !lex.EndsWithQuestion(m.Content) {
+		return nil, false
+	}
+	t := strings.TrimRight(m.Content, " \t\n\r")
+	last := strings.ToLower(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
+	if !lex.HasPhrase(last, "still") {
+		return nil, false
+	}
+	var v, kind string
+	for _, w := range valueTokens(last) {
+		k, ok := selfNamingKind(w)
+		if !ok {
+			continue
+		}
+		if v != "" {
+			return nil, false // two values: which one changed is not said
+		}
+		v, kind = w, k
+	}
+	if v == "" {
+		return nil, false
+	}
+	return &stillAsked{seq: m.Seq, role: string(m.Role), name: m.Name, old: v, kind: kind}, true
+}
+
+// selfNamingKind is the kind of a value token that names one thing: an
+// amount, a clock time, a code, a phone number, an address, or a day
+// written with its number ("3rd", "12 nov" read by its number).
+func selfNamingKind(w string) (string, bool) {
+	if !strings.ContainsAny(w, "0123456789@") {
+		return "", false // a weekday: every week has one
+	}
+	if dayOrdinal.MatchString(w) {
+		return lex.KindDay, true
+	}
+	ks := lex.ValueKinds(w)
+	if len(ks) != 1 {
+		return "", false
+	}
+	return ks[0], true
+}
+
+var dayOrdinal = regexp.MustCompile(`^(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)$`)
+
+// agrees: an answer opening by agreeing restates, whatever it writes.
+var agrees = regexp.MustCompile(`^\W*(?:yes|yep|yeah|yup|ya|yh|aye|still|same|correct|right|sure|ok|okay|indeed|exactly|confirmed|that's right|thats right)\b`)
+
+// answeredBy reads m as the answer that changed the value asked after.
+func (a *stillAsked) answeredBy(m memory.Message) (chatUpdate, bool) {
+	if m.Seq != a.seq+1 || string(m.Role) == a.role && m.Name == a.name {
+		return chatUpdate{}, false
+	}
+	low := strings.ToLower(m.Content)
+	if lex.HasPhrase(low, a.old) || agrees.MatchString(low) {
+		return chatUpdate{}, false
+	}
+	for _, s := range lex.Sentences(m.Content) {
+		if strings.HasSuffix(strings.TrimSpace(s), "?") {
+			continue // "can we do 11:00? stuck at work" asks, it does not answer
+		}
+		for _, w := range valueTokens(strings.ToLower(s)) {
+			if k, ok := selfNamingKind(w); ok && k == a.kind && w != a.old {
+				return chatUpdate{seq: m.Seq, at: m.CreatedAt, still: &stillAnswer{old: a.old, new: w}, quote: updateQuote(m.Content, s)}, true
+			}
+		}
+	}
+	return chatUpdate{}, false
+}
+
+// changes: a turn (lower case) states the old value and not the new.
+func (s *stillAnswer) changes(low string) bool {
+	return lex.HasPhrase(low, s.old) && !lex.HasPhrase(low, s.new)
+}
+
+// readUpdates appends what m changed (readUpdate) and what it changed as
+// the answer to the question before it (asked, nil when that turn asked
+// nothing), and returns the question m asks in turn.
+func readUpdates(ups []chatUpdate, asked *stillAsked, m memory.Message) ([]chatUpdate, *stillAsked) {
+	ups = append(ups, readUpdate(m, ups)...)
+	if asked != nil {
+		if c, ok := asked.answeredBy(m); ok {
+			ups = append(ups, c)
+		}
+	}
+	next, _ := asksStill(m)
+	return ups, next
+}

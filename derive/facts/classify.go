@@ -158,7 +158,7 @@ var patterns = []pattern{
 	// "The rules of the game are simple", "the rules for the whole league
 	// changed" and a holiday let's "house rules" are not the person's
 	// instructions.
-	standing(needs("rule|request|instruction|convention|in mind|remember", p(memory.FactPreference, rankPreference, true, `^`+headingLead+`((?:(?:ground|standing) `+ruleNouns+headingAsk+`(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))|(?:`+ruleNouns+`|conventions?|`+mindNouns+`)`+ruleScope+headingAsk+`\s*(?:[:.!–—-]|$)).*)`))),
+	standing(needs("rule|request|instruction|convention|in mind|remember", p(memory.FactPreference, rankPreference, true, `^`+headingLead+`(`+standingHeading+`.*)`))),
 
 	// Plans.
 	needs("off to", p(memory.FactPlan, rankPlan, true, `\bi(?:'m| am) `+adv+`off to (.+)`)),
@@ -196,10 +196,20 @@ const answerVerbs = `include|use|format|provide|add|show|write|answer|reply|resp
 const (
 	ruleNouns   = `(?:rules?|requests?|instructions?)`
 	ruleScope   = ` for (?:(?:the|this|our|my) (?:whole|entire) \w+|everything(?: (?:we|i) do)?|all of (?:this|it|them)|this (?:chat|conversation|project|thread|job))`
-	headingLead = `(?:(?:and|also|so|but|ok|okay|right|btw),? )?(?:(?:a few|a couple of|some|my|our|the|two|three|four|five|a|an) )?`
+	headingLead = `(?:(?:and|also|so|but|ok|okay|right|btw),? )?(?:(?:a few|a couple of|some|my|our|the|one|two|three|four|five|a|an) )?`
 	mindNouns   = `things to (?:keep|bear) in mind|things to remember`
 	headingAsk  = `(?:,? (?:please|pls|plz|first))?`
+	// standingHeading is a heading laying down what holds throughout:
+	// ground or standing rules, or rules for the whole of a thing, then
+	// a few words before a colon or a dash ("Some standing rules before
+	// we go further:", "one rule for this chat pls, after last year's
+	// chaos:"), or the heading's sentence ending.
+	standingHeading = `(?:(?:ground|standing) ` + ruleNouns + `|(?:` + ruleNouns + `|conventions?|` + mindNouns + `)` + ruleScope + `)` + headingAsk +
+		`(?:(?:,? [^:.!?]{1,40}?)?\s*[:–—-]|\s*(?:[.!]|$))`
 )
+
+// standingHeadingRe reads standingHeading after a heading's lead.
+var standingHeadingRe = regexp.MustCompile(`(?i)^` + headingLead + standingHeading)
 
 // contactVerbs are how to reach a person, which a standing instruction
 // may govern too ("only contact me by text", "never call before 10am"),

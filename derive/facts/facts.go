@@ -68,8 +68,11 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 		m, t := r.Msg, r.Turn
 		var cs []candidate
 		for i, s := range r.Sents {
-			if i == len(r.Sents)-1 && bareHeading.MatchString(s) {
-				continue // "… Some ground rules first." ends its turn: the rules come in a later one
+			if i == len(r.Sents)-1 && bareHeading.MatchString(s) || announcesRules(s) {
+				// "… Some ground rules first." ends its turn: the rules
+				// come in a later one; before more sentences, they are
+				// those (ruleList), and the heading lays down nothing.
+				continue
 			}
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
 				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && len(lex.Words(r.Sents[i-1])) <= 3 {
@@ -116,11 +119,12 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 // all stand.
 func ruleList(sents []string) (string, bool) {
 	for i, s := range sents {
-		m := rulesLabel.FindStringIndex(s)
-		if m == nil {
+		var rules string
+		if m := rulesLabel.FindStringIndex(s); m != nil {
+			rules = strings.TrimSpace(s[m[1]:])
+		} else if !announcesRules(s) {
 			continue
 		}
-		rules := strings.TrimSpace(s[m[1]:])
 		for _, next := range sents[i+1:] {
 			if len(StandingPrefix)+len(rules)+1+len(next) > MaxChars || strings.HasSuffix(strings.TrimSpace(next), "?") || strings.Contains(next, "\n\n") {
 				break // a question or a new paragraph is no rule ("some rules: … Who usually wins?")
@@ -162,6 +166,19 @@ var fenced = regexp.MustCompile("(?s)```.*?(?:```|$)")
 // ground rules first.", "A few standing rules for this project:". Ending a
 // turn, it lays down nothing; the turn that follows with the rules does.
 var bareHeading = regexp.MustCompile(`(?i)^` + headingLead + `(?:ground |standing |house |basic )?(?:` + ruleNouns + `|` + mindNouns + `)(?: [^:.!?]{1,40}?)?` + headingAsk + `\s*[.!:–—-]?\s*$`)
+
+// announcesRules: sentence s is a heading laying down rules and nothing
+// else ("Ground rules first.", "A few rules for the whole process
+// please.", "thank you!! also one request for this whole thing."), its
+// rules in the sentences after it. A heading the standing pattern would
+// not read ("The rules of the game are simple.") announces none.
+func announcesRules(s string) bool {
+	t := strings.TrimSpace(s)
+	if i := strings.LastIndexAny(strings.TrimRight(t, ".!:–—- "), "!?"); i >= 0 {
+		t = strings.TrimSpace(t[i+1:]) // "thank you!! also one request …": the heading is the last clause
+	}
+	return bareHeading.MatchString(t) && standingHeadingRe.MatchString(t)
+}
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
 // "house rules for this chat:", "Standing rules please:", "Ground rules

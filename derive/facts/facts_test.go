@@ -317,12 +317,28 @@ func TestRuleListFacts(t *testing.T) {
 			[]string{"never call sleep() in tick()", "one file game.c", "SI units only"}},
 		{"I bill 21% VAT. Some standing rules for everything we do: quotes are always in Dutch, English copy below. Amounts written Dutch-style, like 1.250,00 €. And never put my hourly rate in anything a client sees, I quote per job. Sign emails \"Groet, Bram\".",
 			[]string{"quotes are always in Dutch", "never put my hourly rate in anything a client sees"}},
+		// A heading that is a sentence of its own, before its rules: the
+		// rules are the fact, never the heading alone.
+		{"Ground rules first. Keep replies short, bullet points where possible. Always give costs in USD with a running total.",
+			[]string{"Keep replies short, bullet points where possible"}},
+		{"thank you!! also one request for this whole thing. Keep all the hospital stuff in THIS chat, not the family group.",
+			[]string{"Keep all the hospital stuff in THIS chat"}},
+		{"ok one rule for this chat pls, after last year's chaos: every payment goes into Splitwise, group \"Birchfields\", not just in the chat.",
+			[]string{"every payment goes into Splitwise"}},
+		// A rule asked as a question is no rule read here, and its
+		// heading lays down nothing.
+		{"thank you!! also one request for this whole thing. can we keep all the hospital stuff in THIS chat?", nil},
+		// Rules no one lays down.
+		{"The rules of the game are simple. We play twice a week and the loser buys coffee.", nil},
 	} {
 		var standing []string
 		for _, f := range extractOne("user", c.content) {
 			if IsStanding(f) {
 				standing = append(standing, f.Text)
-				if strings.Contains(f.Text, "rules for") || strings.HasSuffix(f.Text, "…") {
+				if c.want == nil {
+					t.Errorf("%q: standing fact %q", c.content, f.Text)
+				}
+				if strings.Contains(f.Text, "rules for") || strings.Contains(f.Text, "request for") || strings.Contains(f.Text, "rules first") || strings.HasSuffix(f.Text, "…") {
 					t.Errorf("%q: fact %q keeps its heading or is cut", c.content, f.Text)
 				}
 			}

@@ -1018,6 +1018,16 @@ var detectors = []detector{
 		}
 		return Update{New: []string{nw}, Old: withUnit([]string{nw}, []string{od})}, true
 	}},
+	// A count put right, the thing counted said once: "they want 3
+	// labels not 4", "4 nights not 5". The old count is of the same
+	// thing ("4 labels"); a count said of nothing stays a bare number
+	// (the pattern above).
+	{[]string{" not "}, regexp.MustCompile(`(?:^|[\s(])(\d{1,4}) ([a-z][a-z'-]{2,}s) not (\d{1,4})(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
+		if m[1] == m[3] || lex.IsRankStopword(m[2]) {
+			return Update{}, false
+		}
+		return Update{New: []string{m[1] + " " + m[2]}, Old: []string{m[3] + " " + m[2]}}, true
+	}},
 	// One name put in place of another, said of what a thing is: "they're
 	// on AQA not Edexcel", "it's Nationwide, not Halifax", "the contact
 	// there is Rafael not Sam". An explanation contrasting two ("all our

@@ -13,7 +13,9 @@ func TestDetectUpdate(t *testing.T) {
 		subject, old, new_ string // "|"-joined; "" = none
 	}{
 		{"I moved from Berlin to Munich last month.", true, "", "berlin", "munich"},
-		{"Check the exact rate in your account, as they change it from time to time.", false, "", "", ""}, // from a value to itself: nothing changed
+		{"Check the exact rate in your account, as they change it from time to time.", false, "", "", ""},         // from a value to itself: nothing changed
+		{"Thijs said yes to the quote but they want 3 labels not 4, for €700.", true, "", "4 labels", "3 labels"}, // a count put right, the thing counted said once
+		{"we need 3 of them not 4.", false, "", "", ""},                                                           // "of them" counts nothing named
 		// Moved, the thing unnamed: the old day is the turn's other one
 		// said before the move; without one, or with a time said only
 		// after it, no update.

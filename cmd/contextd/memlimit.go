@@ -20,14 +20,16 @@ import (
 const defaultMemoryLimit = 320 << 20
 
 // defaultGCPercent is serve's GOGC when GOGC is not set and the live heap
-// is large (over minHeapHeadroom*100/defaultGCPercent, 128 MB): the heap
-// may grow to 1.5 times the live set between collections, not Go's 2.
-// Most of a large live heap is the embedded index's pointer-free columns
-// and bounded caches, which a collection marks quickly, so collecting
-// more often costs little: at 1,000 chats × 1,000 turns 50 took peak RSS
-// from 364 to 316–325 MB at no measurable CPU per request (80 before;
-// docs/performance.md, "Ninth pass" and "Thirty-second pass").
-const defaultGCPercent = 50
+// is large (past ~92 MB, where 40% of it is more than the headroom floor
+// leaves under floorGoal): the heap may grow to 1.4 times the live set
+// between collections, not Go's 2. Most of a large live heap is the
+// embedded index's pointer-free columns and bounded caches, which a
+// collection marks quickly, so collecting more often costs little: at
+// 1,000 chats × 1,000 turns 50 took peak RSS from 364 to 316–325 MB (80
+// before), and 40 from 304–306 to 281–283 MB, at no measurable cost in
+// contexts a second (docs/performance.md, "Ninth pass", "Thirty-second
+// pass" and "Thirty-eighth pass").
+const defaultGCPercent = 40
 
 // minHeapHeadroom is the least the heap may grow between collections. A
 // ratio alone makes a small live heap collect very often: at 200 chats

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/memory"
 )
@@ -38,8 +39,7 @@ func asksStill(m memory.Message) (*stillAsked, bool) {
 	if !strings.Contains(m.Content, "?") || !lex.EndsWithQuestion(m.Content) {
 		return nil, false
 	}
-	t := strings.TrimRight(m.Content, " \t\n\r")
-	last := strings.ToLower(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
+	last := strings.ToLower(lex.LastQuestion(m.Content))
 	if !lex.HasPhrase(last, "still") {
 		return nil, false
 	}
@@ -67,7 +67,7 @@ func selfNamingKind(w string) (string, bool) {
 	if !strings.ContainsAny(w, "0123456789@") {
 		return "", false // a weekday: every week has one
 	}
-	if dayOrdinal.MatchString(w) {
+	if facts.OrdinalDay(w) {
 		return lex.KindDay, true
 	}
 	ks := lex.ValueKinds(w)
@@ -76,8 +76,6 @@ func selfNamingKind(w string) (string, bool) {
 	}
 	return ks[0], true
 }
-
-var dayOrdinal = regexp.MustCompile(`^(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)$`)
 
 // agrees: an answer opening by agreeing restates, whatever it writes.
 var agrees = regexp.MustCompile(`^\W*(?:yes|yep|yeah|yup|ya|yh|aye|still|same|correct|right|sure|ok|okay|indeed|exactly|confirmed|that's right|thats right)\b`)

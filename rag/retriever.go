@@ -897,8 +897,7 @@ func asksGroup(content string) bool {
 	if !lex.EndsWithQuestion(content) {
 		return false
 	}
-	t := strings.TrimRight(content, " \t\n\r")
-	q := strings.ToLower(t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:])
+	q := strings.ToLower(lex.LastQuestion(content))
 	for _, w := range groupWords {
 		if hasWholeWord(q, w) {
 			return true

@@ -254,6 +254,10 @@ func isDay(v string) bool {
 
 var ordinalDay = regexp.MustCompile(`^(?:the )?(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)$`)
 
+// OrdinalDay: v is a day of the month said by its ordinal alone ("12th",
+// "the 3rd").
+func OrdinalDay(v string) bool { return ordinalDay.MatchString(v) }
+
 // emojiClauses splits a sentence where texting ends a clause with an
 // emoji and goes on without a stop: "YES old man is back on 🥾 tarn hows
 // as plan b if it turns" states the walk back on, and the "if" is the

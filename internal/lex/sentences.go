@@ -184,6 +184,14 @@ func enumerator(s string) bool {
 	return body != "" && strings.Trim(body, "0123456789") == ""
 }
 
+// LastQuestion is text's last sentence, its closing question marks
+// kept: what a turn ending with a question asks ("ok whats everyone's new
+// address for the deposit form?" of "… sorted. ok whats everyone's …?").
+func LastQuestion(text string) string {
+	t := strings.TrimRight(text, " \t\n\r")
+	return t[strings.LastIndexAny(strings.TrimRight(t, "?"), ".!?\n")+1:]
+}
+
 // EndsWithQuestion reports whether text ends with a question: a turn
 // asking something, whose next turn answers it. A question mark ends one
 // (white space after it aside); so does a short last sentence that asks

@@ -103,3 +103,15 @@ func TestSentencesKeepAbbreviations(t *testing.T) {
 		}
 	}
 }
+
+func TestLastQuestion(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"all sorted. ok whats everyone's new address?? \n", " ok whats everyone's new address??"},
+		{"is it still £320?", "is it still £320?"},
+		{"line one\nstill 10:30", "still 10:30"},
+	} {
+		if got := LastQuestion(c.text); got != c.want {
+			t.Errorf("LastQuestion(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

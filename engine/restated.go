@@ -196,7 +196,7 @@ func withoutMailboxes(low string) string {
 // a value of one of r's kinds about the same thing (naming words in
 // common) where r states another value.
 func (r restatement) restatedIn(content, low string) bool {
-	if in := shared(r.words, low); in < r.naming(r.kinds) && (in == 0 || !r.namesOld(low)) {
+	if in := shared(r.words, low); in < r.naming(r.kinds) && (in == 0 || !r.namesOld(low)) && !r.retiresOld(low) {
 		return false // no sentence of it, nor the whole, names the thing: the common case, read without splitting
 	}
 	ss := lex.Sentences(content)
@@ -226,7 +226,8 @@ func (r restatement) restatedIn(content, low string) bool {
 func (r restatement) statedIn(s string, n int) bool {
 	low := strings.ToLower(s)
 	in := shared(r.words, low)
-	if in == 0 || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
+	retires := r.retiresOld(low)
+	if in == 0 && !retires || !slices.ContainsFunc(r.vals, func(v string) bool { return !lex.HasPhrase(low, v) }) ||
 		!slices.ContainsFunc(valueTokens(low), r.replaces) {
 		return false
 	}
@@ -235,7 +236,7 @@ func (r restatement) statedIn(s string, n int) bool {
 	if len(both) == 0 {
 		return false
 	}
-	if in >= n || r.namesOld(low) {
+	if in >= n || retires || r.namesOld(low) {
 		return true
 	}
 	// One naming word for an identifier, when it names the thing, not the
@@ -263,6 +264,26 @@ func (r restatement) namesOld(low string) bool {
 			continue
 		}
 		return true
+	}
+	return false
+}
+
+// retiresOld: the restatement names, as the one going and alone in its
+// clause, a value of the older sentence (low) that names itself (four
+// characters or more, a digit among them): "new number is 07911 402557,
+// the 233140 one won't work after friday" retires "my number is 07911
+// 233140", whatever words the two sentences share. Alone: in "new number
+// is 07700 900 482, the old one is dead" the clause holding "07700" holds
+// the new number too, and another person's "07700 900 117" is not retired.
+// (A day may qualify it: "… won't work after friday".)
+func (r restatement) retiresOld(low string) bool {
+	for _, v := range valueTokens(low) {
+		if len(v) < 4 || !strings.ContainsAny(v, "0123456789") || !lex.HasPhrase(r.low, v) {
+			continue
+		}
+		if clause, _ := clauseOf(r.low, v); retired(r.low, v) && !slices.ContainsFunc(valueTokens(clause), func(o string) bool { return o != v && strings.ContainsAny(o, "0123456789") }) {
+			return true
+		}
 	}
 	return false
 }
@@ -302,25 +323,38 @@ func (r restatement) replaces(v string) bool {
 // cancelled)"): the clause holding v — back to a comma, on to the end of
 // its sentence or bracket — says it no longer holds.
 func retired(low, v string) bool {
+	clause, ok := clauseOf(low, v)
+	return ok && slices.ContainsFunc(retiring, func(c string) bool { return lex.HasPhrase(clause, c) })
+}
+
+// clauseOf is the clause of low holding v's first occurrence: back to a
+// comma, a semicolon, a bracket or its sentence's start, on to the end of
+// its sentence or bracket.
+func clauseOf(low, v string) (string, bool) {
 	i := strings.Index(low, v)
 	if i < 0 {
-		return false
+		return "", false
 	}
 	from := strings.LastIndexAny(low[:i], ",;(") + 1
+	for _, end := range []string{". ", "! ", "? "} { // not back past its sentence: "the old number is dead. new one is 07700 900562"
+		if j := strings.LastIndex(low[:i], end); j >= 0 {
+			from = max(from, j+len(end))
+		}
+	}
 	to := len(low)
 	for _, end := range []string{";", ")", ". ", "! ", "? "} {
 		if j := strings.Index(low[i+len(v):], end); j >= 0 {
 			to = min(to, i+len(v)+j)
 		}
 	}
-	clause := low[from:to]
-	return slices.ContainsFunc(retiring, func(c string) bool { return lex.HasPhrase(clause, c) })
+	return low[from:to], true
 }
 
 // retiring says a value no longer holds. "the old …" is not among them:
 // it is said of the value replaced or of the one replacing it
 // ("DRV-20688 replaces the old booking").
 var retiring = []string{"cancelled", "canceled", "going away", "goes away", "no longer", "doesn't work", "does not work",
+	"won't work", "wont work", "will not work",
 	"dead", "only for", "anymore", "any more", "stopped", "closed", "scrapped", "expired"}
 
 // shared counts the words of ws that low holds.

@@ -647,7 +647,7 @@ func (s *Service) ragTurns(ctx context.Context, p *plan, res *ContextResult, tur
 			hits++
 		}
 		rt := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Role: t.Role, Score: t.Score, CreatedAt: t.CreatedAt,
-			Neighbor: t.Neighbor, standing: t.ChatID == p.chat.ID && p.standing[t.Seq]}
+			Neighbor: t.Neighbor, chosen: t.Chosen, choseFrom: t.ChoseFrom, standing: t.ChatID == p.chat.ID && p.standing[t.Seq]}
 		if t.ChatID == p.chat.ID {
 			rt.Name = sh.names[t.Seq]
 		}
@@ -712,7 +712,8 @@ func (s *Service) hitNames(ctx context.Context, p *plan, turns []rag.Turn, ks []
 }
 
 // markPairs marks the neighbours that are the other half of a hit's
-// exchange: a user turn and the assistant turn after it.
+// exchange: a user turn and the assistant turn after it, the answer of a
+// question, the options a choice chose among (rag.Turn.Chosen).
 func markPairs(rs []RAGTurn) {
 	type key struct {
 		chat string
@@ -737,7 +738,7 @@ func markPairs(rs []RAGTurn) {
 		if r.Neighbor {
 			_, answers := hits[key{r.ChatID, r.Seq - 1}]
 			answers = answers && questions[key{r.ChatID, r.Seq - 1}] > 0 // the answer to a hit asking a question
-			rs[i].pair = answers || (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
+			rs[i].pair = r.chosen || answers || (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
 			continue
 		}
 		// A hit that is the other half of a better hit's exchange is

@@ -69,6 +69,7 @@ func FuzzAssemble(f *testing.F) {
 			}
 			rag = append(rag, r)
 		}
+		chooseByPlace(rag, words)
 		var sum *memory.Summary
 		var prof *memory.Profile
 		if withSummary {
@@ -114,7 +115,7 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("rag shown %d + parts joined %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), a.partsJoined, len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
 		}
 		partsWithTheirTurns(t, rag, a)
-		neighboursBesideTurns(t, a)
+		neighboursBesideTurns(t, in, a)
 		for _, f := range a.Sections.Facts {
 			if !strings.Contains(a.Context, f.Text) {
 				t.Fatalf("fact %s listed but not in the context", f.ID)
@@ -183,12 +184,13 @@ func snippetsFallBack(t *testing.T, in AssemblyInput) {
 		t.Fatalf("snippets: %d shown + %d joined + %d episodes + %d facts + %d dropped != %d", len(a.Sections.RAG), a.partsJoined,
 			len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(whole))
 	}
-	neighboursBesideTurns(t, a)
+	neighboursBesideTurns(t, in, a)
 }
 
 // neighboursBesideTurns: a neighbour is shown only next to a turn shown
-// (retrieved or recent), never alone as a stray turn.
-func neighboursBesideTurns(t *testing.T, a Assembled) {
+// (retrieved or recent), or with the choice by place it lists the options
+// of; never alone as a stray turn.
+func neighboursBesideTurns(t *testing.T, in AssemblyInput, a Assembled) {
 	t.Helper()
 	shown := map[turnKey2]bool{}
 	for _, r := range a.Sections.RAG {
@@ -197,9 +199,37 @@ func neighboursBesideTurns(t *testing.T, a Assembled) {
 	for _, r := range a.Sections.Recent {
 		shown[turnKey2{"", r.Seq}] = true
 	}
+	choiceOf := map[turnKey2]int64{} // options -> the choice's seq
+	for _, r := range in.RAG {
+		if r.choseFrom > 0 {
+			choiceOf[turnKey2{r.ChatID, r.choseFrom}] = r.Seq
+		}
+	}
 	for _, r := range a.Sections.RAG {
+		k := turnKey2{r.ChatID, r.Seq}
+		if c, ok := choiceOf[k]; ok && shown[turnKey2{r.ChatID, c}] {
+			continue
+		}
 		if r.Neighbor && !shown[turnKey2{r.ChatID, r.Seq - 1}] && !shown[turnKey2{r.ChatID, r.Seq + 1}] {
 			t.Fatalf("neighbour %d shown alone:\n%s", r.Seq, a.Context)
+		}
+	}
+}
+
+// chooseByPlace makes some neighbours list options that a turn two or
+// three after it chooses among by place (takeChosen).
+func chooseByPlace(rag []RAGTurn, words uint8) {
+	for i := range rag {
+		o := &rag[i]
+		if !o.Neighbor || (int(o.Seq)+int(words))%2 != 0 {
+			continue
+		}
+		for j := range rag {
+			c := &rag[j]
+			if d := c.Seq - o.Seq; (d == 2 || d == 3) && c.Episode == nil && c.Fact == nil && !c.part && c.choseFrom == 0 {
+				o.chosen, c.choseFrom = true, o.Seq
+				break
+			}
 		}
 	}
 }

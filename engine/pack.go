@@ -399,7 +399,7 @@ func (p *packer) takeRAG(i int) {
 		p.rag.parts = append(p.rag.parts, i) // shown only with its turn
 		return
 	}
-	if r.Neighbor && !p.besideShown(r) {
+	if r.Neighbor && !p.besideShown(r) && !p.choiceShown(r) {
 		p.rag.lone = append(p.rag.lone, i) // shown only beside a turn shown
 		return
 	}
@@ -430,7 +430,32 @@ func (p *packer) takeRAG(i int) {
 		p.dropEpisodesOf(&p.in.RAG[i])
 		p.takeParts(r.ChatID, r.Seq)
 		p.takeBeside(r.ChatID, r.Seq)
+		p.takeChosen(r)
 	}
+}
+
+// takeChosen takes the options a turn just kept chose among by their
+// place: "ok do the second one" alone cannot be read.
+func (p *packer) takeChosen(r RAGTurn) {
+	if r.choseFrom == 0 {
+		return
+	}
+	if j := p.ragTurnAt(r.ChatID, r.choseFrom); j >= 0 && !p.rag.keep[j] {
+		p.takeRAG(j)
+	}
+}
+
+// choiceShown: r lists the options of a choice by place that is shown.
+func (p *packer) choiceShown(r RAGTurn) bool {
+	if !r.chosen {
+		return false
+	}
+	for j, o := range p.in.RAG {
+		if p.rag.keep[j] && o.ChatID == r.ChatID && o.choseFrom == r.Seq {
+			return true
+		}
+	}
+	return false
 }
 
 // A mark repeats its updating turns. Once they are themselves shown (a

@@ -549,3 +549,35 @@ func TestFloorTakesAtMostHalfTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// A choice by place ("ok do the second one") is shown with the options
+// it chose among, in their own block, though they ranked below turns left
+// out (the choice is valued at both costs).
+func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
+	day := time.Date(2026, 9, 21, 9, 0, 0, 0, time.UTC)
+	options := "3 options: 1) DJ Sunny from the wedding, £300 for 3 hours 2) dev does it, he has the speakers 3) a spotify playlist"
+	rag := []RAGTurn{
+		{Seq: 32, Role: "user", Name: "Priya", Content: "ok do the second one. ill tell dev no dnb", Score: 1, CreatedAt: day, whole: true, choseFrom: 30},
+		{Seq: 30, Role: "user", Name: "Arjun", Content: options, Score: 0.2, CreatedAt: day, Neighbor: true, chosen: true, whole: true},
+		{Seq: 12, Role: "user", Content: "music for the party, any ideas? " + strings.Repeat("word ", 12), Score: 0.6, CreatedAt: day, whole: true},
+		{Seq: 44, Role: "user", Content: "the hall has a sound system too " + strings.Repeat("word ", 12), Score: 0.5, CreatedAt: day, whole: true},
+	}
+	for _, tc := range []struct {
+		budget      int
+		withOptions bool
+	}{{budget: 260, withOptions: true}, {budget: 2000, withOptions: true}} {
+		in := AssemblyInput{Budget: tc.budget, Strategy: StrategyRAG, MustKeepFrom: 60, Verbatim: turns(60, 61, 3), RAG: append([]RAGTurn(nil), rag...), Ranked: true}
+		a := Assemble(in)
+		choice, opts := strings.Contains(a.Context, "ok do the second one"), strings.Contains(a.Context, "2) dev does it")
+		if choice && !opts {
+			t.Errorf("budget %d: the choice shown without its options:\n%s", tc.budget, a.Context)
+		}
+		if choice != tc.withOptions {
+			t.Errorf("budget %d: choice shown %v, want %v:\n%s", tc.budget, choice, tc.withOptions, a.Context)
+		}
+		if opts && !strings.Contains(a.Context, "· turn 30]\nuser (Arjun): "+options) {
+			t.Errorf("budget %d: the options are not in a block of their own:\n%s", tc.budget, a.Context)
+		}
+		neighboursBesideTurns(t, in, a)
+	}
+}

@@ -204,9 +204,22 @@ func (p *packer) ragCandidates() []candidate {
 			out = append(out, candidate{kind: candRAG, i: i, value: value(rel, r.floor+1), bound: true, rel: rel})
 			continue
 		}
-		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i))})
+		// A choice by place is shown with its options: valued at both costs.
+		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i)+p.optionsCost(r))})
 	}
 	return out
+}
+
+// optionsCost is the least the options a turn chose among by place
+// (takeChosen) add to it, while they are not shown.
+func (p *packer) optionsCost(r RAGTurn) int {
+	if r.choseFrom == 0 {
+		return 0
+	}
+	if j := p.ragTurnAt(r.ChatID, r.choseFrom); j >= 0 && !p.rag.keep[j] {
+		return p.leastCost(j)
+	}
+	return 0
 }
 
 // newerFirst weighs a retrieved candidate by how late it was said, when

@@ -100,7 +100,8 @@ func TestRAGWindowsByPlace(t *testing.T) {
 
 // A neighbour is paired with its hit when the two make one exchange: the
 // user turn before an assistant hit, the assistant turn after a user hit
-// (in the same chat); the packer counts it above other neighbours.
+// (in the same chat), the options a choice by place chose among; the
+// packer counts it above other neighbours.
 func TestMarkPairs(t *testing.T) {
 	rs := []RAGTurn{
 		{Seq: 5, Role: "assistant"},
@@ -110,9 +111,10 @@ func TestMarkPairs(t *testing.T) {
 		{Seq: 11, Role: "assistant", Neighbor: true}, // the answer after the question
 		{Seq: 9, Role: "assistant", Neighbor: true},  // the answer before it
 		{ChatID: "o", Seq: 4, Role: "user", Neighbor: true},
+		{Seq: 20, Role: "user", Neighbor: true, chosen: true}, // the options a hit chose among by place
 	}
 	markPairs(rs)
-	want := []bool{false, true, false, false, true, false, false}
+	want := []bool{false, true, false, false, true, false, false, true}
 	for i, r := range rs {
 		if r.pair != want[i] {
 			t.Errorf("%s %d (chat %q): pair %v, want %v", r.Role, r.Seq, r.ChatID, r.pair, want[i])

@@ -124,6 +124,13 @@ type RAGTurn struct {
 	// pair marks a neighbour that is the other half of its hit's exchange
 	// (the question before an answer, the answer after a question).
 	pair bool
+	// chosen marks a neighbour that put forward what a hit chose
+	// (rag.Turn.Chosen): a pair, shown with its choice.
+	chosen bool
+	// choseFrom, on a turn choosing an option by its place ("ok do the
+	// second one"), is the seq of the turn listing the options: the packer
+	// shows them with it (rag.Turn.ChoseFrom).
+	choseFrom int64
 	// pairScore, when set, is the score of the better hit whose exchange
 	// this hit completes (markPairs): it is worth that hit's pair, at
 	// least.

@@ -57,15 +57,87 @@ func choice(content string) (string, bool) {
 	return m[1], true
 }
 
-// chosenWord is what choice returns, kept per hit (Retriever.choices).
+// An option chosen by its place ("ok do the second one", "go with
+// option 2") names nothing: alone it cannot be read. Its options are
+// listed in a turn a few before it ("1) Move your Wi-Fi to channel 11 …
+// 2) Move Zigbee to channel 25 …"), and a retrieved turn that chooses by
+// place brings the nearest such turn, as a turn choosing by name brings
+// the one that named it.
+
+// ordinalChoice reads an option chosen by its place: submatch 1 the
+// ordinal word, 2 the option's number.
+var ordinalChoice = regexp.MustCompile(`\b(?:do|go with|going with|went with|take|book|pick|choose|want|prefer)\s+(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:one|option)\b|\boption\s+([1-4])\b`)
+
+var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+
+// placeChosen is the place (1–4) of the option a short turn chooses by
+// its place, or 0.
+func placeChosen(content string) int {
+	if len(content) > 400 {
+		return 0
+	}
+	low := strings.ToLower(content)
+	if !strings.Contains(low, "one") && !strings.Contains(low, "option") {
+		return 0 // the common case, without a regular expression
+	}
+	m := ordinalChoice.FindStringSubmatch(low)
+	switch {
+	case m == nil:
+		return 0
+	case m[1] != "":
+		return ordinals[m[1]]
+	default:
+		return int(m[2][0] - '0')
+	}
+}
+
+// optionMarks find an option's number: opening a line ("1. …", "2) …",
+// "3: …"), or in a line with a bracket ("… 1) DJ Sunny 2) dev does it");
+// a number closing a sentence ("we paid 1. then 2.") is none.
+var optionMarks = [...]*regexp.Regexp{optionMark(1), optionMark(2), optionMark(3), optionMark(4)}
+
+func optionMark(n int) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?m)^\s*\(?%[1]d[.):]\s|(?:^|\s)\(?%[1]d\)\s`, n))
+}
+
+var optionWords = [...]*regexp.Regexp{
+	regexp.MustCompile(`(?i)\boption (?:1|one)\b`), regexp.MustCompile(`(?i)\boption (?:2|two)\b`),
+	regexp.MustCompile(`(?i)\boption (?:3|three)\b`), regexp.MustCompile(`(?i)\boption (?:4|four)\b`),
+}
+
+// listsOptions: content numbers at least n options (two at least), from
+// the first on, in order.
+func listsOptions(content string, n int) bool {
+	for _, marks := range [][4]*regexp.Regexp{optionMarks, optionWords} {
+		at, ok := 0, true
+		for k := 0; k < max(n, 2) && ok; k++ {
+			loc := marks[k].FindStringIndex(content[at:])
+			ok = loc != nil
+			if ok {
+				at += loc[1]
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// chosenWord is what choice returns, kept per hit (Retriever.choices):
+// the word naming what a turn chose, or the place of the option it chose.
 type chosenWord struct {
-	what string
-	ok   bool
+	what  string
+	place int
+	ok    bool
 }
 
 func readChoice(content string) chosenWord {
+	if n := placeChosen(content); n > 0 {
+		return chosenWord{place: n, ok: true}
+	}
 	what, ok := choice(content)
-	return chosenWord{what, ok}
+	return chosenWord{what: what, ok: ok}
 }
 
 // addChosen adds, for each retrieved turn that makes a choice, the turn
@@ -78,13 +150,18 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 			continue
 		}
 		if c := r.choices.get(req.Tenant, h, readChoice); c.ok {
-			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what})
+			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what, c.place})
 		}
 	}
 	if len(choices) == 0 {
 		return hits, nil
 	}
-	have := turnsIn(hits)
+	have := map[turnRef]int{} // a turn retrieved: its index in hits
+	for i, h := range hits {
+		if isTurn(h) {
+			have[turnRef{h.ChatID, h.Seq}] = i
+		}
+	}
 	for _, chat := range slices.Sorted(maps.Keys(choices)) {
 		var seqs []int64
 		for _, c := range choices[chat] {
@@ -104,20 +181,49 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		for _, c := range choices[chat] {
 			h := hits[c.i]
 			m, ok := firstNaming(msgs, h.Seq, c.what)
-			if k := (turnRef{chat, m.Seq}); ok && !have[k] && !excluded(chat, m.Seq) && req.inTime(m.CreatedAt) {
-				have[k] = true
-				hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
-					CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true})
+			if c.place > 0 {
+				m, ok = lastListing(msgs, h.Seq, c.place)
 			}
+			if !ok || excluded(chat, m.Seq) || !req.inTime(m.CreatedAt) {
+				continue
+			}
+			k := turnRef{chat, m.Seq}
+			// Options listed and chosen by place are the choice's other half
+			// (Chosen); a turn naming a word chosen may only mention it.
+			listed := c.place > 0
+			if listed {
+				hits[c.i].ChoseFrom = m.Seq
+			}
+			if j, in := have[k]; in {
+				hits[j].Chosen = hits[j].Chosen || listed && hits[j].Neighbor
+				continue
+			}
+			have[k] = len(hits)
+			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+				CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true, Chosen: listed})
 		}
 	}
 	return hits, nil
 }
 
-// chosenHit is a retrieved turn (its index in the hits) that chose what.
+// chosenHit is a retrieved turn (its index in the hits) that chose what,
+// or the option at place.
 type chosenHit struct {
-	i    int
-	what string
+	i     int
+	what  string
+	place int
+}
+
+// lastListing is the newest of msgs (oldest first) within chosenReach
+// before seq that lists at least place options: the options a choice by
+// place chose among.
+func lastListing(msgs []memory.Message, seq int64, place int) (memory.Message, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Seq >= seq-chosenReach && m.Seq < seq && listsOptions(m.Content, place) {
+			return m, true
+		}
+	}
+	return memory.Message{}, false
 }
 
 // firstNaming is the oldest of msgs (oldest first) within chosenReach

@@ -20,3 +20,42 @@ func TestChoice(t *testing.T) {
 		}
 	}
 }
+
+func TestPlaceChosen(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		want    int
+	}{
+		{"ok do the second one", 2},
+		{"Ok do the first one, I'll pay you back with the rest. Thank you!!", 1},
+		{"agreed, ok go with the 3rd option", 3},
+		{"let's do option 2 then", 2},
+		{"the second one was better anyway", 0}, // no choice made
+		{"one more thing: the first train is at 6", 0},
+		{"ok do it", 0},
+	} {
+		if got := placeChosen(c.content); got != c.want {
+			t.Errorf("%q: place %d, want %d", c.content, got, c.want)
+		}
+	}
+}
+
+func TestListsOptions(t *testing.T) {
+	for _, c := range []struct {
+		content string
+		place   int
+		want    bool
+	}{
+		{"Two options:\n\n1. Move your Wi-Fi to channel 11.\n2. Move Zigbee to channel 25.", 2, true},
+		{"3 options: 1) DJ Sunny, £300 2) dev does it for free 3) a spotify playlist", 3, true},
+		{"3 options: 1) DJ Sunny, £300 2) dev does it for free", 3, false}, // no third
+		{"Option 1: firm. Option 2: friendly.", 2, true},
+		{"2) comes first here 1) then this", 2, false}, // out of order
+		{"we paid 1. then 2. lol", 2, false},           // numbers closing sentences, no options
+		{"room for 12. ok?", 1, false},
+	} {
+		if got := listsOptions(c.content, c.place); got != c.want {
+			t.Errorf("%q, option %d: lists = %v, want %v", c.content, c.place, got, c.want)
+		}
+	}
+}

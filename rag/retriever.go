@@ -139,6 +139,13 @@ type Turn struct {
 	Similarity float32
 	// Neighbor marks a turn added for context around a hit.
 	Neighbor bool
+	// Chosen marks a neighbour that put forward the option a hit chose
+	// ("1) … 2) Move Zigbee to channel 25" before "ok do the second one"):
+	// the other half of the choice, as an answer is of its question.
+	Chosen bool
+	// ChoseFrom, on a turn choosing an option by its place, is the seq of
+	// the turn listing the options (Chosen), 0 for others.
+	ChoseFrom int64
 
 	// Kind is memory.KindTurn (""), memory.KindEpisode or memory.KindFact.
 	// An episode hit has its short summary as Content, Seq = FromSeq,

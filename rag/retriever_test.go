@@ -72,6 +72,9 @@ func seqsOf(turns []rag.Turn) []string {
 		if t.Neighbor {
 			s += "n"
 		}
+		if t.Chosen {
+			s += "c"
+		}
 		out = append(out, s)
 	}
 	return out
@@ -752,6 +755,23 @@ func TestAskedKindMeetsItsValue(t *testing.T) {
 // Pangbourne … fits 55, £40 a head". A choice of nothing named before
 // brings nothing more.
 func TestChoiceBringsWhatWasChosen(t *testing.T) {
+	t.Run("by place", func(t *testing.T) {
+		// Chosen by place, the options a few turns before come as the
+		// choice's other half (c), next to it or not.
+		checkNeighbourhoods(t, map[int]string{
+			4:  "two options for the cake: 1) crumbs bakery, lemon drizzle, £85 2) gail from the choir, carrot cake, £60, gluten free",
+			5:  "gail did auntie's wedding, so good",
+			6:  "ok do the second one, i'll text her tonight",
+			7:  "texted gail, she confirmed saturday pickup",
+			14: "the music options are 1) a DJ, £300 2) a playlist",
+			15: "ok do the second one",
+			16: "playlist made, shared it with everyone",
+			20: "the second one was better anyway, confirmed pickup",
+		}, map[string]string{
+			"texted confirmed saturday pickup": "c/5nc c/7n c/8 c/9n",
+			"playlist made shared everyone":    "c/15nc c/16n c/17 c/18n",
+		})
+	})
 	checkNeighbourhoods(t, map[int]string{
 		5:  "the boathouse have double booked the room, ringing round all afternoon",
 		6:  "The Crown at Pangbourne has a function room that fits 55, £40 a head",

@@ -713,7 +713,8 @@ func (s *Service) hitNames(ctx context.Context, p *plan, turns []rag.Turn, ks []
 
 // markPairs marks the neighbours that are the other half of a hit's
 // exchange: a user turn and the assistant turn after it, the answer of a
-// question, the options a choice chose among (rag.Turn.Chosen).
+// question, the options a choice chose among and the choice made among
+// options (rag.Turn.Chosen, ChoseFrom).
 func markPairs(rs []RAGTurn) {
 	type key struct {
 		chat string
@@ -738,7 +739,7 @@ func markPairs(rs []RAGTurn) {
 		if r.Neighbor {
 			_, answers := hits[key{r.ChatID, r.Seq - 1}]
 			answers = answers && questions[key{r.ChatID, r.Seq - 1}] > 0 // the answer to a hit asking a question
-			rs[i].pair = r.chosen || answers || (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
+			rs[i].pair = r.chosen || r.choseFrom > 0 || answers || (r.Role == "user" && next.role == "assistant") || (r.Role == "assistant" && prev.role == "user")
 			continue
 		}
 		// A hit that is the other half of a better hit's exchange is

@@ -188,8 +188,8 @@ func snippetsFallBack(t *testing.T, in AssemblyInput) {
 }
 
 // neighboursBesideTurns: a neighbour is shown only next to a turn shown
-// (retrieved or recent), or with the choice by place it lists the options
-// of; never alone as a stray turn.
+// (retrieved or recent), or with its partner (a choice by place, the
+// options it chose among); never alone as a stray turn.
 func neighboursBesideTurns(t *testing.T, in AssemblyInput, a Assembled) {
 	t.Helper()
 	shown := map[turnKey2]bool{}
@@ -199,15 +199,16 @@ func neighboursBesideTurns(t *testing.T, in AssemblyInput, a Assembled) {
 	for _, r := range a.Sections.Recent {
 		shown[turnKey2{"", r.Seq}] = true
 	}
-	choiceOf := map[turnKey2]int64{} // options -> the choice's seq
+	partner := map[turnKey2]int64{} // a choice by place and its options: each the other's
 	for _, r := range in.RAG {
 		if r.choseFrom > 0 {
-			choiceOf[turnKey2{r.ChatID, r.choseFrom}] = r.Seq
+			partner[turnKey2{r.ChatID, r.choseFrom}] = r.Seq
+			partner[turnKey2{r.ChatID, r.Seq}] = r.choseFrom
 		}
 	}
 	for _, r := range a.Sections.RAG {
 		k := turnKey2{r.ChatID, r.Seq}
-		if c, ok := choiceOf[k]; ok && shown[turnKey2{r.ChatID, c}] {
+		if c, ok := partner[k]; ok && shown[turnKey2{r.ChatID, c}] {
 			continue
 		}
 		if r.Neighbor && !shown[turnKey2{r.ChatID, r.Seq - 1}] && !shown[turnKey2{r.ChatID, r.Seq + 1}] {

@@ -147,6 +147,7 @@ func newPacker(in AssemblyInput) *packer {
 			p.verb.coveredIdx = append(p.verb.coveredIdx, i)
 		}
 	}
+	markChoices(p.in.RAG)
 	p.verb.tail = make([]int, 0, len(in.Verbatim))
 	p.verb.tail = append(append(append(p.verb.tail, p.verb.recentIdx...), p.verb.pendingIdx...), p.verb.coveredIdx...)
 	for i, t := range in.Verbatim {
@@ -399,7 +400,7 @@ func (p *packer) takeRAG(i int) {
 		p.rag.parts = append(p.rag.parts, i) // shown only with its turn
 		return
 	}
-	if r.Neighbor && !p.besideShown(r) && !p.choiceShown(r) {
+	if r.Neighbor && !p.besideShown(r) && !p.partnerShown(r) {
 		p.rag.lone = append(p.rag.lone, i) // shown only beside a turn shown
 		return
 	}
@@ -430,32 +431,64 @@ func (p *packer) takeRAG(i int) {
 		p.dropEpisodesOf(&p.in.RAG[i])
 		p.takeParts(r.ChatID, r.Seq)
 		p.takeBeside(r.ChatID, r.Seq)
-		p.takeChosen(r)
+		p.takePartner(r)
 	}
 }
 
-// takeChosen takes the options a turn just kept chose among by their
-// place: "ok do the second one" alone cannot be read.
-func (p *packer) takeChosen(r RAGTurn) {
-	if r.choseFrom == 0 {
+// markChoices marks the turns listing options that a retrieved choice by
+// place chose among (RAGTurn.listsChosen).
+func markChoices(rs []RAGTurn) {
+	for _, c := range rs {
+		if c.choseFrom == 0 {
+			continue
+		}
+		for i := range rs {
+			if r := &rs[i]; r.Seq == c.choseFrom && r.ChatID == c.ChatID && r.Episode == nil && r.Fact == nil && !r.part {
+				r.listsChosen = true
+			}
+		}
+	}
+}
+
+// A choice by place and the options it chose among are one exchange:
+// "ok do the second one" alone cannot be read, and options alone do not
+// say which was taken. Each is shown with the other (its partner).
+
+// partnerOf is the candidate that is r's other half, -1 for none: the
+// options a choice by place chose among, or the choice made among the
+// options r lists.
+func (p *packer) partnerOf(r RAGTurn) int {
+	if r.Episode != nil || r.Fact != nil || r.part {
+		return -1
+	}
+	if r.choseFrom > 0 {
+		return p.ragTurnAt(r.ChatID, r.choseFrom)
+	}
+	for j, o := range p.in.RAG {
+		if o.choseFrom == r.Seq && o.ChatID == r.ChatID && o.Episode == nil && o.Fact == nil && !o.part {
+			return j
+		}
+	}
+	return -1
+}
+
+// takePartner takes the other half of a turn just kept.
+func (p *packer) takePartner(r RAGTurn) {
+	if r.choseFrom == 0 && !r.listsChosen {
 		return
 	}
-	if j := p.ragTurnAt(r.ChatID, r.choseFrom); j >= 0 && !p.rag.keep[j] {
+	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {
 		p.takeRAG(j)
 	}
 }
 
-// choiceShown: r lists the options of a choice by place that is shown.
-func (p *packer) choiceShown(r RAGTurn) bool {
-	if !r.chosen {
+// partnerShown: r's other half is shown.
+func (p *packer) partnerShown(r RAGTurn) bool {
+	if r.choseFrom == 0 && !r.listsChosen {
 		return false
 	}
-	for j, o := range p.in.RAG {
-		if p.rag.keep[j] && o.ChatID == r.ChatID && o.choseFrom == r.Seq {
-			return true
-		}
-	}
-	return false
+	j := p.partnerOf(r)
+	return j >= 0 && p.rag.keep[j]
 }
 
 // A mark repeats its updating turns. Once they are themselves shown (a

@@ -559,13 +559,13 @@ func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
 	rag := []RAGTurn{
 		{Seq: 32, Role: "user", Name: "Priya", Content: "ok do the second one. ill tell dev no dnb", Score: 1, CreatedAt: day, whole: true, choseFrom: 30},
 		{Seq: 30, Role: "user", Name: "Arjun", Content: options, Score: 0.2, CreatedAt: day, Neighbor: true, chosen: true, whole: true},
-		{Seq: 12, Role: "user", Content: "music for the party, any ideas? " + strings.Repeat("word ", 12), Score: 0.6, CreatedAt: day, whole: true},
-		{Seq: 44, Role: "user", Content: "the hall has a sound system too " + strings.Repeat("word ", 12), Score: 0.5, CreatedAt: day, whole: true},
+		{Seq: 12, Role: "user", Content: "music for the party, any ideas? " + strings.Repeat("word ", 40), Score: 0.6, CreatedAt: day, whole: true},
+		{Seq: 44, Role: "user", Content: "the hall has a sound system too " + strings.Repeat("word ", 40), Score: 0.5, CreatedAt: day, whole: true},
 	}
 	for _, tc := range []struct {
 		budget      int
 		withOptions bool
-	}{{budget: 260, withOptions: true}, {budget: 2000, withOptions: true}} {
+	}{{budget: 200, withOptions: true}, {budget: 2000, withOptions: true}} {
 		in := AssemblyInput{Budget: tc.budget, Strategy: StrategyRAG, MustKeepFrom: 60, Verbatim: turns(60, 61, 3), RAG: append([]RAGTurn(nil), rag...), Ranked: true}
 		a := Assemble(in)
 		choice, opts := strings.Contains(a.Context, "ok do the second one"), strings.Contains(a.Context, "2) dev does it")
@@ -580,4 +580,21 @@ func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
 		}
 		neighboursBesideTurns(t, in, a)
 	}
+	// Options retrieved bring the choice made among them: they alone do
+	// not say which was taken.
+	opts := []RAGTurn{
+		{Seq: 30, Role: "user", Name: "Arjun", Content: options, Score: 1, CreatedAt: day, whole: true},
+		{Seq: 32, Role: "user", Name: "Priya", Content: "ok do the second one. ill tell dev no dnb", Score: 0.1, CreatedAt: day, Neighbor: true, whole: true, choseFrom: 30},
+		{Seq: 12, Role: "user", Content: "music for the party, any ideas? " + strings.Repeat("word ", 40), Score: 0.6, CreatedAt: day, whole: true},
+		{Seq: 44, Role: "user", Content: "the hall has a sound system too " + strings.Repeat("word ", 40), Score: 0.5, CreatedAt: day, whole: true},
+	}
+	in := AssemblyInput{Budget: 180, Strategy: StrategyRAG, MustKeepFrom: 60, Verbatim: turns(60, 61, 3), RAG: opts, Ranked: true}
+	a := Assemble(in)
+	if strings.Contains(a.Context, "2) dev does it") != strings.Contains(a.Context, "ok do the second one") {
+		t.Errorf("options and their choice not shown together:\n%s", a.Context)
+	}
+	if !strings.Contains(a.Context, "ok do the second one") {
+		t.Errorf("the options' choice left out:\n%s", a.Context)
+	}
+	neighboursBesideTurns(t, in, a)
 }

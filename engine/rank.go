@@ -204,19 +204,20 @@ func (p *packer) ragCandidates() []candidate {
 			out = append(out, candidate{kind: candRAG, i: i, value: value(rel, r.floor+1), bound: true, rel: rel})
 			continue
 		}
-		// A choice by place is shown with its options: valued at both costs.
-		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i)+p.optionsCost(r))})
+		// A choice by place and its options are shown together: valued at both costs.
+		out = append(out, candidate{kind: candRAG, i: i, value: value(rel, p.costRAG(i)+p.partnerCost(r))})
 	}
 	return out
 }
 
-// optionsCost is the least the options a turn chose among by place
-// (takeChosen) add to it, while they are not shown.
-func (p *packer) optionsCost(r RAGTurn) int {
-	if r.choseFrom == 0 {
+// partnerCost is the least a turn's other half (takePartner: the
+// options of a choice by place, the choice among options) adds to it,
+// while it is not shown.
+func (p *packer) partnerCost(r RAGTurn) int {
+	if r.choseFrom == 0 && !r.listsChosen {
 		return 0
 	}
-	if j := p.ragTurnAt(r.ChatID, r.choseFrom); j >= 0 && !p.rag.keep[j] {
+	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {
 		return p.leastCost(j)
 	}
 	return 0

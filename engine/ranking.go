@@ -50,7 +50,7 @@ func (r *ranking) next() (candidate, bool) {
 		if r.p.leastCost(c.i) > r.mostLeft() {
 			continue // can never fit: never cut
 		}
-		c.value, c.bound = value(c.rel, r.p.costRAG(c.i)+r.p.optionsCost(r.p.in.RAG[c.i])), false // the bound leaves out the options: still a bound
+		c.value, c.bound = value(c.rel, r.p.costRAG(c.i)+r.p.partnerCost(r.p.in.RAG[c.i])), false // the bound leaves out the options: still a bound
 		heap.Push(&r.waiting, c)
 	}
 	if len(r.waiting) == 0 {

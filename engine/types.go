@@ -131,6 +131,9 @@ type RAGTurn struct {
 	// second one"), is the seq of the turn listing the options: the packer
 	// shows them with it (rag.Turn.ChoseFrom).
 	choseFrom int64
+	// listsChosen marks a turn listing options that a retrieved choice by
+	// place chose among (markChoices, as the packer starts): shown with it.
+	listsChosen bool
 	// pairScore, when set, is the score of the better hit whose exchange
 	// this hit completes (markPairs): it is worth that hit's pair, at
 	// least.

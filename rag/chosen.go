@@ -130,6 +130,7 @@ type chosenWord struct {
 	what  string
 	place int
 	ok    bool
+	lists bool // the turn numbers options (two at least)
 }
 
 func readChoice(content string) chosenWord {
@@ -137,7 +138,7 @@ func readChoice(content string) chosenWord {
 		return chosenWord{place: n, ok: true}
 	}
 	what, ok := choice(content)
-	return chosenWord{what: what, ok: ok}
+	return chosenWord{what: what, ok: ok, lists: listsOptions(content, 2)}
 }
 
 // addChosen adds, for each retrieved turn that makes a choice, the turn
@@ -149,8 +150,8 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		if !isTurn(h) || h.Seq <= 1 {
 			continue
 		}
-		if c := r.choices.get(req.Tenant, h, readChoice); c.ok {
-			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what, c.place})
+		if c := r.choices.get(req.Tenant, h, readChoice); c.ok || c.lists {
+			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what, c.place, c.lists && !c.ok})
 		}
 	}
 	if len(choices) == 0 {
@@ -165,7 +166,11 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 	for _, chat := range slices.Sorted(maps.Keys(choices)) {
 		var seqs []int64
 		for _, c := range choices[chat] {
-			for s := max(1, hits[c.i].Seq-chosenReach); s < hits[c.i].Seq; s++ {
+			from, to := max(1, hits[c.i].Seq-chosenReach), hits[c.i].Seq-1
+			if c.lists {
+				from, to = hits[c.i].Seq+1, hits[c.i].Seq+chosenReach
+			}
+			for s := from; s <= to; s++ {
 				seqs = append(seqs, s)
 			}
 		}
@@ -180,6 +185,10 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		slices.SortFunc(msgs, func(a, b memory.Message) int { return cmp.Compare(a.Seq, b.Seq) })
 		for _, c := range choices[chat] {
 			h := hits[c.i]
+			if c.lists {
+				hits, have = choiceOfOptions(hits, have, h, msgs, req, excluded)
+				continue
+			}
 			m, ok := firstNaming(msgs, h.Seq, c.what)
 			if c.place > 0 {
 				m, ok = lastListing(msgs, h.Seq, c.place)
@@ -207,11 +216,47 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 }
 
 // chosenHit is a retrieved turn (its index in the hits) that chose what,
-// or the option at place.
+// or the option at place, or that lists options (lists).
 type chosenHit struct {
 	i     int
 	what  string
 	place int
+	lists bool
+}
+
+// choiceOfOptions adds the choice by place made among the options hit h
+// lists: the first turn of msgs after h choosing by place before another
+// lists options, marked as chosen from h. Options are asked as a question
+// is, and the choice is their answer.
+func choiceOfOptions(hits []Turn, have map[turnRef]int, h Turn, msgs []memory.Message, req Request,
+	excluded func(string, int64) bool) ([]Turn, map[turnRef]int) {
+	for _, m := range msgs {
+		if m.Seq <= h.Seq || m.Seq > h.Seq+chosenReach {
+			continue
+		}
+		place := placeChosen(m.Content)
+		if place == 0 {
+			if listsOptions(m.Content, 2) {
+				break // other options: a choice after them is theirs
+			}
+			continue
+		}
+		if !listsOptions(h.Content, place) || excluded(h.ChatID, m.Seq) || !req.inTime(m.CreatedAt) {
+			break
+		}
+		k := turnRef{h.ChatID, m.Seq}
+		if j, in := have[k]; in {
+			if hits[j].ChoseFrom == 0 {
+				hits[j].ChoseFrom = h.Seq
+			}
+			break
+		}
+		have[k] = len(hits)
+		hits = append(hits, Turn{ChatID: h.ChatID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+			CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true, ChoseFrom: h.Seq})
+		break
+	}
+	return hits, have
 }
 
 // lastListing is the newest of msgs (oldest first) within chosenReach

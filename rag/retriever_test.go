@@ -75,6 +75,9 @@ func seqsOf(turns []rag.Turn) []string {
 		if t.Chosen {
 			s += "c"
 		}
+		if t.ChoseFrom > 0 {
+			s += fmt.Sprintf("<%d", t.ChoseFrom)
+		}
 		out = append(out, s)
 	}
 	return out
@@ -757,7 +760,8 @@ func TestAskedKindMeetsItsValue(t *testing.T) {
 func TestChoiceBringsWhatWasChosen(t *testing.T) {
 	t.Run("by place", func(t *testing.T) {
 		// Chosen by place, the options a few turns before come as the
-		// choice's other half (c), next to it or not.
+		// choice's other half (c), next to it or not; options retrieved
+		// bring the choice made among them (<: chose from).
 		checkNeighbourhoods(t, map[int]string{
 			4:  "two options for the cake: 1) crumbs bakery, lemon drizzle, £85 2) gail from the choir, carrot cake, £60, gluten free",
 			5:  "gail did auntie's wedding, so good",
@@ -768,8 +772,9 @@ func TestChoiceBringsWhatWasChosen(t *testing.T) {
 			16: "playlist made, shared it with everyone",
 			20: "the second one was better anyway, confirmed pickup",
 		}, map[string]string{
-			"texted confirmed saturday pickup": "c/5nc c/7n c/8 c/9n",
-			"playlist made shared everyone":    "c/15nc c/16n c/17 c/18n",
+			"texted confirmed saturday pickup":          "c/5nc c/7n<5 c/8 c/9n",
+			"playlist made shared everyone":             "c/15nc c/16n<15 c/17 c/18n",
+			"crumbs bakery lemon drizzle carrot gluten": "c/4n c/5 c/6n c/7n<5", // the options bring their choice
 		})
 	})
 	checkNeighbourhoods(t, map[int]string{

@@ -404,6 +404,9 @@ func (p *packer) takeRAG(i int) {
 		p.rag.lone = append(p.rag.lone, i) // shown only beside a turn shown
 		return
 	}
+	if r.Neighbor && r.choseFrom > 0 && !p.partnerFits(r, i) {
+		return // context around a hit, "ok do the second one" without its options says nothing
+	}
 	if p.leastCost(i) > p.remaining {
 		if p.toSnippet(i) {
 			p.takeRAG(i)
@@ -480,6 +483,15 @@ func (p *packer) takePartner(r RAGTurn) {
 	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {
 		p.takeRAG(j)
 	}
+}
+
+// partnerFits: r's other half is shown, or fits beside r (i).
+func (p *packer) partnerFits(r RAGTurn, i int) bool {
+	j := p.partnerOf(r)
+	if j < 0 {
+		return false
+	}
+	return p.rag.keep[j] || p.leastCost(i)+p.leastCost(j)+2*p.headerCost(j) <= p.remaining
 }
 
 // partnerShown: r's other half is shown.

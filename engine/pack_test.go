@@ -597,4 +597,16 @@ func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
 		t.Errorf("the options' choice left out:\n%s", a.Context)
 	}
 	neighboursBesideTurns(t, in, a)
+	// A choice by place that is only context around another hit is left
+	// out when its options do not fit beside it.
+	around := []RAGTurn{
+		{Seq: 33, Role: "user", Name: "Tom", Content: "Tom here, my number is 07911 233140 if anyone needs a lift", Score: 1, CreatedAt: day, whole: true},
+		{Seq: 32, Role: "user", Name: "Priya", Content: "ok do the second one. ill tell dev no dnb", Score: 1, CreatedAt: day, Neighbor: true, whole: true, choseFrom: 30},
+		{Seq: 30, Role: "user", Name: "Arjun", Content: options + strings.Repeat(" and more", 60), Score: 1, CreatedAt: day, Neighbor: true, chosen: true, whole: true},
+	}
+	in = AssemblyInput{Budget: 120, Strategy: StrategyRAG, MustKeepFrom: 60, Verbatim: turns(60, 61, 3), RAG: around, Ranked: true}
+	a = Assemble(in)
+	if !strings.Contains(a.Context, "07911 233140") || strings.Contains(a.Context, "ok do the second one") {
+		t.Errorf("want the hit without the choice around it, whose options do not fit:\n%s", a.Context)
+	}
 }

@@ -101,13 +101,26 @@ func optionMark(n int) *regexp.Regexp {
 }
 
 var optionWords = [...]*regexp.Regexp{
-	regexp.MustCompile(`(?i)\boption (?:1|one)\b`), regexp.MustCompile(`(?i)\boption (?:2|two)\b`),
-	regexp.MustCompile(`(?i)\boption (?:3|three)\b`), regexp.MustCompile(`(?i)\boption (?:4|four)\b`),
+	regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:1|one)\b`), regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:2|two)\b`),
+	regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:3|three)\b`), regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:4|four)\b`),
 }
 
+// inProse finds options offered in a sentence, not numbered: "I can
+// either grab a bag at the Pet Valu … or at the Ossington one", "two
+// options i found. Hyperoptic … or Virgin …", "6:30am before work, or
+// lunchtime …, or evenings after 6. which is best for him?": an "or"
+// beside "either", a count of options, or a question asking which.
+var (
+	proseOr      = regexp.MustCompile(`(?i)\bor\b`)
+	proseOptions = regexp.MustCompile(`(?i)\beither\b|\b(?:two|three|2|3) (?:options|choices|versions|slots|ways|possibilities)\b|\bwhich (?:one|is best|works|would you|do you|should)\b`)
+)
+
 // listsOptions: content numbers at least n options (two at least), from
-// the first on, in order.
+// the first on, in order, or offers up to three in prose.
 func listsOptions(content string, n int) bool {
+	if n <= 3 && proseOr.MatchString(content) && proseOptions.MatchString(content) {
+		return true
+	}
 	for _, marks := range [][4]*regexp.Regexp{optionMarks, optionWords} {
 		at, ok := 0, true
 		for k := 0; k < max(n, 2) && ok; k++ {

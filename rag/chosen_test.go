@@ -53,6 +53,12 @@ func TestListsOptions(t *testing.T) {
 		{"2) comes first here 1) then this", 2, false}, // out of order
 		{"we paid 1. then 2. lol", 2, false},           // numbers closing sentences, no options
 		{"room for 12. ok?", 1, false},
+		{"**Version 1 (formal)** Dear … **Version 2 (friendly)** Hi …", 2, true},
+		{"I can either grab a bag at the Pet Valu ($89.99) or at the Ossington one, on sale for $74.99. Which one?", 2, true},
+		{"two options i found. Hyperoptic 500Mb for £30/month, or Virgin 350Mb for £29/month", 2, true},
+		{"for walks i could do 6:30am, or lunchtime around 12:30, or evenings after 6. which is best for him?", 3, true},
+		{"tea or coffee, whatever you like", 2, false}, // an "or" offers nothing to choose by place
+		{"either a DJ or a playlist", 4, false},         // a fourth is never in prose
 	} {
 		if got := listsOptions(c.content, c.place); got != c.want {
 			t.Errorf("%q, option %d: lists = %v, want %v", c.content, c.place, got, c.want)

@@ -58,7 +58,7 @@ func TestListsOptions(t *testing.T) {
 		{"two options i found. Hyperoptic 500Mb for £30/month, or Virgin 350Mb for £29/month", 2, true},
 		{"for walks i could do 6:30am, or lunchtime around 12:30, or evenings after 6. which is best for him?", 3, true},
 		{"tea or coffee, whatever you like", 2, false}, // an "or" offers nothing to choose by place
-		{"either a DJ or a playlist", 4, false},         // a fourth is never in prose
+		{"either a DJ or a playlist", 4, false},        // a fourth is never in prose
 	} {
 		if got := listsOptions(c.content, c.place); got != c.want {
 			t.Errorf("%q, option %d: lists = %v, want %v", c.content, c.place, got, c.want)

@@ -49,6 +49,36 @@ func TestFollowUpKeepsTheTurnBefore(t *testing.T) {
 	}
 }
 
+// TestChoiceByPlaceShownWithItsOptions: through the binary, a question
+// about a choice made by place far back in a long chat ("ok do the second
+// one", 190 turns ago) gets the options it chose among and the choice,
+// each in its block, at 400 tokens.
+func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
+	at := func(i int) string { return t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339) }
+	options := "3 options for the music: 1) DJ Sunny from the wedding, £300 for 3 hours 2) dev does it, he has the speakers 3) a spotify playlist"
+	msgs := []map[string]any{
+		{"id": "t1", "role": "user", "content": "we cant just have silence at the party", "created_at": at(1)},
+		{"id": "t2", "role": "assistant", "content": options, "created_at": at(2)},
+		{"id": "t3", "role": "user", "content": "dev will play drum and bass all night though", "created_at": at(3)},
+		{"id": "t4", "role": "assistant", "content": "He might, yes.", "created_at": at(4)},
+		{"id": "t5", "role": "user", "content": "ok do the second one. ill tell him no dnb", "created_at": at(5)},
+	}
+	msgs = gardenTurns(msgs, t0, 6, 196)
+	s.must(201, "POST", "/v1/chats/party/messages", map[string]any{"messages": msgs}, nil)
+	var ans struct {
+		Context string `json:"context"`
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "party", "query": "who is doing the music at the party?",
+		"budget_tokens": 400, "strategy": "rag_augmented"}, &ans)
+	for _, want := range []string{options, "ok do the second one"} {
+		if !strings.Contains(ans.Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, ans.Context)
+		}
+	}
+}
+
 // TestREADMESessionRemembersFacts: the README's curl session, without an
 // LLM, remembers "vegetarian" and "boutique hotels" as facts citing their
 // turn, and in alice's profile with that turn as the source.

@@ -210,19 +210,6 @@ func (p *packer) ragCandidates() []candidate {
 	return out
 }
 
-// partnerCost is the least a turn's other half (takePartner: the
-// options of a choice by place, the choice among options) adds to it,
-// while it is not shown.
-func (p *packer) partnerCost(r RAGTurn) int {
-	if r.choseFrom == 0 && !r.listsChosen {
-		return 0
-	}
-	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {
-		return p.leastCost(j)
-	}
-	return 0
-}
-
 // newerFirst weighs a retrieved candidate by how late it was said, when
 // the question asks how things stand now ("which photographer is doing
 // the day in the end?", "is Tom still riding the 108?"): the newest of the

@@ -155,10 +155,12 @@ func readChoice(content string) chosenWord {
 }
 
 // addChosen adds, for each retrieved turn that makes a choice, the turn
-// within chosenReach before it that first named what it chose, unless
-// that turn is there already. A chat's windows are read in one call.
+// within chosenReach before it that first named what it chose (or listed
+// the options it chose among by place), and for each that offers options,
+// the choice made among them after it, unless that turn is there
+// already. A chat's windows are read in one call.
 func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
-	choices := map[string][]chosenHit{} // chat -> its turns that choose
+	choices := map[string][]chosenHit{} // chat -> its turns that choose or offer options
 	for i, h := range hits {
 		if !isTurn(h) || h.Seq <= 1 {
 			continue
@@ -177,18 +179,7 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		}
 	}
 	for _, chat := range slices.Sorted(maps.Keys(choices)) {
-		var seqs []int64
-		for _, c := range choices[chat] {
-			from, to := max(1, hits[c.i].Seq-chosenReach), hits[c.i].Seq-1
-			if c.lists {
-				from, to = hits[c.i].Seq+1, hits[c.i].Seq+chosenReach
-			}
-			for s := from; s <= to; s++ {
-				seqs = append(seqs, s)
-			}
-		}
-		slices.Sort(seqs)
-		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: req.Tenant, ChatID: chat}, slices.Compact(seqs))
+		msgs, err := src.MessagesBySeq(ctx, memory.ChatKey{Tenant: req.Tenant, ChatID: chat}, windowsOf(hits, choices[chat]))
 		if errors.Is(err, memory.ErrNotFound) {
 			continue // chat deleted meanwhile
 		}
@@ -197,35 +188,59 @@ func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, h
 		}
 		slices.SortFunc(msgs, func(a, b memory.Message) int { return cmp.Compare(a.Seq, b.Seq) })
 		for _, c := range choices[chat] {
-			h := hits[c.i]
 			if c.lists {
-				hits, have = choiceOfOptions(hits, have, h, msgs, req, excluded)
+				hits = choiceOfOptions(hits, have, hits[c.i], msgs, req, excluded)
 				continue
 			}
-			m, ok := firstNaming(msgs, h.Seq, c.what)
-			if c.place > 0 {
-				m, ok = lastListing(msgs, h.Seq, c.place)
-			}
-			if !ok || excluded(chat, m.Seq) || !req.inTime(m.CreatedAt) {
-				continue
-			}
-			k := turnRef{chat, m.Seq}
-			// Options listed and chosen by place are the choice's other half
-			// (Chosen); a turn naming a word chosen may only mention it.
-			listed := c.place > 0
-			if listed {
-				hits[c.i].ChoseFrom = m.Seq
-			}
-			if j, in := have[k]; in {
-				hits[j].Chosen = hits[j].Chosen || listed && hits[j].Neighbor
-				continue
-			}
-			have[k] = len(hits)
-			hits = append(hits, Turn{ChatID: chat, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
-				CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true, Chosen: listed})
+			hits = chosenOf(hits, have, c, msgs, req, excluded)
 		}
 	}
 	return hits, nil
+}
+
+// windowsOf are the seqs a chat's choices are read in: chosenReach
+// before a choice, chosenReach after options.
+func windowsOf(hits []Turn, cs []chosenHit) []int64 {
+	var seqs []int64
+	for _, c := range cs {
+		from, to := max(1, hits[c.i].Seq-chosenReach), hits[c.i].Seq-1
+		if c.lists {
+			from, to = hits[c.i].Seq+1, hits[c.i].Seq+chosenReach
+		}
+		for s := from; s <= to; s++ {
+			seqs = append(seqs, s)
+		}
+	}
+	slices.Sort(seqs)
+	return slices.Compact(seqs)
+}
+
+// chosenOf adds the turn of msgs that put forward what choice c chose:
+// the first naming the word chosen, or the last listing the options
+// chosen among by place, which is the choice's other half (Chosen; a turn
+// naming a word chosen may only mention it).
+func chosenOf(hits []Turn, have map[turnRef]int, c chosenHit, msgs []memory.Message, req Request,
+	excluded func(string, int64) bool) []Turn {
+	h := hits[c.i]
+	m, ok := firstNaming(msgs, h.Seq, c.what)
+	if c.place > 0 {
+		m, ok = lastListing(msgs, h.Seq, c.place)
+	}
+	if !ok || excluded(h.ChatID, m.Seq) || !req.inTime(m.CreatedAt) {
+		return hits
+	}
+	listed := c.place > 0
+	if listed {
+		hits[c.i].ChoseFrom = m.Seq
+	}
+	k := turnRef{h.ChatID, m.Seq}
+	if j, in := have[k]; in {
+		hits[j].Chosen = hits[j].Chosen || listed && hits[j].Neighbor
+		return hits
+	}
+	have[k] = len(hits)
+	return append(hits, Turn{ChatID: h.ChatID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
+		CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true, Chosen: listed})
 }
 
 // chosenHit is a retrieved turn (its index in the hits) that chose what,
@@ -242,7 +257,7 @@ type chosenHit struct {
 // lists options, marked as chosen from h. Options are asked as a question
 // is, and the choice is their answer.
 func choiceOfOptions(hits []Turn, have map[turnRef]int, h Turn, msgs []memory.Message, req Request,
-	excluded func(string, int64) bool) ([]Turn, map[turnRef]int) {
+	excluded func(string, int64) bool) []Turn {
 	for _, m := range msgs {
 		if m.Seq <= h.Seq || m.Seq > h.Seq+chosenReach {
 			continue
@@ -269,7 +284,7 @@ func choiceOfOptions(hits []Turn, have map[turnRef]int, h Turn, msgs []memory.Me
 			CreatedAt: m.CreatedAt, Score: h.Score, Neighbor: true, ChoseFrom: h.Seq})
 		break
 	}
-	return hits, have
+	return hits
 }
 
 // lastListing is the newest of msgs (oldest first) within chosenReach

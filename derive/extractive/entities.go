@@ -173,7 +173,7 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		if typ == "" {
 			// A lone capitalised word with no context: keep it only when
 			// it is not the sentence's first word and recurs in the batch.
-			if len(fields) == 1 && !verbed && (a == 0 || afterColon(sentence, a) || count[strings.ToLower(name)] < 2) {
+			if len(fields) == 1 && !verbed && (a == 0 || afterColon(sentence, a) || afterQuote(sentence, a) || count[strings.ToLower(name)] < 2) {
 				continue
 			}
 			typ = TypeName
@@ -247,6 +247,15 @@ func inToken(sentence string, a, b int) bool {
 // line's value ("Action: Allow."), not a name.
 func afterColon(sentence string, a int) bool {
 	return strings.HasSuffix(strings.TrimRight(sentence[:a], " "), ":")
+}
+
+// afterQuote: the word at a opens a quotation, where a capital starts the
+// quoted sentence or title ("Write in the methods: "Missing autonomy
+// items …"", "tick "Limit to one use per customer"", "Yours sincerely"),
+// not a name.
+func afterQuote(sentence string, a int) bool {
+	r, _ := utf8.DecodeLastRuneInString(sentence[:a])
+	return r == '"' || r == '“' || r == '‘' || r == '\'' && (a == 1 || sentence[a-2] == ' ')
 }
 
 // unitWords are a company's units, named by what they do ("Finance agreed,

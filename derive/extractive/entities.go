@@ -213,8 +213,25 @@ func namesNothing(name string, fields []string) bool {
 		return true
 	}
 	low := strings.TrimSuffix(strings.ToLower(name), ".")
-	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] ||
-		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields)
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] ||
+		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields) || commonWordsOnly(fields)
+}
+
+// commonWordsOnly: a run of capitalised words each of which names a kind
+// ("German VAT", "PDF URL"), with a common acronym among them.
+func commonWordsOnly(fields []string) bool {
+	acronym := false
+	for _, f := range fields {
+		low := strings.ToLower(strings.Trim(f, ".,"))
+		switch {
+		case commonAcronyms[low]:
+			acronym = true
+		case demonyms[low] || nonNames[low]:
+		default:
+			return false
+		}
+	}
+	return acronym && len(fields) > 1
 }
 
 // A title alone ("Dr", "Mrs": personTitle), the word for a numbered part
@@ -228,6 +245,16 @@ var (
 	portuguese polish swedish danish norwegian finnish greek turkish russian ukrainian chinese japanese korean indian brazilian mexican
 	austrian swiss belgian czech hungarian romanian`)
 )
+
+// commonAcronyms are abbreviations of common words, in capitals as any
+// acronym is: a file format, a unit, a time zone, a currency, a
+// statistic, an office word ("send the PDF", "95% CI", "VAT ID", "SE =
+// 0.31"). Each names a kind of thing, not one of the chat's people,
+// places, organisations, products or codes; a name's own acronym ("the
+// NHS") is not among them.
+var commonAcronyms = toSet(`pdf csv json xml html url usb api ssh tls ssl dns vpn ip id pin db sql cpu gpu ram ssd hdd os ui ux tv pc faq
+	am pm utc gmt bst cet cest est pst eta kb mb gb tb eur gbp usd chf
+	vat po cc bcc fyi asap rsvp dm ps ceo cfo cto hq kpi roi fte sd se ci icc ols anova df gp gf`)
 
 // inToken: sentence[a:b] is part of a longer token, joined to it by a
 // hyphen, or by a hyphen or a dot before a digit: "Mango" of the password

@@ -170,6 +170,9 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 		if len(fields) == 1 && codeName.MatchString(strings.Trim(name, ".,")) {
 			typ = TypeCode
 		}
+		if typ == TypePerson && acronymsOnly(fields) {
+			typ = TypeName // "Water is with EPAL", "ask the OT": an organisation or a role, no person's name
+		}
 		if typ == "" {
 			// A lone capitalised word with no context: keep it only when
 			// it is not the sentence's first word and recurs in the batch.
@@ -215,6 +218,18 @@ func namesNothing(name string, fields []string) bool {
 	low := strings.TrimSuffix(strings.ToLower(name), ".")
 	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] ||
 		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields) || commonWordsOnly(fields)
+}
+
+// acronymsOnly: every word is in capitals (two letters or more): an
+// organisation's or a role's abbreviation, never a person's name.
+func acronymsOnly(fields []string) bool {
+	for _, f := range fields {
+		f = strings.Trim(f, ".,")
+		if utf8.RuneCountInString(f) < 2 || f != strings.ToUpper(f) || f == strings.ToLower(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // commonWordsOnly: a run of capitalised words each of which names a kind

@@ -85,6 +85,23 @@ func TestEntities(t *testing.T) {
 	}
 }
 
+// An abbreviation in capitals is an organisation's or a role's, never a
+// person's name, whatever word comes before it ("with EPAL", "ask the
+// OT"); a name before "said" stays a person.
+func TestAcronymIsNoPerson(t *testing.T) {
+	sum := summarize(t, nil, msgs(1, "user", "Water is with EPAL and stays in the landlord's name. Call EPAL about the meter. Marta said so, Marta knows."), 2000)
+	types := map[string]string{}
+	for _, e := range sum.Entities {
+		types[e.Name] = e.Type
+	}
+	if types["EPAL"] == TypePerson || types["EPAL"] == "" {
+		t.Errorf("EPAL typed %q, want a name that is no person's: %+v", types["EPAL"], sum.Entities)
+	}
+	if types["Marta"] != TypePerson {
+		t.Errorf("Marta typed %q, want person: %+v", types["Marta"], sum.Entities)
+	}
+}
+
 // TestEntitiesAreNames: dates are no entities, a verb opening the sentence
 // is no part of a name, and one name said in several forms is one entity.
 // A name in quotes is a label: "to 'FINAL'" is no place.

@@ -477,7 +477,7 @@ func topics(terms *termStats) []string {
 		}
 	}
 	for w, i := range terms.at {
-		if t := terms.terms[i]; t.freq >= 2 && !covered[w] {
+		if t := terms.terms[i]; t.freq >= 2 && !covered[w] && !strings.Contains(w, " ") && !notTopic(w) {
 			cs = append(cs, cand{w, t.weight, t.first, false})
 		}
 	}
@@ -490,6 +490,18 @@ func topics(terms *termStats) []string {
 	}
 	return out
 }
+
+// notTopic: a word said often that is no subject of its own: when
+// something happens ("day", "week", "saturday", "march"), or how it went
+// ("fine"), or "ill" for an "I'll" typed without its apostrophe.
+func notTopic(w string) bool {
+	return timeWords[w] || lex.IsWeekday(w) || lex.IsMonth(w) || notSubjects[w]
+}
+
+var (
+	timeWords   = toSet(`day days week weeks weekend weekends month months year years morning mornings afternoon afternoons evening evenings night nights today tonight tomorrow yesterday hour hours minute minutes`)
+	notSubjects = toSet(`fine ill free okay sure thing things bit lot`)
+)
 
 // narrativeSpan is how many sentences one pair of narrative sentences
 // stands for; a longer batch (a bulk import summarised at once) is cut in

@@ -666,3 +666,22 @@ func TestEntityNotAPersonWhenDealtWithOrCalled(t *testing.T) {
 		}
 	}
 }
+
+// Words said often that are no subject — when ("day", "saturday",
+// "march", "week"), how it went ("fine"), an "ill" for "I'll" — are no
+// topics; the subjects said as often are.
+func TestTopicsAreSubjects(t *testing.T) {
+	sum := summarize(t, nil, msgs(1,
+		"user", "the plant sale is on saturday, a long day. fine by me",
+		"user", "plant sale day: saturday 14 march, stall setup from 9. ill bring the tables",
+		"user", "fine, ill do the plant labels next week, the sale tables too",
+		"user", "week after is the raffle, same day of the week, saturday in march. fine"), 0)
+	for _, w := range []string{"day", "saturday", "march", "week", "fine", "ill"} {
+		if contains(sum.Topics, w) {
+			t.Errorf("topic %q is no subject: %q", w, sum.Topics)
+		}
+	}
+	if !contains(sum.Topics, "plant sale") && !contains(sum.Topics, "sale") {
+		t.Errorf("the subject is lost: %q", sum.Topics)
+	}
+}

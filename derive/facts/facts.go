@@ -57,6 +57,16 @@ func FromReadings(all []prose.Reading) ([]memory.Fact, []Question) {
 	return extract(rs, names, qs), qs
 }
 
+// refersBack: an instruction whose object is a pronoun standing for what
+// the sentence before said ("Use that on every invoice", "Keep it
+// short").
+func refersBack(s string) bool {
+	ws := lex.Words(s)
+	return len(ws) >= 2 && backRefs[ws[1]]
+}
+
+var backRefs = lex.Set(`that this it them those these`)
+
 func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 	open := map[int64][]Question{}
 	for _, q := range qs {
@@ -75,9 +85,11 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 				continue
 			}
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
-				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && len(lex.Words(r.Sents[i-1])) <= 3 {
+				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && (len(lex.Words(r.Sents[i-1])) <= 3 || refersBack(s)) {
 					// "pnpm pls. never npm in this repo": a fragment just
-					// before the instruction is its first half.
+					// before the instruction is its first half; "… the new
+					// IBAN is DE91 4306 …. Use that on every invoice from now
+					// on": the sentence before says what "that" is.
 					c.text = StandingPrefix + r.Sents[i-1] + " " + s
 				}
 				cs = append(cs, c)

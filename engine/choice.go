@@ -56,13 +56,22 @@ func (p *packer) partnerFits(r RAGTurn, i int) bool {
 	return p.rag.keep[j] || p.leastCost(i)+p.leastCost(j)+2*p.headerCost(j) <= p.remaining
 }
 
-// partnerShown: r's other half is shown.
+// partnerShown: r's other half is shown: its options, or any of the
+// choices made among the options r lists (two may point at one list:
+// "go with option 1" … "ok do the second one").
 func (p *packer) partnerShown(r RAGTurn) bool {
-	if r.choseFrom == 0 && !r.listsChosen {
-		return false
+	switch {
+	case r.choseFrom > 0:
+		j := p.partnerOf(r)
+		return j >= 0 && p.rag.keep[j]
+	case r.listsChosen:
+		for j, o := range p.in.RAG {
+			if p.rag.keep[j] && o.choseFrom == r.Seq && o.ChatID == r.ChatID && o.Episode == nil && o.Fact == nil && !o.part {
+				return true
+			}
+		}
 	}
-	j := p.partnerOf(r)
-	return j >= 0 && p.rag.keep[j]
+	return false
 }
 
 // partnerCost is the least a turn's other half (takePartner: the

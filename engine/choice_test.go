@@ -66,3 +66,23 @@ func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
 		t.Errorf("want the hit without the choice around it, whose options do not fit:\n%s", a.Context)
 	}
 }
+
+// Two choices may point at one list ("go with option 1", later "ok do the
+// second one"): the options count as shown with either.
+func TestTwoChoicesOfOneList(t *testing.T) {
+	day := time.Date(2026, 9, 21, 9, 0, 0, 0, time.UTC)
+	options := "3 options for the music: 1) DJ Sunny, £300 2) dev does it, he has the speakers 3) a spotify playlist"
+	rag := []RAGTurn{
+		{Seq: 50, Role: "user", Content: "the hall has a sound system too", Score: 1, CreatedAt: day, whole: true},
+		{Seq: 40, Role: "user", Content: "ok do the second one", Score: 0.9, CreatedAt: day, Neighbor: true, whole: true, choseFrom: 30},
+		{Seq: 41, Role: "user", Content: "dev confirmed, speakers sorted", Score: 0.9, CreatedAt: day, whole: true},
+		{Seq: 32, Role: "user", Content: "go with option 1 " + strings.Repeat("word ", 200), Score: 0.01, CreatedAt: day, whole: true, choseFrom: 30},
+		{Seq: 30, Role: "user", Content: options, Score: 0.9, CreatedAt: day, Neighbor: true, chosen: true, whole: true},
+	}
+	in := AssemblyInput{Budget: 300, Strategy: StrategyRAG, MustKeepFrom: 60, Verbatim: turns(60, 61, 3), RAG: rag, Ranked: true}
+	a := Assemble(in)
+	if strings.Contains(a.Context, "ok do the second one") && !strings.Contains(a.Context, "2) dev does it") {
+		t.Errorf("the second choice shown without its options:\n%s", a.Context)
+	}
+	neighboursBesideTurns(t, in, a)
+}

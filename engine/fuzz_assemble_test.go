@@ -199,16 +199,16 @@ func neighboursBesideTurns(t *testing.T, in AssemblyInput, a Assembled) {
 	for _, r := range a.Sections.Recent {
 		shown[turnKey2{"", r.Seq}] = true
 	}
-	partner := map[turnKey2]int64{} // a choice by place and its options: each the other's
+	partners := map[turnKey2][]int64{} // a choice by place and its options: each the other's (a list may have two choices)
 	for _, r := range in.RAG {
 		if r.choseFrom > 0 {
-			partner[turnKey2{r.ChatID, r.choseFrom}] = r.Seq
-			partner[turnKey2{r.ChatID, r.Seq}] = r.choseFrom
+			partners[turnKey2{r.ChatID, r.choseFrom}] = append(partners[turnKey2{r.ChatID, r.choseFrom}], r.Seq)
+			partners[turnKey2{r.ChatID, r.Seq}] = append(partners[turnKey2{r.ChatID, r.Seq}], r.choseFrom)
 		}
 	}
 	for _, r := range a.Sections.RAG {
 		k := turnKey2{r.ChatID, r.Seq}
-		if c, ok := partner[k]; ok && shown[turnKey2{r.ChatID, c}] {
+		if slices.ContainsFunc(partners[k], func(c int64) bool { return shown[turnKey2{r.ChatID, c}] }) {
 			continue
 		}
 		if r.Neighbor && !shown[turnKey2{r.ChatID, r.Seq - 1}] && !shown[turnKey2{r.ChatID, r.Seq + 1}] {

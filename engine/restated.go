@@ -33,6 +33,7 @@ type restatement struct {
 	// server's live heap (turnValueFields).
 	turnVals string
 	whole    bool // a short turn read whole, not one sentence
+	retires  bool // it holds a word retiring a value (retiresOld looks only then)
 }
 
 // restatedMax bounds the sentences of one turn read as restatements, and
@@ -72,7 +73,8 @@ func restatementsOf(content string) []restatedSentence {
 		if turn == "" {
 			turn = turnValueFields(strings.ToLower(content))
 		}
-		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, turnVals: turn, whole: whole && i == 0}
+		r := restatement{kinds: lex.ValueKinds(s), vals: valueTokens(low), words: namingWords(low), low: low, turnVals: turn, whole: whole && i == 0,
+			retires: slices.ContainsFunc(retiring, func(c string) bool { return lex.HasPhrase(low, c) })}
 		if len(r.kinds) == 0 || len(r.vals) == 0 || len(r.words) < r.naming(r.kinds) {
 			continue
 		}
@@ -277,6 +279,9 @@ func (r restatement) namesOld(low string) bool {
 // the new number too, and another person's "07700 900 117" is not retired.
 // (A day may qualify it: "… won't work after friday".)
 func (r restatement) retiresOld(low string) bool {
+	if !r.retires {
+		return false // the common case: the older turn is not split
+	}
 	for _, v := range valueTokens(low) {
 		if len(v) < 4 || !strings.ContainsAny(v, "0123456789") || !lex.HasPhrase(r.low, v) {
 			continue

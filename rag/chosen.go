@@ -66,7 +66,11 @@ func choice(content string) (string, bool) {
 
 // ordinalChoice reads an option chosen by its place: submatch 1 the
 // ordinal word, 2 the option's number.
-var ordinalChoice = regexp.MustCompile(`\b(?:do|go with|going with|went with|take|book|pick|choose|want|prefer)\s+(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:one|option)\b|\boption\s+([1-4])\b`)
+var ordinalChoice = regexp.MustCompile(`\b(?:do|go with|going with|went with|take|book|pick|choose|want|prefer)\s+(?:the\s+)?(?:(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:one|option)\b|option\s+([1-4])\b)`)
+
+// notChoosing: the words before a choice's verb negate it ("I don't want
+// the second one").
+var notChoosing = regexp.MustCompile(`\b(?:don'?t|do not|doesn'?t|not|never|won'?t)\s+(?:\w+\s+)?$`)
 
 var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 
@@ -80,14 +84,17 @@ func placeChosen(content string) int {
 	if !strings.Contains(low, "one") && !strings.Contains(low, "option") {
 		return 0 // the common case, without a regular expression
 	}
-	m := ordinalChoice.FindStringSubmatch(low)
+	if lex.EndsWithQuestion(low) {
+		return 0 // "choose the first one?" asks
+	}
+	loc := ordinalChoice.FindStringSubmatchIndex(low)
 	switch {
-	case m == nil:
+	case loc == nil || notChoosing.MatchString(low[:loc[0]]):
 		return 0
-	case m[1] != "":
-		return ordinals[m[1]]
+	case loc[2] >= 0:
+		return ordinals[low[loc[2]:loc[3]]]
 	default:
-		return int(m[2][0] - '0')
+		return int(low[loc[4]] - '0')
 	}
 }
 
@@ -112,13 +119,16 @@ var optionWords = [...]*regexp.Regexp{
 // beside "either", a count of options, or a question asking which.
 var (
 	proseOr      = regexp.MustCompile(`(?i)\bor\b`)
-	proseOptions = regexp.MustCompile(`(?i)\beither\b|\b(?:two|three|2|3) (?:options|choices|versions|slots|ways|possibilities)\b|\bwhich (?:one|is best|works|would you|do you|should)\b`)
+	proseOptions = regexp.MustCompile(`(?i)\b(?:two|three|2|3) (?:options|choices|versions|slots|ways|possibilities)\b|\bwhich (?:one|is best|works|would you|do you|should)\b`)
+	proseEither  = regexp.MustCompile(`(?i)\beither\b`)
 )
 
 // listsOptions: content numbers at least n options (two at least), from
 // the first on, in order, or offers up to three in prose.
 func listsOptions(content string, n int) bool {
-	if n <= 3 && proseOr.MatchString(content) && proseOptions.MatchString(content) {
+	// "either … or" offers when it asks ("… or at the Ossington one?"), not
+	// in "I either forgot or lost it".
+	if n <= 3 && proseOr.MatchString(content) && (proseOptions.MatchString(content) || proseEither.MatchString(content) && lex.EndsWithQuestion(content)) {
 		return true
 	}
 	for _, marks := range [][4]*regexp.Regexp{optionMarks, optionWords} {
@@ -147,11 +157,14 @@ type chosenWord struct {
 }
 
 func readChoice(content string) chosenWord {
+	if listsOptions(content, 2) {
+		return chosenWord{lists: true} // "Option 1: … Option 2: …" offers, whatever it names
+	}
 	if n := placeChosen(content); n > 0 {
 		return chosenWord{place: n, ok: true}
 	}
 	what, ok := choice(content)
-	return chosenWord{what: what, ok: ok, lists: listsOptions(content, 2)}
+	return chosenWord{what: what, ok: ok}
 }
 
 // addChosen adds, for each retrieved turn that makes a choice, the turn
@@ -162,11 +175,11 @@ func readChoice(content string) chosenWord {
 func (r *Retriever) addChosen(ctx context.Context, src Neighbors, req Request, hits []Turn, excluded func(string, int64) bool) ([]Turn, error) {
 	choices := map[string][]chosenHit{} // chat -> its turns that choose or offer options
 	for i, h := range hits {
-		if !isTurn(h) || h.Seq <= 1 {
+		if !isTurn(h) {
 			continue
 		}
 		if c := r.choices.get(req.Tenant, h, readChoice); c.ok || c.lists {
-			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what, c.place, c.lists && !c.ok})
+			choices[h.ChatID] = append(choices[h.ChatID], chosenHit{i, c.what, c.place, c.lists})
 		}
 	}
 	if len(choices) == 0 {
@@ -222,9 +235,12 @@ func windowsOf(hits []Turn, cs []chosenHit) []int64 {
 func chosenOf(hits []Turn, have map[turnRef]int, c chosenHit, msgs []memory.Message, req Request,
 	excluded func(string, int64) bool) []Turn {
 	h := hits[c.i]
-	m, ok := firstNaming(msgs, h.Seq, c.what)
+	var m memory.Message
+	var ok bool
 	if c.place > 0 {
 		m, ok = lastListing(msgs, h.Seq, c.place)
+	} else {
+		m, ok = firstNaming(msgs, h.Seq, c.what)
 	}
 	if !ok || excluded(h.ChatID, m.Seq) || !req.inTime(m.CreatedAt) {
 		return hits

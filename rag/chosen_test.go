@@ -33,6 +33,10 @@ func TestPlaceChosen(t *testing.T) {
 		{"the second one was better anyway", 0}, // no choice made
 		{"one more thing: the first train is at 6", 0},
 		{"ok do it", 0},
+		{"I don't want the second one", 0},
+		{"option 2 is way too expensive", 0},
+		{"choose the first one?", 0},
+		{"is option 1 or option 2 cheaper", 0},
 	} {
 		if got := placeChosen(c.content); got != c.want {
 			t.Errorf("%q: place %d, want %d", c.content, got, c.want)
@@ -58,10 +62,23 @@ func TestListsOptions(t *testing.T) {
 		{"two options i found. Hyperoptic 500Mb for £30/month, or Virgin 350Mb for £29/month", 2, true},
 		{"for walks i could do 6:30am, or lunchtime around 12:30, or evenings after 6. which is best for him?", 3, true},
 		{"tea or coffee, whatever you like", 2, false}, // an "or" offers nothing to choose by place
+		{"I either forgot or lost it", 2, false},       // "either … or" that asks nothing
 		{"either a DJ or a playlist", 4, false},        // a fourth is never in prose
 	} {
 		if got := listsOptions(c.content, c.place); got != c.want {
 			t.Errorf("%q, option %d: lists = %v, want %v", c.content, c.place, got, c.want)
 		}
+	}
+}
+
+// A turn numbering options offers them, whatever words of choosing it
+// holds: "Option 1: … Option 2: …" chooses neither.
+func TestReadChoiceOffersBeforeChoosing(t *testing.T) {
+	c := readChoice("Option 1: move the Wi-Fi to channel 11. Option 2: go with option 2, move Zigbee to 25. Which do you prefer?")
+	if !c.lists || c.ok || c.place != 0 {
+		t.Errorf("options read as %+v, want offered, not chosen", c)
+	}
+	if c := readChoice("ok do the second one"); c.lists || !c.ok || c.place != 2 {
+		t.Errorf("a choice read as %+v", c)
 	}
 }

@@ -216,7 +216,7 @@ func namesNothing(name string, fields []string) bool {
 		return true
 	}
 	low := strings.TrimSuffix(strings.ToLower(name), ".")
-	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] ||
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] && name == strings.ToUpper(name) ||
 		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields) || commonWordsOnly(fields)
 }
 
@@ -239,7 +239,7 @@ func commonWordsOnly(fields []string) bool {
 	for _, f := range fields {
 		low := strings.ToLower(strings.Trim(f, ".,"))
 		switch {
-		case commonAcronyms[low]:
+		case commonAcronyms[low] && f == strings.ToUpper(f):
 			acronym = true
 		case demonyms[low] || nonNames[low]:
 		default:

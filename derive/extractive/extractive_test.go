@@ -136,6 +136,7 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"acronyms are names", "The NHS letter came. Ask the NHS again.", []string{"NHS"}},
 		// An abbreviation of common words is a kind of thing, not a name.
 		{"common acronyms", "Send the PDF with the VAT ID by 5 PM UTC. The PDF again, the VAT again, and German VAT too. Ask the NHS, the NHS knows.", []string{"NHS"}},
+		{"a name spelt as an abbreviation", "I'm meeting with Ram tomorrow. Ram is late again, so text Ram.", []string{"Ram"}},
 		// A capital opening a quotation starts its sentence or title.
 		{"a quotation's first word", `Write in the methods: "Missing items were imputed." Then tick "Limit to one use". The missing items stay, said Duarte. Limit again: "Missing data", and "Duarte" agreed, as Duarte does.`, []string{"Duarte"}},
 		{"particles inside a name", "The flat is on Rua da Reboleira. Book Casa del Sol in Lisbon. Can Tomás do Tuesday? Ask Tomás.", []string{"Rua da Reboleira", "Casa del Sol", "Lisbon", "Tomás"}},

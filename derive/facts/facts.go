@@ -62,7 +62,7 @@ func FromReadings(all []prose.Reading) ([]memory.Fact, []Question) {
 // short").
 func refersBack(s string) bool {
 	ws := lex.Words(s)
-	return len(ws) >= 2 && backRefs[ws[1]]
+	return len(ws) >= 2 && backRefs[ws[1]] && (len(ws) == 2 || lex.IsRankStopword(ws[2])) // "Use this template": a determiner, not a pronoun
 }
 
 var backRefs = lex.Set(`that this it them those these`)

@@ -336,7 +336,7 @@ func retired(low, v string) bool {
 // comma, a semicolon, a bracket or its sentence's start, on to the end of
 // its sentence or bracket.
 func clauseOf(low, v string) (string, bool) {
-	i := strings.Index(low, v)
+	i := lex.PhraseIndex(low, v) // "2345" is not inside "12345"
 	if i < 0 {
 		return "", false
 	}

@@ -110,3 +110,20 @@ func FuzzTurnValueFields(f *testing.F) {
 		}
 	})
 }
+
+// retired reads the clause holding the value itself, not a longer number
+// holding its digits ("2345" inside "12345").
+func TestRetiredReadsTheValuesOwnClause(t *testing.T) {
+	for _, tc := range []struct {
+		low, v string
+		want   bool
+	}{
+		{"door is 12345 now, the 2345 one is dead", "2345", true},
+		{"door 12345 is dead. the 2345 one still works", "2345", false},
+		{"new number is 07911 402557, the 233140 one won't work after friday", "233140", true},
+	} {
+		if got := retired(tc.low, tc.v); got != tc.want {
+			t.Errorf("retired(%q, %q) = %v, want %v", tc.low, tc.v, got, tc.want)
+		}
+	}
+}

@@ -12,25 +12,43 @@ func markChoices(rs []RAGTurn) {
 			continue
 		}
 		for i := range rs {
-			if r := &rs[i]; r.Seq == c.choseFrom && r.ChatID == c.ChatID && r.Episode == nil && r.Fact == nil && !r.part {
-				r.listsChosen = true
+			if choseAmong(c, rs[i]) {
+				rs[i].listsChosen = true
 			}
 		}
 	}
 }
 
+// choseAmong: c is a choice by place made among the options r lists.
+func choseAmong(c, r RAGTurn) bool {
+	return c.choseFrom == r.Seq && c.ChatID == r.ChatID && turnLine(c) && turnLine(r)
+}
+
+// turnLine: r is a retrieved turn shown in its own line, not an episode,
+// a fact or another passage of a long turn.
+func turnLine(r RAGTurn) bool { return r.Episode == nil && r.Fact == nil && !r.part }
+
+// hasPartner: r is a choice by place or the options of one.
+func hasPartner(r RAGTurn) bool { return r.choseFrom > 0 || r.listsChosen }
+
 // partnerOf is the candidate that is r's other half, -1 for none: the
-// options a choice by place chose among, or the choice made among the
-// options r lists.
+// options a choice by place chose among, or the first choice made among
+// the options r lists.
 func (p *packer) partnerOf(r RAGTurn) int {
-	if r.Episode != nil || r.Fact != nil || r.part {
+	if !turnLine(r) {
 		return -1
 	}
 	if r.choseFrom > 0 {
 		return p.ragTurnAt(r.ChatID, r.choseFrom)
 	}
-	for j, o := range p.in.RAG {
-		if o.choseFrom == r.Seq && o.ChatID == r.ChatID && o.Episode == nil && o.Fact == nil && !o.part {
+	return p.choiceAmong(r, false)
+}
+
+// choiceAmong is the first candidate choosing among the options r lists
+// (a kept one only, when kept), -1 for none.
+func (p *packer) choiceAmong(r RAGTurn, kept bool) int {
+	for j, c := range p.in.RAG {
+		if (!kept || p.rag.keep[j]) && choseAmong(c, r) {
 			return j
 		}
 	}
@@ -39,7 +57,7 @@ func (p *packer) partnerOf(r RAGTurn) int {
 
 // takePartner takes the other half of a turn just kept.
 func (p *packer) takePartner(r RAGTurn) {
-	if r.choseFrom == 0 && !r.listsChosen {
+	if !hasPartner(r) {
 		return
 	}
 	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {
@@ -65,11 +83,7 @@ func (p *packer) partnerShown(r RAGTurn) bool {
 		j := p.partnerOf(r)
 		return j >= 0 && p.rag.keep[j]
 	case r.listsChosen:
-		for j, o := range p.in.RAG {
-			if p.rag.keep[j] && o.choseFrom == r.Seq && o.ChatID == r.ChatID && o.Episode == nil && o.Fact == nil && !o.part {
-				return true
-			}
-		}
+		return p.choiceAmong(r, true) >= 0
 	}
 	return false
 }
@@ -78,7 +92,7 @@ func (p *packer) partnerShown(r RAGTurn) bool {
 // options of a choice by place, the choice among options) adds to it,
 // while it is not shown.
 func (p *packer) partnerCost(r RAGTurn) int {
-	if r.choseFrom == 0 && !r.listsChosen {
+	if !hasPartner(r) {
 		return 0
 	}
 	if j := p.partnerOf(r); j >= 0 && !p.rag.keep[j] {

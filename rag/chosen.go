@@ -107,16 +107,19 @@ func optionMark(n int) *regexp.Regexp {
 	return regexp.MustCompile(fmt.Sprintf(`(?m)^\s*\(?%[1]d[.):]\s|(?:^|\s)\(?%[1]d\)\s`, n))
 }
 
-var optionWords = [...]*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:1|one)\b`), regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:2|two)\b`),
-	regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:3|three)\b`), regexp.MustCompile(`(?i)\b(?:option|version|choice) (?:4|four)\b`),
+// optionWords find an option named with its number: "Option 2: …",
+// "Version one …".
+var optionWords = [...]*regexp.Regexp{optionWord(1, "one"), optionWord(2, "two"), optionWord(3, "three"), optionWord(4, "four")}
+
+func optionWord(n int, word string) *regexp.Regexp {
+	return regexp.MustCompile(fmt.Sprintf(`(?i)\b(?:option|version|choice) (?:%d|%s)\b`, n, word))
 }
 
-// inProse finds options offered in a sentence, not numbered: "I can
-// either grab a bag at the Pet Valu … or at the Ossington one", "two
-// options i found. Hyperoptic … or Virgin …", "6:30am before work, or
-// lunchtime …, or evenings after 6. which is best for him?": an "or"
-// beside "either", a count of options, or a question asking which.
+// Options offered in a sentence, not numbered: "two options i found.
+// Hyperoptic … or Virgin …", "6:30am before work, or lunchtime …, or
+// evenings after 6. which is best for him?", "I can either grab a bag at
+// the Pet Valu … or at the Ossington one?": an "or" beside a count of
+// options, a question asking which, or "either" in a turn that asks.
 var (
 	proseOr      = regexp.MustCompile(`(?i)\bor\b`)
 	proseOptions = regexp.MustCompile(`(?i)\b(?:two|three|2|3) (?:options|choices|versions|slots|ways|possibilities)\b|\bwhich (?:one|is best|works|would you|do you|should)\b`)

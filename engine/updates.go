@@ -682,6 +682,14 @@ func updates(u facts.Update, text string) bool {
 			}
 			continue
 		}
+		if facts.UnitAmount(o) {
+			// An amount with its unit names itself, as "£35" does; it is
+			// one phrase: "30 days" is not "four days … 30 %".
+			if lex.HasPhrase(text, o) || lex.HasPhrase(text, strings.Replace(o, " ", "", 1)) {
+				return true
+			}
+			continue
+		}
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}

@@ -157,13 +157,32 @@ var (
 // much, full, closed, cancelled.
 func rejects(low string) bool {
 	low = strings.ReplaceAll(low, "not sure", "") // a doubt rejects nothing
+	prev := ""
 	for _, w := range strings.Fields(low) {
-		if w = strings.Trim(w, `"'(“‘,.;:!?)”’`); rejectWords[w] || strings.HasSuffix(w, "n't") {
+		w = strings.Trim(w, `"'(“‘,.;:!?)”’`)
+		if rejectWords[w] && (!stateWords[w] || saysState(prev)) || strings.HasSuffix(w, "n't") {
 			return true
 		}
+		prev = w
 	}
 	return false
 }
+
+// stateWords reject only as a thing's state, after a form of "be" or a
+// verb putting it there ("ashgrove is off", "Felix's out", "sold out",
+// "called off"): "we'll have the lights off" and "we're out of milk"
+// reject no choice … nor does "Ben is bringing Dad in at 7:45 and we'll
+// have the lights off" reject Ben.
+var stateWords = set(`off out`)
+
+// saysState: the word before a state word puts a thing in that state
+// ("is off", "Jonas is pulling out", "she's coming off the apoquel").
+func saysState(prev string) bool {
+	return beForms[prev] || strings.HasSuffix(prev, "'s") || strings.HasSuffix(prev, "’s")
+}
+
+var beForms = set(`is are was were be been being it's that's its thats sold called pull pulled pulling pulls drop dropped dropping drops
+back backed backing backs come comes coming came opt opted opting bow bowed bowing ruled crossed taken`)
 
 var rejectWords = set(`not no never nope off out too cant wont dont didnt doesnt isnt wasnt arent couldnt wouldnt shouldnt
 havent hasnt cancelled canceled cancel full closed dead broken flooded flood refused`)

@@ -611,9 +611,10 @@ var detectors = []detector{
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
-	// "release pushed back to thu 11 feb", "ok standup moved to 10:30":
-	// the same, the thing first, without an article.
-	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`^(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) ` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	// "release pushed back to thu 11 feb", "ok standup moved to 10:30",
+	// "they're shut on the friday now, so collection moved to saturday
+	// 12th": the same, the thing first in its clause, without an article.
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`(?:^|[,;] )(?:(?:ok|okay|so|and|alright|right|fine|well|oh|ah|wait|update|fyi|heads up|btw),? )*([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:got |has been |have been |is |was |'s |just )?(?:moved|pushed|pushed back|put back|postponed|rescheduled|bumped|shifted|brought forward) ` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), onlyTime(m[2])
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
@@ -1013,14 +1014,20 @@ var detectors = []detector{
 	// Last: one value put in place of another of the same shape, however
 	// the sentence goes around it: "so it'd be £345 instead of £295",
 	// "should have been £25, not £15", "split 5 = £35 each not 30",
-	// "they want to leave 8.15 not 8.45". Both are numbers, the old one
-	// bare or with the new one's currency.
-	{[]string{" not ", "instead of", "rather than"}, regexp.MustCompile(`(?:^|[\s(=])([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?: (each|a head|per [a-z]+|a [a-z]+))?,? (?:not|instead of|rather than) (?:the )?([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
+	// "they want to leave 8.15 not 8.45", "heat loss comes out at 5.9
+	// kW, not the 6.8 Peak Heat said". Both are numbers, the old one bare
+	// or with the new one's currency or unit.
+	{[]string{" not ", "instead of", "rather than"}, regexp.MustCompile(`(?:^|[\s(=])([$€£]?\d[\d,.:]*(?:k|am|pm|%)?(?: ?` + unitWord + `)?)(?: (each|a head|per [a-z]+|a [a-z]+))?,? (?:not|instead of|rather than) (?:the )?([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
 		nw, od := strings.TrimRight(m[1], ".,:"), strings.TrimRight(m[3], ".,:")
 		if nw == od || !sameShape(nw, od) {
 			return Update{}, false
 		}
-		return Update{New: []string{nw}, Old: withUnit([]string{nw}, []string{od})}, true
+		old := withUnit([]string{nw}, []string{od})
+		if unitAfter.MatchString(nw) {
+			// "14 days, not 30" makes "30 days" stale, not every 30 ("30 %").
+			old = slices.DeleteFunc(old, bareNumber.MatchString)
+		}
+		return Update{New: []string{nw}, Old: old}, true
 	}},
 	// A count put right, the thing counted said once: "they want 3
 	// labels not 4", "4 nights not 5". The old count is of the same
@@ -1169,7 +1176,19 @@ func withUnit(nw, old []string) []string {
 	return old
 }
 
+// unitWord is a unit of measure written after a number ("5.9 kW", "2
+// TB", "45 mins"): a word a number takes as its unit, not a word of the
+// sentence ("5 for", "30 and").
+const unitWord = `(?:kwh|kw|mah|mw|w|kg|mg|g|lbs|lb|km|cm|mm|m|mi|miles|ml|l|tb|gb|mb|mph|kph|ft|hrs|hr|h|mins|min|minutes|ms|secs|sec|s|°c|°f|days|weeks|nights|hours)\b`
+
+// UnitAmount: v (lower case) is a number and its unit of measure
+// ("30 days", "6.8 kw"), an amount written as one phrase.
+func UnitAmount(v string) bool { return unitAmountRe.MatchString(v) }
+
+var unitAmountRe = regexp.MustCompile(`^\d+(?:[.,]\d+)* ?` + unitWord + `$`)
+
 var (
+	unitAfter  = regexp.MustCompile(`\d ?` + unitWord + `$`)
 	bareNumber = regexp.MustCompile(`^\d+(?:[.,]\d+)*$`)
 	// unitAmount is an amount with a currency before it or a unit word
 	// after it: "£40", "24.5kg", "40 cases".

@@ -196,9 +196,14 @@ func TestDetectUpdate(t *testing.T) {
 		// A bare old number takes the new one's unit or currency.
 		{"first thing, she weighed her and she's actually 24.5kg not 22, so the rescue's scales must be off", true, "", "22kg|22 kg|22", "24.5kg"},
 		{"sorry typo, it's £40 not 35", true, "", "£35|35", "£40"},
+		// A unit of measure after the new number: the old one is an amount
+		// of it, never the bare number ("30 %" is no "30 days").
+		{"Heat loss comes out at 5.9 kW, not the 6.8 Peak Heat said.", true, "", "6.8 kw", "5.9 kw"},
+		{"New clients and all new invoices: 14 days, not 30.", true, "", "30 days", "14 days"},
 		// A time moved, the thing first without an article, or after "new".
 		{"release pushed back to thu 11 feb, we need the time for TP-1184", true, "release", "", "thu 11 feb"},
 		{"ok standup moved to 10:30 from tomorrow", true, "standup", "", "10:30"},
+		{"they're shut on the friday now for a staff thing, so collection moved to saturday 12th, 9am-11am", true, "collection", "", "saturday 12th"},
 		{"we pushed back to the main road", false, "", "", ""},
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},
 		{"new kickoff time: 3pm, same pitch", true, "kickoff", "", "3pm"},

@@ -524,6 +524,28 @@ func TestSettingChangedMarks(t *testing.T) {
 	}
 }
 
+// A command's option given another number in a later command changed
+// it; the same option of another command did not.
+func TestCommandFlagChangedMarks(t *testing.T) {
+	older := "I'd suggest:\n\n```bash\nrestic forget --prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12\nkubectl rollout status deploy/api --timeout=5m\n```"
+	for _, tc := range []struct {
+		name, later, want string // want: what the mark quotes, "" none
+	}{
+		{"changed", "Updated:\n\n```ini\nExecStart=/usr/bin/restic forget --prune --keep-daily 14 --keep-weekly 4 --keep-monthly 12\n```", "--keep-daily 14"},
+		{"same numbers", "```bash\nrestic forget --prune --keep-daily 7 --keep-weekly 4\n```", ""},
+		{"another command's option", "```bash\nhelm upgrade api ./chart --timeout 10m\n```", ""},
+		{"said, not run", "maybe --keep-daily 14 would be better?", ""},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "assistant", Content: older}, nil)
+		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "assistant", Content: tc.later}, ups)...)
+		r := RAGTurn{Seq: 1, Content: older}
+		markUpdate(ups, &r)
+		if tc.want == "" && r.update != "" || tc.want != "" && !strings.Contains(r.update, tc.want) {
+			t.Errorf("%s: marks %q, want one quoting %q", tc.name, r.update, tc.want)
+		}
+	}
+}
+
 // A turn setting more keys than settingsPerTurn is a config dump: no
 // change read, and no quote built per key (a 100 KB dump took seconds).
 func TestConfigDumpIsNoChange(t *testing.T) {

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -28,7 +29,7 @@ type Assignment struct {
 // declared, a property written, a template), and CSS declarations: the
 // same property of another selector is no change.
 func Assignments(text string) []Assignment {
-	if !strings.ContainsAny(text, ":=") && !strings.Contains(text, " to ") {
+	if !strings.ContainsAny(text, ":=") && !strings.Contains(text, " to ") && !strings.Contains(text, " --") {
 		return nil
 	}
 	var out []Assignment
@@ -39,6 +40,7 @@ func Assignments(text string) []Assignment {
 			read = append(read, a)
 		}
 	})
+	read = append(read, flagSettings(text)...)
 	for _, a := range append(read, proseSettings(text)...) {
 		if dup[a.Key] {
 			continue
@@ -99,6 +101,81 @@ func eachSettingLine(text string, f func(line string, code bool)) {
 			f(span, true)
 		}
 		rest = rest[i+2+j:]
+	}
+}
+
+// flagSettings are the numbers a command line gives its long options,
+// in code ("restic forget --prune --keep-daily 7 --keep-weekly 4",
+// "`pg_dump --jobs=4`"): "--keep-daily 14" in a later command changed
+// it. A flag's value is a number (with its unit): what follows a flag
+// otherwise may be an argument of the command, not the flag's.
+func flagSettings(text string) []Assignment {
+	if !strings.Contains(text, " --") {
+		return nil
+	}
+	var out []Assignment
+	eachCodeLine(text, func(line string) {
+		for _, ix := range flagValue.FindAllStringSubmatchIndex(line, -1) {
+			if ix[0] > 0 && !isSpace(line[ix[0]-1]) || ix[1] < len(line) && !isSpace(line[ix[1]]) {
+				continue // "x--y 3", "--jobs 4x"
+			}
+			flag, v := line[ix[2]:ix[3]], line[ix[4]:ix[5]]
+			key := commandOf(line[:ix[0]]) + " --" + strings.ReplaceAll(flag, "-", "_")
+			out = append(out, Assignment{Key: key, Value: v, Line: strings.TrimSpace(line)})
+		}
+	})
+	return out
+}
+
+// commandOf names the command a flag belongs to: the words before it
+// that are no options, the program by its base name ("ExecStart=
+// /usr/bin/restic forget" is "restic forget"). "--timeout" is one
+// setting of "helm upgrade ledger-api …" and another of "kubectl …
+// rollout status", and "occ config:system:set trusted_domains 1
+// --value" another than "… trusted_domains 2 --value".
+func commandOf(before string) string {
+	ws := strings.Fields(strings.ToLower(before))
+	if len(ws) > 0 {
+		if _, prog, ok := strings.Cut(ws[0], "="); ok {
+			ws[0] = prog // "ExecStart=/usr/bin/restic"
+		}
+		ws[0] = path.Base(ws[0])
+	}
+	if len(ws) > 0 && ws[0] == "sudo" {
+		ws = ws[1:]
+	}
+	var out []string
+	for i, w := range ws {
+		if strings.HasPrefix(w, "-") || i > 0 && strings.HasPrefix(ws[i-1], "-") && !strings.Contains(ws[i-1], "=") && startsNumber(w) {
+			continue // an option, or its number ("--keep-daily 7")
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+var flagValue = regexp.MustCompile(`--([a-z][a-z0-9]*(?:-[a-z0-9]+)+|[a-z]{3,}[0-9]*)(?:=|\s+)(\d[\d.]*(?:%|[a-z]{1,3})?)`)
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// eachCodeLine calls f with each line of text's fenced code blocks and
+// each of its inline code spans that holds " --".
+func eachCodeLine(text string, f func(line string)) {
+	fence := false
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fence = !fence
+			continue
+		}
+		if fence && strings.Contains(line, "--") {
+			f(line)
+		}
+	}
+	for _, m := range inlineCode.FindAllStringSubmatch(text, -1) {
+		if strings.Contains(m[1], " --") {
+			f(m[1])
+		}
 	}
 }
 

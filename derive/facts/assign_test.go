@@ -33,6 +33,13 @@ func TestAssignments(t *testing.T) {
 		{"I'm going from part-time to 40 hours", ""},
 		{"went with 6 workers in the end, p95 is down to 180ms. and bumped DB_POOL_SIZE up to 10, overflow stays at 10", "db_pool_size=10"},
 		{"moved the party to 8 and the budget to 400", ""},
+		// A command's long options set to numbers, in code only.
+		{"```bash\nrestic forget --prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12\nrestic check --read-data-subset=5%\n```", "restic forget --keep_daily=7|restic forget --keep_weekly=4|restic forget --keep_monthly=12|restic check --read_data_subset=5%"},
+		{"```ini\nExecStart=/usr/bin/restic forget --prune --keep-daily 14\n```", "restic forget --keep_daily=14"},
+		{"run `pg_dump --jobs=4 mydb` tonight", "pg_dump --jobs=4"},
+		{"we keep --keep-daily 7 for now", ""},
+		{"```\ncurl --retry 3 --max-time 10 https://x\ncurl --retry 5 https://y\n```", "curl --max_time=10"},
+		{"```\nkubectl rollout status deploy/api --timeout=5m\nhelm upgrade api ./chart --timeout 10m\n```", "kubectl rollout status deploy/api --timeout=5m|helm upgrade api ./chart --timeout=10m"},
 		// One key set twice to two values: which one changes is not known.
 		{"dev:\n  max_conns: 5\nprod:\n  max_conns: 50\n  pool_timeout: 30s", "pool_timeout=30s"},
 	} {

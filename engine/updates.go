@@ -57,6 +57,10 @@ type chatUpdate struct {
 	// still is a value asked after ("still £320?") that the answer gave
 	// anew (stillasked.go).
 	still *stillAnswer
+	// moved is a move that names neither what moved nor from when ("they
+	// moved it to thursday 4 sept"): a turn just before saying when is
+	// what moved (movedReach).
+	moved *unnamedMove
 }
 
 // correction is the value a user's "sorry, I meant 07700 900 481"
@@ -222,6 +226,16 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	if c.u != nil || c.rep != nil || c.rev != nil {
 		out = append(out, c)
 	}
+	if c.u == nil && (m.Role == memory.RoleUser || confirmsChange(m.Content)) {
+		if sentence, nw := facts.MovedUnnamed(m.Content); nw != nil {
+			upTo := m.Content // the turn up to the move: "… they moved it to 13:40. so i miss the 13:00 bus" did not move the bus
+			if i := strings.Index(upTo, sentence); i >= 0 {
+				upTo = upTo[:i+len(sentence)]
+			}
+			mv := &unnamedMove{nw: nw, words: moveWords(strings.ToLower(upTo))}
+			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, moved: mv, quote: updateQuote(m.Content, sentence)})
+		}
+	}
 	if e, ok := movedEmail(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, email: e, quote: updateQuote(m.Content, emailSentence(m.Content, e))})
 	}
@@ -323,6 +337,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), u.still.changes(low)
 		case u.meant != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
+		case u.moved != nil:
+			m, ok = updateMark(u, u.quote), u.seq-seq <= movedReach && u.moved.movedFrom(low, u.seq-seq == 1)
 		default:
 			m, ok = u.markFor(r.Content, low, u.seq-seq <= justSaidReach)
 		}
@@ -784,6 +800,46 @@ func givesValue(ws []string, thing string) bool {
 		}
 	}
 	return false
+}
+
+// movedReach is how far back a move of "it" reaches for what moved: the
+// thing just spoken of ("install appointment 3 sept between 8:00 and
+// 12:00" … "called kpn, they moved it to thursday 4 sept").
+const movedReach = 2
+
+// unnamedMove is a move of "it" onto a new day or time (nw), and the
+// naming words of its turn.
+type unnamedMove struct {
+	nw, words []string
+}
+
+// movedFrom: an older turn (low, lower case) is what moved. It says one or
+// two days (or clock times) of the new value's kind other than it (more,
+// and which one moved is not said), and it is the thing the move speaks
+// of: it names a thing the moving turn names ("the 7am coach" … "they
+// moved it to 06:45. So coach now leaves 06:45"), or it is the question
+// just before ("does that mean the opening moves?" … "Yes. They moved it
+// to Thursday 21 May"). "leave by 8:15 i reckon" just before "coding club
+// update … they pushed it to 5:45" is another thing's time.
+// moveWords are the words of a moving turn (lower case) that may name
+// what moved: three letters or more ("kpn", "op"'s "physio"), no function
+// word, no word of change, no day, month or number.
+func moveWords(low string) []string {
+	var out []string
+	for _, w := range lex.Words(low) {
+		if len(w) >= 3 && !slices.Contains(changeWords, w) && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) &&
+			strings.IndexAny(w, "0123456789") < 0 && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (mv *unnamedMove) movedFrom(low string, justBefore bool) bool {
+	if n := len(facts.MovedFrom(low, mv.nw[0])); n < 1 || n > 2 {
+		return false
+	}
+	return shared(mv.words, low) > 0 || justBefore && strings.Contains(low, "?")
 }
 
 // justSaidReach is how far back a correction of a bare number reaches

@@ -546,6 +546,39 @@ func TestCommandFlagChangedMarks(t *testing.T) {
 	}
 }
 
+// A move of "it" that names neither what moved nor from when marks a turn
+// just before that says when, when it is the thing the move speaks of.
+func TestUnnamedMoveMarks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		turns []string // the last one moves; the first is the one asked about
+		role  memory.Role
+		want  bool
+	}{
+		{"named by the mover", []string{"ordered! order nr KPN-7731-0924, install appointment 3 sept between 8:00 and 12:00", "im at the office all day", "called kpn, they moved it to thursday 4 sept 13:00-17:00"}, "user", true},
+		{"the question just before", []string{"Also Joanna can't do the 14th. Does that mean the opening moves?", "Yes. They moved it to Thursday 21 May, same time."}, "user", true},
+		{"another thing's time just before", []string{"leave by 8:15 i reckon, elm grove backs up", "coding club update, the teacher emailed, they pushed it to 5:45 from next week"}, "user", false},
+		{"a word said after the move", []string{"8:05 bus. i will set 3 alarms", "ok", "bad news, my BER flight got moved. they moved it to 13:40, lands 15:20. so i miss the 13:00 bus"}, "user", false},
+		{"too far back", []string{"install appointment 3 sept, kpn", "a", "b", "called kpn, they moved it to thursday 4 sept"}, "user", false},
+		{"the turn names the old value itself", []string{"install appointment 3 sept, kpn", "kpn cancelled the 5th, they moved it to thursday 4 sept"}, "user", false},
+		{"advice is no move", []string{"install appointment 3 sept, kpn", "if kpn moved it to the 4th you'd be fine"}, "assistant", false},
+	} {
+		var ups []chatUpdate
+		for i, c := range tc.turns {
+			role := memory.Role("user")
+			if i == len(tc.turns)-1 {
+				role = tc.role
+			}
+			ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 1), Role: role, Content: c}, ups)...)
+		}
+		r := RAGTurn{Seq: 1, Content: tc.turns[0]}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		}
+	}
+}
+
 // A turn setting more keys than settingsPerTurn is a config dump: no
 // change read, and no quote built per key (a 100 KB dump took seconds).
 func TestConfigDumpIsNoChange(t *testing.T) {

@@ -117,6 +117,36 @@ func movedOnto(s, text string) (Update, bool) {
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
 }
 
+// MovedUnnamed reads movedUs in a sentence of text whose turn names no
+// old value ("called kpn, they moved it to thursday 4 sept 13:00-17:00"):
+// the new day or time, for the turns just before it to give the old one
+// (MovedFrom). Nil when the turn names one itself (movedOnto's) or none
+// is moved.
+func MovedUnnamed(text string) (sentence string, nw []string) {
+	clean := prose.Clean(text)
+	for _, s := range lex.Sentences(clean) {
+		low := strings.ToLower(s)
+		if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
+			!slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
+			continue
+		}
+		m := movedUs.FindStringSubmatch(low)
+		if m == nil {
+			continue
+		}
+		if nw = onlyTime(m[1]); nw == nil || len(movedFrom(saidBefore(clean, low, m[0]), nw[0])) > 0 {
+			return "", nil
+		}
+		return s, nw
+	}
+	return "", nil
+}
+
+// MovedFrom are the days, or clock times, of the kind of new that text
+// (lower case) names other than new: what a move onto new, said of "it"
+// just after text, moved from.
+func MovedFrom(text, nw string) []string { return movedFrom(text, nw) }
+
 // saidBefore is text (lower case) up to the move matched in its sentence
 // low: the old value is said before the move ("can't do 4 June anymore …
 // they moved it to 10 June"); one said after it is another thing's ("…

@@ -61,6 +61,8 @@ type chatUpdate struct {
 	// moved it to thursday 4 sept"): a turn just before saying when is
 	// what moved (movedReach).
 	moved *unnamedMove
+	// count is a headcount a person states (headcount.go).
+	count *headcount
 }
 
 // correction is the value a user's "sorry, I meant 07700 900 481"
@@ -236,6 +238,11 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, moved: mv, quote: updateQuote(m.Content, sentence)})
 		}
 	}
+	if m.Role == memory.RoleUser {
+		if hc, sentence, ok := headcountsOf(m.Content); ok {
+			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, count: &hc, quote: updateQuote(m.Content, sentence)})
+		}
+	}
 	if e, ok := movedEmail(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, email: e, quote: updateQuote(m.Content, emailSentence(m.Content, e))})
 	}
@@ -337,6 +344,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), u.still.changes(low)
 		case u.meant != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
+		case u.count != nil:
+			m, ok = updateMark(u, u.quote), u.count.replaces(low)
 		case u.moved != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= movedReach && u.moved.movedFrom(low, u.seq-seq == 1)
 		default:

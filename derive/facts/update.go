@@ -622,7 +622,7 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )([^,;:]+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|push|bumped|bump|shifted|shift|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )([^,;:]+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1]) // a thing named without a clause break: "extend the life of your shoes, ensuring they continue to provide …" changes nothing
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},

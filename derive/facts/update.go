@@ -513,7 +513,7 @@ func hasChangeVerb(low string) bool {
 func asciiLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 
 const (
-	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled|extended|postponed|stretch|stretched|stretching|upped|lifted|capped)`
+	changeVerb = `(?:moved|move|moving|relocated|relocating|switched|switch|switching|changed|change|changing|updated|update|migrated|migrate|upgraded|upgrade|downgraded|went|go|going|rescheduled|reschedule|shifted|pushed|push|bumped|bump|converted|swapped|set|reset|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|cut|halved|doubled|tripled|extended|postponed|stretch|stretched|stretching|upped|lifted|capped)`
 	// amountPhr is an amount and what follows it to the clause's end,
 	// whatever that is ("£19.10 a sack from 1 march"): leadingAmount
 	// takes the amount.
@@ -622,9 +622,15 @@ var detectors = []detector{
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
 	}},
 	// "changed/set the step size h to 0.25", "switched the API to v2"
-	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|push|bumped|bump|shifted|shift|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )([^,;:]+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+	{[]string{" to ", " into "}, regexp.MustCompile(`\b(?:changed|change|changing|switched|switch|switching|updated|update|set|reset|moved|move|rescheduled|reschedule|pushed|bumped|bump|shifted|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|upgraded|downgraded|migrated|halved|doubled|tripled|extended|extend|postponed|postpone) (?:the |our |my |its |his |her |their )([^,;:]+?) (?:to|into) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj := subjectWords(m[1]) // a thing named without a clause break: "extend the life of your shoes, ensuring they continue to provide …" changes nothing
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	}},
+	// "let's push the start to 7.45": "push" moves a thing's time; onto
+	// anything else it sends it ("push the image to the registry").
+	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\bpush(?: back| forward)? (?:the |our |my |its |his |her |their )([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
+		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
 	}},
 	// "moved dinner to 8", "pushed standup to 10:30": a thing named
 	// without an article, moved to a time (timeValue: "moved house to

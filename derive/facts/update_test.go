@@ -203,7 +203,8 @@ func TestDetectUpdate(t *testing.T) {
 		// A time moved, the thing first without an article, or after "new".
 		{"release pushed back to thu 11 feb, we need the time for TP-1184", true, "release", "", "thu 11 feb"},
 		{"ok standup moved to 10:30 from tomorrow", true, "standup", "", "10:30"},
-		{"sunset's a bit later than I thought, let's push the start to 7.45 so we catch the best light.", true, "start", "", "7.45"},
+		{"Good news from the hotel: the Atlantic agreed to push the release date to 24 August.", true, "release|date", "", "24 august"},
+		{"Push the Docker image to Render.com.", false, "", "", ""}, // "push" onto no time sends, not moves
 		{"they're shut on the friday now for a staff thing, so collection moved to saturday 12th, 9am-11am", true, "collection", "", "saturday 12th"},
 		{"we pushed back to the main road", false, "", "", ""},
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},

@@ -158,6 +158,13 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 	}
 	for _, m := range proper {
 		a, b, verbed, ok := nameSpan(sentence, m)
+		if ok && b < len(sentence) && isDigit(sentence[b]) {
+			// The last word runs into a number ("Backblaze B2", "Storage
+			// Box BX11", "PAPA70", "Harrow HA1 2RH"): it is a code or a
+			// model, not part of the name, and cut it would name nothing
+			// ("Backblaze B"). The words before it are the name.
+			a, b, ok = beforeLastWord(sentence, a, b)
+		}
 		if !ok || vocative(sentence, a, b) {
 			continue
 		}
@@ -205,6 +212,20 @@ func nameSpan(sentence string, m [2]int) (a, b int, verbed, ok bool) {
 		return 0, 0, false, false
 	}
 	return toks[0][0], toks[len(toks)-1][1], verbed, true
+}
+
+// beforeLastWord is the span a..b without its last word (and the space
+// before it); ok is false when it was the only one.
+func beforeLastWord(sentence string, a, b int) (int, int, bool) {
+	i := strings.LastIndexAny(sentence[a:b], " \t\n")
+	if i < 0 {
+		return 0, 0, false
+	}
+	b = a + i
+	for b > a && isSpace(sentence[b-1]) {
+		b--
+	}
+	return a, b, b > a
 }
 
 // namesNothing: one letter ("vitamin B 12", "plan B"), or a bare place or

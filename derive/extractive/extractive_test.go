@@ -139,6 +139,9 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"a name spelt as an abbreviation", "I'm meeting with Ram tomorrow. Ram is late again, so text Ram.", []string{"Ram"}},
 		// A capital opening a quotation starts its sentence or title.
 		{"a quotation's first word", `Write in the methods: "Missing items were imputed." Then tick "Limit to one use". The missing items stay, said Duarte. Limit again: "Missing data", and "Duarte" agreed, as Duarte does.`, []string{"Duarte"}},
+		// A word running into a number is a code or a model: the name is
+		// the words before it, never the word cut ("Backblaze B").
+		{"a name before its model", "Backing up to Backblaze B2 now. Backblaze B2 is cheap. The office is in Leeds LS1 4DY, Leeds LS1 again. PAPA70 is the ref, PAPA70 again.", []string{"Backblaze", "Leeds"}},
 		{"particles inside a name", "The flat is on Rua da Reboleira. Book Casa del Sol in Lisbon. Can Tomás do Tuesday? Ask Tomás.", []string{"Rua da Reboleira", "Casa del Sol", "Lisbon", "Tomás"}},
 	}
 	for _, c := range cases {

@@ -60,7 +60,7 @@ var patterns = []struct {
 const digits = "0123456789"
 
 var (
-	orgWords     = toSet(`inc inc. corp corp. corporation ltd ltd. llc gmbh ag plc company co co. university college bank labs lab group foundation institute agency team systems technologies software partners ministry department`)
+	orgWords     = toSet(`inc inc. corp corp. corporation ltd ltd. llc gmbh ag plc company co co. university college bank labs lab group foundation institute agency team systems technologies software partners ministry department union council trust society association federation clinic hospital`)
 	placeWords   = toSet(`street st avenue ave road rd city county river lake mountain mount airport park station square bridge island valley beach hotel`)
 	personTitle  = toSet(`mr mrs ms miss dr prof sir madam`)
 	personBefore = toSet(`with met meet meeting call called email emailed ask asked tell told named colleague manager boss wife husband friend brother sister mother father son daughter cc ping pinged`)

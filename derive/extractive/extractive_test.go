@@ -649,6 +649,18 @@ func TestTopicsInOneForm(t *testing.T) {
 
 // A business dealt with ("insured with PetPlan") or a thing named ("its
 // called Masseria Ulivo Bianco") is not typed a person; someone met is.
+// A name whose last word says what kind of body it is ("… Credit Union",
+// "… City Council", "… Animal Clinic") is an organisation, whatever the
+// words around it: "ask Leeds Credit Union for a quote" asks no person.
+func TestEntityOrganisationByItsLastWord(t *testing.T) {
+	s := summarize(t, nil, msgs(1, "user", "Ask Leeds Credit Union for a quote. Email Bristol City Council about the bins. Call Lakeshore Animal Clinic first."), 0)
+	for _, name := range []string{"Leeds Credit Union", "Bristol City Council", "Lakeshore Animal Clinic"} {
+		if e, ok := entity(s.Entities, name); !ok || e.Type != TypeOrganization {
+			t.Errorf("%s: %+v (found %v), want an organisation", name, e, ok)
+		}
+	}
+}
+
 func TestEntityNotAPersonWhenDealtWithOrCalled(t *testing.T) {
 	for _, tc := range []struct {
 		text, name string

@@ -272,6 +272,8 @@ func factItems(readings []prose.Reading) (preferences, decisions, questions []st
 		switch {
 		case f.Kind == memory.FactAttribute && relationAttr.MatchString(f.Text):
 			continue // "Mo's car failed its MOT": a fact, no preference
+		case f.Kind == memory.FactAttribute && doing(f.Text):
+			continue // "Josh is doing the chalkboard", "the user is raising their rates": a task or a plan
 		case f.Kind == memory.FactPreference, f.Kind == memory.FactAttribute:
 			preferences = append(preferences, f.Text)
 		case f.Kind == memory.FactDecision:
@@ -296,6 +298,24 @@ const decisionPrefix = "Decision: "
 // likes. It stays a fact; the summary's preferences
 // keep the states ("Nate's sister lives in Portland", "Mo is vegetarian").
 var relationAttr = regexp.MustCompile(`^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:[a-z]+ed|was|were|had|has been|have been|got|went|broke|came|took|left|fell|lost|ran|sent|told|said|is going|is gonna|wants|needs)\b|^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)'s (?:[\w-]+ ){1,2}?(?:can|could|will|would|might|may|should) `)
+
+// doing: an attribute says what someone is doing ("Josh is doing the
+// chalkboard", "The user is raising their day rate from March", "The
+// user is writing the abstract"): a task under way or a plan, which the
+// facts keep and the narrative tells, not a preference or a state. The
+// verbs of a state stay ("The user is living in Leeds", "… is allergic",
+// "… is expecting twins", "… is using Postgres 15"), and so does a
+// routine ("… is doing two glaze firings a week").
+func doing(text string) bool {
+	m := activityAttr.FindStringSubmatch(text)
+	return m != nil && !stateVerbs[m[1]] && !routine.MatchString(text) // "… is doing two glaze firings a week": a routine is a state
+}
+
+var (
+	activityAttr = regexp.MustCompile(`^(?:The user|[A-Z][\w.-]*(?: [A-Z][\w.-]*)?)(?:'s [\w-]+)? (?:is|are) (?:now |currently |still |also )?([a-z]+ing)\b`)
+	routine      = regexp.MustCompile(`\b(?:a|per|each|every) (?:day|week|month|year|night|morning|evening)\b|\b(?:daily|weekly|monthly|nightly)\b`)
+	stateVerbs   = lex.Set(`living staying working studying using expecting running renting owning learning training recovering struggling suffering`)
+)
 
 // current drops the items of an earlier summary's list that a newer fact
 // supersedes, as the facts job does for the chat's facts: "the user went

@@ -661,6 +661,25 @@ func TestEntityOrganisationByItsLastWord(t *testing.T) {
 	}
 }
 
+// The summary's preferences hold preferences and states, not what
+// someone is doing: a task under way or a plan stays a fact.
+func TestPreferencesNotWhatSomeoneIsDoing(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool // listed among the preferences
+	}{
+		{"Josh is doing the chalkboard", false},
+		{"The user is raising their day rate from March.", false},
+		{"The user is living in Leeds now.", true},
+		{"The user is doing two glaze firings a week at cone 6.", true},
+		{"The user is vegetarian.", true},
+	} {
+		if got := doing(tc.text); got == tc.want {
+			t.Errorf("doing(%q) = %v: listed %v, want %v", tc.text, got, !got, tc.want)
+		}
+	}
+}
+
 func TestEntityNotAPersonWhenDealtWithOrCalled(t *testing.T) {
 	for _, tc := range []struct {
 		text, name string

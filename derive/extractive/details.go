@@ -110,6 +110,9 @@ func replacedDetails(es []memory.Entity, from []memory.Message, turns []memory.M
 			if i < len(from) && from[i].Seq >= t.Seq {
 				continue
 			}
+			if _, ok := r.Replaces(e.Name); !ok {
+				continue // "Sandra … says the kings arms function room is upstairs" is still Sandra's, after "scrap the kings arms"
+			}
 			out[i].Details = replacedParts(e.Details, r)
 		}
 	}

@@ -66,6 +66,7 @@ var (
 	personBefore = toSet(`with met meet meeting call called email emailed ask asked tell told named colleague manager boss wife husband friend brother sister mother father son daughter cc ping pinged`)
 	personAfter  = toSet(`said says told asks asked thinks wants wrote replied agreed suggested is`)
 	placeBefore  = toSet(`in near to from visit visiting visited flying fly travel traveling travelling trip`)
+	spokenTo     = toSet(`talking talked talk spoke speak speaking chatting chatted chat said say mentioned explained replied reply listen listening listened texted texting`)
 	orgBefore    = toSet(`company client customer vendor joined employer startup firm`)
 	// fromPlace: "from" names a place after going or being somewhere
 	// ("moved from Berlin", "I'm from Leeds"), not after a thing.
@@ -502,6 +503,8 @@ func nameType(sentence string, a, b int, fields []string) string {
 		return TypePerson
 	case orgBefore[prev], prev == "at" && (prev2 == "works" || prev2 == "work" || prev2 == "working"), prev == "for" && (prev2 == "work" || prev2 == "works" || prev2 == "working"):
 		return TypeOrganization
+	case prev == "to" && spokenTo[prev2]:
+		return TypePerson // "i was talking to Sandra": one speaks to a person, not a place
 	case prev == "from" && !fromPlace[prev2]:
 		return "" // "a skip from Hollins Hire": a supplier as often as a place
 	case placeBefore[prev]:

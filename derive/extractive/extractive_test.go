@@ -586,6 +586,13 @@ func TestEntityDetailsFollowAReplacedChoice(t *testing.T) {
 	}
 	check("a later batch", summarize(t, &first, msgs(3, "user", changed), 0))
 	check("the same batch", summarize(t, nil, msgs(1, "user", chose, "user", ask, "user", changed), 0))
+	// Another thing whose detail names the old choice keeps it: Sandra
+	// said what she said, whatever was chosen after.
+	told := "i was talking to Sandra Mills from the choir and she says Oakline fitted her kitchen in a week. Sandra Mills knows."
+	s := summarize(t, nil, msgs(1, "user", told, "user", changed), 0)
+	if e, ok := entity(s.Entities, "Sandra Mills"); !ok || !strings.Contains(e.Details, "fitted her kitchen") {
+		t.Errorf("Sandra's detail gave way to the change of fitter: %+v (found %v)", e, ok)
+	}
 }
 
 // A narrative moves as the chat moves: an earlier sentence stating a value
@@ -677,6 +684,18 @@ func TestPreferencesNotWhatSomeoneIsDoing(t *testing.T) {
 		if got := doing(tc.text); got == tc.want {
 			t.Errorf("doing(%q) = %v: listed %v, want %v", tc.text, got, !got, tc.want)
 		}
+	}
+}
+
+// One speaks to a person: "talking to Sandra" is no place, as "to Leeds"
+// after a verb of going is.
+func TestEntitySpokenToIsAPerson(t *testing.T) {
+	s := summarize(t, nil, msgs(1, "user", "i was talking to Sandra from the choir. we drove to Harrogate after."), 0)
+	if e, ok := entity(s.Entities, "Sandra"); !ok || e.Type != TypePerson {
+		t.Errorf("Sandra: %+v (found %v), want a person", e, ok)
+	}
+	if e, ok := entity(s.Entities, "Harrogate"); !ok || e.Type != TypePlace {
+		t.Errorf("Harrogate: %+v (found %v), want a place", e, ok)
 	}
 }
 

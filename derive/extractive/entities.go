@@ -104,7 +104,7 @@ returned return returning back home i'm im am is are was were originally far awa
 make plan schedule move change switch remove drop order pick choose skip keep ask tell show compare review install update
 open close rent hire pay ship deploy run fix set contact meet message ping invite join list note save print write
 research look search ask compare cancel rebook upgrade downgrade swap replace start stop finish submit sign register
-drive fly walk grab`)
+drive fly walk grab paste copy forward attach share upload download post reply`)
 
 	// codeName is an identifier in code that names an error: CamelCase
 	// ending in Error, Exception or Warning, never a person.

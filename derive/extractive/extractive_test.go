@@ -130,6 +130,7 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"demonyms, titles, days", "Use British spelling, German first. The Dr said Thursdays are fine, and Dr Amara Osei agreed. British and German again, Thursdays again, the Dr again.", []string{"Dr Amara Osei"}},
 		{"a numbered part", "The means are in Table 2, the keys at Flat 3. Table 2 again, and Flat 3 again.", nil},
 		{"verb led", "Reserve Shigetsu for dinner. Reserved Shigetsu works. Booking Shigetsu again later.", []string{"Shigetsu"}},
+		{"verb led, a message passed on", "Pasting GreenWarm's confirmation email here. Forwarded GreenWarm the form.", []string{"GreenWarm"}},
 		{"verb led in a list", "A ball is thrown. (a) Find the height. (b) Find the time it takes. Q5: Find its speed. 2. Check Porto.", []string{"Porto"}},
 		{"case and possessive", "We love Tokyo. TOKYO is big. Tokyo's trains are fast.", []string{"Tokyo"}},
 		{"kept names", "Call Maria Silva tomorrow. Book Casa Amora in Lisbon.", []string{"Maria Silva", "Casa Amora", "Lisbon"}},

@@ -202,6 +202,9 @@ func findEntities(sentence string, proper [][2]int, count map[string]int) []foun
 // Shigetsu"). ok is false when nothing is left.
 func nameSpan(sentence string, m [2]int) (a, b int, verbed, ok bool) {
 	toks := spaceFields(sentence, m[0], m[1])
+	for len(toks) > 0 && tokIn(measures, sentence, toks[0]) && afterNumber(sentence, toks[0][0]) {
+		toks = toks[1:] // "5 GHz Wi-Fi": the unit of a number before the name ("MB Way" is a name)
+	}
 	for len(toks) > 0 && (tokIn(nonNames, sentence, toks[0]) || leadVerb(sentence, toks[0])) {
 		verbed = verbed || !tokIn(nonNames, sentence, toks[0])
 		toks = toks[1:]
@@ -238,7 +241,7 @@ func namesNothing(name string, fields []string) bool {
 		return true
 	}
 	low := strings.TrimSuffix(strings.ToLower(name), ".")
-	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] && name == strings.ToUpper(name) ||
+	return len(fields) == 1 && (placeWords[low] || orgWords[low] || unitWords[low] || measures[low] || personTitle[low] || partWords[low] || demonyms[low] || commonAcronyms[low] && name == strings.ToUpper(name) ||
 		name == strings.ToUpper(name) && lex.IsRankStopword(low)) || shouted(fields) || commonWordsOnly(fields)
 }
 
@@ -324,6 +327,10 @@ func afterQuote(sentence string, a int) bool {
 
 // unitWords are a company's units, named by what they do ("Finance agreed,
 // the new code is WB-2310"): a part of whoever is speaking, not a name.
+// measures are units of measure written with capitals ("in KiB/s", "40
+// Mbit", "a 4 TB disk"): no name.
+var measures = toSet(`kib mib gib tib kb mb gb tb pb kbit mbit gbit kbps mbps gbps kw kwh mw mwh mah hz khz mhz ghz dpi ppi fps rpm db`)
+
 var unitWords = toSet(`finance legal hr it marketing sales ops operations security procurement accounts accounting payroll admin support engineering product design facilities compliance management`)
 
 // shouted: words in capitals for emphasis ("GIG CONFIRMED", "LETS GOOOO"),
@@ -438,6 +445,12 @@ var connectors = toSet(`of dos das da della del des de di du la les le aux au à
 // tokIn reports whether the token t of sentence, trimmed of ",.&-" and
 // lowercased, is in set (lowered without allocating when it is short
 // ASCII: it runs for every capitalised word).
+// afterNumber: the word at a follows a number ("5 GHz", "40Mbit").
+func afterNumber(sentence string, a int) bool {
+	before := strings.TrimRight(sentence[:a], " ")
+	return before != "" && isDigit(before[len(before)-1])
+}
+
 func tokIn(set map[string]bool, sentence string, t [2]int) bool {
 	a, b := t[0], t[1]
 	trim := func(c byte) bool { return c == ',' || c == '.' || c == '&' || c == '-' }

@@ -209,8 +209,9 @@ func nameSpan(sentence string, m [2]int) (a, b int, verbed, ok bool) {
 		verbed = verbed || !tokIn(nonNames, sentence, toks[0])
 		toks = toks[1:]
 	}
-	for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1])) {
-		toks = toks[:len(toks)-1]
+	for len(toks) > 0 && (tokIn(nonNames, sentence, toks[len(toks)-1]) || tokIn(connectors, sentence, toks[len(toks)-1]) ||
+		len(toks) > 1 && commonAcronym(sentence[toks[len(toks)-1][0]:toks[len(toks)-1][1]])) {
+		toks = toks[:len(toks)-1] // "the GLS IBAN", "OPNsense DHCP": the kind of thing the name's
 	}
 	if len(toks) == 0 {
 		return 0, 0, false, false
@@ -294,7 +295,15 @@ var (
 // NHS") is not among them.
 var commonAcronyms = toSet(`pdf csv json xml html url usb api ssh tls ssl dns vpn ip id pin db sql cpu gpu ram ssd hdd os ui ux tv pc faq
 	am pm utc gmt bst cet cest est pst eta kb mb gb tb eur gbp usd chf
-	vat po cc bcc fyi asap rsvp dm ps ceo cfo cto hq kpi roi fte sd se ci icc ols anova df gp gf`)
+	vat po cc bcc fyi asap rsvp dm ps ceo cfo cto hq kpi roi fte sd se ci icc ols anova df gp gf
+	iban bic vin pic ttl dhcp lan wan nas sku dob diy mot`)
+
+// commonAcronym: w (a word as written) is an abbreviation of common words
+// in capitals ("IBAN", "DHCP").
+func commonAcronym(w string) bool {
+	w = strings.Trim(w, ",.&-")
+	return w != "" && w == strings.ToUpper(w) && commonAcronyms[strings.ToLower(w)]
+}
 
 // inToken: sentence[a:b] is part of a longer token, joined to it by a
 // hyphen, or by a hyphen or a dot before a digit: "Mango" of the password

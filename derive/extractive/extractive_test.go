@@ -142,6 +142,7 @@ func TestEntitiesAreNames(t *testing.T) {
 		{"a quotation's first word", `Write in the methods: "Missing items were imputed." Then tick "Limit to one use". The missing items stay, said Duarte. Limit again: "Missing data", and "Duarte" agreed, as Duarte does.`, []string{"Duarte"}},
 		// A word running into a number is a code or a model: the name is
 		// the words before it, never the word cut ("Backblaze B").
+		{"the kind of thing after a name", "Pay into the Sparkasse IBAN, not the GLS IBAN. The IBAN and BIC are below, Sparkasse and GLS again. The OPNsense DHCP hands out leases; OPNsense again.", []string{"Sparkasse", "GLS", "OPNsense"}},
 		{"units of measure", "Limit it to 2500 KiB/s, about 40 Mbit. Our 5 GHz Nokia Beacon drops, the Nokia Beacon again. Pay with MB Way, MB Way again.", []string{"Nokia Beacon", "MB Way"}},
 		{"a name before its model", "Backing up to Backblaze B2 now. Backblaze B2 is cheap. The office is in Leeds LS1 4DY, Leeds LS1 again. PAPA70 is the ref, PAPA70 again.", []string{"Backblaze", "Leeds"}},
 		{"particles inside a name", "The flat is on Rua da Reboleira. Book Casa del Sol in Lisbon. Can Tomás do Tuesday? Ask Tomás.", []string{"Rua da Reboleira", "Casa del Sol", "Lisbon", "Tomás"}},

@@ -85,11 +85,13 @@ func extract(rs []read, names map[string]bool, qs []Question) []memory.Fact {
 				continue
 			}
 			if c, ok := classify(s, t.Speaker, m.Role, names); ok {
-				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && (len(lex.Words(r.Sents[i-1])) <= 3 || refersBack(s)) {
+				if i > 0 && strings.HasPrefix(c.text, StandingPrefix) && !standingHeadingRe.MatchString(s) && (len(lex.Words(r.Sents[i-1])) <= 3 || refersBack(s)) {
 					// "pnpm pls. never npm in this repo": a fragment just
 					// before the instruction is its first half; "… the new
 					// IBAN is DE91 4306 …. Use that on every invoice from now
-					// on": the sentence before says what "that" is.
+					// on": the sentence before says what "that" is. A
+					// heading opens its own ("perfect size. ground rules
+					// before anyone does anything: …").
 					c.text = StandingPrefix + r.Sents[i-1] + " " + s
 				}
 				cs = append(cs, c)

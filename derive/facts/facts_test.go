@@ -58,6 +58,8 @@ func TestExtract(t *testing.T) {
 		{"standing, from now on", "user", "ok from now on, reply in Spanish please", memory.FactPreference, "Standing instruction: from now on, reply in Spanish please"},
 		{"standing, with the fragment before it", "user", "pnpm pls. never npm in this repo, it wrecks the lockfile", memory.FactPreference,
 			"Standing instruction: pnpm pls. never npm in this repo, it wrecks the lockfile"},
+		{"standing, a heading opens its own", "user", "perfect size. ground rules before anyone does anything: NOTHING goes to aunt carol until the day before.", memory.FactPreference,
+			"Standing instruction: ground rules before anyone does anything: NOTHING goes to aunt carol until the day before."},
 		{"standing, a determiner is no pronoun", "user", "Thanks for sorting the printer yesterday, you're a star. Use this template for every invoice from now on.", memory.FactPreference,
 			"Standing instruction: Use this template for every invoice from now on."},
 		{"standing, with the sentence its pronoun stands for", "user", "Bank change: the new IBAN is DE91 4306 0967 1187 4420 00. Use that on every invoice from now on.", memory.FactPreference,

@@ -123,6 +123,10 @@ func movedOnto(s, text string) (Update, bool) {
 // (MovedFrom). Nil when the turn names one itself (movedOnto's) or none
 // is moved.
 func MovedUnnamed(text string) (sentence string, nw []string) {
+	low := strings.ToLower(text)
+	if !slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
+		return "", nil // most turns: nothing moved, nothing read
+	}
 	clean := prose.Clean(text)
 	for _, s := range lex.Sentences(clean) {
 		low := strings.ToLower(s)

@@ -63,6 +63,9 @@ type chatUpdate struct {
 	moved *unnamedMove
 	// count is a headcount a person states (headcount.go).
 	count *headcount
+	// agreed is a value a person settled on ("deal, $35 a day it is",
+	// agreed.go).
+	agreed *agreedValue
 }
 
 // correction is the value a user's "sorry, I meant 07700 900 481"
@@ -239,6 +242,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		}
 	}
 	if m.Role == memory.RoleUser {
+		if a, sentence, ok := agreedIn(m.Content); ok {
+			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, agreed: &a, quote: updateQuote(m.Content, sentence)})
+		}
 		if hc, sentence, ok := headcountsOf(m.Content); ok {
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, count: &hc, quote: updateQuote(m.Content, sentence)})
 		}
@@ -344,6 +350,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), u.still.changes(low)
 		case u.meant != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= u.meantReach() && u.corrects(r.Role, r.Content, low)
+		case u.agreed != nil:
+			m, ok = updateMark(u, u.quote), u.seq-seq <= agreedReach && u.agreed.settles(low)
 		case u.count != nil:
 			m, ok = updateMark(u, u.quote), u.count.replaces(low)
 		case u.moved != nil:

@@ -12,8 +12,8 @@ import (
 func TestAgreedValueMarks(t *testing.T) {
 	for _, tc := range []struct {
 		name, older, later string
-		between           int // turns between them
-		want              bool
+		between            int // turns between them
+		want               bool
 	}{
 		{"a price settled lower", "amazing. is $40 a day ok?", "deal, $35 a day it is", 2, true},
 		{"another day", "ok I'll put the deposit down for saturday the 12th then?", "sunday 13 september it is, 12:30 start", 3, true},

@@ -114,6 +114,13 @@ func TestSparseEncoder(t *testing.T) {
 	if lw := weights(long)[rag.TermID("timeout")]; lw >= wt {
 		t.Errorf("longer document should weigh a tf=1 term less: %v >= %v", lw, wt)
 	}
+	// A passage is measured against a typical passage: the same terms
+	// weigh more as a passage than as a turn.
+	text := "timeout " + strings.Repeat("filler words here ", 20)
+	pw, lw := weights(enc.EncodePassage(text))[rag.TermID("timeout")], weights(long)[rag.TermID("timeout")]
+	if pw <= lw || pw >= float32(rag.DefaultK1+1) {
+		t.Errorf("w(timeout) in a passage = %v, want more than as a turn (%v), under k1+1", pw, lw)
+	}
 
 	q := enc.EncodeQuery("Timeout timeouts? the deploy")
 	checkSorted(t, q)

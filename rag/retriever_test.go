@@ -788,3 +788,34 @@ func TestChoiceBringsWhatWasChosen(t *testing.T) {
 		"lemon drizzle order placed party": "c/15n c/16 c/17n",
 	})
 }
+
+// A passage of a long turn is measured against a typical passage, not a
+// turn: the passage naming Frau Brandt's new number matches more of the
+// question than the short turns do, and ranks first.
+func TestPassageMeasuredAgainstPassages(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	letter := "ok so the hausverwaltung also sent a LETTER letter, the paper kind, and it's long and annoying, so here's the summary before wednesday so we can talk about it. " +
+		"first, the heating check is on tuesday 6 october between 8 and 12, someone needs to let the guy in to all four rooms because the thermostats get new batteries and a reading. " +
+		"second, the smoke detectors get checked the same day, same guy. third, the annoying part: the rent goes up. it's the index clause in our contract, they adjust it to inflation, and from 1 november the total warm rent is €2,260 instead of €2,140, so that's 565 each. " +
+		"they attached the calculation and it looks legit, I checked it against the index table online. fourth, the Betriebskostenabrechnung for last year came with it and we owe a Nachzahlung of €312, which has to be paid by 15 october, to the same account as the rent. " +
+		"fifth, they are repainting the staircase in october so there'll be stuff in the hallway for a week. and sixth, Frau Brandt has a new direct number because they changed phone systems, it's 030 4471 2305, the old one doesn't work anymore. that's all, sorry for the essay"
+	for _, c := range []string{
+		"they fixed it yes. I'll call Frau Brandt",
+		"her number is 030 4471 2290, she picks up between 9 and 12 only",
+		letter,
+		"my iban for her is DE44 1001 0010 0987 6543 21, can you forward it noor?",
+		"who's home for the heating guy on the 6th? I'm already packing that week",
+		"the bike cellar code is 2719, then push hard, the door sticks",
+	} {
+		e.store.add("t", "c", "u", "a", c)
+	}
+	e.drain(t)
+	hits, err := e.index.Query(ctx, rag.Query{Filter: rag.Filter{Tenant: "t"}, Sparse: rag.NewSparseEncoder().EncodeQuery("whats frau brandt's number?"), Limit: 1})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("query: %v %v", hits, err)
+	}
+	if !strings.Contains(hits[0].Content, "030 4471 2305") {
+		t.Errorf("best hit %q, want the letter's passage with the new number", hits[0].Content)
+	}
+}

@@ -268,8 +268,13 @@ func (ix *Indexer) embedUpsert(ctx context.Context, what string, points []rag.Po
 	if len(vecs) != len(points) {
 		return fmt.Errorf("indexer: embed %s: %w: %d vectors for %d texts", what, rag.ErrEmbedder, len(vecs), len(points))
 	}
-	for i := range points {
-		points[i].Dense, points[i].Sparse = vecs[i], ix.Sparse.EncodeDocument(texts[i])
+	for i, p := range points {
+		points[i].Dense = vecs[i]
+		if (p.Kind == "" || p.Kind == memory.KindTurn) && !p.IsWhole() {
+			points[i].Sparse = ix.Sparse.EncodePassage(texts[i]) // measured against passages, not turns
+		} else {
+			points[i].Sparse = ix.Sparse.EncodeDocument(texts[i])
+		}
 	}
 	if err := ix.Index.Upsert(ctx, points); err != nil {
 		return fmt.Errorf("indexer: upsert %s: %w: %w", what, rag.ErrIndexUnavailable, err)

@@ -33,8 +33,10 @@ const agreedReach = 6
 var agreedKinds = []string{lex.KindMoney, lex.KindTime, lex.KindDay}
 
 // itIs is a clause ending "… it is": what comes before it, back to the
-// clause's start or a word of assent.
-var itIs = regexp.MustCompile(`(?:^|[,;:!.] |\b(?:ok|okay|deal|fine|great|perfect|agreed|right|so|yes|yep|sure|then)\b,? )([^,;:!?.]{1,40}?) it is(?:[,;:!.) ]|$)`)
+// clause's start or a word of assent (a time's colon and a price's point
+// inside it: "ok 13:00 it is", "£37.50 a day it is"). "it is" must end
+// its clause: "at 3pm it is too hot" settles nothing.
+var itIs = regexp.MustCompile(`(?:^|[,;!] |\b(?:ok|okay|deal|fine|great|perfect|agreed|right|so|yes|yep|sure|then)\b,? )([^,;!?]{1,40}?) it is(?:[,;:!.)]|\s*$|\s+then\b)`)
 
 // agreedIn reads the value a person's turn (content) settles on.
 func agreedIn(content string) (agreedValue, string, bool) {

@@ -22,6 +22,9 @@ func TestAgreedValueMarks(t *testing.T) {
 		{"said, not asked", "we pay $40 a day for the kennel", "deal, $35 a day it is", 1, false},
 		{"too far back", "is $40 a day ok?", "deal, $35 a day it is", agreedReach, false},
 		{"no value agreed", "is $40 a day ok?", "leave it where it is", 0, false},
+		{"a time with its colon", "can we do 12:30?", "ok 13:00 it is", 1, true},
+		{"a price with its point", "is £35.00 a day ok?", "deal, £37.50 a day it is", 1, true},
+		{"it is, mid-clause", "walk at 1pm?", "at 3pm it is too hot to walk though", 0, false},
 	} {
 		turns := []memory.Message{{Seq: 1, Role: "user", Content: tc.older}}
 		for i := 0; i < tc.between; i++ {

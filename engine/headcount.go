@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contextd/contextd/internal/lex"
 )
@@ -51,7 +52,7 @@ const headcountMin = 5
 // headcountOf is the one headcount low (a sentence, lower case) states:
 // none when it states two (which one the later count replaces is not
 // known) or speaks of capacity.
-func headcountOf(low string) (headcount, bool) {
+func headcountOf(low string, people bool) (headcount, bool) {
 	if !strings.ContainsAny(low, "0123456789") {
 		return headcount{}, false
 	}
@@ -61,6 +62,12 @@ func headcountOf(low string) (headcount, bool) {
 			from, to := m[2], m[3]
 			if !aCount(low, from, to) {
 				continue
+			}
+			if i == 0 && !countedAfter(low[to:]) {
+				continue // "we're at 25 degrees already", "we're at 35% now"
+			}
+			if i == 1 && !people && !peopleNouns[low[m[4]:m[5]]] {
+				continue // "the caterer quote came to 28 total": a total of no one
 			}
 			v, _ := strconv.Atoi(low[from:to])
 			if c.n != 0 && v != c.n {
@@ -76,10 +83,39 @@ func headcountOf(low string) (headcount, bool) {
 	return c, true
 }
 
-// aCount: the number low[from:to] stands alone (not in "£48", "48.5",
-// "12:30", "912 448 309", "~50") after no word of size or threshold.
+// countedAfter: what follows "we're at N" counts people: nothing, a
+// people word or a word of the clause ("we're at 38 now", "… 34 with all
+// the cousins"), not a unit ("we're at 25 degrees", "35%").
+func countedAfter(rest string) bool {
+	if strings.HasPrefix(rest, "%") {
+		return false
+	}
+	if i := strings.IndexAny(rest, ",;.!?()"); i >= 0 {
+		rest = rest[:i] // its clause: "final count is 55, three more from mums work"
+	}
+	ws := lex.Words(rest)
+	return len(ws) == 0 || !isLetters(ws[0]) || afterCount[ws[0]] || peopleNouns[ws[0]]
+}
+
+func isLetters(w string) bool { return strings.Trim(w, "abcdefghijklmnopqrstuvwxyz'") == "" }
+
+var (
+	// afterCount are the words that may follow a headcount in its clause.
+	afterCount = lex.Set(`now total confirmed yeses rsvps of incl including so and with then plus already btw lol haha tho though but if as for at from in on by`)
+	// peopleNouns name people; a turn holding one speaks of who comes.
+	peopleNouns = lex.Set(`people ppl guests guest adults kids children us yeses rsvps confirmed invited invites invite coming family friends cousins headcount`)
+)
+
+// speaksOfPeople: a turn (lower case) names people or who comes.
+func speaksOfPeople(low string) bool {
+	return slices.ContainsFunc(lex.Words(low), func(w string) bool { return peopleNouns[w] })
+}
+
+// aCount: the number low[from:to] stands alone (not in "£48", "€45",
+// "48.5", "12:30", "912 448 309", "~50") after no word of size or
+// threshold.
 func aCount(low string, from, to int) bool {
-	if from > 0 && strings.ContainsRune("£$€.,:/-#~", rune(low[from-1])) {
+	if r, _ := utf8.DecodeLastRuneInString(low[:from]); from > 0 && strings.ContainsRune("£$€¥.,:/-#~", r) {
 		return false
 	}
 	if to+1 < len(low) && strings.ContainsRune(".,:% ", rune(low[to])) && low[to+1] >= '0' && low[to+1] <= '9' {
@@ -92,12 +128,13 @@ func aCount(low string, from, to int) bool {
 // headcountsOf are the headcounts a person's turn states, sentence by
 // sentence, each with its sentence: none in a question.
 func headcountsOf(content string) (headcount, string, bool) {
+	people := speaksOfPeople(strings.ToLower(content))
 	for _, s := range lex.Sentences(content) {
 		low := strings.ToLower(s)
 		if strings.Contains(low, "?") {
 			continue
 		}
-		if c, ok := headcountOf(low); ok && c.firm {
+		if c, ok := headcountOf(low, people); ok && c.firm {
 			return c, s, true
 		}
 	}
@@ -109,8 +146,9 @@ func headcountsOf(content string) (headcount, string, bool) {
 // either way (a count that trebled is another gathering's: a dinner for
 // 12 is not the party of 40).
 func (c headcount) replaces(low string) bool {
+	people := speaksOfPeople(low)
 	for _, s := range lex.Sentences(low) {
-		o, ok := headcountOf(s)
+		o, ok := headcountOf(s, people)
 		if !ok || o.n == c.n {
 			continue
 		}

@@ -31,13 +31,16 @@ func TestHeadcountOf(t *testing.T) {
 		{"her number is 912 448 309", 0, false},
 		{"L, number 9", 0, false},
 		{"it's £48 total", 0, false},
+		{"flowers came to €45 total", 0, false},
+		{"we're at 25 degrees already", 0, false},
+		{"battery check: we're at 35% now", 0, false},
 		{"3 people submitted the survey twice", 0, false},
 		{"we're at 12:30 on the platform", 0, false},
 		{"there were 40 people at the open day", 40, false}, // "were" alone is no "we're"
 		{"rsvps so far, were at 68 yeses", 68, true},
 		{"34 people incl us and 40 people with the kids", 0, false}, // two: which one is meant is not known
 	} {
-		c, ok := headcountOf(tc.text)
+		c, ok := headcountOf(tc.text, true)
 		if tc.n == 0 && ok || tc.n != 0 && (c.n != tc.n || c.firm != tc.firm) {
 			t.Errorf("headcountOf(%q) = %+v, %v; want n %d firm %v", tc.text, c, ok, tc.n, tc.firm)
 		}
@@ -61,6 +64,7 @@ func TestHeadcountMarks(t *testing.T) {
 		{"another gathering", "the choir concert is 60 people total", "user", false},
 		{"a number of people, not firm", "North only has 22 people", "user", false},
 		{"the assistant's", "So we're at 22 now.", "assistant", false},
+		{"a total of no one", "the caterer quote came to 20 total", "user", false},
 	} {
 		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: older}, nil)
 		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: tc.role, Content: tc.later}, ups)...)

@@ -232,11 +232,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		out = append(out, c)
 	}
 	if c.u == nil && (m.Role == memory.RoleUser || confirmsChange(m.Content)) {
-		if sentence, nw := facts.MovedUnnamed(m.Content); nw != nil {
-			upTo := m.Content // the turn up to the move: "… they moved it to 13:40. so i miss the 13:00 bus" did not move the bus
-			if i := strings.Index(upTo, sentence); i >= 0 {
-				upTo = upTo[:i+len(sentence)]
-			}
+		if sentence, upTo, nw := facts.MovedUnnamed(m.Content); nw != nil {
+			// The turn up to the move names what moved: "… they moved it
+			// to 13:40. so i miss the 13:00 bus" did not move the bus.
 			mv := &unnamedMove{nw: nw, words: moveWords(strings.ToLower(upTo))}
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, moved: mv, quote: updateQuote(m.Content, sentence)})
 		}
@@ -844,13 +842,19 @@ type unnamedMove struct {
 func moveWords(low string) []string {
 	var out []string
 	for _, w := range lex.Words(low) {
-		if len(w) >= 3 && !slices.Contains(changeWords, w) && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) &&
+		if len(w) >= 3 && !slices.Contains(changeWords, w) && !lex.IsRankStopword(w) && !lex.IsWeekday(w) && !lex.IsMonth(w) && !notMoved[w] &&
 			strings.IndexAny(w, "0123456789") < 0 && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}
 	return out
 }
+
+// notMoved are words a moving turn says around the move that name no
+// thing moved: when ("the plumber rang this morning", "… 14:00 tomorrow")
+// and who told ("work called, they moved it …").
+var notMoved = lex.Set(`today tomorrow tonight yesterday morning afternoon evening night week weekend month year next last this
+called rang rung emailed texted phoned messaged said says told just`)
 
 func (mv *unnamedMove) movedFrom(low string, justBefore bool) bool {
 	if n := len(facts.MovedFrom(low, mv.nw[0])); n < 1 || n > 2 {

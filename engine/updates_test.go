@@ -558,6 +558,8 @@ func TestUnnamedMoveMarks(t *testing.T) {
 		{"named by the mover", []string{"ordered! order nr KPN-7731-0924, install appointment 3 sept between 8:00 and 12:00", "im at the office all day", "called kpn, they moved it to thursday 4 sept 13:00-17:00"}, "user", true},
 		{"the question just before", []string{"Also Joanna can't do the 14th. Does that mean the opening moves?", "Yes. They moved it to Thursday 21 May, same time."}, "user", true},
 		{"another thing's time just before", []string{"leave by 8:15 i reckon, elm grove backs up", "coding club update, the teacher emailed, they pushed it to 5:45 from next week"}, "user", false},
+		{"a word said after the move, apostrophes curled", []string{"8:05 bus. i will set 3 alarms", "ok", "bad news, my BER flight got moved. they’ve moved it to 13:40, lands 15:20. so i miss the 13:00 bus"}, "user", false},
+		{"when and who told name nothing moved", []string{"gym at 7:00 tomorrow morning", "work called, they moved it to 14:00 tomorrow"}, "user", false},
 		{"a word said after the move", []string{"8:05 bus. i will set 3 alarms", "ok", "bad news, my BER flight got moved. they moved it to 13:40, lands 15:20. so i miss the 13:00 bus"}, "user", false},
 		{"too far back", []string{"install appointment 3 sept, kpn", "a", "b", "called kpn, they moved it to thursday 4 sept"}, "user", false},
 		{"the turn names the old value itself", []string{"install appointment 3 sept, kpn", "kpn cancelled the 5th, they moved it to thursday 4 sept"}, "user", false},

@@ -120,21 +120,26 @@ func flagSettings(text string) []Assignment {
 				continue // "x--y 3", "--jobs 4x"
 			}
 			flag, v := line[ix[2]:ix[3]], line[ix[4]:ix[5]]
-			key := commandOf(line[:ix[0]]) + " --" + strings.ReplaceAll(flag, "-", "_")
-			out = append(out, Assignment{Key: key, Value: v, Line: strings.TrimSpace(line)})
+			cmd := commandOf(line)
+			if cmd == "" {
+				continue // an option with no command named: whose it is is not known
+			}
+			out = append(out, Assignment{Key: cmd + " --" + strings.ReplaceAll(flag, "-", "_"), Value: v, Line: strings.TrimSpace(line)})
 		}
 	})
 	return out
 }
 
-// commandOf names the command a flag belongs to: the words before it
-// that are no options, the program by its base name ("ExecStart=
-// /usr/bin/restic forget" is "restic forget"). "--timeout" is one
-// setting of "helm upgrade ledger-api …" and another of "kubectl …
-// rollout status", and "occ config:system:set trusted_domains 1
-// --value" another than "… trusted_domains 2 --value".
-func commandOf(before string) string {
-	ws := strings.Fields(strings.ToLower(before))
+// commandOf names the command of a line: its words that are no options
+// nor an option's number, the program by its base name ("ExecStart=
+// /usr/bin/restic forget --prune --keep-daily 14" is "restic forget").
+// "--timeout" is one setting of "helm upgrade ledger-api …" and another
+// of "kubectl … rollout status", "--replicas" of "kubectl scale …
+// deployment/api" another than of "… deployment/worker", and "occ
+// config:system:set trusted_domains 1 --value" another than "…
+// trusted_domains 2 --value".
+func commandOf(line string) string {
+	ws := strings.Fields(strings.ToLower(line))
 	if len(ws) > 0 {
 		if _, prog, ok := strings.Cut(ws[0], "="); ok {
 			ws[0] = prog // "ExecStart=/usr/bin/restic"
@@ -158,17 +163,28 @@ var flagValue = regexp.MustCompile(`--([a-z][a-z0-9]*(?:-[a-z0-9]+)+|[a-z]{3,}[0
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 
-// eachCodeLine calls f with each line of text's fenced code blocks and
-// each of its inline code spans that holds " --".
+// eachCodeLine calls f with each command of text's fenced code blocks
+// holding "--" (a line, with the lines a trailing backslash continues it
+// onto) and each of its inline code spans holding " --".
 func eachCodeLine(text string, f func(line string)) {
 	fence := false
+	var cont strings.Builder // a command continued over lines ("restic forget \")
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			fence = !fence
+			fence, cont = !fence, strings.Builder{}
 			continue
 		}
-		if fence && strings.Contains(line, "--") {
+		if !fence {
+			continue
+		}
+		if body, ok := strings.CutSuffix(strings.TrimRight(line, " \t"), "\\"); ok {
+			cont.WriteString(body + " ")
+			continue
+		}
+		line = cont.String() + line
+		cont.Reset()
+		if strings.Contains(line, "--") {
 			f(line)
 		}
 	}

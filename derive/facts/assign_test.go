@@ -36,9 +36,12 @@ func TestAssignments(t *testing.T) {
 		// A command's long options set to numbers, in code only.
 		{"```bash\nrestic forget --prune --keep-daily 7 --keep-weekly 4 --keep-monthly 12\nrestic check --read-data-subset=5%\n```", "restic forget --keep_daily=7|restic forget --keep_weekly=4|restic forget --keep_monthly=12|restic check --read_data_subset=5%"},
 		{"```ini\nExecStart=/usr/bin/restic forget --prune --keep-daily 14\n```", "restic forget --keep_daily=14"},
-		{"run `pg_dump --jobs=4 mydb` tonight", "pg_dump --jobs=4"},
+		{"run `pg_dump --jobs=4 mydb` tonight", "pg_dump mydb --jobs=4"},
 		{"we keep --keep-daily 7 for now", ""},
-		{"```\ncurl --retry 3 --max-time 10 https://x\ncurl --retry 5 https://y\n```", "curl --max_time=10"},
+		{"```\ncurl --retry 3 --max-time 10 https://x\ncurl --retry 5 https://y\n```", "curl https://x --retry=3|curl https://x --max_time=10|curl https://y --retry=5"},
+		{"```\nkubectl scale --replicas=3 deployment/api\n```", "kubectl scale deployment/api --replicas=3"},
+		{"```bash\nrestic forget \\\n  --keep-daily 7 \\\n  --prune\n```", "restic forget --keep_daily=7"},
+		{"```\n  --keep-daily 7\n```", ""}, // no command: whose option it is is not known
 		{"```\nkubectl rollout status deploy/api --timeout=5m\nhelm upgrade api ./chart --timeout 10m\n```", "kubectl rollout status deploy/api --timeout=5m|helm upgrade api ./chart --timeout=10m"},
 		// One key set twice to two values: which one changes is not known.
 		{"dev:\n  max_conns: 5\nprod:\n  max_conns: 50\n  pool_timeout: 30s", "pool_timeout=30s"},

@@ -157,16 +157,19 @@ var (
 // much, full, closed, cancelled.
 func rejects(low string) bool {
 	low = strings.ReplaceAll(low, "not sure", "") // a doubt rejects nothing
-	prev := ""
+	prev, prev2 := "", ""
 	for _, w := range strings.Fields(low) {
 		w = strings.Trim(w, `"'(“‘,.;:!?)”’`)
-		if rejectWords[w] && (!stateWords[w] || saysState(prev)) || strings.HasSuffix(w, "n't") {
-			return true
+		if rejectWords[w] && (!stateWords[w] || saysState(prev) || objects[prev] && saysState(prev2)) || strings.HasSuffix(w, "n't") {
+			return true // … or "Ashgrove called it off"
 		}
-		prev = w
+		prev, prev2 = w, prev
 	}
 	return false
 }
+
+// objects stand between a verb and its state word: "called it off".
+var objects = set(`it them that this us everything`)
 
 // stateWords reject only as a thing's state, after a form of "be" or a
 // verb putting it there ("ashgrove is off", "Felix's out", "sold out",

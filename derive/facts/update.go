@@ -120,12 +120,13 @@ func movedOnto(s, text string) (Update, bool) {
 // MovedUnnamed reads movedUs in a sentence of text whose turn names no
 // old value ("called kpn, they moved it to thursday 4 sept 13:00-17:00"):
 // the new day or time, for the turns just before it to give the old one
-// (MovedFrom). Nil when the turn names one itself (movedOnto's) or none
-// is moved.
-func MovedUnnamed(text string) (sentence string, nw []string) {
+// (MovedFrom); the sentence, and the turn up to its end (cleaned as the
+// sentence is: "they’ve" is "they've" in both). Nil when the turn names
+// an old value itself (movedOnto's) or nothing is moved onto a time.
+func MovedUnnamed(text string) (sentence, upTo string, nw []string) {
 	low := strings.ToLower(text)
 	if !slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
-		return "", nil // most turns: nothing moved, nothing read
+		return "", "", nil // most turns: nothing moved, nothing read
 	}
 	clean := prose.Clean(text)
 	for _, s := range lex.Sentences(clean) {
@@ -138,12 +139,19 @@ func MovedUnnamed(text string) (sentence string, nw []string) {
 		if m == nil {
 			continue
 		}
-		if nw = onlyTime(m[1]); nw == nil || len(movedFrom(saidBefore(clean, low, m[0]), nw[0])) > 0 {
-			return "", nil
+		if nw = onlyTime(m[1]); nw == nil {
+			continue // "they moved it to the back room. then they moved it to 3pm"
 		}
-		return s, nw
+		if len(movedFrom(saidBefore(clean, low, m[0]), nw[0])) > 0 {
+			return "", "", nil // the turn names what it moved from: movedOnto's
+		}
+		upTo = clean
+		if i := strings.Index(clean, s); i >= 0 {
+			upTo = clean[:i+len(s)]
+		}
+		return s, upTo, nw
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // MovedFrom are the days, or clock times, of the kind of new that text
@@ -618,9 +626,10 @@ var detectors = []detector{
 	}},
 	// "<subject> changed/moved … from X to Y". "go"/"going" from X to Y is
 	// a way somewhere ("she can go straight from football to swimming"),
-	// not a change; "went from Jira to Linear" is one.
+	// not a change; "went from Jira to Linear" is one. "push" from X to Y
+	// sends something ("push from the dev branch to main").
 	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?(` + changeVerb + `)\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		if m[1] == "go" || m[1] == "going" {
+		if m[1] == "go" || m[1] == "going" || m[1] == "push" {
 			return Update{}, false
 		}
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
@@ -630,8 +639,9 @@ var detectors = []detector{
 		subj := subjectWords(m[1]) // a thing named without a clause break: "extend the life of your shoes, ensuring they continue to provide …" changes nothing
 		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
 	}},
-	// "let's push the start to 7.45": "push" moves a thing's time; onto
-	// anything else it sends it ("push the image to the registry").
+	// "the Atlantic agreed to push the release date to 24 August": "push"
+	// moves a thing's time; onto anything else it sends it ("push the
+	// image to the registry").
 	{[]string{" to ", " till ", " until "}, regexp.MustCompile(`\bpush(?: back| forward)? (?:the |our |my |its |his |her |their )([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:back |forward )?` + moveBy + `(?:to|till|until) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
 		subj, nw := thingWords(m[1]), timeValue(value(m[2]))
 		return Update{Subject: subj, New: nw}, len(subj) > 0 && nw != nil
@@ -1057,10 +1067,13 @@ var detectors = []detector{
 	// "they want to leave 8.15 not 8.45", "heat loss comes out at 5.9
 	// kW, not the 6.8 Peak Heat said". Both are numbers, the old one bare
 	// or with the new one's currency or unit.
-	{[]string{" not ", "instead of", "rather than"}, regexp.MustCompile(`(?:^|[\s(=])([$€£]?\d[\d,.:]*(?:k|am|pm|%)?(?: ?` + unitWord + `)?)(?: (each|a head|per [a-z]+|a [a-z]+))?,? (?:not|instead of|rather than) (?:the )?([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
+	{[]string{" not ", "instead of", "rather than"}, regexp.MustCompile(`(?:^|[\s(=])([$€£]?\d[\d,.:]*(?:k|am|pm|%)?(?: ?` + unitWord + `)?)(?: (each|a head|per [a-z]+|a [a-z]+))?,? (?:not|instead of|rather than) (?:the )?([$€£]?\d[\d,.:]*(?:k|am|pm|%)?)( ?` + unitWord + `)?(?:[\s,.;:!)]|$)`), func(m []string) (Update, bool) {
 		nw, od := strings.TrimRight(m[1], ".,:"), strings.TrimRight(m[3], ".,:")
 		if nw == od || !sameShape(nw, od) {
 			return Update{}, false
+		}
+		if m[4] != "" { // the old number's own unit: "2 hours, not 30 minutes"
+			return Update{New: []string{nw}, Old: []string{od + m[4]}}, true
 		}
 		old := withUnit([]string{nw}, []string{od})
 		if unitAfter.MatchString(nw) {

@@ -200,11 +200,13 @@ func TestDetectUpdate(t *testing.T) {
 		// of it, never the bare number ("30 %" is no "30 days").
 		{"Heat loss comes out at 5.9 kW, not the 6.8 Peak Heat said.", true, "", "6.8 kw", "5.9 kw"},
 		{"New clients and all new invoices: 14 days, not 30.", true, "", "30 days", "14 days"},
+		{"it'll take 2 hours, not 30 minutes", true, "", "30 minutes", "2 hours"},
 		// A time moved, the thing first without an article, or after "new".
 		{"release pushed back to thu 11 feb, we need the time for TP-1184", true, "release", "", "thu 11 feb"},
 		{"ok standup moved to 10:30 from tomorrow", true, "standup", "", "10:30"},
 		{"Good news from the hotel: the Atlantic agreed to push the release date to 24 August.", true, "release|date", "", "24 august"},
 		{"Push the Docker image to Render.com.", false, "", "", ""}, // "push" onto no time sends, not moves
+		{"then push from the dev branch to main", false, "", "", ""},
 		{"they're shut on the friday now for a staff thing, so collection moved to saturday 12th, 9am-11am", true, "collection", "", "saturday 12th"},
 		{"we pushed back to the main road", false, "", "", ""},
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},

@@ -66,7 +66,7 @@ var (
 	personBefore = toSet(`with met meet meeting call called email emailed ask asked tell told named colleague manager boss wife husband friend brother sister mother father son daughter cc ping pinged`)
 	personAfter  = toSet(`said says told asks asked thinks wants wrote replied agreed suggested is`)
 	placeBefore  = toSet(`in near to from visit visiting visited flying fly travel traveling travelling trip`)
-	spokenTo     = toSet(`talking talked talk spoke speak speaking chatting chatted chat said say mentioned explained replied reply listen listening listened texted texting`)
+	spokenTo     = toSet(`talking talked talk spoke speak speaking chatting chatted chat said say mentioned explained texted texting`) // not "listening to" (a band) nor "replied to" (a firm)
 	orgBefore    = toSet(`company client customer vendor joined employer startup firm`)
 	// fromPlace: "from" names a place after going or being somewhere
 	// ("moved from Berlin", "I'm from Leeds"), not after a thing.

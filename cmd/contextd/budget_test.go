@@ -79,6 +79,38 @@ func TestChoiceByPlaceShownWithItsOptions(t *testing.T) {
 	}
 }
 
+// TestRestatedCountsMarkedThroughTheAPI: through the binary, an older
+// headcount shown at a small budget carries the newer one ("we're at 46
+// now"), and a price asked about carries the one settled on.
+func TestRestatedCountsMarkedThroughTheAPI(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
+	at := func(i int) string { return t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339) }
+	msgs := []map[string]any{
+		{"id": "t1", "role": "user", "name": "Priya", "content": "i made a rough list, about 40 people. family, choir, neighbours", "created_at": at(1)},
+		{"id": "t2", "role": "user", "name": "Arjun", "content": "auntie jo does the cake. is £40 for the cake ok?", "created_at": at(2)},
+		{"id": "t3", "role": "user", "name": "Meera", "content": "she can do it cheaper for family", "created_at": at(3)},
+		{"id": "t4", "role": "user", "name": "Priya", "content": "deal, £35 it is", "created_at": at(4)},
+	}
+	msgs = gardenTurns(msgs, t0, 5, 60)
+	msgs = append(msgs, map[string]any{"id": "late", "role": "user", "name": "Priya", "content": "two more yeses from the walking group, we're at 46 now", "created_at": at(70)})
+	msgs = gardenTurns(msgs, t0, 71, 80)
+	s.must(201, "POST", "/v1/chats/party/messages", map[string]any{"messages": msgs}, nil)
+	var ans struct {
+		Context string `json:"context"`
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "party", "query": "how many people are on the list?",
+		"budget_tokens": 250, "strategy": "rag_augmented"}, &ans)
+	if !strings.Contains(ans.Context, "about 40 people") || !strings.Contains(ans.Context, "we're at 46 now") {
+		t.Errorf("the old headcount without the new one:\n%s", ans.Context)
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "party", "query": "is £40 for the cake ok?",
+		"budget_tokens": 150, "strategy": "rag_augmented"}, &ans)
+	if strings.Contains(ans.Context, "£40") && !strings.Contains(ans.Context, "£35 it is") {
+		t.Errorf("the price asked about without the one settled on:\n%s", ans.Context)
+	}
+}
+
 // TestREADMESessionRemembersFacts: the README's curl session, without an
 // LLM, remembers "vegetarian" and "boutique hotels" as facts citing their
 // turn, and in alice's profile with that turn as the source.

@@ -98,11 +98,7 @@ var movedUsVerbs = []string{"moved ", "switched ", "changed ", "pushed ", "bumpe
 // a move whose old value nobody can find marks nothing.
 func movedOnto(s, text string) (Update, bool) {
 	low := strings.ToLower(s)
-	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
-		!slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
-		return Update{}, false // most sentences: the expression is not run
-	}
-	m := movedUs.FindStringSubmatch(low)
+	m := movedUsIn(low)
 	if m == nil {
 		return Update{}, false
 	}
@@ -115,6 +111,17 @@ func movedOnto(s, text string) (Update, bool) {
 		return Update{}, false
 	}
 	return Update{Old: old, New: nw, Sentence: movedSpan(text, s, old)}, true
+}
+
+// movedUsIn is movedUs's match in a sentence (lower case), nil for none;
+// the expression runs only where a scan finds it may match (most
+// sentences hold neither a verb of moving nor " to ").
+func movedUsIn(low string) []string {
+	if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
+		!slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
+		return nil
+	}
+	return movedUs.FindStringSubmatch(low)
 }
 
 // MovedUnnamed reads movedUs in a sentence of text whose turn names no
@@ -131,11 +138,7 @@ func MovedUnnamed(text string) (sentence, upTo string, nw []string) {
 	clean := prose.Clean(text)
 	for _, s := range lex.Sentences(clean) {
 		low := strings.ToLower(s)
-		if !strings.Contains(low, " to ") && !strings.Contains(low, " till ") && !strings.Contains(low, " until ") && !strings.Contains(low, " onto ") ||
-			!slices.ContainsFunc(movedUsVerbs, func(v string) bool { return strings.Contains(low, v) }) {
-			continue
-		}
-		m := movedUs.FindStringSubmatch(low)
+		m := movedUsIn(low)
 		if m == nil {
 			continue
 		}

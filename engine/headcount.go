@@ -128,6 +128,9 @@ func aCount(low string, from, to int) bool {
 // headcountsOf are the headcounts a person's turn states, sentence by
 // sentence, each with its sentence: none in a question.
 func headcountsOf(content string) (headcount, string, bool) {
+	if !strings.ContainsAny(content, "0123456789") {
+		return headcount{}, "", false // most turns: no number, nothing read
+	}
 	people := speaksOfPeople(strings.ToLower(content))
 	for _, s := range lex.Sentences(content) {
 		low := strings.ToLower(s)

@@ -546,6 +546,27 @@ func TestCommandFlagChangedMarks(t *testing.T) {
 	}
 }
 
+// A config directive given another number later changed it: the upload
+// limit raised in an inline code span marks the server block that set it.
+func TestDirectiveChangedMarks(t *testing.T) {
+	older := "nginx server block:\n\n```nginx\n    client_max_body_size 25m;\n    location / {\n        proxy_read_timeout 150s;\n    }\n```"
+	for _, tc := range []struct {
+		name, later, want string // want: what the mark quotes, "" none
+	}{
+		{"raised", "`client_max_body_size 40m;` in the server block. But a 35 MB bundle will hit the gunicorn timeout.", "client_max_body_size 40m"},
+		{"the same value", "keep `client_max_body_size 25m;` as it is", ""},
+		{"another directive", "```nginx\nkeepalive_timeout 65s;\n```", ""},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: older}, nil)
+		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "assistant", Content: tc.later}, ups)...)
+		r := RAGTurn{Seq: 1, Content: older}
+		markUpdate(ups, &r)
+		if tc.want == "" && r.update != "" || tc.want != "" && !strings.Contains(r.update, tc.want) {
+			t.Errorf("%s: marks %q, want one quoting %q", tc.name, r.update, tc.want)
+		}
+	}
+}
+
 // A move of "it" that names neither what moved nor from when marks a turn
 // just before that says when, when it is the thing the move speaks of.
 func TestUnnamedMoveMarks(t *testing.T) {

@@ -29,7 +29,7 @@ type Assignment struct {
 // declared, a property written, a template), and CSS declarations: the
 // same property of another selector is no change.
 func Assignments(text string) []Assignment {
-	if !strings.ContainsAny(text, ":=") && !strings.Contains(text, " to ") && !strings.Contains(text, " --") {
+	if !strings.ContainsAny(text, ":=;") && !strings.Contains(text, " to ") && !strings.Contains(text, " --") {
 		return nil
 	}
 	var out []Assignment
@@ -41,6 +41,7 @@ func Assignments(text string) []Assignment {
 		}
 	})
 	read = append(read, flagSettings(text)...)
+	read = append(read, directiveSettings(text)...)
 	for _, a := range append(read, proseSettings(text)...) {
 		if dup[a.Key] {
 			continue
@@ -114,7 +115,7 @@ func flagSettings(text string) []Assignment {
 		return nil
 	}
 	var out []Assignment
-	eachCodeLine(text, func(line string) {
+	eachCodeLine(text, hasFlag, func(line string) {
 		for _, ix := range flagValue.FindAllStringSubmatchIndex(line, -1) {
 			if ix[0] > 0 && !isSpace(line[ix[0]-1]) || ix[1] < len(line) && !isSpace(line[ix[1]]) {
 				continue // "x--y 3", "--jobs 4x"
@@ -163,10 +164,10 @@ var flagValue = regexp.MustCompile(`--([a-z][a-z0-9]*(?:-[a-z0-9]+)+|[a-z]{3,}[0
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' }
 
-// eachCodeLine calls f with each command of text's fenced code blocks
-// holding "--" (a line, with the lines a trailing backslash continues it
-// onto) and each of its inline code spans holding " --".
-func eachCodeLine(text string, f func(line string)) {
+// eachCodeLine calls f with each line of text's fenced code blocks (with
+// the lines a trailing backslash continues it onto) and each of its
+// inline code spans that want keeps.
+func eachCodeLine(text string, want func(string) bool, f func(line string)) {
 	fence := false
 	var cont strings.Builder // a command continued over lines ("restic forget \")
 	for line := range strings.Lines(text) {
@@ -184,16 +185,40 @@ func eachCodeLine(text string, f func(line string)) {
 		}
 		line = cont.String() + line
 		cont.Reset()
-		if strings.Contains(line, "--") {
+		if want(line) {
 			f(line)
 		}
 	}
 	for _, m := range inlineCode.FindAllStringSubmatch(text, -1) {
-		if strings.Contains(m[1], " --") {
+		if want(m[1]) {
 			f(m[1])
 		}
 	}
 }
+
+// hasFlag: a line that may give a long option ("--keep-daily 7").
+func hasFlag(line string) bool { return strings.Contains(line, "--") }
+
+// directiveSettings are the numbers a config file's directives give, in
+// code: a key, its value and a semicolon ("client_max_body_size 25m;",
+// "proxy_read_timeout 120s;", nginx's form and its kin's). A later
+// directive giving the key another value changed it. The key reads as an
+// identifier, words joined by underscores: "listen 80;" names too many
+// things.
+func directiveSettings(text string) []Assignment {
+	if !strings.Contains(text, ";") || !strings.Contains(text, "_") {
+		return nil
+	}
+	var out []Assignment
+	eachCodeLine(text, func(line string) bool { return strings.Contains(line, ";") }, func(line string) {
+		if m := directive.FindStringSubmatch(line); m != nil {
+			out = append(out, Assignment{Key: m[1], Value: m[2], Line: strings.TrimSpace(line)})
+		}
+	})
+	return out
+}
+
+var directive = regexp.MustCompile(`^\s*([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(\d[\d.]*(?:[a-z]{1,2})?)\s*;\s*$`)
 
 // proseSettings are the settings a sentence gives a key by name
 // ("bumped DB_POOL_SIZE up to 10, overflow stays at 10"), each with the

@@ -43,6 +43,12 @@ func TestAssignments(t *testing.T) {
 		{"```bash\nrestic forget \\\n  --keep-daily 7 \\\n  --prune\n```", "restic forget --keep_daily=7"},
 		{"```\n  --keep-daily 7\n```", ""}, // no command: whose option it is is not known
 		{"```\nkubectl rollout status deploy/api --timeout=5m\nhelm upgrade api ./chart --timeout 10m\n```", "kubectl rollout status deploy/api --timeout=5m|helm upgrade api ./chart --timeout=10m"},
+		// A config directive: an identifier, a number, a semicolon, in code.
+		{"```nginx\n    client_max_body_size 25m;\n    location / {\n        proxy_pass http://api:8000;\n        proxy_read_timeout 150s;\n    }\n```", "client_max_body_size=25m|proxy_read_timeout=150s"},
+		{"`client_max_body_size 40m;` in the server block.", "client_max_body_size=40m"},
+		{"```nginx\nlisten 80;\nworker_processes auto;\n```", ""},                                                       // a plain word; no number
+		{"set client_max_body_size 40m; in the server block", ""},                                                       // prose
+		{"```nginx\nlocation /a {\n  proxy_read_timeout 30s;\n}\nlocation /b {\n  proxy_read_timeout 90s;\n}\n```", ""}, // two blocks, two values
 		// One key set twice to two values: which one changes is not known.
 		{"dev:\n  max_conns: 5\nprod:\n  max_conns: 50\n  pool_timeout: 30s", "pool_timeout=30s"},
 	} {

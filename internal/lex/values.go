@@ -221,8 +221,11 @@ func phoneAt(toks []string, i int) int {
 	}
 	digits := 0
 	for k, n := range lens {
-		if n < 2 && !(k == 0 && toks[i][0] == '+') {
-			return 0 // a phone's groups are two digits or more ("0.05 0.01" is none), a country code aside ("+1")
+		if n < 2 && !(k <= 1 && toks[i][0] == '+') {
+			// A phone's groups are two digits or more ("0.05 0.01" is
+			// none), but for a country code ("+1") and the one-digit
+			// prefix after it ("+31 6 4188 2093", "+33 6 12 34 56 78").
+			return 0
 		}
 		digits += n
 	}

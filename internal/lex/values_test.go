@@ -64,6 +64,10 @@ func TestValueKinds(t *testing.T) {
 		{"it's on gov.uk", "#host"},
 		{"due 12/06, or on the 14th.", "#day"},
 		{"+1 555 123 4567", "#phone"},
+		// A mobile prefix of one digit after the country code (Dutch, French).
+		{"it's +31 6 4188 2093 now", "#phone"},
+		{"+33 6 12 34 56 78", "#phone"},
+		{"30 6 4188 2093", "#code"}, // no country code: no number to ring
 	} {
 		got := strings.Join(ValueKinds(c.text), " ")
 		if got != c.want {

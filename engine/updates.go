@@ -721,7 +721,8 @@ func updates(u facts.Update, text string) bool {
 			}
 			continue
 		}
-		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
+		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (!numbered(ws) || lex.HasPhrase(text, ws[0]+" "+ws[1])) &&
+			(anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
 		}
 		if namesItself(o) && lex.HasPhrase(text, o) {
@@ -922,6 +923,13 @@ func namedOld(u facts.Update, names []string, text string) bool {
 		}
 	}
 	return false
+}
+
+// numbered: value words naming a thing by a word and its number ("week
+// 6", "room 204", "platform 3"), stated only as that phrase: "Week 1
+// done … 10 km at 6:38" holds both words and names neither.
+func numbered(ws []string) bool {
+	return len(ws) == 2 && strings.IndexAny(ws[0], "0123456789") < 0 && isNumber(ws[1])
 }
 
 // anchored: an old value of numbers alone ("13") says nothing unless the

@@ -807,3 +807,30 @@ func TestRetrievedFactMarked(t *testing.T) {
 	}
 	markedBeforeOnly(t, ups, fact(3), fact(9), "turn 7: wait sorry, it is 14 April at 9:30 not 9:10", "(turn 3)\n(earlier; updated")
 }
+
+// Old values that name nothing as their words lie apart: a thing numbered
+// ("week 6") is stated only as that phrase, and an aside ("btw") is no
+// thing cancelled.
+func TestOldValueSaidApartMarksNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, older, later string
+		want               bool
+	}{
+		{"a numbered thing apart", "Week 1 done, all 4 runs. Long run 10 km at 6:38 average, felt easy.",
+			"She also said my Pegasus have about 900 km on them, so new shoes now, not in week 6.", false},
+		{"a numbered thing as written", "The Pegasus is fine for now, no need to buy before week 6.",
+			"She also said my Pegasus have about 900 km on them, so new shoes now, not in week 6.", true},
+		{"an aside", "btw reminder i cant carry heavy stuff, ill do all the packing instead, deal?",
+			"vodafone cancelled btw, confirmation says the line ends 31 march", false},
+		{"an amount", "you will receive an invoice of €0.00 by email.",
+			"One more thing, the invoice email came but it says €89.00, not €0.00.", true},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
+		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "user", Content: tc.later}, ups)...)
+		r := RAGTurn{Seq: 1, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		}
+	}
+}

@@ -1417,11 +1417,14 @@ func subjectWords(p string) []string {
 	return out
 }
 
-// updateStop are words of a subject that name nothing. Comparatives among
-// them say how the value changed, not what it is a value of: "make the
-// brother older, 34 not 28" updates the brother's age, and "older" is in
-// no sentence stating the old one ("her brother Tobias, 28").
+// updateStop are words of a subject that name nothing, among them an
+// aside ("vodafone cancelled btw" cancelled no "btw") and a day said of
+// the change. Comparatives among them say how the value changed, not what
+// it is a value of: "make the brother older, 34 not 28" updates the
+// brother's age, and "older" is in no sentence stating the old one ("her
+// brother Tobias, 28").
 var updateStop = set(`it this that them there here something anything everything nothing one now then also just really
 plan plans mind
+btw fyi lol haha tho though too already again anyway finally officially today tonight yesterday tomorrow
 older younger bigger smaller larger higher lower longer shorter earlier later cheaper pricier faster slower nearer closer
 more less fewer`)

@@ -1182,7 +1182,8 @@ func onlyTime(v string) []string {
 
 var timeWords = set(`monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
 january february march april may june july august september october november december jan feb mar apr jun jul aug sep
-sept oct nov dec am pm noon midday midnight at on the of today tonight tomorrow morning afternoon evening night`)
+sept oct nov dec am pm noon midday midnight at on the of today tonight tomorrow morning afternoon evening night
+mondays tuesdays wednesdays thursdays fridays saturdays sundays mornings afternoons evenings nights weekend weekends`)
 
 // leadingAmount is the amount with a unit or a currency a value phrase
 // opens with ("£19.10" of "£19.10 a sack"), nil when it opens with none.

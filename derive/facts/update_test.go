@@ -209,6 +209,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"then push from the dev branch to main", false, "", "", ""},
 		{"they're shut on the friday now for a staff thing, so collection moved to saturday 12th, 9am-11am", true, "collection", "", "saturday 12th"},
 		{"we pushed back to the main road", false, "", "", ""},
+		{"oh right lol. choir moved to Thursday evenings from September, so Wednesdays are free now", true, "choir", "", "thursday evenings"}, // days said in the plural
+		{"also small change, choir moved to thursdays from september.", true, "choir", "", "thursdays"},
 		{"good news!! extension approved. new deadline mon 22 march 12 noon", true, "deadline", "", "mon 22 march 12 noon"},
 		{"new kickoff time: 3pm, same pitch", true, "kickoff", "", "3pm"},
 		{"new phone who dis", false, "", "", ""},

@@ -122,8 +122,11 @@ func holdsWeekdayStem(f string) bool {
 
 // restates: a sentence (lower case) that states a change: a word of change,
 // not a question, not one weighing the present ("for now", "not sure").
+// A request to use one's new identifier is no question: "could you send
+// it to my new address instead? Oudegracht 214-bis, 3511 NT Utrecht"
+// gives the address (a turn read whole).
 func restates(low string) bool {
-	if strings.Contains(low, "?") || looksLikeCode(low) || len(strings.Fields(low)) > restatedWords || asksFirst.MatchString(low) || weighs.MatchString(low) {
+	if strings.Contains(low, "?") && !asksToUseNew.MatchString(low) || looksLikeCode(low) || len(strings.Fields(low)) > restatedWords || asksFirst.MatchString(low) || weighs.MatchString(low) {
 		return false
 	}
 	for _, c := range changeWords {
@@ -147,8 +150,9 @@ var (
 		"going up", "gone up", "went up", "increased", "raised", "extended", "make it", "change it to", "changing",
 		// a new identifier, said of its kind: "new number is 07700 914 583"
 		"new number", "new mobile", "new phone", "new code", "new email", "new address", "new iban", "new account number"}
-	asksFirst = regexp.MustCompile(`^(?:what|what's|whats|where|when|who|why|how|which|is|are|do|does|did|can|could|would|will|should)\b`)
-	weighs    = regexp.MustCompile(`\b(?:right|for|just|until|till|by) now\b|\bnot sure\b|\bworried\b|\bwondering\b`)
+	asksToUseNew = regexp.MustCompile(`\b(?:could|can|would|will) you\b[^?]*\b(?:my|our) new (?:address|number|mobile|phone|email|e-mail)\b[^?]*\?\s*\S`)
+	asksFirst    = regexp.MustCompile(`^(?:what|what's|whats|where|when|who|why|how|which|is|are|do|does|did|can|could|would|will|should)\b`)
+	weighs       = regexp.MustCompile(`\b(?:right|for|just|until|till|by) now\b|\bnot sure\b|\bworried\b|\bwondering\b`)
 )
 
 // valueTokens are the words of a sentence (lower case) that are values:

@@ -19,6 +19,10 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 		role               memory.Role
 		want               bool
 	}{
+		{"a request to use a new address", "Ok. The pickup address is Biltstraat 87, 3572 AK Utrecht.",
+			"Ah, I'm moving this Saturday, the 25th. Could you send it to my new address instead? Oudegracht 214-bis, 3511 NT Utrecht.", memory.RoleUser, true},
+		{"a question about a new address", "Ok. The pickup address is Biltstraat 87, 3572 AK Utrecht.",
+			"Could you send it to my new address instead? I'll give it to you tomorrow, we move on the 25th.", memory.RoleUser, false},
 		{"a day", "folic acid 5 mg on Thursdays. and amlodipine 5 mg every morning", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, true},
 		{"a time", "and rehearsal dinner is booked! fri 19th, 6:30 at Bridgewater Bistro, back room, up to 30 ppl",
 			"bad news from the bistro, they double booked the early slot. they can only do 7:15 for the rehearsal dinner now, same back room. sorry guys", memory.RoleUser, true},

@@ -435,13 +435,17 @@ func weekdaysIn(s string) []string {
 	return out
 }
 
+// slotWords name what is booked on a day, not another thing.
+var slotWords = set(`slot one appointment booking window`)
+
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // onlyDay: every word of v names a day ("sat 13th", "the 13th of june",
-// "weds"): a value that is a day and nothing else.
+// "weds"), or the booking on it ("the thursday slot", "the friday one"): a
+// value that is a day and nothing else.
 func onlyDay(v string) bool {
 	for _, w := range lex.Words(v) {
-		if w == "the" || w == "of" || lex.IsWeekday(w) || monthNo[w[:min(3, len(w))]] != 0 && len(w) >= 3 {
+		if w == "the" || w == "of" || lex.IsWeekday(w) || monthNo[w[:min(3, len(w))]] != 0 && len(w) >= 3 || slotWords[w] {
 			continue
 		}
 		if n := strings.TrimRight(w, "stndrh"); n != "" && strings.Trim(n, "0123456789") == "" {

@@ -48,6 +48,9 @@ func TestSameDay(t *testing.T) {
 		{"weds", "water will be off thursday 17th", false},
 		{"the plumber", "the plumber on wednesday", false}, // no day
 		{"sat 13th", "saturday the 13th", true},
+		{"thursday slot", "so the new date is thursday 26 february", true}, // what is booked on the day
+		{"friday one", "booked for friday 10 april", true},
+		{"friday party", "booked for friday 10 april", false},
 	} {
 		if got := SameDay(tc.v, tc.text); got != tc.want {
 			t.Errorf("SameDay(%q, %q) = %v, want %v", tc.v, tc.text, got, tc.want)

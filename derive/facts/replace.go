@@ -79,6 +79,12 @@ func splitRejectingClause(sents []string) []string {
 		}
 		i := strings.Index(low, "instead")
 		if i < 0 || strings.HasPrefix(low[i:], "instead of") {
+			i = -1
+			if m := stoodIn.FindStringIndex(low); m != nil {
+				i = m[0] // "Ravi is sick, Elena swapped with him"
+			}
+		}
+		if i < 0 {
 			out = append(out, s)
 			continue
 		}
@@ -144,13 +150,16 @@ func choiceCue(low string) bool {
 	if i := strings.Index(low, "instead"); i >= 0 && !strings.HasPrefix(low[i:], "instead of") {
 		return true // "found a room at Brookfield Lodge instead"
 	}
-	return switchedTo.MatchString(low) || (strings.Contains(low, "after all") && goneWith.MatchString(low))
+	return switchedTo.MatchString(low) || stoodIn.MatchString(low) || (strings.Contains(low, "after all") && goneWith.MatchString(low))
 }
 
 var (
 	choiceHedges = set(`maybe might perhaps or wonder thinking`)
 	switchedTo   = regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'ve| have|'d| had)? (?:just |finally |now )?(?:(?:changed|switched|swapped)(?: over| it| that)? (?:to|for)|(?:went|gone|decided|settled|opted) (?:for|on|with)) `)
-	goneWith     = regexp.MustCompile(`\b(?:go|going|gone|went|goes|do|doing|take|taking|pick|picking|book|booking)\b`)
+	// stoodIn: someone took another's place ("Elena Petrova swapped with
+	// him", "Joe is covering for her", "Sam took over").
+	stoodIn  = regexp.MustCompile(`\b(?:(?:swapped|swapping|switched|traded) (?:with|shifts with) (?:him|her|them|me|us)|(?:covering|covers|covered|filling in|filled in|fills in) for|(?:took|taking|takes|has taken) over|(?:stepped|stepping|steps) in)\b`)
+	goneWith = regexp.MustCompile(`\b(?:go|going|gone|went|goes|do|doing|take|taking|pick|picking|book|booking)\b`)
 )
 
 // rejects: a sentence that says something is out — negated, off, too
@@ -188,7 +197,7 @@ var beForms = set(`is are was were be been being it's that's its thats sold call
 back backed backing backs come comes coming came opt opted opting bow bowed bowing ruled crossed taken`)
 
 var rejectWords = set(`not no never nope off out too cant wont dont didnt doesnt isnt wasnt arent couldnt wouldnt shouldnt
-havent hasnt cancelled canceled cancel full closed dead broken flooded flood refused`)
+havent hasnt cancelled canceled cancel full closed dead broken flooded flood refused sick unwell unavailable`)
 
 // Replaces reports whether text (an older turn, as written) names a thing
 // the replacement rejected, and the sentence rejecting it: a name of the
@@ -208,6 +217,9 @@ func (r Replacement) Replaces(text string) (int, bool) {
 	// "Harlow wouldn't commit"): "Address is …" is not rejected by "… no
 	// address yet".
 	for _, w := range openers {
+		if lex.IsRankStopword(strings.ToLower(w)) || sentenceOpeners[strings.ToLower(w)] {
+			continue // "Also we need …": a word any sentence may open with
+		}
 		if i, ok := r.rejecting(w, true); ok {
 			return i, true
 		}
@@ -224,6 +236,10 @@ func (r Replacement) Replaces(text string) (int, bool) {
 	}
 	return 0, false
 }
+
+// sentenceOpeners are words sentences open with that name nothing.
+var sentenceOpeners = set(`also and but so then now well still anyway plus btw yes yeah no oh sorry thanks hi hey morning
+update actually just maybe again meanwhile however`)
 
 // rejectedSubject is the thing a rejecting sentence (lower case) says is
 // out, the words of its clause before the negation ("community fibre" of

@@ -37,7 +37,8 @@ type Replacement struct {
 // turn names nothing it replaced ("we're doing Porto instead"): none.
 func DetectReplacement(text string) (Replacement, bool) {
 	if !strings.Contains(text, "instead") && !strings.Contains(text, "after all") && !strings.Contains(text, "ed ") && !strings.Contains(text, "went ") && !strings.Contains(text, "gone ") &&
-		!strings.Contains(text, "cancel") && !strings.Contains(text, "called off") && !strings.Contains(text, "fell through") {
+		!strings.Contains(text, "cancel") && !strings.Contains(text, "called off") && !strings.Contains(text, "fell through") &&
+		!strings.Contains(text, "cover") && !strings.Contains(text, " over") && !strings.Contains(text, "fill") && !strings.Contains(text, "step") {
 		return Replacement{}, false // no cue can match
 	}
 	r := Replacement{sents: splitRejectingClause(lex.Sentences(prose.Clean(text))), cue: -1}

@@ -155,8 +155,12 @@ func current(fs, superseded []memory.Fact) []memory.Fact {
 // and source turns, ranked with the turns.
 func ragFact(p *plan, t rag.Turn) RAGTurn {
 	f := t.Fact
-	return RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Content: t.Content, Score: t.Score, CreatedAt: f.ValidAt,
+	r := RAGTurn{ChatID: chatIDIfOther(t.ChatID, p.chat.ID), Seq: t.Seq, Content: t.Content, Score: t.Score, CreatedAt: f.ValidAt,
 		Fact: &FactRef{ID: f.ID, Seqs: f.Seqs, ValidAt: f.ValidAt, Superseded: f.Superseded}}
+	if t.StandsIn {
+		r.standsFor = t.Seq
+	}
+	return r
 }
 
 // passageRefs are the offsets of a long turn's matching passages.

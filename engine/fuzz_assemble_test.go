@@ -62,8 +62,13 @@ func FuzzAssemble(f *testing.F) {
 				continue
 			case i%6 == 5: // and some are neighbours, context for the hit next to them
 				r.Neighbor = true
-			case i%7 == 6: // some state standing instructions, shown first
+			case i%7 == 6: // some state standing instructions, shown first, their sentence standing in
 				r.standing = true
+				in := RAGTurn{Seq: r.Seq, Score: r.Score, CreatedAt: r.CreatedAt, standsFor: r.Seq,
+					Content: "Standing instruction: " + strings.Repeat(text+" ", 1+int(words)%8),
+					Fact:    &FactRef{ID: fmt.Sprint("s", i), Seqs: []int64{r.Seq}, ValidAt: r.CreatedAt}}
+				rag = append(rag, r, in)
+				continue
 			case i%8 == 7: // some complete a better hit's exchange
 				r.whole, r.pairScore = true, r.Score+float32(words%5)
 			}
@@ -115,6 +120,7 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("rag shown %d + parts joined %d + episodes %d + facts %d + dropped %d != %d", len(a.Sections.RAG), a.partsJoined, len(a.Sections.Episodes), len(a.Sections.Facts), a.RAGDropped, len(rag))
 		}
 		partsWithTheirTurns(t, rag, a)
+		standInsAlone(t, a)
 		neighboursBesideTurns(t, in, a)
 		for _, f := range a.Sections.Facts {
 			if !strings.Contains(a.Context, f.Text) {
@@ -315,6 +321,21 @@ func partsWithTheirTurns(t *testing.T, rag []RAGTurn, a Assembled) {
 			if shown[froms[k]] < shown[froms[k-1]] {
 				t.Fatalf("turn %d's passages out of order:\n%s", g[0].Seq, a.Context)
 			}
+		}
+	}
+}
+
+// standInsAlone: a standing turn's stand-in is never shown beside it.
+func standInsAlone(t *testing.T, a Assembled) {
+	turns := map[int64]bool{}
+	for _, r := range a.Sections.RAG {
+		if r.ChatID == "" {
+			turns[r.Seq] = true
+		}
+	}
+	for _, f := range a.Sections.Facts {
+		if strings.HasPrefix(f.ID, "s") && len(f.Seqs) == 1 && turns[f.Seqs[0]] {
+			t.Fatalf("stand-in %s shown beside its turn %d", f.ID, f.Seqs[0])
 		}
 	}
 }

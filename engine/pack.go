@@ -374,8 +374,8 @@ func (p *packer) packRAG() {
 
 // takeRAG shows retrieved candidate i when it fits and adds something.
 func (p *packer) takeRAG(i int) {
-	if p.rag.keep[i] {
-		return
+	if p.rag.keep[i] || p.in.RAG[i].standsFor != 0 {
+		return // a stand-in is shown only in its turn's place (takeStanding)
 	}
 	p.dropShownMark(i)
 	r := p.in.RAG[i]
@@ -428,6 +428,9 @@ func (p *packer) takeRAG(i int) {
 	p.rag.keep[i] = true
 	if r.Episode == nil && r.Fact == nil && !r.part {
 		p.rag.kept[turnKey2{r.ChatID, r.Seq}] = true
+		if r.standing {
+			p.dropStandIns(r.Seq)
+		}
 		if r.ChatID == "" {
 			p.refundMarks(r.Seq)
 		}

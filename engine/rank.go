@@ -150,15 +150,52 @@ func (p *packer) packRanked() {
 func (p *packer) takeStanding() {
 	room := int(float64(p.in.Budget) * standingShare)
 	for i, r := range p.in.RAG {
-		// Its real cost (a lazy one is cut for it: at most maxStanding
-		// are offered), so it is packed the same whether it came cut or
-		// whole.
-		if !r.standing || p.rag.keep[i] || p.costRAG(i)+p.headerCost(i) > room {
+		if !r.standing || p.rag.keep[i] {
 			continue
 		}
 		before := p.remaining
-		p.takeRAG(i)
+		// Its real cost (a lazy one is cut for it: at most maxStanding
+		// are offered), so it is packed the same whether it came cut or
+		// whole. A turn too long for the share is stood in for by its
+		// instructions' sentences: the turn may still earn its place
+		// later, and then replaces them.
+		if p.costRAG(i)+p.headerCost(i) <= room {
+			p.takeRAG(i)
+		} else {
+			p.takeStandIns(r.Seq, room)
+		}
 		room -= before - p.remaining
+	}
+}
+
+// takeStandIns shows the stand-ins for standing turn seq (RAGTurn.standsFor)
+// that fit in room.
+func (p *packer) takeStandIns(seq int64, room int) {
+	for j, f := range p.in.RAG {
+		if f.standsFor != seq || p.rag.keep[j] {
+			continue
+		}
+		c := p.costRAG(j)
+		if !p.rag.titlePaid {
+			c += p.titleCost(titleRAG) // kept paid if the turn replaces it: the turn is in the section
+		}
+		if c > room || !p.spend(c) {
+			continue
+		}
+		room -= c
+		p.rag.titlePaid, p.rag.keep[j] = true, true
+	}
+}
+
+// dropStandIns leaves out the kept stand-ins of standing turn seq, now
+// shown itself, and gives back what they were charged but the section's
+// title.
+func (p *packer) dropStandIns(seq int64) {
+	for j, f := range p.in.RAG {
+		if f.standsFor == seq && p.rag.keep[j] {
+			p.rag.keep[j] = false
+			p.remaining += p.costRAG(j)
+		}
 	}
 }
 

@@ -54,6 +54,48 @@ func TestStandingTurnShownFirst(t *testing.T) {
 	}
 }
 
+// A standing turn too long for its share of the budget is stood in for
+// by its instruction's sentence (its fact), shown in the turn's place; a
+// budget the whole turn fits shows the turn and not the fact beside it.
+func TestStandingInstructionStoodInFor(t *testing.T) {
+	at := time.Date(2026, 2, 23, 9, 0, 0, 0, time.UTC)
+	turn := RAGTurn{Seq: 3, Role: "user", Score: 0.5, standing: true, CreatedAt: at,
+		Content: "Great. One thing first: please only contact me by email, marta@posteo.nl. I work shifts in a hospital and can't take calls," +
+			" the ward is loud and my phone stays in the locker for twelve hours. Never call me, even if it's urgent, just email."}
+	fact := RAGTurn{Seq: 3, Score: 0.5, standsFor: 3, CreatedAt: at, Content: "Standing instruction: Never call me, even if it's urgent, just email.",
+		Fact: &FactRef{ID: "f1", Seqs: []int64{3}, ValidAt: at}}
+	for _, c := range []struct {
+		name           string
+		budget, hits   int
+		turnShown      bool
+		standInShown   bool
+		withoutStandIn bool // the instruction shown without the stand-in
+	}{
+		{"small budget: the sentence", 400, 60, false, true, false},
+		{"large budget: the turn", 3000, 60, true, false, true},
+		{"the turn earning its place later replaces the sentence", 520, 3, true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := AssemblyInput{Budget: c.budget, Strategy: StrategyRAG, Ranked: true, Query: "can we phone the customer?",
+				RAG: append(rankedHits(c.hits), turn, fact), Verbatim: turns(100, 103, 5), MustKeepFrom: 100}
+			a := Assemble(in)
+			if got := strings.Contains(a.Context, "I work shifts"); got != c.turnShown {
+				t.Fatalf("turn shown = %v, want %v:\n%s", got, c.turnShown, a.Context)
+			}
+			if got := strings.Contains(a.Context, "Standing instruction: Never call me"); got != c.standInShown {
+				t.Fatalf("stand-in shown = %v, want %v:\n%s", got, c.standInShown, a.Context)
+			}
+			if a.Usage.TotalTokens > c.budget {
+				t.Fatalf("used %d of %d", a.Usage.TotalTokens, c.budget)
+			}
+			in.RAG = in.RAG[:len(in.RAG)-1]
+			if got := strings.Contains(Assemble(in).Context, "Never call me"); got != c.withoutStandIn {
+				t.Fatalf("without the stand-in the instruction shown = %v, want %v", got, c.withoutStandIn)
+			}
+		})
+	}
+}
+
 // A hit that is the other half of a better hit's exchange ("The
 // reporting job timed out at the default 360 minutes??" → "set
 // timeout-minutes: 45") is worth that hit's pair at least, as it would

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,7 @@ type standingEntry struct {
 	upTo    int64            // facts read whose first seq is <= upTo
 	turns   []memory.Message // oldest first
 	diet    map[int64]bool   // the turns stating a constraint (a diet, an allergy), by seq
+	said    []memory.Fact    // the standing instructions and constraints, oldest first
 }
 
 // standingCacheChats bounds the entries (cleared when full).
@@ -59,21 +61,22 @@ func (c *standingCache) drop(key memory.ChatKey) {
 
 // get returns the turns that state chat's standing instructions, oldest
 // first.
-func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.ChatReader, chat memory.Chat) ([]memory.Message, map[int64]bool, error) {
+func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.ChatReader, chat memory.Chat) (standingEntry, error) {
 	key := chat.Key()
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
 	if ok && e.created.Equal(chat.CreatedAt) && e.mark == chat.DirtyMark && e.upTo >= chat.LastSeq {
-		return e.turns, e.diet, nil
+		return e, nil
 	}
 	if !ok || !e.created.Equal(chat.CreatedAt) || e.mark != chat.DirtyMark {
 		e = standingEntry{created: chat.CreatedAt, mark: chat.DirtyMark}
 	}
 	more, err := fs.Facts(ctx, key, memory.FactQuery{AfterSeq: e.upTo})
 	if err != nil {
-		return nil, nil, err
+		return standingEntry{}, err
 	}
+	said := slices.Clip(e.said) // never into a slice a reader holds
 	var seqs []int64
 	diet := e.diet
 	for _, f := range more {
@@ -84,15 +87,19 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 			}
 			diet[f.Seqs[0]] = true
 		}
-		if (facts.IsStanding(f) || facts.IsConstraint(f)) && (len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0]) {
+		if !facts.IsStanding(f) && !facts.IsConstraint(f) {
+			continue
+		}
+		said = append(said, f)
+		if len(seqs) == 0 || seqs[len(seqs)-1] != f.Seqs[0] {
 			seqs = append(seqs, f.Seqs[0])
 		}
 	}
-	e.diet = diet
+	e.diet, e.said = diet, said
 	if len(seqs) > 0 {
 		msgs, err := st.MessagesBySeq(ctx, key, seqs)
 		if err != nil {
-			return nil, nil, err
+			return standingEntry{}, err
 		}
 		e.turns = append(slices.Clip(e.turns), msgs...) // never into a slice a reader holds
 	}
@@ -103,18 +110,19 @@ func (c *standingCache) get(ctx context.Context, fs memory.FactStore, st memory.
 	}
 	c.entries[key] = e
 	c.mu.Unlock()
-	return e.turns, e.diet, nil
+	return e, nil
 }
 
 // withStanding adds to the retrieved turns (best first) the newest
 // maxStanding standing-instruction turns they lack, outside the recent
 // window. When reading them fails, the answer goes on without them.
 func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) []rag.Turn {
-	msgs, diet, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
+	e, err := s.cache.standing.get(ctx, s.roles.facts, s.store, p.chat)
 	if err != nil {
 		s.obs.logger.Warn("standing instructions left out", "chat", p.chat.ID, "err", err)
 		return turns
 	}
+	msgs, diet := e.turns, e.diet
 	if len(msgs) == 0 {
 		return turns
 	}
@@ -145,6 +153,7 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 			p.standing = map[int64]bool{}
 		}
 		p.standing[m.Seq] = true
+		turns = appendStandIns(turns, e.said, p.chat.ID, m, worth)
 		if j, ok := have[m.Seq]; ok {
 			// Retrieved already, maybe only as a neighbour: it is worth
 			// what a standing turn is worth, at least.
@@ -155,6 +164,26 @@ func (s *Service) withStanding(ctx context.Context, p *plan, turns []rag.Turn) [
 		}
 		turns = append(turns, rag.Turn{ChatID: p.chat.ID, Seq: m.Seq, Role: string(m.Role), Content: m.Content,
 			CreatedAt: m.CreatedAt, Score: worth})
+	}
+	return turns
+}
+
+// appendStandIns adds the standing instructions turn m states, as facts
+// standing in for it: its own words, a sentence, where the whole turn
+// does not fit the standing share ("Never call me, even if it's urgent,
+// just email." of a turn that also gives an email address and why),
+// with who said it when the chat names its speakers ("me" is theirs).
+func appendStandIns(turns []rag.Turn, said []memory.Fact, chat string, m memory.Message, worth float32) []rag.Turn {
+	for _, f := range said {
+		if f.Seqs[0] != m.Seq || len(f.Seqs) != 1 {
+			continue // a fact joining turns is no stand-in for one of them
+		}
+		text := f.Text
+		if rest, ok := strings.CutPrefix(text, facts.StandingPrefix); ok && m.Name != "" {
+			text = "Standing instruction (" + m.Name + "): " + rest
+		}
+		turns = append(turns, rag.Turn{ChatID: chat, Seq: m.Seq, Content: text, CreatedAt: f.ValidAt, Score: worth,
+			Kind: memory.KindFact, Fact: &rag.FactHit{ID: f.ID, Seqs: f.Seqs, ValidAt: f.ValidAt}, StandsIn: true})
 	}
 	return turns
 }

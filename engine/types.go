@@ -152,6 +152,10 @@ type RAGTurn struct {
 	// constraint of the user's (standing.go): shown first of the
 	// retrieved memory, within a share of the budget.
 	standing bool
+	// standsFor, on a standing instruction's fact, is the seq of the turn
+	// stating it: the fact is shown in the turn's place when the turn does
+	// not fit the standing share (takeStanding), and never otherwise.
+	standsFor int64
 	// update, when set, is the mark of a later turn that updated what this
 	// turn says, shown on the line under it.
 	update string

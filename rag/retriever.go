@@ -156,6 +156,10 @@ type Turn struct {
 	Kind    string
 	Episode *EpisodeHit
 	Fact    *FactHit
+	// StandsIn marks a standing instruction's fact offered beside the
+	// turn stating it, to be shown in its place when the turn does not
+	// fit (not a hit: the engine adds it).
+	StandsIn bool
 
 	// A turn indexed in passages (longer than the indexer's passage size)
 	// comes once, with up to MaxPassagesPerTurn matching passages in

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,46 @@ func TestRestatedCountsMarkedThroughTheAPI(t *testing.T) {
 		"budget_tokens": 150, "strategy": "rag_augmented"}, &ans)
 	if strings.Contains(ans.Context, "£40") && !strings.Contains(ans.Context, "£35 it is") {
 		t.Errorf("the price asked about without the one settled on:\n%s", ans.Context)
+	}
+}
+
+// A standing instruction said in a long turn ("… Never call me, even if
+// it's urgent, just email.") is shown at a small budget as its sentence,
+// where the whole turn does not fit the instructions' share and better
+// matches crowd it out, through the binary once the facts job drew it.
+func TestStandingInstructionSentenceThroughTheAPI(t *testing.T) {
+	s := startBinary(t, embeddedConfig)
+	t0 := time.Date(2024, 6, 1, 8, 0, 0, 0, time.UTC)
+	msgs := []map[string]any{{"id": "rule", "role": "user", "name": "Marta", "created_at": t0.Format(time.RFC3339),
+		"content": "Great. One thing first: please only contact me by email, marta@posteo.nl. I work shifts in a hospital and can't take calls, " +
+			"the ward is loud and my phone stays in the locker for twelve hours. Never call me, even if it's urgent, just email."}}
+	for i := 1; i <= 30; i++ {
+		msgs = append(msgs, map[string]any{"id": fmt.Sprintf("b%d", i), "role": "assistant", "created_at": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
+			"content": fmt.Sprintf("Battery check %d for customer order %d: the new battery is working, cell group %d reads 3.9 V.", i, 4000+i, i)})
+	}
+	msgs = gardenTurns(msgs, t0, 31, 60)
+	s.must(201, "POST", "/v1/chats/support/messages", map[string]any{"messages": msgs}, nil)
+	var fs struct {
+		Facts []struct {
+			Text string `json:"text"`
+		} `json:"facts"`
+	}
+	waitFor(t, 20*time.Second, "the standing instruction drawn", func() bool {
+		fs.Facts = nil
+		s.must(200, "GET", "/v1/chats/support/facts", nil, &fs)
+		return slices.ContainsFunc(fs.Facts, func(f struct {
+			Text string `json:"text"`
+		}) bool {
+			return strings.Contains(f.Text, "Never call me")
+		})
+	})
+	var ans struct {
+		Context string `json:"context"`
+	}
+	s.must(200, "POST", "/v1/context", map[string]any{"chat_id": "support", "query": "can we phone the customer to check the new battery is working?",
+		"budget_tokens": 400, "strategy": "rag_augmented"}, &ans)
+	if !strings.Contains(ans.Context, "Standing instruction (Marta): Never call me, even if it's urgent, just email.") {
+		t.Errorf("the instruction not to call is not shown:\n%s", ans.Context)
 	}
 }
 

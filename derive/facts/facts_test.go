@@ -300,6 +300,11 @@ func TestIsStanding(t *testing.T) {
 		{"never mind, found it", false},
 		{"can we start putting every receipt for house stuff in the blue folder in the kitchen drawer. ALWAYS.", true},
 		{"we went to the beach. always fun.", false},
+		// "so never" or "and always" opening a clause, the verb bare, is an
+		// order; in the past it tells what happened.
+		{"Days: anything except Wednesday, that's choir rehearsal, so never put runs on Wednesdays.", true},
+		{"we tried the place once, so never went back", false},
+		{"she moved to Leeds, and never looked back", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := len(fs) == 1 && IsStanding(fs[0])
@@ -331,6 +336,9 @@ func TestRuleListFacts(t *testing.T) {
 			[]string{"Keep all the hospital stuff in THIS chat"}},
 		{"ok one rule for this chat pls, after last year's chaos: every payment goes into Splitwise, group \"Birchfields\", not just in the chat.",
 			[]string{"every payment goes into Splitwise"}},
+		// A scope of its own between the heading and its colon.
+		{"Ground rules, for today and every day of this rollout: always run a dry run first and paste the plan here before anything is applied. And never deploy on a Friday, no exceptions, not even hotfixes, unless I say so in this thread.",
+			[]string{"always run a dry run first", "never deploy on a Friday"}},
 		// A rule asked as a question is no rule read here, and its
 		// heading lays down nothing.
 		{"thank you!! also one request for this whole thing. can we keep all the hospital stuff in THIS chat?", nil},

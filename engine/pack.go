@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/contextd/contextd/derive/facts"
 	"github.com/contextd/contextd/internal/lex"
 	"github.com/contextd/contextd/internal/tokens"
 	"github.com/contextd/contextd/memory"
@@ -576,8 +577,15 @@ func (p *packer) factRepeats(f RAGTurn) bool {
 	return true
 }
 
-// factWords are the terms a fact adds to say who said it.
-var factWords = map[string]bool{"said": true, "user": true, "assistant": true}
+// factWords are the terms a fact adds to say who said it, or that it is
+// a standing instruction (facts.StandingPrefix).
+var factWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range lex.Terms("said user assistant " + facts.StandingPrefix) {
+		m[t] = true // as lex.Terms writes them ("standing" is "stand")
+	}
+	return m
+}()
 
 // shownTurn is the text the context shows of the chat's turn at seq (its
 // speaker's name, its retrieved entries or its verbatim line), and whether

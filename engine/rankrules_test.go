@@ -96,6 +96,30 @@ func TestStandingInstructionStoodInFor(t *testing.T) {
 	}
 }
 
+// A standing instruction's fact says nothing its turn does not but its
+// label ("Standing instruction:"): shown with the turn, it took the rule
+// list's room twice.
+func TestFactLeavesWhenItsTurnIsShown(t *testing.T) {
+	at := time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)
+	turn := RAGTurn{Seq: 4, Role: "user", Score: 0.4, CreatedAt: at,
+		Content: "Two rules for the whole project. Always do a dry-run before any real send. And never send anything to the EU-partners segment without written sign-off from Jonas in legal."}
+	fact := RAGTurn{Seq: 4, Score: 1, CreatedAt: at, Fact: &FactRef{ID: "f4", Seqs: []int64{4}, ValidAt: at},
+		Content: "Standing instruction: Always do a dry-run before any real send. And never send anything to the EU-partners segment without written sign-off from Jonas in legal."}
+	other := RAGTurn{Seq: 20, Role: "user", Score: 0.9, CreatedAt: at, Content: "The EU-partners segment is SEG-1109."}
+	in := AssemblyInput{Budget: 2000, Strategy: StrategyRAG, Ranked: true, Query: "which segment id is EU-partners?",
+		RAG: []RAGTurn{fact, other, turn}, Verbatim: turns(100, 103, 5), MustKeepFrom: 100}
+	a := Assemble(in)
+	if !strings.Contains(a.Context, "Two rules for the whole project") {
+		t.Fatalf("the turn is not shown:\n%s", a.Context)
+	}
+	if strings.Contains(a.Context, "Standing instruction: Always do a dry-run") {
+		t.Fatalf("the fact is shown beside its turn:\n%s", a.Context)
+	}
+	if len(a.Sections.Facts) != 0 {
+		t.Fatalf("facts listed: %+v", a.Sections.Facts)
+	}
+}
+
 // A hit that is the other half of a better hit's exchange ("The
 // reporting job timed out at the default 360 minutes??" → "set
 // timeout-minutes: 45") is worth that hit's pair at least, as it would

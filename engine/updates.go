@@ -500,7 +500,13 @@ func meantValue(m memory.Message) (string, bool) {
 // retraction opens a turn taking back what was just said: "scrap that,
 // clubhouse has the juniors presentation night. it's the 9th now, same
 // time".
-var retraction = regexp.MustCompile(`(?i)^\s*(?:(?:ok|okay|oh|and|wait|sorry|no|nope|ugh|argh)\b[,.!]*\s*)*(?:scrap|scratch|ignore|forget|disregard) (?:that|this|what i (?:just )?said)\b`)
+var retraction = regexp.MustCompile(`(?i)^\s*(?:(?:ok|okay|oh|and|wait|sorry|no|nope|ugh|argh|actually|hmm)\b[,.!]*\s*)*(?:scrap|scratch|ignore|forget|disregard) (?:that|this|what i (?:just )?said)(?: (address|number|phone number|email|date|day|time|price|code))?\b`)
+
+// retractedKinds are the kinds of value a retraction names by its noun:
+// "scratch that address" takes back an address, whatever else the turn
+// holds ("DPD always come at 8 … Unit 4B, Weyman Road …").
+var retractedKinds = map[string]string{"address": lex.KindAddress, "number": lex.KindPhone, "phone number": lex.KindPhone,
+	"email": lex.KindEmail, "date": lex.KindDay, "day": lex.KindDay, "time": lex.KindTime, "price": lex.KindMoney, "code": lex.KindCode}
 
 // retractedValue is the value a person's retraction gives in place of
 // what was just said, and its kinds: it corrects the value of those
@@ -509,7 +515,7 @@ func retractedValue(m memory.Message) (string, []string, bool) {
 	if m.Role != memory.RoleUser {
 		return "", nil, false
 	}
-	loc := retraction.FindStringIndex(m.Content)
+	loc := retraction.FindStringSubmatchIndex(m.Content)
 	if loc == nil {
 		return "", nil, false
 	}
@@ -518,7 +524,19 @@ func retractedValue(m memory.Message) (string, []string, bool) {
 	if len(kinds) == 0 || len(vals) == 0 {
 		return "", nil, false
 	}
-	return vals[0], kinds, true
+	if loc[2] < 0 {
+		return vals[0], kinds, true
+	}
+	kind := retractedKinds[strings.ToLower(m.Content[loc[2]:loc[3]])]
+	fs := strings.Fields(strings.ToLower(rest))
+	for i, f := range fs {
+		// The value given in its place: the first whose words, with the
+		// few after it, are of the kind named.
+		if v := strings.Trim(f, ".,;:!?()\"'"); slices.Contains(vals, v) && slices.Contains(lex.ValueKinds(strings.Join(fs[i:min(len(fs), i+6)], " ")), kind) {
+			return v, []string{kind}, true
+		}
+	}
+	return "", nil, false
 }
 
 // quickFix is a person's correction of a count just said, opened by an

@@ -765,6 +765,21 @@ func TestRetractionMarksTheValueJustSaid(t *testing.T) {
 	wantMarked(t, msgs, map[int64]bool{1: false, 2: false, 3: true})
 }
 
+// "scratch that address" takes back the address just given, whatever
+// other values its turn holds: a time there ("DPD always come at 8")
+// marks no turn stating a time.
+func TestRetractionNamingItsKind(t *testing.T) {
+	at := time.Date(2026, 5, 20, 9, 0, 0, 0, time.UTC)
+	msgs := []memory.Message{
+		{Seq: 1, Role: memory.RoleUser, Content: "Collection window is 8 to 12 on the day.", CreatedAt: at},
+		{Seq: 2, Role: memory.RoleAssistant, Content: "What address should we send it to?", CreatedAt: at},
+		{Seq: 3, Role: memory.RoleUser, Content: "The shop: 14 Broad Street, Ludlow SY8 1NG.", CreatedAt: at},
+		{Seq: 4, Role: memory.RoleAssistant, Content: "Thanks. Replacement order RPL-5521 is booked to 14 Broad Street, dispatched within 2 working days.", CreatedAt: at},
+		{Seq: 5, Role: memory.RoleUser, Content: "Actually, scratch that address. DPD always come at 8 and I'm never at the shop before 9. Can it go to our storage unit instead: Unit 4B, Weyman Road Trading Estate, Ludlow SY8 1QH.", CreatedAt: at},
+	}
+	wantMarked(t, msgs, map[int64]bool{1: false, 3: true, 4: true})
+}
+
 // A mark repeats its updating turn: when that turn is shown too (here in
 // the recent tail), the older turn is shown beside it without the mark;
 // when it is not, the mark is there.

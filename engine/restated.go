@@ -130,12 +130,16 @@ func restates(low string) bool {
 		return false
 	}
 	for _, c := range changeWords {
-		if lex.HasPhrase(low, c) {
+		if lex.HasPhrase(low, c) && (c != "update" || !softwareUpdate.MatchString(low)) {
 			return true
 		}
 	}
 	return false
 }
+
+// softwareUpdate: "update" naming a program's new version ("since
+// yesterday's update", "the firmware update"), no change of a value.
+var softwareUpdate = regexp.MustCompile(`(?:'s|’s|\b(?:firmware|software|app|system|security|os|ios|android|windows|driver)) update\b`)
 
 // looksLikeCode: a line of a program, whose "now" is Date.now() and whose
 // numbers are its constants.

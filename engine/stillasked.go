@@ -2,6 +2,7 @@ package engine
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/contextd/contextd/derive/facts"
@@ -19,7 +20,11 @@ import (
 // weekday, which many things share), and the next turn is another
 // person's, states a value of that kind, does not repeat the old one and
 // does not open by agreeing ("yes, Thursday 9 April" is the 9th said
-// again). Every earlier turn stating the old value is marked.
+// again). Every earlier turn stating the old value is marked. A bare
+// number is read when the question names its thing ("and price? still
+// 15?" answered "make it 18"): then only a turn naming that thing too
+// states it ("price £15 at the table", not "we sold like 15 shirts"), and
+// the mark quotes the question with its answer.
 
 // stillAsked is a turn asking whether a value still holds: its seq and
 // speaker, the value (lower case) and its kind.
@@ -27,12 +32,21 @@ type stillAsked struct {
 	seq        int64
 	role, name string
 	old, kind  string
+	words      []string // for a bare number, the words naming its thing
+	asked      string   // and the question, quoted with its answer
 }
 
-// stillAnswer is what an answer changed: old to new.
+// stillAnswer is what an answer changed: old to new (and, for a bare
+// number, the words naming its thing).
 type stillAnswer struct {
 	old, new string
+	words    []string
 }
+
+// bareKind is the kind of a bare number asked after with its thing named
+// in the question ("and price? still 15?"): the number alone names
+// nothing, so only a turn naming the thing too states it.
+const bareKind = "#number"
 
 // asksStill reads m as a question whether one value still holds.
 func asksStill(m memory.Message) (*stillAsked, bool) {
@@ -55,9 +69,29 @@ func asksStill(m memory.Message) (*stillAsked, bool) {
 		v, kind = w, k
 	}
 	if v == "" {
-		return nil, false
+		return askedBare(m, last)
 	}
 	return &stillAsked{seq: m.Seq, role: string(m.Role), name: m.Name, old: v, kind: kind}, true
+}
+
+// askedBare reads a question whether a bare number still holds, its thing
+// named in the turn: "and price? still 15?".
+func askedBare(m memory.Message, last string) (*stillAsked, bool) {
+	var v string
+	for _, w := range valueTokens(last) {
+		if !isNumber(w) {
+			return nil, false
+		}
+		if v != "" {
+			return nil, false // two numbers: which one changed is not said
+		}
+		v = w
+	}
+	words := slices.DeleteFunc(namingWords(strings.ToLower(m.Content)), func(w string) bool { return w == "still" })
+	if v == "" || len(words) == 0 {
+		return nil, false
+	}
+	return &stillAsked{seq: m.Seq, role: string(m.Role), name: m.Name, old: v, kind: bareKind, words: words, asked: shortQuote(m.Content)}, true
 }
 
 // selfNamingKind is the kind of a value token that names one thing: an
@@ -94,8 +128,16 @@ func (a *stillAsked) answeredBy(m memory.Message) (chatUpdate, bool) {
 			continue // "can we do 11:00? stuck at work" asks, it does not answer
 		}
 		for _, w := range valueTokens(strings.ToLower(s)) {
-			if k, ok := selfNamingKind(w); ok && k == a.kind && w != a.old {
-				return chatUpdate{seq: m.Seq, at: m.CreatedAt, still: &stillAnswer{old: a.old, new: w}, quote: updateQuote(m.Content, s)}, true
+			k, ok := selfNamingKind(w)
+			if a.kind == bareKind {
+				k, ok = bareKind, isNumber(w)
+			}
+			if ok && k == a.kind && w != a.old {
+				q := updateQuote(m.Content, s)
+				if a.asked != "" {
+					q = "asked \"" + a.asked + "\": " + q // "make it 18" says 18 of what only after its question
+				}
+				return chatUpdate{seq: m.Seq, at: m.CreatedAt, still: &stillAnswer{old: a.old, new: w, words: a.words}, quote: q}, true
 			}
 		}
 	}
@@ -104,7 +146,21 @@ func (a *stillAsked) answeredBy(m memory.Message) (chatUpdate, bool) {
 
 // changes: a turn (lower case) states the old value and not the new.
 func (s *stillAnswer) changes(low string) bool {
+	if len(s.words) > 0 { // a bare number: maybe written as an amount ("£15"), its thing named
+		return namesAny(low, s.words) && saysNumber(low, s.old) && !saysNumber(low, s.new)
+	}
 	return lex.HasPhrase(low, s.old) && !lex.HasPhrase(low, s.new)
+}
+
+// saysNumber: low holds number n alone or as an amount ("15", "£15",
+// "15€").
+func saysNumber(low, n string) bool {
+	for _, v := range [...]string{n, "£" + n, "$" + n, "€" + n, n + "€"} {
+		if lex.HasPhrase(low, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // readUpdates appends what m changed (readUpdate) and what it changed as

@@ -160,13 +160,13 @@ var (
 )
 
 // valueTokens are the words of a sentence (lower case) that are values:
-// holding a digit, an '@' or a '#', or naming a weekday.
+// holding a digit, an '@' or a '#', naming a weekday, or a host.
 func valueTokens(low string) []string {
 	var out []string
 	for _, w := range strings.Fields(low) {
-		w = strings.Trim(w, ".,;:!?()\"'")
-		if strings.ContainsAny(w, "0123456789@#") || lex.IsWeekday(w) {
-			out = append(out, w)
+		w = strings.Trim(w, ".,;:!?()\"'`")
+		if strings.ContainsAny(w, "0123456789@#") || lex.IsWeekday(w) || strings.Contains(w, ".") && slices.Contains(lex.ValueKinds(w), lex.KindHost) {
+			out = append(out, w) // a host names itself, digits or none ("sftp.koszyk-partners.net")
 		}
 	}
 	return out

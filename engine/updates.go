@@ -66,6 +66,9 @@ type chatUpdate struct {
 	// agreed is a value a person settled on ("deal, $35 a day it is",
 	// agreed.go).
 	agreed *agreedValue
+	// versions are names given new dotted versions ("we're on python
+	// 3.12 now", versions.go).
+	versions *versionChange
 }
 
 // correction is the value a user's "sorry, I meant 07700 900 481"
@@ -247,6 +250,9 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, count: &hc, quote: updateQuote(m.Content, sentence)})
 		}
 	}
+	if v, sentence, ok := versionsIn(m.Content); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, versions: v, quote: updateQuote(m.Content, sentence)})
+	}
 	if e, ok := movedEmail(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, email: e, quote: updateQuote(m.Content, emailSentence(m.Content, e))})
 	}
@@ -354,6 +360,8 @@ func markUpdate(ups []chatUpdate, r *RAGTurn) {
 			m, ok = updateMark(u, u.quote), u.count.replaces(low)
 		case u.moved != nil:
 			m, ok = updateMark(u, u.quote), u.seq-seq <= movedReach && u.moved.movedFrom(low, u.seq-seq == 1)
+		case u.versions != nil:
+			m, ok = updateMark(u, u.quote), u.versions.changes(low)
 		default:
 			m, ok = u.markFor(r.Content, low, u.seq-seq <= justSaidReach)
 		}

@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/contextd/contextd/memory"
+)
+
+// A name given a new dotted version in a sentence of change marks an older
+// turn writing that name before another version; a question, a sentence
+// without change, another name or a turn naming the new version too is
+// left alone.
+func TestVersionMovedOnMarks(t *testing.T) {
+	older := "Here's the error. We're on python 3.10 and polars 0.19.12."
+	for _, tc := range []struct {
+		name, older, later string
+		want               bool
+	}{
+		{"both moved", older, "Update a week later: platform team rebuilt the VM image, we're on python 3.12 now and they put polars 1.9.0 in it.", true},
+		{"one upgraded", older, "Upgraded polars to 1.9.0 this morning, the job still runs.", true},
+		{"asked", older, "should we move to python 3.12 now?", false},
+		{"no change said", older, "python 3.12 has much better error messages.", false},
+		{"another name", older, "we're on node 20.11 now for the frontend", false},
+		{"the older names the new version too", "python 3.12 would need asyncpg 0.29; python 3.10 is fine for now", "we're on python 3.12 now", false},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
+		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "user", Content: tc.later}, ups)...)
+		r := RAGTurn{Seq: 1, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		}
+	}
+}

@@ -260,6 +260,8 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: lex.ValueKinds(v)}, quote: shortQuote(m.Content)})
 	} else if v, kinds, ok := retractedValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, m.Content)})
+	} else if v, kinds, ok := madeOf(m); ok {
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, unit: unit, role: m.Role}, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	} else if v, unit, sentence, ok := announcedFixOf(m); ok {
@@ -547,6 +549,29 @@ func retractedValue(m memory.Message) (string, []string, bool) {
 	return "", nil, false
 }
 
+// madeIt opens a person's turn setting a value just said anew: "ok make
+// it 10:30 at mine then" after "meet at mine at 11 … can we go earlier".
+var madeIt = regexp.MustCompile(`(?i)^\W*(?:(?:ok|okay|fine|alright|right|oh|ah|then|yeah|ya)\b[,.!]*\s*)*make (?:it|that) ([^\s,.!?;]+(?: [^\s,.!?;]+)?)`)
+
+// madeOf is the value a "make it …" turn sets and its kinds: a value of a
+// kind (a time, a day, an amount …), which corrects the value of its kind
+// said just before (meantReach); "make it 18" is a bare number of no kind.
+func madeOf(m memory.Message) (string, []string, bool) {
+	if m.Role != memory.RoleUser {
+		return "", nil, false
+	}
+	g := madeIt.FindStringSubmatch(m.Content)
+	if g == nil {
+		return "", nil, false
+	}
+	for _, w := range strings.Fields(g[1]) {
+		if ks := lex.ValueKinds(w); len(ks) > 0 {
+			return strings.ToLower(strings.Trim(w, "\"'")), ks, true
+		}
+	}
+	return "", nil, false
+}
+
 // quickFix is a person's correction of a count just said, opened by an
 // interjection and ending its clause: "wait no, 36 candles. 12 of the
 // 48 are seconds", "sorry, 3 bags". "sorry 2 mins late" goes on past
@@ -660,12 +685,18 @@ func (c chatUpdate) corrects(role, content, low string) bool {
 	}
 	ks := lex.ValueKinds(content)
 	for _, k := range m.kinds {
-		if slices.Contains(ks, k) {
+		if slices.Contains(ks, k) || k == lex.KindTime && bareHour.MatchString(low) {
 			return true
 		}
 	}
 	return false
 }
+
+// bareHour is a time said as its hour alone after "at" ("meet at mine at
+// 11, load the van"), which a correction of a time just said reaches: a
+// person setting a time anew within a turn or two speaks of the one said
+// ("ok make it 10:30 at mine then").
+var bareHour = regexp.MustCompile(`\bat (?:[1-9]|1[0-2])(?:[,;.!)]|$| and | then )`)
 
 // turnSettings are the settings a retrieved turn writes (read once, when a
 // later turn writes one) and the keys a newer turn has set since: only a

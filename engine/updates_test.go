@@ -849,3 +849,35 @@ func TestOldValueSaidApartMarksNothing(t *testing.T) {
 		}
 	}
 }
+
+// "ok make it 10:30 at mine then" sets anew the time said a turn or two
+// before, a bare hour after "at" among them; further back, a count, or
+// the assistant's "make it" sets nothing.
+func TestMakeItSetsTheValueJustSaid(t *testing.T) {
+	plan := "one week!! plan for the 9th: meet at mine at 11, load the van, leave by 12, leeds by 3"
+	for _, tc := range []struct {
+		name   string
+		turns  []string // the first is the one asked about, the last sets the value
+		role   memory.Role
+		marked bool
+	}{
+		{"a time just said", []string{plan, "can we go earlier, i want a proper soundcheck", "ok make it 10:30 at mine then, same address obv"}, "user", true},
+		{"too far back", []string{plan, "a", "b", "c", "ok make it 10:30 at mine then"}, "user", false},
+		{"a number of no kind", []string{"price £15 at the table, 40 shirts", "still 15?", "make it 18"}, "user", false},
+		{"the assistant's advice", []string{plan, "can we go earlier?", "Make it 10:30 if the venue allows an early soundcheck."}, "assistant", false},
+	} {
+		var ups []chatUpdate
+		for i, c := range tc.turns {
+			role := memory.Role("user")
+			if i == len(tc.turns)-1 {
+				role = tc.role
+			}
+			ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 1), Role: role, Content: c}, ups)...)
+		}
+		r := RAGTurn{Seq: 1, Content: tc.turns[0]}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.marked {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.marked)
+		}
+	}
+}

@@ -250,7 +250,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 			out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, count: &hc, quote: updateQuote(m.Content, sentence)})
 		}
 	}
-	if v, sentence, ok := versionsIn(m.Content); ok {
+	if v, sentence, ok := versionsIn(m.Content); ok && (m.Role == memory.RoleUser || confirmsChange(m.Content)) { // the assistant's "Extended wear: try the 990v5 size 10.5" is advice
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, versions: v, quote: updateQuote(m.Content, sentence)})
 	}
 	if e, ok := movedEmail(m.Content); ok {

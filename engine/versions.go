@@ -28,6 +28,12 @@ var versionOf = regexp.MustCompile(`\b([a-z][a-z0-9_+-]*[a-z]) v?(\d+\.\d+(?:\.\
 // ("upgraded polars to 1.9.0", "bumped node from 18.19 to 20.11").
 var versionTo = regexp.MustCompile(`\b(?:upgraded|bumped|updated|moved|pinned|switched) ([a-z][a-z0-9_+-]*[a-z]) (?:from v?[\d.]+ )?to v?(\d+\.\d+(?:\.\d+)*)\b`)
 
+// notVersioned are nouns a dotted number follows that give a measure or
+// a place in a text, not a program's version: "the 990v5 size 10.5" is
+// another shoe's size than "Ultraboost size 11.5".
+var notVersioned = lex.Set(`size sizes step steps section chapter page pages figure table item option level grade rating score week
+day round part phase stage lesson unit room gate platform row line version km miles mile kg lbs hours hour mins minutes percent`)
+
 // versionsMax bounds the versions one turn gives: more is a lock file or
 // a list of options, not a change.
 const versionsMax = 4
@@ -45,8 +51,8 @@ func versionsIn(content string) (*versionChange, string, bool) {
 		}
 		var vc versionChange
 		for _, m := range append(versionTo.FindAllStringSubmatch(low, -1), versionOf.FindAllStringSubmatch(low, -1)...) {
-			if lex.IsRankStopword(m[1]) || slices.Contains(vc.names, m[1]) {
-				continue // "is 3.12", "to 1.9.0": no name; a name once
+			if lex.IsRankStopword(m[1]) || notVersioned[m[1]] || slices.Contains(vc.names, m[1]) {
+				continue // "is 3.12", "to 1.9.0": no name; "size 10.5": a measure; a name once
 			}
 			vc.names, vc.versions = append(vc.names, m[1]), append(vc.versions, m[2])
 		}

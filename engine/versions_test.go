@@ -21,10 +21,16 @@ func TestVersionMovedOnMarks(t *testing.T) {
 		{"asked", older, "should we move to python 3.12 now?", false},
 		{"no change said", older, "python 3.12 has much better error messages.", false},
 		{"another name", older, "we're on node 20.11 now for the frontend", false},
+		{"a measure, not a version", "I returned the Ultraboost size 11.5, heel slippage.", "now I'm on the 990v5 size 10.5 and it fits", false},
+		{"the assistant's advice", older, "Extended wear: try python 3.12 now, it is faster.", false},
 		{"the older names the new version too", "python 3.12 would need asyncpg 0.29; python 3.10 is fine for now", "we're on python 3.12 now", false},
 	} {
 		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
-		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "user", Content: tc.later}, ups)...)
+		role := memory.RoleUser
+		if tc.name == "the assistant's advice" {
+			role = memory.RoleAssistant
+		}
+		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: role, Content: tc.later}, ups)...)
 		r := RAGTurn{Seq: 1, Content: tc.older}
 		markUpdate(ups, &r)
 		if got := r.update != ""; got != tc.want {

@@ -778,6 +778,23 @@ func updates(u facts.Update, text string) bool {
 			}
 			continue
 		}
+		if isNumber(o) && len(o) < 5 {
+			// A bare number names nothing alone: it is stated where it
+			// counts what the update names ("9am" on "collect thursday"
+			// for "thursday … 7:30 now not 9").
+			if countNear(text, o, anchorWords(u)) {
+				return true
+			}
+			continue
+		}
+		if clockAMPM.MatchString(o) {
+			// "6 pm" is one phrase, said of its thing anywhere in the turn:
+			// not "Day 4-7 … 6 of the 7 pm slots".
+			if (lex.HasPhrase(text, o) || lex.HasPhrase(text, strings.ReplaceAll(o, " ", ""))) && namesAny(text, anchorWords(u)) {
+				return true
+			}
+			continue
+		}
 		if ws := valueWords(o); len(ws) > 0 && holdsAll(text, ws) && (!numbered(ws) || lex.HasPhrase(text, ws[0]+" "+ws[1])) &&
 			(anchored(u, ws, text) || clockTime.MatchString(o) && lex.HasPhrase(text, o)) {
 			return true // a clock time ("our 9:05 is cancelled") names its train on its own
@@ -799,7 +816,16 @@ func updates(u facts.Update, text string) bool {
 	for _, p := range u.Subject {
 		subject = append(subject, valueWords(p)...)
 	}
-	if len(subject) < 2 || !holdsAll(text, subject) || !facts.NumberStated(u, text) {
+	// An update naming its old value ("from 5 to 3") stated it where the
+	// old value is. A long answer states the subject's value in a sentence
+	// of its own: naming "weekly meetings" in one place and "5. Delegate"
+	// in another states nothing of them; a short turn is read whole ("from
+	// Brightwater Care. coordinator is janine, 0118 …").
+	if len(subject) < 2 || len(u.Old) > 0 || !holdsAll(text, subject) || !facts.NumberStated(u, text) {
+		return false
+	}
+	if ss := lex.Sentences(text); len(ss) > restatedTurnSentences && len(strings.Fields(text)) > restatedTurnWords &&
+		!slices.ContainsFunc(ss, func(s string) bool { return holdsAll(s, subject) && facts.NumberStated(u, s) }) {
 		return false
 	}
 	for _, n := range u.New {
@@ -1001,10 +1027,52 @@ func anchored(u facts.Update, old []string, text string) bool {
 			return true // a word, or a number long enough to name itself (a phone number, a reference)
 		}
 	}
+	words := anchorWords(u)
+	for _, w := range old {
+		if countNear(text, w, words) {
+			return true
+		}
+	}
+	return false
+}
+
+// anchorWords are the words of u's new value and subject that name its
+// thing (no numbers).
+func anchorWords(u facts.Update) []string {
+	var words []string
 	for _, p := range append(append([]string(nil), u.New...), u.Subject...) {
 		for _, w := range valueWords(p) {
-			if !isNumber(w) && lex.HasPhrase(text, w) {
-				return true
+			if !isNumber(w) {
+				words = append(words, w)
+			}
+		}
+	}
+	return words
+}
+
+// listMarker numbers a list's item or a heading ("5. Delegate", "### 5.
+// **Delegate**"): no count.
+var listMarker = regexp.MustCompile(`(?m)^\s*(?:#+\s*)?\d{1,2}[.)]\s`)
+
+// clockAMPM is a clock time said with am or pm ("6 pm", "1:30pm").
+var clockAMPM = regexp.MustCompile(`^\d{1,2}(?::\d{2})? ?(?:am|pm)$`)
+
+// countNear: text (lower case) writes number n as a number of its own
+// (not "5-minute", "5th" or "march 5"; "9am" is 9) within three words of one naming
+// what it numbers: "cut my weekly meetings from 5 to 3" changed "5
+// weekly meetings", not "adding 5-minute breathing exercises before
+// meetings".
+func countNear(text, n string, words []string) bool {
+	fs := strings.Fields(listMarker.ReplaceAllString(text, " "))
+	for i, f := range fs {
+		if t := strings.Trim(f, `.,;:!?()"'%`); t != n && t != n+"am" && t != n+"pm" || i > 0 && lex.IsMonth(strings.Trim(fs[i-1], `.,;:!?()"'`)) {
+			continue
+		}
+		for j := max(0, i-3); j < min(len(fs), i+4); j++ {
+			for _, w := range words {
+				if j != i && (lex.HasPhrase(fs[j], w) || len(w) > 3 && lex.HasPhrase(fs[j], strings.TrimSuffix(w, "s"))) {
+					return true
+				}
 			}
 		}
 	}

@@ -881,3 +881,31 @@ func TestMakeItSetsTheValueJustSaid(t *testing.T) {
 		}
 	}
 }
+
+// A bare old number is stated where it counts what the update names: "5"
+// in "5-minute breaks" or a list's "5." is none of the meetings cut "from 5
+// to 3", "9am" is the 9 moved to 7:30. A long answer naming the subject
+// in one sentence and a number in another states nothing of it.
+func TestBareNumberStatedWhereItCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name, older, later string
+		want               bool
+	}{
+		{"counted", "we have 5 weekly meetings right now, too many", "so I've decided to cut down my weekly meetings from 5 to 3 starting September 16", true},
+		{"a compound", "adding 5-minute deep breathing exercises before meetings helped", "so I've decided to cut down my weekly meetings from 5 to 3 starting September 16", false},
+		{"a list's number", "Here is a plan for your weekly meetings:\n\n### 5. **Delegate Effectively**\n- Identify tasks you can hand off.", "so I've decided to cut down my weekly meetings from 5 to 3 starting September 16", false},
+		{"an hour with am", "gaz says yes. collect thursday 9am from his yard on calder rd", "ya thursday but gaz wants it at 7:30 now not 9, he starts work at 8", true},
+		{"a long answer, subject and number apart", "Great question. Your step size h matters a lot for accuracy. There are many methods. " +
+			"Euler's method is the simplest one. It is first order. Runge-Kutta is fourth order. Try 3 variants and compare them over 10 runs on your data.",
+			"we changed the step size h to 0.25", false},
+		{"a short turn read whole", "the step size h is 0.5", "we changed the step size h to 0.25", true},
+	} {
+		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
+		ups = append(ups, readUpdate(memory.Message{Seq: 9, Role: "user", Content: tc.later}, ups)...) // beyond justSaidReach
+		r := RAGTurn{Seq: 1, Content: tc.older}
+		markUpdate(ups, &r)
+		if got := r.update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		}
+	}
+}

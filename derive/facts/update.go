@@ -631,8 +631,11 @@ var detectors = []detector{
 	// a way somewhere ("she can go straight from football to swimming"),
 	// not a change; "went from Jira to Linear" is one. "push" from X to Y
 	// sends something ("push from the dev branch to main").
-	{[]string{" from "}, regexp.MustCompile(`^(?:.*?\b)?(` + changeVerb + `)\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		if m[1] == "go" || m[1] == "going" || m[1] == "push" {
+	{[]string{" from "}, regexp.MustCompile(`^(?:.*\b)?(` + changeVerb + `)\b(.*?) from ` + valuePhr + ` (?:to|into|→|->) ` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		// The verb nearest "from" governs it ("reduce my workload, so I've
+		// decided to cut down my weekly meetings from 5 to 3" cut the
+		// meetings). "set aside … from 6 PM to 9 PM" is a span of time.
+		if m[1] == "go" || m[1] == "going" || m[1] == "push" || m[1] == "set" && strings.HasPrefix(m[2], " aside") {
 			return Update{}, false
 		}
 		return Update{Subject: subjectWords(m[2]), Old: value(m[3]), New: value(m[4])}, true
@@ -754,8 +757,8 @@ var detectors = []detector{
 	// "I'm not vegetarian anymore", "she's no longer single": what one was.
 	{[]string{"more", "no longer"}, regexp.MustCompile(`\b(?:'m|am|'re|are|'s|is) (?:not ([a-z][\w-]*) any ?more|no longer ([a-z][\w-]*)(?:,|$| and | but | since | because | so ))`), func(m []string) (Update, bool) {
 		was := m[1] + m[2]
-		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || len(lex.Keywords(was)) == 0 {
-			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was
+		if strings.HasSuffix(was, "ing") || notUpdateVerb[was] || uselessNow[was] || len(lex.Keywords(was)) == 0 {
+			return Update{}, false // "I'm not coming anymore" says what stopped, not what one was; "erase data when it is no longer needed" names nothing
 		}
 		return Update{Old: []string{was}}, true
 	}},
@@ -855,9 +858,14 @@ var detectors = []detector{
 		return Update{Subject: thingWords(m[1]), New: nw, Old: old}, ok
 	}},
 	// "the new address is Y", "my new email is Y": what changed, and to what.
-	{[]string{" new "}, regexp.MustCompile(`\b(?:the|my|our|his|her|their|your) new ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
-		subj := thingWords(m[1])
-		return Update{Subject: subj, New: value(m[2])}, len(subj) > 0
+	// Read in the sentence's own case: "the New Balance 990v5 is a great
+	// shoe" names a brand.
+	{[]string{" new "}, regexp.MustCompile(`(?i)\b(?:the|my|our|his|her|their|your) (new) ([a-z][\w'-]*(?: [\w'-]+){0,2}) (?:is|are|will be|'s) (?:now )?(?:on |at |in )?` + valuePhr + clauseEnd), func(m []string) (Update, bool) {
+		if m[1] == "New" && unicode.IsUpper(rune(m[2][0])) {
+			return Update{}, false
+		}
+		subj := thingWords(strings.ToLower(m[2]))
+		return Update{Subject: subj, New: value(strings.ToLower(m[3]))}, len(subj) > 0
 	}},
 	// The same opening a sentence without "the": "new coordinator at
 	// brightwater is Mark, direct line …". Read in the sentence's own case:
@@ -1400,11 +1408,15 @@ func verbLemma(v string) string {
 func value(v string) []string {
 	v = strings.TrimSuffix(strings.Trim(strings.TrimSpace(v), ".,;:!?\"'"), "'s")
 	v = articles.ReplaceAllString(v, "")
-	if v == "" || updateStop[v] {
+	if v == "" || updateStop[v] || pointsBack.MatchString(v) {
 		return nil
 	}
 	return []string{v}
 }
+
+// pointsBack is a value naming its thing only by pointing at it ("that
+// purpose", "this approach"): its words are no value a turn states.
+var pointsBack = regexp.MustCompile(`^(?:that|this|these|those|such) `)
 
 // subjectWords are the content words of a subject phrase (a variable's
 // one-letter name counts: "the step size h").
@@ -1417,6 +1429,10 @@ func subjectWords(p string) []string {
 	}
 	return out
 }
+
+// uselessNow are what a thing "is no longer" when it is of no more use:
+// said of data, files or steps in advice, they name no value.
+var uselessNow = set(`needed required necessary used useful relevant valid applicable supported maintained`)
 
 // updateStop are words of a subject that name nothing, among them an
 // aside ("vodafone cancelled btw" cancelled no "btw") and a day said of

@@ -193,6 +193,13 @@ func TestDetectUpdate(t *testing.T) {
 		{"don't forget the passports", false, "", "", ""},
 		{"We removed the nightly cron job last week.", true, "", "nightly cron job", ""},
 		{"we got rid of pgbouncer in CI", true, "", "pgbouncer in ci", ""},
+		// Advice in long answers: nothing named, a brand, a span of time,
+		// a value only pointed at; the verb nearest "from" governs it.
+		{"Implement deletion policies to securely erase data when it is no longer needed.", false, "", "", ""},
+		{"While the New Balance 990v5 is a great shoe for daily wear and light activity.", false, "", "", ""},
+		{"For example, you could set aside 3 hours on a specific day, such as Tuesday evenings from 6 PM to 9 PM.", false, "", "", ""},
+		{"I'm trying to reduce my workload, so I've decided to cut down my weekly meetings from 5 to 3 starting September 16", true, "weekly|meetings", "5", "3 starting september 16"},
+		{"I don't need the spreadsheet for that purpose anymore", false, "", "", ""},
 		// A bare old number takes the new one's unit or currency.
 		{"first thing, she weighed her and she's actually 24.5kg not 22, so the rescue's scales must be off", true, "", "22kg|22 kg|22", "24.5kg"},
 		{"sorry typo, it's £40 not 35", true, "", "£35|35", "£40"},

@@ -1057,22 +1057,21 @@ var listMarker = regexp.MustCompile(`(?m)^\s*(?:#+\s*)?\d{1,2}[.)]\s`)
 // clockAMPM is a clock time said with am or pm ("6 pm", "1:30pm").
 var clockAMPM = regexp.MustCompile(`^\d{1,2}(?::\d{2})? ?(?:am|pm)$`)
 
-// countNear: text (lower case) writes number n as a number of its own
-// (not "5-minute", "5th" or "march 5"; "9am" is 9) within three words of one naming
-// what it numbers: "cut my weekly meetings from 5 to 3" changed "5
-// weekly meetings", not "adding 5-minute breathing exercises before
-// meetings".
+// countNear: a sentence of text (lower case) writes number n as a number
+// of its own (not "5-minute", "5th" or "march 5"; "9am" is 9) and a word
+// naming what it numbers: "cut my weekly meetings from 5 to 3" changed "5
+// weekly meetings", not a list's "5. Delegate" in an answer about meetings.
 func countNear(text, n string, words []string) bool {
-	fs := strings.Fields(listMarker.ReplaceAllString(text, " "))
-	for i, f := range fs {
-		if t := strings.Trim(f, `.,;:!?()"'%`); t != n && t != n+"am" && t != n+"pm" || i > 0 && lex.IsMonth(strings.Trim(fs[i-1], `.,;:!?()"'`)) {
-			continue
-		}
-		for j := max(0, i-3); j < min(len(fs), i+4); j++ {
-			for _, w := range words {
-				if j != i && (lex.HasPhrase(fs[j], w) || len(w) > 3 && lex.HasPhrase(fs[j], strings.TrimSuffix(w, "s"))) {
-					return true
-				}
+	for _, s := range lex.Sentences(listMarker.ReplaceAllString(text, " ")) {
+		fs := strings.Fields(s)
+		for i, f := range fs {
+			if t := strings.Trim(f, `.,;:!?()"'%`); t != n && t != n+"am" && t != n+"pm" || i > 0 && lex.IsMonth(strings.Trim(fs[i-1], `.,;:!?()"'`)) {
+				continue
+			}
+			if slices.ContainsFunc(words, func(w string) bool {
+				return lex.HasPhrase(s, w) || len(w) > 3 && lex.HasPhrase(s, strings.TrimSuffix(w, "s"))
+			}) {
+				return true
 			}
 		}
 	}

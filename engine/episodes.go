@@ -105,7 +105,7 @@ func topEpisodesOnly(rs []RAGTurn, k int) []RAGTurn {
 		if r.Episode == nil || rank < k {
 			out = append(out, r)
 		}
-		if !r.Neighbor && !r.part {
+		if !r.Neighbor && !r.part && r.standsFor == 0 { // a stand-in is no hit
 			rank++
 		}
 	}

@@ -159,11 +159,15 @@ func (p *packer) takeStanding() {
 		// whole. A turn too long for the share is stood in for by its
 		// instructions' sentences: the turn may still earn its place
 		// later, and then replaces them.
-		if p.costRAG(i)+p.headerCost(i) <= room {
-			p.takeRAG(i)
-		} else {
+		// A turn longer than a passage may be shown cut, without the
+		// instruction: its sentences come first.
+		if !r.whole {
 			p.takeStandIns(r.Seq, room)
 		}
+		if p.costRAG(i)+p.headerCost(i) <= room-(before-p.remaining) {
+			p.takeRAG(i)
+		}
+		p.takeStandIns(r.Seq, room-(before-p.remaining))
 		room -= before - p.remaining
 	}
 }
@@ -172,8 +176,8 @@ func (p *packer) takeStanding() {
 // that fit in room.
 func (p *packer) takeStandIns(seq int64, room int) {
 	for j, f := range p.in.RAG {
-		if f.standsFor != seq || p.rag.keep[j] {
-			continue
+		if f.standsFor != seq || p.rag.keep[j] || p.factRepeats(f) {
+			continue // the turn as shown says it
 		}
 		c := p.costRAG(j)
 		if !p.rag.titlePaid {
@@ -188,11 +192,11 @@ func (p *packer) takeStandIns(seq int64, room int) {
 }
 
 // dropStandIns leaves out the kept stand-ins of standing turn seq, now
-// shown itself, and gives back what they were charged but the section's
-// title.
+// shown itself, whose words the turn as shown holds (cut to a passage it
+// may not), and gives back what they were charged but the section's title.
 func (p *packer) dropStandIns(seq int64) {
 	for j, f := range p.in.RAG {
-		if f.standsFor == seq && p.rag.keep[j] {
+		if f.standsFor == seq && p.rag.keep[j] && p.factRepeats(f) {
 			p.rag.keep[j] = false
 			p.remaining += p.costRAG(j)
 		}

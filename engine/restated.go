@@ -139,7 +139,7 @@ func restates(low string) bool {
 
 // softwareUpdate: "update" naming a program's new version ("since
 // yesterday's update", "the firmware update"), no change of a value.
-var softwareUpdate = regexp.MustCompile(`(?:'s|’s|\b(?:firmware|software|app|system|security|os|ios|android|windows|driver)) update\b`)
+var softwareUpdate = regexp.MustCompile(`(?:\b(?:yesterday|today|tonight|last night|this morning|[a-z]+day)(?:'s|’s)|\b(?:firmware|software|app|system|security|os|ios|android|windows|driver)) update\b`)
 
 // looksLikeCode: a line of a program, whose "now" is Date.now() and whose
 // numbers are its constants.

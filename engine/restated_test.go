@@ -25,6 +25,8 @@ func TestRestatedValueMarksTheOlderStatement(t *testing.T) {
 			"Could you send it to my new address instead? I'll give it to you tomorrow, we move on the 25th.", memory.RoleUser, false},
 		{"a host without a digit, in a config file", "pipeline.yaml next to the script:\n\n```yaml\nsftp:\n  host: sftp.koszyk-partners.net\n  port: 22\n  user: koszyk_ro\n```",
 			"Also the partner emailed, they moved to a new server. Host is sftp2.koszyk-partners.net and the port is 2222 now, same user.", memory.RoleUser, true},
+		{"let's update is a change", "The delivery address is 3 Mill Lane, Hebden Bridge HX7 8AB.",
+			"let's update the delivery address to 14 Broad Street, Ludlow SY8 1NG", memory.RoleUser, true},
 		{"a program's update is no change", "MF-NB-A5-SAGE now shows 36 on both the till and the website, and MF-SH-BRASS shows 12 online. Till 2 synced.",
 			"New problem. The barcode scanner on till 2 won't pair since yesterday's update. It's a Shelfwise ScanGo S2, serial SG2-448190.", memory.RoleUser, false},
 		{"a day", "folic acid 5 mg on Thursdays. and amlodipine 5 mg every morning", "nurse says folic acid on Wednesdays now, so the middle of the week", memory.RoleUser, true},

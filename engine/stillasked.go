@@ -123,14 +123,18 @@ func (a *stillAsked) answeredBy(m memory.Message) (chatUpdate, bool) {
 	if lex.HasPhrase(low, a.old) || agrees.MatchString(low) {
 		return chatUpdate{}, false
 	}
+	if a.kind == bareKind && stays.MatchString(low) {
+		return chatUpdate{}, false // "Ana says the price stays, we only have 3 shirts left"
+	}
 	for _, s := range lex.Sentences(m.Content) {
 		if strings.HasSuffix(strings.TrimSpace(s), "?") {
 			continue // "can we do 11:00? stuck at work" asks, it does not answer
 		}
-		for _, w := range valueTokens(strings.ToLower(s)) {
+		sl := strings.ToLower(s)
+		for _, w := range valueTokens(sl) {
 			k, ok := selfNamingKind(w)
 			if a.kind == bareKind {
-				k, ok = bareKind, isNumber(w)
+				k, ok = bareKind, isNumber(w) && bareAnswer(sl, w, a.words)
 			}
 			if ok && k == a.kind && w != a.old {
 				q := updateQuote(m.Content, s)
@@ -143,6 +147,32 @@ func (a *stillAsked) answeredBy(m memory.Message) (chatUpdate, bool) {
 	}
 	return chatUpdate{}, false
 }
+
+// stays: an answer saying the value holds, whatever numbers it gives.
+var stays = regexp.MustCompile(`\b(?:stays|staying|same|unchanged|as before|as it was|doesn't change|no change)\b`)
+
+// bareAnswer: number n in sentence s (lower case) answers a bare number
+// asked after, not counting something else ("3 shirts left", "the 2
+// lists"): it ends its clause, or what follows says what it is in
+// (a currency word, "now", "each") or is the thing asked after.
+func bareAnswer(s, n string, words []string) bool {
+	fs := strings.Fields(s)
+	for i, f := range fs {
+		if strings.Trim(f, `.,;:!?()"'`) != n {
+			continue
+		}
+		if strings.ContainsAny(f[len(f)-1:], ".,;:!)") || i+1 == len(fs) {
+			return true
+		}
+		next := strings.Trim(fs[i+1], `.,;:!?()"'`)
+		if bareAfter[next] || slices.Contains(words, next) {
+			return true
+		}
+	}
+	return false
+}
+
+var bareAfter = lex.Set(`now each then instead quid pounds euros euro dollars bucks pp per a an at from`)
 
 // changes: a turn (lower case) states the old value and not the new.
 func (s *stillAnswer) changes(low string) bool {

@@ -83,6 +83,9 @@ type correction struct {
 	kinds []string
 	unit  string
 	role  memory.Role
+	// made: "ok make it 10:30 at mine then" (madeOf), which reaches a
+	// time said as its hour alone ("meet at mine at 11").
+	made bool
 	// announced: the turn says in words that it corrects what was said
 	// ("Small correction, … it's 164 sq ft not what I said"), so it
 	// reaches further back than a slip's quick fix (announcedFixReach).
@@ -261,7 +264,7 @@ func readUpdate(m memory.Message, ups []chatUpdate) []chatUpdate {
 	} else if v, kinds, ok := retractedValue(m); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, m.Content)})
 	} else if v, kinds, ok := madeOf(m); ok {
-		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds}, quote: updateQuote(m.Content, firstSentence(m.Content))})
+		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, kinds: kinds, made: true}, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	} else if v, unit, ok := quickFixOf(m.Content); ok {
 		out = append(out, chatUpdate{seq: m.Seq, at: m.CreatedAt, meant: &correction{v: v, unit: unit, role: m.Role}, quote: updateQuote(m.Content, firstSentence(m.Content))})
 	} else if v, unit, sentence, ok := announcedFixOf(m); ok {
@@ -685,7 +688,7 @@ func (c chatUpdate) corrects(role, content, low string) bool {
 	}
 	ks := lex.ValueKinds(content)
 	for _, k := range m.kinds {
-		if slices.Contains(ks, k) || k == lex.KindTime && bareHour.MatchString(low) {
+		if slices.Contains(ks, k) || k == lex.KindTime && m.made && bareHour.MatchString(low) {
 			return true
 		}
 	}
@@ -696,7 +699,7 @@ func (c chatUpdate) corrects(role, content, low string) bool {
 // 11, load the van"), which a correction of a time just said reaches: a
 // person setting a time anew within a turn or two speaks of the one said
 // ("ok make it 10:30 at mine then").
-var bareHour = regexp.MustCompile(`\bat (?:[1-9]|1[0-2])(?:[,;.!)]|$| and | then )`)
+var bareHour = regexp.MustCompile(`\b(?:meet|meeting|leave|leaving|start|starting|pickup|up|arrive|arriving|there|here|come|coming|go|going|mine|yours|ours|theirs|his|home|place|house|office|station|airport)\s+at (?:[1-9]|1[0-2])(?:[,;.!)]|$| and | then )`)
 
 // turnSettings are the settings a retrieved turn writes (read once, when a
 // later turn writes one) and the keys a newer turn has set since: only a
@@ -1062,10 +1065,17 @@ var clockAMPM = regexp.MustCompile(`^\d{1,2}(?::\d{2})? ?(?:am|pm)$`)
 // naming what it numbers: "cut my weekly meetings from 5 to 3" changed "5
 // weekly meetings", not a list's "5. Delegate" in an answer about meetings.
 func countNear(text, n string, words []string) bool {
+	if !strings.Contains(text, n) || !namesAny(text, words) && !slices.ContainsFunc(words, func(w string) bool { return len(w) > 3 && strings.Contains(text, strings.TrimSuffix(w, "s")) }) {
+		return false // the common case, without splitting a long turn into sentences
+	}
+	am, pm := n+"am", n+"pm"
 	for _, s := range lex.Sentences(listMarker.ReplaceAllString(text, " ")) {
+		if !strings.Contains(s, n) {
+			continue
+		}
 		fs := strings.Fields(s)
 		for i, f := range fs {
-			if t := strings.Trim(f, `.,;:!?()"'%`); t != n && t != n+"am" && t != n+"pm" || i > 0 && lex.IsMonth(strings.Trim(fs[i-1], `.,;:!?()"'`)) {
+			if t := strings.Trim(f, `.,;:!?()"'%`); t != n && t != am && t != pm || i > 0 && lex.IsMonth(strings.Trim(fs[i-1], `.,;:!?()"'`)) {
 				continue
 			}
 			if slices.ContainsFunc(words, func(w string) bool {

@@ -864,6 +864,7 @@ func TestMakeItSetsTheValueJustSaid(t *testing.T) {
 		{"a time just said", []string{plan, "can we go earlier, i want a proper soundcheck", "ok make it 10:30 at mine then, same address obv"}, "user", true},
 		{"too far back", []string{plan, "a", "b", "c", "ok make it 10:30 at mine then"}, "user", false},
 		{"a number of no kind", []string{"price £15 at the table, 40 shirts", "still 15?", "make it 18"}, "user", false},
+		{"a level, not an hour", []string{"ok we're at 4. need 2 more volunteers", "anyone?", "make it 9am sharp then"}, "user", false},
 		{"the assistant's advice", []string{plan, "can we go earlier?", "Make it 10:30 if the venue allows an early soundcheck."}, "assistant", false},
 	} {
 		var ups []chatUpdate

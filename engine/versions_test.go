@@ -23,6 +23,10 @@ func TestVersionMovedOnMarks(t *testing.T) {
 		{"another name", older, "we're on node 20.11 now for the frontend", false},
 		{"a measure, not a version", "I returned the Ultraboost size 11.5, heel slippage.", "now I'm on the 990v5 size 10.5 and it fits", false},
 		{"the assistant's advice", older, "Extended wear: try python 3.12 now, it is faster.", false},
+		{"a price", "Lunch costs 12.50 at the canteen.", "Now parking costs 3.20 per hour, ugh.", false},
+		{"a time", "The train leaves 10.15 from platform 2", "Now the bus leaves 11.05 from the stop outside", false},
+		{"one more, not another", "It crashes on iOS 17.2 on my iPhone 13.", "Now it also crashes on iOS 17.4 on my iPad.", false},
+		{"both said", "Install python 3.10 first.", "I switched python 3.11 to default now but the tutorial uses python 3.10.", false},
 		{"the older names the new version too", "python 3.12 would need asyncpg 0.29; python 3.10 is fine for now", "we're on python 3.12 now", false},
 	} {
 		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)

@@ -132,13 +132,14 @@ var patterns = []pattern{
 	// to answer them (contactVerbs).
 	standing(needs(" and always | and never | but always | but never | so always | so never | also always | also never ", also("please|pls|plz", p(memory.FactPreference, rankPreference, true, `\b(?:and|but|so|also) (?:always|never) ((?:`+answerVerbs+`|`+contactVerbs+`)\b.*\b(?:please|pls|plz)\b.*)`)))),
 	standing(needs(" always | never | ever | from now on | going forward | in future | in the future | please only | pls only | plz only ", p(memory.FactPreference, rankPreference, true, `(?:(?:^|[,;:] )(?:(?:please|pls|plz),? )?(?:always|never|only|never ever|don't ever|do not ever) |\b(?:and|but|so|also) (?:(?:please|pls|plz),? (?:always|never|only|don't|do not) (?:ever )?|(?:don't|do not) ever )|(?:^|[,;:] )(?:from now on|going forward|in future|in the future),? (?:please,? )?)(?:`+answerVerbs+`|`+contactVerbs+`)\b(.+)`))),
-	// "And never deploy on a Friday, no exceptions", "that's choir
-	// rehearsal, so never put runs on Wednesdays": "always" or "never"
-	// opening a sentence or a clause after its joining word, the verb
-	// bare: an order. A verb in the past tells what happened ("and never
-	// looked back", "so never went again").
-	standing(needs(" and always | and never | but always | but never | so always | so never | also always | also never | plus always | plus never ", unless(`^(?:[a-z]+ed|went|came|got|gave|took|made|said|told|saw|knew|thought|found|left|brought|bought|heard|felt|kept|ran|wrote|ate|drank|paid|sent|spent|sold|won|lost|met|did|had|was|were|again)\b`,
-		p(memory.FactPreference, rankPreference, true, `(?:^|[,;:] )(?:and|but|so|also|plus),? (?:always|never) ([a-z]+\b.+)`)))),
+	// "that's choir rehearsal, so never put runs on Wednesdays": "always"
+	// or "never" after "so" opening a clause, the verb bare, is an order
+	// drawn from what came before. After "and" or "but" it is most often
+	// a habit ("and always rent a car in Malaga", "but never stays the
+	// night"); a verb in the past, with an -s, or "mind" tells what
+	// happened or is so ("so never went again", "so never mind").
+	standing(needs(" so always | so never ", unless(`^(?:[a-z]+ed|[a-z]+[^s]s|went|came|got|gave|took|made|said|told|saw|knew|thought|found|left|brought|bought|heard|felt|kept|ran|wrote|ate|drank|paid|sent|spent|sold|won|lost|met|did|had|was|were|again|mind|really|there|on|in|at|a|an|the|been|being|so|too|very)\b`,
+		p(memory.FactPreference, rankPreference, true, `(?:^|[,;:] )so,? (?:always|never) ([a-z]+\b.+)`)))),
 	// "and cc bea on every invoice email pls", "put every receipt in the
 	// blue folder": an order about every one of a kind is a standing one.
 	// The order opens its clause (not "I'll put every effort in").

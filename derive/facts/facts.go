@@ -195,13 +195,14 @@ func announcesRules(s string) bool {
 }
 
 // rulesLabel opens a list of rules: "Ground rules:", "a few rules -",
-// "Ground rules, for today and every day of this rollout:",
+// "Ground rules, for today and every day of this rollout:" (a scope of
+// the work at hand, not "for my 5-year-old" or a cabin's house rules),
 // "house rules for this chat:", "Standing rules please:", "Ground rules
 // for the whole project:" (the scope the standing pattern reads, so a
 // list it cannot read as prose — "never use delay() in loop()" — is still
 // laid down).
-var rulesLabel = regexp.MustCompile(`(?i)^` + headingLead + `(?:(?:ground |house |basic |standing )?rules(?:` + ruleScope + `| (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?` + headingAsk +
-	`|(?:ground|house|basic|standing) rules,? for [^:.!?]{1,50}?)\s*[:\-–—]\s*`)
+var rulesLabel = regexp.MustCompile(`(?i)^` + headingLead + `(?:(?:ground |house |basic |standing )?rules(?:` + ruleScope + `| (?:for|in) (?:this|the) (?:chat|repo|project|thread|group))?(?: before (?:we start|you start|you send me anything|anything else))?` + headingAsk + `\s*[:\-–—]` +
+	`|(?:ground|standing) rules,? for [^:.!?]{0,40}?\b(?:today|every|this|these)\b[^:.!?]{0,40}?\s*:)\s*`)
 
 // emphasised is the sentence of body a sentence of its own makes a
 // standing instruction: "… in the blue folder in the kitchen drawer.

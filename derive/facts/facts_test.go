@@ -305,6 +305,10 @@ func TestIsStanding(t *testing.T) {
 		{"Days: anything except Wednesday, that's choir rehearsal, so never put runs on Wednesdays.", true},
 		{"we tried the place once, so never went back", false},
 		{"she moved to Leeds, and never looked back", false},
+		{"Tom visits every weekend, but never stays the night.", false}, // habits
+		{"We go to Spain every summer, and always rent a car in Malaga.", false},
+		{"Honestly it's fine, so never mind the invoice then.", false},
+		{"House rules for the cabin: no pets, no smoking, checkout by 10am.", false},
 	} {
 		fs := extractOne("user", c.content)
 		got := len(fs) == 1 && IsStanding(fs[0])

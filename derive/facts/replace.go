@@ -2,6 +2,7 @@ package facts
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -46,7 +47,7 @@ func DetectReplacement(text string) (Replacement, bool) {
 	for i, s := range r.sents {
 		low := strings.ToLower(s)
 		r.low = append(r.low, low)
-		if r.cue < 0 && choiceCue(low) {
+		if r.cue < 0 && (choiceCue(low) || stoodIn.MatchString(s) && !holdsAny(low, hedges)) {
 			r.cue = i
 		} else if rejects(low) {
 			r.rejected = append(r.rejected, i)
@@ -54,6 +55,10 @@ func DetectReplacement(text string) (Replacement, bool) {
 		if cancel < 0 && cancels(low) {
 			cancel = i
 		}
+	}
+	if r.cue >= 0 && !choiceCue(r.low[r.cue]) {
+		// Someone taking another's place replaces only one said to be out.
+		r.rejected = slices.DeleteFunc(r.rejected, func(i int) bool { return !away.MatchString(r.low[i]) })
 	}
 	if (r.cue < 0 || len(r.rejected) == 0) && cancel >= 0 {
 		r.cue, r.rejected, r.cancelled = cancel, []int{cancel}, true
@@ -81,8 +86,8 @@ func splitRejectingClause(sents []string) []string {
 		i := strings.Index(low, "instead")
 		if i < 0 || strings.HasPrefix(low[i:], "instead of") {
 			i = -1
-			if m := stoodIn.FindStringIndex(low); m != nil {
-				i = m[0] // "Ravi is sick, Elena swapped with him"
+			if m := stoodIn.FindStringIndex(s); m != nil {
+				i = m[0] // "Ravi is sick, Elena swapped with him" (names read in their case)
 			}
 		}
 		if i < 0 {
@@ -90,7 +95,7 @@ func splitRejectingClause(sents []string) []string {
 			continue
 		}
 		j := strings.LastIndex(low[:i], ", ")
-		if j <= 0 || !rejects(low[:j]) || !choiceCue(low[j+2:]) || len(Names(s[:j])) == 0 {
+		if j <= 0 || !rejects(low[:j]) || !choiceCue(low[j+2:]) && !stoodIn.MatchString(s[j+2:]) || len(Names(s[:j])) == 0 {
 			out = append(out, s)
 			continue
 		}
@@ -151,7 +156,7 @@ func choiceCue(low string) bool {
 	if i := strings.Index(low, "instead"); i >= 0 && !strings.HasPrefix(low[i:], "instead of") {
 		return true // "found a room at Brookfield Lodge instead"
 	}
-	return switchedTo.MatchString(low) || stoodIn.MatchString(low) || (strings.Contains(low, "after all") && goneWith.MatchString(low))
+	return switchedTo.MatchString(low) || (strings.Contains(low, "after all") && goneWith.MatchString(low))
 }
 
 var (
@@ -159,7 +164,10 @@ var (
 	switchedTo   = regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'ve| have|'d| had)? (?:just |finally |now )?(?:(?:changed|switched|swapped)(?: over| it| that)? (?:to|for)|(?:went|gone|decided|settled|opted) (?:for|on|with)) `)
 	// stoodIn: someone took another's place ("Elena Petrova swapped with
 	// him", "Joe is covering for her", "Sam took over").
-	stoodIn  = regexp.MustCompile(`\b(?:(?:swapped|swapping|switched|traded) (?:with|shifts with) (?:him|her|them|me|us)|(?:covering|covers|covered|filling in|filled in|fills in) for|(?:took|taking|takes|has taken) over|(?:stepped|stepping|steps) in)\b`)
+	stoodIn  = regexp.MustCompile(`\b(?:(?:swapped|swapping|switched|traded) (?:with|shifts with) (?:him|her|them|me|us)|(?:covering|covers|covered|filling in|filled in|fills in) for (?:him|her|them|me|us|[A-Z][a-z]+)|(?:took|taking|takes|has taken) over(?: from (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$)|(?:stepped|stepping|steps) in(?: for (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$))`)
+	// away says someone is out, as a place taken requires: "Ravi is
+	// sick", not any "n't" ("Noah wasn't thrilled about sharing").
+	away = regexp.MustCompile(`\b(?:sick|unwell|ill|off|away|out|on leave|on holiday|on vacation|unavailable|can't make it|cannot make it|isn't coming|is not coming|won't be|had to leave)\b`)
 	goneWith = regexp.MustCompile(`\b(?:go|going|gone|went|goes|do|doing|take|taking|pick|picking|book|booking)\b`)
 )
 

@@ -1408,15 +1408,23 @@ func verbLemma(v string) string {
 func value(v string) []string {
 	v = strings.TrimSuffix(strings.Trim(strings.TrimSpace(v), ".,;:!?\"'"), "'s")
 	v = articles.ReplaceAllString(v, "")
-	if v == "" || updateStop[v] || pointsBack.MatchString(v) {
+	if v == "" || updateStop[v] || pointsBack(v) {
 		return nil
 	}
 	return []string{v}
 }
 
-// pointsBack is a value naming its thing only by pointing at it ("that
-// purpose", "this approach"): its words are no value a turn states.
-var pointsBack = regexp.MustCompile(`^(?:that|this|these|those|such) `)
+// pointsBack: a value naming its thing only by pointing at it ("that
+// purpose", "this approach"), whose words are no value a turn states; a
+// time so named is one ("this friday", "this afternoon at 3").
+func pointsBack(v string) bool {
+	d, rest, ok := strings.Cut(v, " ")
+	if !ok || d != "that" && d != "this" && d != "these" && d != "those" && d != "such" {
+		return false
+	}
+	w, _, _ := strings.Cut(rest, " ")
+	return !timeWords[w] && !lex.IsWeekday(w) && w != "week" && w != "weekend" && w != "month" && w != "year" && w != "time"
+}
 
 // subjectWords are the content words of a subject phrase (a variable's
 // one-letter name counts: "the step size h").
@@ -1435,13 +1443,12 @@ func subjectWords(p string) []string {
 var uselessNow = set(`needed required necessary used useful relevant valid applicable supported maintained`)
 
 // updateStop are words of a subject that name nothing, among them an
-// aside ("vodafone cancelled btw" cancelled no "btw") and a day said of
-// the change. Comparatives among them say how the value changed, not what
+// aside ("vodafone cancelled btw" cancelled no "btw"). Comparatives among them say how the value changed, not what
 // it is a value of: "make the brother older, 34 not 28" updates the
 // brother's age, and "older" is in no sentence stating the old one ("her
 // brother Tobias, 28").
 var updateStop = set(`it this that them there here something anything everything nothing one now then also just really
 plan plans mind
-btw fyi lol haha tho though too already again anyway finally officially today tonight yesterday tomorrow
+btw fyi lol haha tho though too already again anyway finally officially
 older younger bigger smaller larger higher lower longer shorter earlier later cheaper pricier faster slower nearer closer
 more less fewer`)

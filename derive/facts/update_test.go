@@ -200,6 +200,8 @@ func TestDetectUpdate(t *testing.T) {
 		{"For example, you could set aside 3 hours on a specific day, such as Tuesday evenings from 6 PM to 9 PM.", false, "", "", ""},
 		{"I'm trying to reduce my workload, so I've decided to cut down my weekly meetings from 5 to 3 starting September 16", true, "weekly|meetings", "5", "3 starting september 16"},
 		{"I don't need the spreadsheet for that purpose anymore", false, "", "", ""},
+		{"the meeting moved to tomorrow", true, "meeting", "", "tomorrow"}, // a day said of the change is a value
+		{"the dentist moved to this friday", true, "dentist", "", "this friday"},
 		// A bare old number takes the new one's unit or currency.
 		{"first thing, she weighed her and she's actually 24.5kg not 22, so the rescue's scales must be off", true, "", "22kg|22 kg|22", "24.5kg"},
 		{"sorry typo, it's £40 not 35", true, "", "£35|35", "£40"},

@@ -221,7 +221,7 @@ func phoneAt(toks []string, i int) int {
 	}
 	digits := 0
 	for k, n := range lens {
-		if n < 2 && !(k <= 1 && toks[i][0] == '+') {
+		if n < 2 && !(k == 0 && toks[i][0] == '+' || k == 1 && toks[i][0] == '+' && allDigits(toks[i][1:])) {
 			// A phone's groups are two digits or more ("0.05 0.01" is
 			// none), but for a country code ("+1") and the one-digit
 			// prefix after it ("+31 6 4188 2093", "+33 6 12 34 56 78").

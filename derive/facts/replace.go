@@ -164,10 +164,10 @@ var (
 	switchedTo   = regexp.MustCompile(`\b(?:i|we|they|he|she)(?:'ve| have|'d| had)? (?:just |finally |now )?(?:(?:changed|switched|swapped)(?: over| it| that)? (?:to|for)|(?:went|gone|decided|settled|opted) (?:for|on|with)) `)
 	// stoodIn: someone took another's place ("Elena Petrova swapped with
 	// him", "Joe is covering for her", "Sam took over").
-	stoodIn  = regexp.MustCompile(`\b(?:(?:swapped|swapping|switched|traded) (?:with|shifts with) (?:him|her|them|me|us)|(?:covering|covers|covered|filling in|filled in|fills in) for (?:him|her|them|me|us|[A-Z][a-z]+)|(?:took|taking|takes|has taken) over(?: from (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$)|(?:stepped|stepping|steps) in(?: for (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$))`)
+	stoodIn = regexp.MustCompile(`\b(?:(?:swapped|swapping|switched|traded) (?:with|shifts with) (?:him|her|them|me|us)|(?:covering|covers|covered|filling in|filled in|fills in) for (?:him|her|them|me|us|[A-Z][a-z]+)|(?:took|taking|takes|has taken) over(?: from (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$)|(?:stepped|stepping|steps) in(?: for (?:him|her|them|[A-Z][a-z]+)|[,.;!]|$))`)
 	// away says someone is out, as a place taken requires: "Ravi is
 	// sick", not any "n't" ("Noah wasn't thrilled about sharing").
-	away = regexp.MustCompile(`\b(?:sick|unwell|ill|off|away|out|on leave|on holiday|on vacation|unavailable|can't make it|cannot make it|isn't coming|is not coming|won't be|had to leave)\b`)
+	away     = regexp.MustCompile(`\b(?:sick|unwell|ill|off|away|out|on leave|on holiday|on vacation|unavailable|can't make it|cannot make it|isn't coming|is not coming|won't be|had to leave)\b`)
 	goneWith = regexp.MustCompile(`\b(?:go|going|gone|went|goes|do|doing|take|taking|pick|picking|book|booking)\b`)
 )
 

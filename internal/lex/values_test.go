@@ -68,7 +68,7 @@ func TestValueKinds(t *testing.T) {
 		{"it's +31 6 4188 2093 now", "#phone"},
 		{"+33 6 12 34 56 78", "#phone"},
 		{"30 6 4188 2093", "#code"}, // no country code: no number to ring
-		{"+1.5 22.50 33.75", ""},      // numbers, no phone
+		{"+1.5 22.50 33.75", ""},    // numbers, no phone
 	} {
 		got := strings.Join(ValueKinds(c.text), " ")
 		if got != c.want {

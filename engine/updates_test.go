@@ -557,12 +557,9 @@ func TestDirectiveChangedMarks(t *testing.T) {
 		{"the same value", "keep `client_max_body_size 25m;` as it is", ""},
 		{"another directive", "```nginx\nkeepalive_timeout 65s;\n```", ""},
 	} {
-		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: older}, nil)
-		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "assistant", Content: tc.later}, ups)...)
-		r := RAGTurn{Seq: 1, Content: older}
-		markUpdate(ups, &r)
-		if tc.want == "" && r.update != "" || tc.want != "" && !strings.Contains(r.update, tc.want) {
-			t.Errorf("%s: marks %q, want one quoting %q", tc.name, r.update, tc.want)
+		update := markOf(older, tc.later, 2, "assistant")
+		if tc.want == "" && update != "" || tc.want != "" && !strings.Contains(update, tc.want) {
+			t.Errorf("%s: marks %q, want one quoting %q", tc.name, update, tc.want)
 		}
 	}
 }
@@ -840,12 +837,9 @@ func TestOldValueSaidApartMarksNothing(t *testing.T) {
 		{"an amount", "you will receive an invoice of €0.00 by email.",
 			"One more thing, the invoice email came but it says €89.00, not €0.00.", true},
 	} {
-		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
-		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: "user", Content: tc.later}, ups)...)
-		r := RAGTurn{Seq: 1, Content: tc.older}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != tc.want {
-			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		update := markOf(tc.older, tc.later, 2, "user")
+		if got := update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, update, tc.want)
 		}
 	}
 }
@@ -901,12 +895,19 @@ func TestBareNumberStatedWhereItCounts(t *testing.T) {
 			"we changed the step size h to 0.25", false},
 		{"a short turn read whole", "the step size h is 0.5", "we changed the step size h to 0.25", true},
 	} {
-		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
-		ups = append(ups, readUpdate(memory.Message{Seq: 9, Role: "user", Content: tc.later}, ups)...) // beyond justSaidReach
-		r := RAGTurn{Seq: 1, Content: tc.older}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != tc.want {
-			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		update := markOf(tc.older, tc.later, 9, "user") // beyond justSaidReach
+		if got := update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, update, tc.want)
 		}
 	}
+}
+
+// markOf is the mark under older (turn 1, the user's) once later, turn
+// at, by role, was read.
+func markOf(older string, later string, at int64, role memory.Role) string {
+	ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: older}, nil)
+	ups = append(ups, readUpdate(memory.Message{Seq: at, Role: role, Content: later}, ups)...)
+	r := RAGTurn{Seq: 1, Content: older}
+	markUpdate(ups, &r)
+	return r.update
 }

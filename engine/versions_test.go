@@ -29,16 +29,13 @@ func TestVersionMovedOnMarks(t *testing.T) {
 		{"both said", "Install python 3.10 first.", "I switched python 3.11 to default now but the tutorial uses python 3.10.", false},
 		{"the older names the new version too", "python 3.12 would need asyncpg 0.29; python 3.10 is fine for now", "we're on python 3.12 now", false},
 	} {
-		ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: tc.older}, nil)
 		role := memory.RoleUser
 		if tc.name == "the assistant's advice" {
 			role = memory.RoleAssistant
 		}
-		ups = append(ups, readUpdate(memory.Message{Seq: 2, Role: role, Content: tc.later}, ups)...)
-		r := RAGTurn{Seq: 1, Content: tc.older}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != tc.want {
-			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		update := markOf(tc.older, tc.later, 2, role)
+		if got := update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, update, tc.want)
 		}
 	}
 }

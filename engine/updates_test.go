@@ -583,18 +583,9 @@ func TestUnnamedMoveMarks(t *testing.T) {
 		{"the turn names the old value itself", []string{"install appointment 3 sept, kpn", "kpn cancelled the 5th, they moved it to thursday 4 sept"}, "user", false},
 		{"advice is no move", []string{"install appointment 3 sept, kpn", "if kpn moved it to the 4th you'd be fine"}, "assistant", false},
 	} {
-		var ups []chatUpdate
-		for i, c := range tc.turns {
-			role := memory.Role("user")
-			if i == len(tc.turns)-1 {
-				role = tc.role
-			}
-			ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 1), Role: role, Content: c}, ups)...)
-		}
-		r := RAGTurn{Seq: 1, Content: tc.turns[0]}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != tc.want {
-			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.want)
+		update := firstMarkOf(tc.turns, tc.role)
+		if got := update != ""; got != tc.want {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, update, tc.want)
 		}
 	}
 }
@@ -861,18 +852,9 @@ func TestMakeItSetsTheValueJustSaid(t *testing.T) {
 		{"a level, not an hour", []string{"ok we're at 4. need 2 more volunteers", "anyone?", "make it 9am sharp then"}, "user", false},
 		{"the assistant's advice", []string{plan, "can we go earlier?", "Make it 10:30 if the venue allows an early soundcheck."}, "assistant", false},
 	} {
-		var ups []chatUpdate
-		for i, c := range tc.turns {
-			role := memory.Role("user")
-			if i == len(tc.turns)-1 {
-				role = tc.role
-			}
-			ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 1), Role: role, Content: c}, ups)...)
-		}
-		r := RAGTurn{Seq: 1, Content: tc.turns[0]}
-		markUpdate(ups, &r)
-		if got := r.update != ""; got != tc.marked {
-			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, r.update, tc.marked)
+		update := firstMarkOf(tc.turns, tc.role)
+		if got := update != ""; got != tc.marked {
+			t.Errorf("%s: marked %v (%q), want %v", tc.name, got, update, tc.marked)
 		}
 	}
 }
@@ -908,6 +890,22 @@ func markOf(older string, later string, at int64, role memory.Role) string {
 	ups := readUpdate(memory.Message{Seq: 1, Role: "user", Content: older}, nil)
 	ups = append(ups, readUpdate(memory.Message{Seq: at, Role: role, Content: later}, ups)...)
 	r := RAGTurn{Seq: 1, Content: older}
+	markUpdate(ups, &r)
+	return r.update
+}
+
+// firstMarkOf is the mark under the first of turns (the user's, as all
+// but the last, which role says).
+func firstMarkOf(turns []string, role memory.Role) string {
+	var ups []chatUpdate
+	for i, c := range turns {
+		r := memory.Role("user")
+		if i == len(turns)-1 {
+			r = role
+		}
+		ups = append(ups, readUpdate(memory.Message{Seq: int64(i + 1), Role: r, Content: c}, ups)...)
+	}
+	r := RAGTurn{Seq: 1, Content: turns[0]}
 	markUpdate(ups, &r)
 	return r.update
 }
